@@ -1,0 +1,74 @@
+// Starts `wrangler dev` in local mode (local D1 + Durable Objects, migrations applied) and mints a dev
+// token. Used by `npm start` and by the Node-side tests and benchmarks.
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+
+/** Worker settings that may come from the process environment. */
+/** Keep wrangler offline: no Request.cf download, no telemetry. */
+export const QUIET_ENV = { CI: '1', WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' };
+
+export const PASSTHROUGH_VARS = [
+  'CAIRN_ADMIN_SECRET', 'CAIRN_MODE', 'OBSERVER_PROVIDER', 'OBSERVER_MODEL', 'OBSERVER_CONCURRENCY',
+  'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL',
+];
+
+export function applyMigrations({ persistTo } = {}) {
+  const args = [WRANGLER, 'd1', 'migrations', 'apply', 'DB', '--local'];
+  if (persistTo) args.push('--persist-to', persistTo);
+  const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...QUIET_ENV } });
+  if (r.status !== 0) throw new Error(`migrations failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+/**
+ * Runs wrangler dev and resolves once /api/health answers.
+ * @param {{port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number}} opts
+ */
+export async function startDevServer(opts = {}) {
+  const port = opts.port ?? 8787;
+  applyMigrations({ persistTo: opts.persistTo });
+  const vars = { CAIRN_LOCAL: '1', ...opts.vars };
+  const args = [WRANGLER, 'dev', '--local', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', 'warn'];
+  if (opts.persistTo) args.push('--persist-to', opts.persistTo);
+  for (const [k, v] of Object.entries(vars)) if (v !== undefined && v !== '') args.push('--var', `${k}:${v}`);
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: opts.stdio ?? 'pipe', env: { ...process.env, ...QUIET_ENV }, detached: false });
+  let output = '';
+  child.stdout?.on('data', (d) => (output += d));
+  child.stderr?.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${output}`);
+    try {
+      const res = await fetch(`${url}/api/health`);
+      if (res.ok) break;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  if (Date.now() >= deadline) {
+    child.kill('SIGTERM');
+    throw new Error(`wrangler dev did not become ready:\n${output}`);
+  }
+  const stop = () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve(undefined);
+      child.once('exit', () => resolve(undefined));
+      child.kill('SIGTERM');
+      setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 3000).unref();
+    });
+  return { url, port, child, stop, output: () => output };
+}
+
+/** Creates (or reuses) a team/user/device through the bootstrap endpoint and returns a fresh token. */
+export async function mintDevToken(url, adminSecret, { team = 'local', user = 'me', device = 'this-machine' } = {}) {
+  const res = await fetch(`${url}/api/admin/teams`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminSecret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ team, user, device }),
+  });
+  if (!res.ok) throw new Error(`bootstrap failed: ${res.status} ${await res.text()}`);
+  return (await res.json()).token;
+}

@@ -1,0 +1,28 @@
+// npm start: the whole service on this machine (wrangler dev, local D1 + Durable Objects), with a dev token.
+import { randomBytes } from 'node:crypto';
+import { PASSTHROUGH_VARS, mintDevToken, startDevServer } from './dev-server.mjs';
+
+const port = Number(process.env.CAIRN_PORT ?? 8787);
+const vars = {};
+for (const k of PASSTHROUGH_VARS) if (process.env[k]) vars[k] = process.env[k];
+vars.CAIRN_ADMIN_SECRET ??= `dev-${randomBytes(12).toString('hex')}`;
+
+const server = await startDevServer({ port, vars, stdio: ['ignore', 'inherit', 'inherit'], timeoutMs: 120_000 });
+const token = await mintDevToken(server.url, vars.CAIRN_ADMIN_SECRET);
+const provider = vars.OBSERVER_PROVIDER || (vars.ANTHROPIC_API_KEY ? 'anthropic' : 'heuristic');
+console.log(`
+cairn is running at ${server.url}
+  observer:     ${provider}
+  dev token:    ${token}
+  admin secret: ${vars.CAIRN_ADMIN_SECRET}
+
+Point the hooks client at it:
+  node hooks-client/dist/cairn.mjs login --url ${server.url} --token ${token}
+Press Ctrl+C to stop.`);
+
+const shutdown = async () => {
+  await server.stop();
+  process.exit(0);
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);

@@ -1,0 +1,73 @@
+// Project identity and visibility: which projects a caller may see, and creating one on first ingest.
+import type { AuthContext } from '../auth/types';
+
+export interface ProjectRef {
+  id: number;
+  key: string;
+  visibility: 'team' | 'private';
+  ownerUserId: number | null;
+}
+
+/**
+ * Keys without a remote (`local/<folder>`) belong to one user: they are stored as `local/<handle>/<folder>`
+ * so that two people's `local/app` never meet, and they are private.
+ */
+export function storedProjectKey(key: string, handle: string): string {
+  const k = key.trim();
+  if (k.startsWith('local/') && !k.startsWith(`local/${handle}/`)) return `local/${handle}/${k.slice('local/'.length)}`;
+  return k;
+}
+
+/** SQL that selects the ids of projects `auth` may read. Bind: teamId, userId. */
+export const VISIBLE_PROJECT_IDS_SQL = `SELECT id FROM projects WHERE team_id = ? AND (visibility = 'team' OR owner_user_id = ?)`;
+
+export const visibleProjectParams = (auth: AuthContext) => [auth.teamId, auth.userId] as const;
+
+interface ProjectRow {
+  id: number;
+  key: string;
+  visibility: 'team' | 'private';
+  owner_user_id: number | null;
+}
+
+const toRef = (r: ProjectRow): ProjectRef => ({ id: r.id, key: r.key, visibility: r.visibility, ownerUserId: r.owner_user_id });
+
+/** Resolves keys (or their aliases) to projects the caller may read; unknown or invisible keys are left out. */
+export async function resolveVisibleProjects(db: D1Database, auth: AuthContext, keys: string[]): Promise<ProjectRef[]> {
+  const out: ProjectRef[] = [];
+  for (const raw of keys.slice(0, 10)) {
+    const key = storedProjectKey(raw, auth.handle);
+    const row = await db
+      .prepare(
+        `SELECT p.id, p.key, p.visibility, p.owner_user_id FROM projects p
+          WHERE p.team_id = ?1 AND (p.key = ?2 OR p.id = (SELECT project_id FROM project_aliases WHERE team_id = ?1 AND key = ?2))
+            AND (p.visibility = 'team' OR p.owner_user_id = ?3)
+          LIMIT 1`,
+      )
+      .bind(auth.teamId, key, auth.userId)
+      .first<ProjectRow>();
+    if (row && !out.some((p) => p.id === row.id)) out.push(toRef(row));
+  }
+  return out;
+}
+
+/** Finds or creates the project an ingest event names. A private project of another user is never reused. */
+export async function ensureProject(db: D1Database, auth: AuthContext, rawKey: string, now: number): Promise<ProjectRef> {
+  const key = storedProjectKey(rawKey, auth.handle);
+  const isLocal = key.startsWith('local/');
+  const visible = await resolveVisibleProjects(db, auth, [key]);
+  if (visible[0]) return visible[0];
+  await db
+    .prepare(
+      `INSERT INTO projects (team_id, key, owner_user_id, visibility, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT(team_id, key) DO NOTHING`,
+    )
+    .bind(auth.teamId, key, auth.userId, isLocal ? 'private' : 'team', now)
+    .run();
+  const row = await db
+    .prepare('SELECT id, key, visibility, owner_user_id FROM projects WHERE team_id = ? AND key = ?')
+    .bind(auth.teamId, key)
+    .first<ProjectRow>();
+  if (!row) throw new Error('project row vanished');
+  return toRef(row);
+}

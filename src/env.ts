@@ -1,0 +1,34 @@
+// The Worker's bindings and settings, one place for their names and types.
+import type { SessionDO } from './session/session-do';
+import type { TeamDO } from './teams/team-do';
+import type { HubDO } from './live/hub-do';
+import type { LimiterDO } from './teams/limiter-do';
+
+export interface CairnEnv {
+  DB: D1Database;
+  SESSIONS: DurableObjectNamespace<SessionDO>;
+  TEAMS: DurableObjectNamespace<TeamDO>;
+  HUBS: DurableObjectNamespace<HubDO>;
+  LIMITERS: DurableObjectNamespace<LimiterDO>;
+  VECTORS?: VectorizeIndex;
+  AI?: Ai;
+  /** "1" in wrangler dev and tests: use the local vector index and embedder. */
+  CAIRN_LOCAL?: string;
+  CAIRN_ADMIN_SECRET?: string;
+  CAIRN_MODE?: string;
+  OBSERVER_PROVIDER?: string;
+  OBSERVER_MODEL?: string;
+  OBSERVER_CONCURRENCY?: string;
+  ANTHROPIC_API_KEY?: string;
+  ANTHROPIC_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  OPENAI_BASE_URL?: string;
+}
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends CairnEnv {}
+  }
+}
+
+export type AppEnv = { Bindings: CairnEnv; Variables: { auth: import('./auth/types').AuthContext } };

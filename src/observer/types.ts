@@ -1,0 +1,103 @@
+// Contracts between the SessionDO, the observer (prompts, providers, parser) and the store.
+
+/** One buffered hook event, as the SessionDO hands it to a turn (after claim and snapshot). */
+export interface ToolEvent {
+  eventId: string;
+  toolName: string;
+  /** Already redacted by the client and truncated (head 60% / elided / tail 30%) by the server. */
+  toolInput: string;
+  toolResponse: string;
+  cwd: string;
+  toolUseId: string | null;
+  agentId: string | null;
+  agentType: string | null;
+  /** ms epoch: when the tool call happened (observation time = event time). */
+  occurredAt: number;
+  promptNumber: number;
+}
+
+export interface SummaryRequest {
+  eventId: string;
+  lastAssistantMessage: string;
+  occurredAt: number;
+  promptNumber: number;
+}
+
+export interface ParsedObservation {
+  type: string;
+  title: string | null;
+  subtitle: string | null;
+  facts: string[];
+  narrative: string | null;
+  concepts: string[];
+  filesRead: string[];
+  filesModified: string[];
+}
+
+export interface ParsedSummary {
+  request: string | null;
+  investigated: string | null;
+  learned: string | null;
+  completed: string | null;
+  nextSteps: string | null;
+  notes: string | null;
+  skipped: boolean;
+  skipReason: string | null;
+}
+
+export type ParseResult =
+  | { valid: true; observations: ParsedObservation[]; summary: ParsedSummary | null }
+  | { valid: false };
+
+export type OutputClass = 'xml' | 'idle' | 'prose';
+
+export interface ChatMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** What a provider is asked. LLM providers use system + messages; the heuristic one reads the events. */
+export interface ObserverRequest {
+  /** Stable prefix (identity, rules, schema): marked for prompt caching. */
+  system: string;
+  messages: ChatMessage[];
+  maxTokens: number;
+  events: ToolEvent[];
+  summary: SummaryRequest | null;
+}
+
+export interface ObserverUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+export interface ObserverReply {
+  text: string;
+  usage: ObserverUsage;
+  model: string;
+}
+
+export interface ObserverProvider {
+  readonly name: 'anthropic' | 'openai' | 'workers-ai' | 'heuristic';
+  readonly model: string;
+  complete(request: ObserverRequest): Promise<ObserverReply>;
+}
+
+/**
+ * A provider failure, classified. `transient` kinds keep the events and retry after a back-off;
+ * `blocked` kinds (auth, spend cap) keep the events and back off for long; nothing is dropped.
+ */
+export type ObserverFailureKind = 'rate_limit' | 'overloaded' | 'spend_cap' | 'auth' | 'bad_request' | 'network' | 'server';
+
+export class ObserverFailure extends Error {
+  constructor(
+    readonly kind: ObserverFailureKind,
+    message: string,
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+    this.name = 'ObserverFailure';
+  }
+}

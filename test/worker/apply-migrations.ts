@@ -1,0 +1,5 @@
+// Applies the D1 migrations once per test file's isolated storage.
+import { applyD1Migrations } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+
+await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);

@@ -1,0 +1,46 @@
+// Two projects: Worker code runs inside workerd (real D1, Durable Objects, FTS5); Node-side code (hooks
+// client, fake servers, scripts) runs in plain Node.
+import { defineConfig } from 'vitest/config';
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
+
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
+process.env.WRANGLER_SEND_METRICS ??= 'false';
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations('migrations');
+  return {
+    test: {
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              remoteBindings: false,
+              wrangler: { configPath: './wrangler.toml' },
+              miniflare: {
+                bindings: {
+                  TEST_MIGRATIONS: migrations,
+                  CAIRN_LOCAL: '1',
+                  CAIRN_ADMIN_SECRET: 'test-admin-secret',
+                },
+              },
+            }),
+          ],
+          test: {
+            name: 'worker',
+            include: ['test/worker/**/*.test.ts'],
+            setupFiles: ['./test/worker/apply-migrations.ts'],
+          },
+        },
+        {
+          test: {
+            name: 'node',
+            environment: 'node',
+            include: ['test/node/**/*.test.ts', 'hooks-client/test/**/*.test.ts'],
+            testTimeout: 60_000,
+            hookTimeout: 120_000,
+          },
+        },
+      ],
+    },
+  };
+});

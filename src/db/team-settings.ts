@@ -1,0 +1,46 @@
+// Per-team settings stored as JSON in teams.settings: read tolerantly, one schema for every key we know.
+import { z } from 'zod';
+
+/**
+ * Known keys. Unknown keys are kept (passthrough) so other areas can add theirs; a key with a bad value is
+ * dropped rather than failing the request, because a typo in settings must not break recall.
+ */
+export const TeamSettings = z
+  .object({
+    /** Let every member see observations of type `sensitive`, not only their author. */
+    share_sensitive: z.boolean().optional(),
+    /** Context index defaults: newest N observations and M session summaries. */
+    context_observations: z.number().int().min(0).max(500).optional(),
+    context_sessions: z.number().int().min(0).max(100).optional(),
+    /** Mode id (e.g. `code`, `code--zh`) used for type/concept allow-lists and icons. */
+    mode: z.string().min(1).max(100).optional(),
+  })
+  .passthrough();
+export type TeamSettings = z.infer<typeof TeamSettings>;
+
+/** Parses a settings JSON string, keeping each known key only if its value is valid. */
+export function parseTeamSettings(raw: string | null | undefined): TeamSettings {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(raw ?? '{}');
+  } catch {
+    return {};
+  }
+  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return {};
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(obj as Record<string, unknown>)) {
+    const field = TeamSettings.shape[key as keyof typeof TeamSettings.shape];
+    if (!field) {
+      out[key] = value;
+      continue;
+    }
+    const ok = field.safeParse(value);
+    if (ok.success && ok.data !== undefined) out[key] = ok.data;
+  }
+  return out as TeamSettings;
+}
+
+export async function getTeamSettings(db: D1Database, teamId: number): Promise<TeamSettings> {
+  const row = await db.prepare('SELECT settings FROM teams WHERE id = ?').bind(teamId).first<{ settings: string }>();
+  return parseTeamSettings(row?.settings);
+}

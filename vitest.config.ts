@@ -2,12 +2,15 @@
 // client, fake servers, scripts) runs in plain Node.
 import { defineConfig } from 'vitest/config';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
+import { startFakeLlm } from './test/support/fake-llm';
 
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
 process.env.WRANGLER_SEND_METRICS ??= 'false';
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations('migrations');
+  // Worker tests observe through the real Anthropic SDK, answered by a scripted fake on 127.0.0.1.
+  const fakeLlm = await startFakeLlm();
   return {
     test: {
       projects: [
@@ -21,6 +24,12 @@ export default defineConfig(async () => {
                   TEST_MIGRATIONS: migrations,
                   CAIRN_LOCAL: '1',
                   CAIRN_ADMIN_SECRET: 'test-admin-secret',
+                  OBSERVER_PROVIDER: 'anthropic',
+                  ANTHROPIC_API_KEY: 'test-anthropic-key',
+                  ANTHROPIC_BASE_URL: fakeLlm.url,
+                  OPENAI_BASE_URL: `${fakeLlm.url}/v1`,
+                  OPENAI_API_KEY: 'test-openai-key',
+                  FAKE_LLM_URL: fakeLlm.url,
                 },
               },
             }),

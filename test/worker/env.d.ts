@@ -4,3 +4,8 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import('cloudflare:test').D1Migration[];
   }
 }
+declare namespace Cloudflare {
+  interface Env {
+    FAKE_LLM_URL: string;
+  }
+}

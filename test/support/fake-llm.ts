@@ -1,0 +1,142 @@
+// A fake Messages API (Anthropic) and chat-completions API (OpenAI-compatible) on 127.0.0.1 for tests.
+// Behaviour is scripted per scenario: any request whose body contains `SCENARIO:<id>` is answered from that
+// scenario's queue (then by the default observer behaviour). Tests script and inspect scenarios over HTTP:
+//   POST /__scenario/<id>  {responses?: FakeResponse[], delayMs?: number}   (replaces the script)
+//   GET  /__scenario/<id>  → {requests: RecordedRequest[]}
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeResponse {
+  status?: number;
+  /** Reply text for a 200. Omitted → the default observer reply for the request. */
+  text?: string;
+  headers?: Record<string, string>;
+  /** Error body `error` object for non-200 answers. */
+  error?: { type: string; message: string; details?: Record<string, unknown> };
+  delayMs?: number;
+}
+
+export interface RecordedRequest {
+  path: string;
+  at: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+interface Scenario {
+  responses: FakeResponse[];
+  delayMs: number;
+  requests: RecordedRequest[];
+}
+
+const blocks = (text: string) => [...text.matchAll(/<observed_from_primary_session>([\s\S]*?)<\/observed_from_primary_session>/g)].map((m) => m[1]!);
+const tag = (text: string, name: string) => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(text)?.[1]?.trim() ?? '';
+
+/** A plausible observer: one observation per tool-use block; a summary when the skeleton asks for one. */
+export function defaultReply(lastUser: string): string {
+  if (/<summary>/.test(lastUser) && !/<what_happened>/.test(lastUser)) {
+    return '<summary><request>Scripted request</request><investigated>The scripted session</investigated><learned>Fakes answer deterministically</learned><completed>Recorded the session</completed><next_steps>None</next_steps></summary>';
+  }
+  const out: string[] = [];
+  for (const b of blocks(lastUser)) {
+    const tool = tag(b, 'what_happened') || 'Tool';
+    const params = tag(b, 'parameters').replace(/\s+/g, ' ').slice(0, 80);
+    out.push(
+      `<observation><type>discovery</type><title>${tool}: ${params.replace(/[<>&]/g, '')}</title>` +
+        `<narrative>The agent used ${tool} with ${params.replace(/[<>&]/g, '')}.</narrative>` +
+        '<facts><fact>Observed by the fake observer</fact></facts><concepts><concept>how-it-works</concept></concepts></observation>',
+    );
+  }
+  return out.join('\n');
+}
+
+function lastUserText(body: unknown): string {
+  const b = body as { messages?: { role: string; content: unknown }[] };
+  const msgs = b.messages ?? [];
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    const m = msgs[i]!;
+    if (m.role !== 'user') continue;
+    if (typeof m.content === 'string') return m.content;
+    if (Array.isArray(m.content)) return m.content.map((c: { text?: string }) => c.text ?? '').join('\n');
+  }
+  return '';
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function startFakeLlm(port = 0) {
+  const scenarios = new Map<string, Scenario>();
+  const scenario = (id: string) => {
+    let s = scenarios.get(id);
+    if (!s) scenarios.set(id, (s = { responses: [], delayMs: 0, requests: [] }));
+    return s;
+  };
+  let counter = 0;
+
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_fake_${++counter}`, ...headers });
+    res.end(JSON.stringify(body));
+  };
+
+  const server = createServer(async (req, res) => {
+    try {
+      const raw = await readBody(req);
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const control = /^\/__scenario\/([\w-]+)$/.exec(url.pathname);
+      if (control) {
+        const s = scenario(control[1]!);
+        if (req.method === 'POST') {
+          const cfg = JSON.parse(raw || '{}') as { responses?: FakeResponse[]; delayMs?: number };
+          s.responses = cfg.responses ?? [];
+          s.delayMs = cfg.delayMs ?? 0;
+          return send(res, 200, { ok: true });
+        }
+        return send(res, 200, { requests: s.requests, pending: s.responses.length });
+      }
+      const isAnthropic = url.pathname.endsWith('/v1/messages');
+      const isOpenAi = url.pathname.endsWith('/chat/completions');
+      if (!isAnthropic && !isOpenAi) return send(res, 404, { error: { type: 'not_found_error', message: 'no such route' } });
+
+      const body = JSON.parse(raw) as Record<string, unknown>;
+      const id = /SCENARIO:([\w-]+)/.exec(raw)?.[1] ?? 'default';
+      const s = scenario(id);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+      s.requests.push({ path: url.pathname, at: Date.now(), headers, body });
+      const scripted = s.responses.shift() ?? {};
+      const delay = scripted.delayMs ?? s.delayMs;
+      if (delay) await new Promise((r) => setTimeout(r, delay));
+
+      const status = scripted.status ?? 200;
+      if (status !== 200) {
+        const error = scripted.error ?? { type: 'api_error', message: 'scripted failure' };
+        return send(res, status, isAnthropic ? { type: 'error', error, request_id: `req_fake_${counter}` } : { error }, scripted.headers);
+      }
+      const text = scripted.text ?? defaultReply(lastUserText(body));
+      const model = String(body.model ?? 'fake-model');
+      if (isAnthropic) {
+        return send(res, 200, {
+          id: `msg_fake_${counter}`, type: 'message', role: 'assistant', model,
+          content: text ? [{ type: 'text', text }] : [],
+          stop_reason: 'end_turn', stop_sequence: null,
+          usage: { input_tokens: Math.ceil(raw.length / 4), output_tokens: Math.ceil(text.length / 4), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        }, scripted.headers);
+      }
+      return send(res, 200, {
+        id: `chatcmpl_fake_${counter}`, object: 'chat.completion', model,
+        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: Math.ceil(raw.length / 4), completion_tokens: Math.ceil(text.length / 4), total_tokens: 0 },
+      }, scripted.headers);
+    } catch (err) {
+      send(res, 500, { error: { type: 'api_error', message: String(err) } });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  server.unref();
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, close: () => new Promise<void>((r) => server.close(() => r())) };
+}

@@ -1,0 +1,111 @@
+// Turns any user text into safe FTS5 MATCH expressions: our own tokenising, every term quoted, CJK as bigrams.
+import { bigrams, splitCjkRuns } from '../lib/cjk';
+
+/** FTS5 column order of observations_fts; weights for bm25() follow it. */
+export const FTS_COLUMNS = ['title', 'subtitle', 'narrative', 'facts', 'concepts', 'cjk_terms'] as const;
+/**
+ * Title dominates; facts and subtitle are dense summaries; narrative is long prose (many passing mentions);
+ * concepts are a small closed vocabulary. cjk_terms carries CJK text of every column, so it sits in between.
+ */
+export const BM25_WEIGHTS = [10, 4, 2, 4, 1, 3] as const;
+
+/** Words that only carry meaning as FTS syntax when typed in capitals; we never pass syntax through. */
+const OPERATORS = new Set(['AND', 'OR', 'NOT', 'NEAR']);
+/** Filler words that would make an all-terms match fail for no reason; kept if they are all there is. */
+const STOPWORDS = new Set(
+  'a an the and or of to in on at for from by with is are was were be been it its this that these those how what why when where which who do does did we i you my our can could should would into about via not no'.split(' '),
+);
+/** Japanese/Chinese particles that glue words together; a phrase is split at them so word order may vary. */
+const PARTICLES = new Set([...'のがをにはでともへや的了']);
+
+export interface FtsQuery {
+  /** Every term must match (AND). Null when nothing searchable is left. */
+  all: string | null;
+  /** Any term may match (OR); a superset of `all`. */
+  any: string | null;
+  /** The searchable units we found, for tests and debugging. */
+  terms: string[];
+}
+
+const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
+
+/** Latin/digit words of one whitespace-free chunk, lower-cased (e.g. `src/auth.ts` → src, auth, ts). */
+const words = (chunk: string) => (chunk.match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => w.toLowerCase());
+
+/** A CJK run split at particles into pieces of at least one character. */
+function cjkPieces(run: string): string[] {
+  const chars = [...run];
+  const pieces: string[] = [];
+  let cur = '';
+  chars.forEach((ch, i) => {
+    const inside = i > 0 && i < chars.length - 1;
+    if (PARTICLES.has(ch) && inside && cur.length > 0) {
+      pieces.push(cur);
+      cur = '';
+    } else cur += ch;
+  });
+  if (cur) pieces.push(cur);
+  return pieces;
+}
+
+interface Unit {
+  /** MATCH fragment for the AND query. */
+  strict: string;
+  /** MATCH fragments that may each match on their own (OR query). */
+  loose: string[];
+  label: string;
+  stop: boolean;
+}
+
+function cjkUnit(piece: string): Unit {
+  const grams = bigrams(piece);
+  if ([...piece].length === 1) {
+    // A lone character: bigrams starting with it, or a one-character run stored as itself.
+    const frag = `{cjk_terms} : ${quote(piece)}*`;
+    return { strict: frag, loose: [frag], label: piece, stop: false };
+  }
+  return {
+    strict: `{cjk_terms} : ${quote(grams.join(' '))}`,
+    loose: grams.map((g) => `{cjk_terms} : ${quote(g)}`),
+    label: piece,
+    stop: false,
+  };
+}
+
+function latinUnit(chunk: string): Unit | null {
+  const ws = words(chunk);
+  if (ws.length === 0) return null;
+  if (ws.length === 1) {
+    const w = ws[0]!;
+    return { strict: quote(w), loose: [quote(w)], label: w, stop: STOPWORDS.has(w) };
+  }
+  // A chunk like `auth-middleware.ts` or `user_id` is one name: match it as a phrase, but each part alone may fill.
+  return { strict: quote(ws.join(' ')), loose: ws.filter((w) => !STOPWORDS.has(w)).map(quote), label: ws.join(' '), stop: false };
+}
+
+/** Builds the AND and OR MATCH expressions for arbitrary user text. Never throws, never emits raw syntax. */
+export function buildFtsQuery(text: string, maxUnits = 24): FtsQuery {
+  const units: Unit[] = [];
+  for (const part of splitCjkRuns(text.normalize('NFKC'))) {
+    if (part.cjk) {
+      for (const piece of cjkPieces(part.text)) units.push(cjkUnit(piece));
+      continue;
+    }
+    for (const chunk of part.text.split(/\s+/)) {
+      if (!chunk || OPERATORS.has(chunk)) continue;
+      const u = latinUnit(chunk);
+      if (u) units.push(u);
+    }
+  }
+  const seen = new Set<string>();
+  let kept = units.filter((u) => !seen.has(u.strict) && seen.add(u.strict));
+  if (kept.some((u) => !u.stop)) kept = kept.filter((u) => !u.stop);
+  kept = kept.slice(0, maxUnits);
+  if (kept.length === 0) return { all: null, any: null, terms: [] };
+  const loose = [...new Set(kept.flatMap((u) => (u.loose.length ? u.loose : [u.strict])))];
+  return {
+    all: kept.map((u) => u.strict).join(' AND '),
+    any: loose.join(' OR '),
+    terms: kept.map((u) => u.label),
+  };
+}

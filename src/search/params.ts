@@ -1,0 +1,106 @@
+// Search parameters: one zod schema for HTTP query strings and MCP tool arguments, and their SQL filters.
+import { z } from 'zod';
+import type { SqlFragment } from '../db/visibility';
+
+const MAX_LIST = 10;
+
+/** A value that may arrive once, repeated, or comma-separated; empty items dropped, capped at 10. */
+const list = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .transform((v) => {
+    const raw = v === undefined ? [] : Array.isArray(v) ? v : [v];
+    return [...new Set(raw.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean))];
+  })
+  .refine((v) => v.length <= MAX_LIST, { message: `at most ${MAX_LIST} values` });
+
+/** ISO date/time or milliseconds since the epoch. */
+const instant = z
+  .union([z.string(), z.number()])
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === '') return undefined;
+    const ms = typeof v === 'number' || /^\d{10,}$/.test(v) ? Number(v) : Date.parse(v);
+    if (!Number.isFinite(ms)) {
+      ctx.addIssue({ code: 'custom', message: 'expected an ISO date or milliseconds since the epoch' });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const int = (min: number, max: number, dflt: number) =>
+  z
+    .union([z.string(), z.number()])
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return dflt;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `expected an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+export const SearchParams = z.object({
+  q: z.string().max(1000, 'at most 1000 characters').optional().transform((s) => s?.trim() || undefined),
+  project: list,
+  type: list,
+  concept: list,
+  file: list,
+  author: list,
+  since: instant,
+  until: instant,
+  limit: int(1, 100, 20),
+  offset: int(0, 10_000, 0),
+});
+export type SearchParams = z.infer<typeof SearchParams>;
+export type SearchInput = z.input<typeof SearchParams>;
+
+export const hasFilter = (p: SearchParams) =>
+  p.project.length + p.type.length + p.concept.length + p.file.length + p.author.length > 0 || p.since !== undefined || p.until !== undefined;
+
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+/**
+ * Filters other than visibility and project, on observations aliased `o`. Anonymous `?` placeholders only,
+ * to combine with the shared visibility fragment.
+ */
+export function filterSql(p: SearchParams, projectIds: number[] | null): SqlFragment {
+  const parts: string[] = [];
+  const params: (string | number)[] = [];
+  if (projectIds) {
+    parts.push(`o.project_id IN (${marks(projectIds.length)})`);
+    params.push(...projectIds);
+  }
+  if (p.type.length) {
+    parts.push(`o.type IN (${marks(p.type.length)})`);
+    params.push(...p.type);
+  }
+  if (p.concept.length) {
+    parts.push(`EXISTS (SELECT 1 FROM json_each(o.concepts) c WHERE c.value IN (${marks(p.concept.length)}))`);
+    params.push(...p.concept);
+  }
+  if (p.file.length) {
+    // Stored paths may be absolute or relative: accept the same path or one that ends with "/<given>".
+    const one = `(f.path = ? OR substr(f.path, -length(?) - 1) = '/' || ?)`;
+    parts.push(`EXISTS (SELECT 1 FROM observation_files f WHERE f.observation_id = o.id AND (${p.file.map(() => one).join(' OR ')}))`);
+    for (const file of p.file) {
+      const f = file.replace(/^\.\//, '');
+      params.push(f, f, f);
+    }
+  }
+  if (p.author.length) {
+    parts.push(`o.author_user_id IN (SELECT id FROM users WHERE team_id = o.team_id AND handle IN (${marks(p.author.length)}))`);
+    params.push(...p.author);
+  }
+  if (p.since !== undefined) {
+    parts.push('o.created_at >= ?');
+    params.push(p.since);
+  }
+  if (p.until !== undefined) {
+    parts.push('o.created_at <= ?');
+    params.push(p.until);
+  }
+  return { sql: parts.length ? parts.join(' AND ') : '1', params };
+}

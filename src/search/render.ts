@@ -1,0 +1,23 @@
+// Compact text form of search results for agents: one line per result, id first, cheap to read.
+import type { SearchResponse } from './search';
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** `YYYY-MM-DD HH:MM` in UTC: stable across machines and short. */
+export function shortTime(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`;
+}
+
+/** Renders results as `#id  time  type  title  (project, @author, ~N tok)` lines plus a one-line header. */
+export function renderSearchText(res: SearchResponse, offset = 0): string {
+  if (res.results.length === 0) return `No matches (mode ${res.mode}).\n`;
+  const from = offset + 1;
+  const to = offset + res.results.length;
+  const lines = [`${from}-${to} of ${res.total} (mode ${res.mode}); full records: get_observations ids=…`];
+  for (const r of res.results) {
+    const title = (r.title ?? '(untitled)').replace(/\s+/g, ' ').trim();
+    lines.push(`#${r.id}  ${shortTime(r.createdAt)}  ${r.type}  ${title}  (${r.projectKey}, @${r.author}, ~${r.tokens} tok)`);
+  }
+  return `${lines.join('\n')}\n`;
+}

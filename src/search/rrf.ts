@@ -1,0 +1,19 @@
+// Reciprocal rank fusion: merges ranked id lists without needing their scores to be comparable.
+
+export const RRF_K = 60;
+
+/** Fuses ranked lists (best first) into one, best first; ties keep the order of the first list that has them. */
+export function reciprocalRankFusion(lists: number[][], k = RRF_K): { id: number; score: number }[] {
+  const scores = new Map<number, number>();
+  const firstSeen = new Map<number, number>();
+  let order = 0;
+  for (const list of lists) {
+    list.forEach((id, rank) => {
+      scores.set(id, (scores.get(id) ?? 0) + 1 / (k + rank + 1));
+      if (!firstSeen.has(id)) firstSeen.set(id, order++);
+    });
+  }
+  return [...scores.entries()]
+    .map(([id, score]) => ({ id, score }))
+    .sort((a, b) => b.score - a.score || firstSeen.get(a.id)! - firstSeen.get(b.id)!);
+}

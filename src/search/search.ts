@@ -1,0 +1,203 @@
+// searchObservations: FTS5 (AND first, OR to fill) fused with vector neighbours by RRF, scoped to what the caller may read.
+import type { AuthContext } from '../auth/types';
+import { resolveVisibleProjects } from '../db/projects';
+import { loadViewer, visibleObservations, type SqlFragment } from '../db/visibility';
+import type { CairnEnv } from '../env';
+import { AppError } from '../lib/errors';
+import { parseWith } from '../lib/validate';
+import { getVectorAdapters } from '../vectors/adapters';
+import type { VectorAdapters } from '../vectors/types';
+import { BM25_WEIGHTS, buildFtsQuery } from './fts-query';
+import { SearchParams, filterSql, hasFilter, type SearchInput } from './params';
+import { reciprocalRankFusion } from './rrf';
+
+export interface SearchResult {
+  id: number;
+  createdAt: number;
+  type: string;
+  title: string | null;
+  projectKey: string;
+  author: string;
+  /** Approximate tokens (chars/4) to read the full record. */
+  tokens: number;
+  /** Higher is better; comparable only within one response. */
+  score: number;
+}
+
+export interface SearchResponse {
+  results: SearchResult[];
+  total: number;
+  mode: 'hybrid' | 'fts';
+}
+
+export interface SearchDeps {
+  /** Null disables the vector side; default picks adapters from env. */
+  vectors?: VectorAdapters | null;
+  /** The vector side is dropped when it takes longer than this (it must never hold search hostage). */
+  vectorTimeoutMs?: number;
+}
+
+const BM25 = `bm25(observations_fts, ${BM25_WEIGHTS.join(', ')})`;
+const TOKENS = `CAST((length(coalesce(o.title, '')) + length(coalesce(o.subtitle, '')) + length(coalesce(o.narrative, '')) + length(o.facts) + 3) / 4 AS INTEGER)`;
+
+interface Scope {
+  where: SqlFragment;
+  projectIds: number[] | null;
+}
+
+async function scopeFor(env: CairnEnv, auth: AuthContext, p: SearchParams): Promise<Scope | null> {
+  const viewer = await loadViewer(env.DB, auth);
+  let projectIds: number[] | null = null;
+  if (p.project.length) {
+    projectIds = (await resolveVisibleProjects(env.DB, auth, p.project)).map((r) => r.id);
+    if (projectIds.length === 0) return null; // unknown, invisible and foreign projects all look alike: empty
+  }
+  const vis = visibleObservations(viewer, 'o');
+  const f = filterSql(p, projectIds);
+  return { where: { sql: `${vis.sql} AND ${f.sql}`, params: [...vis.params, ...f.params] }, projectIds };
+}
+
+async function ftsIds(db: D1Database, match: string, scope: Scope, limit: number): Promise<{ id: number; rank: number }[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT o.id AS id, ${BM25} AS rank FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid
+        WHERE observations_fts MATCH ? AND ${scope.where.sql} ORDER BY rank LIMIT ?`,
+    )
+    .bind(match, ...scope.where.params, limit)
+    .all<{ id: number; rank: number }>();
+  return results;
+}
+
+async function ftsCount(db: D1Database, match: string, scope: Scope): Promise<number> {
+  const row = await db
+    .prepare(
+      `SELECT count(*) AS n FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid
+        WHERE observations_fts MATCH ? AND ${scope.where.sql}`,
+    )
+    .bind(match, ...scope.where.params)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+interface Row {
+  id: number;
+  created_at: number;
+  type: string;
+  title: string | null;
+  project_key: string;
+  author: string;
+  tokens: number;
+}
+
+const SELECT_ROWS = `SELECT o.id, o.created_at, o.type, o.title, p.key AS project_key, u.handle AS author, ${TOKENS} AS tokens
+  FROM observations o JOIN projects p ON p.id = o.project_id JOIN users u ON u.id = o.author_user_id`;
+
+/** Rows for `ids` that pass the scope; the scope is re-applied so vector hits never bypass visibility. */
+async function hydrate(db: D1Database, ids: number[], scope: Scope): Promise<Map<number, Row>> {
+  if (ids.length === 0) return new Map();
+  const { results } = await db
+    .prepare(`${SELECT_ROWS} WHERE o.id IN (SELECT value FROM json_each(?)) AND ${scope.where.sql}`)
+    .bind(JSON.stringify(ids), ...scope.where.params)
+    .all<Row>();
+  return new Map(results.map((r) => [r.id, r]));
+}
+
+const toResult = (r: Row, score: number): SearchResult => ({
+  id: r.id,
+  createdAt: r.created_at,
+  type: r.type,
+  title: r.title,
+  projectKey: r.project_key,
+  author: r.author,
+  tokens: r.tokens,
+  score: Math.round(score * 1e5) / 1e5,
+});
+
+async function filterOnly(db: D1Database, p: SearchParams, scope: Scope): Promise<SearchResponse> {
+  const [{ results }, count] = await Promise.all([
+    db
+      .prepare(`${SELECT_ROWS} WHERE ${scope.where.sql} ORDER BY o.created_at DESC, o.id DESC LIMIT ? OFFSET ?`)
+      .bind(...scope.where.params, p.limit, p.offset)
+      .all<Row>(),
+    db.prepare(`SELECT count(*) AS n FROM observations o WHERE ${scope.where.sql}`).bind(...scope.where.params).first<{ n: number }>(),
+  ]);
+  return { results: results.map((r) => toResult(r, 0)), total: count?.n ?? 0, mode: 'fts' };
+}
+
+async function vectorIds(
+  adapters: VectorAdapters,
+  q: string,
+  auth: AuthContext,
+  p: SearchParams,
+  scope: Scope,
+  topK: number,
+  timeoutMs: number,
+): Promise<number[] | null> {
+  const work = (async () => {
+    const [vec] = await adapters.embedder.embed([q]);
+    if (!vec) return [];
+    const matches = await adapters.index.query(vec, {
+      teamId: auth.teamId,
+      projectIds: scope.projectIds ?? undefined,
+      types: p.type.length ? p.type : undefined,
+      topK,
+    });
+    return matches.filter((m) => m.score >= adapters.embedder.minScore).map((m) => m.id);
+  })();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
+  try {
+    return await Promise.race([work, late]);
+  } catch (err) {
+    console.warn('vector search failed; answering from FTS alone', { message: (err as Error).message });
+    return null;
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => undefined);
+  }
+}
+
+/**
+ * Searches the observations `auth` may read. Throws AppError(400) for invalid params or when there is
+ * neither a query nor a filter. `input` takes HTTP query values or MCP arguments as they come.
+ */
+export async function searchObservations(env: CairnEnv, auth: AuthContext, input: SearchInput, deps: SearchDeps = {}): Promise<SearchResponse> {
+  const p = parseWith(SearchParams, input);
+  if (!p.q && !hasFilter(p)) throw new AppError(400, 'query_required', 'Give a query (q) or at least one filter.');
+  const scope = await scopeFor(env, auth, p);
+  if (!scope) return { results: [], total: 0, mode: 'fts' };
+  const fts = p.q ? buildFtsQuery(p.q) : null;
+  if (!p.q || !fts?.all || !fts.any) {
+    if (p.q && !hasFilter(p)) return { results: [], total: 0, mode: 'fts' }; // only punctuation/emoji: nothing to match
+    return filterOnly(env.DB, p, scope);
+  }
+
+  const want = p.offset + p.limit;
+  const pool = Math.min(200, Math.max(want, 60));
+  const adapters = deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
+  const vectorPromise = adapters ? vectorIds(adapters, p.q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
+  const [strict, loose, total, vec] = await Promise.all([
+    ftsIds(env.DB, fts.all, scope, pool),
+    fts.any === fts.all ? Promise.resolve([]) : ftsIds(env.DB, fts.any, scope, pool),
+    ftsCount(env.DB, fts.any, scope),
+    vectorPromise,
+  ]);
+  // All-terms matches outrank partial ones; the OR list only fills in after them.
+  const seen = new Set(strict.map((r) => r.id));
+  const ftsList = [...strict, ...loose.filter((r) => !seen.has(r.id))];
+
+  if (vec === null) {
+    const page = ftsList.slice(p.offset, want);
+    const rows = await hydrate(env.DB, page.map((r) => r.id), scope);
+    const results = page.flatMap((r) => (rows.has(r.id) ? [toResult(rows.get(r.id)!, -r.rank)] : []));
+    return { results, total, mode: 'fts' };
+  }
+
+  const fused = reciprocalRankFusion([ftsList.map((r) => r.id), vec]);
+  const rows = await hydrate(env.DB, fused.map((f) => f.id), scope);
+  const allowed = fused.filter((f) => rows.has(f.id));
+  const ftsSet = new Set(ftsList.map((r) => r.id));
+  const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;
+  const results = allowed.slice(p.offset, want).map((f) => toResult(rows.get(f.id)!, f.score));
+  return { results, total: total + vectorOnly, mode: 'hybrid' };
+}

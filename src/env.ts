@@ -23,6 +23,9 @@ export interface CairnEnv {
   ANTHROPIC_BASE_URL?: string;
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
+  /** Per-token requests per minute (defaults 600 ingest, 120 read); teams may only lower them. */
+  RATE_LIMIT_INGEST_PER_MIN?: string;
+  RATE_LIMIT_READ_PER_MIN?: string;
 }
 
 declare global {

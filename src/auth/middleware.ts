@@ -1,11 +1,15 @@
 // Bearer-token authentication and scope checks for /api/* and /mcp.
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../env';
 import { AppError } from '../lib/errors';
+import { auditDeadTokenUse, auditNewDevice, DEVICE_HEADER } from './anomalies';
 import { lookupToken } from './tokens';
 import type { Scope } from './types';
 
 const LAST_USED_GRANULARITY_MS = 60_000;
+
+/** Query parameters that would carry a credential in a URL (logged by proxies, kept in shell history). */
+const URL_CREDENTIAL_PARAMS = ['token', 'access_token', 'api_key', 'apikey'];
 
 export function bearerToken(header: string | undefined): string {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
@@ -15,26 +19,56 @@ export function bearerToken(header: string | undefined): string {
   return m[1]!;
 }
 
+/** Refuses credentials in the query string, whether or not a header is also present. */
+export function rejectTokenInUrl(url: string): void {
+  const params = new URL(url).searchParams;
+  const found = URL_CREDENTIAL_PARAMS.find((p) => params.has(p));
+  if (found) {
+    throw new AppError(400, 'token_in_url', `Tokens are accepted only in the Authorization header, never in the URL ("${found}=").`);
+  }
+}
+
+/** Runs a write after the response when the runtime allows, else inline. Failures are logged, not thrown. */
+function background(c: Context<AppEnv>, work: Promise<unknown>): Promise<void> {
+  const safe = work.then(
+    () => undefined,
+    (err: unknown) => console.error('background write failed', { message: err instanceof Error ? err.message : String(err) }),
+  );
+  try {
+    c.executionCtx.waitUntil(safe);
+    return Promise.resolve();
+  } catch {
+    return safe;
+  }
+}
+
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  rejectTokenInUrl(c.req.url);
   const token = bearerToken(c.req.header('authorization'));
   const now = Date.now();
   const check = await lookupToken(c.env.DB, token, now);
   if (!check.ok) {
+    if (check.reason !== 'unknown') {
+      await background(c, auditDeadTokenUse(c.env.DB, { ...check, reason: check.reason, path: c.req.path }, now));
+    }
     const message =
       check.reason === 'expired' ? 'This token has expired.' : check.reason === 'revoked' ? 'This token has been revoked.' : 'This token is not valid.';
     throw new AppError(401, check.reason === 'unknown' ? 'invalid_token' : `token_${check.reason}`, message, {
       'WWW-Authenticate': 'Bearer realm="cairn", error="invalid_token"',
     });
   }
-  c.set('auth', check.auth);
+  const { auth } = check;
+  c.set('auth', auth);
   // last_used_at is advisory; write it at most once a minute and off the request path.
   if (check.lastUsedAt === null || now - check.lastUsedAt > LAST_USED_GRANULARITY_MS) {
-    const write = c.env.DB.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?').bind(now, check.auth.tokenId).run();
-    try {
-      c.executionCtx.waitUntil(write);
-    } catch {
-      await write;
-    }
+    await background(c, c.env.DB.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?').bind(now, auth.tokenId).run());
+  }
+  const device = c.req.header(DEVICE_HEADER)?.trim().slice(0, 64);
+  if (device && device !== auth.deviceName) {
+    await background(
+      c,
+      auditNewDevice(c.env.DB, { teamId: auth.teamId, tokenId: auth.tokenId, userId: auth.userId, enrolled: auth.deviceName, device }, now),
+    );
   }
   await next();
 };

@@ -17,18 +17,39 @@ interface TokenRow {
   revoked_at: number | null;
   removed_at: number | null;
   last_used_at: number | null;
+  settings: string;
+}
+
+const positiveInt = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
+
+/** The team's own rate limits from its settings JSON; anything malformed is ignored. */
+export function teamRateLimits(settingsJson: string): { ingest?: number; read?: number } {
+  try {
+    const s = JSON.parse(settingsJson) as Record<string, unknown> | null;
+    if (!s || typeof s !== 'object') return {};
+    const out: { ingest?: number; read?: number } = {};
+    const ingest = positiveInt(s.rate_limit_ingest_per_min);
+    const read = positiveInt(s.rate_limit_read_per_min);
+    if (ingest) out.ingest = ingest;
+    if (read) out.read = read;
+    return out;
+  } catch {
+    return {};
+  }
 }
 
 export type TokenCheck =
   | { ok: true; auth: AuthContext; lastUsedAt: number | null }
-  | { ok: false; reason: 'unknown' | 'revoked' | 'expired' };
+  | { ok: false; reason: 'unknown' }
+  /** A real token that no longer works: team and token ids let the caller audit the attempt. */
+  | { ok: false; reason: 'revoked' | 'expired'; teamId: number; tokenId: number; userId: number };
 
 export async function lookupToken(db: D1Database, token: string, now: number): Promise<TokenCheck> {
   const hash = await sha256Hex(token);
   const row = await db
     .prepare(
       `SELECT t.id, t.hash, t.team_id, tm.slug, t.user_id, u.handle, u.role, t.device_id, d.name AS device_name,
-              t.scopes, t.expires_at, t.revoked_at, u.removed_at, t.last_used_at
+              t.scopes, t.expires_at, t.revoked_at, u.removed_at, t.last_used_at, tm.settings
          FROM tokens t JOIN teams tm ON tm.id = t.team_id JOIN users u ON u.id = t.user_id
          LEFT JOIN devices d ON d.id = t.device_id
         WHERE t.hash = ?`,
@@ -36,8 +57,9 @@ export async function lookupToken(db: D1Database, token: string, now: number): P
     .bind(hash)
     .first<TokenRow>();
   if (!row || !timingSafeEqual(row.hash, hash)) return { ok: false, reason: 'unknown' };
-  if (row.revoked_at !== null || row.removed_at !== null) return { ok: false, reason: 'revoked' };
-  if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' };
+  const ids = { teamId: row.team_id, tokenId: row.id, userId: row.user_id };
+  if (row.revoked_at !== null || row.removed_at !== null) return { ok: false, reason: 'revoked', ...ids };
+  if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired', ...ids };
   return {
     ok: true,
     lastUsedAt: row.last_used_at,
@@ -51,6 +73,7 @@ export async function lookupToken(db: D1Database, token: string, now: number): P
       deviceId: row.device_id,
       deviceName: row.device_name,
       scopes: row.scopes.split(',').filter(Boolean) as Scope[],
+      rateLimits: teamRateLimits(row.settings),
     },
   };
 }
@@ -64,11 +87,14 @@ export interface MintInput {
   expiresAt?: number | null;
 }
 
-/** Creates a token row and returns the plaintext once. */
-export async function mintToken(db: D1Database, input: MintInput, now: number) {
+/**
+ * A new token and the statement that stores it (for callers that batch it with other writes, e.g. rotate).
+ * The plaintext is returned once and never stored.
+ */
+export async function prepareMint(db: D1Database, input: MintInput, now: number) {
   const token = newToken();
   const hash = await sha256Hex(token);
-  const row = await db
+  const statement = db
     .prepare(
       `INSERT INTO tokens (team_id, user_id, device_id, hash, prefix, label, scopes, created_at, expires_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
@@ -83,7 +109,13 @@ export async function mintToken(db: D1Database, input: MintInput, now: number) {
       input.scopes.join(','),
       now,
       input.expiresAt ?? null,
-    )
-    .first<{ id: number }>();
-  return { token, id: row!.id, prefix: tokenPrefix(token) };
+    );
+  return { token, prefix: tokenPrefix(token), statement };
+}
+
+/** Creates a token row and returns the plaintext once. */
+export async function mintToken(db: D1Database, input: MintInput, now: number) {
+  const { token, prefix, statement } = await prepareMint(db, input, now);
+  const row = await statement.first<{ id: number }>();
+  return { token, id: row!.id, prefix };
 }

@@ -12,4 +12,6 @@ export interface AuthContext {
   deviceId: number | null;
   deviceName: string | null;
   scopes: Scope[];
+  /** Team-chosen per-token limits (requests/minute); they can only lower the server's defaults. */
+  rateLimits?: { ingest?: number; read?: number };
 }

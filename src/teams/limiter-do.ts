@@ -1,8 +1,22 @@
-// LimiterDO: one per token; counts requests in fixed windows for rate limiting.
+// LimiterDO: one per token; counts requests per bucket (ingest, read) in fixed one-minute windows.
+// Counters live in memory: if the object is evicted the window restarts, which only errs towards allowing.
 import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
+import { take, type Verdict, type Window } from './window';
+
+export type Bucket = 'ingest' | 'read';
+
+export const WINDOW_MS = 60_000;
 
 export class LimiterDO extends DurableObject<CairnEnv> {
+  #windows = new Map<Bucket, Window>();
+
+  async hit(bucket: Bucket, limit: number, now: number = Date.now()): Promise<Verdict> {
+    const { window, verdict } = take(this.#windows.get(bucket), now, limit, WINDOW_MS);
+    this.#windows.set(bucket, window);
+    return verdict;
+  }
+
   async ping(): Promise<string> {
     return 'ok';
   }

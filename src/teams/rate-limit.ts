@@ -1,7 +1,63 @@
-// Per-token rate limits (ingest and read counted separately). Placeholder until the teams work lands.
+// Per-token rate limits (ingest and read counted separately, LimiterDO per token) and the /mcp body cap.
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../env';
+import { bodyLimit } from 'hono/body-limit';
+import type { AuthContext } from '../auth/types';
+import type { AppEnv, CairnEnv } from '../env';
+import { AppError } from '../lib/errors';
+import { MAX_BODY_BYTES } from '../lib/validate';
+import type { Bucket } from './limiter-do';
 
-export const rateLimit: MiddlewareHandler<AppEnv> = async (_c, next) => {
+export const DEFAULT_LIMITS: Record<Bucket, number> = { ingest: 600, read: 120 };
+
+/** Hook traffic goes to the ingest bucket; recall, search, MCP, viewer and admin calls to the read bucket. */
+export function bucketFor(method: string, path: string): Bucket {
+  if (path.startsWith('/api/events/')) return 'ingest';
+  if (path.startsWith('/api/sessions/') && method !== 'GET') return 'ingest';
+  return 'read';
+}
+
+const envLimit = (raw: string | undefined, fallback: number) => {
+  const n = Number(raw);
+  return raw && Number.isInteger(n) && n > 0 ? n : fallback;
+};
+
+/** The server's limit for the bucket, lowered (never raised) by the team's own setting. */
+export function limitFor(env: Pick<CairnEnv, 'RATE_LIMIT_INGEST_PER_MIN' | 'RATE_LIMIT_READ_PER_MIN'>, auth: Pick<AuthContext, 'rateLimits'>, bucket: Bucket): number {
+  const server =
+    bucket === 'ingest' ? envLimit(env.RATE_LIMIT_INGEST_PER_MIN, DEFAULT_LIMITS.ingest) : envLimit(env.RATE_LIMIT_READ_PER_MIN, DEFAULT_LIMITS.read);
+  const team = auth.rateLimits?.[bucket];
+  return team ? Math.min(team, server) : server;
+}
+
+const mcpBodyLimit = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: () => {
+    throw new AppError(413, 'payload_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes.`);
+  },
+});
+
+export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const auth = c.get('auth');
+  const bucket = bucketFor(c.req.method, c.req.path);
+  const limit = limitFor(c.env, auth, bucket);
+  let verdict;
+  try {
+    const stub = c.env.LIMITERS.get(c.env.LIMITERS.idFromName(`token:${auth.tokenId}`));
+    verdict = await stub.hit(bucket, limit);
+  } catch (err) {
+    // A limiter outage must not take the API down with it: fail open and say so in the logs.
+    console.error('rate limiter unavailable', { message: err instanceof Error ? err.message : String(err) });
+  }
+  if (verdict) {
+    c.header('x-ratelimit-limit', String(verdict.limit));
+    c.header('x-ratelimit-remaining', String(verdict.remaining));
+    if (!verdict.allowed) {
+      const seconds = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
+      throw new AppError(429, 'rate_limited', `Too many ${bucket} requests for this token; retry in ${seconds}s.`, {
+        'retry-after': String(seconds),
+      });
+    }
+  }
+  if (c.req.path === '/mcp' || c.req.path.startsWith('/mcp/')) return mcpBodyLimit(c, next);
   await next();
 };

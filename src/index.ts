@@ -11,6 +11,7 @@ import { searchRoutes } from './search/routes';
 import { adminRoutes } from './teams/admin-routes';
 import { bootstrapRoutes } from './teams/bootstrap';
 import { rateLimit } from './teams/rate-limit';
+import { viewerApi } from './viewer/api';
 import { viewerRoutes } from './viewer/routes';
 
 export { SessionDO } from './session/session-do';
@@ -37,5 +38,6 @@ app.route('/', recallRoutes);
 app.route('/', searchRoutes);
 app.route('/', adminRoutes);
 app.route('/', mcpRoutes);
+app.route('/', viewerApi);
 
 export default app;

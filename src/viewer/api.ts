@@ -1,0 +1,95 @@
+// Token-authenticated data routes for the browser viewer: who am I, feed, session, authors, live stream.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { requireScope } from '../auth/middleware';
+import type { AuthContext } from '../auth/types';
+import { resolveVisibleProjects } from '../db/projects';
+import { loadViewer } from '../db/visibility';
+import type { AppEnv, CairnEnv } from '../env';
+import { AppError, notFound } from '../lib/errors';
+import { parseWith } from '../lib/validate';
+import { hubName } from '../live/notify';
+import { loadFeed, loadSession, parseCursor } from './feed';
+
+export const viewerApi = new Hono<AppEnv>();
+
+viewerApi.use('/api/viewer/*', requireScope('read'));
+viewerApi.use('/api/live', requireScope('read'));
+
+const projectKey = z.string().trim().min(1).max(300);
+
+/** Project keys → ids the caller may read. No keys = all (null). Unknown and invisible keys look the same. */
+async function projectFilter(env: CairnEnv, auth: AuthContext, keys: string[]): Promise<number[] | null> {
+  if (keys.length === 0) return null;
+  const refs = await resolveVisibleProjects(env.DB, auth, keys);
+  if (refs.length === 0) throw notFound('project');
+  return refs.map((r) => r.id);
+}
+
+viewerApi.get('/api/viewer/me', (c) => {
+  const a = c.get('auth');
+  return c.json({ team: a.teamSlug, handle: a.handle, role: a.role, device: a.deviceName });
+});
+
+export const FeedQuery = z.object({
+  project: z.array(projectKey).max(10).default([]),
+  before: z.string().max(40).optional(),
+  type: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,39}$/, 'must be a lowercase type name')
+    .optional(),
+  author: z.string().trim().min(1).max(100).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(40),
+});
+export type FeedQuery = z.infer<typeof FeedQuery>;
+
+viewerApi.get('/api/viewer/feed', async (c) => {
+  const q = parseWith(FeedQuery, {
+    project: c.req.queries('project') ?? [],
+    before: c.req.query('before') || undefined,
+    type: c.req.query('type') || undefined,
+    author: c.req.query('author') || undefined,
+    limit: c.req.query('limit') || undefined,
+  });
+  const before = q.before === undefined ? null : parseCursor(q.before);
+  if (q.before !== undefined && !before) throw new AppError(400, 'invalid_query', 'before: must be a time in ms or a cursor from a previous page.');
+  const auth = c.get('auth');
+  const [projectIds, viewer] = await Promise.all([projectFilter(c.env, auth, q.project), loadViewer(c.env.DB, auth)]);
+  const page = await loadFeed(c.env.DB, viewer, { projectIds, type: q.type ?? null, author: q.author ?? null, before, limit: q.limit });
+  return c.json(page);
+});
+
+const SessionParam = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+viewerApi.get('/api/viewer/sessions/:id', async (c) => {
+  const id = parseWith(SessionParam, c.req.param('id'));
+  const view = await loadSession(c.env.DB, await loadViewer(c.env.DB, c.get('auth')), id);
+  if (!view) throw notFound('session');
+  return c.json(view);
+});
+
+viewerApi.get('/api/viewer/authors', async (c) => {
+  const rows = await c.env.DB.prepare('SELECT handle FROM users WHERE team_id = ? AND removed_at IS NULL ORDER BY handle LIMIT 500')
+    .bind(c.get('auth').teamId)
+    .all<{ handle: string }>();
+  return c.json({ authors: rows.results.map((r) => r.handle) });
+});
+
+/**
+ * Server-sent events through the team's HubDO. Browsers read it with fetch() so the token travels in the
+ * Authorization header, never in the URL. Events: `ready`, `item` (a feed item), `bye` (reconnect).
+ */
+viewerApi.get('/api/live', async (c) => {
+  const keys = parseWith(z.array(projectKey).max(10), c.req.queries('project') ?? []);
+  const auth = c.get('auth');
+  const projectIds = await projectFilter(c.env, auth, keys);
+  const hub = c.env.HUBS.get(c.env.HUBS.idFromName(hubName(auth.teamId)));
+  const stream = await hub.subscribe(auth.teamId, { userId: auth.userId, projectIds });
+  return new Response(stream as ReadableStream, {
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+    },
+  });
+});

@@ -1,0 +1,148 @@
+// Live stream: /api/live over the team's HubDO, fed by notifyStored, filtered per viewer.
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { notifyStored } from '../../../src/live/notify';
+import type { FeedItem } from '../../../src/viewer/feed';
+import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
+import { idsOf, seedObservation, seedProject, seedSession, seedSummary } from '../support/seed';
+
+interface SseEvent {
+  event: string;
+  data: unknown;
+}
+
+/** Reads SSE frames from a response body; next() waits up to `ms` for the next event (null on timeout). */
+function sseReader(res: Response) {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  const queue: SseEvent[] = [];
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+  async function next(ms = 2000): Promise<SseEvent | null> {
+    const deadline = Date.now() + ms;
+    while (queue.length === 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) return null;
+      pending ??= reader.read();
+      const r = await Promise.race([pending, new Promise<'timeout'>((ok) => setTimeout(() => ok('timeout'), left))]);
+      if (r === 'timeout') return null;
+      pending = null;
+      if (r.done) return null;
+      buf += decoder.decode(r.value, { stream: true });
+      let i: number;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const frame = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const event = /^event: (.*)$/m.exec(frame)?.[1];
+        const data = /^data: (.*)$/m.exec(frame)?.[1];
+        if (event && data) queue.push({ event, data: JSON.parse(data) });
+      }
+    }
+    return queue.shift()!;
+  }
+  return { next, cancel: () => reader.cancel() };
+}
+
+async function connect(who: TestIdentity, query = '') {
+  const res = await call(`/api/live${query}`, { token: who.token });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const sse = sseReader(res);
+  expect((await sse.next())?.event).toBe('ready');
+  return sse;
+}
+
+async function world() {
+  const me = await newIdentity();
+  const ids = await idsOf(me);
+  const key = `github.com/acme/${fresh('repo')}`;
+  const projectId = await seedProject(ids, key);
+  const sessionId = await seedSession(ids, projectId, fresh('sess'));
+  return { me, ids, key, projectId, sessionId };
+}
+
+describe('live stream', () => {
+  it('delivers a stored observation and summary to a connected viewer', async () => {
+    const w = await world();
+    const sse = await connect(w.me, `?project=${encodeURIComponent(w.key)}`);
+    const obs = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'fixed the flaky test', type: 'bugfix' });
+    const sum = await seedSummary(w.ids, w.projectId, w.sessionId, { request: 'stabilise CI' });
+    await notifyStored(env, w.ids.teamId, [
+      { kind: 'observation', projectId: w.projectId, id: obs },
+      { kind: 'summary', projectId: w.projectId, id: sum },
+    ]);
+    const first = (await sse.next())?.data as FeedItem;
+    const second = (await sse.next())?.data as FeedItem;
+    expect(first).toMatchObject({ kind: 'observation', id: obs, title: 'fixed the flaky test', type: 'bugfix', author: w.me.user, projectKey: w.key });
+    expect(second).toMatchObject({ kind: 'summary', id: sum, request: 'stabilise CI' });
+    await sse.cancel();
+  });
+
+  it('sends a teammate nothing from a private project or a sensitive observation, but does send shared work', async () => {
+    const w = await world();
+    const mate = await newIdentity({ team: w.me.team });
+    const privateId = await seedProject(w.ids, `local/${w.me.user}/${fresh('p')}`, 'private');
+    const privSession = await seedSession(w.ids, privateId, fresh('sess'));
+    const sseMate = await connect(mate);
+    const sseMe = await connect(w.me);
+    const priv = await seedObservation(w.ids, privateId, privSession, { title: 'private thing' });
+    const secret = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'api key rotated', type: 'sensitive' });
+    const shared = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'shared thing' });
+    await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: privateId, id: priv });
+    await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: secret });
+    await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: shared });
+    expect(((await sseMate.next())?.data as FeedItem).id).toBe(shared);
+    expect(await sseMate.next(300)).toBeNull();
+    const mine = [await sseMe.next(), await sseMe.next(), await sseMe.next()].map((e) => (e?.data as FeedItem).id);
+    expect(mine).toEqual([priv, secret, shared]);
+    await sseMate.cancel();
+    await sseMe.cancel();
+  });
+
+  it('filters by the project the viewer is watching and ignores deleted rows', async () => {
+    const w = await world();
+    const otherId = await seedProject(w.ids, `github.com/acme/${fresh('other')}`);
+    const otherSession = await seedSession(w.ids, otherId, fresh('sess'));
+    const sse = await connect(w.me, `?project=${encodeURIComponent(w.key)}`);
+    const elsewhere = await seedObservation(w.ids, otherId, otherSession, { title: 'elsewhere' });
+    const deleted = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'deleted' });
+    await env.DB.prepare('UPDATE observations SET deleted_at = ? WHERE id = ?').bind(Date.now(), deleted).run();
+    const here = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'here' });
+    await notifyStored(env, w.ids.teamId, [
+      { kind: 'observation', projectId: otherId, id: elsewhere },
+      { kind: 'observation', projectId: w.projectId, id: deleted },
+      { kind: 'observation', projectId: w.projectId, id: here },
+    ]);
+    expect(((await sse.next())?.data as FeedItem).title).toBe('here');
+    expect(await sse.next(300)).toBeNull();
+    await sse.cancel();
+  });
+
+  it('never sends one team a row of another team, even when told its id', async () => {
+    const a = await world();
+    const b = await world();
+    const sseB = await connect(b.me);
+    const secret = await seedObservation(a.ids, a.projectId, a.sessionId, { title: 'team A only' });
+    // A confused or malicious caller names team B's hub with team A's row id.
+    await notifyStored(env, b.ids.teamId, { kind: 'observation', projectId: a.projectId, id: secret });
+    expect(await sseB.next(300)).toBeNull();
+    await sseB.cancel();
+  });
+
+  it('refuses a stream without a token and for a project the caller cannot see', async () => {
+    const w = await world();
+    expect((await call('/api/live')).status).toBe(401);
+    const stranger = await newIdentity();
+    const res = await call(`/api/live?project=${encodeURIComponent(w.key)}`, { token: stranger.token });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
+  });
+
+  it('keeps working when nobody is listening and when the hub cannot be reached', async () => {
+    const w = await world();
+    const obs = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'unheard' });
+    await expect(notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs })).resolves.toBeUndefined();
+    const broken = { HUBS: { idFromName: () => { throw new Error('no hub'); } } } as unknown as Pick<typeof env, 'HUBS'>;
+    await expect(notifyStored(broken, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs })).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,47 @@
+// Cuts oversized fields to a head + elision marker + tail before they reach a prompt; pure (shared with the hooks client).
+
+export const FIELD_MAX_CHARS = 16_000;
+const HEAD_SHARE = 0.6;
+const TAIL_SHARE = 0.3;
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
+/**
+ * Keeps the first 60% and the last 30% of the budget with an `<elided …/>` marker between them.
+ * The remaining 10% is headroom for the marker, so the result always fits the budget.
+ */
+export function truncateField(text: string, max = FIELD_MAX_CHARS): string {
+  if (text.length <= max) return text;
+  let headEnd = Math.floor(max * HEAD_SHARE);
+  let tailStart = text.length - Math.floor(max * TAIL_SHARE);
+  // Never split a surrogate pair: a lone half would become U+FFFD in JSON and prompts.
+  if (headEnd > 0 && isHighSurrogate(text.charCodeAt(headEnd - 1))) headEnd -= 1;
+  if (tailStart < text.length && isLowSurrogate(text.charCodeAt(tailStart))) tailStart += 1;
+  const elided = tailStart - headEnd;
+  return `${text.slice(0, headEnd)}\n… <elided chars="${elided}" original_size_chars="${text.length}" reason="oversize"/> …\n${text.slice(tailStart)}`;
+}
+
+/**
+ * Turns a hook payload field into prompt text: objects and lists as pretty JSON, a string holding a JSON
+ * object or list re-serialised the same way (so both shapes read alike), other strings as they are.
+ */
+export function serializeField(value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') {
+    const trimmed = value.trim();
+    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+      try {
+        return JSON.stringify(JSON.parse(trimmed), null, 2);
+      } catch {
+        return value;
+      }
+    }
+    return value;
+  }
+  try {
+    return JSON.stringify(value, null, 2) ?? '';
+  } catch {
+    return String(value);
+  }
+}

@@ -113,7 +113,7 @@ describe('live stream', () => {
       { kind: 'observation', projectId: w.projectId, id: deleted },
       { kind: 'observation', projectId: w.projectId, id: here },
     ]);
-    expect(((await sse.next())?.data as FeedItem).title).toBe('here');
+    expect(((await sse.next())?.data as { title: string }).title).toBe('here');
     expect(await sse.next(300)).toBeNull();
     await sse.cancel();
   });

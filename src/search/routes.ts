@@ -2,6 +2,11 @@
 import { Hono } from 'hono';
 import { requireScope } from '../auth/middleware';
 import type { AppEnv } from '../env';
+import { AppError } from '../lib/errors';
+import { parseWith } from '../lib/validate';
+import { getVectorAdapters } from '../vectors/adapters';
+import { backfillVectors } from '../vectors/index-observations';
+import { z } from 'zod';
 import { renderSearchText } from './render';
 import { searchObservations } from './search';
 
@@ -40,4 +45,19 @@ searchRoutes.get('/api/search', requireScope('read'), async (c) => {
     total: res.total,
     mode: res.mode,
   });
+});
+
+const BackfillQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(200) });
+export type BackfillQuery = z.infer<typeof BackfillQuery>;
+
+/** Embeds the caller's team's observations that have no vector yet, a bounded batch per call. */
+searchRoutes.post('/api/admin/backfill-vectors', requireScope('admin'), async (c) => {
+  const { limit } = parseWith(BackfillQuery, { limit: c.req.query('limit') || undefined });
+  const adapters = getVectorAdapters(c.env);
+  if (!adapters) throw new AppError(503, 'vectors_unavailable', 'No vector index is configured for this deployment.');
+  const out = await backfillVectors(c.env, c.get('auth').teamId, limit, { adapters });
+  if (out.failed > 0 && out.indexed === 0) {
+    throw new AppError(503, 'embedding_failed', 'Embedding failed; nothing was indexed. Try again later.');
+  }
+  return c.json({ indexed: out.indexed, removed: out.removed, failed: out.failed, remaining: out.remaining, index: adapters.index.name });
 });

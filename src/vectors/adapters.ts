@@ -1,8 +1,22 @@
 // Picks the vector index and embedder for this environment: local (D1 + offline embedder) or Cloudflare's.
 import type { CairnEnv } from '../env';
+import { LocalEmbedder } from './local-embedder';
+import { LocalVectorIndex } from './local-index';
 import type { VectorAdapters } from './types';
+import { VectorizeVectorIndex } from './vectorize-index';
+import { WorkersAiEmbedder } from './workers-ai-embedder';
 
-/** Null when no vector backend is available; search then answers from FTS alone. */
-export function getVectorAdapters(_env: CairnEnv): VectorAdapters | null {
+/**
+ * Local runs (CAIRN_LOCAL=1: wrangler dev, tests) use D1 and the offline embedder because the Vectorize and
+ * Workers AI bindings only work remotely. Null when neither is available; search then uses FTS alone.
+ */
+export function getVectorAdapters(env: CairnEnv): VectorAdapters | null {
+  if (env.CAIRN_LOCAL === '1') return { index: new LocalVectorIndex(env.DB), embedder: new LocalEmbedder() };
+  if (env.VECTORS && env.AI) {
+    return {
+      index: new VectorizeVectorIndex(env.VECTORS),
+      embedder: new WorkersAiEmbedder(env.AI),
+    };
+  }
   return null;
 }

@@ -1,0 +1,76 @@
+// D1-backed vector index for local runs and tests: float32 BLOBs, brute-force cosine, scoped by team and project.
+import type { VectorIndex, VectorMatch, VectorQuery, VectorRecord } from './types';
+
+/**
+ * Brute force reads every candidate row, so a query scans at most this many (newest first). Fine for a
+ * project or a small team; production uses Vectorize, which has no such cap.
+ */
+export const LOCAL_SCAN_LIMIT = 20_000;
+
+export function toBlob(values: number[]): ArrayBuffer {
+  return new Float32Array(values).buffer;
+}
+
+export function fromBlob(raw: unknown): Float32Array {
+  if (raw instanceof ArrayBuffer) return new Float32Array(raw);
+  if (ArrayBuffer.isView(raw)) return new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+  if (Array.isArray(raw)) return new Float32Array(new Uint8Array(raw as number[]).buffer);
+  throw new Error('unexpected embedding encoding');
+}
+
+/** Cosine similarity; vectors from our embedders are unit length but stored ones may come from elsewhere. */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
+
+export class LocalVectorIndex implements VectorIndex {
+  readonly name = 'local-d1';
+  constructor(private readonly db: D1Database, private readonly scanLimit = LOCAL_SCAN_LIMIT) {}
+
+  async upsert(records: VectorRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const stmt = this.db.prepare(
+      `INSERT INTO local_vectors (observation_id, team_id, project_id, type, embedding) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT(observation_id) DO UPDATE SET team_id = excluded.team_id, project_id = excluded.project_id,
+         type = excluded.type, embedding = excluded.embedding`,
+    );
+    await this.db.batch(records.map((r) => stmt.bind(r.id, r.teamId, r.projectId, r.type, toBlob(r.values))));
+  }
+
+  async deleteByIds(teamId: number, ids: number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .prepare('DELETE FROM local_vectors WHERE team_id = ? AND observation_id IN (SELECT value FROM json_each(?))')
+      .bind(teamId, JSON.stringify(ids))
+      .run();
+  }
+
+  async query(vector: number[], q: VectorQuery): Promise<VectorMatch[]> {
+    const where = ['team_id = ?'];
+    const params: (string | number)[] = [q.teamId];
+    if (q.projectIds?.length) {
+      where.push('project_id IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.projectIds));
+    }
+    if (q.types?.length) {
+      where.push('type IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.types));
+    }
+    const { results } = await this.db
+      .prepare(`SELECT observation_id AS id, embedding FROM local_vectors WHERE ${where.join(' AND ')} ORDER BY observation_id DESC LIMIT ?`)
+      .bind(...params, this.scanLimit)
+      .all<{ id: number; embedding: unknown }>();
+    const scored = results.map((r) => ({ id: r.id, score: cosine(vector, fromBlob(r.embedding)) }));
+    scored.sort((a, b) => b.score - a.score);
+    return scored.slice(0, q.topK);
+  }
+}

@@ -99,7 +99,7 @@ describe('GET /api/search', () => {
 
   it('refuses a request with neither a query nor a filter', async () => {
     const w = await world();
-    for (const q of [{}, { q: '' }, { q: '   ' }]) {
+    for (const q of [{}, { q: '' }, { q: '   ' }] as Record<string, string>[]) {
       const { status, body } = await search(w.id.token, q);
       expect(status).toBe(400);
       expect(body.error?.code).toBe('query_required');
@@ -108,7 +108,7 @@ describe('GET /api/search', () => {
 
   it('rejects out-of-range paging and unreadable dates with invalid_query', async () => {
     const w = await world();
-    for (const q of [{ q: 'x', limit: '101' }, { q: 'x', limit: '0' }, { q: 'x', offset: '-1' }, { q: 'x', since: 'yesterday-ish' }]) {
+    for (const q of [{ q: 'x', limit: '101' }, { q: 'x', limit: '0' }, { q: 'x', offset: '-1' }, { q: 'x', since: 'yesterday-ish' }] as Record<string, string>[]) {
       const { status, body } = await search(w.id.token, q);
       expect(status).toBe(400);
       expect(body.error?.code).toBe('invalid_query');

@@ -1,5 +1,16 @@
-// Team administration under /api/admin/* (token with the admin scope).
+// Team administration under /api/admin/* (token with the admin scope, user role owner or admin).
+// POST /api/admin/teams (operator bootstrap) lives in bootstrap.ts and is mounted before authentication.
 import { Hono } from 'hono';
 import type { AppEnv } from '../env';
+import { requireAdmin } from './admin-guard';
+import { adminProjectRoutes } from './admin-projects';
+import { adminSettingsRoutes } from './admin-settings';
+import { adminUserRoutes } from './admin-users';
 
-export const adminRoutes = new Hono<AppEnv>();
+const admin = new Hono<AppEnv>();
+admin.use('*', requireAdmin);
+admin.route('/', adminUserRoutes);
+admin.route('/', adminProjectRoutes);
+admin.route('/', adminSettingsRoutes);
+
+export const adminRoutes = new Hono<AppEnv>().route('/api/admin', admin);

@@ -8,13 +8,15 @@ import type { AppEnv } from '../env';
 import { sha256Hex, timingSafeEqual } from '../lib/crypto';
 import { AppError } from '../lib/errors';
 import { readJson } from '../lib/validate';
+import { writeAudit } from './audit';
 
-const name = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only');
+/** Team, user and device names: short, URL- and shell-safe. */
+export const Name = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only');
 
 export const BootstrapBody = z.object({
-  team: name,
-  user: name,
-  device: name.optional(),
+  team: Name,
+  user: Name,
+  device: Name.optional(),
   role: z.enum(['owner', 'admin', 'member']).optional(),
 });
 export type BootstrapBody = z.infer<typeof BootstrapBody>;
@@ -57,5 +59,9 @@ export const bootstrapRoutes = new Hono<AppEnv>().post('/api/admin/teams', async
   const ids = await ensureTeamUserDevice(c.env.DB, body, now);
   const scopes = ids.role === 'member' ? (['ingest', 'read'] as const) : (['ingest', 'read', 'admin'] as const);
   const minted = await mintToken(c.env.DB, { teamId: ids.teamId, userId: ids.userId, deviceId: ids.deviceId, scopes: [...scopes], label: 'bootstrap' }, now);
+  await writeAudit(c.env.DB, {
+    teamId: ids.teamId, actorUserId: null, action: 'team.bootstrap', target: `token:${minted.id}`,
+    detail: { user: body.user, device: body.device ?? null, role: ids.role, scopes }, at: now,
+  });
   return c.json({ token: minted.token, team: body.team, user: body.user, device: body.device ?? null, role: ids.role, scopes }, 201);
 });

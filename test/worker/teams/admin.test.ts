@@ -36,7 +36,7 @@ describe('users', () => {
 
     const removed = await call(`/api/admin/users/${handle}`, { token: owner.token, method: 'DELETE' });
     expect(await json(removed)).toEqual({ removed: handle, tokens_revoked: 0 });
-    users = (await json<{ users: { handle: string; removed_at: number | null }[] }>(await call('/api/admin/users', { token: owner.token }))).users;
+    users = (await json<{ users: { handle: string; role: string; removed_at: number | null }[] }>(await call('/api/admin/users', { token: owner.token }))).users;
     expect(users.find((u) => u.handle === handle)?.removed_at).toEqual(expect.any(Number));
 
     const actions = (await audit(owner.token, 'user')).map((e) => e.action);

@@ -1,7 +1,130 @@
-// Tolerant parser for the observer's XML replies (observations, summary, skip_summary).
+// Tolerant parser for the observer's XML replies: observations, a summary, or a skipped summary.
 import type { Mode } from './modes';
-import type { ParseResult } from './types';
+import type { ParsedObservation, ParsedSummary, ParseResult } from './types';
 
-export function parseObserverOutput(_raw: unknown, _mode: Mode): ParseResult {
-  return { valid: false };
+export interface ParseOptions {
+  /**
+   * Also read a `<summary>` that follows observations. Off by default: a reply whose first root is an
+   * observation carries no summary. The turn enables it only when it asked for both in one request.
+   */
+  allowBoth?: boolean;
+}
+
+// Only a payload that is entirely one fenced block is unwrapped; fences inside text are content.
+const WHOLE_FENCE = /^\s*```[\w-]*[ \t]*\r?\n([\s\S]*?)\r?\n[ \t]*```\s*$/;
+const SKIP_SUMMARY = /<skip_summary\b([^>]*?)\/?>/i;
+const FIRST_ROOT = /<(observation|summary)\b/i;
+
+const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+const decode = (s: string) =>
+  s
+    .replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, '$1')
+    .replace(/&(lt|gt|amp|quot|apos);/g, (_m, name: string) => ENTITIES[name]!);
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Inner text of every `<name …>…</name>` (case-insensitive, attributes allowed). */
+function blocks(text: string, name: string): string[] {
+  const re = new RegExp(`<${escapeRe(name)}(?:\\s[^>]*)?>([\\s\\S]*?)</${escapeRe(name)}\\s*>`, 'gi');
+  return [...text.matchAll(re)].map((m) => m[1]!);
+}
+
+function field(text: string, name: string): string | null {
+  const inner = blocks(text, name)[0];
+  if (inner === undefined) return null;
+  const value = decode(inner).trim();
+  return value === '' ? null : value;
+}
+
+function list(text: string, container: string, item: string): string[] {
+  const inner = blocks(text, container)[0];
+  if (inner === undefined) return [];
+  return blocks(inner, item)
+    .map((v) => decode(v).trim())
+    .filter((v) => v !== '');
+}
+
+const dedupe = (items: string[]) => [...new Set(items)];
+
+function parseObservation(body: string, mode: Mode): ParsedObservation | null {
+  const known = mode.observationTypes.map((t) => t.id);
+  const emitted = field(body, 'type');
+  // A type the mode does not know is kept as written (after case folding), so nothing the model said is lost.
+  const type = emitted === null ? known[0]! : (known.find((k) => k === emitted.toLowerCase()) ?? emitted);
+  const concepts = dedupe(
+    list(body, 'concepts', 'concept')
+      .map((c) => c.split(':')[0]!.trim())
+      .filter((c) => c !== '' && c.toLowerCase() !== type.toLowerCase()),
+  );
+  const obs: ParsedObservation = {
+    type,
+    title: field(body, 'title'),
+    subtitle: field(body, 'subtitle'),
+    facts: list(body, 'facts', 'fact'),
+    narrative: field(body, 'narrative'),
+    concepts,
+    filesRead: dedupe(list(body, 'files_read', 'file')),
+    filesModified: dedupe(list(body, 'files_modified', 'file')),
+  };
+  // A ghost (no title, narrative, facts or concepts) says nothing; a subtitle or file list alone is not enough.
+  if (obs.title === null && obs.narrative === null && obs.facts.length === 0 && obs.concepts.length === 0) return null;
+  return obs;
+}
+
+function parseSummary(text: string): ParsedSummary | null {
+  const body = blocks(text, 'summary')[0];
+  if (body === undefined) return null;
+  const summary: ParsedSummary = {
+    request: field(body, 'request'),
+    investigated: field(body, 'investigated'),
+    learned: field(body, 'learned'),
+    completed: field(body, 'completed'),
+    nextSteps: field(body, 'next_steps'),
+    notes: field(body, 'notes'),
+    skipped: false,
+    skipReason: null,
+  };
+  // Notes alone do not make a summary.
+  const substantive = [summary.request, summary.investigated, summary.learned, summary.completed, summary.nextSteps];
+  return substantive.some((v) => v !== null) ? summary : null;
+}
+
+function skippedSummary(attrs: string): ParsedSummary {
+  const reason = /\breason\s*=\s*(?:"([^"]*)"|'([^']*)')/i.exec(attrs);
+  const text = reason ? decode(reason[1] ?? reason[2] ?? '').trim() : '';
+  return {
+    request: null, investigated: null, learned: null, completed: null, nextSteps: null, notes: null,
+    skipped: true,
+    skipReason: text === '' ? null : text,
+  };
+}
+
+export function parseObserverOutput(raw: unknown, mode: Mode, options: ParseOptions = {}): ParseResult {
+  if (typeof raw !== 'string' || raw.trim() === '') return { valid: false };
+  const fenced = WHOLE_FENCE.exec(raw);
+  const text = fenced ? fenced[1]! : raw;
+
+  const observationsOf = () =>
+    blocks(text, 'observation')
+      .map((b) => parseObservation(b, mode))
+      .filter((o): o is ParsedObservation => o !== null);
+
+  const skip = SKIP_SUMMARY.exec(text);
+  if (skip) {
+    return { valid: true, observations: options.allowBoth ? observationsOf() : [], summary: skippedSummary(skip[1] ?? '') };
+  }
+
+  const root = FIRST_ROOT.exec(text)?.[1]?.toLowerCase();
+  if (root === undefined) return { valid: false };
+
+  if (root === 'observation') {
+    const observations = observationsOf();
+    const summary = options.allowBoth ? parseSummary(text.replace(/<observation\b[\s\S]*?<\/observation\s*>/gi, '')) : null;
+    if (observations.length === 0 && summary === null) return { valid: false };
+    return { valid: true, observations, summary };
+  }
+
+  const summary = parseSummary(text);
+  if (summary === null) return { valid: false };
+  return { valid: true, observations: options.allowBoth ? observationsOf() : [], summary };
 }

@@ -1,0 +1,109 @@
+// Observer provider on the Anthropic Messages API through the official SDK, with prompt caching.
+import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
+import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages/messages';
+import { ObserverFailure, type ChatMessage, type ObserverProvider, type ObserverReply, type ObserverRequest } from '../types';
+
+export const DEFAULT_ANTHROPIC_MODEL = 'claude-haiku-5-5';
+
+export interface AnthropicOptions {
+  apiKey: string;
+  baseURL?: string;
+  model?: string;
+  timeoutMs?: number;
+  /** For unit tests: a pre-built client. */
+  client?: Anthropic;
+}
+
+const SPEND_CODES = new Set(['enforced_spend_limit_reached', 'contract_spend_limit_reached', 'linked_organization_spend_limit_reached']);
+
+/** Retry-after in ms from `retry-after-ms` or `retry-after` (seconds or an HTTP date); null when absent. */
+export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | null {
+  const ms = headers?.get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
+  const raw = headers?.get('retry-after');
+  if (!raw) return null;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(raw);
+  return Number.isFinite(date) ? Math.max(0, date - now) : null;
+}
+
+/** Maps anything the SDK throws to the failure kinds the SessionDO backs off on. */
+export function mapAnthropicError(err: unknown): ObserverFailure {
+  if (err instanceof ObserverFailure) return err;
+  if (err instanceof APIConnectionError) return new ObserverFailure('network', `anthropic unreachable: ${err.message}`);
+  if (err instanceof APIError) {
+    const status = err.status ?? 0;
+    const code = err.errorCode ?? '';
+    const message = `anthropic ${status || 'error'}${code ? ` ${code}` : ''}: ${err.message}`;
+    if (SPEND_CODES.has(code) || status === 402) return new ObserverFailure('spend_cap', message);
+    if (status === 429) return new ObserverFailure('rate_limit', message, retryAfterMs(err.headers));
+    if (status === 529 || err.type === 'overloaded_error') return new ObserverFailure('overloaded', message, retryAfterMs(err.headers));
+    if (status === 401 || status === 403) return new ObserverFailure('auth', message);
+    if (status === 400 || status === 404 || status === 413 || status === 422) return new ObserverFailure('bad_request', message);
+    if (status === 408 || status === 409 || status >= 500) return new ObserverFailure('server', message, retryAfterMs(err.headers));
+    return new ObserverFailure('bad_request', message);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ObserverFailure('network', `anthropic call failed: ${message}`);
+}
+
+/**
+ * History as content blocks. The second cache breakpoint goes on the last message before the new user
+ * turn: everything up to there is identical next time, so only the new batch is billed at full price.
+ */
+export function toMessageParams(messages: ChatMessage[]): MessageParam[] {
+  const stableEnd = messages.length - 2;
+  return messages.map((m, i): MessageParam => {
+    const block: TextBlockParam = { type: 'text', text: m.content };
+    if (i === stableEnd) block.cache_control = { type: 'ephemeral' };
+    return { role: m.role, content: [block] };
+  });
+}
+
+export function createAnthropicProvider(options: AnthropicOptions): ObserverProvider {
+  const model = options.model || DEFAULT_ANTHROPIC_MODEL;
+  // Retries belong to the SessionDO's alarm schedule, not to a request that holds the turn open.
+  const client =
+    options.client ??
+    new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL || undefined, maxRetries: 0, timeout: options.timeoutMs ?? 120_000 });
+
+  return {
+    name: 'anthropic',
+    model,
+    async complete(request: ObserverRequest): Promise<ObserverReply> {
+      let message;
+      try {
+        // No temperature/top_p/top_k: API version 2026-10-21 rejects them. Thinking off: compression needs none.
+        message = await client.messages.create({
+          model,
+          max_tokens: request.maxTokens,
+          system: [{ type: 'text', text: request.system, cache_control: { type: 'ephemeral' } }],
+          messages: toMessageParams(request.messages),
+          thinking: { type: 'disabled' },
+        });
+      } catch (err) {
+        throw mapAnthropicError(err);
+      }
+      // A safety refusal is a content outcome, not an error: treat it as "nothing to record".
+      const text =
+        message.stop_reason === 'refusal'
+          ? ''
+          : message.content
+              .filter((b): b is Extract<typeof b, { type: 'text' }> => b.type === 'text')
+              .map((b) => b.text)
+              .join('');
+      const usage = message.usage;
+      return {
+        text,
+        model: message.model || model,
+        usage: {
+          inputTokens: usage?.input_tokens ?? 0,
+          outputTokens: usage?.output_tokens ?? 0,
+          cacheReadTokens: usage?.cache_read_input_tokens ?? 0,
+          cacheWriteTokens: usage?.cache_creation_input_tokens ?? 0,
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,87 @@
+// Observer provider on any OpenAI-compatible chat-completions endpoint, over plain fetch.
+import { ObserverFailure, type ObserverProvider, type ObserverReply, type ObserverRequest } from '../types';
+import { retryAfterMs } from './anthropic';
+
+export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
+
+export interface OpenAiOptions {
+  apiKey: string;
+  baseURL: string;
+  model?: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+interface ChatCompletion {
+  model?: string;
+  choices?: { message?: { content?: string | null; refusal?: string | null } }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
+}
+
+interface ErrorBody {
+  error?: { type?: string; code?: string | null; message?: string } | string;
+}
+
+const QUOTA_CODES = new Set(['insufficient_quota', 'billing_hard_limit_reached', 'enforced_spend_limit_reached']);
+
+/** Same failure kinds as the Anthropic adapter, read from the status, headers and error body. */
+export function mapOpenAiError(status: number, headers: Headers, body: ErrorBody | null): ObserverFailure {
+  const err = typeof body?.error === 'object' ? body.error : undefined;
+  const code = err?.code ?? err?.type ?? '';
+  const message = `openai-compatible ${status}${code ? ` ${code}` : ''}: ${err?.message ?? (typeof body?.error === 'string' ? body.error : 'request failed')}`;
+  if (QUOTA_CODES.has(code) || status === 402) return new ObserverFailure('spend_cap', message);
+  if (status === 429) return new ObserverFailure('rate_limit', message, retryAfterMs(headers));
+  if (status === 529 || status === 503 || code === 'overloaded_error') return new ObserverFailure('overloaded', message, retryAfterMs(headers));
+  if (status === 401 || status === 403) return new ObserverFailure('auth', message);
+  if (status >= 500 || status === 408 || status === 409) return new ObserverFailure('server', message, retryAfterMs(headers));
+  return new ObserverFailure('bad_request', message);
+}
+
+export function createOpenAiProvider(options: OpenAiOptions): ObserverProvider {
+  const model = options.model || DEFAULT_OPENAI_MODEL;
+  const url = `${options.baseURL.replace(/\/+$/, '')}/chat/completions`;
+  const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+
+  return {
+    name: 'openai',
+    model,
+    async complete(request: ObserverRequest): Promise<ObserverReply> {
+      let res: Response;
+      try {
+        res = await doFetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${options.apiKey}` },
+          body: JSON.stringify({
+            model,
+            max_tokens: request.maxTokens,
+            messages: [{ role: 'system', content: request.system }, ...request.messages.map((m) => ({ role: m.role, content: m.content }))],
+          }),
+          signal: AbortSignal.timeout(options.timeoutMs ?? 120_000),
+        });
+      } catch (err) {
+        throw new ObserverFailure('network', `openai-compatible endpoint unreachable: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const text = await res.text();
+      let body: unknown = null;
+      try {
+        body = text ? JSON.parse(text) : null;
+      } catch {
+        body = null;
+      }
+      if (!res.ok) throw mapOpenAiError(res.status, res.headers, body as ErrorBody | null);
+      const completion = (body ?? {}) as ChatCompletion;
+      if (!Array.isArray(completion.choices)) throw new ObserverFailure('server', 'openai-compatible endpoint answered without choices');
+      const msg = completion.choices[0]?.message;
+      return {
+        text: msg?.refusal ? '' : (msg?.content ?? ''),
+        model: completion.model || model,
+        usage: {
+          inputTokens: completion.usage?.prompt_tokens ?? 0,
+          outputTokens: completion.usage?.completion_tokens ?? 0,
+          cacheReadTokens: completion.usage?.prompt_tokens_details?.cached_tokens ?? 0,
+          cacheWriteTokens: 0,
+        },
+      };
+    },
+  };
+}

@@ -14,6 +14,17 @@ export const TeamSettings = z
     context_sessions: z.number().int().min(0).max(100).optional(),
     /** Mode id (e.g. `code`, `code--zh`) used for type/concept allow-lists and icons. */
     mode: z.string().min(1).max(100).optional(),
+    /** Set by the teams admin API (`PATCH /api/admin/settings`, strict schema in src/teams/admin-settings.ts). */
+    context_full_count: z.number().int().min(0).max(50).optional(),
+    /** Allow-lists for the context index (null/absent = the mode's own lists). */
+    observation_types: z.array(z.string()).optional(),
+    observation_concepts: z.array(z.string()).optional(),
+    /** Read by serverGate (src/teams/gate.ts): absent = default skip list; globs as in claude-mem §1.5. */
+    skipped_tools: z.array(z.string()).optional(),
+    excluded_projects: z.array(z.string()).optional(),
+    /** Per-token requests/minute; may only lower the server's RATE_LIMIT_* values. */
+    rate_limit_ingest_per_min: z.number().int().positive().optional(),
+    rate_limit_read_per_min: z.number().int().positive().optional(),
   })
   .passthrough();
 export type TeamSettings = z.infer<typeof TeamSettings>;

@@ -68,6 +68,16 @@ viewerApi.get('/api/viewer/sessions/:id', async (c) => {
   return c.json(view);
 });
 
+/** A session by its agent-side key (what full observation records carry). */
+viewerApi.get('/api/viewer/sessions', async (c) => {
+  const key = parseWith(z.string().trim().min(1).max(200), c.req.query('key') ?? '');
+  const auth = c.get('auth');
+  const row = await c.env.DB.prepare('SELECT id FROM sessions WHERE team_id = ? AND session_key = ?').bind(auth.teamId, key).first<{ id: number }>();
+  const view = row ? await loadSession(c.env.DB, await loadViewer(c.env.DB, auth), row.id) : null;
+  if (!view) throw notFound('session');
+  return c.json(view);
+});
+
 viewerApi.get('/api/viewer/authors', async (c) => {
   const rows = await c.env.DB.prepare('SELECT handle FROM users WHERE team_id = ? AND removed_at IS NULL ORDER BY handle LIMIT 500')
     .bind(c.get('auth').teamId)

@@ -1,0 +1,176 @@
+// UI strings in English and Chinese; the language comes from a saved choice, else navigator.language.
+export type Lang = 'en' | 'zh';
+
+const en = {
+  tagline: 'What your agents remember, as it happens.',
+  tokenLabel: 'Access token',
+  tokenPlaceholder: 'cairn_…',
+  remember: 'Remember on this device',
+  signIn: 'Sign in',
+  signingIn: 'Signing in…',
+  signOut: 'Sign out',
+  tokenEmpty: 'Paste your cairn token first.',
+  tokenInvalid: 'That token was not accepted. Check that you copied all of it, or ask your team admin for a new one.',
+  tokenExpired: 'This token has expired. Ask your team admin for a new one.',
+  tokenRevoked: 'This token has been revoked. Ask your team admin for a new one.',
+  tokenScope: 'This token cannot read memories (it lacks the "read" scope).',
+  networkError: 'Could not reach the server. Check your connection and try again.',
+  serverError: 'The server could not answer ({code}). Try again in a moment.',
+  allProjects: 'All projects',
+  privateMark: 'private',
+  allTypes: 'All types',
+  allAuthors: 'Everyone',
+  searchPlaceholder: 'Search memories…',
+  search: 'Search',
+  clearSearch: 'Back to recent',
+  recent: 'Recent activity',
+  resultsFor: 'Results for “{q}”',
+  resultCount: '{n} found',
+  empty: 'Nothing here yet. New observations appear as your agents work.',
+  noResults: 'No matches.',
+  loadMore: 'Load more',
+  loading: 'Loading…',
+  live: 'Live',
+  connecting: 'Connecting…',
+  offline: 'Reconnecting…',
+  pickItem: 'Select an item to see its full record.',
+  close: 'Close',
+  back: 'Back',
+  openSession: 'Open session',
+  session: 'Session',
+  summary: 'Summary',
+  untitled: '(untitled)',
+  narrative: 'What happened',
+  facts: 'Facts',
+  concepts: 'Concepts',
+  filesRead: 'Files read',
+  filesModified: 'Files modified',
+  request: 'Request',
+  investigated: 'Investigated',
+  learned: 'Learned',
+  completed: 'Completed',
+  nextSteps: 'Next steps',
+  notes: 'Notes',
+  promptN: 'prompt {n}',
+  tokensN: '~{n} tokens',
+  prompts: '{n} prompts',
+  started: 'Started {t}',
+  ended: 'ended {t}',
+  ongoing: 'still running',
+  sessionObservations: 'Observations in this session',
+  sessionSummaries: 'Summaries',
+  notAvailable: 'This record is not available. It may have been deleted, or you may not have access.',
+  language: '中文',
+  by: 'by {who}',
+  signedInAs: '{who} · {team}',
+} as const;
+
+export type Key = keyof typeof en;
+
+const zh: Record<Key, string> = {
+  tagline: '实时查看你的智能体记住了什么。',
+  tokenLabel: '访问令牌',
+  tokenPlaceholder: 'cairn_…',
+  remember: '在此设备上记住我',
+  signIn: '登录',
+  signingIn: '正在登录…',
+  signOut: '退出登录',
+  tokenEmpty: '请先粘贴你的 cairn 令牌。',
+  tokenInvalid: '令牌无效。请确认已完整复制，或向团队管理员申请新的令牌。',
+  tokenExpired: '令牌已过期，请向团队管理员申请新的令牌。',
+  tokenRevoked: '令牌已被吊销，请向团队管理员申请新的令牌。',
+  tokenScope: '此令牌没有读取记忆的权限（缺少 “read” 范围）。',
+  networkError: '无法连接服务器，请检查网络后重试。',
+  serverError: '服务器暂时无法响应（{code}），请稍后再试。',
+  allProjects: '全部项目',
+  privateMark: '私有',
+  allTypes: '全部类型',
+  allAuthors: '所有成员',
+  searchPlaceholder: '搜索记忆…',
+  search: '搜索',
+  clearSearch: '返回最近动态',
+  recent: '最近动态',
+  resultsFor: '“{q}” 的搜索结果',
+  resultCount: '共 {n} 条',
+  empty: '这里还没有内容。智能体工作时，新的观察会实时出现。',
+  noResults: '没有匹配的结果。',
+  loadMore: '加载更多',
+  loading: '加载中…',
+  live: '实时',
+  connecting: '正在连接…',
+  offline: '正在重新连接…',
+  pickItem: '选择一条记录以查看完整内容。',
+  close: '关闭',
+  back: '返回',
+  openSession: '查看会话',
+  session: '会话',
+  summary: '会话总结',
+  untitled: '（无标题）',
+  narrative: '经过',
+  facts: '要点',
+  concepts: '概念',
+  filesRead: '读取的文件',
+  filesModified: '修改的文件',
+  request: '请求',
+  investigated: '调查内容',
+  learned: '收获',
+  completed: '已完成',
+  nextSteps: '后续步骤',
+  notes: '备注',
+  promptN: '第 {n} 轮提示',
+  tokensN: '约 {n} 个 token',
+  prompts: '{n} 轮提示',
+  started: '开始于 {t}',
+  ended: '结束于 {t}',
+  ongoing: '仍在进行',
+  sessionObservations: '本会话的观察',
+  sessionSummaries: '总结',
+  notAvailable: '此记录不可用：可能已被删除，或你没有访问权限。',
+  language: 'English',
+  by: '{who}',
+  signedInAs: '{who} · {team}',
+};
+
+const TYPE_LABELS: Record<Lang, Record<string, string>> = {
+  en: {
+    bugfix: 'Bug fix', feature: 'Feature', refactor: 'Refactor', change: 'Change', discovery: 'Discovery',
+    decision: 'Decision', security_alert: 'Security alert', security_note: 'Security note', sensitive: 'Sensitive',
+    summary: 'Summary',
+  },
+  zh: {
+    bugfix: '缺陷修复', feature: '新功能', refactor: '重构', change: '变更', discovery: '发现', decision: '决策',
+    security_alert: '安全警报', security_note: '安全备注', sensitive: '敏感', summary: '会话总结',
+  },
+};
+
+/** Types offered in the filter before any are seen; types met in the data are added to the list. */
+export const KNOWN_TYPES = ['bugfix', 'feature', 'refactor', 'change', 'discovery', 'decision', 'security_alert', 'security_note'];
+
+const DICTS: Record<Lang, Record<Key, string>> = { en, zh };
+
+export function pickLang(saved: string | null, navigatorLang: string | undefined): Lang {
+  if (saved === 'en' || saved === 'zh') return saved;
+  return /^zh\b/i.test(navigatorLang ?? '') ? 'zh' : 'en';
+}
+
+export function translate(lang: Lang, key: Key, vars: Record<string, string | number> = {}): string {
+  return DICTS[lang][key].replace(/\{(\w+)\}/g, (m, name: string) => (name in vars ? String(vars[name]) : m));
+}
+
+export const typeLabel = (lang: Lang, type: string): string => TYPE_LABELS[lang][type] ?? type;
+
+/** "3 minutes ago" / "3 分钟前"; older than a week becomes a date. `now` is a parameter to keep this pure. */
+export function relativeTime(lang: Lang, ms: number, now: number): string {
+  const diff = Math.round((ms - now) / 1000);
+  const abs = Math.abs(diff);
+  const rtf = new Intl.RelativeTimeFormat(lang === 'zh' ? 'zh-CN' : 'en', { numeric: 'auto' });
+  if (abs < 45) return rtf.format(0, 'second');
+  if (abs < 3600) return rtf.format(Math.round(diff / 60), 'minute');
+  if (abs < 86_400) return rtf.format(Math.round(diff / 3600), 'hour');
+  if (abs < 7 * 86_400) return rtf.format(Math.round(diff / 86_400), 'day');
+  return absoluteTime(lang, ms);
+}
+
+export function absoluteTime(lang: Lang, ms: number): string {
+  return new Intl.DateTimeFormat(lang === 'zh' ? 'zh-CN' : 'en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(ms));
+}

@@ -1,0 +1,412 @@
+// The viewer app: sign-in, project and filters, feed with live updates, search, record and session views.
+import { Api, ApiError, type FeedItem, type ObservationItem, type ObservationRecord, type Project, type SearchResult, type SessionView, type SummaryItem } from './api';
+import { byId, clear, h, on } from './dom';
+import { KNOWN_TYPES, pickLang, translate, typeLabel, type Key, type Lang } from './i18n';
+import { detailHeader, feedCard, itemKey, observationDetail, sessionDetail, summaryDetail, type ViewCtx } from './views';
+
+const TOKEN_KEY = 'cairn.token';
+const LANG_KEY = 'cairn.lang';
+
+type LiveState = 'connecting' | 'live' | 'offline';
+
+const state = {
+  lang: pickLang(localStorage.getItem(LANG_KEY), navigator.language) as Lang,
+  api: null as Api | null,
+  me: null as { team: string; handle: string } | null,
+  projects: [] as Project[],
+  authors: [] as string[],
+  types: new Set<string>(KNOWN_TYPES),
+  project: '',
+  type: '',
+  author: '',
+  q: '',
+  mode: 'feed' as 'feed' | 'search',
+  next: null as string | null,
+  shown: new Set<string>(),
+  live: null as AbortController | null,
+  detail: [] as HTMLElement[],
+};
+
+const root = byId('app');
+const t = (key: Key, vars?: Record<string, string | number>) => translate(state.lang, key, vars);
+const ctx = (): ViewCtx => ({ lang: state.lang, now: Date.now() });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function messageFor(e: unknown): string {
+  if (!(e instanceof ApiError)) return t('networkError');
+  const byCode: Record<string, Key> = {
+    invalid_token: 'tokenInvalid', missing_token: 'tokenInvalid', token_expired: 'tokenExpired',
+    token_revoked: 'tokenRevoked', insufficient_scope: 'tokenScope', network: 'networkError',
+  };
+  const key = byCode[e.code];
+  if (key) return t(key);
+  return e.status === 401 ? t('tokenInvalid') : t('serverError', { code: e.code });
+}
+
+function setLang(): void {
+  document.documentElement.lang = state.lang === 'zh' ? 'zh-CN' : 'en';
+}
+
+function langButton(): HTMLButtonElement {
+  const b = h('button', { id: 'lang', class: 'ghost', type: 'button', text: t('language') });
+  on(b, 'click', () => {
+    state.lang = state.lang === 'zh' ? 'en' : 'zh';
+    localStorage.setItem(LANG_KEY, state.lang);
+    if (state.api) renderMain();
+    else renderSignIn();
+  });
+  return b;
+}
+
+// ---- sign-in -------------------------------------------------------------------------------------------
+
+function renderSignIn(message = ''): void {
+  setLang();
+  clear(root);
+  const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', spellcheck: 'false', placeholder: t('tokenPlaceholder'), required: '' });
+  const remember = h('input', { id: 'remember', type: 'checkbox' });
+  const error = h('p', { id: 'signin-error', class: 'error', role: 'alert', text: message });
+  const submit = h('button', { class: 'primary', type: 'submit', text: t('signIn') });
+  const form = h(
+    'form',
+    { class: 'signin-card', autocomplete: 'off' },
+    h('div', { class: 'brand big' }, h('img', { src: '/viewer/icon.svg', alt: '', width: '36', height: '36' }), h('span', { text: 'cairn' })),
+    h('p', { class: 'tagline', text: t('tagline') }),
+    h('label', { for: 'token', text: t('tokenLabel') }),
+    input,
+    h('label', { class: 'check' }, remember, h('span', { text: t('remember') })),
+    error,
+    submit,
+  );
+  on(form, 'submit', (e) => {
+    e.preventDefault();
+    const token = input.value.trim();
+    if (!token) {
+      error.textContent = t('tokenEmpty');
+      return;
+    }
+    submit.disabled = true;
+    submit.textContent = t('signingIn');
+    void signIn(token, remember.checked).then((err) => {
+      if (err === null) return;
+      error.textContent = err;
+      submit.disabled = false;
+      submit.textContent = t('signIn');
+    });
+  });
+  root.append(h('main', { class: 'signin' }, form, h('div', { class: 'signin-foot' }, langButton())));
+  input.focus();
+}
+
+/** Checks the token against the server; on success stores it and shows the app. Returns an error message. */
+async function signIn(token: string, remember: boolean): Promise<string | null> {
+  const api = new Api(token);
+  try {
+    state.me = await api.get<{ team: string; handle: string }>('/api/viewer/me');
+  } catch (e) {
+    return messageFor(e);
+  }
+  (remember ? localStorage : sessionStorage).setItem(TOKEN_KEY, token);
+  state.api = api;
+  renderMain();
+  return null;
+}
+
+function signOut(message = ''): void {
+  state.live?.abort();
+  state.live = null;
+  state.api = null;
+  state.me = null;
+  sessionStorage.removeItem(TOKEN_KEY);
+  localStorage.removeItem(TOKEN_KEY);
+  renderSignIn(message);
+}
+
+/** Any 401 while using the app means the token stopped working: back to sign-in with the reason. */
+function handle(e: unknown): void {
+  if ((e as Error).name === 'AbortError') return;
+  if (e instanceof ApiError && e.status === 401) return signOut(messageFor(e));
+  console.warn('viewer request failed', e instanceof ApiError ? e.code : (e as Error).message);
+  showDetail(h('p', { class: 'error', role: 'alert', text: messageFor(e) }), false);
+}
+
+// ---- main screen ---------------------------------------------------------------------------------------
+
+function option(value: string, label: string, selected: boolean): HTMLOptionElement {
+  const o = h('option', { value, text: label });
+  o.selected = selected;
+  return o;
+}
+
+function renderMain(): void {
+  setLang();
+  clear(root);
+  const project = h('select', { id: 'project', 'aria-label': t('allProjects') });
+  const type = h('select', { id: 'type', 'aria-label': t('allTypes') });
+  const author = h('select', { id: 'author', 'aria-label': t('allAuthors') });
+  const q = h('input', { id: 'q', type: 'search', placeholder: t('searchPlaceholder'), enterkeyhint: 'search', value: state.q });
+  const searchForm = h('form', { class: 'search', role: 'search' }, q, h('button', { class: 'primary', type: 'submit', text: t('search') }));
+  const signout = h('button', { id: 'signout', class: 'ghost', type: 'button', text: t('signOut') });
+  const who = state.me ? t('signedInAs', { who: `@${state.me.handle}`, team: state.me.team }) : '';
+  root.append(
+    h(
+      'header',
+      { class: 'topbar' },
+      h('div', { class: 'brand' }, h('img', { src: '/viewer/icon.svg', alt: '', width: '24', height: '24' }), h('span', { text: 'cairn' })),
+      h('div', { class: 'filters' }, project, type, author),
+      searchForm,
+      h('div', { class: 'account' }, h('span', { id: 'live-status', class: 'live', 'data-state': 'connecting', text: t('connecting') }),
+        h('span', { class: 'who', text: who }), langButton(), signout),
+    ),
+    h(
+      'div',
+      { class: 'layout' },
+      h(
+        'section',
+        { class: 'feed-pane', 'aria-live': 'polite' },
+        h('div', { class: 'feed-head' }, h('h2', { id: 'feed-title' }), h('span', { id: 'feed-count', class: 'count' }),
+          h('button', { id: 'clear-search', class: 'ghost', type: 'button', text: t('clearSearch'), hidden: '' })),
+        h('ul', { id: 'cards', class: 'cards' }),
+        h('p', { id: 'feed-empty', class: 'empty', hidden: '' }),
+        h('button', { id: 'more', class: 'secondary', type: 'button', text: t('loadMore'), hidden: '' }),
+      ),
+      h('aside', { id: 'detail', class: 'detail' }, h('p', { class: 'empty', text: t('pickItem') })),
+    ),
+  );
+  fillFilters();
+  on(project, 'change', () => { state.project = project.value; void reload(true); });
+  on(type, 'change', () => { state.type = type.value; void reload(false); });
+  on(author, 'change', () => { state.author = author.value; void reload(false); });
+  on(searchForm, 'submit', (e) => {
+    e.preventDefault();
+    state.q = q.value.trim();
+    state.mode = state.q ? 'search' : 'feed';
+    void reload(false);
+  });
+  on(byId('clear-search'), 'click', () => { state.q = ''; q.value = ''; state.mode = 'feed'; void reload(false); });
+  on(byId('more'), 'click', () => void loadFeed(true));
+  on(signout, 'click', () => signOut());
+  void Promise.all([loadProjects(), loadAuthors()]).then(fillFilters, handle);
+  void reload(true);
+}
+
+function fillFilters(): void {
+  const project = document.getElementById('project') as HTMLSelectElement | null;
+  if (!project) return;
+  clear(project);
+  project.append(option('', t('allProjects'), state.project === ''));
+  for (const p of state.projects) {
+    const label = `${p.key}${p.visibility === 'private' ? ` (${t('privateMark')})` : ''} · ${p.observations}`;
+    project.append(option(p.key, label, p.key === state.project));
+  }
+  const type = byId<HTMLSelectElement>('type');
+  clear(type);
+  type.append(option('', t('allTypes'), state.type === ''), option('summary', typeLabel(state.lang, 'summary'), state.type === 'summary'));
+  for (const ty of state.types) type.append(option(ty, typeLabel(state.lang, ty), ty === state.type));
+  const author = byId<HTMLSelectElement>('author');
+  clear(author);
+  author.append(option('', t('allAuthors'), state.author === ''));
+  for (const a of state.authors) author.append(option(a, `@${a}`, a === state.author));
+}
+
+async function loadProjects(): Promise<void> {
+  state.projects = (await state.api!.get<{ projects: Project[] }>('/api/projects')).projects;
+}
+
+async function loadAuthors(): Promise<void> {
+  state.authors = (await state.api!.get<{ authors: string[] }>('/api/viewer/authors')).authors;
+}
+
+// ---- feed, search and live -----------------------------------------------------------------------------
+
+async function reload(restartLive: boolean): Promise<void> {
+  state.shown.clear();
+  state.next = null;
+  clear(byId('cards'));
+  byId('clear-search').hidden = state.mode !== 'search';
+  byId('feed-title').textContent = state.mode === 'search' ? t('resultsFor', { q: state.q }) : t('recent');
+  byId('feed-count').textContent = '';
+  if (restartLive) startLive();
+  if (state.mode === 'search') await runSearch();
+  else await loadFeed(false);
+}
+
+function addCards(items: FeedItem[], where: 'top' | 'bottom', fresh = false): void {
+  const list = byId('cards');
+  const nodes: HTMLElement[] = [];
+  for (const item of items) {
+    const key = itemKey(item);
+    if (state.shown.has(key)) continue;
+    state.shown.add(key);
+    if (item.kind === 'observation' && !state.types.has(item.type) && item.type !== 'sensitive') {
+      state.types.add(item.type);
+      fillFilters();
+    }
+    nodes.push(feedCard(ctx(), item, openItem, fresh));
+  }
+  if (where === 'top') list.prepend(...nodes);
+  else list.append(...nodes);
+  const empty = byId('feed-empty');
+  empty.hidden = state.shown.size > 0;
+  empty.textContent = state.mode === 'search' ? t('noResults') : t('empty');
+}
+
+const feedQuery = (before?: string) => ({
+  project: state.project || undefined,
+  type: state.type || undefined,
+  author: state.author || undefined,
+  before,
+  limit: '40',
+});
+
+async function loadFeed(more: boolean): Promise<void> {
+  const more_ = byId('more') as HTMLButtonElement;
+  try {
+    more_.disabled = true;
+    const page = await state.api!.get<{ items: FeedItem[]; next: string | null }>('/api/viewer/feed', feedQuery(more ? state.next ?? undefined : undefined));
+    if (state.mode !== 'feed') return;
+    state.next = page.next;
+    addCards(page.items, 'bottom');
+    more_.hidden = page.next === null;
+  } catch (e) {
+    handle(e);
+  } finally {
+    more_.disabled = false;
+  }
+}
+
+/** After a reconnect, fetch the newest page so nothing stored while offline is missed. */
+async function catchUp(): Promise<void> {
+  if (state.mode !== 'feed') return;
+  const page = await state.api!.get<{ items: FeedItem[] }>('/api/viewer/feed', feedQuery());
+  addCards(page.items, 'top', true);
+}
+
+async function runSearch(): Promise<void> {
+  byId('more').hidden = true;
+  try {
+    const res = await state.api!.get<{ results: SearchResult[]; total: number }>('/api/search', {
+      q: state.q,
+      project: state.project || undefined,
+      type: state.type && state.type !== 'summary' ? state.type : undefined,
+      author: state.author || undefined,
+      limit: '40',
+    });
+    if (state.mode !== 'search') return;
+    byId('feed-count').textContent = t('resultCount', { n: res.total });
+    const items: ObservationItem[] = res.results.map((r) => ({
+      kind: 'observation', id: r.id, sessionId: null, projectKey: r.project, type: r.type, title: r.title,
+      subtitle: null, author: r.author, createdAt: Date.parse(r.time), score: r.score,
+    }));
+    addCards(items, 'bottom');
+  } catch (e) {
+    handle(e);
+  }
+}
+
+function setLive(s: LiveState): void {
+  const el = document.getElementById('live-status');
+  if (!el) return;
+  el.dataset.state = s;
+  el.textContent = t(s === 'live' ? 'live' : s === 'connecting' ? 'connecting' : 'offline');
+}
+
+function wanted(item: FeedItem): boolean {
+  if (state.author && item.author !== state.author) return false;
+  if (!state.type) return true;
+  return item.kind === 'summary' ? state.type === 'summary' : item.type === state.type;
+}
+
+function startLive(): void {
+  state.live?.abort();
+  const ctrl = new AbortController();
+  state.live = ctrl;
+  const api = state.api!;
+  let delay = 1000;
+  let connectedBefore = false;
+  const loop = async () => {
+    while (!ctrl.signal.aborted) {
+      setLive('connecting');
+      try {
+        await api.live({ project: state.project || undefined }, ctrl.signal, (event, data) => {
+          if (event === 'ready') {
+            setLive('live');
+            delay = 1000;
+            if (connectedBefore) void catchUp().catch(handle);
+            connectedBefore = true;
+          } else if (event === 'item' && state.mode === 'feed' && wanted(data as FeedItem)) {
+            addCards([data as FeedItem], 'top', true);
+          }
+        });
+      } catch (e) {
+        if (ctrl.signal.aborted) return;
+        if (e instanceof ApiError && e.status === 401) return signOut(messageFor(e));
+      }
+      if (ctrl.signal.aborted) return;
+      setLive('offline');
+      await sleep(delay);
+      delay = Math.min(delay * 2, 30_000);
+    }
+  };
+  void loop();
+}
+
+// ---- detail panel --------------------------------------------------------------------------------------
+
+function showDetail(node: HTMLElement, push: boolean): void {
+  const panel = byId('detail');
+  if (!push) state.detail = [];
+  state.detail.push(node);
+  clear(panel);
+  const back = state.detail.length > 1 ? () => { state.detail.pop(); showDetail(state.detail.pop()!, true); } : undefined;
+  panel.append(detailHeader(ctx(), closeDetail, back), node);
+  panel.classList.add('open');
+  panel.scrollTop = 0;
+}
+
+function closeDetail(): void {
+  state.detail = [];
+  const panel = byId('detail');
+  panel.classList.remove('open');
+  clear(panel);
+  panel.append(h('p', { class: 'empty', text: t('pickItem') }));
+}
+
+function openItem(item: FeedItem, push = false): void {
+  if (item.kind === 'summary') {
+    showDetail(summaryDetail(ctx(), item as SummaryItem, () => void openSession({ id: item.sessionId })), push);
+    return;
+  }
+  showDetail(h('p', { class: 'empty', text: t('loading') }), push);
+  void state.api!.get<{ observations: ObservationRecord[] }>('/api/observations', { ids: String(item.id) }).then((res) => {
+    const rec = res.observations[0];
+    state.detail.pop();
+    if (!rec) return showDetail(h('p', { class: 'empty', text: t('notAvailable') }), true);
+    showDetail(observationDetail(ctx(), rec, () => void openSession({ key: rec.session })), true);
+  }, handle);
+}
+
+async function openSession(ref: { id?: number; key?: string }): Promise<void> {
+  try {
+    const view = ref.id
+      ? await state.api!.get<SessionView>(`/api/viewer/sessions/${ref.id}`)
+      : await state.api!.get<SessionView>('/api/viewer/sessions', { key: ref.key });
+    showDetail(sessionDetail(ctx(), view, (o) => openItem(o, true)), true);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) showDetail(h('p', { class: 'empty', text: t('notAvailable') }), true);
+    else handle(e);
+  }
+}
+
+// ---- start ---------------------------------------------------------------------------------------------
+
+function start(): void {
+  const saved = sessionStorage.getItem(TOKEN_KEY) ?? localStorage.getItem(TOKEN_KEY);
+  if (!saved) return renderSignIn();
+  const remembered = localStorage.getItem(TOKEN_KEY) === saved;
+  void signIn(saved, remembered).then((err) => {
+    if (err !== null) signOut(err);
+  });
+}
+
+start();

@@ -1,5 +1,72 @@
 // Ingest API: session events from the hooks client, answered at once and handed to the SessionDO.
 import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { requireScope } from '../auth/middleware';
+import { VISIBLE_PROJECT_IDS_SQL, visibleProjectParams } from '../db/projects';
+import { getTeamSettings } from '../db/team-settings';
 import type { AppEnv } from '../env';
+import { AppError, notFound } from '../lib/errors';
+import { parseWith, readJson } from '../lib/validate';
+import { acceptEvent, sessionObjectName, type IngestContext } from './accept';
+import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type EventAck, type IngestEvent } from './schemas';
 
 export const ingestRoutes = new Hono<AppEnv>();
+
+async function context(c: Context<AppEnv>): Promise<IngestContext> {
+  const auth = c.get('auth');
+  return { env: c.env, auth, settings: await getTeamSettings(c.env.DB, auth.teamId), now: Date.now() };
+}
+
+for (const [path, schema] of [
+  ['/api/sessions/init', InitEvent],
+  ['/api/sessions/observations', ObservationEvent],
+  ['/api/sessions/summarize', SummarizeEvent],
+  ['/api/sessions/end', EndEvent],
+] as const) {
+  ingestRoutes.post(path, requireScope('ingest'), async (c) => {
+    const event = (await readJson(c, schema)) as IngestEvent;
+    const ack = await acceptEvent(await context(c), event);
+    return c.json(ack, 202);
+  });
+}
+
+type BatchResult = ({ event_id: string | null } & EventAck) | { event_id: string | null; error: { code: string; message: string } };
+
+/** Spool replay: events are taken in order, each answered on its own; one bad event does not stop the rest. */
+ingestRoutes.post('/api/events/batch', requireScope('ingest'), async (c) => {
+  const { events } = await readJson(c, EventBatch);
+  const ctx = await context(c);
+  const results: BatchResult[] = [];
+  for (const raw of events) {
+    const rec = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+    const eventId = typeof rec.event_id === 'string' ? rec.event_id : null;
+    try {
+      const kind = rec.kind;
+      if (kind !== 'init' && kind !== 'observation' && kind !== 'summarize' && kind !== 'end') {
+        throw new AppError(400, 'invalid_body', 'kind: must be one of init, observation, summarize, end');
+      }
+      const event = parseWith(EVENT_SCHEMAS[kind], rec, 'invalid_body') as IngestEvent;
+      results.push({ event_id: eventId, ...(await acceptEvent(ctx, event)) });
+    } catch (err) {
+      if (err instanceof AppError) results.push({ event_id: eventId, error: { code: err.code, message: err.message } });
+      else {
+        console.error('batch event failed', { eventId, message: (err as Error).message });
+        results.push({ event_id: eventId, error: { code: 'internal_error', message: 'This event could not be accepted; send it again later.' } });
+      }
+    }
+  }
+  return c.json({ results }, 200);
+});
+
+/** Progress of a session's observer. Sessions of other teams, or in projects the caller cannot see, do not exist. */
+ingestRoutes.get('/api/sessions/:id/status', async (c) => {
+  const auth = c.get('auth');
+  if (!auth.scopes.includes('ingest') && !auth.scopes.includes('read')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "read" scope.');
+  const key = c.req.param('id');
+  const row = await c.env.DB.prepare(`SELECT id FROM sessions WHERE team_id = ? AND session_key = ? AND project_id IN (${VISIBLE_PROJECT_IDS_SQL})`)
+    .bind(auth.teamId, key, ...visibleProjectParams(auth))
+    .first<{ id: number }>();
+  if (!row) throw notFound('session');
+  const status = await c.env.SESSIONS.getByName(sessionObjectName(auth.teamId, key)).status();
+  return c.json({ session_id: key, ...status });
+});

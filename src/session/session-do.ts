@@ -1,9 +1,251 @@
-// SessionDO: one per agent session; durable event buffer and observer loop (filled in by the pipeline work).
+// SessionDO: one per agent session (`team:session`). A durable buffer of hook events and the alarm-driven
+// observer loop: claim → observe → store in D1 → confirm, one turn at a time, never losing an event.
 import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
+import type { ConversationState } from '../observer/conversation';
+import { loadMode } from '../observer/modes';
+import { createProvider } from '../observer/providers/index';
+import { runTurn } from '../observer/turn';
+import type { ObserverProvider } from '../observer/types';
+import { defaultAfterStore, type AfterStore } from '../store/after-store';
+import { storeTurn } from '../store/turn-store';
+import { teamObjectName } from '../teams/team-do';
+import { indexObservations } from '../vectors/index-observations';
+import { EventBuffer } from './buffer';
+import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
+import { MAX_ATTEMPTS, planFailure, selectBatch, type FailureKind } from './policy';
+import type { EnqueueInput, EnqueueResult, PendingRow, SessionStatus } from './types';
+
+/** How long one turn may hold the session; a turn that died is taken over after this. */
+export const LEASE_MS = 10 * 60_000;
+
+/** Where a test can break a turn on purpose: `throw` fails the step, `crash` abandons the turn mid-way. */
+export type FaultPoint = 'before-store' | 'after-store';
+export interface SessionSeams {
+  fault?: (point: FaultPoint) => 'crash' | void;
+  afterStore?: AfterStore;
+  provider?: ObserverProvider;
+}
+
+class Abandoned extends Error {}
 
 export class SessionDO extends DurableObject<CairnEnv> {
+  readonly #buffer: EventBuffer;
+  /** Test seams only (not reachable over RPC: instance fields are not methods). */
+  testSeams: SessionSeams = {};
+
+  constructor(ctx: DurableObjectState, env: CairnEnv) {
+    super(ctx, env);
+    this.#buffer = new EventBuffer(ctx.storage.sql);
+  }
+
   async ping(): Promise<string> {
     return 'ok';
+  }
+
+  /**
+   * Accepts one hook event. Synchronous SQL only until the answer is decided, so the dedupe check and the
+   * insert are one atomic step even with other calls interleaving. Repeated event ids get the first answer.
+   */
+  async enqueue(input: EnqueueInput): Promise<EnqueueResult> {
+    const now = Date.now();
+    const b = this.#buffer;
+    const seen = b.seenPrompt(input.eventId);
+    if (seen !== null) return { accepted: true, duplicate: true, promptNumber: seen };
+    b.set('session', { teamId: input.snapshot.teamId, sessionKey: input.snapshot.sessionKey, projectKey: input.snapshot.projectKey });
+    b.set('mode', input.modeId);
+
+    if (input.kind === 'init') {
+      const n = b.currentPrompt() + 1;
+      b.addPrompt(n, input.private, input.prompt, input.occurredAt);
+      b.markSeen(input.eventId, n, now);
+      return { accepted: true, duplicate: false, promptNumber: n };
+    }
+    const n = b.currentPrompt();
+    b.markSeen(input.eventId, n, now);
+    if (input.kind === 'end') {
+      b.set('ended_at', input.occurredAt);
+      return { accepted: true, duplicate: false, promptNumber: n };
+    }
+    // A fully private prompt: nothing its turn did is kept, not even in the buffer.
+    if (b.prompt(n)?.private) return { accepted: false, duplicate: false, promptNumber: n, skipped: 'private' };
+    // A subagent's stop is not the end of the user's request; the main agent's summary covers it.
+    if (input.kind === 'summarize' && input.agentId) return { accepted: false, duplicate: false, promptNumber: n, skipped: 'subagent_summary' };
+    b.insert(input, n, now);
+    await this.#ensureAlarm(now);
+    return { accepted: true, duplicate: false, promptNumber: n };
+  }
+
+  async status(): Promise<SessionStatus> {
+    const now = Date.now();
+    const b = this.#buffer;
+    const counts = b.counts(b.lease(now)?.claimId ?? null);
+    const backoff = b.get<number>('backoff_until', 0);
+    return {
+      pending: counts.pending,
+      in_flight: counts.inFlight,
+      turns: b.get<number>('turns', 0),
+      observations_stored: b.get<number>('observations_stored', 0),
+      dead_letters: b.deadLetters(),
+      backoff_until: backoff > now ? backoff : null,
+      last_error: b.get<string | null>('last_error', null),
+    };
+  }
+
+  /** One observer turn per alarm; the next alarm is set when work remains. */
+  async alarm(): Promise<void> {
+    const now = Date.now();
+    const b = this.#buffer;
+    b.pruneSeen(now);
+    const live = b.lease(now);
+    if (live) {
+      await this.ctx.storage.setAlarm(live.expiresAt);
+      return;
+    }
+    const backoff = b.get<number>('backoff_until', 0);
+    if (backoff > now) {
+      await this.ctx.storage.setAlarm(backoff);
+      return;
+    }
+
+    // No live lease: whatever is still claimed belongs to a turn that died. Give it back, then retire
+    // events whose retry budget is spent before choosing the next batch.
+    b.releaseStaleClaims();
+    b.deadLetter(MAX_ATTEMPTS, now);
+    if (selectBatch(b.pending()).length === 0) return;
+
+    const claimId = crypto.randomUUID();
+    b.takeLease(claimId, now + LEASE_MS);
+    const session = b.get<{ teamId: number; sessionKey: string } | null>('session', null);
+    const team = session ? this.env.TEAMS.getByName(teamObjectName(session.teamId)) : null;
+    let abandoned = false;
+    let slot = false;
+    let retryAt: number | null = null;
+    try {
+      if (team && session) {
+        const grant = await team.acquire(session.sessionKey);
+        if (!grant.granted) {
+          retryAt = grant.retryAt ?? Date.now() + 1_000;
+          return;
+        }
+        slot = true;
+      }
+      // Chosen after the await: events that arrived meanwhile join this turn.
+      const batch = selectBatch(b.pending());
+      if (batch.length === 0) return;
+      b.claim(claimId, batch.map((r) => r.seq));
+      await this.#turn(claimId, batch);
+    } catch (err) {
+      if (err instanceof Abandoned) abandoned = true;
+      else await this.#fail(claimId, 'store', null, err);
+    } finally {
+      if (abandoned) {
+        // Like a turn that died: claims and lease stay; the next alarm after the lease expires takes over.
+        await this.ctx.storage.setAlarm(now + LEASE_MS);
+      } else {
+        b.dropLease(claimId);
+        if (slot && team && session) await team.release(session.sessionKey).catch(() => undefined);
+        if (retryAt !== null) await this.ctx.storage.setAlarm(retryAt);
+        else await this.#scheduleNext();
+      }
+    }
+  }
+
+  async #turn(claimId: string, batch: PendingRow[]): Promise<void> {
+    const b = this.#buffer;
+    const head = batch[0]!;
+    const prompt = b.prompt(head.promptNumber);
+    if (prompt?.private) return this.#confirm(claimId, null, 0);
+
+    const events = batch.filter((r) => r.kind === 'observation').map(toToolEvent);
+    const summaryRow = batch.find((r) => r.kind === 'summarize');
+    const state = b.get<ConversationState | null>('conversation', null);
+    const outcome = await runTurn(this.#provider(), {
+      mode: loadMode(b.get<string | null>('mode', null) ?? this.env.CAIRN_MODE),
+      session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
+      events,
+      summary: summaryRow ? toSummaryRequest(summaryRow) : null,
+      now: Date.now(),
+      state,
+    });
+    if (b.lease(Date.now())?.claimId !== claimId) {
+      console.warn('observer turn outlived its lease; its events will be observed again', { claimId });
+      throw new Abandoned();
+    }
+
+    switch (outcome.kind) {
+      case 'failure':
+        return this.#fail(claimId, outcome.failure.kind, outcome.failure.retryAfterMs, outcome.failure);
+      case 'empty':
+        return this.#confirm(claimId, outcome.state, 0);
+      case 'prose':
+        console.warn('observer answered in prose; events confirmed without observations', { claimId, preview: outcome.preview });
+        b.set('last_error', `prose reply: ${outcome.preview}`.slice(0, 300));
+        return this.#confirm(claimId, outcome.state, 0);
+      case 'parsed': {
+        const u = outcome.usage;
+        const record = turnRecord(batch, outcome.observations, outcome.summary, u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens, outcome.state.generation, Date.now());
+        this.#seam('before-store');
+        const stored = await storeTurn(this.env.DB, record);
+        this.#seam('after-store');
+        this.#confirm(claimId, outcome.state, stored.observationIds.length);
+        if (stored.observationIds.length || stored.summaryId !== null) {
+          const after = this.testSeams.afterStore ?? defaultAfterStore(this.env, indexObservations);
+          this.ctx.waitUntil(after.run(stored).catch((err: unknown) => console.warn('after-store failed', { message: String(err) })));
+        }
+      }
+    }
+  }
+
+  /** Deletes the claimed events and records the turn; one synchronous (atomic) write. */
+  #confirm(claimId: string, state: ConversationState | null, stored: number): void {
+    const b = this.#buffer;
+    b.confirm(claimId);
+    if (state) b.set('conversation', state);
+    b.bump('turns');
+    if (stored) b.bump('observations_stored', stored);
+    b.set('streak', 0);
+  }
+
+  async #fail(claimId: string, kind: FailureKind, retryAfterMs: number | null, err: unknown): Promise<void> {
+    const b = this.#buffer;
+    const streak = b.get<number>('streak', 0);
+    const plan = planFailure(kind, retryAfterMs, streak);
+    const message = `${kind}: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300);
+    if (kind === 'store' || kind === 'server' || kind === 'network') console.error('observer turn failed', { claimId, message });
+    else console.warn('observer turn backing off', { claimId, message, delayMs: plan.delayMs });
+    const until = Date.now() + plan.delayMs;
+    b.release(claimId, plan.countsAttempt, message);
+    b.set('streak', streak + 1);
+    b.set('backoff_until', until);
+    b.set('last_error', message);
+    const session = b.get<{ teamId: number } | null>('session', null);
+    if (plan.shared && session) {
+      // Awaited (it is one small RPC) so that other sessions of the team see it before this turn ends.
+      await this.env.TEAMS.getByName(teamObjectName(session.teamId))
+        .reportBackoff(plan.shared, until)
+        .catch((e: unknown) => console.warn('team back-off report failed', { message: String(e) }));
+    }
+  }
+
+  #seam(point: FaultPoint): void {
+    if (this.testSeams.fault?.(point) === 'crash') throw new Abandoned();
+  }
+
+  #providerCache: ObserverProvider | null = null;
+  #provider(): ObserverProvider {
+    return this.testSeams.provider ?? (this.#providerCache ??= createProvider(this.env));
+  }
+
+  async #ensureAlarm(now: number): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) !== null) return;
+    const lease = this.#buffer.lease(now);
+    await this.ctx.storage.setAlarm(lease ? lease.expiresAt : Math.max(now, this.#buffer.get<number>('backoff_until', 0)));
+  }
+
+  async #scheduleNext(): Promise<void> {
+    const b = this.#buffer;
+    if (b.counts(null).pending === 0) return;
+    await this.ctx.storage.setAlarm(Math.max(Date.now(), b.get<number>('backoff_until', 0)));
   }
 }

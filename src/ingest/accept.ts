@@ -1,0 +1,109 @@
+// The one path every ingest event takes (single routes and batch replay): gate, clean, resolve project and
+// session, hand to the SessionDO, and record what D1 must know at once (prompt rows, session end).
+import type { AuthContext } from '../auth/types';
+import { ensureProject } from '../db/projects';
+import type { TeamSettings } from '../db/team-settings';
+import type { CairnEnv } from '../env';
+import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '../lib/tags';
+import { serializeField, truncateField } from '../lib/truncate';
+import type { EnqueueInput, EventSnapshot } from '../session/types';
+import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
+import { serverGate, type GateSettings } from '../teams/gate';
+import type { EventAck, IngestEvent } from './schemas';
+
+export interface IngestContext {
+  env: CairnEnv;
+  auth: AuthContext;
+  settings: TeamSettings;
+  now: number;
+}
+
+/** One SessionDO per team and agent session. */
+export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
+
+/** Server-side cleaning (the client already did it; this copy is the authoritative one). */
+const clean = (text: string) => truncateField(stripMemoryTags(text));
+
+export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<EventAck> {
+  const { env, auth } = ctx;
+  const gate = serverGate(ctx.settings as GateSettings, {
+    kind: e.kind,
+    project: e.project,
+    cwd: e.cwd,
+    tool_name: e.kind === 'observation' ? e.tool_name : null,
+    tool_input: e.kind === 'observation' ? e.tool_input : null,
+  });
+  if (!gate.allow) return { accepted: false, duplicate: false, skipped: gate.reason };
+  if (e.kind === 'init' && isTaskNotificationOnly(e.prompt)) return { accepted: false, duplicate: false, skipped: 'internal_protocol' };
+
+  const project = await ensureProject(env.DB, auth, e.project, ctx.now);
+  const sessionDbId = await ensureSessionRow(env.DB, {
+    teamId: auth.teamId,
+    sessionKey: e.session_id,
+    projectId: project.id,
+    userId: auth.userId,
+    deviceId: auth.deviceId,
+    platform: e.platform,
+    startedAt: e.occurred_at,
+  });
+  const snapshot: EventSnapshot = {
+    teamId: auth.teamId,
+    sessionKey: e.session_id,
+    sessionDbId,
+    projectId: project.id,
+    projectKey: project.key,
+    userId: auth.userId,
+    deviceId: auth.deviceId,
+  };
+  const common = { eventId: e.event_id, occurredAt: e.occurred_at, snapshot, modeId: ctx.settings.mode ?? env.CAIRN_MODE ?? 'code' };
+
+  let input: EnqueueInput;
+  let promptText: string | null = null;
+  switch (e.kind) {
+    case 'init': {
+      const isPrivate = e.private || isFullyPrivate(e.prompt);
+      promptText = isPrivate ? null : clean(e.prompt);
+      input = { ...common, kind: 'init', prompt: promptText ?? '', private: isPrivate };
+      break;
+    }
+    case 'observation':
+      input = {
+        ...common,
+        kind: 'observation',
+        toolName: e.tool_name,
+        toolInput: clean(serializeField(e.tool_input)),
+        toolResponse: clean(serializeField(e.tool_response ?? '')),
+        cwd: e.cwd,
+        toolUseId: e.tool_use_id ?? null,
+        agentId: e.agent_id ?? null,
+        agentType: e.agent_type ?? null,
+      };
+      break;
+    case 'summarize':
+      input = { ...common, kind: 'summarize', lastAssistantMessage: clean(e.last_assistant_message), agentId: e.agent_id ?? null };
+      break;
+    case 'end':
+      input = { ...common, kind: 'end' };
+      break;
+  }
+
+  const result = await env.SESSIONS.getByName(sessionObjectName(auth.teamId, e.session_id)).enqueue(input);
+  // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
+  if (e.kind === 'init') {
+    await storePrompt(env.DB, {
+      teamId: auth.teamId,
+      projectId: project.id,
+      sessionDbId,
+      promptNumber: result.promptNumber,
+      text: promptText,
+      authorUserId: auth.userId,
+      createdAt: e.occurred_at,
+    });
+  } else if (e.kind === 'end') {
+    await markSessionEnded(env.DB, sessionDbId, e.occurred_at);
+  }
+  const ack: EventAck = { accepted: result.accepted, duplicate: result.duplicate };
+  if (result.skipped) ack.skipped = result.skipped;
+  if (e.kind === 'init') ack.prompt_number = result.promptNumber;
+  return ack;
+}

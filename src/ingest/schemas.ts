@@ -1,0 +1,83 @@
+// Wire shapes of the ingest API (zod at the edge); one name for each schema and its type.
+import { z } from 'zod';
+
+/** ISO-8601 string or ms epoch → ms epoch. Years before 2000 or past 2100 are refused as clock garbage. */
+export const OccurredAt = z
+  .union([z.number().finite(), z.string().min(1).max(64)])
+  .transform((v, ctx) => {
+    const ms = typeof v === 'number' ? v : /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+    if (!Number.isFinite(ms) || ms < 946_684_800_000 || ms > 4_102_444_800_000) {
+      ctx.addIssue({ code: 'custom', message: 'must be an ISO-8601 time or a millisecond epoch' });
+      return z.NEVER;
+    }
+    return Math.floor(ms);
+  });
+export type OccurredAt = z.infer<typeof OccurredAt>;
+
+/** Tool payloads: what Claude Code sends is an object, a string or a list. */
+export const ToolPayload = z.union([z.record(z.string(), z.unknown()), z.string(), z.array(z.unknown())]);
+export type ToolPayload = z.infer<typeof ToolPayload>;
+
+const id = (max: number) => z.string().trim().min(1).max(max);
+
+export const EventBase = z.object({
+  event_id: id(200),
+  session_id: id(200),
+  project: id(500),
+  cwd: z.string().max(4_096).default(''),
+  occurred_at: OccurredAt,
+  platform: z.string().trim().min(1).max(50).default('claude-code'),
+});
+export type EventBase = z.infer<typeof EventBase>;
+
+export const InitEvent = EventBase.extend({
+  kind: z.literal('init').default('init'),
+  prompt: z.string().default(''),
+  private: z.boolean().default(false),
+});
+export type InitEvent = z.infer<typeof InitEvent>;
+
+export const ObservationEvent = EventBase.extend({
+  kind: z.literal('observation').default('observation'),
+  tool_name: id(200),
+  tool_input: ToolPayload.optional(),
+  tool_response: ToolPayload.nullable().optional(),
+  tool_use_id: z.string().max(200).nullish(),
+  agent_id: z.string().max(200).nullish(),
+  agent_type: z.string().max(200).nullish(),
+});
+export type ObservationEvent = z.infer<typeof ObservationEvent>;
+
+export const SummarizeEvent = EventBase.extend({
+  kind: z.literal('summarize').default('summarize'),
+  last_assistant_message: z.string().default(''),
+  agent_id: z.string().max(200).nullish(),
+});
+export type SummarizeEvent = z.infer<typeof SummarizeEvent>;
+
+export const EndEvent = EventBase.extend({
+  kind: z.literal('end').default('end'),
+  reason: z.string().max(200).nullish(),
+});
+export type EndEvent = z.infer<typeof EndEvent>;
+
+export type IngestEvent = InitEvent | ObservationEvent | SummarizeEvent | EndEvent;
+export type EventKind = IngestEvent['kind'];
+
+export const EVENT_SCHEMAS = { init: InitEvent, observation: ObservationEvent, summarize: SummarizeEvent, end: EndEvent } as const;
+
+export const MAX_BATCH_EVENTS = 200;
+
+/** Spool replay: the events are checked one by one so that one bad event does not refuse the others. */
+export const EventBatch = z.object({
+  events: z.array(z.unknown()).min(1).max(MAX_BATCH_EVENTS),
+});
+export type EventBatch = z.infer<typeof EventBatch>;
+
+/** What an accepted (or skipped) event answers. */
+export interface EventAck {
+  accepted: boolean;
+  duplicate: boolean;
+  skipped?: string;
+  prompt_number?: number;
+}

@@ -1,0 +1,224 @@
+// The SessionDO's durable state in its own SQLite: pending events (claim → confirm), ids already seen,
+// dead letters, prompts of this session, the turn lease and small counters. Synchronous SQL only.
+import type { BufferedEvent, EventSnapshot, PendingRow } from './types';
+
+/** Ids of accepted events are remembered this long so that client retries are recognised. */
+export const SEEN_RETENTION_MS = 3 * 24 * 3_600_000;
+/** Prompts kept for the observer's session info; older ones are not needed once their events are stored. */
+const PROMPTS_KEPT = 20;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS pending (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL CHECK (kind IN ('observation','summarize')),
+  payload TEXT NOT NULL,
+  chars INTEGER NOT NULL,
+  occurred_at INTEGER NOT NULL,
+  received_at INTEGER NOT NULL,
+  prompt_number INTEGER NOT NULL,
+  snapshot TEXT NOT NULL,
+  group_key TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT,
+  claim_id TEXT
+);
+CREATE INDEX IF NOT EXISTS idx_pending_claim ON pending (claim_id);
+CREATE TABLE IF NOT EXISTS seen (event_id TEXT PRIMARY KEY, prompt_number INTEGER NOT NULL, seen_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS idx_seen_time ON seen (seen_at);
+CREATE TABLE IF NOT EXISTS dead_letters (
+  event_id TEXT PRIMARY KEY, kind TEXT NOT NULL, tool_name TEXT, payload TEXT NOT NULL, snapshot TEXT NOT NULL,
+  occurred_at INTEGER NOT NULL, prompt_number INTEGER NOT NULL, attempts INTEGER NOT NULL, last_error TEXT, failed_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS prompts (prompt_number INTEGER PRIMARY KEY, private INTEGER NOT NULL, text TEXT NOT NULL, occurred_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS lease (id INTEGER PRIMARY KEY CHECK (id = 1), claim_id TEXT NOT NULL, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+`;
+
+interface PendingSql extends Record<string, SqlStorageValue> {
+  seq: number;
+  event_id: string;
+  kind: 'observation' | 'summarize';
+  payload: string;
+  chars: number;
+  occurred_at: number;
+  prompt_number: number;
+  snapshot: string;
+  group_key: string;
+  attempts: number;
+  last_error: string | null;
+  claim_id: string | null;
+}
+
+const toRow = (r: PendingSql): PendingRow => ({
+  seq: r.seq,
+  eventId: r.event_id,
+  kind: r.kind,
+  payload: JSON.parse(r.payload) as PendingRow['payload'],
+  chars: r.chars,
+  occurredAt: r.occurred_at,
+  promptNumber: r.prompt_number,
+  snapshot: JSON.parse(r.snapshot) as EventSnapshot,
+  groupKey: r.group_key,
+  attempts: r.attempts,
+  lastError: r.last_error,
+  claimId: r.claim_id,
+});
+
+/** Events filed under the same key may share an observer turn: same project, prompt, author, device, agent. */
+export const groupKey = (s: EventSnapshot, promptNumber: number, agentId: string | null) =>
+  JSON.stringify([s.projectId, s.sessionDbId, promptNumber, s.userId, s.deviceId, agentId]);
+
+export class EventBuffer {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(SCHEMA);
+  }
+
+  // --- meta -------------------------------------------------------------------------------------------
+  get<T>(key: string, fallback: T): T {
+    const row = this.sql.exec<{ v: string }>('SELECT v FROM meta WHERE k = ?', key).toArray()[0];
+    return row ? (JSON.parse(row.v) as T) : fallback;
+  }
+
+  set(key: string, value: unknown): void {
+    this.sql.exec('INSERT INTO meta (k, v) VALUES (?1, ?2) ON CONFLICT(k) DO UPDATE SET v = ?2', key, JSON.stringify(value));
+  }
+
+  bump(key: string, by = 1): void {
+    this.set(key, this.get<number>(key, 0) + by);
+  }
+
+  // --- dedupe and prompts -------------------------------------------------------------------------------
+  seenPrompt(eventId: string): number | null {
+    const row = this.sql.exec<{ prompt_number: number }>('SELECT prompt_number FROM seen WHERE event_id = ?', eventId).toArray()[0];
+    return row ? row.prompt_number : null;
+  }
+
+  markSeen(eventId: string, promptNumber: number, now: number): void {
+    this.sql.exec('INSERT OR IGNORE INTO seen (event_id, prompt_number, seen_at) VALUES (?, ?, ?)', eventId, promptNumber, now);
+  }
+
+  currentPrompt(): number {
+    return this.sql.exec<{ n: number | null }>('SELECT MAX(prompt_number) AS n FROM prompts').one().n ?? 0;
+  }
+
+  addPrompt(promptNumber: number, isPrivate: boolean, text: string, occurredAt: number): void {
+    this.sql.exec(
+      'INSERT OR IGNORE INTO prompts (prompt_number, private, text, occurred_at) VALUES (?, ?, ?, ?)',
+      promptNumber,
+      isPrivate ? 1 : 0,
+      isPrivate ? '' : text,
+      occurredAt,
+    );
+    this.sql.exec('DELETE FROM prompts WHERE prompt_number <= ?', promptNumber - PROMPTS_KEPT);
+  }
+
+  prompt(promptNumber: number): { private: boolean; text: string } | null {
+    const row = this.sql.exec<{ private: number; text: string }>('SELECT private, text FROM prompts WHERE prompt_number = ?', promptNumber).toArray()[0];
+    return row ? { private: row.private === 1, text: row.text } : null;
+  }
+
+  // --- pending events -------------------------------------------------------------------------------------
+  insert(e: BufferedEvent, promptNumber: number, now: number): void {
+    const chars = e.kind === 'observation' ? e.toolInput.length + e.toolResponse.length : e.lastAssistantMessage.length;
+    const payload =
+      e.kind === 'observation'
+        ? { toolName: e.toolName, toolInput: e.toolInput, toolResponse: e.toolResponse, cwd: e.cwd, toolUseId: e.toolUseId, agentId: e.agentId, agentType: e.agentType }
+        : { lastAssistantMessage: e.lastAssistantMessage, agentId: e.agentId ?? null, agentType: null };
+    this.sql.exec(
+      `INSERT INTO pending (event_id, kind, payload, chars, occurred_at, received_at, prompt_number, snapshot, group_key)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      e.eventId,
+      e.kind,
+      JSON.stringify(payload),
+      chars,
+      e.occurredAt,
+      now,
+      promptNumber,
+      JSON.stringify(e.snapshot),
+      groupKey(e.snapshot, promptNumber, payload.agentId ?? null),
+    );
+  }
+
+  /** Every pending event in the order a turn considers them (claimed ones included). */
+  pending(): PendingRow[] {
+    return this.sql.exec<PendingSql>('SELECT * FROM pending ORDER BY seq').toArray().map(toRow);
+  }
+
+  counts(liveClaim: string | null): { pending: number; inFlight: number } {
+    const row = this.sql
+      .exec<{ total: number; claimed: number }>('SELECT COUNT(*) AS total, COALESCE(SUM(claim_id IS NOT NULL AND claim_id = ?), 0) AS claimed FROM pending', liveClaim ?? '')
+      .one();
+    return { pending: row.total - row.claimed, inFlight: row.claimed };
+  }
+
+  claim(claimId: string, seqs: number[]): void {
+    for (const seq of seqs) this.sql.exec('UPDATE pending SET claim_id = ? WHERE seq = ?', claimId, seq);
+  }
+
+  /** Claims left behind by a turn that died are given back (only called when no live lease exists). */
+  releaseStaleClaims(): number {
+    return this.sql.exec('UPDATE pending SET claim_id = NULL WHERE claim_id IS NOT NULL').rowsWritten;
+  }
+
+  /** Deletes the events of a claim: only called once their results are committed (or deliberately dropped). */
+  confirm(claimId: string): number {
+    return this.sql.exec('DELETE FROM pending WHERE claim_id = ?', claimId).rowsWritten;
+  }
+
+  /** Gives a claim back for a later turn; `countAttempt` spends one try of each event's retry budget. */
+  release(claimId: string, countAttempt: boolean, error: string): void {
+    this.sql.exec(
+      'UPDATE pending SET claim_id = NULL, attempts = attempts + ?, last_error = ? WHERE claim_id = ?',
+      countAttempt ? 1 : 0,
+      error.slice(0, 500),
+      claimId,
+    );
+  }
+
+  /** Moves events that spent their retry budget to the dead-letter table; returns how many moved. */
+  deadLetter(maxAttempts: number, now: number): number {
+    const rows = this.sql.exec<PendingSql>('SELECT * FROM pending WHERE attempts >= ? AND claim_id IS NULL', maxAttempts).toArray();
+    for (const r of rows) {
+      const payload = JSON.parse(r.payload) as { toolName?: string };
+      this.sql.exec(
+        `INSERT OR REPLACE INTO dead_letters (event_id, kind, tool_name, payload, snapshot, occurred_at, prompt_number, attempts, last_error, failed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        r.event_id, r.kind, payload.toolName ?? null, r.payload, r.snapshot, r.occurred_at, r.prompt_number, r.attempts, r.last_error, now,
+      );
+      this.sql.exec('DELETE FROM pending WHERE seq = ?', r.seq);
+    }
+    return rows.length;
+  }
+
+  deadLetters(limit = 50): { event_id: string; kind: string; tool_name: string | null; attempts: number; last_error: string | null; failed_at: number }[] {
+    return this.sql
+      .exec<{ event_id: string; kind: string; tool_name: string | null; attempts: number; last_error: string | null; failed_at: number }>(
+        'SELECT event_id, kind, tool_name, attempts, last_error, failed_at FROM dead_letters ORDER BY failed_at DESC LIMIT ?',
+        limit,
+      )
+      .toArray();
+  }
+
+  pruneSeen(now: number): void {
+    this.sql.exec('DELETE FROM seen WHERE seen_at < ? AND event_id NOT IN (SELECT event_id FROM pending)', now - SEEN_RETENTION_MS);
+  }
+
+  // --- the turn lease -------------------------------------------------------------------------------------
+  lease(now: number): { claimId: string; expiresAt: number } | null {
+    const row = this.sql.exec<{ claim_id: string; expires_at: number }>('SELECT claim_id, expires_at FROM lease WHERE id = 1').toArray()[0];
+    return row && row.expires_at > now ? { claimId: row.claim_id, expiresAt: row.expires_at } : null;
+  }
+
+  takeLease(claimId: string, expiresAt: number): void {
+    this.sql.exec(
+      'INSERT INTO lease (id, claim_id, expires_at) VALUES (1, ?1, ?2) ON CONFLICT(id) DO UPDATE SET claim_id = ?1, expires_at = ?2',
+      claimId,
+      expiresAt,
+    );
+  }
+
+  dropLease(claimId: string): void {
+    this.sql.exec('DELETE FROM lease WHERE claim_id = ?', claimId);
+  }
+}

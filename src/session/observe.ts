@@ -1,0 +1,63 @@
+// Pure translation between the buffer's pending rows and the observer/store inputs of one turn.
+import type { ParsedObservation, ParsedSummary, SummaryRequest, ToolEvent } from '../observer/types';
+import type { TurnContext, TurnRecord } from '../store/turn-store';
+import { observationTimes } from './policy';
+import type { PendingRow } from './types';
+
+export function toToolEvent(r: PendingRow): ToolEvent {
+  return {
+    eventId: r.eventId,
+    toolName: r.payload.toolName ?? 'Tool',
+    toolInput: r.payload.toolInput ?? '',
+    toolResponse: r.payload.toolResponse ?? '',
+    cwd: r.payload.cwd ?? '',
+    toolUseId: r.payload.toolUseId ?? null,
+    agentId: r.payload.agentId,
+    agentType: r.payload.agentType,
+    occurredAt: r.occurredAt,
+    promptNumber: r.promptNumber,
+  };
+}
+
+export function toSummaryRequest(r: PendingRow): SummaryRequest {
+  return { eventId: r.eventId, lastAssistantMessage: r.payload.lastAssistantMessage ?? '', occurredAt: r.occurredAt, promptNumber: r.promptNumber };
+}
+
+/** The filing context of a turn: every event of a batch shares it (see selectBatch). */
+export function turnContext(head: PendingRow): TurnContext {
+  const s = head.snapshot;
+  return {
+    teamId: s.teamId,
+    projectId: s.projectId,
+    sessionDbId: s.sessionDbId,
+    promptNumber: head.promptNumber,
+    authorUserId: s.userId,
+    deviceId: s.deviceId,
+    agentId: head.payload.agentId,
+    agentType: head.payload.agentType,
+  };
+}
+
+export function turnRecord(
+  batch: readonly PendingRow[],
+  observations: ParsedObservation[],
+  summary: ParsedSummary | null,
+  tokens: number,
+  generationId: string | null,
+  storedAt: number,
+): TurnRecord {
+  const times = observationTimes(
+    batch.filter((r) => r.kind === 'observation').map((r) => r.occurredAt),
+    observations.length,
+  );
+  const last = batch[batch.length - 1]!;
+  const summaryRow = batch.find((r) => r.kind === 'summarize');
+  return {
+    context: turnContext(batch[0]!),
+    observations: observations.map((observation, i) => ({ observation, createdAt: times[i] ?? last.occurredAt })),
+    summary: summary ? { summary, createdAt: (summaryRow ?? last).occurredAt } : null,
+    discoveryTokens: tokens,
+    generationId,
+    storedAt,
+  };
+}

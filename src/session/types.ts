@@ -1,0 +1,106 @@
+// What the ingest routes hand to a SessionDO, and what the DO keeps per pending event.
+
+/** Where an event is filed, captured when it is enqueued (later prompts or moves do not change it). */
+export interface EventSnapshot {
+  teamId: number;
+  sessionKey: string;
+  sessionDbId: number;
+  projectId: number;
+  projectKey: string;
+  userId: number;
+  deviceId: number | null;
+}
+
+interface Common {
+  eventId: string;
+  /** ms epoch on the client: observation time = event time. */
+  occurredAt: number;
+  snapshot: EventSnapshot;
+  /** Observer mode of the team when the event arrived (e.g. `code--zh`). */
+  modeId: string;
+}
+
+export interface InitInput extends Common {
+  kind: 'init';
+  /** Stripped prompt text; ignored when private. */
+  prompt: string;
+  private: boolean;
+}
+
+export interface ObservationInput extends Common {
+  kind: 'observation';
+  toolName: string;
+  toolInput: string;
+  toolResponse: string;
+  cwd: string;
+  toolUseId: string | null;
+  agentId: string | null;
+  agentType: string | null;
+}
+
+export interface SummarizeInput extends Common {
+  kind: 'summarize';
+  lastAssistantMessage: string;
+  agentId: string | null;
+}
+
+export interface EndInput extends Common {
+  kind: 'end';
+}
+
+export type EnqueueInput = InitInput | ObservationInput | SummarizeInput | EndInput;
+/** The kinds that wait in the buffer for an observer turn. */
+export type BufferedEvent = ObservationInput | SummarizeInput;
+
+export interface EnqueueResult {
+  accepted: boolean;
+  duplicate: boolean;
+  /** The prompt the event is filed under (for init: the number it was given). */
+  promptNumber: number;
+  skipped?: 'private' | 'subagent_summary';
+}
+
+export interface PendingPayload {
+  toolName?: string;
+  toolInput?: string;
+  toolResponse?: string;
+  cwd?: string;
+  toolUseId?: string | null;
+  agentId: string | null;
+  agentType: string | null;
+  lastAssistantMessage?: string;
+}
+
+export interface PendingRow {
+  seq: number;
+  eventId: string;
+  kind: 'observation' | 'summarize';
+  payload: PendingPayload;
+  chars: number;
+  occurredAt: number;
+  promptNumber: number;
+  snapshot: EventSnapshot;
+  groupKey: string;
+  attempts: number;
+  lastError: string | null;
+  claimId: string | null;
+}
+
+export interface DeadLetterInfo {
+  event_id: string;
+  kind: string;
+  tool_name: string | null;
+  attempts: number;
+  last_error: string | null;
+  failed_at: number;
+}
+
+export interface SessionStatus {
+  pending: number;
+  in_flight: number;
+  turns: number;
+  observations_stored: number;
+  dead_letters: DeadLetterInfo[];
+  backoff_until: number | null;
+  last_error: string | null;
+}

@@ -1,6 +1,6 @@
 // The one read-visibility predicate for memory rows: team, visible projects, not deleted, sensitive rule.
 import type { AuthContext } from '../auth/types';
-import { getTeamSettings } from './team-settings';
+import { getTeamSettings, type TeamSettings } from './team-settings';
 
 /** Observation types that only their author may read unless the team sets `share_sensitive: true`. */
 export const SENSITIVE_TYPES = ['sensitive'] as const;
@@ -18,10 +18,14 @@ export interface SqlFragment {
   params: (string | number)[];
 }
 
+/** The Viewer for settings the caller already loaded. */
+export function viewerOf(auth: Pick<AuthContext, 'teamId' | 'userId'>, settings: TeamSettings): Viewer {
+  return { teamId: auth.teamId, userId: auth.userId, shareSensitive: settings.share_sensitive === true };
+}
+
 /** Loads the team setting once per request; pass the Viewer to the `visible*` builders below. */
 export async function loadViewer(db: D1Database, auth: Pick<AuthContext, 'teamId' | 'userId'>): Promise<Viewer> {
-  const settings = await getTeamSettings(db, auth.teamId);
-  return { teamId: auth.teamId, userId: auth.userId, shareSensitive: settings.share_sensitive === true };
+  return viewerOf(auth, await getTeamSettings(db, auth.teamId));
 }
 
 const projectClause = (a: string) =>

@@ -1,5 +1,101 @@
-// Recall API: context index, file context, prompt context, timeline, full records.
-import { Hono } from 'hono';
+// Recall API: context index, file context, prompt context, timeline, full records, project list.
+import { Hono, type Context } from 'hono';
+import { requireScope } from '../auth/middleware';
+import { getTeamSettings } from '../db/team-settings';
+import { viewerOf } from '../db/visibility';
 import type { AppEnv } from '../env';
+import { parseWith } from '../lib/validate';
+import { recallMode, modeIdFor } from './mode';
+import { ContextQuery, DEFAULT_DEPTH, FileContextQuery, PromptContextQuery, TimelineQuery } from './params';
+import { listProjects } from './queries';
+import { renderTimeline, type TimelineResult } from './render-timeline';
+import { contextText, fileContextText, observationRecords, parseIds, promptContextText, timelineFor } from './service';
 
 export const recallRoutes = new Hono<AppEnv>();
+
+/** Query values as zod sees them: lists for repeatable keys, single strings otherwise. */
+function query(c: Context<AppEnv>, lists: string[]): Record<string, string | string[] | undefined> {
+  const url = new URL(c.req.url);
+  const out: Record<string, string | string[] | undefined> = {};
+  for (const k of new Set(url.searchParams.keys())) out[k] = url.searchParams.get(k) ?? undefined;
+  for (const k of lists) out[k] = url.searchParams.getAll(k);
+  return out;
+}
+
+recallRoutes.use('/api/context', requireScope('read'));
+recallRoutes.use('/api/context/*', requireScope('read'));
+recallRoutes.use('/api/timeline', requireScope('read'));
+recallRoutes.use('/api/observations', requireScope('read'));
+recallRoutes.use('/api/projects', requireScope('read'));
+
+recallRoutes.get('/api/context', async (c) => {
+  const q = parseWith(ContextQuery, query(c, ['project']));
+  const text = await contextText(c.env, c.get('auth'), {
+    projects: q.project,
+    observations: q.observations,
+    sessions: q.sessions,
+    full: q.full,
+    timeZone: q.tz,
+    now: Date.now(),
+  });
+  return c.text(text);
+});
+
+recallRoutes.get('/api/context/file', async (c) => {
+  const q = parseWith(FileContextQuery, query(c, ['project', 'path']));
+  const text = await fileContextText(c.env, c.get('auth'), {
+    projects: q.project,
+    paths: q.path,
+    cwd: q.cwd,
+    mtime: q.mtime,
+    timeZone: q.tz,
+    now: Date.now(),
+  });
+  return c.text(text);
+});
+
+recallRoutes.get('/api/context/prompt', async (c) => {
+  const q = parseWith(PromptContextQuery, query(c, ['project']));
+  return c.text(await promptContextText(c.env, c.get('auth'), { projects: q.project, q: q.q, timeZone: q.tz }));
+});
+
+/** JSON form of a timeline: times as ISO strings, summaries as `S<id>` so ids never collide. */
+export function timelineJson(r: TimelineResult) {
+  return {
+    anchor: { kind: r.anchor.kind, id: r.anchor.id === null ? null : r.anchor.kind === 'summary' ? `S${r.anchor.id}` : r.anchor.id, time: new Date(r.anchor.at).toISOString() },
+    before: r.before,
+    after: r.after,
+    items: r.items.map((i) =>
+      i.kind === 'observation'
+        ? { kind: i.kind, id: i.id, time: new Date(i.at).toISOString(), type: i.type, title: i.title, project: i.project, author: i.author, tokens: i.tokens, anchor: i.anchor }
+        : { kind: i.kind, id: `S${i.id}`, time: new Date(i.at).toISOString(), request: i.request, project: i.project, author: i.author, anchor: i.anchor },
+    ),
+  };
+}
+
+recallRoutes.get('/api/timeline', async (c) => {
+  const q = parseWith(TimelineQuery, query(c, ['project']));
+  const auth = c.get('auth');
+  const { result, mode } = await timelineFor(c.env, auth, {
+    anchor: q.anchor,
+    q: q.q,
+    before: q.before ?? DEFAULT_DEPTH,
+    after: q.after ?? DEFAULT_DEPTH,
+    projects: q.project,
+  });
+  if (q.format === 'text') return c.text(renderTimeline({ result, mode, viewer: auth.handle, timeZone: q.tz }));
+  return c.json(timelineJson(result));
+});
+
+recallRoutes.get('/api/observations', async (c) => {
+  const ids = parseIds(c.req.query('ids'));
+  const { records } = await observationRecords(c.env, c.get('auth'), ids);
+  return c.json({ observations: records });
+});
+
+recallRoutes.get('/api/projects', async (c) => {
+  const auth = c.get('auth');
+  const settings = await getTeamSettings(c.env.DB, auth.teamId);
+  const projects = await listProjects(c.env.DB, viewerOf(auth, settings));
+  return c.json({ projects, mode: recallMode(modeIdFor(c.env, settings)).id });
+});

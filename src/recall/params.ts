@@ -1,0 +1,74 @@
+// Query-string schemas of the recall routes (zod at the edge; one name for a schema and its type).
+import { z } from 'zod';
+import { isTimeZone } from './format';
+
+/** A value that may arrive once or repeated (also comma-separated for project keys); blanks dropped. */
+const keys = (max: number) =>
+  z
+    .array(z.string())
+    .transform((v) => [...new Set(v.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean))])
+    .refine((v) => v.length <= max, { message: `at most ${max} values` });
+
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return undefined;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `expected an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const timeZone = z
+  .string()
+  .optional()
+  .transform((v) => v?.trim() || 'UTC')
+  .refine((v) => v.length <= 64 && isTimeZone(v), { message: 'expected an IANA time zone such as Europe/Berlin' });
+
+const project = keys(10).refine((v) => v.length > 0, { message: 'give at least one project key' });
+
+export const ContextQuery = z.object({
+  project,
+  observations: int(0, 500),
+  sessions: int(0, 100),
+  full: int(0, 50),
+  tz: timeZone,
+});
+export type ContextQuery = z.infer<typeof ContextQuery>;
+
+export const FileContextQuery = z.object({
+  project,
+  path: z
+    .array(z.string().max(1024, 'at most 1024 characters'))
+    .transform((v) => v.map((s) => s.trim()).filter(Boolean))
+    .refine((v) => v.length > 0 && v.length <= 10, { message: 'give 1 to 10 path values' }),
+  cwd: z.string().max(1024).optional(),
+  mtime: int(0, 8.64e15),
+  tz: timeZone,
+});
+export type FileContextQuery = z.infer<typeof FileContextQuery>;
+
+export const PromptContextQuery = z.object({
+  project,
+  q: z.string().max(4000, 'at most 4000 characters').optional().transform((v) => v ?? ''),
+  tz: timeZone,
+});
+export type PromptContextQuery = z.infer<typeof PromptContextQuery>;
+
+export const MAX_DEPTH = 50;
+export const DEFAULT_DEPTH = 5;
+
+export const TimelineQuery = z.object({
+  anchor: z.string().max(64).optional(),
+  q: z.string().max(1000).optional(),
+  before: int(0, MAX_DEPTH),
+  after: int(0, MAX_DEPTH),
+  project: keys(10),
+  format: z.enum(['json', 'text']).optional(),
+  tz: timeZone,
+});
+export type TimelineQuery = z.infer<typeof TimelineQuery>;

@@ -1,0 +1,240 @@
+// D1 reads behind recall: every statement starts from the shared visibility predicate (src/db/visibility.ts).
+import { visibleObservations, visibleSummaries, type Viewer } from '../db/visibility';
+import { jsonList, readTokens } from './format';
+import type { RecallMode } from './mode';
+import type { ContextObservation, ContextSummary } from './render-context';
+
+type Param = string | number | null;
+
+async function all<T>(db: D1Database, sql: string, params: Param[]): Promise<T[]> {
+  const { results } = await db.prepare(sql).bind(...params).all<T>();
+  return results;
+}
+
+const ids = (projectIds: number[]) => JSON.stringify(projectIds);
+
+interface ContextObsRow {
+  id: number;
+  created_at: number;
+  type: string;
+  title: string | null;
+  subtitle: string | null;
+  narrative: string | null;
+  facts: string;
+  discovery_tokens: number;
+  author: string;
+}
+
+interface SummaryRow {
+  id: number;
+  created_at: number;
+  request: string;
+  investigated: string;
+  learned: string;
+  completed: string;
+  next_steps: string;
+  author: string;
+}
+
+/**
+ * Newest observations of the projects that pass the mode's allow-lists: the type must be one of the mode's,
+ * and a row that has concepts needs at least one of the mode's (rows without concepts — e.g. saved with
+ * `remember` — pass, since they were never classified). Superseded rows are left out of the index.
+ */
+export async function contextObservations(
+  db: D1Database,
+  viewer: Viewer,
+  projectIds: number[],
+  mode: RecallMode,
+  limit: number,
+): Promise<ContextObservation[]> {
+  if (!projectIds.length || limit <= 0) return [];
+  const vis = visibleObservations(viewer, 'o');
+  const rows = await all<ContextObsRow>(
+    db,
+    `SELECT o.id, o.created_at, o.type, o.title, o.subtitle, o.narrative, o.facts, o.discovery_tokens, u.handle AS author
+       FROM observations o JOIN users u ON u.id = o.author_user_id
+      WHERE ${vis.sql} AND o.project_id IN (SELECT value FROM json_each(?)) AND o.superseded_by IS NULL
+        AND o.type IN (SELECT value FROM json_each(?))
+        AND (o.concepts = '[]' OR EXISTS (SELECT 1 FROM json_each(o.concepts) c WHERE c.value IN (SELECT value FROM json_each(?))))
+      ORDER BY o.created_at DESC, o.id DESC LIMIT ?`,
+    [...vis.params, ids(projectIds), JSON.stringify(mode.types.map((t) => t.id)), JSON.stringify(mode.conceptIds), limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    createdAt: r.created_at,
+    type: r.type,
+    title: r.title,
+    subtitle: r.subtitle,
+    narrative: r.narrative,
+    facts: r.facts,
+    discoveryTokens: r.discovery_tokens,
+    author: r.author,
+  }));
+}
+
+export async function contextSummaries(db: D1Database, viewer: Viewer, projectIds: number[], limit: number): Promise<ContextSummary[]> {
+  if (!projectIds.length || limit <= 0) return [];
+  const vis = visibleSummaries(viewer, 's');
+  const rows = await all<SummaryRow>(
+    db,
+    `SELECT s.id, s.created_at, s.request, s.investigated, s.learned, s.completed, s.next_steps, u.handle AS author
+       FROM summaries s JOIN users u ON u.id = s.author_user_id
+      WHERE ${vis.sql} AND s.project_id IN (SELECT value FROM json_each(?))
+      ORDER BY s.created_at DESC, s.id DESC LIMIT ?`,
+    [...vis.params, ids(projectIds), limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    createdAt: r.created_at,
+    request: r.request,
+    investigated: r.investigated,
+    learned: r.learned,
+    completed: r.completed,
+    nextSteps: r.next_steps,
+    author: r.author,
+  }));
+}
+
+export interface FileHistoryRow {
+  id: number;
+  sessionId: number;
+  createdAt: number;
+  type: string;
+  title: string | null;
+  filesRead: string[];
+  filesModified: string[];
+  author: string;
+}
+
+/** Observations (newest first, at most `limit`) whose read or modified files include one of `paths`. */
+export async function fileHistory(db: D1Database, viewer: Viewer, projectIds: number[], paths: string[], limit = 100): Promise<FileHistoryRow[]> {
+  if (!projectIds.length || !paths.length) return [];
+  const vis = visibleObservations(viewer, 'o');
+  const rows = await all<{ id: number; session_id: number; created_at: number; type: string; title: string | null; files_read: string; files_modified: string; author: string }>(
+    db,
+    `SELECT o.id, o.session_id, o.created_at, o.type, o.title, o.files_read, o.files_modified, u.handle AS author
+       FROM observations o JOIN users u ON u.id = o.author_user_id
+      WHERE o.id IN (SELECT f.observation_id FROM observation_files f
+                      WHERE f.team_id = ? AND f.project_id IN (SELECT value FROM json_each(?)) AND f.path IN (SELECT value FROM json_each(?)))
+        AND ${vis.sql}
+      ORDER BY o.created_at DESC, o.id DESC LIMIT ?`,
+    [viewer.teamId, ids(projectIds), JSON.stringify(paths), ...vis.params, limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    sessionId: r.session_id,
+    createdAt: r.created_at,
+    type: r.type,
+    title: r.title,
+    filesRead: jsonList(r.files_read),
+    filesModified: jsonList(r.files_modified),
+    author: r.author,
+  }));
+}
+
+/** A full observation as the API hands it out. */
+export interface ObservationRecord {
+  id: number;
+  project: string;
+  session: string;
+  promptNumber: number;
+  type: string;
+  title: string | null;
+  subtitle: string | null;
+  facts: string[];
+  narrative: string | null;
+  concepts: string[];
+  filesRead: string[];
+  filesModified: string[];
+  createdAt: string;
+  author: string;
+  device: string | null;
+  source: string;
+  agentType: string | null;
+  discoveryTokens: number;
+  /** Approximate tokens (chars/4) of this record's text. */
+  tokens: number;
+}
+
+interface FullRow {
+  id: number;
+  project: string;
+  session: string;
+  prompt_number: number;
+  type: string;
+  title: string | null;
+  subtitle: string | null;
+  facts: string;
+  narrative: string | null;
+  concepts: string;
+  files_read: string;
+  files_modified: string;
+  created_at: number;
+  author: string;
+  device: string | null;
+  source: string;
+  agent_type: string | null;
+  discovery_tokens: number;
+}
+
+const toRecord = (r: FullRow): ObservationRecord => ({
+  id: r.id,
+  project: r.project,
+  session: r.session,
+  promptNumber: r.prompt_number,
+  type: r.type,
+  title: r.title,
+  subtitle: r.subtitle,
+  facts: jsonList(r.facts),
+  narrative: r.narrative,
+  concepts: jsonList(r.concepts),
+  filesRead: jsonList(r.files_read),
+  filesModified: jsonList(r.files_modified),
+  createdAt: new Date(r.created_at).toISOString(),
+  author: r.author,
+  device: r.device,
+  source: r.source,
+  agentType: r.agent_type,
+  discoveryTokens: r.discovery_tokens,
+  tokens: readTokens(r),
+});
+
+/** Full records for `wanted` ids the viewer may read, in the order asked; others are silently absent. */
+export async function observationsByIds(db: D1Database, viewer: Viewer, wanted: number[]): Promise<ObservationRecord[]> {
+  if (!wanted.length) return [];
+  const vis = visibleObservations(viewer, 'o');
+  const rows = await all<FullRow>(
+    db,
+    `SELECT o.id, p.key AS project, s.session_key AS session, o.prompt_number, o.type, o.title, o.subtitle, o.facts, o.narrative,
+            o.concepts, o.files_read, o.files_modified, o.created_at, u.handle AS author, d.name AS device, o.source, o.agent_type,
+            o.discovery_tokens
+       FROM observations o JOIN projects p ON p.id = o.project_id JOIN sessions s ON s.id = o.session_id
+       JOIN users u ON u.id = o.author_user_id LEFT JOIN devices d ON d.id = o.device_id
+      WHERE o.id IN (SELECT value FROM json_each(?)) AND ${vis.sql}`,
+    [JSON.stringify(wanted), ...vis.params],
+  );
+  const byId = new Map(rows.map((r) => [r.id, toRecord(r)]));
+  return wanted.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+}
+
+export interface ProjectSummary {
+  key: string;
+  visibility: 'team' | 'private';
+  observations: number;
+  last_activity: string | null;
+}
+
+/** Projects the viewer may see, with the number of observations they may read and the newest one's time. */
+export async function listProjects(db: D1Database, viewer: Viewer): Promise<ProjectSummary[]> {
+  const vis = visibleObservations(viewer, 'o');
+  const rows = await all<{ key: string; visibility: 'team' | 'private'; n: number; last: number | null }>(
+    db,
+    `SELECT p.key, p.visibility, count(o.id) AS n, max(o.created_at) AS last
+       FROM projects p LEFT JOIN observations o ON o.project_id = p.id AND ${vis.sql}
+      WHERE p.team_id = ? AND (p.visibility = 'team' OR p.owner_user_id = ?)
+      GROUP BY p.id ORDER BY last IS NULL, last DESC, p.key`,
+    [...vis.params, viewer.teamId, viewer.userId],
+  );
+  return rows.map((r) => ({ key: r.key, visibility: r.visibility, observations: r.n, last_activity: r.last === null ? null : new Date(r.last).toISOString() }));
+}

@@ -1,0 +1,167 @@
+// Pure renderer of the session-start context index: rows in, plain text out (no I/O, `now` passed in).
+import { clockOf, dayAndClock, dayOf, jsonList, oneLine, readTokens, thousands } from './format';
+import { iconFor, type RecallMode } from './mode';
+
+export const CONTEXT_OPEN = '<cairn-context>';
+export const CONTEXT_CLOSE = '</cairn-context>';
+
+export interface ContextObservation {
+  id: number;
+  createdAt: number;
+  type: string;
+  title: string | null;
+  subtitle: string | null;
+  narrative: string | null;
+  /** Stored JSON array text. */
+  facts: string;
+  discoveryTokens: number;
+  /** Author's handle; shown only when it is not the caller. */
+  author: string;
+}
+
+export interface ContextSummary {
+  id: number;
+  createdAt: number;
+  request: string;
+  investigated: string;
+  learned: string;
+  completed: string;
+  nextSteps: string;
+  author: string;
+}
+
+export interface ContextInput {
+  projects: string[];
+  observations: ContextObservation[];
+  summaries: ContextSummary[];
+  mode: RecallMode;
+  /** The caller's handle: their own rows carry no `@handle`. */
+  viewer: string;
+  /** How many of the newest observations are shown with their narrative. */
+  fullCount: number;
+  now: number;
+  timeZone: string;
+}
+
+const TITLE_MAX = 90;
+const REQUEST_MAX = 56;
+const FIELD_MAX = 200;
+const FULL_MAX = 600;
+/** The same clock time as the row above. */
+export const SAME_TIME = '″';
+
+type Row =
+  | { kind: 'obs'; at: number; o: ContextObservation; full: boolean }
+  | { kind: 'sum'; at: number; s: ContextSummary };
+
+const by = (viewer: string, author: string) => (author && author !== viewer ? ` @${author}` : '');
+
+function header(input: Pick<ContextInput, 'projects' | 'now' | 'timeZone'>): string {
+  const where = input.projects.join(' + ') || '(no project)';
+  return `# cairn memory · ${where} · ${dayAndClock(input.now, input.timeZone)} ${input.timeZone}`;
+}
+
+/** Text shown when a project has nothing stored yet (or nothing the mode lets through). */
+export function renderWelcome(input: Pick<ContextInput, 'projects' | 'now' | 'timeZone'>): string {
+  return [
+    CONTEXT_OPEN,
+    header(input),
+    'Nothing is stored for this project yet. cairn is recording this session; from the next session on,',
+    'an index of what you and your teammates learned here will appear at this spot.',
+    CONTEXT_CLOSE,
+  ].join('\n');
+}
+
+function statsLine(obs: ContextObservation[], sums: ContextSummary[]): string {
+  const read = obs.reduce((n, o) => n + readTokens(o), 0);
+  const work = obs.reduce((n, o) => n + Math.max(0, o.discoveryTokens), 0);
+  const workPart = work > 0 ? ` · work behind them ~${thousands(work)}t` : '';
+  return `Stats: ${obs.length} obs · ${sums.length} session${sums.length === 1 ? '' : 's'} · read all ~${thousands(read)}t${workPart}`;
+}
+
+function fullBody(o: ContextObservation): string {
+  const body = o.narrative?.trim() || jsonList(o.facts).join(' · ');
+  return oneLine(body, FULL_MAX);
+}
+
+/**
+ * The newest summary, when it is newer than every observation shown: it is then the last row of the index,
+ * and its fields are printed right under it.
+ */
+function latestSummary(input: ContextInput): ContextSummary | null {
+  const newest = [...input.summaries].sort((a, b) => b.createdAt - a.createdAt || b.id - a.id)[0];
+  if (!newest) return null;
+  const newestObs = input.observations.reduce((m, o) => Math.max(m, o.createdAt), -Infinity);
+  return newest.createdAt > newestObs ? newest : null;
+}
+
+function summaryFields(s: ContextSummary): string[] {
+  const fields: [string, string][] = [
+    ['Investigated', s.investigated],
+    ['Learned', s.learned],
+    ['Completed', s.completed],
+    ['Next', s.nextSteps],
+  ];
+  return fields.filter(([, v]) => v.trim()).map(([k, v]) => ` ${k}: ${oneLine(v, FIELD_MAX)}`);
+}
+
+export function renderContext(input: ContextInput): string {
+  const { observations, summaries, mode, timeZone } = input;
+  if (!observations.length && !summaries.length) return renderWelcome(input);
+
+  const fullIds = new Set(
+    [...observations]
+      .sort((a, b) => b.createdAt - a.createdAt || b.id - a.id)
+      .slice(0, Math.max(0, input.fullCount))
+      .map((o) => o.id),
+  );
+  const latest = latestSummary(input);
+  const rows: Row[] = [
+    ...observations.map((o): Row => ({ kind: 'obs', at: o.createdAt, o, full: fullIds.has(o.id) })),
+    ...summaries.map((s): Row => ({ kind: 'sum', at: s.createdAt, s })),
+  ];
+  // Oldest first, so the newest work sits closest to the agent's first turn; summaries after same-time rows.
+  rows.sort((a, b) => a.at - b.at || (a.kind === b.kind ? (a.kind === 'obs' ? a.o.id : a.s.id) - (b.kind === 'obs' ? b.o.id : b.s.id) : a.kind === 'obs' ? -1 : 1));
+
+  // Only the icons that occur: the legend is paid for on every session start.
+  const used = new Set(observations.map((o) => o.type));
+  const icons = mode.types.filter((t) => used.has(t.id)).map((t) => `${t.emoji}${t.id}`);
+  const out: string[] = [
+    CONTEXT_OPEN,
+    header(input),
+    ['Legend: S=session', ...icons, `${SAME_TIME}=same time`, '@x=teammate'].join(' '),
+    statsLine(observations, summaries),
+  ];
+
+  let day = '';
+  let lastClock = '';
+  for (const row of rows) {
+    const d = dayOf(row.at, timeZone);
+    if (d !== day) {
+      out.push(`## ${d}`);
+      day = d;
+      lastClock = '';
+    }
+    const clock = clockOf(row.at, timeZone);
+    const shown = clock === lastClock ? SAME_TIME : clock;
+    lastClock = clock;
+    if (row.kind === 'sum') {
+      out.push(`S${row.s.id} ${shown} ${oneLine(row.s.request, REQUEST_MAX, 'session')}${by(input.viewer, row.s.author)}`);
+      if (row.s === latest) out.push(...summaryFields(row.s));
+      continue;
+    }
+    const o = row.o;
+    const title = oneLine(o.title, TITLE_MAX, 'Untitled');
+    const who = by(input.viewer, o.author);
+    if (row.full) {
+      out.push(`**${o.id}** ${shown} ${iconFor(mode, o.type)} **${title}**${who}`);
+      const body = fullBody(o);
+      if (body) out.push(body);
+    } else {
+      out.push(`${o.id} ${shown} ${iconFor(mode, o.type)} ${title}${who}`);
+    }
+  }
+
+  out.push('cairn tools: get_observations([ids]) · timeline(anchor=id) · search(query)', CONTEXT_CLOSE);
+  return out.join('\n');
+}

@@ -1,0 +1,143 @@
+// Recall operations shared by the HTTP routes and the MCP tools: resolve scope, query, render.
+import type { AuthContext } from '../auth/types';
+import { resolveVisibleProjects } from '../db/projects';
+import { getTeamSettings, type TeamSettings } from '../db/team-settings';
+import { viewerOf, type Viewer } from '../db/visibility';
+import type { CairnEnv } from '../env';
+import { AppError } from '../lib/errors';
+import { searchObservations } from '../search/search';
+import { changedSince, pathCandidates, renderFileContext, scoreFileHistory } from './file-context';
+import { modeIdFor, recallMode, type RecallMode } from './mode';
+import { contextObservations, contextSummaries, fileHistory, observationsByIds, type ObservationRecord } from './queries';
+import { renderContext } from './render-context';
+import { renderPromptContext } from './render-prompt';
+import { parseAnchor, type Anchor, type TimelineResult } from './render-timeline';
+import { loadTimeline } from './timeline';
+
+export const DEFAULT_CONTEXT_OBSERVATIONS = 50;
+export const DEFAULT_CONTEXT_SESSIONS = 10;
+export const MAX_IDS = 100;
+
+interface Scope {
+  viewer: Viewer;
+  settings: TeamSettings;
+  mode: RecallMode;
+}
+
+async function scopeOf(env: CairnEnv, auth: AuthContext): Promise<Scope> {
+  const settings = await getTeamSettings(env.DB, auth.teamId);
+  return { viewer: viewerOf(auth, settings), settings, mode: recallMode(modeIdFor(env, settings)) };
+}
+
+export interface ContextOptions {
+  projects: string[];
+  observations?: number;
+  sessions?: number;
+  full?: number;
+  timeZone: string;
+  now: number;
+}
+
+export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOptions): Promise<string> {
+  const { viewer, settings, mode } = await scopeOf(env, auth);
+  const projects = await resolveVisibleProjects(env.DB, auth, o.projects);
+  const ids = projects.map((p) => p.id);
+  const [observations, summaries] = await Promise.all([
+    contextObservations(env.DB, viewer, ids, mode, o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS),
+    contextSummaries(env.DB, viewer, ids, o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS),
+  ]);
+  return renderContext({
+    projects: projects.length ? projects.map((p) => p.key) : o.projects,
+    observations,
+    summaries,
+    mode,
+    viewer: auth.handle,
+    fullCount: o.full ?? 0,
+    now: o.now,
+    timeZone: o.timeZone,
+  });
+}
+
+export interface FileContextOptions {
+  projects: string[];
+  paths: string[];
+  cwd?: string;
+  mtime?: number;
+  timeZone: string;
+  now: number;
+}
+
+export async function fileContextText(env: CairnEnv, auth: AuthContext, o: FileContextOptions): Promise<string> {
+  const { viewer, mode } = await scopeOf(env, auth);
+  const projects = await resolveVisibleProjects(env.DB, auth, o.projects);
+  const candidates = pathCandidates(o.paths, o.cwd);
+  const rows = await fileHistory(env.DB, viewer, projects.map((p) => p.id), candidates.all);
+  if (!rows.length || changedSince(rows, o.mtime)) return '';
+  const scored = scoreFileHistory(rows, candidates.all);
+  const shown = candidates.relative[0] ?? candidates.all[0] ?? o.paths[0] ?? '';
+  return renderFileContext({ path: shown, rows: scored, mode, viewer: auth.handle, now: o.now, timeZone: o.timeZone });
+}
+
+export const PROMPT_CONTEXT_LIMIT = 5;
+/** Shorter prompts ("ok", "go on") say too little to search on. */
+export const PROMPT_MIN_CHARS = 4;
+
+export async function promptContextText(env: CairnEnv, auth: AuthContext, o: { projects: string[]; q: string; timeZone: string }): Promise<string> {
+  const q = o.q.trim();
+  if ([...q].length < PROMPT_MIN_CHARS || !o.projects.length) return '';
+  const { viewer, mode } = await scopeOf(env, auth);
+  const found = await searchObservations(env, auth, { q: q.slice(0, 1000), project: o.projects, limit: PROMPT_CONTEXT_LIMIT });
+  const records = await observationsByIds(env.DB, viewer, found.results.map((r) => r.id));
+  return renderPromptContext({ records, mode, viewer: auth.handle, timeZone: o.timeZone });
+}
+
+export interface TimelineOptions {
+  anchor?: string | number;
+  q?: string;
+  before: number;
+  after: number;
+  projects: string[];
+}
+
+/** Resolves the anchor (or picks one with search) and loads the items around it. */
+export async function timelineFor(env: CairnEnv, auth: AuthContext, o: TimelineOptions): Promise<{ result: TimelineResult; mode: RecallMode }> {
+  const { viewer, mode } = await scopeOf(env, auth);
+  let projectIds: number[] | null = null;
+  if (o.projects.length) {
+    projectIds = (await resolveVisibleProjects(env.DB, auth, o.projects)).map((p) => p.id);
+    if (!projectIds.length) throw new AppError(404, 'anchor_not_found', 'No such observation or session summary.');
+  }
+  let anchor: Anchor | null;
+  if (o.anchor !== undefined && o.anchor !== '') {
+    anchor = parseAnchor(o.anchor);
+    if (!anchor) throw new AppError(400, 'invalid_anchor', 'anchor must be an observation id (123), a summary id (S12) or an ISO date/time.');
+  } else if (o.q?.trim()) {
+    const found = await searchObservations(env, auth, { q: o.q, project: o.projects, limit: 1 });
+    const top = found.results[0];
+    if (!top) throw new AppError(404, 'anchor_not_found', 'Nothing matched the query, so there is no anchor.');
+    anchor = { kind: 'observation', id: top.id };
+  } else {
+    throw new AppError(400, 'anchor_required', 'Give an anchor (id, S<id> or ISO time) or a query q to pick one.');
+  }
+  const result = await loadTimeline(env.DB, viewer, { anchor, before: o.before, after: o.after, projectIds });
+  return { result, mode };
+}
+
+/** Parses `1,2,3` (or an array) into distinct positive ids; 400 `invalid_ids` for anything else. */
+export function parseIds(raw: string | (string | number)[] | undefined): number[] {
+  const parts = raw === undefined ? [] : Array.isArray(raw) ? raw.map(String) : raw.split(',');
+  const trimmed = parts.map((s) => s.trim().replace(/^#/, '')).filter(Boolean);
+  if (!trimmed.length) throw new AppError(400, 'invalid_ids', 'Give ids as a comma-separated list of observation ids, e.g. ids=1,2,3.');
+  if (trimmed.length > MAX_IDS) throw new AppError(400, 'invalid_ids', `At most ${MAX_IDS} ids per request.`);
+  const out: number[] = [];
+  for (const s of trimmed) {
+    if (!/^\d{1,15}$/.test(s) || Number(s) <= 0) throw new AppError(400, 'invalid_ids', `"${s.slice(0, 20)}" is not an observation id.`);
+    if (!out.includes(Number(s))) out.push(Number(s));
+  }
+  return out;
+}
+
+export async function observationRecords(env: CairnEnv, auth: AuthContext, ids: number[]): Promise<{ records: ObservationRecord[]; mode: RecallMode }> {
+  const { viewer, mode } = await scopeOf(env, auth);
+  return { records: await observationsByIds(env.DB, viewer, ids), mode };
+}

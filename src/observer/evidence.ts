@@ -11,10 +11,11 @@ const READ_TOOLS = new Set(['read', 'read_file', 'notebookread']);
 const PATH_KEYS = ['file_path', 'filePath', 'notebook_path', 'notebookPath', 'path'];
 const PATH_LIST_KEYS = ['filePaths', 'file_paths', 'paths'];
 
+// Headers at a line start, or right after a quote when a cut-off JSON string was unescaped by hand.
 const PATCH_HEADERS = [
-  /^\*\*\* (?:Update|Add|Delete) File:\s*(.+?)\s*$/gm,
-  /^\*\*\* Move to:\s*(.+?)\s*$/gm,
-  /^\+\+\+ b\/(.+?)\s*$/gm,
+  /(?:^|["'])\*\*\* (?:Update|Add|Delete) File:[ \t]*([^\n"]+?)[ \t]*(?=$|")/gm,
+  /(?:^|["'])\*\*\* Move to:[ \t]*([^\n"]+?)[ \t]*(?=$|")/gm,
+  /(?:^|["'])\+\+\+ b\/([^\n"]+?)[ \t]*(?=$|")/gm,
 ];
 
 function parseJson(text: string): unknown {

@@ -1,0 +1,132 @@
+// `cairn login`, `cairn status`, `cairn flush`, `cairn search`: the user's commands around the hooks.
+import { parseArgs } from 'node:util';
+import { loadConfig, pathsFor, readConfigFile, writeConfigFile, type Config, type Paths } from '../config';
+import type { Io } from '../io';
+import { call, errorText, Unreachable } from '../net/http';
+import { projectKeyFor } from '../project/project-key';
+import { replay, type DeliveryContext } from '../spool/deliver';
+import { Spool } from '../spool/spool';
+import { readState } from '../state';
+import { VERSION } from '../version';
+
+export function deliveryFor(io: Io, config: Config, paths: Paths): DeliveryContext {
+  return {
+    url: config.url, token: config.token, device: config.device, stateDir: paths.stateDir, now: io.now,
+    spool: new Spool(paths.stateDir, { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes }),
+  };
+}
+
+export async function login(args: string[], io: Io): Promise<number> {
+  const { values } = parseArgs({ args, options: { url: { type: 'string' }, token: { type: 'string' }, device: { type: 'string' } } });
+  if (!values.url || !values.token) {
+    io.err('usage: cairn login --url https://your-worker.example --token <token> [--device <name>]\n');
+    return 2;
+  }
+  let url: URL;
+  try {
+    url = new URL(values.url);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('scheme');
+  } catch {
+    io.err(`cairn: "${values.url}" is not an http(s) URL.\n`);
+    return 2;
+  }
+  const paths = pathsFor(io.env);
+  const base = url.toString().replace(/\/+$/, '');
+  const file = { ...readConfigFile(paths), url: base, token: values.token.trim() };
+  if (values.device) file.device = values.device;
+  writeConfigFile(paths, file);
+  io.out(`cairn: saved ${paths.configFile}\n`);
+  const check = await checkToken(base, file.token, file.device ?? null);
+  io.out(`cairn: ${check.message}\n`);
+  return 0;
+}
+
+async function checkToken(url: string, token: string | null, device: string | null): Promise<{ ok: boolean; message: string }> {
+  try {
+    const r = await call(url, '/api/projects', { token, device, timeoutMs: 5_000 });
+    if (r.status === 200) return { ok: true, message: `server reachable at ${url}, token valid` };
+    if (r.status === 403) return { ok: true, message: `server reachable at ${url}, token valid (no read scope: recall disabled)` };
+    return { ok: false, message: `server reachable at ${url}, but the token was refused (${errorText(r)})` };
+  } catch (e) {
+    return { ok: false, message: `server not reachable at ${url} (${e instanceof Unreachable ? e.reason : String(e)}); events will be kept locally until it is` };
+  }
+}
+
+const kb = (n: number) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
+
+export async function status(_args: string[], io: Io): Promise<number> {
+  const paths = pathsFor(io.env);
+  const config = loadConfig(io.env, paths);
+  const spool = new Spool(paths.stateDir, { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes });
+  const stats = spool.stats();
+  const state = readState(paths.stateDir);
+  const lines = [`cairn ${VERSION}`];
+  if (!config.url || !config.token) lines.push('server:  not configured (run: cairn login --url … --token …)');
+  else {
+    const check = await checkToken(config.url, config.token, config.device);
+    lines.push(`server:  ${check.message}`);
+    try {
+      const r = await call(config.url, '/install/cairn.mjs', { method: 'HEAD', timeoutMs: 3_000 });
+      const served = r.headers['x-cairn-client-version'];
+      if (typeof served === 'string' && served !== VERSION) lines.push(`update:  the server offers client ${served} (this is ${VERSION}): ${config.url}/install/cairn.mjs`);
+    } catch {
+      // reachability was reported above
+    }
+  }
+  lines.push(`project: ${projectKeyFor(io.cwd, paths.stateDir, io.now())} (for ${io.cwd})`);
+  const pct = Math.round(stats.fill * 100);
+  lines.push(`spool:   ${stats.pendingEvents} events waiting, ${kb(stats.pendingBytes)} (${pct}% of the limit: ${config.spoolMaxEvents} events / ${kb(config.spoolMaxBytes)})`);
+  if (stats.fill >= 0.8) lines.push(`WARNING: the spool is ${pct}% full; events will be dropped when it is full. Run \`cairn flush\` once the server is reachable.`);
+  if (stats.dropped) lines.push(`WARNING: ${stats.dropped} events were dropped because the spool was full.`);
+  lines.push(`last error: ${state.lastError ? `${new Date(state.lastError.at).toISOString()} ${state.lastError.message}` : 'none'}`);
+  io.out(`${lines.join('\n')}\n`);
+  return 0;
+}
+
+export async function flush(args: string[], io: Io): Promise<number> {
+  const { values } = parseArgs({ args, options: { timeout: { type: 'string' } } });
+  const paths = pathsFor(io.env);
+  const config = loadConfig(io.env, paths);
+  const delivery = deliveryFor(io, config, paths);
+  const before = delivery.spool.stats().pendingEvents;
+  const seconds = Number(values.timeout ?? 120);
+  const report = await replay(delivery, io.now() + (Number.isFinite(seconds) ? seconds : 120) * 1000);
+  if (report.busy) {
+    io.out('cairn: another cairn process is replaying the spool right now; try again in a moment.\n');
+    return 1;
+  }
+  io.out(`cairn: ${report.delivered} of ${before} events delivered${report.rejected ? `, ${report.rejected} refused by the server (see ${delivery.spool.deadFile})` : ''}, ${report.remaining} waiting.\n`);
+  if (report.retryReason && report.remaining) io.out(`cairn: stopped: ${report.retryReason}\n`);
+  return report.remaining ? 1 : 0;
+}
+
+export async function search(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { all: { type: 'boolean' }, project: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } } });
+  const q = positionals.join(' ').trim();
+  if (!q) {
+    io.err('usage: cairn search <query> [--all] [--project <key>] [--limit N] [--json]\n');
+    return 2;
+  }
+  const paths = pathsFor(io.env);
+  const config = loadConfig(io.env, paths);
+  if (!config.url || !config.token) {
+    io.err('cairn: not logged in (run: cairn login --url … --token …)\n');
+    return 1;
+  }
+  const params = new URLSearchParams({ q });
+  if (!values.all) params.set('project', values.project ?? projectKeyFor(io.cwd, paths.stateDir, io.now()));
+  if (values.limit) params.set('limit', values.limit);
+  if (!values.json) params.set('format', 'text');
+  try {
+    const r = await call(config.url, `/api/search?${params.toString()}`, { token: config.token, device: config.device, timeoutMs: 15_000 });
+    if (r.status !== 200) {
+      io.err(`cairn: search failed: ${errorText(r)}\n`);
+      return 1;
+    }
+    io.out(r.text.endsWith('\n') ? r.text : `${r.text}\n`);
+    return 0;
+  } catch (e) {
+    io.err(`cairn: server not reachable (${e instanceof Unreachable ? e.reason : String(e)})\n`);
+    return 1;
+  }
+}

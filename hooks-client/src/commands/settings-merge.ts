@@ -1,0 +1,94 @@
+// Pure: adding cairn's hooks to a Claude Code settings object and taking them out again, leaving others alone.
+import type { HookEvent } from '../hook/gate';
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type Settings = { [k: string]: Json };
+
+interface Handler {
+  type: string;
+  command?: string;
+  timeout?: number;
+  async?: boolean;
+}
+interface Group {
+  matcher?: string;
+  hooks: Handler[];
+}
+
+export const HOOK_PLAN: Array<{ claudeEvent: string; event: HookEvent; matcher?: string; timeout: number; async?: boolean }> = [
+  { claudeEvent: 'SessionStart', event: 'session-start', matcher: 'startup|resume|clear|compact', timeout: 10 },
+  { claudeEvent: 'UserPromptSubmit', event: 'user-prompt-submit', timeout: 10 },
+  { claudeEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'Read', timeout: 5 },
+  // Fire-and-forget: Claude Code does not wait for these, so recording never slows the agent.
+  { claudeEvent: 'PostToolUse', event: 'post-tool-use', matcher: '*', timeout: 10, async: true },
+  { claudeEvent: 'Stop', event: 'stop', timeout: 10, async: true },
+  { claudeEvent: 'SessionEnd', event: 'session-end', timeout: 5 },
+];
+
+const OURS = /cairn(?:\.mjs)?["']?\s+hook\s+(?:session-start|user-prompt-submit|pre-tool-use|post-tool-use|stop|session-end)\b/;
+
+export const isOurHandler = (h: unknown): boolean =>
+  !!h && typeof h === 'object' && typeof (h as Handler).command === 'string' && OURS.test((h as Handler).command!);
+
+/** The shell command Claude Code runs for one event. */
+export function hookCommand(clientPath: string, event: HookEvent): string {
+  return `node "${clientPath.replace(/"/g, '\\"')}" hook ${event}`;
+}
+
+const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+const isGroupList = (v: unknown): v is Group[] => Array.isArray(v);
+
+/** Removes cairn's handlers; groups, event lists and the hooks object are dropped only if that emptied them. */
+export function removeOurHooks(settings: Settings): Settings {
+  const next = clone(settings);
+  const hooks = next.hooks;
+  if (!hooks || typeof hooks !== 'object' || Array.isArray(hooks)) return next;
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (!isGroupList(groups)) continue;
+    const kept: Group[] = [];
+    for (const g of groups) {
+      if (!g || typeof g !== 'object' || !Array.isArray(g.hooks)) {
+        kept.push(g);
+        continue;
+      }
+      const handlers = g.hooks.filter((h) => !isOurHandler(h));
+      if (handlers.length === g.hooks.length) kept.push(g);
+      else if (handlers.length) kept.push({ ...g, hooks: handlers });
+    }
+    if (kept.length) (hooks as Record<string, Json>)[event] = kept as unknown as Json;
+    else delete (hooks as Record<string, Json>)[event];
+  }
+  if (!Object.keys(hooks).length) delete next.hooks;
+  return next;
+}
+
+/** Adds cairn's hooks (replacing any earlier cairn entries), keeping every other hook where it was. */
+export function addOurHooks(settings: Settings, clientPath: string): Settings {
+  const next = removeOurHooks(settings);
+  const hooks = (next.hooks && typeof next.hooks === 'object' && !Array.isArray(next.hooks) ? next.hooks : {}) as Record<string, Json>;
+  for (const p of HOOK_PLAN) {
+    const handler: Handler = { type: 'command', command: hookCommand(clientPath, p.event), timeout: p.timeout };
+    if (p.async) handler.async = true;
+    const group: Group = p.matcher ? { matcher: p.matcher, hooks: [handler] } : { hooks: [handler] };
+    const list = Array.isArray(hooks[p.claudeEvent]) ? (hooks[p.claudeEvent] as Json[]) : [];
+    hooks[p.claudeEvent] = [...list, group as unknown as Json];
+  }
+  next.hooks = hooks;
+  return next;
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  return v;
+}
+
+/** Indentation of an existing JSON text (so a rewrite looks like the user's file), default two spaces. */
+export function detectIndent(text: string): string | number {
+  const m = /^[\t ]+(?=")/m.exec(text);
+  return m ? m[0] : 2;
+}

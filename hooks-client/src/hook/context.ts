@@ -1,0 +1,66 @@
+// What every hook handler gets: parsed input, config, project key, spool, and its deadline.
+import { randomUUID } from 'node:crypto';
+import type { Config, Paths } from '../config';
+import type { Io } from '../io';
+import type { DeliveryContext } from '../spool/deliver';
+import type { EventKind, SpooledEvent } from '../spool/spool';
+import { naturalEventId } from '../transcript';
+import type { HookEvent } from './gate';
+import type { HookInput } from './input';
+
+export interface HookContext {
+  event: HookEvent;
+  io: Io;
+  input: HookInput;
+  config: Config;
+  paths: Paths;
+  project: string;
+  delivery: DeliveryContext;
+  /** ms epoch by which the hook must be done talking to the network. */
+  deadline: number;
+}
+
+/** Budgets per event, from process start: SessionEnd shares 1.5 s in Claude Code, node itself needs ~50 ms. */
+export const BUDGET_MS: Record<HookEvent, number> = {
+  'session-start': 3_000,
+  'user-prompt-submit': 1_500,
+  'pre-tool-use': 1_000,
+  'post-tool-use': 1_000,
+  stop: 1_500,
+  'session-end': 900,
+};
+
+/** An ingest event with the fields every route needs; a natural key makes repeats recognisable. */
+export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<string, unknown>, naturalKey?: string | null): SpooledEvent {
+  const sessionId = ctx.input.sessionId ?? 'unknown';
+  return {
+    kind,
+    body: {
+      event_id: naturalKey ? naturalEventId(sessionId, kind, naturalKey) : randomUUID(),
+      session_id: sessionId,
+      project: ctx.project,
+      cwd: ctx.input.cwd,
+      occurred_at: new Date(ctx.io.now()).toISOString(),
+      platform: 'claude-code',
+      ...fields,
+    },
+  };
+}
+
+export interface HookOutput {
+  hookSpecificOutput: { hookEventName: 'SessionStart' | 'UserPromptSubmit' | 'PreToolUse'; additionalContext: string };
+}
+
+/** Claude Code caps injected text at 10,000 chars (beyond that it saves to a file): stay under it. */
+export const MAX_CONTEXT_CHARS = 9_500;
+
+export function inject(name: HookOutput['hookSpecificOutput']['hookEventName'], text: string): HookOutput | null {
+  const t = text.trim();
+  if (!t) return null;
+  let body = t;
+  if (t.length > MAX_CONTEXT_CHARS) {
+    const closing = /<\/[a-z-]+>$/.exec(t)?.[0] ?? '';
+    body = `${t.slice(0, MAX_CONTEXT_CHARS - 80).trimEnd()}\n… (cut to fit; search memory for more)${closing ? `\n${closing}` : ''}`;
+  }
+  return { hookSpecificOutput: { hookEventName: name, additionalContext: body } };
+}

@@ -1,0 +1,36 @@
+// Gate 0: cheap local checks that decide an event is not worth sending at all. Pure.
+import { isExcluded } from '../project/glob';
+import { isTaskNotificationOnly } from '../privacy/tags';
+
+export type HookEvent = 'session-start' | 'user-prompt-submit' | 'pre-tool-use' | 'post-tool-use' | 'stop' | 'session-end';
+
+export interface GateInput {
+  event: HookEvent;
+  cwd: string;
+  project: string;
+  toolName: string | null;
+  prompt: string | null;
+  /** CAIRN_INTERNAL=1 is set by anything cairn itself runs Claude in (an observer, an import). */
+  internal: boolean;
+  excludeProjects: readonly string[];
+  skipTools: readonly string[];
+  home: string;
+}
+
+export type GateResult = { skip: false } | { skip: true; reason: 'own_traffic' | 'project_excluded' | 'tool_skipped' | 'protocol_payload' };
+
+// Calls to cairn's own MCP tools are recall, not work: observing them would only echo memory back.
+const OWN_TOOL = /^mcp__(?:cairn|plugin_cairn_[^_]+)__/;
+
+export function gate0(g: GateInput): GateResult {
+  if (g.internal) return { skip: true, reason: 'own_traffic' };
+  if (g.excludeProjects.length && (isExcluded(g.cwd, g.excludeProjects, g.home) || isExcluded(g.project, g.excludeProjects, g.home))) {
+    return { skip: true, reason: 'project_excluded' };
+  }
+  if (g.event === 'post-tool-use' && g.toolName) {
+    if (OWN_TOOL.test(g.toolName)) return { skip: true, reason: 'own_traffic' };
+    if (g.skipTools.includes(g.toolName)) return { skip: true, reason: 'tool_skipped' };
+  }
+  if (g.event === 'user-prompt-submit' && g.prompt && isTaskNotificationOnly(g.prompt)) return { skip: true, reason: 'protocol_payload' };
+  return { skip: false };
+}

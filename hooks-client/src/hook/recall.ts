@@ -1,0 +1,72 @@
+// Hooks that bring memory into the session: the context index at start, a file's history before a Read.
+import { statSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { call } from '../net/http';
+import { isSensitivePath } from '../privacy/sensitive-files';
+import { replay } from '../spool/deliver';
+import { readState, updateState } from '../state';
+import { inject, type HookContext, type HookOutput } from './context';
+
+/** Files smaller than this are cheaper to read than any note about them. */
+export const FILE_CONTEXT_MIN_BYTES = 1_500;
+const DAY_MS = 86_400_000;
+
+async function getText(ctx: HookContext, path: string, timeoutMs: number): Promise<string> {
+  const { url, token, device } = ctx.delivery;
+  if (!url || !token) return '';
+  try {
+    const r = await call(url, path, { token, device, timeoutMs, maxBytes: 200_000 });
+    return r.status === 200 ? r.text : '';
+  } catch {
+    return '';
+  }
+}
+
+export async function sessionStart(ctx: HookContext): Promise<HookOutput | null> {
+  const now = ctx.io.now();
+  const context = await getText(ctx, `/api/context?project=${encodeURIComponent(ctx.project)}`, Math.min(2_500, ctx.deadline - now));
+  // A new session is a good moment to empty the spool, in whatever time is left.
+  if (ctx.delivery.spool.hasPending()) await replay(ctx.delivery, ctx.deadline);
+  const warning = spoolWarning(ctx);
+  return inject('SessionStart', [warning, context].filter(Boolean).join('\n\n'));
+}
+
+/** Said once (and again only if more events were lost, or a day later): the offline spool is near its bound. */
+function spoolWarning(ctx: HookContext): string {
+  const stats = ctx.delivery.spool.stats();
+  const state = readState(ctx.paths.stateDir);
+  const now = ctx.io.now();
+  const newDrops = stats.dropped > (state.spoolWarnedDropped ?? 0);
+  const nearFull = stats.fill >= 0.8 && now - (state.spoolWarnedAt ?? 0) > DAY_MS;
+  if (!newDrops && !nearFull) return '';
+  updateState(ctx.paths.stateDir, { spoolWarnedAt: now, spoolWarnedDropped: stats.dropped });
+  const pct = Math.round(stats.fill * 100);
+  const lost = stats.dropped ? ` ${stats.dropped} events were dropped because it was full.` : '';
+  return `cairn notice: ${stats.pendingEvents} events recorded while the memory server was unreachable are waiting in the local spool (${pct}% of its limit).${lost} The user can run \`cairn status\` and \`cairn flush\`.`;
+}
+
+export async function preToolUse(ctx: HookContext): Promise<HookOutput | null> {
+  const { input } = ctx;
+  if (input.agentId || input.toolName !== 'Read' || !input.toolInput || typeof input.toolInput !== 'object') return null;
+  const filePath = (input.toolInput as Record<string, unknown>).file_path;
+  if (typeof filePath !== 'string' || !filePath || isSensitivePath(filePath)) return null;
+  const windows = /^[A-Za-z]:[\\/]/.test(filePath) || filePath.startsWith('\\\\');
+  const abs = windows || isAbsolute(filePath) ? filePath : join(input.cwd, filePath);
+  let mtimeMs: number;
+  try {
+    const st = statSync(abs);
+    if (!st.isFile() || st.size < FILE_CONTEXT_MIN_BYTES) return null;
+    mtimeMs = Math.floor(st.mtimeMs);
+  } catch {
+    return null;
+  }
+  const slash = (p: string) => p.replace(/\\/g, '/');
+  const absSlash = slash(abs);
+  const cwdSlash = slash(input.cwd).replace(/\/+$/, '');
+  const rel = absSlash.startsWith(`${cwdSlash}/`) ? absSlash.slice(cwdSlash.length + 1) : null;
+  const q = new URLSearchParams({ project: ctx.project, path: absSlash });
+  if (rel) q.append('path', rel);
+  q.set('mtime', String(mtimeMs));
+  const text = await getText(ctx, `/api/context/file?${q.toString()}`, ctx.deadline - ctx.io.now());
+  return inject('PreToolUse', text);
+}

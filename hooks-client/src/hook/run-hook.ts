@@ -1,0 +1,58 @@
+// `cairn hook <event>`: read stdin, pass gate 0, run the handler within its budget, print only what to inject.
+import { loadConfig, pathsFor } from '../config';
+import type { Io } from '../io';
+import { projectKeyFor } from '../project/project-key';
+import { Spool } from '../spool/spool';
+import { updateState } from '../state';
+import { postToolUse, sessionEnd, stop, userPromptSubmit } from './capture';
+import { BUDGET_MS, type HookContext, type HookOutput } from './context';
+import { gate0, type HookEvent } from './gate';
+import { parseHookInput } from './input';
+import { preToolUse, sessionStart } from './recall';
+
+export const HOOK_EVENTS: readonly HookEvent[] = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'stop', 'session-end'];
+
+const HANDLERS: Record<HookEvent, (ctx: HookContext) => Promise<HookOutput | null>> = {
+  'session-start': sessionStart,
+  'pre-tool-use': preToolUse,
+  'user-prompt-submit': userPromptSubmit,
+  'post-tool-use': postToolUse,
+  stop,
+  'session-end': sessionEnd,
+};
+
+/** Always resolves to exit code 0: a memory system must never stop the agent. */
+export async function runHook(event: string, io: Io, startedAt = io.now()): Promise<number> {
+  if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
+    io.err(`cairn: unknown hook event "${event}" (expected one of ${HOOK_EVENTS.join(', ')})\n`);
+    return 0;
+  }
+  const paths = pathsFor(io.env);
+  try {
+    const hookEvent = event as HookEvent;
+    const input = parseHookInput(await io.readStdin(), io.cwd);
+    const config = loadConfig(io.env, paths);
+    const project = projectKeyFor(input.cwd, paths.stateDir, io.now());
+    const verdict = gate0({
+      event: hookEvent, cwd: input.cwd, project, toolName: input.toolName, prompt: input.prompt,
+      internal: io.env.CAIRN_INTERNAL === '1', excludeProjects: config.excludeProjects, skipTools: config.skipTools, home: paths.home,
+    });
+    if (verdict.skip) return 0;
+    const ctx: HookContext = {
+      event: hookEvent, io, input, config, paths, project,
+      delivery: {
+        url: config.url, token: config.token, device: config.device, stateDir: paths.stateDir, now: io.now,
+        spool: new Spool(paths.stateDir, { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes }),
+      },
+      deadline: startedAt + BUDGET_MS[hookEvent],
+    };
+    const output = await HANDLERS[hookEvent](ctx);
+    if (output) io.out(`${JSON.stringify(output)}\n`);
+  } catch (e) {
+    // Bugs are recorded for `cairn status` and stderr (Claude Code's debug log), never surfaced as a failure.
+    const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    updateState(paths.stateDir, { lastError: { at: io.now(), message: `hook ${event} failed: ${message}` } });
+    io.err(`cairn: hook ${event} failed: ${message}\n`);
+  }
+  return 0;
+}

@@ -1,0 +1,104 @@
+// Secret redaction: pure text rules that replace credentials with [REDACTED:<kind>] before anything is sent.
+
+interface Rule {
+  kind: string;
+  re: RegExp;
+  /** Builds the replacement from the match; default: the whole match becomes the marker. */
+  keep?: (m: RegExpExecArray | string[]) => string;
+}
+
+const mark = (kind: string) => `[REDACTED:${kind}]`;
+
+/** Case-insensitive letters without the `i` flag, so the rest of the pattern can stay case-sensitive. */
+const ci = (word: string) => word.replace(/[a-z]/g, (ch) => `[${ch}${ch.toUpperCase()}]`);
+
+const SECRET_WORDS = [
+  'password', 'passwd', 'passphrase', 'pwd', 'secret', 'token', 'api[_-]?key', 'apikey', 'access[_-]?key',
+  'auth[_-]?key', 'private[_-]?key', 'client[_-]?secret', 'credentials?',
+]
+  .map(ci)
+  .join('|');
+// A key that names a secret: optional prefix (DB_, x-, github), the word, optional _suffix or CamelSuffix.
+const KEY = `[A-Za-z0-9_.-]*?(?:${SECRET_WORDS})(?:[_.-][A-Za-z0-9_]*|[A-Z][A-Za-z0-9]*)?`;
+/** An object key (in structured tool input) that names a secret. */
+export const SECRET_KEY_RE = new RegExp(`^${KEY}$`);
+
+const PLAIN_IDENTIFIER = /^[A-Za-z_$][\w$.]*$/;
+const NOT_A_VALUE = new Set([
+  'null', 'None', 'nil', 'undefined', 'true', 'false', 'True', 'False', 'string', 'number', 'boolean', 'any', 'unknown',
+  'str', 'int', 'bool', 'bytes', 'object', 'Optional', 'String', '~', 'required', 'optional',
+]);
+
+const RULES: Rule[] = [
+  // Private-key blocks, whole; an unterminated block (cut off) is redacted to the end of the text.
+  { kind: 'private-key', re: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|$)/g },
+  { kind: 'url-password', re: /\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/)([^\s:@/"'<>]+):([^\s@/"'<>]+)@/g, keep: (m) => `${m[1]}${m[2]}:${mark('url-password')}@` },
+  { kind: 'aws-access-key', re: /\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[0-9A-Z]{16}\b/g },
+  { kind: 'github-token', re: /\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})/g },
+  { kind: 'gitlab-token', re: /\bgl(?:pat|ptt|dt|rt|cbt|soat|ffct|imt|agent|oas)-[A-Za-z0-9_-]{20,}/g },
+  { kind: 'slack-token', re: /\bxox[abposre]-[A-Za-z0-9-]{10,}/g },
+  { kind: 'slack-webhook', re: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9/_-]+/g },
+  { kind: 'stripe-key', re: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{20,}/g },
+  { kind: 'anthropic-key', re: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
+  { kind: 'openai-key', re: /\bsk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}/g },
+  { kind: 'google-api-key', re: /\bAIza[0-9A-Za-z_-]{35}/g },
+  { kind: 'google-oauth', re: /\b(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[0-9A-Za-z_-]{20,})/g },
+  { kind: 'npm-token', re: /\bnpm_[A-Za-z0-9]{36}\b/g },
+  { kind: 'huggingface-token', re: /\bhf_[A-Za-z0-9]{30,}\b/g },
+  { kind: 'jwt', re: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g },
+  { kind: 'auth-header', re: /\b((?:Bearer|Basic|Token)\s+)([A-Za-z0-9._~+/-]{12,}=*)/g, keep: (m) => `${m[1]}${mark('auth-header')}` },
+  // KEY = "value" / "KEY": "value" / KEY: 'value' (a comparison `==` is not an assignment).
+  {
+    kind: 'assignment',
+    re: new RegExp(`(${KEY}["']?\\s*(?:=(?![=>~])|:(?!:))\\s*)(["'\`])((?:(?!\\2)[^\\\\\\n]|\\\\.){1,2000})\\2`, 'g'),
+    keep: (m) => `${m[1]}${m[2]}${mark('assignment')}${m[2]}`,
+  },
+  // --password hunter2 / --token=abc on command lines.
+  { kind: 'cli-flag', re: new RegExp(`(--?(?:${SECRET_WORDS})[=\\s]+)(?!\\[REDACTED)([^\\s"'\`]+)`, 'g'), keep: (m) => `${m[1]}${mark('cli-flag')}` },
+];
+
+// KEY=value without quotes: env files, shell, query strings, connection strings (Password=x;).
+const UNQUOTED_ASSIGNMENT = new RegExp(`(${KEY})(\\s*)=(?![=>~])(\\s*)([^\\s'"\`;,&(){}\\[\\]<>]+)([(.[]?)`, 'g');
+// YAML-style `password: hunter2` on its own line.
+const YAML_PAIR = new RegExp(`^(\\s*(?:-\\s+)?["']?${KEY}["']?\\s*:[ \\t]+)([^\\s#;,{}\\[\\]&*|>'"\`][^\\s#;,]*)[ \\t]*$`, 'gm');
+// The rest of a private key whose BEGIN line was cut away (the tail of a truncated field).
+const ORPHAN_KEY_END = /^[\s\S]*?-----END ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----/;
+
+/** Replaces every secret found in `text`; ordinary code and prose come back unchanged. */
+export function redact(text: string): string {
+  if (text.length < 8) return text;
+  let out = text;
+  if (!out.includes('-----BEGIN') && out.includes('-----END')) out = out.replace(ORPHAN_KEY_END, mark('private-key'));
+  for (const rule of RULES) {
+    rule.re.lastIndex = 0;
+    if (!rule.re.test(out)) continue;
+    rule.re.lastIndex = 0;
+    out = out.replace(rule.re, (...args: unknown[]) => {
+      const groups = args.slice(0, -2).filter((a) => typeof a === 'string' || a === undefined) as string[];
+      return rule.keep ? rule.keep(groups) : mark(rule.kind);
+    });
+  }
+  out = out.replace(UNQUOTED_ASSIGNMENT, (whole, key: string, sp1: string, sp2: string, value: string, next: string) => {
+    if (next || value.startsWith('[REDACTED') || value.startsWith('$') || NOT_A_VALUE.has(value)) return whole;
+    // `token = userToken` in code (spaces, plain identifier) is not a secret; `TOKEN=abc` in a shell is.
+    if ((sp1 || sp2) && PLAIN_IDENTIFIER.test(value)) return whole;
+    return `${key}${sp1}=${sp2}${mark('assignment')}`;
+  });
+  out = out.replace(YAML_PAIR, (whole, prefix: string, value: string) =>
+    NOT_A_VALUE.has(value) || value.startsWith('[REDACTED') || value.startsWith('$') ? whole : `${prefix}${mark('assignment')}`,
+  );
+  return out;
+}
+
+/** Redacts every string of a JSON-like value; a string under a secret-named key is replaced whole. */
+export function redactValue(value: unknown, leaf: (s: string) => string = redact, depth = 0): unknown {
+  if (typeof value === 'string') return leaf(value);
+  if (depth > 64 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, leaf, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const secretField = typeof v === 'string' && v.trim() !== '' && SECRET_KEY_RE.test(k) && !NOT_A_VALUE.has(v) && !/^\$\{.*\}$/.test(v);
+    out[k] = secretField ? mark('field') : redactValue(v, leaf, depth + 1);
+  }
+  return out;
+}

@@ -1,0 +1,118 @@
+// Which project a folder belongs to: read from .git on disk (no `git` process), cached per cwd in the state dir.
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { localKey, normaliseRemote } from './remote';
+
+export interface RepoInfo {
+  /** The main checkout's folder (for a worktree: the folder of the repository it belongs to). */
+  mainRoot: string;
+  configPath: string;
+}
+
+const readText = (p: string): string | null => {
+  try {
+    return readFileSync(p, 'utf8');
+  } catch {
+    return null;
+  }
+};
+
+/** Finds the repository enclosing `cwd`, following worktree and submodule `.git` files. */
+export function findRepo(cwd: string): RepoInfo | null {
+  let dir = resolve(cwd);
+  for (let i = 0; i < 64; i++) {
+    const dotGit = join(dir, '.git');
+    let gitDir: string | null = null;
+    try {
+      const st = statSync(dotGit);
+      if (st.isDirectory()) gitDir = dotGit;
+      else if (st.isFile()) {
+        const m = /^gitdir:\s*(.+)$/m.exec(readText(dotGit) ?? '');
+        if (m) gitDir = resolve(dir, m[1]!.trim());
+      }
+    } catch {
+      // not here; keep walking up
+    }
+    if (gitDir) {
+      const common = readText(join(gitDir, 'commondir'))?.trim();
+      const commonDir = common ? (isAbsolute(common) ? common : resolve(gitDir, common)) : gitDir;
+      const mainRoot = basename(commonDir) === '.git' ? dirname(commonDir) : dir;
+      return { mainRoot, configPath: join(commonDir, 'config') };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+  return null;
+}
+
+/** The URL of `origin`, else of the first remote, from a git config file's text. */
+export function remoteFromConfig(text: string): string | null {
+  const remotes: Array<{ name: string; url: string }> = [];
+  let current: string | null = null;
+  for (const line of text.split(/\r?\n/)) {
+    const section = /^\s*\[\s*remote\s+"([^"]+)"\s*\]/.exec(line);
+    if (section) {
+      current = section[1]!;
+      continue;
+    }
+    if (/^\s*\[/.test(line)) current = null;
+    const url = current ? /^\s*url\s*=\s*(.+?)\s*$/.exec(line) : null;
+    if (url && current) remotes.push({ name: current, url: url[1]!.replace(/^"(.*)"$/, '$1') });
+  }
+  return (remotes.find((r) => r.name === 'origin') ?? remotes[0])?.url ?? null;
+}
+
+export function computeProjectKey(cwd: string): { key: string; configPath: string | null } {
+  const repo = findRepo(cwd);
+  if (!repo) return { key: localKey(cwd), configPath: null };
+  const remote = remoteFromConfig(readText(repo.configPath) ?? '');
+  return { key: (remote && normaliseRemote(remote)) || localKey(repo.mainRoot), configPath: repo.configPath };
+}
+
+interface CacheEntry {
+  key: string;
+  configPath: string | null;
+  mtimeMs: number | null;
+  checkedAt: number;
+}
+
+const NO_REPO_TTL_MS = 10 * 60_000;
+const MAX_ENTRIES = 500;
+
+/** The project key for `cwd`, from the cache when the git config it came from has not changed. */
+export function projectKeyFor(cwd: string, stateDir: string, now: number): string {
+  const cacheFile = join(stateDir, 'projects.json');
+  let cache: Record<string, CacheEntry> = {};
+  try {
+    cache = JSON.parse(readFileSync(cacheFile, 'utf8')) as Record<string, CacheEntry>;
+  } catch {
+    // no cache yet
+  }
+  const hit = cache[cwd];
+  if (hit) {
+    if (hit.configPath === null && now - hit.checkedAt < NO_REPO_TTL_MS) return hit.key;
+    if (hit.configPath !== null && mtimeOf(hit.configPath) === hit.mtimeMs) return hit.key;
+  }
+  const fresh = computeProjectKey(cwd);
+  cache[cwd] = { key: fresh.key, configPath: fresh.configPath, mtimeMs: fresh.configPath ? mtimeOf(fresh.configPath) : null, checkedAt: now };
+  const keys = Object.keys(cache);
+  if (keys.length > MAX_ENTRIES) for (const k of keys.slice(0, keys.length - MAX_ENTRIES)) delete cache[k];
+  try {
+    mkdirSync(stateDir, { recursive: true });
+    const tmp = `${cacheFile}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(cache));
+    renameSync(tmp, cacheFile);
+  } catch {
+    // a cache we cannot write only costs a few stat calls next time
+  }
+  return fresh.key;
+}
+
+function mtimeOf(p: string): number | null {
+  try {
+    return statSync(p).mtimeMs;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,125 @@
+// Pure reading of Claude Code transcript JSONL: the last assistant text (Stop fallback) and whole-session replay.
+import { createHash } from 'node:crypto';
+import type { EventKind } from './spool/spool';
+
+interface Block {
+  type?: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: unknown;
+}
+
+interface Line {
+  type?: string;
+  uuid?: string;
+  sessionId?: string;
+  cwd?: string;
+  timestamp?: string;
+  promptId?: string;
+  isMeta?: boolean;
+  isSidechain?: boolean;
+  toolUseResult?: unknown;
+  message?: { role?: string; content?: string | Block[] };
+}
+
+/** Stable event id from natural keys, so the same fact sent twice (live and imported) is stored once. */
+export function naturalEventId(sessionId: string, kind: EventKind, key: string): string {
+  return `ev_${createHash('sha256').update(`${sessionId}\u0000${kind}\u0000${key}`).digest('hex').slice(0, 32)}`;
+}
+
+function parseLine(text: string): Line | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v && typeof v === 'object' ? (v as Line) : null;
+  } catch {
+    return null;
+  }
+}
+
+const roleOf = (l: Line) => l.type === 'user' || l.type === 'assistant' ? l.type : l.message?.role;
+
+function textOf(content: string | Block[] | undefined): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.filter((b) => b?.type === 'text' && typeof b.text === 'string').map((b) => b.text).join('\n');
+}
+
+/** The last assistant message with text, scanning back past tool-only turns. */
+export function lastAssistantText(jsonl: string): string {
+  const lines = jsonl.split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i]!.trim() ? parseLine(lines[i]!) : null;
+    if (l && roleOf(l) === 'assistant') {
+      const t = textOf(l.message?.content).trim();
+      if (t) return t;
+    }
+  }
+  return '';
+}
+
+export interface ImportedEvent {
+  kind: EventKind;
+  sessionId: string;
+  cwd: string;
+  occurredAt: string;
+  eventId: string;
+  fields: Record<string, unknown>;
+}
+
+/** A whole transcript as the events its hooks would have sent: prompts, tool calls, turn summaries, end. */
+export function transcriptEvents(jsonl: string, fallbackSession: string): ImportedEvent[] {
+  const out: ImportedEvent[] = [];
+  const pendingTools = new Map<string, { name: string; input: unknown }>();
+  let session = fallbackSession;
+  let cwd = '';
+  let lastTime = new Date(0).toISOString();
+  let lastAssistant: { text: string; at: string; uuid: string } | null = null;
+  const flushSummary = () => {
+    if (lastAssistant) {
+      out.push({ kind: 'summarize', sessionId: session, cwd, occurredAt: lastAssistant.at, eventId: naturalEventId(session, 'summarize', lastAssistant.text), fields: { last_assistant_message: lastAssistant.text } });
+      lastAssistant = null;
+    }
+  };
+  let n = 0;
+  for (const raw of jsonl.split('\n')) {
+    n++;
+    const l = raw.trim() ? parseLine(raw) : null;
+    if (!l || l.isSidechain) continue;
+    session = l.sessionId ?? session;
+    cwd = l.cwd ?? cwd;
+    const at = l.timestamp ?? lastTime;
+    lastTime = at;
+    const role = roleOf(l);
+    const content = l.message?.content;
+    if (role === 'assistant') {
+      const text = textOf(content).trim();
+      if (text) lastAssistant = { text, at, uuid: l.uuid ?? String(n) };
+      if (Array.isArray(content)) for (const b of content) if (b?.type === 'tool_use' && b.id && b.name) pendingTools.set(b.id, { name: b.name, input: b.input ?? {} });
+      continue;
+    }
+    if (role !== 'user' || l.isMeta) continue;
+    const results = Array.isArray(content) ? content.filter((b) => b?.type === 'tool_result' && b.tool_use_id) : [];
+    for (const r of results) {
+      const call = pendingTools.get(r.tool_use_id!);
+      if (!call) continue;
+      pendingTools.delete(r.tool_use_id!);
+      const response = results.length === 1 && l.toolUseResult !== undefined ? l.toolUseResult : r.content;
+      out.push({
+        kind: 'observation', sessionId: session, cwd, occurredAt: at, eventId: naturalEventId(session, 'observation', r.tool_use_id!),
+        fields: { tool_name: call.name, tool_input: call.input, tool_response: response ?? '', tool_use_id: r.tool_use_id },
+      });
+    }
+    const prompt = textOf(content).trim();
+    if (!results.length && prompt) {
+      flushSummary();
+      const key = l.promptId ?? `uuid:${l.uuid ?? n}`;
+      out.push({ kind: 'init', sessionId: session, cwd, occurredAt: at, eventId: naturalEventId(session, 'init', key), fields: { prompt } });
+    }
+  }
+  flushSummary();
+  if (out.length) out.push({ kind: 'end', sessionId: session, cwd, occurredAt: lastTime, eventId: naturalEventId(session, 'end', 'import'), fields: { reason: 'other' } });
+  return out;
+}

@@ -1,0 +1,4 @@
+// The client's version and build id, stamped in by hooks-client/build.mjs (esbuild define).
+declare const __CAIRN_VERSION__: string | undefined;
+
+export const VERSION: string = typeof __CAIRN_VERSION__ === 'string' ? __CAIRN_VERSION__ : '0.0.0-dev';

@@ -18,6 +18,15 @@ const STOPWORDS = new Set(
 /** Japanese/Chinese particles that glue words together; a phrase is split at them so word order may vary. */
 const PARTICLES = new Set([...'のがをにはでともへや的了']);
 
+/** Chunks that name a file: `a/b.ts`, `deploy.sh`, `.github/workflows/ci.yml` (at most 3, `./` dropped). */
+export function pathLikeTerms(text: string): string[] {
+  const out = text
+    .split(/\s+/)
+    .map((c) => c.replace(/^["'`(\[]+|["'`)\],;:]+$/g, '').replace(/^\.\//, ''))
+    .filter((c) => c.length >= 3 && c.length <= 300 && /^[\w.@/-]+$/.test(c) && (/\/./.test(c) || /\w\.[A-Za-z0-9]{1,8}$/.test(c)));
+  return [...new Set(out)].slice(0, 3);
+}
+
 export interface FtsQuery {
   /** Every term must match (AND). Null when nothing searchable is left. */
   all: string | null;

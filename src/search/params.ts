@@ -53,6 +53,8 @@ export const SearchParams = z.object({
   until: instant,
   limit: int(1, 100, 20),
   offset: int(0, 10_000, 0),
+  /** `fts` skips the vector side (exact keyword search); default `hybrid` uses it when available. */
+  mode: z.enum(['hybrid', 'fts']).optional().default('hybrid'),
 });
 export type SearchParams = z.infer<typeof SearchParams>;
 export type SearchInput = z.input<typeof SearchParams>;

@@ -27,6 +27,7 @@ searchRoutes.get('/api/search', requireScope('read'), async (c) => {
     until: one('until'),
     limit: one('limit'),
     offset: one('offset'),
+    mode: one('mode') as 'hybrid' | 'fts' | undefined,
   });
   if (one('format') === 'text') {
     return c.text(renderSearchText(res, Number(one('offset') ?? 0) || 0));

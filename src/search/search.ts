@@ -7,7 +7,7 @@ import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
 import type { VectorAdapters } from '../vectors/types';
-import { BM25_WEIGHTS, buildFtsQuery } from './fts-query';
+import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms } from './fts-query';
 import { SearchParams, filterSql, hasFilter, type SearchInput } from './params';
 import { reciprocalRankFusion } from './rrf';
 
@@ -41,6 +41,7 @@ const BM25 = `bm25(observations_fts, ${BM25_WEIGHTS.join(', ')})`;
 const TOKENS = `CAST((length(coalesce(o.title, '')) + length(coalesce(o.subtitle, '')) + length(coalesce(o.narrative, '')) + length(o.facts) + 3) / 4 AS INTEGER)`;
 
 interface Scope {
+  teamId: number;
   where: SqlFragment;
   projectIds: number[] | null;
 }
@@ -54,7 +55,7 @@ async function scopeFor(env: CairnEnv, auth: AuthContext, p: SearchParams): Prom
   }
   const vis = visibleObservations(viewer, 'o');
   const f = filterSql(p, projectIds);
-  return { where: { sql: `${vis.sql} AND ${f.sql}`, params: [...vis.params, ...f.params] }, projectIds };
+  return { teamId: auth.teamId, where: { sql: `${vis.sql} AND ${f.sql}`, params: [...vis.params, ...f.params] }, projectIds };
 }
 
 async function ftsIds(db: D1Database, match: string, scope: Scope, limit: number): Promise<{ id: number; rank: number }[]> {
@@ -77,6 +78,24 @@ async function ftsCount(db: D1Database, match: string, scope: Scope): Promise<nu
     .bind(match, ...scope.where.params)
     .first<{ n: number }>();
   return row?.n ?? 0;
+}
+
+/**
+ * Observations that touched a file the query names. File lists are not in the FTS index, so a query like
+ * `verify-token.ts` is also looked up in observation_files (exact path or "/<name>" suffix).
+ */
+async function fileHits(db: D1Database, paths: string[], scope: Scope, limit: number): Promise<number[]> {
+  if (paths.length === 0) return [];
+  const one = `(f.path = ? OR substr(f.path, -length(?) - 1) = '/' || ?)`;
+  const { results } = await db
+    .prepare(
+      `SELECT DISTINCT o.id AS id, o.created_at FROM observation_files f JOIN observations o ON o.id = f.observation_id
+        WHERE f.team_id = ? AND (${paths.map(() => one).join(' OR ')}) AND ${scope.where.sql}
+        ORDER BY o.created_at DESC LIMIT ?`,
+    )
+    .bind(scope.teamId, ...paths.flatMap((x) => [x, x, x]), ...scope.where.params, limit)
+    .all<{ id: number }>();
+  return results.map((r) => r.id);
 }
 
 interface Row {
@@ -174,23 +193,30 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
 
   const want = p.offset + p.limit;
   const pool = Math.min(200, Math.max(want, 60));
-  const adapters = deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
+  const adapters = p.mode === 'fts' ? null : deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
   const vectorPromise = adapters ? vectorIds(adapters, p.q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
-  const [strict, loose, total, vec] = await Promise.all([
+  const paths = pathLikeTerms(p.q);
+  const [strict, loose, total, files, vec] = await Promise.all([
     ftsIds(env.DB, fts.all, scope, pool),
     fts.any === fts.all ? Promise.resolve([]) : ftsIds(env.DB, fts.any, scope, pool),
     ftsCount(env.DB, fts.any, scope),
+    fileHits(env.DB, paths, scope, pool),
     vectorPromise,
   ]);
-  // All-terms matches outrank partial ones; the OR list only fills in after them.
-  const seen = new Set(strict.map((r) => r.id));
-  const ftsList = [...strict, ...loose.filter((r) => !seen.has(r.id))];
+  // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
+  // file rank with the all-terms matches (first when the query is nothing but file names).
+  const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;
+  const fileRanked = files.map((id) => ({ id, rank: 0 }));
+  const ordered = onlyPaths ? [...fileRanked, ...strict, ...loose] : [...strict, ...fileRanked, ...loose];
+  const seen = new Set<number>();
+  const ftsList = ordered.filter((r) => !seen.has(r.id) && !!seen.add(r.id));
+  const fileOnly = files.filter((id) => !strict.some((r) => r.id === id) && !loose.some((r) => r.id === id)).length;
 
   if (vec === null) {
     const page = ftsList.slice(p.offset, want);
     const rows = await hydrate(env.DB, page.map((r) => r.id), scope);
     const results = page.flatMap((r) => (rows.has(r.id) ? [toResult(rows.get(r.id)!, -r.rank)] : []));
-    return { results, total, mode: 'fts' };
+    return { results, total: total + fileOnly, mode: 'fts' };
   }
 
   const fused = reciprocalRankFusion([ftsList.map((r) => r.id), vec]);
@@ -199,5 +225,5 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const ftsSet = new Set(ftsList.map((r) => r.id));
   const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;
   const results = allowed.slice(p.offset, want).map((f) => toResult(rows.get(f.id)!, f.score));
-  return { results, total: total + vectorOnly, mode: 'hybrid' };
+  return { results, total: total + fileOnly + vectorOnly, mode: 'hybrid' };
 }

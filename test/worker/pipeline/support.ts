@@ -101,3 +101,34 @@ export async function waitFor(token: string, sessionId: string, done: (s: Status
 }
 
 export const settled = (s: Status) => s.pending === 0 && s.in_flight === 0;
+
+/** The SessionDO of a session, as the ingest routes name it. */
+export const sessionStub = (teamId: number, sessionKey: string) => env.SESSIONS.getByName(`${teamId}:${sessionKey}`);
+export const teamStub = (teamId: number) => env.TEAMS.getByName(`team:${teamId}`);
+
+/** Time passes: the session's and the team's back-off are over. */
+export async function liftBackoff(teamId: number, sessionKey: string): Promise<void> {
+  const { runInDurableObject } = await import('cloudflare:test');
+  await runInDurableObject(sessionStub(teamId, sessionKey), (_i, state) => {
+    state.storage.sql.exec("UPDATE meta SET v = '0' WHERE k = 'backoff_until'");
+  });
+  await teamStub(teamId).clearBackoff();
+}
+
+/** Runs the session's scheduled alarm now (after lifting any back-off); false when none was scheduled. */
+export async function runAlarmNow(teamId: number, sessionKey: string): Promise<boolean> {
+  const { runDurableObjectAlarm } = await import('cloudflare:test');
+  await liftBackoff(teamId, sessionKey);
+  return runDurableObjectAlarm(sessionStub(teamId, sessionKey));
+}
+
+/** Observations stored for a session: all rows, and distinct titles (equal when nothing is duplicated). */
+export async function countRows(sessionKey: string): Promise<{ total: number; distinct: number }> {
+  const row = await env.DB.prepare(
+    `SELECT COUNT(*) AS total, COUNT(DISTINCT o.title) AS distinct_titles FROM observations o
+       JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?`,
+  )
+    .bind(sessionKey)
+    .first<{ total: number; distinct_titles: number }>();
+  return { total: row?.total ?? 0, distinct: row?.distinct_titles ?? 0 };
+}

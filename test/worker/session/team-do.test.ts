@@ -1,0 +1,49 @@
+// TeamDO on its own: the per-team observer slots and the shared back-off.
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { SLOT_TTL_MS, concurrencyCap } from '../../../src/teams/team-do';
+import { fresh } from '../support/http';
+
+const team = () => env.TEAMS.getByName(fresh('team'));
+
+describe('TeamDO', () => {
+  it('grants up to four observer slots and refuses the fifth until one is released', async () => {
+    const t = team();
+    const now = Date.now();
+    for (const s of ['a', 'b', 'c', 'd']) expect((await t.acquire(s, now)).granted).toBe(true);
+    const refused = await t.acquire('e', now);
+    expect(refused).toMatchObject({ granted: false, reason: 'full' });
+    expect(refused.retryAt).toBeGreaterThan(now);
+    // A session that already holds a slot gets it again instead of a second one.
+    expect((await t.acquire('a', now)).granted).toBe(true);
+    await t.release('b');
+    expect((await t.acquire('e', now)).granted).toBe(true);
+    expect(await t.activeSlots(now)).toHaveLength(4);
+  });
+
+  it('takes back a slot its session never released once it expires', async () => {
+    const t = team();
+    const now = Date.now();
+    for (const s of ['a', 'b', 'c', 'd']) await t.acquire(s, now);
+    expect((await t.acquire('late', now + 1_000)).granted).toBe(false);
+    expect((await t.acquire('late', now + SLOT_TTL_MS + 1)).granted).toBe(true);
+  });
+
+  it('refuses every session during a shared back-off, which only ever grows', async () => {
+    const t = team();
+    const now = Date.now();
+    await t.reportBackoff('spend_cap', now + 3_600_000);
+    await t.reportBackoff('rate_limit', now + 5_000);
+    expect(await t.backoffUntil()).toEqual({ until: now + 3_600_000, kind: 'spend_cap' });
+    expect(await t.acquire('a', now)).toEqual({ granted: false, retryAt: now + 3_600_000, reason: 'backoff' });
+    await t.clearBackoff();
+    expect((await t.acquire('a', now)).granted).toBe(true);
+  });
+
+  it('reads the cap from OBSERVER_CONCURRENCY and falls back to 4 on nonsense', () => {
+    expect(concurrencyCap('2')).toBe(2);
+    expect(concurrencyCap(undefined)).toBe(4);
+    expect(concurrencyCap('zero')).toBe(4);
+    expect(concurrencyCap('0')).toBe(4);
+  });
+});

@@ -94,7 +94,7 @@ function loadConfig(env, paths) {
 import { request as httpRequest } from "node:http";
 
 // hooks-client/src/version.ts
-var VERSION = true ? "0.1.0+80cc2d1e85" : "0.0.0-dev";
+var VERSION = true ? "0.1.0+e628a7aef2" : "0.0.0-dev";
 
 // hooks-client/src/net/http.ts
 var Unreachable = class extends Error {
@@ -242,6 +242,7 @@ function remoteFromConfig(text) {
   return (remotes.find((r) => r.name === "origin") ?? remotes[0])?.url ?? null;
 }
 function computeProjectKey(cwd) {
+  if (!isAbsolute(cwd)) return { key: localKey(cwd), configPath: null };
   const repo = findRepo(cwd);
   if (!repo) return { key: localKey(cwd), configPath: null };
   const remote = remoteFromConfig(readText(repo.configPath) ?? "");
@@ -808,7 +809,7 @@ var SECRET_WORDS = [
   "client[_-]?secret",
   "credentials?"
 ].map(ci).join("|");
-var KEY = `[A-Za-z0-9_.-]*?(?:${SECRET_WORDS})(?:[_.-][A-Za-z0-9_]*|[A-Z][A-Za-z0-9]*)?`;
+var KEY = `(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,40}?(?:${SECRET_WORDS})(?:[_.-][A-Za-z0-9_]{0,40}|[A-Z][A-Za-z0-9]{0,40})?`;
 var SECRET_KEY_RE = new RegExp(`^${KEY}$`);
 var PLAIN_IDENTIFIER = /^[A-Za-z_$][\w$.]*$/;
 var NOT_A_VALUE = /* @__PURE__ */ new Set([
@@ -854,11 +855,12 @@ var RULES = [
   { kind: "huggingface-token", re: /\bhf_[A-Za-z0-9]{30,}\b/g },
   { kind: "jwt", re: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g },
   { kind: "auth-header", re: /\b((?:Bearer|Basic|Token)\s+)([A-Za-z0-9._~+/-]{12,}=*)/g, keep: (m) => `${m[1]}${mark("auth-header")}` },
-  // KEY = "value" / "KEY": "value" / KEY: 'value' (a comparison `==` is not an assignment).
+  // KEY = "value" / "KEY": "value" / KEY: 'value' (a comparison `==` is not an assignment). A quote before
+  // the key must close right after it: `"Password: "` is prose in a string, not a key.
   {
     kind: "assignment",
-    re: new RegExp(`(${KEY}["']?\\s*(?:=(?![=>~])|:(?!:))\\s*)(["'\`])((?:(?!\\2)[^\\\\\\n]|\\\\.){1,2000})\\2`, "g"),
-    keep: (m) => `${m[1]}${m[2]}${mark("assignment")}${m[2]}`
+    re: new RegExp(`((?:(["'])${KEY}\\2|(?<![\\w"'$.-])${KEY})\\s*(?:=(?![=>~])|:(?!:))\\s*)(["'\`])((?:(?!\\3)[^\\\\\\n]|\\\\.){1,2000})\\3`, "g"),
+    keep: (m) => `${m[1]}${m[3]}${mark("assignment")}${m[3]}`
   },
   // --password hunter2 / --token=abc on command lines.
   { kind: "cli-flag", re: new RegExp(`(--?(?:${SECRET_WORDS})[=\\s]+)(?!\\[REDACTED)([^\\s"'\`]+)`, "g"), keep: (m) => `${m[1]}${mark("cli-flag")}` }
@@ -881,7 +883,7 @@ function redact(text) {
   }
   out = out.replace(UNQUOTED_ASSIGNMENT, (whole, key, sp1, sp2, value, next) => {
     if (next || value.startsWith("[REDACTED") || value.startsWith("$") || NOT_A_VALUE.has(value)) return whole;
-    if ((sp1 || sp2) && PLAIN_IDENTIFIER.test(value)) return whole;
+    if ((sp1 || sp2) && (PLAIN_IDENTIFIER.test(value) || value.length < 8 || /^[\d.]+$/.test(value))) return whole;
     return `${key}${sp1}=${sp2}${mark("assignment")}`;
   });
   out = out.replace(

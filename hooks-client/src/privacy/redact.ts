@@ -19,7 +19,8 @@ const SECRET_WORDS = [
   .map(ci)
   .join('|');
 // A key that names a secret: optional prefix (DB_, x-, github), the word, optional _suffix or CamelSuffix.
-const KEY = `[A-Za-z0-9_.-]*?(?:${SECRET_WORDS})(?:[_.-][A-Za-z0-9_]*|[A-Z][A-Za-z0-9]*)?`;
+// Bounded, and anchored at the start of a word: an unbounded lazy prefix made long runs of letters quadratic.
+const KEY = `(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,40}?(?:${SECRET_WORDS})(?:[_.-][A-Za-z0-9_]{0,40}|[A-Z][A-Za-z0-9]{0,40})?`;
 /** An object key (in structured tool input) that names a secret. */
 export const SECRET_KEY_RE = new RegExp(`^${KEY}$`);
 
@@ -47,11 +48,12 @@ const RULES: Rule[] = [
   { kind: 'huggingface-token', re: /\bhf_[A-Za-z0-9]{30,}\b/g },
   { kind: 'jwt', re: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g },
   { kind: 'auth-header', re: /\b((?:Bearer|Basic|Token)\s+)([A-Za-z0-9._~+/-]{12,}=*)/g, keep: (m) => `${m[1]}${mark('auth-header')}` },
-  // KEY = "value" / "KEY": "value" / KEY: 'value' (a comparison `==` is not an assignment).
+  // KEY = "value" / "KEY": "value" / KEY: 'value' (a comparison `==` is not an assignment). A quote before
+  // the key must close right after it: `"Password: "` is prose in a string, not a key.
   {
     kind: 'assignment',
-    re: new RegExp(`(${KEY}["']?\\s*(?:=(?![=>~])|:(?!:))\\s*)(["'\`])((?:(?!\\2)[^\\\\\\n]|\\\\.){1,2000})\\2`, 'g'),
-    keep: (m) => `${m[1]}${m[2]}${mark('assignment')}${m[2]}`,
+    re: new RegExp(`((?:(["'])${KEY}\\2|(?<![\\w"'$.-])${KEY})\\s*(?:=(?![=>~])|:(?!:))\\s*)(["'\`])((?:(?!\\3)[^\\\\\\n]|\\\\.){1,2000})\\3`, 'g'),
+    keep: (m) => `${m[1]}${m[3]}${mark('assignment')}${m[3]}`,
   },
   // --password hunter2 / --token=abc on command lines.
   { kind: 'cli-flag', re: new RegExp(`(--?(?:${SECRET_WORDS})[=\\s]+)(?!\\[REDACTED)([^\\s"'\`]+)`, 'g'), keep: (m) => `${m[1]}${mark('cli-flag')}` },
@@ -80,8 +82,9 @@ export function redact(text: string): string {
   }
   out = out.replace(UNQUOTED_ASSIGNMENT, (whole, key: string, sp1: string, sp2: string, value: string, next: string) => {
     if (next || value.startsWith('[REDACTED') || value.startsWith('$') || NOT_A_VALUE.has(value)) return whole;
-    // `token = userToken` in code (spaces, plain identifier) is not a secret; `TOKEN=abc` in a shell is.
-    if ((sp1 || sp2) && PLAIN_IDENTIFIER.test(value)) return whole;
+    // `token = userToken` or `secretCount = 0` in code (spaces around `=`) is not a secret; `TOKEN=abc` in a
+    // shell is. With spaces, only a long literal that is neither an identifier nor a number counts.
+    if ((sp1 || sp2) && (PLAIN_IDENTIFIER.test(value) || value.length < 8 || /^[\d.]+$/.test(value))) return whole;
     return `${key}${sp1}=${sp2}${mark('assignment')}`;
   });
   out = out.replace(YAML_PAIR, (whole, prefix: string, value: string) =>

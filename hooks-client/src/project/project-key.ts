@@ -64,6 +64,8 @@ export function remoteFromConfig(text: string): string | null {
 }
 
 export function computeProjectKey(cwd: string): { key: string; configPath: string | null } {
+  // A path this OS cannot resolve (a Windows path seen on POSIX) names no repository here.
+  if (!isAbsolute(cwd)) return { key: localKey(cwd), configPath: null };
   const repo = findRepo(cwd);
   if (!repo) return { key: localKey(cwd), configPath: null };
   const remote = remoteFromConfig(readText(repo.configPath) ?? '');

@@ -1,0 +1,233 @@
+// Every hook event through run(argv, io), with payloads in Claude Code's documented shapes, against a fake API.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { run } from '../src/run';
+import { fakeServer, hookJson, machine, memIo, tempDir, type FakeServer } from './support';
+
+let server: FakeServer;
+beforeAll(async () => {
+  server = await fakeServer();
+});
+afterAll(() => server.close());
+beforeEach(() => {
+  server.requests.length = 0;
+  server.handler = undefined;
+  server.context = { index: '', file: '', prompt: '' };
+});
+
+async function hook(event: string, fields: Record<string, unknown>, env = machine(server.url).env) {
+  const io = memIo({ env, stdin: hookJson(fields) });
+  const started = Date.now();
+  const code = await run(['hook', event], io);
+  return { code, io, ms: Date.now() - started, out: io.stdout ? (JSON.parse(io.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }) : null };
+}
+
+const ingest = () => server.requests.filter((r) => r.method === 'POST');
+
+describe('session-start', () => {
+  it('injects the project context index as SessionStart additionalContext', async () => {
+    server.context.index = '<cairn-context>\n#12 10:02 fixed the login race\n</cairn-context>';
+    const repo = tempDir();
+    const { code, out } = await hook('session-start', { cwd: repo, source: 'startup' });
+    expect(code).toBe(0);
+    expect(out?.hookSpecificOutput.hookEventName).toBe('SessionStart');
+    expect(out?.hookSpecificOutput.additionalContext).toContain('fixed the login race');
+    const req = server.requests.find((r) => r.path.startsWith('/api/context?'))!;
+    expect(new URL(req.path, 'http://x').searchParams.get('project')).toMatch(/^local\/cairn-test-/);
+    expect(req.headers.authorization).toBe('Bearer tok-test');
+  });
+
+  it('keeps the injected text under 10,000 characters and closes the wrapper', async () => {
+    server.context.index = `<cairn-context>\n${'#1 12:00 a line of memory\n'.repeat(2_000)}</cairn-context>`;
+    const { out } = await hook('session-start', { cwd: tempDir() });
+    expect(out!.hookSpecificOutput.additionalContext.length).toBeLessThan(10_000);
+    expect(out!.hookSpecificOutput.additionalContext.endsWith('</cairn-context>')).toBe(true);
+  });
+
+  it('prints nothing when the server has nothing to say or cannot be reached', async () => {
+    expect((await hook('session-start', { cwd: tempDir() })).io.stdout).toBe('');
+    const offline = await hook('session-start', { cwd: tempDir() }, machine('http://127.0.0.1:9').env);
+    expect(offline.code).toBe(0);
+    expect(offline.io.stdout).toBe('');
+  });
+});
+
+describe('user-prompt-submit', () => {
+  it('sends the prompt with the fields every ingest route needs', async () => {
+    const cwd = tempDir();
+    await hook('user-prompt-submit', { cwd, prompt: 'fix the flaky login test', prompt_id: 'p-1' });
+    const [req] = ingest();
+    expect(req!.path).toBe('/api/sessions/init');
+    expect(req!.json).toMatchObject({ session_id: 'sess-1', cwd, prompt: 'fix the flaky login test', private: false, platform: 'claude-code' });
+    expect(typeof req!.json!.event_id).toBe('string');
+    expect(req!.json!.project).toMatch(/^local\//);
+    expect(Number.isNaN(Date.parse(String(req!.json!.occurred_at)))).toBe(false);
+  });
+
+  it('strips memory tags and tells the server when the whole prompt was private', async () => {
+    await hook('user-prompt-submit', { prompt: 'keep <private>my salary is 100k</private> this' });
+    await hook('user-prompt-submit', { prompt: '<private>all of it</private>' });
+    const [partial, whole] = ingest();
+    expect(partial!.json).toMatchObject({ prompt: 'keep  this', private: false });
+    expect(whole!.json).toMatchObject({ prompt: '', private: true });
+    expect(server.requests.map((r) => r.body).join('')).not.toContain('salary');
+  });
+
+  it('sends nothing for a prompt that is only a task notification', async () => {
+    await hook('user-prompt-submit', { prompt: '<task-notification>\n<task-id>7</task-id> done\n</task-notification>' });
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('injects prompt recall only when per-prompt injection is turned on', async () => {
+    server.context.prompt = 'Earlier: the login test flakes because of a shared clock.';
+    const off = await hook('user-prompt-submit', { prompt: 'why does the login test flake sometimes?' });
+    expect(off.io.stdout).toBe('');
+    expect(server.requests.some((r) => r.path.startsWith('/api/context/prompt'))).toBe(false);
+    const on = await hook('user-prompt-submit', { prompt: 'why does the login test flake sometimes?' }, { ...machine(server.url).env, CAIRN_PROMPT_CONTEXT: '1' });
+    expect(on.out?.hookSpecificOutput).toEqual({ hookEventName: 'UserPromptSubmit', additionalContext: server.context.prompt });
+  });
+});
+
+describe('pre-tool-use (Read)', () => {
+  it('asks for the history of a large file and injects it next to the read', async () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, 'src'));
+    writeFileSync(join(cwd, 'src', 'big.ts'), 'x'.repeat(2_000));
+    server.context.file = 'This file has prior observations:\n#7 fixed the parser';
+    const { out } = await hook('pre-tool-use', { cwd, tool_name: 'Read', tool_input: { file_path: join(cwd, 'src', 'big.ts') }, tool_use_id: 'u1' });
+    expect(out?.hookSpecificOutput).toEqual({ hookEventName: 'PreToolUse', additionalContext: server.context.file });
+    const q = new URL(server.requests[0]!.path, 'http://x').searchParams;
+    expect(q.getAll('path')).toEqual([join(cwd, 'src', 'big.ts'), 'src/big.ts']);
+    expect(Number(q.get('mtime'))).toBeGreaterThan(0);
+  });
+
+  it('stays silent for small files, missing files, secrets files and subagents', async () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'small.ts'), 'x'.repeat(1_499));
+    writeFileSync(join(cwd, '.env'), 'x'.repeat(5_000));
+    writeFileSync(join(cwd, 'big.ts'), 'x'.repeat(5_000));
+    server.context.file = 'history';
+    for (const [file, extra] of [['small.ts', {}], ['gone.ts', {}], ['.env', {}], ['big.ts', { agent_id: 'a1' }]] as const) {
+      const r = await hook('pre-tool-use', { cwd, tool_name: 'Read', tool_input: { file_path: join(cwd, file) }, ...extra });
+      expect(r.io.stdout).toBe('');
+    }
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('post-tool-use', () => {
+  it('accepts tool_response as an object, a string and a list', async () => {
+    const shapes = [
+      { stdout: 'ok', stderr: '', interrupted: false, isImage: false },
+      'plain text result',
+      [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }],
+    ];
+    for (const [i, tool_response] of shapes.entries()) {
+      await hook('post-tool-use', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response, tool_use_id: `shape-${i}` });
+    }
+    expect(ingest().map((r) => r.json!.tool_response)).toEqual(shapes);
+    expect(ingest().every((r) => r.path === '/api/sessions/observations')).toBe(true);
+  });
+
+  it('keeps Windows paths as they are and derives the project from the folder name', async () => {
+    await hook('post-tool-use', {
+      cwd: 'C:\\Users\\dev\\Widgets',
+      tool_name: 'Edit',
+      tool_input: { file_path: 'C:\\Users\\dev\\Widgets\\src\\app.ts', old_string: 'a', new_string: 'b' },
+      tool_response: { filePath: 'C:\\Users\\dev\\Widgets\\src\\app.ts', success: true },
+      tool_use_id: 'win',
+    });
+    const body = ingest()[0]!.json!;
+    expect(body.project).toBe('local/widgets');
+    expect((body.tool_input as Record<string, string>).file_path).toBe('C:\\Users\\dev\\Widgets\\src\\app.ts');
+  });
+
+  it('never sends a 1 MB Edit payload across the network', async () => {
+    const original = `${'line of the original file\n'.repeat(40_000)}`;
+    expect(original.length).toBeGreaterThan(1_000_000);
+    const { code, ms } = await hook('post-tool-use', {
+      tool_name: 'Edit',
+      tool_input: { file_path: '/repo/src/huge.ts', old_string: original, new_string: `${original}// end` },
+      tool_response: { filePath: '/repo/src/huge.ts', oldString: original, newString: original, originalFile: original, structuredPatch: [] },
+      tool_use_id: 'huge',
+    });
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(1_000);
+    const req = ingest()[0]!;
+    expect(req.body.length).toBeLessThan(100_000);
+    expect(String((req.json!.tool_input as Record<string, string>).old_string)).toMatch(/<elided \d+ chars\/>/);
+  });
+
+  it('skips framework chatter, cairn’s own tools, excluded projects and cairn’s own traffic', async () => {
+    const excludedDir = join(tempDir(), 'clients', 'acme');
+    mkdirSync(excludedDir, { recursive: true });
+    const base = machine(server.url).env;
+    await hook('post-tool-use', { tool_name: 'TodoWrite', tool_input: { todos: [] }, tool_response: {} });
+    await hook('post-tool-use', { tool_name: 'mcp__cairn__search', tool_input: { query: 'x' }, tool_response: 'r' });
+    await hook('post-tool-use', { cwd: excludedDir, tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'r' }, { ...base, CAIRN_EXCLUDE_PROJECTS: '**/clients/*' });
+    await hook('post-tool-use', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'r' }, { ...base, CAIRN_INTERNAL: '1' });
+    expect(server.requests).toHaveLength(0);
+    await hook('post-tool-use', { tool_name: 'TodoWrite', tool_input: {}, tool_response: {} }, { ...base, CAIRN_SKIP_TOOLS: 'Glob' });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('passes subagent fields through', async () => {
+    await hook('post-tool-use', { tool_name: 'Grep', tool_input: { pattern: 'x' }, tool_response: 'r', agent_id: 'agent-7', agent_type: 'Explore' });
+    expect(ingest()[0]!.json).toMatchObject({ agent_id: 'agent-7', agent_type: 'Explore' });
+  });
+});
+
+describe('stop and session-end', () => {
+  it('sends the last assistant message, tag-stripped', async () => {
+    await hook('stop', { last_assistant_message: 'Fixed it. <private>internal note</private> Tests pass.', stop_hook_active: false });
+    expect(ingest()[0]).toMatchObject({ path: '/api/sessions/summarize' });
+    expect(ingest()[0]!.json!.last_assistant_message).toBe('Fixed it.  Tests pass.');
+  });
+
+  it('falls back to the transcript for the last assistant text', async () => {
+    const dir = tempDir();
+    const transcript = join(dir, 't.jsonl');
+    writeFileSync(transcript, [
+      { type: 'user', message: { role: 'user', content: 'hi' } },
+      { type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'The answer is 42.' }] } },
+      { type: 'assistant', message: { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'Bash', input: {} }] } },
+    ].map((l) => JSON.stringify(l)).join('\n'));
+    await hook('stop', { transcript_path: transcript });
+    expect(ingest()[0]!.json!.last_assistant_message).toBe('The answer is 42.');
+  });
+
+  it('sends nothing for a re-entered stop, a subagent stop, or a wholly private message', async () => {
+    await hook('stop', { last_assistant_message: 'x', stop_hook_active: true });
+    await hook('stop', { last_assistant_message: 'x', agent_id: 'a' });
+    await hook('stop', { last_assistant_message: '<private>secret plans</private>' });
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('ends the session with its reason', async () => {
+    await hook('session-end', { reason: 'prompt_input_exit' });
+    expect(ingest()[0]).toMatchObject({ path: '/api/sessions/end' });
+    expect(ingest()[0]!.json!.reason).toBe('prompt_input_exit');
+  });
+
+  it('finishes session-end inside Claude Code’s 1.5 s even when the server hangs', async () => {
+    server.handler = (_req, _res) => true; // accept the connection, never answer
+    const env = machine(server.url).env;
+    const { code, ms } = await hook('session-end', { reason: 'other' }, env);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(1_200);
+    const spooled = readFileSync(join(env.HOME!, '.local', 'state', 'cairn', 'spool.jsonl'), 'utf8').trim().split('\n');
+    expect(spooled.map((l) => JSON.parse(l).kind)).toEqual(['end']);
+  });
+});
+
+describe('hook mode never fails', () => {
+  it('exits 0 and prints nothing for malformed input, unknown events and a missing login', async () => {
+    const env = machine(null).env;
+    for (const [event, stdin] of [['post-tool-use', 'not json'], ['no-such-event', '{}'], ['post-tool-use', hookJson({ tool_name: 'Bash', tool_input: {}, tool_response: '' })]]) {
+      const io = memIo({ env, stdin });
+      expect(await run(['hook', event!], io)).toBe(0);
+      expect(io.stdout).toBe('');
+    }
+  });
+});

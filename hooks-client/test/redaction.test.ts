@@ -1,0 +1,144 @@
+// The redaction corpus: every secret kind, planted in prompts, tool inputs, outputs and messages, never
+// reaches the server; ordinary code passes through unchanged.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redact, redactValue } from '../src/privacy/redact';
+import { redactAndCut, scrubPayload } from '../src/privacy/scrub';
+import { run } from '../src/run';
+import { fakeServer, hookJson, machine, memIo, type FakeServer } from './support';
+
+// Built from pieces so that secret scanners do not flag this file; each `needle` must never be sent.
+const j = (...parts: string[]) => parts.join('');
+export const SECRETS: Array<{ kind: string; text: string; needle: string }> = [
+  { kind: 'aws access key', text: j('aws_access_key_id = AKIA', 'Z7QW3XKJ4PLM2NBV'), needle: j('AKIA', 'Z7QW3XKJ4PLM2NBV') },
+  { kind: 'aws secret key', text: j('aws_secret_access_key=', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY'), needle: j('wJalrXUtnFEMI/K7MDENG', '/bPxRfiCYzEXAMPLEKEY') },
+  { kind: 'github classic token', text: j('git push https://github.com with ghp_', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'), needle: j('ghp_', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8') },
+  { kind: 'github fine-grained token', text: j('GH=github_pat_', '11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz012345'), needle: j('github_pat_', '11ABCDEFG0123456789_abcdefghij') },
+  { kind: 'gitlab token', text: j('curl -H "PRIVATE-TOKEN: glpat-', 'xR4nD0mT0k3nV4lu3Zz9" https://gitlab.example/api/v4'), needle: j('glpat-', 'xR4nD0mT0k3nV4lu3Zz9') },
+  { kind: 'slack bot token', text: j('slack token xoxb-', '1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx'), needle: j('xoxb-', '1234567890-0987654321') },
+  { kind: 'slack webhook', text: j('post to https://hooks.slack.com/services/', 'T0000AAAA/B0000BBBB/XXXXXXXXXXXXXXXXXXXXXXXX'), needle: j('T0000AAAA/B0000BBBB', '/XXXXXXXXXXXXXXXX') },
+  { kind: 'stripe secret key', text: j('Stripe::Client.new(sk_live_', '4eC39HqLyjWDarjtT1zdp7dc)'), needle: j('sk_live_', '4eC39HqLyjWDarjtT1zdp7dc') },
+  { kind: 'stripe restricted key', text: j('key rk_test_', '51HxYzAbCdEfGhIjKlMnOpQr'), needle: j('rk_test_', '51HxYzAbCdEfGhIjKlMnOpQr') },
+  { kind: 'openai key', text: j('OpenAI(api_key=os.environ.get("X", "sk-proj-', 'Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"))'), needle: j('sk-proj-', 'Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z') },
+  { kind: 'anthropic key', text: j('export KEY_FOR_CLAUDE=sk-ant-api03-', 'Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe-DcBa_98765'), needle: j('sk-ant-api03-', 'Zx9Yw8Vu7Ts6Rq5Po4Nm3') },
+  { kind: 'google api key', text: j('maps?key=AIza', 'SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q&q=x'), needle: j('AIza', 'SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q') },
+  {
+    kind: 'jwt',
+    text: j('cookie: session=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9', '.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ', '.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c'),
+    needle: j('eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ', ''),
+  },
+  {
+    kind: 'rsa private key block',
+    text: j('here is the key:\n-----BEGIN RSA ', 'PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bqQ9xZkP1vR2mN8LcT4uHsW0yYdFgJ3aE6iB5oK\nq9PzXr7VtL2sN4mW8yC1dF6gH3jK0lZ5xB9nQ2vR7tY4uI1oP3aS6dF8gH0jK2\n-----END RSA ', 'PRIVATE KEY-----\nthat was it'),
+    needle: 'MIIEowIBAAKCAQEA7bqQ9xZkP1vR2mN8LcT4uHsW0yYdFgJ3aE6iB5oK',
+  },
+  {
+    kind: 'openssh private key block',
+    text: j('-----BEGIN OPENSSH ', 'PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz\n-----END OPENSSH ', 'PRIVATE KEY-----'),
+    needle: 'b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ',
+  },
+  { kind: 'password in url', text: j('DATABASE_URL=postgres://admin:', 'S3cr3tP4ssw0rd', '@db.internal:5432/app'), needle: 'S3cr3tP4ssw0rd' },
+  { kind: 'password in git url', text: j('git clone https://deploy:', 'hunter2pass9', '@git.example.com/team/repo.git'), needle: 'hunter2pass9' },
+  { kind: 'connection string', text: j('Server=db;User Id=sa;Password=', 'Sup3rS3cretConn', ';Encrypt=true'), needle: 'Sup3rS3cretConn' },
+  { kind: 'password= assignment', text: j('mysql -u root password=', 'plainpass123', ' --host db'), needle: 'plainpass123' },
+  { kind: 'secret: quoted', text: j('config = { secret: "', 'mysecretvalue77', '" }'), needle: 'mysecretvalue77' },
+  { kind: 'token = quoted', text: j("token = '", 'tok_abcdef123456', "'"), needle: 'tok_abcdef123456' },
+  { kind: 'env file line', text: j('DB_PASSWORD=', 'correcthorsebattery', '\nDEBUG=1'), needle: 'correcthorsebattery' },
+  { kind: 'json api_key', text: j('{"api_key": "', 'k-9f8e7d6c5b4a3210', '", "region": "eu"}'), needle: 'k-9f8e7d6c5b4a3210' },
+  { kind: 'yaml password', text: j('database:\n  user: app\n  password: ', 'yamlsecret9', '\n'), needle: 'yamlsecret9' },
+  { kind: 'cli flag', text: j('deploy --token ', 'clitoken8765x', ' --prod'), needle: 'clitoken8765x' },
+  { kind: 'bearer header', text: j('curl -H "Authorization: Bearer ', 'opaqueBearerValue1234567', '" https://api'), needle: 'opaqueBearerValue1234567' },
+];
+
+const ORDINARY_CODE = [
+  'const token = getToken();',
+  "if (password === '') throw new Error('empty password');",
+  'function hashPassword(password: string): string {\n  return hash(password);\n}',
+  'interface Creds {\n  token: string;\n  password?: string;\n}',
+  'const tokenizer = new Tokenizer({ maxTokens: 512 });',
+  'let secretCount = 0;\nsecretCount += 1;',
+  'password = input("Password: ")\nprint("ok")',
+  'const apiKey = process.env.API_KEY;',
+  'headers: { Authorization: `Bearer ${token}` },',
+  'export GITHUB_TOKEN=$(gh auth token)',
+  'if (password == "") { return; }',
+  'def login(username, password=None):\n    return check(username, password)',
+  '  "tokenizer": "^1.2.0",\n  "max_tokens": 1024',
+  'docker login --password-stdin < file',
+  'git commit -m "fix token refresh when the secret rotates"',
+  'const secretKey = crypto.randomBytes(32);',
+  'task-list-item-0123456789-abcdefghij',
+  'SELECT * FROM users WHERE id = ? AND email = ?',
+  'C:\\Users\\me\\proj\\src\\auth\\token.ts',
+];
+
+describe('redact (pure)', () => {
+  for (const s of SECRETS) {
+    it(`removes a ${s.kind}`, () => {
+      const out = redact(s.text);
+      expect(out).not.toContain(s.needle);
+      expect(out).toContain('[REDACTED:');
+    });
+  }
+
+  for (const code of ORDINARY_CODE) {
+    it(`leaves ordinary code intact: ${JSON.stringify(code.slice(0, 40))}`, () => {
+      expect(redact(code)).toBe(code);
+    });
+  }
+
+  it('replaces a string under a secret-named key in structured input', () => {
+    const out = redactValue({ env: { API_TOKEN: 'structuredsecret42', DEBUG: 'true' }, command: 'run' }) as { env: Record<string, string> };
+    expect(out.env.API_TOKEN).toBe('[REDACTED:field]');
+    expect(out.env.DEBUG).toBe('true');
+  });
+
+  it('redacts a private key that straddles the cut of a 1 MB field', () => {
+    const key = SECRETS.find((s) => s.kind === 'rsa private key block')!;
+    const filler = 'x'.repeat(9_000);
+    const huge = `${filler}${key.text}${'y'.repeat(1_000_000)}${key.text}${filler.slice(0, 3_000)}`;
+    const out = redactAndCut(huge);
+    expect(out.length).toBeLessThan(16_100);
+    expect(out).not.toContain(key.needle);
+    expect(out).not.toContain('MIIE');
+  });
+
+  it('cuts a 1 MB value to head 60% and tail 30% of 16,000 chars around an elided marker', () => {
+    const text = `${'a'.repeat(500_000)}${'b'.repeat(500_000)}`;
+    const out = scrubPayload({ old_string: text }) as { old_string: string };
+    expect(out.old_string.startsWith('a'.repeat(9_600))).toBe(true);
+    expect(out.old_string.endsWith('b'.repeat(4_800))).toBe(true);
+    expect(out.old_string).toContain('<elided 985600 chars/>');
+  });
+});
+
+describe('nothing secret crosses the network', () => {
+  let server: FakeServer;
+  beforeAll(async () => {
+    server = await fakeServer();
+  });
+  afterAll(() => server.close());
+
+  it('sends none of the corpus in any request, whichever hook and field carries it', async () => {
+    const { env } = machine(server.url);
+    const all = SECRETS.map((s) => s.text).join('\n');
+    const events: Array<[string, Record<string, unknown>]> = [
+      ['user-prompt-submit', { prompt: `please use these:\n${all}` }],
+      ['post-tool-use', { tool_name: 'Bash', tool_input: { command: all }, tool_response: { stdout: all, stderr: '', interrupted: false, isImage: false }, tool_use_id: 'r1' }],
+      ['post-tool-use', { tool_name: 'mcp__db__query', tool_input: { sql: 'select 1' }, tool_response: all, tool_use_id: 'r2' }],
+      ['post-tool-use', { tool_name: 'mcp__x__list', tool_input: { q: 'x' }, tool_response: [{ type: 'text', text: all }], tool_use_id: 'r3' }],
+      ['post-tool-use', { tool_name: 'Write', tool_input: { file_path: '/repo/config/settings.py', content: all }, tool_response: { filePath: '/repo/config/settings.py', success: true }, tool_use_id: 'r4' }],
+      ['post-tool-use', { tool_name: 'Read', tool_input: { file_path: '/repo/.env.production' }, tool_response: { file: { content: 'PLAIN=notasecretbyname_but_in_env_file' } }, tool_use_id: 'r5' }],
+      ['stop', { last_assistant_message: `Done. I used ${all}` }],
+    ];
+    for (const [event, fields] of events) {
+      const io = memIo({ env, stdin: hookJson(fields) });
+      expect(await run(['hook', event], io)).toBe(0);
+    }
+    const bodies = server.requests.map((r) => r.body).join('\n');
+    expect(server.requests.length).toBe(events.length);
+    for (const s of SECRETS) expect(bodies, s.kind).not.toContain(s.needle);
+    expect(bodies).not.toContain('notasecretbyname_but_in_env_file');
+    expect(bodies).toContain('.env.production');
+    expect(bodies).toContain('please use these');
+  });
+});

@@ -7,10 +7,12 @@ import { parseWith } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
 import { backfillVectors } from '../vectors/index-observations';
 import { z } from 'zod';
+import { benchRoutes } from './bench-routes';
 import { renderSearchText } from './render';
 import { searchObservations } from './search';
 
 export const searchRoutes = new Hono<AppEnv>();
+searchRoutes.route('/', benchRoutes);
 
 searchRoutes.get('/api/search', requireScope('read'), async (c) => {
   const url = new URL(c.req.url);

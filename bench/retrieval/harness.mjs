@@ -1,0 +1,94 @@
+// Shared by the recall benchmarks: a throwaway wrangler dev, seeding through the local-only bench routes,
+// latency sampling, and rewriting one marked section of BENCHMARKS.md.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ROOT, mintDevToken, startDevServer } from '../../scripts/dev-server.mjs';
+
+export const BENCHMARKS = path.join(ROOT, 'BENCHMARKS.md');
+
+/** Starts wrangler dev on a fresh local database; returns {url, token, stop}. */
+export async function startBenchServer(port) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cairn-bench-'));
+  const secret = `bench-${Math.random().toString(36).slice(2)}`;
+  const server = await startDevServer({ port, persistTo: dir, vars: { CAIRN_ADMIN_SECRET: secret, RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000' }, timeoutMs: 120_000 });
+  const token = await mintDevToken(server.url, secret, { team: 'bench', user: 'bencher', device: 'bench-box' });
+  return {
+    url: server.url,
+    token,
+    async stop() {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function api(srv, method, pathAndQuery, body) {
+  const res = await fetch(`${srv.url}${pathAndQuery}`, {
+    method,
+    headers: { authorization: `Bearer ${srv.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${pathAndQuery} → ${res.status} ${text.slice(0, 300)}`);
+  return text;
+}
+
+/** Seeds observations of one project in chunks of 500; returns their ids in order. */
+export async function seed(srv, project, session, observations) {
+  const ids = [];
+  for (let i = 0; i < observations.length; i += 500) {
+    const out = JSON.parse(await api(srv, 'POST', '/api/admin/bench/seed', { project, session, observations: observations.slice(i, i + 500) }));
+    ids.push(...out.ids);
+  }
+  return ids;
+}
+
+/** Runs the vector backfill until nothing is missing. */
+export async function backfillAll(srv) {
+  let total = 0;
+  for (;;) {
+    const out = JSON.parse(await api(srv, 'POST', '/api/admin/backfill-vectors?limit=1000'));
+    total += out.indexed;
+    if (out.remaining === 0 || out.indexed === 0) return total;
+  }
+}
+
+export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+
+/** Times `n` sequential calls of `fn(i)` after `warm` unmeasured ones; returns {p50, p95, mean} in ms. */
+export async function sample(n, fn, warm = 5) {
+  for (let i = 0; i < warm; i++) await fn(i);
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn(i);
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p95: percentile(times, 95), mean: times.reduce((s, x) => s + x, 0) / times.length };
+}
+
+/** Replaces the text between `<!-- name:start -->` and `<!-- name:end -->` (appending the section if absent). */
+export function writeSection(name, markdown) {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  let doc = existsSync(BENCHMARKS) ? readFileSync(BENCHMARKS, 'utf8') : '# Benchmarks\n';
+  const block = `${start}\n${markdown.trim()}\n${end}`;
+  const a = doc.indexOf(start);
+  const b = doc.indexOf(end);
+  doc = a >= 0 && b > a ? doc.slice(0, a) + block + doc.slice(b + end.length) : `${doc.trimEnd()}\n\n${block}\n`;
+  writeFileSync(BENCHMARKS, doc);
+}
+
+/** A deterministic PRNG (mulberry32) so every run seeds the same data. */
+export function rng(seedValue) {
+  let a = seedValue >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

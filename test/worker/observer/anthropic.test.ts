@@ -10,7 +10,7 @@ import type { ObserverRequest, ToolEvent } from '../../../src/observer/types';
 import { fresh } from '../support/http';
 import { T0, toolEvent } from './support/events';
 import { recorded, script } from './support/fake';
-import type { FakeResponse } from '../../../support/fake-llm';
+import type { FakeResponse } from '../../support/fake-llm';
 
 const mode = loadMode('code');
 

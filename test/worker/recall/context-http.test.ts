@@ -3,6 +3,9 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary, type Ids } from '../support/seed';
+import { recallMode } from '../../../src/recall/mode';
+
+const I: Record<string, string> = Object.fromEntries(recallMode('code').types.map((t) => [t.id, t.emoji]));
 
 const DAY = 86_400_000;
 const T0 = Date.parse('2026-05-04T09:00:00Z');
@@ -35,8 +38,8 @@ describe('GET /api/context', () => {
     const text = await res.text();
     expect(text.startsWith('<cairn-context>\n')).toBe(true);
     expect(text.endsWith('\n</cairn-context>')).toBe(true);
-    expect(text).toContain(`## 2026-05-04\n${a} 9:00 ● Cache key now includes locale\n${b} ″ ○ Router reads locale from cookie\n## 2026-05-05`);
-    expect(text).toContain(`${c} 9:00 ⚖ Locale negotiation stays server-side @${t.mate.user}`);
+    expect(text).toContain(`## 2026-05-04\n${a} 9:00 ${I.bugfix} Cache key now includes locale\n${b} ″ ${I.discovery} Router reads locale from cookie\n## 2026-05-05`);
+    expect(text).toContain(`${c} 9:00 ${I.decision} Locale negotiation stays server-side @${t.mate.user}`);
     expect(text).toContain(`S${sum} 9:01 Fix wrong language on first load @${t.mate.user}\n Learned: The cookie was read too late`);
     expect(text).toContain('Stats: 3 obs · 1 session');
     expect(text).toContain('work behind them ~900t');
@@ -141,7 +144,7 @@ describe('GET /api/context', () => {
     await seedObservation(t.mine, t.projectId, await seedSession(t.mine, t.projectId, fresh('s')), { title: 'Zoned', createdAt: Date.parse('2026-05-04T23:30:00Z') });
     const text = await (await context(t.me.token, `project=${encodeURIComponent(t.key)}&tz=Asia/Tokyo`)).text();
     expect(text).toContain('## 2026-05-05');
-    expect(text).toMatch(/\d+ 8:30 ○ Zoned/);
+    expect(text).toMatch(new RegExp(`\\d+ 8:30 ${I.discovery} Zoned`));
   });
 
   it.each([

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { recallMode } from '../../../src/recall/mode';
 import { renderContext, type ContextObservation, type ContextSummary } from '../../../src/recall/render-context';
 
+const I: Record<string, string> = Object.fromEntries(recallMode('code').types.map((t) => [t.id, t.emoji]));
+
 const mode = recallMode('code');
 const at = (iso: string) => Date.parse(iso);
 
@@ -61,14 +63,14 @@ describe('renderContext', () => {
       [
         '<cairn-context>',
         '# cairn memory · github.com/acme/widgets · 2026-08-20 9:05 UTC',
-        'Legend: S=session ●bugfix ◆feature ○discovery ⚖decision ″=same time @x=teammate',
+        `Legend: S=session ${I.bugfix}bugfix ${I.feature}feature ${I.discovery}discovery ${I.decision}decision ″=same time @x=teammate`,
         'Stats: 4 obs · 1 session · read all ~43t · work behind them ~48,200t',
         '## 2026-08-18',
-        '99 9:00 ◆ Login form posts to /api/session',
+        `99 9:00 ${I.feature} Login form posts to /api/session`,
         '## 2026-08-19',
-        '101 14:15 ○ Token refresh skips expired tokens',
-        '102 ″ ● Extended JWT TTL to 24h @bo',
-        '103 16:02 ⚖ Keep refresh logic server-side',
+        `101 14:15 ${I.discovery} Token refresh skips expired tokens`,
+        `102 ″ ${I.bugfix} Extended JWT TTL to 24h @bo`,
+        `103 16:02 ${I.decision} Keep refresh logic server-side`,
         'S12 16:10 Fix login token expiry @bo',
         ' Investigated: Auth flow and JWT expiry',
         ' Learned: Tokens expired after 15 minutes',
@@ -94,7 +96,7 @@ describe('renderContext', () => {
     expect(utc).toContain('## 2026-03-02\n2 0:30');
     const tokyo = renderContext({ ...input, timeZone: 'Asia/Tokyo' });
     expect(tokyo.match(/^## /gm)).toHaveLength(1);
-    expect(tokyo).toContain('## 2026-03-02\n1 8:30 ✓ Late change\n2 9:30 ✓ Early change');
+    expect(tokyo).toContain(`## 2026-03-02\n1 8:30 ${I.change} Late change\n2 9:30 ${I.change} Early change`);
   });
 
   it('does not elide a time across a day boundary', () => {
@@ -108,8 +110,8 @@ describe('renderContext', () => {
       now: 0,
       timeZone: 'UTC',
     });
-    expect(text).toContain('1 10:00 ✓ A');
-    expect(text).toContain('2 10:00 ✓ B');
+    expect(text).toContain(`1 10:00 ${I.change} A`);
+    expect(text).toContain(`2 10:00 ${I.change} B`);
   });
 
   it('leaves out the summary block when an observation is newer than the newest summary', () => {
@@ -141,8 +143,8 @@ describe('renderContext', () => {
       now: 0,
       timeZone: 'UTC',
     });
-    expect(text).toContain('**2** 11:00 ● **New one**\nThe cache key ignored the locale.');
-    expect(text).toContain('1 10:00 ✓ Old one');
+    expect(text).toContain(`**2** 11:00 ${I.bugfix} **New one**\nThe cache key ignored the locale.`);
+    expect(text).toContain(`1 10:00 ${I.change} Old one`);
     expect(text).not.toContain('old narrative');
   });
 
@@ -157,7 +159,7 @@ describe('renderContext', () => {
       now: 0,
       timeZone: 'UTC',
     });
-    expect(text).toContain('1 10:00 • Untitled');
+    expect(text).toContain(`1 10:00 📝 Untitled`);
     expect(text).toContain('S2 10:05 session');
   });
 
@@ -207,8 +209,10 @@ describe('renderContext', () => {
     expect(text).toMatch(/^S799 .*\n Investigated: .*\n Learned: .*\n Completed: .*\n Next: /m);
     expect(text.split('\n').filter((l) => /^\d+ /.test(l))).toHaveLength(50);
     expect(text.split('\n').filter((l) => /^S\d+ /.test(l))).toHaveLength(10);
-    const tokens = Math.ceil(text.length / 4);
-    console.log(`context budget: ${text.length} chars ≈ ${tokens} tokens for 50 observations + 10 sessions`);
+    // Characters are code points: an emoji icon is one character, as a reader (and a tokenizer) sees it.
+    const chars = [...text].length;
+    const tokens = Math.ceil(chars / 4);
+    console.log(`context budget: ${chars} chars (${text.length} UTF-16 units) ≈ ${tokens} tokens for 50 observations + 10 sessions`);
     expect(tokens).toBeLessThan(1400);
   });
 });

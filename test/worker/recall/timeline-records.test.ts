@@ -4,6 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAnchor } from '../../../src/recall/render-timeline';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary, type Ids } from '../support/seed';
+import { recallMode } from '../../../src/recall/mode';
+
+const I: Record<string, string> = Object.fromEntries(recallMode('code').types.map((t) => [t.id, t.emoji]));
 
 const T0 = Date.parse('2026-06-01T08:00:00Z');
 const MIN = 60_000;
@@ -84,7 +87,7 @@ describe('GET /api/timeline', () => {
     const text = await res.text();
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(text).toContain(`Timeline around #${w.seeded[3]}: 3 entries`);
-    expect(text).toContain(`${w.seeded[3]} 8:03 ○ Step 3 of the migration (~`);
+    expect(text).toContain(`${w.seeded[3]} 8:03 ${I.discovery} Step 3 of the migration (~`);
     expect(text).toMatch(new RegExp(`${w.seeded[3]} .*<= anchor`));
   });
 

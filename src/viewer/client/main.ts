@@ -25,6 +25,8 @@ const state = {
   shown: new Set<string>(),
   live: null as AbortController | null,
   detail: [] as HTMLElement[],
+  /** Bumped on every reload so answers to superseded requests are dropped. */
+  gen: 0,
 };
 
 const root = byId('app');
@@ -220,6 +222,7 @@ async function loadAuthors(): Promise<void> {
 // ---- feed, search and live -----------------------------------------------------------------------------
 
 async function reload(restartLive: boolean): Promise<void> {
+  state.gen++;
   state.shown.clear();
   state.next = null;
   clear(byId('cards'));
@@ -261,10 +264,11 @@ const feedQuery = (before?: string) => ({
 
 async function loadFeed(more: boolean): Promise<void> {
   const more_ = byId('more') as HTMLButtonElement;
+  const gen = state.gen;
   try {
     more_.disabled = true;
     const page = await state.api!.get<{ items: FeedItem[]; next: string | null }>('/api/viewer/feed', feedQuery(more ? state.next ?? undefined : undefined));
-    if (state.mode !== 'feed') return;
+    if (state.mode !== 'feed' || gen !== state.gen) return;
     state.next = page.next;
     addCards(page.items, 'bottom');
     more_.hidden = page.next === null;
@@ -278,12 +282,14 @@ async function loadFeed(more: boolean): Promise<void> {
 /** After a reconnect, fetch the newest page so nothing stored while offline is missed. */
 async function catchUp(): Promise<void> {
   if (state.mode !== 'feed') return;
+  const gen = state.gen;
   const page = await state.api!.get<{ items: FeedItem[] }>('/api/viewer/feed', feedQuery());
-  addCards(page.items, 'top', true);
+  if (gen === state.gen) addCards(page.items, 'top', true);
 }
 
 async function runSearch(): Promise<void> {
   byId('more').hidden = true;
+  const gen = state.gen;
   try {
     const res = await state.api!.get<{ results: SearchResult[]; total: number }>('/api/search', {
       q: state.q,
@@ -292,7 +298,7 @@ async function runSearch(): Promise<void> {
       author: state.author || undefined,
       limit: '40',
     });
-    if (state.mode !== 'search') return;
+    if (state.mode !== 'search' || gen !== state.gen) return;
     byId('feed-count').textContent = t('resultCount', { n: res.total });
     const items: ObservationItem[] = res.results.map((r) => ({
       kind: 'observation', id: r.id, sessionId: null, projectKey: r.project, type: r.type, title: r.title,

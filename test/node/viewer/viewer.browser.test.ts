@@ -1,0 +1,207 @@
+// End to end in headless Chromium against a real `wrangler dev`: sign-in, projects, live feed, search,
+// type filter, escaping of stored text, and the wrong-token message. Saves test-results/viewer*.png.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+interface DevServer {
+  url: string;
+  stop(): Promise<void>;
+}
+interface DevServerModule {
+  startDevServer(opts: { port: number; persistTo: string; vars: Record<string, string> }): Promise<DevServer>;
+  mintDevToken(url: string, secret: string, who?: { team?: string; user?: string; device?: string }): Promise<string>;
+  ROOT: string;
+}
+
+const ADMIN = 'viewer-e2e-admin-secret';
+const XSS = '<img src=x onerror=alert(1)>';
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+let dev: DevServerModule;
+let server: DevServer;
+let browser: Browser;
+let token: string;
+let persist: string;
+let results: string;
+const project = `github.com/acme/viewer-${Date.now().toString(36)}`;
+const session = randomUUID();
+
+async function ingest(route: string, body: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${server.url}${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ event_id: randomUUID(), session_id: session, project, cwd: '/work/widgets', occurred_at: Date.now(), ...body }),
+  });
+  expect(res.status, await res.clone().text()).toBeLessThan(300);
+}
+
+const bash = (command: string, stdout = 'ok', exit_code = 0) =>
+  ingest('/api/sessions/observations', { tool_name: 'Bash', tool_input: { command, description: `Run ${command}` }, tool_response: { stdout, stderr: '', exit_code } });
+
+async function waitForFeed(predicate: (titles: string[]) => boolean, ms = 15_000): Promise<string[]> {
+  const deadline = Date.now() + ms;
+  let titles: string[] = [];
+  while (Date.now() < deadline) {
+    const res = await fetch(`${server.url}/api/viewer/feed?project=${encodeURIComponent(project)}`, { headers: { authorization: `Bearer ${token}` } });
+    const body = (await res.json()) as { items: { title?: string }[] };
+    titles = body.items.map((i) => i.title ?? '');
+    if (predicate(titles)) return titles;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`feed never matched; last titles: ${JSON.stringify(titles)}`);
+}
+
+interface Watch {
+  dialogs: string[];
+  errors: string[];
+  urls: string[];
+}
+
+async function openPage(viewport = { width: 1366, height: 860 }, locale = 'en-US'): Promise<{ page: Page; watch: Watch }> {
+  const context = await browser.newContext({ viewport, locale });
+  const page = await context.newPage();
+  const watch: Watch = { dialogs: [], errors: [], urls: [] };
+  page.on('dialog', (d) => {
+    watch.dialogs.push(d.message());
+    void d.dismiss();
+  });
+  page.on('pageerror', (e) => watch.errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/401|404/.test(m.text())) watch.errors.push(m.text());
+  });
+  page.on('request', (r) => watch.urls.push(r.url()));
+  await page.goto(`${server.url}/`);
+  return { page, watch };
+}
+
+async function signIn(page: Page, value: string): Promise<void> {
+  await page.fill('#token', value);
+  await page.click('form.signin-card button[type=submit]');
+}
+
+beforeAll(async () => {
+  dev = (await import(new URL('../../../scripts/dev-server.mjs', import.meta.url).href)) as DevServerModule;
+  results = path.join(dev.ROOT, 'test-results');
+  mkdirSync(results, { recursive: true });
+  persist = mkdtempSync(path.join(tmpdir(), 'cairn-viewer-'));
+  server = await dev.startDevServer({ port: await freePort(), persistTo: persist, vars: { CAIRN_ADMIN_SECRET: ADMIN } });
+  token = await dev.mintDevToken(server.url, ADMIN, { team: 'viewer-e2e', user: 'ada', device: 'laptop' });
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS });
+  await ingest('/api/sessions/init', { prompt: 'Make the widget build green' });
+  await bash('npm test', 'FAIL src/widget.test.ts', 1);
+  await bash('npm test', 'PASS 12 tests');
+  await waitForFeed((t) => t.length >= 2);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  if (persist) rmSync(persist, { recursive: true, force: true });
+});
+
+describe('viewer in the browser', () => {
+  it('tells a user with a wrong token what went wrong instead of showing a blank page', async () => {
+    const { page, watch } = await openPage();
+    await signIn(page, 'cairn_thisIsNotARealTokenAtAll000000000000000');
+    await expect.poll(() => page.textContent('#signin-error')).toMatch(/not accepted/);
+    expect(await page.isVisible('#token')).toBe(true);
+    expect(watch.urls.some((u) => u.includes('cairn_'))).toBe(false);
+    await page.context().close();
+  });
+
+  it('signs in, lists projects, shows a new observation live, escapes stored text, searches and filters', async () => {
+    const { page, watch } = await openPage();
+    await signIn(page, token);
+    await page.waitForSelector('#cards .card');
+    await expect.poll(() => page.$$eval('#project option', (os) => os.map((o) => o.textContent ?? ''))).toEqual(
+      expect.arrayContaining([expect.stringContaining(project)]),
+    );
+    await page.selectOption('#project', project);
+    await page.waitForSelector('#live-status[data-state=live]');
+    await expect.poll(() => page.locator('#cards .card').count()).toBeGreaterThanOrEqual(2);
+
+    // Live: an ingested tool call shows up without reloading.
+    await page.evaluate('window.cairnNoReload = 1');
+    const started = Date.now();
+    await bash('npm run build', 'built in 1.2s');
+    await page.waitForSelector('#cards .card.fresh:has-text("npm run build")', { timeout: 5000 });
+    const liveMs = Date.now() - started;
+    console.log(`live: observation visible ${liveMs} ms after ingest`);
+    expect(liveMs).toBeLessThan(2000);
+    expect(await page.evaluate('window.cairnNoReload')).toBe(1);
+
+    // Stored text is text: an HTML payload renders literally and runs nothing.
+    await bash(`git commit -m '${XSS}'`, XSS);
+    const xssCard = page.locator('#cards .card', { hasText: XSS }).first();
+    await xssCard.waitFor({ timeout: 5000 });
+    expect(await page.locator('#cards img, #detail img').count()).toBe(0);
+    await xssCard.locator('button').click();
+    await page.waitForSelector('#detail .record');
+    expect(await page.textContent('#detail .record-title')).toContain(XSS);
+    expect(await page.locator('#detail img').count()).toBe(0);
+
+    // Search and open a result.
+    await page.fill('#q', 'build');
+    await page.press('#q', 'Enter');
+    await page.waitForSelector('#feed-title:has-text("build")');
+    const hit = page.locator('#cards .card', { hasText: 'npm run build' }).first();
+    await hit.waitFor();
+    await hit.locator('button').click();
+    await page.waitForSelector('#detail .record-title:has-text("npm run build")');
+    expect(await page.locator('#detail .block').count()).toBeGreaterThan(0);
+    await page.click('#clear-search');
+    await page.waitForSelector('#feed-title:has-text("Recent")');
+
+    // Filter by type: only the failed `npm test` (a discovery) remains; the changes and the summary go.
+    await page.selectOption('#type', 'discovery');
+    await expect.poll(() => page.$$eval('#cards .card', (cs) => cs.map((c) => `${c.querySelector('.badge')?.getAttribute('data-type')} ${c.querySelector('.card-title')?.textContent}`))).toEqual([
+      'discovery Command failed: npm test',
+    ]);
+    await page.selectOption('#type', '');
+    await page.waitForSelector('#cards .card:has-text("npm run build")');
+
+    // Open the session from a record.
+    await page.locator('#cards .card', { hasText: 'npm run build' }).first().locator('button').click();
+    await page.click('#detail .actions button');
+    await page.waitForSelector('#detail [data-record^="session:"]');
+    await page.locator('#cards .card', { hasText: 'npm run build' }).first().locator('button').click();
+    await page.waitForSelector('#detail .record-title:has-text("npm run build")');
+
+    await page.screenshot({ path: path.join(results, 'viewer.png') });
+    expect(watch.dialogs).toEqual([]);
+    expect(watch.errors).toEqual([]);
+    expect(watch.urls.some((u) => u.includes(token))).toBe(false);
+    await page.context().close();
+  });
+
+  it('speaks Chinese to a Chinese browser and fits a phone screen', async () => {
+    const { page, watch } = await openPage({ width: 390, height: 844 }, 'zh-CN');
+    expect(await page.textContent('form.signin-card button[type=submit]')).toBe('登录');
+    await signIn(page, token);
+    await page.waitForSelector('#cards .card');
+    expect(await page.textContent('#feed-title')).toBe('最近动态');
+    const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.locator('#cards .card').first().locator('button').click();
+    await page.waitForSelector('#detail.open .record');
+    await page.screenshot({ path: path.join(results, 'viewer-phone.png') });
+    expect(watch.errors).toEqual([]);
+    await page.context().close();
+  });
+});

@@ -1,9 +1,11 @@
 // From hook events to D1 rows through the real Anthropic SDK, answered by the scripted fake on 127.0.0.1.
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { base, initEvent, lastUserText, recorded, script, send, settled, toolEvent, waitFor } from './support';
+import type { SessionDO } from '../../../src/session/session-do';
+import { base, countRows, initEvent, lastUserText, recorded, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
 
 interface ObsRow {
   project_id: number;
@@ -112,5 +114,42 @@ describe('the observation pipeline end to end', () => {
       .bind(sid)
       .first();
     expect(summary).toEqual({ request: 'Scripted request', prompt_number: 1 });
+  });
+
+  it('embeds stored observations for semantic search off the critical path', async () => {
+    const id = await newIdentity();
+    const sid = fresh('s');
+    await send(id.token, 'observations', toolEvent(sid, 'grep -r TODO src'));
+    await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 1);
+    const until = Date.now() + 5_000;
+    let embedded: number | null = null;
+    while (embedded === null && Date.now() < until) {
+      const row = await env.DB.prepare('SELECT o.embedded_at FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?')
+        .bind(sid)
+        .first<{ embedded_at: number | null }>();
+      embedded = row?.embedded_at ?? null;
+      if (embedded === null) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(embedded).toEqual(expect.any(Number));
+  });
+
+  it('keeps what it stored when the after-store steps fail', async () => {
+    const id = await newIdentity();
+    const { teamId } = await idsOf(id);
+    const sid = fresh('s');
+    let ran = 0;
+    await runInDurableObject(sessionStub(teamId, sid), (instance: SessionDO) => {
+      instance.testSeams.afterStore = {
+        run: async () => {
+          ran++;
+          throw new Error('vector index down');
+        },
+      };
+    });
+    await send(id.token, 'observations', toolEvent(sid, 'make lint'));
+    const done = await waitFor(id.token, sid, (s) => settled(s) && s.turns === 1);
+    expect(done).toMatchObject({ observations_stored: 1, dead_letters: [], backoff_until: null });
+    expect(ran).toBe(1);
+    expect(await countRows(sid)).toEqual({ total: 1, distinct: 1 });
   });
 });

@@ -116,3 +116,14 @@ describe('the Workers AI adapter', () => {
     expect(outcome.kind === 'failure' && outcome.failure.kind).toBe(kind);
   });
 });
+
+describe('retryAfterMs', () => {
+  it('reads milliseconds, seconds and HTTP dates, and gives null without a header', async () => {
+    const { retryAfterMs } = await import('../../../src/observer/providers/anthropic');
+    expect(retryAfterMs(new Headers({ 'retry-after-ms': '1500' }))).toBe(1500);
+    expect(retryAfterMs(new Headers({ 'retry-after': '2' }))).toBe(2000);
+    const now = Date.UTC(2026, 10, 30, 12, 0, 0);
+    expect(retryAfterMs(new Headers({ 'retry-after': new Date(now + 30_000).toUTCString() }), now)).toBe(30_000);
+    expect(retryAfterMs(new Headers())).toBeNull();
+  });
+});

@@ -1,0 +1,144 @@
+// `cairn install` / `uninstall`: merges into Claude Code's settings idempotently and restores them exactly.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { run } from '../src/run';
+import { machine, memIo, tempDir } from './support';
+
+const USER_SETTINGS = `{
+    "model": "opus",
+    "hooks": {
+        "PostToolUse": [
+            {
+                "matcher": "Edit|Write",
+                "hooks": [ { "type": "command", "command": "npx prettier --write \\"$FILE\\"" } ]
+            }
+        ],
+        "Stop": [ { "hooks": [ { "type": "command", "command": "say done" } ] } ]
+    },
+    "permissions": { "allow": ["Bash(npm test)"] }
+}
+`;
+
+function setup(withSettings = true) {
+  const { home, env } = machine('https://cairn.example.dev');
+  const settingsPath = join(home, '.claude', 'settings.json');
+  mkdirSync(join(home, '.claude'), { recursive: true });
+  if (withSettings) writeFileSync(settingsPath, USER_SETTINGS);
+  writeFileSync(join(home, '.claude.json'), '{"numStartups": 3, "mcpServers": {"other": {"type": "stdio", "command": "x"}}}\n');
+  return { home, env, settingsPath, claudeJson: join(home, '.claude.json') };
+}
+
+const install = (env: Record<string, string | undefined>, ...args: string[]) => run(['install', '--client', '/opt/cairn/cairn.mjs', ...args], memIo({ env }));
+
+describe('install', () => {
+  it('adds one handler per event, keeps the user’s hooks, and registers the MCP server without the token', async () => {
+    const { env, settingsPath, claudeJson } = setup();
+    expect(await install(env)).toBe(0);
+    const s = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    expect(s.model).toBe('opus');
+    expect(s.hooks.PostToolUse).toHaveLength(2);
+    expect(s.hooks.PostToolUse[0].hooks[0].command).toContain('prettier');
+    expect(s.hooks.PostToolUse[1]).toEqual({ matcher: '*', hooks: [{ type: 'command', command: 'node "/opt/cairn/cairn.mjs" hook post-tool-use', timeout: 10, async: true }] });
+    expect(s.hooks.PreToolUse[0].matcher).toBe('Read');
+    expect(Object.keys(s.hooks).sort()).toEqual(['PostToolUse', 'PreToolUse', 'SessionEnd', 'SessionStart', 'Stop', 'UserPromptSubmit']);
+    const mcp = JSON.parse(readFileSync(claudeJson, 'utf8'));
+    expect(mcp.mcpServers.other).toBeDefined();
+    expect(mcp.mcpServers.cairn).toEqual({ type: 'http', url: 'https://cairn.example.dev/mcp', headersHelper: 'node "/opt/cairn/cairn.mjs" mcp-headers' });
+    expect(readFileSync(claudeJson, 'utf8')).not.toContain('tok-test');
+    expect(readFileSync(`${settingsPath}.cairn-backup`, 'utf8')).toBe(USER_SETTINGS);
+  });
+
+  it('is idempotent: a second install changes nothing', async () => {
+    const { env, settingsPath } = setup();
+    await install(env);
+    const once = readFileSync(settingsPath, 'utf8');
+    await install(env);
+    expect(readFileSync(settingsPath, 'utf8')).toBe(once);
+    expect(readFileSync(`${settingsPath}.cairn-backup`, 'utf8')).toBe(USER_SETTINGS);
+  });
+
+  it('shows the change with --dry-run and writes nothing', async () => {
+    const { env, settingsPath } = setup();
+    const io = memIo({ env });
+    expect(await run(['install', '--client', '/opt/cairn/cairn.mjs', '--dry-run'], io)).toBe(0);
+    expect(io.stdout).toContain('+');
+    expect(io.stdout).toContain('hook session-start');
+    expect(readFileSync(settingsPath, 'utf8')).toBe(USER_SETTINGS);
+    expect(existsSync(`${settingsPath}.cairn-backup`)).toBe(false);
+  });
+
+  it('refuses to touch a settings file that is not valid JSON', async () => {
+    const { env, settingsPath } = setup();
+    writeFileSync(settingsPath, '{ "model": ');
+    expect(await install(env)).toBe(1);
+    expect(readFileSync(settingsPath, 'utf8')).toBe('{ "model": ');
+  });
+
+  it('writes a repository’s .claude/settings.json and .mcp.json with --project', async () => {
+    const { env } = setup();
+    const repo = tempDir();
+    expect(await run(['install', '--client', '/opt/cairn/cairn.mjs', '--project'], memIo({ env, cwd: repo }))).toBe(0);
+    expect(JSON.parse(readFileSync(join(repo, '.claude', 'settings.json'), 'utf8')).hooks.SessionStart).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(repo, '.mcp.json'), 'utf8')).mcpServers.cairn.url).toBe('https://cairn.example.dev/mcp');
+    expect(await run(['uninstall', '--project'], memIo({ env, cwd: repo }))).toBe(0);
+    expect(existsSync(join(repo, '.claude', 'settings.json'))).toBe(false);
+    expect(existsSync(join(repo, '.mcp.json'))).toBe(false);
+  });
+});
+
+describe('uninstall', () => {
+  it('leaves the settings file with the user’s other hooks byte-identical to before', async () => {
+    const { env, settingsPath, claudeJson } = setup();
+    const claudeBefore = readFileSync(claudeJson, 'utf8');
+    await install(env);
+    await install(env);
+    expect(await run(['uninstall'], memIo({ env }))).toBe(0);
+    expect(readFileSync(settingsPath, 'utf8')).toBe(USER_SETTINGS);
+    expect(readFileSync(claudeJson, 'utf8')).toBe(claudeBefore);
+    expect(existsSync(`${settingsPath}.cairn-backup`)).toBe(false);
+  });
+
+  it('keeps changes the user made after install, removing only cairn', async () => {
+    const { env, settingsPath } = setup();
+    await install(env);
+    const s = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    s.theme = 'dark';
+    writeFileSync(settingsPath, JSON.stringify(s, null, 4));
+    await run(['uninstall'], memIo({ env }));
+    const after = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    expect(after.theme).toBe('dark');
+    expect(JSON.stringify(after)).not.toContain('cairn');
+    expect(after.hooks.Stop).toEqual([{ hooks: [{ type: 'command', command: 'say done' }] }]);
+    expect(readFileSync(settingsPath, 'utf8')).toMatch(/^ {4}"model"/m);
+  });
+
+  it('removes a settings file it created', async () => {
+    const { env, settingsPath } = setup(false);
+    await install(env);
+    expect(existsSync(settingsPath)).toBe(true);
+    await run(['uninstall'], memIo({ env }));
+    expect(existsSync(settingsPath)).toBe(false);
+  });
+});
+
+describe('login and mcp-headers', () => {
+  it('saves url and token owner-only and hands the token to Claude Code only through the headers helper', async () => {
+    const { env } = machine(null);
+    const io = memIo({ env });
+    expect(await run(['login', '--url', 'http://127.0.0.1:9/', '--token', 'tok-abc'], io)).toBe(0);
+    expect(io.stdout).toContain('not reachable');
+    const configFile = join(env.HOME!, '.config', 'cairn', 'config.json');
+    expect(JSON.parse(readFileSync(configFile, 'utf8'))).toMatchObject({ url: 'http://127.0.0.1:9', token: 'tok-abc' });
+    const { statSync } = await import('node:fs');
+    expect(statSync(configFile).mode & 0o077).toBe(0);
+    const headers = memIo({ env });
+    await run(['mcp-headers'], headers);
+    expect(JSON.parse(headers.stdout)).toEqual({ Authorization: 'Bearer tok-abc' });
+  });
+
+  it('rejects a URL that is not http(s)', async () => {
+    const io = memIo({ env: machine(null).env });
+    expect(await run(['login', '--url', 'ftp://x', '--token', 't'], io)).toBe(2);
+  });
+});

@@ -1,10 +1,11 @@
 // Ingest API at the HTTP edge: validation, limits, dedupe, gate, privacy, session rows, status scoping.
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../src/lib/crypto';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { base, initEvent, send, toolEvent } from '../pipeline/support';
+import { base, initEvent, send, sessionStub, toolEvent } from '../pipeline/support';
 
 const errorCode = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
 
@@ -219,5 +220,28 @@ describe('ingest routes', () => {
     await send(alice.token, 'init', { ...initEvent(sid, 'local work'), project: 'local/scratch' });
     expect((await call(`/api/sessions/${sid}/status`, { token: alice.token })).status).toBe(200);
     expect((await call(`/api/sessions/${sid}/status`, { token: bob.token })).status).toBe(404);
+  });
+
+  it('cuts each field to 16,000 characters, head and tail kept, before the event is buffered', async () => {
+    const id = await newIdentity();
+    const { teamId } = await idsOf(id);
+    const sid = fresh('s');
+    const stub = sessionStub(teamId, sid);
+    // Hold the turn lease so the buffered event stays where the test can read it.
+    await runInDurableObject(stub, (_i, state) => {
+      state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at) VALUES (1, 'test-hold', ?)", Date.now() + 3_600_000);
+    });
+    const response = `START${'r'.repeat(50_000)}END`;
+    const input = { command: `echo ${'i'.repeat(30_000)}` };
+    await send(id.token, 'observations', { ...toolEvent(sid, 'x'), tool_input: input, tool_response: response });
+    const payload = await runInDurableObject(stub, (_i, state) =>
+      JSON.parse(state.storage.sql.exec<{ payload: string }>('SELECT payload FROM pending').one().payload) as { toolInput: string; toolResponse: string },
+    );
+    for (const field of [payload.toolInput, payload.toolResponse]) {
+      expect(field.length).toBeLessThanOrEqual(16_000);
+      expect(field).toMatch(/<elided chars="\d+"/);
+    }
+    expect(payload.toolResponse.startsWith('START')).toBe(true);
+    expect(payload.toolResponse.endsWith('END')).toBe(true);
   });
 });

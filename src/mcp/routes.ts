@@ -1,5 +1,24 @@
-// MCP endpoint (Streamable HTTP, stateless) with the recall tools.
+// MCP endpoint (Streamable HTTP, stateless): a fresh server and transport per request, behind token auth.
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
+import { requireScope } from '../auth/middleware';
 import type { AppEnv } from '../env';
+import { buildMcpServer } from './server';
 
 export const mcpRoutes = new Hono<AppEnv>();
+
+mcpRoutes.all('/mcp', requireScope('read'), async (c) => {
+  const defer = (work: Promise<unknown>) => {
+    try {
+      c.executionCtx.waitUntil(work);
+    } catch {
+      // No execution context (e.g. app.request in a unit test): let it finish on its own.
+      work.catch(() => undefined);
+    }
+  };
+  const server = buildMcpServer(c.env, c.get('auth'), { defer, now: Date.now });
+  // A stateless transport serves exactly one request and a connected server cannot be reconnected.
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  return transport.handleRequest(c.req.raw);
+});

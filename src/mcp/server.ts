@@ -1,0 +1,167 @@
+// Builds the MCP server for one request: the recall tools bound to the caller's identity.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { AuthContext } from '../auth/types';
+import type { CairnEnv } from '../env';
+import { AppError } from '../lib/errors';
+import { parseWith } from '../lib/validate';
+import { forget, ForgetInput, remember, RememberInput } from '../recall/memory-writes';
+import { DEFAULT_DEPTH, MAX_DEPTH } from '../recall/params';
+import { renderTimeline } from '../recall/render-timeline';
+import { MAX_IDS, observationRecords, timelineFor } from '../recall/service';
+import { renderSearchText } from '../search/render';
+import { searchObservations } from '../search/search';
+import { indexObservations } from '../vectors/index-observations';
+import { INSTRUCTIONS, SERVER_NAME, SERVER_VERSION } from './instructions';
+import { renderRecords } from './render-records';
+
+export interface McpDeps {
+  /** Runs work after the answer (vector upsert/removal); Workers pass ctx.waitUntil. */
+  defer(work: Promise<unknown>): void;
+  now(): number;
+}
+
+const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
+
+/** Tool failures become readable tool errors (the agent can correct itself); unknown ones are logged. */
+async function guarded(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof AppError) return text(`${err.code}: ${err.message}`, true);
+    console.error('mcp tool failed', { message: (err as Error).message, stack: (err as Error).stack });
+    return text('internal_error: Something went wrong on our side.', true);
+  }
+}
+
+function requireWrite(auth: AuthContext): void {
+  if (!auth.scopes.includes('ingest')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "ingest" scope needed to change memory.');
+}
+
+const oneOrMany = z.union([z.string(), z.array(z.string())]).optional();
+
+export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps): McpServer {
+  const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION }, { instructions: INSTRUCTIONS });
+
+  server.registerTool(
+    'search',
+    {
+      title: 'Search memory',
+      description:
+        'Step 1: find observations. Returns one line per match (id, time, type, title, project, author, token cost), not the bodies. ' +
+        'Give a query, filters, or both.',
+      inputSchema: {
+        query: z.string().max(1000).optional().describe('Words, phrases, file names or error text; any language.'),
+        project: oneOrMany.describe('Project key(s), e.g. github.com/acme/widgets.'),
+        type: oneOrMany.describe('Observation type(s), e.g. bugfix, decision.'),
+        concept: oneOrMany.describe('Concept(s), e.g. gotcha, trade-off.'),
+        file: oneOrMany.describe('File path(s) the observation read or modified.'),
+        author: oneOrMany.describe("Teammates' handles."),
+        since: z.string().optional().describe('ISO date/time: only observations at or after it.'),
+        until: z.string().optional().describe('ISO date/time: only observations at or before it.'),
+        limit: z.number().int().min(1).max(100).optional().describe('Results per page (default 20).'),
+        offset: z.number().int().min(0).max(10_000).optional().describe('Skip this many results (paging).'),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    (a) =>
+      guarded(async () => {
+        const res = await searchObservations(env, auth, {
+          q: a.query, project: a.project, type: a.type, concept: a.concept, file: a.file, author: a.author,
+          since: a.since, until: a.until, limit: a.limit, offset: a.offset,
+        });
+        return text(renderSearchText(res, a.offset ?? 0));
+      }),
+  );
+
+  server.registerTool(
+    'timeline',
+    {
+      title: 'Timeline around a record',
+      description:
+        'Step 2: what happened before and after one record. anchor = observation id, "S<id>" for a session summary, or an ISO time; ' +
+        'or give query and the best match becomes the anchor.',
+      inputSchema: {
+        anchor: z.union([z.number().int().positive(), z.string().max(64)]).optional(),
+        query: z.string().max(1000).optional(),
+        before: z.number().int().min(0).max(MAX_DEPTH).optional().describe(`Records before the anchor (default ${DEFAULT_DEPTH}).`),
+        after: z.number().int().min(0).max(MAX_DEPTH).optional().describe(`Records after the anchor (default ${DEFAULT_DEPTH}).`),
+        project: oneOrMany.describe('Stay within these project key(s).'),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    (a) =>
+      guarded(async () => {
+        const projects = a.project === undefined ? [] : Array.isArray(a.project) ? a.project : [a.project];
+        const { result, mode } = await timelineFor(env, auth, {
+          anchor: a.anchor, q: a.query, before: a.before ?? DEFAULT_DEPTH, after: a.after ?? DEFAULT_DEPTH, projects,
+        });
+        return text(renderTimeline({ result, mode, viewer: auth.handle, timeZone: 'UTC' }));
+      }),
+  );
+
+  server.registerTool(
+    'get_observations',
+    {
+      title: 'Full records',
+      description: `Step 3: full records (narrative, facts, files) for ids you picked from search or timeline. Batch them: up to ${MAX_IDS} per call.`,
+      inputSchema: { ids: z.array(z.number().int().positive()).min(1).max(MAX_IDS) },
+      annotations: { readOnlyHint: true },
+    },
+    (a) =>
+      guarded(async () => {
+        const ids = [...new Set(a.ids)];
+        const { records, mode } = await observationRecords(env, auth, ids);
+        const found = new Set(records.map((r) => r.id));
+        return text(renderRecords(records, ids.filter((id) => !found.has(id)), mode));
+      }),
+  );
+
+  server.registerTool(
+    'remember',
+    {
+      title: 'Remember',
+      description:
+        'Save something worth keeping for later sessions and teammates (a decision, a gotcha, a how-to) as an observation of a project. ' +
+        'Saving the same text twice stores it once.',
+      inputSchema: {
+        project: z.string().describe('Project key, as in the first line of the context index (e.g. github.com/acme/widgets).'),
+        text: z.string().describe('What to remember, self-contained: it will be read without this conversation.'),
+        title: z.string().optional().describe('Short title; defaults to the start of text.'),
+        type: z.string().optional().describe('Observation type (default discovery), e.g. decision, bugfix, feature.'),
+        concepts: z.array(z.string()).optional(),
+        facts: z.array(z.string()).optional(),
+        files: z.array(z.string()).optional().describe('Project-relative paths this is about.'),
+      },
+    },
+    (a) =>
+      guarded(async () => {
+        requireWrite(auth);
+        const input = parseWith(RememberInput, a, 'invalid_arguments');
+        const saved = await remember(env, auth, input, deps.now());
+        if (!saved.duplicate) deps.defer(indexObservations(env, auth.teamId, [saved.id]));
+        return text(saved.duplicate ? `Already remembered as #${saved.id} in ${saved.project}.` : `Remembered as #${saved.id} in ${saved.project}.`);
+      }),
+  );
+
+  server.registerTool(
+    'forget',
+    {
+      title: 'Forget',
+      description: 'Remove an observation from memory (it stops appearing in context, search and timelines). Only its author or a team admin may.',
+      inputSchema: { id: z.number().int().positive(), reason: z.string().optional().describe('Why, for the audit log.') },
+      annotations: { destructiveHint: true },
+    },
+    (a) =>
+      guarded(async () => {
+        requireWrite(auth);
+        const input = parseWith(ForgetInput, a, 'invalid_arguments');
+        const gone = await forget(env, auth, input, deps.now());
+        deps.defer(indexObservations(env, auth.teamId, [gone.id]));
+        return text(`Forgot #${gone.id}${gone.title ? ` (${gone.title})` : ''}.`);
+      }),
+  );
+
+  return server;
+}

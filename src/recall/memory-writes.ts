@@ -1,0 +1,136 @@
+// Explicit memory edits by an agent: `remember` stores an observation directly, `forget` soft-deletes one.
+import { z } from 'zod';
+import type { AuthContext } from '../auth/types';
+import { ensureProject } from '../db/projects';
+import { getTeamSettings } from '../db/team-settings';
+import { viewerOf, visibleObservations } from '../db/visibility';
+import type { CairnEnv } from '../env';
+import { cjkTerms } from '../lib/cjk';
+import { AppError } from '../lib/errors';
+import { observationHash } from '../store/hash';
+import { auditStatement } from '../teams/audit';
+import { normalizePath } from './file-context';
+import { oneLine } from './format';
+import { modeIdFor, recallMode } from './mode';
+
+export const RememberInput = z.object({
+  project: z.string().trim().min(1, 'give the project key').max(300),
+  text: z.string().trim().min(1, 'say what to remember').max(8000, 'at most 8000 characters'),
+  title: z.string().trim().max(200).optional(),
+  type: z.string().trim().max(60).optional(),
+  concepts: z.array(z.string().trim().min(1).max(60)).max(10).optional(),
+  facts: z.array(z.string().trim().min(1).max(1000)).max(20).optional(),
+  files: z.array(z.string().trim().min(1).max(1024)).max(20).optional(),
+});
+export type RememberInput = z.infer<typeof RememberInput>;
+
+export interface Remembered {
+  id: number;
+  project: string;
+  duplicate: boolean;
+}
+
+const DEFAULT_TYPE = 'discovery';
+
+/** Key of the per-user, per-project session that holds remembered observations. */
+export const manualSessionKey = (projectId: number, userId: number) => `manual:${projectId}:${userId}`;
+
+async function manualSession(db: D1Database, auth: AuthContext, projectId: number, now: number): Promise<number> {
+  const key = manualSessionKey(projectId, auth.userId);
+  const row = await db
+    .prepare(
+      `INSERT INTO sessions (team_id, session_key, project_id, user_id, device_id, platform, started_at) VALUES (?, ?, ?, ?, ?, 'manual', ?)
+       ON CONFLICT(team_id, session_key) DO UPDATE SET session_key = excluded.session_key RETURNING id`,
+    )
+    .bind(auth.teamId, key, projectId, auth.userId, auth.deviceId, now)
+    .first<{ id: number }>();
+  if (!row) throw new Error('manual session row missing');
+  return row.id;
+}
+
+/**
+ * Stores what the agent was asked to remember as an observation (source `remember`), deduplicated by content
+ * within the user's manual session of that project. Type and concepts must belong to the team's mode.
+ */
+export async function remember(env: CairnEnv, auth: AuthContext, input: RememberInput, now: number): Promise<Remembered> {
+  const settings = await getTeamSettings(env.DB, auth.teamId);
+  const mode = recallMode(modeIdFor(env, settings));
+  const type = input.type || DEFAULT_TYPE;
+  if (!mode.types.some((t) => t.id === type)) {
+    throw new AppError(400, 'invalid_type', `type must be one of: ${mode.types.map((t) => t.id).join(', ')}.`);
+  }
+  const concepts = [...new Set(input.concepts ?? [])];
+  const unknown = concepts.filter((c) => !mode.conceptIds.includes(c));
+  if (unknown.length) throw new AppError(400, 'invalid_concept', `unknown concept "${unknown[0]}"; use: ${mode.conceptIds.join(', ')}.`);
+
+  const project = await ensureProject(env.DB, auth, input.project, now);
+  const sessionId = await manualSession(env.DB, auth, project.id, now);
+  const title = input.title || oneLine(input.text, 80);
+  const narrative = input.text;
+  const facts = input.facts ?? [];
+  const files = [...new Set((input.files ?? []).map(normalizePath).filter(Boolean))];
+  const hash = await observationHash(sessionId, { title, narrative });
+
+  const inserted = await env.DB.prepare(
+    `INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, subtitle, facts, narrative, concepts,
+        files_read, files_modified, cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id, source)
+     VALUES (?, ?, ?, 0, ?, ?, NULL, ?, ?, ?, ?, '[]', ?, ?, ?, 0, ?, ?, ?, 'remember')
+     ON CONFLICT(session_id, content_hash) DO NOTHING RETURNING id`,
+  )
+    .bind(
+      auth.teamId, project.id, sessionId, type, title, JSON.stringify(facts), narrative, JSON.stringify(concepts), JSON.stringify(files),
+      cjkTerms(title, narrative, ...facts), now, now, hash, auth.userId, auth.deviceId,
+    )
+    .first<{ id: number }>();
+  if (!inserted) {
+    const existing = await env.DB.prepare('SELECT id FROM observations WHERE session_id = ? AND content_hash = ?').bind(sessionId, hash).first<{ id: number }>();
+    if (!existing) throw new Error('duplicate observation vanished');
+    return { id: existing.id, project: project.key, duplicate: true };
+  }
+  if (files.length) {
+    await env.DB.batch(
+      files.map((path) =>
+        env.DB.prepare(`INSERT OR IGNORE INTO observation_files (observation_id, team_id, project_id, path, kind) VALUES (?, ?, ?, ?, 'read')`).bind(
+          inserted.id, auth.teamId, project.id, path,
+        ),
+      ),
+    );
+  }
+  return { id: inserted.id, project: project.key, duplicate: false };
+}
+
+export const ForgetInput = z.object({
+  id: z.number().int().positive(),
+  reason: z.string().trim().max(500).optional(),
+});
+export type ForgetInput = z.infer<typeof ForgetInput>;
+
+/**
+ * Soft-deletes an observation the caller can read, if they wrote it or are a team admin/owner, and writes an
+ * audit row in the same batch. Anything the caller cannot read is "not found", never "forbidden".
+ */
+export async function forget(env: CairnEnv, auth: AuthContext, input: ForgetInput, now: number): Promise<{ id: number; title: string | null }> {
+  const settings = await getTeamSettings(env.DB, auth.teamId);
+  const vis = visibleObservations(viewerOf(auth, settings), 'o');
+  const row = await env.DB.prepare(`SELECT o.id, o.title, o.author_user_id, o.project_id FROM observations o WHERE o.id = ? AND ${vis.sql}`)
+    .bind(input.id, ...vis.params)
+    .first<{ id: number; title: string | null; author_user_id: number; project_id: number }>();
+  if (!row) throw new AppError(404, 'not_found', `No observation #${input.id}.`);
+  const isAdmin = auth.role === 'admin' || auth.role === 'owner';
+  if (row.author_user_id !== auth.userId && !isAdmin) {
+    throw new AppError(403, 'not_allowed', 'Only the author of an observation or a team admin can forget it.');
+  }
+  const [update] = await env.DB.batch([
+    env.DB.prepare('UPDATE observations SET deleted_at = ? WHERE id = ? AND team_id = ? AND deleted_at IS NULL').bind(now, row.id, auth.teamId),
+    auditStatement(env.DB, {
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'forget',
+      target: `observation:${row.id}`,
+      detail: { project_id: row.project_id, author_user_id: row.author_user_id, reason: input.reason ?? null },
+      at: now,
+    }),
+  ]);
+  if (!update?.meta.changes) throw new AppError(404, 'not_found', `No observation #${input.id}.`);
+  return { id: row.id, title: row.title };
+}

@@ -51,6 +51,13 @@ const EDIT_TOOLS = new Set(['edit', 'multiedit', 'write', 'notebookedit', 'write
 const QUIET_TOOLS = new Set(['read', 'read_file', 'glob', 'grep', 'ls', 'list_files', 'notebookread', 'webfetch', 'websearch', 'todowrite', 'task', 'agent', 'bashoutput', 'exitplanmode', 'listmcpresourcestool', 'askuserquestion', 'skill', 'slashcommand']);
 // Commands that only look around: nothing is learned from their success alone.
 const LOOKING = /^(?:cd|ls|ll|pwd|cat|head|tail|less|more|echo|printf|find|fd|grep|rg|ag|wc|which|whoami|tree|file|stat|du|df|env|printenv|date|true|clear|git (?:status|diff|log|show|branch|remote|rev-parse|blame|ls-files))\b/;
+/** `cd app && ls` only looks; `cd app && npm test` does something: every segment must be a look-around. */
+const onlyLooks = (command: string) =>
+  command
+    .split(/&&|\|\||;|\|/)
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .every((part) => LOOKING.test(part));
 const ERROR_TEXT = /\b(?:error|errors|failed|failure|failing|exception|traceback|panic|fatal|cannot|not found|denied|segmentation fault)\b|✗|✘/i;
 
 interface CommandResult {
@@ -111,7 +118,7 @@ function commandDrafts(events: ToolEvent[]): Draft[] {
         narrative: `\`${r.command}\` failed earlier and succeeds now, so the changes in between fixed it.${r.output ? ` Output: ${r.output}` : ''}`,
         concepts: ['problem-solution', 'what-changed'],
       });
-    } else if (!LOOKING.test(r.command.trim())) {
+    } else if (!onlyLooks(r.command)) {
       drafts.push({
         type: 'change',
         title: `Ran: ${oneLine(r.command, 70)}`,

@@ -71,6 +71,14 @@ describe('the heuristic observer', () => {
     expect(list[2]!.title).toBe('Now passing: npm test');
   });
 
+  it('sees through a leading cd when deciding whether a command only looks around', async () => {
+    const list = await observations([
+      toolEvent('Bash', { command: 'cd /w && npm run build' }, { stdout: 'built', stderr: '', exit_code: 0 }),
+      toolEvent('Bash', { command: 'cd /w && ls | head' }, { stdout: 'a', stderr: '', exit_code: 0 }),
+    ]);
+    expect(list.map((o) => o.title)).toEqual(['Ran: cd /w && npm run build']);
+  });
+
   it('records a meaningful successful command as a change', async () => {
     const [o] = await observations([toolEvent('Bash', { command: 'npm install zod@4' }, { stdout: 'added 1 package', stderr: '' })]);
     expect(o).toMatchObject({ type: 'change', title: 'Ran: npm install zod@4' });

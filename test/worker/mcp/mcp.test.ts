@@ -24,6 +24,16 @@ const call = async (client: Client, name: string, args: Record<string, unknown>)
 const textOf = (r: ToolText) => r.content.map((c) => c.text).join('\n');
 
 const T0 = Date.parse('2026-07-01T10:00:00Z');
+
+/** Polls until the deferred (waitUntil) vector work has run, or gives up after ~2 s. */
+async function eventually(check: () => Promise<boolean>): Promise<boolean> {
+  for (let i = 0; i < 40; i++) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+const hasVector = async (id: number) => (await env.DB.prepare('SELECT 1 AS x FROM local_vectors WHERE observation_id = ?').bind(id).first()) !== null;
 let me: TestIdentity;
 let ids: Ids;
 let key: string;
@@ -103,6 +113,7 @@ describe('MCP server', () => {
     expect(row!.cjk_terms).toContain('发布');
     const found = textOf(await call(client, 'search', { query: '发布', project: key }));
     expect(found).toContain(`#${id}`);
+    expect(await eventually(() => hasVector(id))).toBe(true);
   });
 
   it('refuses to remember with a type the mode does not know', async () => {
@@ -114,8 +125,9 @@ describe('MCP server', () => {
 
   it('lets the author forget, writes an audit row, and hides the row everywhere afterwards', async () => {
     const client = await connect(me.token);
-    const s = await seedSession(ids, project, fresh('s'));
-    const id = await seedObservation(ids, project, s, { title: 'Temporary note about flaky CI', createdAt: T0 + 3_600_000 });
+    const saved = textOf(await call(client, 'remember', { project: key, text: 'Temporary note about flaky CI runners' }));
+    const id = Number(/#(\d+)/.exec(saved)![1]);
+    expect(await eventually(() => hasVector(id))).toBe(true);
     const res = await call(client, 'forget', { id, reason: 'wrong' });
     expect(res.isError).toBeFalsy();
     expect(textOf(res)).toContain(`Forgot #${id}`);
@@ -126,6 +138,7 @@ describe('MCP server', () => {
     expect(audit.results[0]).toMatchObject({ actor_user_id: ids.userId, action: 'forget' });
     expect(JSON.parse(audit.results[0]!.detail)).toMatchObject({ reason: 'wrong' });
     expect(textOf(await call(client, 'get_observations', { ids: [id] }))).toContain(`Not found: #${id}`);
+    expect(await eventually(async () => !(await hasVector(id)))).toBe(true);
     const twice = await call(client, 'forget', { id });
     expect(twice.isError).toBe(true);
     expect(textOf(twice)).toContain('not_found');

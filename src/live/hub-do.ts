@@ -79,7 +79,11 @@ export class HubDO extends DurableObject<CairnEnv> {
 
   /** Heartbeat keeps proxies from closing idle streams and finds dead ones; old streams are recycled. */
   async alarm(): Promise<void> {
-    const now = Date.now();
+    await this.sweep(Date.now());
+  }
+
+  /** One heartbeat pass at `now`: pings live streams, closes those past MAX_STREAM_MS, re-arms the alarm. */
+  async sweep(now: number): Promise<void> {
     for (const [id, s] of this.#subs) {
       if (now - s.openedAt >= MAX_STREAM_MS) {
         this.#write(id, sseEvent('bye', { reason: 'reconnect' }));

@@ -1,7 +1,8 @@
 // Live stream: /api/live over the team's HubDO, fed by notifyStored, filtered per viewer.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { notifyStored } from '../../../src/live/notify';
+import { MAX_STREAM_MS } from '../../../src/live/hub-do';
+import { hubName, notifyStored } from '../../../src/live/notify';
 import type { FeedItem } from '../../../src/viewer/feed';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary } from '../support/seed';
@@ -144,5 +145,21 @@ describe('live stream', () => {
     await expect(notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs })).resolves.toBeUndefined();
     const broken = { HUBS: { idFromName: () => { throw new Error('no hub'); } } } as unknown as Pick<typeof env, 'HUBS'>;
     await expect(notifyStored(broken, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs })).resolves.toBeUndefined();
+  });
+
+  it('recycles old streams so the token is checked again, and heartbeats forget viewers who left', async () => {
+    const w = await world();
+    const hub = env.HUBS.get(env.HUBS.idFromName(hubName(w.ids.teamId)));
+    const old = await connect(w.me);
+    const leaving = await connect(w.me);
+    expect(await hub.subscriberCount()).toBe(2);
+    await leaving.cancel();
+    const obs = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'after one left' });
+    await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs });
+    expect(((await old.next())?.data as { title: string }).title).toBe('after one left');
+    await expect.poll(async () => (await hub.sweep(Date.now()), hub.subscriberCount()), { timeout: 3000 }).toBe(1);
+    await hub.sweep(Date.now() + MAX_STREAM_MS + 1);
+    expect((await old.next())?.event).toBe('bye');
+    expect(await hub.subscriberCount()).toBe(0);
   });
 });

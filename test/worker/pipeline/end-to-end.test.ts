@@ -4,6 +4,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
+import { createHeuristicProvider } from '../../../src/observer/providers/heuristic';
 import type { SessionDO } from '../../../src/session/session-do';
 import { base, countRows, initEvent, lastUserText, recorded, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
 
@@ -151,5 +152,31 @@ describe('the observation pipeline end to end', () => {
     expect(done).toMatchObject({ observations_stored: 1, dead_letters: [], backoff_until: null });
     expect(ran).toBe(1);
     expect(await countRows(sid)).toEqual({ total: 1, distinct: 1 });
+  });
+
+  it('stores what the offline heuristic observer makes of an edit and a failing command', async () => {
+    const id = await newIdentity();
+    const { teamId } = await idsOf(id);
+    const sid = fresh('s');
+    await runInDurableObject(sessionStub(teamId, sid), (instance: SessionDO) => {
+      instance.testSeams.provider = createHeuristicProvider();
+    });
+    await send(id.token, 'init', initEvent(sid, 'Fix the flaky test'));
+    await send(id.token, 'observations', {
+      ...toolEvent(sid, ''),
+      tool_name: 'Edit',
+      tool_input: { file_path: '/home/dev/widgets/src/retry.ts', old_string: 'attempts = 3', new_string: 'attempts = 5' },
+      tool_response: { success: true },
+    });
+    await send(id.token, 'observations', { ...toolEvent(sid, 'npm test'), tool_response: { stdout: '', stderr: 'FAIL retry.test.ts', exit_code: 1 } });
+    await waitFor(id.token, sid, (s) => settled(s) && s.turns >= 1);
+    const files = await env.DB.prepare(
+      `SELECT f.path FROM observation_files f JOIN observations o ON o.id = f.observation_id JOIN sessions s ON s.id = o.session_id
+        WHERE s.session_key = ? AND f.kind = 'modified'`,
+    )
+      .bind(sid)
+      .all<{ path: string }>();
+    expect(files.results.map((r) => r.path)).toContain('/home/dev/widgets/src/retry.ts');
+    expect((await countRows(sid)).total).toBeGreaterThanOrEqual(1);
   });
 });

@@ -40,7 +40,7 @@ export function feedCard(ctx: ViewCtx, item: FeedItem, onOpen: (item: FeedItem) 
   const button = h(
     'button',
     { class: 'card-body', type: 'button' },
-    h('div', { class: 'card-top' }, badge(ctx, isSummary ? 'summary' : item.type), h('span', { class: 'card-id', text: `#${item.id}` })),
+    h('div', { class: 'card-top' }, badge(ctx, isSummary ? 'summary' : item.type), h('span', { class: 'card-id', text: isSummary ? `S${item.id}` : `#${item.id}` })),
     h('div', { class: 'card-title', text: title }),
     sub ? h('div', { class: 'card-sub', text: sub }) : null,
     meta(item.projectKey, `@${item.author}`, when(ctx, item.createdAt)),

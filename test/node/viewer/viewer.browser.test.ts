@@ -106,7 +106,8 @@ beforeAll(async () => {
   await ingest('/api/sessions/init', { prompt: 'Make the widget build green' });
   await bash('npm test', 'FAIL src/widget.test.ts', 1);
   await bash('npm test', 'PASS 12 tests');
-  await waitForFeed((t) => t.length >= 2);
+  await ingest('/api/sessions/summarize', { last_assistant_message: 'The widget build is green again: npm test passes.' });
+  await waitForFeed((t) => t.length >= 3);
 }, 120_000);
 
 afterAll(async () => {
@@ -180,6 +181,8 @@ describe('viewer in the browser', () => {
     await page.locator('#cards .card', { hasText: 'npm run build' }).first().locator('button').click();
     await page.click('#detail .actions button');
     await page.waitForSelector('#detail [data-record^="session:"]');
+    expect(await page.locator('#detail .session-summary .block').count()).toBeGreaterThan(0);
+    expect(await page.locator('#detail .cards .card').count()).toBeGreaterThanOrEqual(3);
     await page.locator('#cards .card', { hasText: 'npm run build' }).first().locator('button').click();
     await page.waitForSelector('#detail .record-title:has-text("npm run build")');
 

@@ -1,12 +1,10 @@
 // From hook events to D1 rows through the real Anthropic SDK, answered by the scripted fake on 127.0.0.1.
-import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
 import { createHeuristicProvider } from '../../../src/observer/providers/heuristic';
-import type { SessionDO } from '../../../src/session/session-do';
-import { base, countRows, initEvent, lastUserText, recorded, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
+import { base, countRows, insideSession, initEvent, lastUserText, recorded, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
 
 interface ObsRow {
   project_id: number;
@@ -139,7 +137,7 @@ describe('the observation pipeline end to end', () => {
     const { teamId } = await idsOf(id);
     const sid = fresh('s');
     let ran = 0;
-    await runInDurableObject(sessionStub(teamId, sid), (instance: SessionDO) => {
+    await insideSession(sessionStub(teamId, sid), (instance) => {
       instance.testSeams.afterStore = {
         run: async () => {
           ran++;
@@ -158,7 +156,7 @@ describe('the observation pipeline end to end', () => {
     const id = await newIdentity();
     const { teamId } = await idsOf(id);
     const sid = fresh('s');
-    await runInDurableObject(sessionStub(teamId, sid), (instance: SessionDO) => {
+    await insideSession(sessionStub(teamId, sid), (instance) => {
       instance.testSeams.provider = createHeuristicProvider();
     });
     await send(id.token, 'init', initEvent(sid, 'Fix the flaky test'));

@@ -2,10 +2,9 @@
 // claim and confirm replayed into D1 exactly once, and a retry budget that ends in a visible dead letter.
 import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import type { SessionDO } from '../../../src/session/session-do';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { countRows, initEvent, recorded, runAlarmNow, script, send, sessionStub, settled, status, teamStub, toolEvent, waitFor, type FakeResponse } from './support';
+import { countRows, initEvent, insideSession, recorded, runAlarmNow, script, send, sessionStub, settled, status, teamStub, toolEvent, waitFor, type FakeResponse } from './support';
 
 async function startSession(faults: FakeResponse[], events = 2) {
   const id = await newIdentity();
@@ -84,7 +83,7 @@ describe('observer faults', { timeout: 30_000 }, () => {
     const scenario = fresh('crash');
     await script(scenario, []);
     let crashes = 0;
-    await runInDurableObject(sessionStub(teamId, sid), (instance: SessionDO) => {
+    await insideSession(sessionStub(teamId, sid), (instance) => {
       instance.testSeams.fault = (point) => (point === 'after-store' && crashes++ === 0 ? 'crash' : undefined);
     });
     await send(id.token, 'init', initEvent(sid, 'Rename the module'));
@@ -114,7 +113,7 @@ describe('observer faults', { timeout: 30_000 }, () => {
     const scenario = fresh('d1fail');
     await script(scenario, []);
     let failures = 0;
-    await runInDurableObject(sessionStub(teamId, sid), (instance: SessionDO) => {
+    await insideSession(sessionStub(teamId, sid), (instance) => {
       instance.testSeams.fault = (point) => {
         if (point === 'before-store' && failures++ === 0) throw new Error('D1 went away');
       };

@@ -1,4 +1,5 @@
 // Helpers for pipeline tests: build and send hook events, script the fake observer, wait for a session to settle.
+import type { SessionDO } from '../../../src/session/session-do';
 import { env } from 'cloudflare:workers';
 import { call, fresh } from '../support/http';
 
@@ -131,4 +132,10 @@ export async function countRows(sessionKey: string): Promise<{ total: number; di
     .bind(sessionKey)
     .first<{ total: number; distinct_titles: number }>();
   return { total: row?.total ?? 0, distinct: row?.distinct_titles ?? 0 };
+}
+
+/** Runs code inside a session's Durable Object with its real class type. */
+export async function insideSession<R>(stub: ReturnType<typeof sessionStub>, fn: (instance: SessionDO, state: DurableObjectState) => R | Promise<R>): Promise<R> {
+  const { runInDurableObject } = await import('cloudflare:test');
+  return runInDurableObject(stub, (instance, state) => fn(instance as unknown as SessionDO, state));
 }

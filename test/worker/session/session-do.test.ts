@@ -2,7 +2,6 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { SessionDO } from '../../../src/session/session-do';
 import type { EnqueueInput, EventSnapshot } from '../../../src/session/types';
 import { fresh } from '../support/http';
 
@@ -29,7 +28,7 @@ const obs = (sessionKey: string, over: Partial<EnqueueInput> = {}): EnqueueInput
 async function heldSession() {
   const key = fresh('s');
   const stub = env.SESSIONS.getByName(`999999:${key}`);
-  await runInDurableObject(stub, (_i: SessionDO, state) => {
+  await runInDurableObject(stub, (_i, state) => {
     state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at) VALUES (1, 'test-hold', ?)", Date.now() + 3_600_000);
   });
   return { key, stub };

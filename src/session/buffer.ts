@@ -6,6 +6,8 @@ import type { BufferedEvent, EventSnapshot, PendingRow } from './types';
 export const SEEN_RETENTION_MS = 3 * 24 * 3_600_000;
 /** Prompts kept for the observer's session info; older ones are not needed once their events are stored. */
 const PROMPTS_KEPT = 20;
+/** Rows looked at when choosing a turn: far more than one turn takes (20), far fewer than a backlog can hold. */
+const CANDIDATE_LIMIT = 200;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS pending (
@@ -54,7 +56,7 @@ const toRow = (r: PendingSql): PendingRow => ({
   seq: r.seq,
   eventId: r.event_id,
   kind: r.kind,
-  payload: JSON.parse(r.payload) as PendingRow['payload'],
+  payload: (JSON.parse(r.payload) as PendingRow['payload'] | null) ?? { agentId: null, agentType: null },
   chars: r.chars,
   occurredAt: r.occurred_at,
   promptNumber: r.prompt_number,
@@ -140,9 +142,28 @@ export class EventBuffer {
     );
   }
 
-  /** Every pending event in the order a turn considers them (claimed ones included). */
-  pending(): PendingRow[] {
-    return this.sql.exec<PendingSql>('SELECT * FROM pending ORDER BY seq').toArray().map(toRow);
+  /**
+   * The first candidates for the next turn, in the order a turn considers them, without their payloads:
+   * a long back-off can pile up thousands of events and only a turn's worth is ever needed in memory.
+   */
+  candidates(limit = CANDIDATE_LIMIT): PendingRow[] {
+    return this.sql
+      .exec<PendingSql>(
+        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, last_error, claim_id
+           FROM pending ORDER BY prompt_number, kind = 'summarize', seq LIMIT ?`,
+        limit,
+      )
+      .toArray()
+      .map(toRow);
+  }
+
+  /** Full rows (payload included) of the chosen events, oldest first. */
+  load(seqs: number[]): PendingRow[] {
+    if (seqs.length === 0) return [];
+    return this.sql
+      .exec<PendingSql>('SELECT * FROM pending WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq', JSON.stringify(seqs))
+      .toArray()
+      .map(toRow);
   }
 
   counts(liveClaim: string | null): { pending: number; inFlight: number } {

@@ -52,8 +52,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const b = this.#buffer;
     const seen = b.seenPrompt(input.eventId);
     if (seen !== null) return { accepted: true, duplicate: true, promptNumber: seen };
-    b.set('session', { teamId: input.snapshot.teamId, sessionKey: input.snapshot.sessionKey, projectKey: input.snapshot.projectKey });
-    b.set('mode', input.modeId);
+    if (b.get<unknown>('session', null) === null) b.set('session', { teamId: input.snapshot.teamId, sessionKey: input.snapshot.sessionKey });
+    if (b.get<string | null>('mode', null) !== input.modeId) b.set('mode', input.modeId);
 
     if (input.kind === 'init') {
       const n = b.currentPrompt() + 1;
@@ -112,7 +112,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     // events whose retry budget is spent before choosing the next batch.
     b.releaseStaleClaims();
     b.deadLetter(MAX_ATTEMPTS, now);
-    if (selectBatch(b.pending()).length === 0) return;
+    if (b.counts(null).pending === 0) return;
 
     const claimId = crypto.randomUUID();
     b.takeLease(claimId, now + LEASE_MS);
@@ -131,9 +131,10 @@ export class SessionDO extends DurableObject<CairnEnv> {
         slot = true;
       }
       // Chosen after the await: events that arrived meanwhile join this turn.
-      const batch = selectBatch(b.pending());
-      if (batch.length === 0) return;
-      b.claim(claimId, batch.map((r) => r.seq));
+      const chosen = selectBatch(b.candidates()).map((r) => r.seq);
+      if (chosen.length === 0) return;
+      b.claim(claimId, chosen);
+      const batch = b.load(chosen);
       await this.#turn(claimId, batch);
     } catch (err) {
       if (err instanceof Abandoned) abandoned = true;

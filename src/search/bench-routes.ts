@@ -32,11 +32,11 @@ export type SeedObservation = z.infer<typeof SeedObservation>;
 export const SeedBody = z.object({
   project: z.string().min(1).max(200),
   session: z.string().min(1).max(200),
-  observations: z.array(SeedObservation).min(1).max(500),
+  observations: z.array(SeedObservation).min(1).max(1000),
 });
 export type SeedBody = z.infer<typeof SeedBody>;
 
-/** Inserts observations (and their file rows) as the caller, in one D1 batch; returns their ids in order. */
+/** Inserts observations (and their file rows) as the caller, in one D1 batch (≤ 1000); returns their ids in order. */
 benchRoutes.post('/api/admin/bench/seed', async (c) => {
   const auth = c.get('auth');
   const body = await readJson(c, SeedBody, 5_000_000);

@@ -18,6 +18,7 @@ searchRoutes.get('/api/search', requireScope('read'), async (c) => {
   const url = new URL(c.req.url);
   const one = (k: string) => url.searchParams.get(k) ?? undefined;
   const many = (k: string) => url.searchParams.getAll(k);
+  const timings: Record<string, number> = {};
   const res = await searchObservations(c.env, c.get('auth'), {
     q: one('q'),
     project: many('project'),
@@ -30,7 +31,8 @@ searchRoutes.get('/api/search', requireScope('read'), async (c) => {
     limit: one('limit'),
     offset: one('offset'),
     mode: one('mode') as 'hybrid' | 'fts' | undefined,
-  });
+  }, { timings });
+  c.header('server-timing', Object.entries(timings).map(([k, v]) => `${k};dur=${v}`).join(', '));
   if (one('format') === 'text') {
     return c.text(renderSearchText(res, Number(one('offset') ?? 0) || 0));
   }

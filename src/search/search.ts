@@ -35,6 +35,19 @@ export interface SearchDeps {
   vectors?: VectorAdapters | null;
   /** The vector side is dropped when it takes longer than this (it must never hold search hostage). */
   vectorTimeoutMs?: number;
+  /** Filled with phase durations in ms (for the Server-Timing header). */
+  timings?: Record<string, number>;
+}
+
+/** Runs `work` and records its duration under `name` when timings are wanted. */
+async function timed<T>(timings: Record<string, number> | undefined, name: string, work: Promise<T>): Promise<T> {
+  if (!timings) return work;
+  const t = Date.now();
+  try {
+    return await work;
+  } finally {
+    timings[name] = Date.now() - t;
+  }
 }
 
 const BM25 = `bm25(observations_fts, ${BM25_WEIGHTS.join(', ')})`;
@@ -58,26 +71,32 @@ async function scopeFor(env: CairnEnv, auth: AuthContext, p: SearchParams): Prom
   return { teamId: auth.teamId, where: { sql: `${vis.sql} AND ${f.sql}`, params: [...vis.params, ...f.params] }, projectIds };
 }
 
-async function ftsIds(db: D1Database, match: string, scope: Scope, limit: number): Promise<{ id: number; rank: number }[]> {
-  const { results } = await db
-    .prepare(
-      `SELECT o.id AS id, ${BM25} AS rank FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid
-        WHERE observations_fts MATCH ? AND ${scope.where.sql} ORDER BY rank LIMIT ?`,
-    )
-    .bind(match, ...scope.where.params, limit)
-    .all<{ id: number; rank: number }>();
-  return results;
+interface Ranked {
+  id: number;
+  rank: number;
+  /** 1 when the row matches every term (the AND query), 0 for a partial match. */
+  full: number;
+  total: number;
 }
 
-async function ftsCount(db: D1Database, match: string, scope: Scope): Promise<number> {
-  const row = await db
+/**
+ * One statement for ranking and counting: rows matching any term, all-terms matches first, then bm25.
+ * CROSS JOIN pins the FTS index as the outer loop; with a plain JOIN SQLite may walk observations by the
+ * team index and re-run the MATCH for every row, which took seconds at 10k rows.
+ */
+async function ftsRanked(db: D1Database, all: string, any: string, scope: Scope, limit: number): Promise<{ rows: Ranked[]; total: number }> {
+  const full = all === any ? '1' : 'o.id IN (SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?)';
+  const { results } = await db
     .prepare(
-      `SELECT count(*) AS n FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid
-        WHERE observations_fts MATCH ? AND ${scope.where.sql}`,
+      `WITH m AS MATERIALIZED (
+         SELECT o.id AS id, ${BM25} AS rank, ${full} AS full
+           FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid
+          WHERE observations_fts MATCH ? AND ${scope.where.sql})
+       SELECT id, rank, full, count(*) OVER () AS total FROM m ORDER BY full DESC, rank LIMIT ?`,
     )
-    .bind(match, ...scope.where.params)
-    .first<{ n: number }>();
-  return row?.n ?? 0;
+    .bind(...(all === any ? [] : [all]), any, ...scope.where.params, limit)
+    .all<Ranked>();
+  return { rows: results, total: results[0]?.total ?? 0 };
 }
 
 /**
@@ -183,7 +202,8 @@ async function vectorIds(
 export async function searchObservations(env: CairnEnv, auth: AuthContext, input: SearchInput, deps: SearchDeps = {}): Promise<SearchResponse> {
   const p = parseWith(SearchParams, input);
   if (!p.q && !hasFilter(p)) throw new AppError(400, 'query_required', 'Give a query (q) or at least one filter.');
-  const scope = await scopeFor(env, auth, p);
+  const tm = deps.timings;
+  const scope = await timed(tm, 'scope', scopeFor(env, auth, p));
   if (!scope) return { results: [], total: 0, mode: 'fts' };
   const fts = p.q ? buildFtsQuery(p.q) : null;
   if (!p.q || !fts?.all || !fts.any) {
@@ -196,31 +216,31 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const adapters = p.mode === 'fts' ? null : deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
   const vectorPromise = adapters ? vectorIds(adapters, p.q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
   const paths = pathLikeTerms(p.q);
-  const [strict, loose, total, files, vec] = await Promise.all([
-    ftsIds(env.DB, fts.all, scope, pool),
-    fts.any === fts.all ? Promise.resolve([]) : ftsIds(env.DB, fts.any, scope, pool),
-    ftsCount(env.DB, fts.any, scope),
-    fileHits(env.DB, paths, scope, pool),
-    vectorPromise,
+  const [{ rows: ranked, total }, files, vec] = await Promise.all([
+    timed(tm, 'fts', ftsRanked(env.DB, fts.all, fts.any, scope, pool)),
+    timed(tm, 'files', fileHits(env.DB, paths, scope, pool)),
+    timed(tm, 'vector', vectorPromise),
   ]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
   // file rank with the all-terms matches (first when the query is nothing but file names).
   const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;
   const fileRanked = files.map((id) => ({ id, rank: 0 }));
-  const ordered = onlyPaths ? [...fileRanked, ...strict, ...loose] : [...strict, ...fileRanked, ...loose];
+  const strict = ranked.filter((r) => r.full === 1);
+  const loose = ranked.filter((r) => r.full !== 1);
+  const ordered = onlyPaths ? [...fileRanked, ...ranked] : [...strict, ...fileRanked, ...loose];
   const seen = new Set<number>();
   const ftsList = ordered.filter((r) => !seen.has(r.id) && !!seen.add(r.id));
-  const fileOnly = files.filter((id) => !strict.some((r) => r.id === id) && !loose.some((r) => r.id === id)).length;
+  const fileOnly = files.filter((id) => !ranked.some((r) => r.id === id)).length;
 
   if (vec === null) {
     const page = ftsList.slice(p.offset, want);
-    const rows = await hydrate(env.DB, page.map((r) => r.id), scope);
+    const rows = await timed(tm, 'hydrate', hydrate(env.DB, page.map((r) => r.id), scope));
     const results = page.flatMap((r) => (rows.has(r.id) ? [toResult(rows.get(r.id)!, -r.rank)] : []));
     return { results, total: total + fileOnly, mode: 'fts' };
   }
 
   const fused = reciprocalRankFusion([ftsList.map((r) => r.id), vec]);
-  const rows = await hydrate(env.DB, fused.map((f) => f.id), scope);
+  const rows = await timed(tm, 'hydrate', hydrate(env.DB, fused.map((f) => f.id), scope));
   const allowed = fused.filter((f) => rows.has(f.id));
   const ftsSet = new Set(ftsList.map((r) => r.id));
   const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;

@@ -11,6 +11,16 @@ export function toBlob(values: number[]): ArrayBuffer {
   return new Float32Array(values).buffer;
 }
 
+const HEX = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) HEX['0123456789ABCDEF'.charCodeAt(i)] = i;
+
+/** Decodes SQLite's hex() of a float32 BLOB. Strings cross the D1 boundary far cheaper than BLOBs (number arrays). */
+export function fromHex(hex: string): Float32Array {
+  const bytes = new Uint8Array(hex.length >> 1);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (HEX[hex.charCodeAt(2 * i)]! << 4) | HEX[hex.charCodeAt(2 * i + 1)]!;
+  return new Float32Array(bytes.buffer);
+}
+
 export function fromBlob(raw: unknown): Float32Array {
   if (raw instanceof ArrayBuffer) return new Float32Array(raw);
   if (ArrayBuffer.isView(raw)) return new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
@@ -66,10 +76,10 @@ export class LocalVectorIndex implements VectorIndex {
       params.push(JSON.stringify(q.types));
     }
     const { results } = await this.db
-      .prepare(`SELECT observation_id AS id, embedding FROM local_vectors WHERE ${where.join(' AND ')} ORDER BY observation_id DESC LIMIT ?`)
+      .prepare(`SELECT observation_id AS id, hex(embedding) AS hex FROM local_vectors WHERE ${where.join(' AND ')} ORDER BY observation_id DESC LIMIT ?`)
       .bind(...params, this.scanLimit)
-      .all<{ id: number; embedding: unknown }>();
-    const scored = results.map((r) => ({ id: r.id, score: cosine(vector, fromBlob(r.embedding)) }));
+      .all<{ id: number; hex: string }>();
+    const scored = results.map((r) => ({ id: r.id, score: cosine(vector, fromHex(r.hex)) }));
     scored.sort((a, b) => b.score - a.score);
     return scored.slice(0, q.topK);
   }

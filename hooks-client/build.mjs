@@ -12,6 +12,7 @@ const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 
 const options = {
   entryPoints: [path.join(HERE, 'src', 'cli.ts')],
+  absWorkingDir: ROOT,
   bundle: true,
   platform: 'node',
   format: 'esm',

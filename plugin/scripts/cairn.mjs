@@ -26,13 +26,6 @@ function readAll(stream) {
 var homeOf = (env) => env.HOME || env.USERPROFILE || homedir();
 
 // hooks-client/src/commands/admin.ts
-async function admin(args, io) {
-  io.err(`cairn admin ${args.join(" ")}: not available in this client yet.
-`);
-  return 2;
-}
-
-// hooks-client/src/commands/account.ts
 import { parseArgs } from "node:util";
 
 // hooks-client/src/config.ts
@@ -90,11 +83,306 @@ function loadConfig(env, paths) {
   };
 }
 
+// hooks-client/src/commands/admin.ts
+var USAGE = `usage: cairn admin <command> [--json]
+
+  team create --team <slug> --user <handle> [--device <name>] [--role owner|admin|member]
+                                            (operator: needs CAIRN_ADMIN_SECRET; prints the first token)
+  whoami
+  users                                     list members
+  users add <handle> [--role member|admin|owner]
+  users role <handle> <member|admin|owner>
+  users remove <handle>                     also revokes all their tokens
+  devices                                   list devices
+  devices enroll <name> [--user <handle>] [--scopes ingest,read] [--label <text>] [--expires-days <n>]
+                                            prints the new device token once
+  tokens [--user <handle>] [--all]          list tokens (prefix only, never the token)
+  tokens revoke <id>
+  tokens rotate <id>                        prints the replacement token once
+  projects                                  list projects
+  projects rename <old-key> <new-key>       the old key keeps resolving to the project
+  projects merge <from-key> <into-key>
+  projects private <key> | projects team <key>
+  settings                                  show team settings
+  settings set <key>=<value>\u2026               value is JSON (30, true, ["Bash"]) or a plain string
+  settings unset <key>\u2026
+  audit [--limit <n>] [--action <name>]
+`;
+var UsageError = class extends Error {
+};
+async function request(ctx, method, path, body, bearer = ctx.token) {
+  const headers = { accept: "application/json" };
+  if (bearer) headers.authorization = `Bearer ${bearer}`;
+  if (ctx.device) headers["x-cairn-device"] = ctx.device;
+  if (body !== void 0) headers["content-type"] = "application/json";
+  const res = await fetch(`${ctx.url}${path}`, { method, headers, body: body === void 0 ? void 0 : JSON.stringify(body), signal: AbortSignal.timeout(15e3) });
+  const text = await res.text();
+  let parsed = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+  }
+  return { status: res.status, body: parsed };
+}
+function failure(a) {
+  const e = a.body?.error;
+  if (e?.code) return `${a.status} ${e.code}: ${e.message ?? ""}`.trim();
+  return `HTTP ${a.status}`;
+}
+function table(rows, columns) {
+  if (rows.length === 0) return "(none)\n";
+  const cell = (v) => v === null || v === void 0 ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v);
+  const grid = [columns, ...rows.map((r) => columns.map((c) => cell(r[c])))];
+  const widths = columns.map((_, i) => Math.max(...grid.map((r) => r[i].length)));
+  return grid.map((r) => r.map((v, i) => i === r.length - 1 ? v : v.padEnd(widths[i])).join("  ")).join("\n") + "\n";
+}
+var when = (ms) => typeof ms === "number" ? new Date(ms).toISOString().replace("T", " ").slice(0, 16) : null;
+function parseSetting(arg) {
+  const eq = arg.indexOf("=");
+  if (eq <= 0) throw new UsageError(`"${arg}" is not key=value`);
+  const key = arg.slice(0, eq).trim();
+  const raw = arg.slice(eq + 1);
+  try {
+    return [key, JSON.parse(raw)];
+  } catch {
+    return [key, raw];
+  }
+}
+function need(v, what) {
+  if (!v) throw new UsageError(`missing ${what}`);
+  return v;
+}
+var enc = encodeURIComponent;
+var HANDLERS = {
+  async whoami(ctx) {
+    const a = await request(ctx, "GET", "/api/admin/team");
+    const b = a.body;
+    return { ...a, show: () => `${b.you?.handle} (${b.you?.role}) on team ${b.team?.slug}, device ${b.you?.device ?? "-"}, scopes ${b.you?.scopes.join(",")}
+` };
+  },
+  async users(ctx, [sub, ...rest], flags) {
+    if (!sub || sub === "list") {
+      const a = await request(ctx, "GET", "/api/admin/users");
+      const rows = (a.body.users ?? []).map((u) => ({ ...u, removed_at: when(u.removed_at) }));
+      return { ...a, show: () => table(rows, ["handle", "role", "devices", "active_tokens", "removed_at"]) };
+    }
+    if (sub === "add") {
+      const a = await request(ctx, "POST", "/api/admin/users", { handle: need(rest[0], "handle"), role: flags.role ?? "member" });
+      return { ...a, show: () => `added ${rest[0]} as ${String(flags.role ?? "member")}
+` };
+    }
+    if (sub === "role") {
+      const a = await request(ctx, "PATCH", `/api/admin/users/${enc(need(rest[0], "handle"))}`, { role: need(rest[1], "role") });
+      return { ...a, show: () => `${rest[0]} is now ${rest[1]}
+` };
+    }
+    if (sub === "remove") {
+      const a = await request(ctx, "DELETE", `/api/admin/users/${enc(need(rest[0], "handle"))}`);
+      return { ...a, show: () => `removed ${rest[0]}; ${a.body.tokens_revoked ?? 0} token(s) revoked
+` };
+    }
+    throw new UsageError(`unknown users command "${sub}"`);
+  },
+  async devices(ctx, [sub, ...rest], flags) {
+    if (!sub || sub === "list") {
+      const a = await request(ctx, "GET", "/api/admin/devices");
+      const rows = (a.body.devices ?? []).map((d) => ({ ...d, created_at: when(d.created_at) }));
+      return { ...a, show: () => table(rows, ["user", "name", "active_tokens", "created_at"]) };
+    }
+    if (sub === "enroll") {
+      const body = { name: need(rest[0], "device name") };
+      if (typeof flags.user === "string") body.user = flags.user;
+      if (typeof flags.scopes === "string") body.scopes = flags.scopes.split(",").map((s2) => s2.trim()).filter(Boolean);
+      if (typeof flags.label === "string") body.label = flags.label;
+      if (typeof flags["expires-days"] === "string") body.expires_in_days = Number(flags["expires-days"]);
+      const a = await request(ctx, "POST", "/api/admin/devices", body);
+      const b = a.body;
+      return {
+        ...a,
+        show: () => `enrolled ${b.device} for ${b.user} (scopes ${b.scopes?.join(",")}${b.expires_at ? `, expires ${when(b.expires_at)}` : ""})
+token (shown once): ${b.token}
+on that machine: cairn login --url ${ctx.url} --token ${b.token} --device ${b.device}
+`
+      };
+    }
+    throw new UsageError(`unknown devices command "${sub}"`);
+  },
+  async tokens(ctx, [sub, ...rest], flags) {
+    if (!sub || sub === "list") {
+      const q = new URLSearchParams();
+      if (typeof flags.user === "string") q.set("user", flags.user);
+      if (flags.all) q.set("include_revoked", "1");
+      const a = await request(ctx, "GET", `/api/admin/tokens${q.size ? `?${q}` : ""}`);
+      const rows = (a.body.tokens ?? []).map((t) => ({
+        ...t,
+        scopes: t.scopes.join(","),
+        created_at: when(t.created_at),
+        last_used_at: when(t.last_used_at),
+        expires_at: when(t.expires_at),
+        revoked_at: when(t.revoked_at)
+      }));
+      return { ...a, show: () => table(rows, ["id", "prefix", "user", "device", "label", "scopes", "created_at", "last_used_at", "expires_at", "revoked_at"]) };
+    }
+    const id = need(rest[0], "token id");
+    if (sub === "revoke") {
+      const a = await request(ctx, "POST", `/api/admin/tokens/${enc(id)}/revoke`);
+      return { ...a, show: () => `token ${id} revoked
+` };
+    }
+    if (sub === "rotate") {
+      const a = await request(ctx, "POST", `/api/admin/tokens/${enc(id)}/rotate`);
+      const b = a.body;
+      return { ...a, show: () => `token ${id} revoked; replacement ${b.token_id} (shown once): ${b.token}
+` };
+    }
+    throw new UsageError(`unknown tokens command "${sub}"`);
+  },
+  async projects(ctx, [sub, ...rest]) {
+    if (!sub || sub === "list") {
+      const a = await request(ctx, "GET", "/api/admin/projects");
+      const rows = (a.body.projects ?? []).map((p) => ({
+        ...p,
+        last_activity: when(p.last_activity),
+        aliases: p.aliases.join(" ") || null
+      }));
+      return { ...a, show: () => table(rows, ["key", "visibility", "owner", "observations", "sessions", "last_activity", "aliases"]) };
+    }
+    if (sub === "rename") {
+      const a = await request(ctx, "POST", "/api/admin/projects/rename", { from: need(rest[0], "old key"), to: need(rest[1], "new key") });
+      return { ...a, show: () => `renamed ${rest[0]} \u2192 ${rest[1]} (the old key still works)
+` };
+    }
+    if (sub === "merge") {
+      const a = await request(ctx, "POST", "/api/admin/projects/merge", { from: need(rest[0], "from key"), into: need(rest[1], "into key") });
+      return { ...a, show: () => `merged ${rest[0]} into ${rest[1]}: ${JSON.stringify(a.body.moved ?? {})}
+` };
+    }
+    if (sub === "private" || sub === "team") {
+      const a = await request(ctx, "POST", "/api/admin/projects/visibility", { key: need(rest[0], "key"), visibility: sub });
+      return { ...a, show: () => `${rest[0]} is now ${sub === "team" ? "visible to the team" : "private"}
+` };
+    }
+    throw new UsageError(`unknown projects command "${sub}"`);
+  },
+  async settings(ctx, [sub, ...rest]) {
+    const show = (a) => () => `${JSON.stringify(a.body.settings ?? {}, null, 2)}
+`;
+    if (!sub || sub === "get") {
+      const a = await request(ctx, "GET", "/api/admin/settings");
+      return { ...a, show: show(a) };
+    }
+    if (sub === "set" || sub === "unset") {
+      if (rest.length === 0) throw new UsageError(`settings ${sub} needs at least one key`);
+      const patch = Object.fromEntries(sub === "set" ? rest.map(parseSetting) : rest.map((k) => [k, null]));
+      const a = await request(ctx, "PATCH", "/api/admin/settings", patch);
+      return { ...a, show: show(a) };
+    }
+    throw new UsageError(`unknown settings command "${sub}"`);
+  },
+  async audit(ctx, _args, flags) {
+    const q = new URLSearchParams();
+    if (typeof flags.limit === "string") q.set("limit", flags.limit);
+    if (typeof flags.action === "string") q.set("action", flags.action);
+    const a = await request(ctx, "GET", `/api/admin/audit${q.size ? `?${q}` : ""}`);
+    const rows = (a.body.entries ?? []).map((e) => ({ ...e, created_at: when(e.created_at) }));
+    return { ...a, show: () => table(rows, ["id", "created_at", "actor", "action", "target", "detail"]) };
+  },
+  async team(ctx, [sub], flags) {
+    if (sub !== "create") throw new UsageError('only "team create" exists');
+    const secret = ctx.io.env.CAIRN_ADMIN_SECRET;
+    if (!secret) throw new UsageError("team create needs the operator secret in CAIRN_ADMIN_SECRET");
+    const body = { team: need(flags.team, "--team"), user: need(flags.user, "--user") };
+    if (typeof flags.device === "string") body.device = flags.device;
+    if (typeof flags.role === "string") body.role = flags.role;
+    const a = await request(ctx, "POST", "/api/admin/teams", body, secret);
+    const b = a.body;
+    return {
+      ...a,
+      show: () => `team ${String(body.team)}: ${String(body.user)} (${b.role}, scopes ${b.scopes?.join(",")})
+token (shown once): ${b.token}
+`
+    };
+  }
+};
+async function admin(args, io) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        json: { type: "boolean" },
+        all: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        role: { type: "string" },
+        user: { type: "string" },
+        scopes: { type: "string" },
+        label: { type: "string" },
+        "expires-days": { type: "string" },
+        limit: { type: "string" },
+        action: { type: "string" },
+        team: { type: "string" },
+        device: { type: "string" },
+        url: { type: "string" }
+      }
+    });
+  } catch (e) {
+    io.err(`cairn admin: ${e.message}
+${USAGE}`);
+    return 2;
+  }
+  const [command, ...rest] = parsed.positionals;
+  if (parsed.values.help || !command || command === "help") {
+    io.out(USAGE);
+    return command || parsed.values.help ? 0 : 2;
+  }
+  const handler = HANDLERS[command];
+  if (!handler) {
+    io.err(`cairn admin: unknown command "${command}"
+${USAGE}`);
+    return 2;
+  }
+  const config = loadConfig(io.env, pathsFor(io.env));
+  const url = (parsed.values.url ?? config.url)?.replace(/\/+$/, "");
+  if (!url) {
+    io.err("cairn admin: no server configured (run: cairn login --url \u2026 --token \u2026, or pass --url)\n");
+    return 2;
+  }
+  if (command !== "team" && !config.token) {
+    io.err("cairn admin: no token configured (CAIRN_TOKEN or cairn login)\n");
+    return 2;
+  }
+  const ctx = { io, url, token: config.token, device: config.device, json: Boolean(parsed.values.json) };
+  try {
+    const answer = await handler(ctx, rest, parsed.values);
+    if (answer.status < 200 || answer.status >= 300) {
+      io.err(`cairn admin ${command}: ${failure(answer)}
+`);
+      return 1;
+    }
+    io.out(ctx.json || !answer.show ? `${JSON.stringify(answer.body, null, 2)}
+` : answer.show());
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`cairn admin ${command}: ${e.message}
+${USAGE}`);
+      return 2;
+    }
+    io.err(`cairn admin ${command}: server not reachable at ${url} (${e.message})
+`);
+    return 1;
+  }
+}
+
+// hooks-client/src/commands/account.ts
+import { parseArgs as parseArgs2 } from "node:util";
+
 // hooks-client/src/net/http.ts
 import { request as httpRequest } from "node:http";
 
 // hooks-client/src/version.ts
-var VERSION = true ? "0.1.0+e628a7aef2" : "0.0.0-dev";
+var VERSION = true ? "0.1.0+1e59ef7e5c" : "0.0.0-dev";
 
 // hooks-client/src/net/http.ts
 var Unreachable = class extends Error {
@@ -669,7 +957,7 @@ function deliveryFor(io, config, paths) {
   };
 }
 async function login(args, io) {
-  const { values } = parseArgs({ args, options: { url: { type: "string" }, token: { type: "string" }, device: { type: "string" } } });
+  const { values } = parseArgs2({ args, options: { url: { type: "string" }, token: { type: "string" }, device: { type: "string" } } });
   if (!values.url || !values.token) {
     io.err("usage: cairn login --url https://your-worker.example --token <token> [--device <name>]\n");
     return 2;
@@ -735,7 +1023,7 @@ async function status(_args, io) {
   return 0;
 }
 async function flush(args, io) {
-  const { values } = parseArgs({ args, options: { timeout: { type: "string" } } });
+  const { values } = parseArgs2({ args, options: { timeout: { type: "string" } } });
   const paths = pathsFor(io.env);
   const config = loadConfig(io.env, paths);
   const delivery = deliveryFor(io, config, paths);
@@ -753,7 +1041,7 @@ async function flush(args, io) {
   return report.remaining ? 1 : 0;
 }
 async function search(args, io) {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { all: { type: "boolean" }, project: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } } });
+  const { values, positionals } = parseArgs2({ args, allowPositionals: true, options: { all: { type: "boolean" }, project: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } } });
   const q = positionals.join(" ").trim();
   if (!q) {
     io.err("usage: cairn search <query> [--all] [--project <key>] [--limit N] [--json]\n");
@@ -789,7 +1077,7 @@ async function search(args, io) {
 // hooks-client/src/commands/import.ts
 import { existsSync, readFileSync as readFileSync6 } from "node:fs";
 import { basename as basename2 } from "node:path";
-import { parseArgs as parseArgs2 } from "node:util";
+import { parseArgs as parseArgs3 } from "node:util";
 
 // hooks-client/src/privacy/redact.ts
 var mark = (kind) => `[REDACTED:${kind}]`;
@@ -1122,7 +1410,7 @@ function bar(done, total, width = 30) {
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${total ? Math.round(done / total * 100) : 100}% ${done}/${total} events`;
 }
 async function importTranscripts(args, io) {
-  const { values, positionals } = parseArgs2({ args, allowPositionals: true, options: { project: { type: "string" } } });
+  const { values, positionals } = parseArgs3({ args, allowPositionals: true, options: { project: { type: "string" } } });
   if (!positionals.length) {
     io.err("usage: cairn import <transcript.jsonl\u2026> [--project <key>]\n");
     return 2;
@@ -1182,7 +1470,7 @@ async function importTranscripts(args, io) {
 import { copyFileSync, existsSync as existsSync2, mkdirSync as mkdirSync5, readFileSync as readFileSync7, renameSync as renameSync6, unlinkSync as unlinkSync2, writeFileSync as writeFileSync5 } from "node:fs";
 import { dirname as dirname2, join as join5, resolve as resolve2 } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs as parseArgs3 } from "node:util";
+import { parseArgs as parseArgs4 } from "node:util";
 
 // hooks-client/src/commands/settings-merge.ts
 var HOOK_PLAN = [
@@ -1313,7 +1601,7 @@ function selfPath() {
   }
 }
 async function install(args, io) {
-  const { values } = parseArgs3({ args, options: { project: { type: "boolean" }, "dry-run": { type: "boolean" }, settings: { type: "string" }, client: { type: "string" }, "no-mcp": { type: "boolean" } } });
+  const { values } = parseArgs4({ args, options: { project: { type: "boolean" }, "dry-run": { type: "boolean" }, settings: { type: "string" }, client: { type: "string" }, "no-mcp": { type: "boolean" } } });
   const paths = pathsFor(io.env);
   const config = loadConfig(io.env, paths);
   const dry = Boolean(values["dry-run"]);
@@ -1367,7 +1655,7 @@ ${describeChange(before ?? "", after) || "(no change)"}
   return 0;
 }
 async function uninstall(args, io) {
-  const { values } = parseArgs3({ args, options: { project: { type: "boolean" }, settings: { type: "string" } } });
+  const { values } = parseArgs4({ args, options: { project: { type: "boolean" }, settings: { type: "string" } } });
   const paths = pathsFor(io.env);
   const where = targets(io, paths, Boolean(values.project), values.settings);
   const record = readRecord(paths);
@@ -1657,7 +1945,7 @@ async function preToolUse(ctx) {
 
 // hooks-client/src/hook/run-hook.ts
 var HOOK_EVENTS = ["session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use", "stop", "session-end"];
-var HANDLERS = {
+var HANDLERS2 = {
   "session-start": sessionStart,
   "pre-tool-use": preToolUse,
   "user-prompt-submit": userPromptSubmit,
@@ -1706,7 +1994,7 @@ async function runHook(event, io, startedAt2 = io.now()) {
       },
       deadline: startedAt2 + BUDGET_MS[hookEvent]
     };
-    const output = await HANDLERS[hookEvent](ctx);
+    const output = await HANDLERS2[hookEvent](ctx);
     if (output) io.out(`${JSON.stringify(output)}
 `);
   } catch (e) {
@@ -1719,7 +2007,7 @@ async function runHook(event, io, startedAt2 = io.now()) {
 }
 
 // hooks-client/src/run.ts
-var USAGE = `cairn ${VERSION}: memory for coding agents
+var USAGE2 = `cairn ${VERSION}: memory for coding agents
 
   cairn login --url <url> --token <token> [--device <name>]
   cairn install [--project] [--dry-run] [--no-mcp]   add cairn's hooks and MCP server to Claude Code
@@ -1752,7 +2040,7 @@ async function run(argv, io, startedAt2) {
   }
   const fn = command ? COMMANDS[command] : void 0;
   if (!fn) {
-    (command && command !== "help" && command !== "--help" ? io.err : io.out)(USAGE);
+    (command && command !== "help" && command !== "--help" ? io.err : io.out)(USAGE2);
     return command && command !== "help" && command !== "--help" ? 2 : 0;
   }
   try {

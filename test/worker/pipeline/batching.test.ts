@@ -1,9 +1,11 @@
 // Batching emerges from the speed difference: events that arrive during a slow turn share the next one.
 import { describe, expect, it } from 'vitest';
+import { call } from '../support/http';
+import { idsOf } from '../support/seed';
 import { fresh, newIdentity } from '../support/http';
-import { countRows, initEvent, lastUserText, recorded, script, send, settled, toolEvent, waitFor } from './support';
+import { countRows, initEvent, lastUserText, recorded, runAlarmNow, script, send, settled, toolEvent, waitFor } from './support';
 
-describe('batching while the observer is slow', () => {
+describe('batching while the observer is slow', { timeout: 60_000 }, () => {
   it('observes 30 events in fewer turns than events, each event in exactly one turn', async () => {
     const id = await newIdentity();
     const sid = fresh('s');
@@ -25,5 +27,26 @@ describe('batching while the observer is slow', () => {
     expect(Math.max(...blocksPerTurn)).toBeLessThanOrEqual(20);
     expect(blocksPerTurn.reduce((a, b) => a + b, 0)).toBe(30);
     expect(await countRows(sid)).toEqual({ total: 30, distinct: 30 });
+  });
+
+  it('drains a backlog of 250 events that piled up during a back-off, 20 per turn, none lost', async () => {
+    const id = await newIdentity();
+    const { teamId } = await idsOf(id);
+    const sid = fresh('s');
+    const scenario = fresh('backlog');
+    await script(scenario, [{ status: 429, headers: { 'retry-after': '60' }, error: { type: 'rate_limit_error', message: 'slow down' } }]);
+    await send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} item-000-x`));
+    await waitFor(id.token, sid, (s) => s.backoff_until !== null && s.in_flight === 0);
+    for (const [from, to] of [[1, 200], [200, 250]] as const) {
+      const events = Array.from({ length: to - from }, (_, i) => ({ kind: 'observation', ...toolEvent(sid, `item-${String(from + i).padStart(3, '0')}-x`) }));
+      const res = await call('/api/events/batch', { token: id.token, json: { events } });
+      const { results } = (await res.json()) as { results: { accepted?: boolean }[] };
+      expect(results.every((r) => r.accepted === true)).toBe(true);
+    }
+    expect((await waitFor(id.token, sid, (s) => s.pending === 250)).dead_letters).toEqual([]);
+    expect(await runAlarmNow(teamId, sid)).toBe(true);
+    const done = await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 250, 45_000);
+    expect(done.turns).toBe(13);
+    expect(await countRows(sid)).toEqual({ total: 250, distinct: 250 });
   });
 });

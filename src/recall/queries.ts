@@ -13,6 +13,24 @@ async function all<T>(db: D1Database, sql: string, params: Param[]): Promise<T[]
 
 const ids = (projectIds: number[]) => JSON.stringify(projectIds);
 
+/**
+ * Runs a newest-first query once per project (`project_id = ?` lets SQLite walk the (team, project, time)
+ * index and stop after `limit` rows; an IN-list makes it scan the whole team's time index instead) and
+ * merges the answers.
+ */
+export async function newestPerProject<T extends { id: number }>(
+  projectIds: number[],
+  limit: number,
+  at: (row: T) => number,
+  run: (projectId: number) => Promise<T[]>,
+): Promise<T[]> {
+  const parts = await Promise.all(projectIds.map(run));
+  return parts
+    .flat()
+    .sort((a, b) => at(b) - at(a) || b.id - a.id)
+    .slice(0, limit);
+}
+
 interface ContextObsRow {
   id: number;
   created_at: number;
@@ -50,15 +68,19 @@ export async function contextObservations(
 ): Promise<ContextObservation[]> {
   if (!projectIds.length || limit <= 0) return [];
   const vis = visibleObservations(viewer, 'o');
-  const rows = await all<ContextObsRow>(
-    db,
-    `SELECT o.id, o.created_at, o.type, o.title, o.subtitle, o.narrative, o.facts, o.discovery_tokens, u.handle AS author
-       FROM observations o JOIN users u ON u.id = o.author_user_id
-      WHERE ${vis.sql} AND o.project_id IN (SELECT value FROM json_each(?)) AND o.superseded_by IS NULL
-        AND o.type IN (SELECT value FROM json_each(?))
-        AND (o.concepts = '[]' OR EXISTS (SELECT 1 FROM json_each(o.concepts) c WHERE c.value IN (SELECT value FROM json_each(?))))
-      ORDER BY o.created_at DESC, o.id DESC LIMIT ?`,
-    [...vis.params, ids(projectIds), JSON.stringify(mode.types.map((t) => t.id)), JSON.stringify(mode.conceptIds), limit],
+  const types = JSON.stringify(mode.types.map((t) => t.id));
+  const concepts = JSON.stringify(mode.conceptIds);
+  const rows = await newestPerProject(projectIds, limit, (r: ContextObsRow) => r.created_at, (projectId) =>
+    all<ContextObsRow>(
+      db,
+      `SELECT o.id, o.created_at, o.type, o.title, o.subtitle, o.narrative, o.facts, o.discovery_tokens, u.handle AS author
+         FROM observations o JOIN users u ON u.id = o.author_user_id
+        WHERE o.project_id = ? AND ${vis.sql} AND o.superseded_by IS NULL
+          AND o.type IN (SELECT value FROM json_each(?))
+          AND (o.concepts = '[]' OR EXISTS (SELECT 1 FROM json_each(o.concepts) c WHERE c.value IN (SELECT value FROM json_each(?))))
+        ORDER BY o.created_at DESC, o.id DESC LIMIT ?`,
+      [projectId, ...vis.params, types, concepts, limit],
+    ),
   );
   return rows.map((r) => ({
     id: r.id,
@@ -76,13 +98,15 @@ export async function contextObservations(
 export async function contextSummaries(db: D1Database, viewer: Viewer, projectIds: number[], limit: number): Promise<ContextSummary[]> {
   if (!projectIds.length || limit <= 0) return [];
   const vis = visibleSummaries(viewer, 's');
-  const rows = await all<SummaryRow>(
-    db,
-    `SELECT s.id, s.created_at, s.request, s.investigated, s.learned, s.completed, s.next_steps, u.handle AS author
-       FROM summaries s JOIN users u ON u.id = s.author_user_id
-      WHERE ${vis.sql} AND s.project_id IN (SELECT value FROM json_each(?))
-      ORDER BY s.created_at DESC, s.id DESC LIMIT ?`,
-    [...vis.params, ids(projectIds), limit],
+  const rows = await newestPerProject(projectIds, limit, (r: SummaryRow) => r.created_at, (projectId) =>
+    all<SummaryRow>(
+      db,
+      `SELECT s.id, s.created_at, s.request, s.investigated, s.learned, s.completed, s.next_steps, u.handle AS author
+         FROM summaries s JOIN users u ON u.id = s.author_user_id
+        WHERE s.project_id = ? AND ${vis.sql}
+        ORDER BY s.created_at DESC, s.id DESC LIMIT ?`,
+      [projectId, ...vis.params, limit],
+    ),
   );
   return rows.map((r) => ({
     id: r.id,
@@ -111,15 +135,17 @@ export interface FileHistoryRow {
 export async function fileHistory(db: D1Database, viewer: Viewer, projectIds: number[], paths: string[], limit = 100): Promise<FileHistoryRow[]> {
   if (!projectIds.length || !paths.length) return [];
   const vis = visibleObservations(viewer, 'o');
-  const rows = await all<{ id: number; session_id: number; created_at: number; type: string; title: string | null; files_read: string; files_modified: string; author: string }>(
-    db,
-    `SELECT o.id, o.session_id, o.created_at, o.type, o.title, o.files_read, o.files_modified, u.handle AS author
-       FROM observations o JOIN users u ON u.id = o.author_user_id
-      WHERE o.id IN (SELECT f.observation_id FROM observation_files f
-                      WHERE f.team_id = ? AND f.project_id IN (SELECT value FROM json_each(?)) AND f.path IN (SELECT value FROM json_each(?)))
-        AND ${vis.sql}
-      ORDER BY o.created_at DESC, o.id DESC LIMIT ?`,
-    [viewer.teamId, ids(projectIds), JSON.stringify(paths), ...vis.params, limit],
+  type Row = { id: number; session_id: number; created_at: number; type: string; title: string | null; files_read: string; files_modified: string; author: string };
+  // Driven from the file index (CROSS JOIN keeps observation_files as the outer loop), one project at a time.
+  const rows = await newestPerProject(projectIds, limit, (r: Row) => r.created_at, (projectId) =>
+    all<Row>(
+      db,
+      `SELECT DISTINCT o.id, o.session_id, o.created_at, o.type, o.title, o.files_read, o.files_modified, u.handle AS author
+         FROM observation_files f CROSS JOIN observations o ON o.id = f.observation_id JOIN users u ON u.id = o.author_user_id
+        WHERE f.team_id = ? AND f.project_id = ? AND f.path IN (SELECT value FROM json_each(?)) AND ${vis.sql}
+        ORDER BY o.created_at DESC, o.id DESC LIMIT ?`,
+      [viewer.teamId, projectId, JSON.stringify(paths), ...vis.params, limit],
+    ),
   );
   return rows.map((r) => ({
     id: r.id,

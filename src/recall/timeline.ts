@@ -13,8 +13,11 @@ const TIME_RANK = 2;
 
 const TOKENS = `CAST((length(coalesce(o.title, '')) + length(coalesce(o.subtitle, '')) + length(coalesce(o.narrative, '')) + length(o.facts) + 3) / 4 AS INTEGER)`;
 
-const OBS_SELECT = `SELECT o.id, o.created_at AS at, o.type, o.title, p.key AS project, u.handle AS author, ${TOKENS} AS tokens, o.project_id
-  FROM observations o JOIN projects p ON p.id = o.project_id JOIN users u ON u.id = o.author_user_id`;
+const obsSelect = (index = '') => `SELECT o.id, o.created_at AS at, o.type, o.title, p.key AS project, u.handle AS author, ${TOKENS} AS tokens, o.project_id
+  FROM observations o ${index} JOIN projects p ON p.id = o.project_id JOIN users u ON u.id = o.author_user_id`;
+const OBS_SELECT = obsSelect();
+// Without statistics SQLite prefers the team-time index even when a project is fixed; name the right one.
+const OBS_SELECT_BY_PROJECT = obsSelect('INDEXED BY idx_obs_project_time');
 const SUM_SELECT = `SELECT s.id, s.created_at AS at, s.request, p.key AS project, u.handle AS author, s.project_id
   FROM summaries s JOIN projects p ON p.id = s.project_id JOIN users u ON u.id = s.author_user_id`;
 
@@ -80,23 +83,40 @@ export async function loadTimeline(db: D1Database, viewer: Viewer, q: TimelineQu
     projectIds ??= [row.project_id];
   }
 
-  const os = inProjects('o', projectIds);
-  const ss = inProjects('s', projectIds);
+  // One query per project (project_id = ?) so SQLite walks the (team, project, time) index from the anchor;
+  // without projects, the team's time index. The plain created_at bound lets the index start at the anchor.
+  const scopes: (number | null)[] = projectIds ?? [null];
   const side = async (dir: 'before' | 'after', limit: number): Promise<TimelineItem[]> => {
     if (limit <= 0) return [];
     const op = dir === 'before' ? '<' : '>';
+    const bound = dir === 'before' ? '<=' : '>=';
     const order = dir === 'before' ? 'DESC' : 'ASC';
-    const [obs, sums] = await Promise.all([
-      db
-        .prepare(`${OBS_SELECT} WHERE ${ov.sql}${os.sql} AND (o.created_at, ${OBS_RANK}, o.id) ${op} (?, ?, ?) ORDER BY o.created_at ${order}, o.id ${order} LIMIT ?`)
-        .bind(...ov.params, ...os.params, ...anchorKey, limit)
-        .all<ObsRow>(),
-      db
-        .prepare(`${SUM_SELECT} WHERE ${sv.sql}${ss.sql} AND (s.created_at, ${SUM_RANK}, s.id) ${op} (?, ?, ?) ORDER BY s.created_at ${order}, s.id ${order} LIMIT ?`)
-        .bind(...sv.params, ...ss.params, ...anchorKey, limit)
-        .all<SumRow>(),
-    ]);
-    const items = [...obs.results.map((r) => obsItem(r)), ...sums.results.map((r) => sumItem(r))];
+    const parts = await Promise.all(
+      scopes.flatMap((pid) => {
+        const oScope = pid === null ? '' : ' AND o.project_id = ?';
+        const sScope = pid === null ? '' : ' AND s.project_id = ?';
+        const scopeParams = pid === null ? [] : [pid];
+        return [
+          db
+            .prepare(
+              `${pid === null ? OBS_SELECT : OBS_SELECT_BY_PROJECT} WHERE ${ov.sql}${oScope} AND o.created_at ${bound} ? AND (o.created_at, ${OBS_RANK}, o.id) ${op} (?, ?, ?)
+                ORDER BY o.created_at ${order}, o.id ${order} LIMIT ?`,
+            )
+            .bind(...ov.params, ...scopeParams, anchorKey[0], ...anchorKey, limit)
+            .all<ObsRow>()
+            .then((r) => r.results.map((row) => obsItem(row))),
+          db
+            .prepare(
+              `${SUM_SELECT} WHERE ${sv.sql}${sScope} AND s.created_at ${bound} ? AND (s.created_at, ${SUM_RANK}, s.id) ${op} (?, ?, ?)
+                ORDER BY s.created_at ${order}, s.id ${order} LIMIT ?`,
+            )
+            .bind(...sv.params, ...scopeParams, anchorKey[0], ...anchorKey, limit)
+            .all<SumRow>()
+            .then((r) => r.results.map((row) => sumItem(row))),
+        ];
+      }),
+    );
+    const items = parts.flat();
     items.sort((a, b) => (dir === 'before' ? cmp(keyOf(b), keyOf(a)) : cmp(keyOf(a), keyOf(b))));
     return items.slice(0, limit);
   };

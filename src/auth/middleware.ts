@@ -59,9 +59,12 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   const { auth } = check;
   c.set('auth', auth);
-  // last_used_at is advisory; write it at most once a minute and off the request path.
+  // last_used_at / last_seen_at are advisory; write them at most once a minute and off the request path.
   if (check.lastUsedAt === null || now - check.lastUsedAt > LAST_USED_GRANULARITY_MS) {
-    await background(c, c.env.DB.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?').bind(now, auth.tokenId).run());
+    const db = c.env.DB;
+    const writes = [db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?').bind(now, auth.tokenId)];
+    if (auth.deviceId !== null) writes.push(db.prepare('UPDATE devices SET last_seen_at = ? WHERE id = ?').bind(now, auth.deviceId));
+    await background(c, db.batch(writes));
   }
   const device = c.req.header(DEVICE_HEADER)?.trim().slice(0, 64);
   if (device && device !== auth.deviceName) {

@@ -139,12 +139,14 @@ describe('devices and tokens', () => {
     expect(await errorCode(res)).toBe('scope_not_allowed');
   });
 
-  it('records last use of a token', async () => {
+  it('records when a token and its device were last used', async () => {
     const owner = await newOwner();
     const bob = await addTeammate(owner, fresh('bob'));
     await call('/api/projects', { token: bob.token });
     const row = await env.DB.prepare('SELECT last_used_at FROM tokens WHERE id = ?').bind(bob.token_id).first<{ last_used_at: number | null }>();
     expect(row?.last_used_at).toEqual(expect.any(Number));
+    const devices = (await json<{ devices: { name: string; last_seen_at: number | null }[] }>(await call('/api/admin/devices', { token: owner.token }))).devices;
+    expect(devices.find((d) => d.name === bob.device)?.last_seen_at).toEqual(expect.any(Number));
   });
 
   it('revokes a token so that its next request fails, and says so in the audit log', async () => {

@@ -1,7 +1,7 @@
 // The one path every ingest event takes (single routes and batch replay): gate, clean, resolve project and
 // session, hand to the SessionDO, and record what D1 must know at once (prompt rows, session end).
 import type { AuthContext } from '../auth/types';
-import { ensureProject } from '../db/projects';
+import { ensureProject, type ProjectRef } from '../db/projects';
 import type { TeamSettings } from '../db/team-settings';
 import type { CairnEnv } from '../env';
 import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '../lib/tags';
@@ -9,6 +9,7 @@ import { serializeField, truncateField } from '../lib/truncate';
 import type { EnqueueInput, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
 import { serverGate, type GateSettings } from '../teams/gate';
+import { TtlCache } from './cache';
 import type { EventAck, IngestEvent } from './schemas';
 
 export interface IngestContext {
@@ -20,6 +21,12 @@ export interface IngestContext {
 
 /** One SessionDO per team and agent session. */
 export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
+
+// A session row never changes owner or id, and a project key keeps its id unless projects are merged (then
+// events keep landing on the old id for at most a minute). Both lookups are per user, so a cached answer
+// never skips the ownership and visibility checks of another caller.
+const projects = new TtlCache<ProjectRef>(60_000);
+const sessionRows = new TtlCache<number>(10 * 60_000);
 
 /** Server-side cleaning (the client already did it; this copy is the authoritative one). */
 const clean = (text: string) => truncateField(stripMemoryTags(text));
@@ -36,16 +43,18 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
   if (!gate.allow) return { accepted: false, duplicate: false, skipped: gate.reason };
   if (e.kind === 'init' && isTaskNotificationOnly(e.prompt)) return { accepted: false, duplicate: false, skipped: 'internal_protocol' };
 
-  const project = await ensureProject(env.DB, auth, e.project, ctx.now);
-  const sessionDbId = await ensureSessionRow(env.DB, {
-    teamId: auth.teamId,
-    sessionKey: e.session_id,
-    projectId: project.id,
-    userId: auth.userId,
-    deviceId: auth.deviceId,
-    platform: e.platform,
-    startedAt: e.occurred_at,
-  });
+  const project = await projects.getOrLoad(`${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () => ensureProject(env.DB, auth, e.project, ctx.now));
+  const sessionDbId = await sessionRows.getOrLoad(`${auth.teamId}:${auth.userId}:${e.session_id}`, ctx.now, () =>
+    ensureSessionRow(env.DB, {
+      teamId: auth.teamId,
+      sessionKey: e.session_id,
+      projectId: project.id,
+      userId: auth.userId,
+      deviceId: auth.deviceId,
+      platform: e.platform,
+      startedAt: e.occurred_at,
+    }),
+  );
   const snapshot: EventSnapshot = {
     teamId: auth.teamId,
     sessionKey: e.session_id,

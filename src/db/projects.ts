@@ -32,21 +32,31 @@ interface ProjectRow {
 
 const toRef = (r: ProjectRow): ProjectRef => ({ id: r.id, key: r.key, visibility: r.visibility, ownerUserId: r.owner_user_id });
 
-/** Resolves keys (or their aliases) to projects the caller may read; unknown or invisible keys are left out. */
+/**
+ * When a teammate works under a key that names someone else's private project, their memory goes to a
+ * private project of their own under this shadow key, so the owner's project is neither written nor revealed.
+ */
+export const shadowProjectKey = (key: string, handle: string) => `${key}#${handle}`;
+
+/**
+ * Resolves keys (or their aliases) to projects the caller may read, including the caller's own shadow of
+ * each key; unknown or invisible keys are left out.
+ */
 export async function resolveVisibleProjects(db: D1Database, auth: AuthContext, keys: string[]): Promise<ProjectRef[]> {
   const out: ProjectRef[] = [];
   for (const raw of keys.slice(0, 10)) {
     const key = storedProjectKey(raw, auth.handle);
-    const row = await db
+    const rows = await db
       .prepare(
         `SELECT p.id, p.key, p.visibility, p.owner_user_id FROM projects p
-          WHERE p.team_id = ?1 AND (p.key = ?2 OR p.id = (SELECT project_id FROM project_aliases WHERE team_id = ?1 AND key = ?2))
+          WHERE p.team_id = ?1
+            AND (p.key = ?2 OR p.key = ?4 OR p.id = (SELECT project_id FROM project_aliases WHERE team_id = ?1 AND key = ?2))
             AND (p.visibility = 'team' OR p.owner_user_id = ?3)
-          LIMIT 1`,
+          ORDER BY (p.key = ?4), p.id`,
       )
-      .bind(auth.teamId, key, auth.userId)
-      .first<ProjectRow>();
-    if (row && !out.some((p) => p.id === row.id)) out.push(toRef(row));
+      .bind(auth.teamId, key, auth.userId, shadowProjectKey(key, auth.handle))
+      .all<ProjectRow>();
+    for (const row of rows.results) if (!out.some((p) => p.id === row.id)) out.push(toRef(row));
   }
   return out;
 }
@@ -54,15 +64,20 @@ export async function resolveVisibleProjects(db: D1Database, auth: AuthContext, 
 /** Finds or creates the project an ingest event names. A private project of another user is never reused. */
 export async function ensureProject(db: D1Database, auth: AuthContext, rawKey: string, now: number): Promise<ProjectRef> {
   const key = storedProjectKey(rawKey, auth.handle);
-  const isLocal = key.startsWith('local/');
   const visible = await resolveVisibleProjects(db, auth, [key]);
   if (visible[0]) return visible[0];
+  const created = await insertOrGet(db, auth, key, key.startsWith('local/') ? 'private' : 'team', now);
+  if (created.visibility === 'team' || created.ownerUserId === auth.userId) return created;
+  return insertOrGet(db, auth, shadowProjectKey(key, auth.handle), 'private', now);
+}
+
+async function insertOrGet(db: D1Database, auth: AuthContext, key: string, visibility: 'team' | 'private', now: number): Promise<ProjectRef> {
   await db
     .prepare(
       `INSERT INTO projects (team_id, key, owner_user_id, visibility, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT(team_id, key) DO NOTHING`,
     )
-    .bind(auth.teamId, key, auth.userId, isLocal ? 'private' : 'team', now)
+    .bind(auth.teamId, key, auth.userId, visibility, now)
     .run();
   const row = await db
     .prepare('SELECT id, key, visibility, owner_user_id FROM projects WHERE team_id = ? AND key = ?')

@@ -292,15 +292,16 @@ describe('a private project and a teammate', () => {
     expect(g.text).not.toContain(P.priv.secret);
   });
 
-  // Known gap (reported to the lead): ensureProject falls back to the conflicting row without a visibility check,
-  // so a teammate's ingest or `remember` under that key lands in the owner's private project. `it.fails` keeps
-  // this visible: once ensureProject is fixed, this starts "failing" and should become a plain `it`.
-  it.fails('keeps a teammate\'s writes under the same key out of the private project', async () => {
+  it('keeps a teammate\'s writes under the same key out of the private project', async () => {
     const pid = (await env.DB.prepare('SELECT id FROM projects WHERE key = ?').bind(P.priv.key).first<{ id: number }>())!.id;
     const before = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE project_id = ?').bind(pid).first<{ n: number }>();
     await mcp(P.mate.token, 'tools/call', { name: 'remember', arguments: { project: P.priv.key, text: 'a teammate note' } });
     const after = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE project_id = ?').bind(pid).first<{ n: number }>();
     expect(after?.n).toBe(before?.n);
+    // The teammate's note went to their own private shadow of the key, and they can read it back under that key.
+    const own = await (await call(`/api/context?project=${encodeURIComponent(P.priv.key)}`, { token: P.mate.token })).text();
+    expect(own).toContain('a teammate note');
+    expect(own).not.toContain(P.priv.secret);
   });
 
   it('appears to the teammate once made team-visible, except its sensitive rows', async () => {

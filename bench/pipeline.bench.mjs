@@ -87,6 +87,9 @@ async function ingestThroughput() {
     await load(50, 4, (i) => post(srv, '/api/sessions/observations', toolEvent(`warm-${i % 4}`)));
     const bare = await load(EVENTS, 8, () => fetch(`${srv.url}/api/health`));
     log('bare', bare);
+    // Where the time goes: token check + rate limit alone, then an event the gate turns away.
+    const authed = await load(EVENTS, 8, () => fetch(`${srv.url}/api/no-such-route`, { headers: { authorization: `Bearer ${srv.token}` } }));
+    const gated = await load(EVENTS, 8, () => post(srv, '/api/sessions/observations', toolEvent('gated', { tool_name: 'TodoWrite' })));
     const one = await load(EVENTS, 8, () => post(srv, '/api/sessions/observations', toolEvent('one-session')));
     log('one session', one);
     const oneDrain = await drain(srv, ['one-session']);
@@ -101,6 +104,8 @@ async function ingestThroughput() {
       '| case | requests/s | p50 ms | p95 ms | failed |',
       '|---|---|---|---|---|',
       row('bare Worker route `GET /api/health` (8 clients)', bare),
+      row('token check + rate limit only (authenticated 404, 8 clients)', authed),
+      row('event turned away by the gate (`TodoWrite`, 8 clients)', gated),
       row('one session (8 clients)', one),
       row('20 sessions (20 clients, one per session)', many),
       '',

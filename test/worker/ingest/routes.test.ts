@@ -9,7 +9,7 @@ import { base, initEvent, send, sessionStub, toolEvent } from '../pipeline/suppo
 
 const errorCode = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
 
-describe('ingest routes', () => {
+describe('ingest routes', { timeout: 20_000 }, () => {
   it('numbers prompts per session and stores their text', async () => {
     const id = await newIdentity();
     const sid = fresh('s');

@@ -28,7 +28,7 @@ const observationsOf = async (sessionKey: string) =>
       .all<ObsRow>()
   ).results;
 
-describe('the observation pipeline end to end', () => {
+describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
   it('files observations under the right project, author, device, prompt and event time', async () => {
     const id = await newIdentity();
     const ids = await idsOf(id);

@@ -170,8 +170,10 @@ export class SessionDO extends DurableObject<CairnEnv> {
       state,
     });
     if (b.lease(Date.now())?.claimId !== claimId) {
+      // Release touches only rows still claimed under this id: if another turn took them over, it keeps them.
       console.warn('observer turn outlived its lease; its events will be observed again', { claimId });
-      throw new Abandoned();
+      b.release(claimId, false, 'observer turn outlived its lease');
+      return;
     }
 
     switch (outcome.kind) {

@@ -244,4 +244,23 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     expect(payload.toolResponse.startsWith('START')).toBe(true);
     expect(payload.toolResponse.endsWith('END')).toBe(true);
   });
+
+  it('answers bad input at every ingest route with a 4xx and a stable code, never a 500', async () => {
+    const id = await newIdentity();
+    const routes = ['/api/sessions/init', '/api/sessions/observations', '/api/sessions/summarize', '/api/sessions/end', '/api/events/batch'];
+    for (const route of routes) {
+      const cases: [RequestInit & { json?: unknown }, number, string][] = [
+        [{ method: 'POST', body: 'not json', headers: { 'content-type': 'application/json' } }, 400, 'malformed_json'],
+        [{ json: {} }, 400, 'invalid_body'],
+        [{ json: { event_id: 7, session_id: [], project: null, occurred_at: {} } }, 400, 'invalid_body'],
+        [{ method: 'POST', body: JSON.stringify({ pad: 'x'.repeat(5_000_000) }), headers: { 'content-type': 'application/json' } }, 413, 'payload_too_large'],
+      ];
+      for (const [init, code, error] of cases) {
+        const res = await call(route, { token: id.token, ...init });
+        expect([route, res.status, await errorCode(res)]).toEqual([route, code, error]);
+      }
+      const noToken = await call(route, { json: {} });
+      expect(noToken.status).toBe(401);
+    }
+  });
 });

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { call } from '../support/http';
 import { idsOf } from '../support/seed';
 import { fresh, newIdentity } from '../support/http';
-import { countRows, initEvent, lastUserText, recorded, runAlarmNow, script, send, settled, toolEvent, waitFor } from './support';
+import { runDurableObjectAlarm } from 'cloudflare:test';
+import { countRows, initEvent, lastUserText, recorded, runAlarmNow, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
 
 describe('batching while the observer is slow', { timeout: 60_000 }, () => {
   it('observes 30 events in fewer turns than events, each event in exactly one turn', async () => {
@@ -48,5 +49,24 @@ describe('batching while the observer is slow', { timeout: 60_000 }, () => {
     const done = await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 250, 45_000);
     expect(done.turns).toBe(13);
     expect(await countRows(sid)).toEqual({ total: 250, distinct: 250 });
+  });
+
+  it('never starts a second turn of a session while one is in flight, even when an alarm fires early', async () => {
+    const id = await newIdentity();
+    const { teamId } = await idsOf(id);
+    const sid = fresh('s');
+    const scenario = fresh('one-at-a-time');
+    const delay = 700;
+    await script(scenario, [], delay);
+    await send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} first`));
+    await waitFor(id.token, sid, (s) => s.in_flight === 1);
+    await send(id.token, 'observations', toolEvent(sid, 'second'));
+    // The extra alarm finds the turn's lease and only reschedules itself.
+    expect(await runDurableObjectAlarm(sessionStub(teamId, sid))).toBe(true);
+    await send(id.token, 'observations', toolEvent(sid, 'third'));
+    await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 3);
+    const starts = (await recorded(scenario)).map((r) => r.at).sort((a, b) => a - b);
+    expect(starts.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(delay - 20);
   });
 });

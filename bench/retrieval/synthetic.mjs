@@ -30,12 +30,15 @@ export function observationsFor(p, from, count, end) {
     const problem = pick(PROBLEMS);
     const cause = pick(CAUSES);
     const touched = Array.from({ length: 1 + Math.floor(r() * 3) }, () => pick(files));
+    // A code symbol shared by few rows, like the function names and error codes people search for.
+    const symbol = `${thing.replace(/ (\w)/g, (_, c) => c.toUpperCase()).replace(/ /g, '')}${Math.floor(r() * 2000)}`;
     return {
       type: pick(TYPES),
       title: `${pick(VERBS)} ${thing} in ${m}: ${problem}`,
       subtitle: `${m} ${thing}`,
-      narrative: `The ${thing} in the ${m} module ${problem}. Root cause was ${cause}. We changed ${touched[0]} and added a regression test; ${pick(THINGS)} was checked too.`,
+      narrative: `The ${thing} in the ${m} module ${problem}. Root cause was ${cause} in ${symbol}(). We changed ${touched[0]} and added a regression test; ${pick(THINGS)} was checked too.`,
       facts: [`${thing} ${problem} because of ${cause}`, `touches ${touched.join(', ')}`],
+      symbol,
       concepts: [pick(CONCEPTS), pick(CONCEPTS)].filter((c, i, a) => a.indexOf(c) === i),
       files_read: touched.slice(1),
       files_modified: touched.slice(0, 1),

@@ -60,12 +60,12 @@ interface Scope {
 }
 
 async function scopeFor(env: CairnEnv, auth: AuthContext, p: SearchParams): Promise<Scope | null> {
-  const viewer = await loadViewer(env.DB, auth);
-  let projectIds: number[] | null = null;
-  if (p.project.length) {
-    projectIds = (await resolveVisibleProjects(env.DB, auth, p.project)).map((r) => r.id);
-    if (projectIds.length === 0) return null; // unknown, invisible and foreign projects all look alike: empty
-  }
+  const [viewer, projects] = await Promise.all([
+    loadViewer(env.DB, auth),
+    p.project.length ? resolveVisibleProjects(env.DB, auth, p.project) : Promise.resolve(null),
+  ]);
+  const projectIds = projects ? projects.map((r) => r.id) : null;
+  if (projectIds && projectIds.length === 0) return null; // unknown, invisible and foreign projects all look alike: empty
   const vis = visibleObservations(viewer, 'o');
   const f = filterSql(p, projectIds);
   return { teamId: auth.teamId, where: { sql: `${vis.sql} AND ${f.sql}`, params: [...vis.params, ...f.params] }, projectIds };

@@ -5,7 +5,7 @@ import type { VectorIndex, VectorMatch, VectorQuery, VectorRecord } from './type
  * Brute force reads every candidate row, so a query scans at most this many (newest first). Fine for a
  * project or a small team; production uses Vectorize, which has no such cap.
  */
-export const LOCAL_SCAN_LIMIT = 20_000;
+export const LOCAL_SCAN_LIMIT = 5_000;
 
 export function toBlob(values: number[]): ArrayBuffer {
   return new Float32Array(values).buffer;
@@ -76,7 +76,12 @@ export class LocalVectorIndex implements VectorIndex {
       params.push(JSON.stringify(q.types));
     }
     const { results } = await this.db
-      .prepare(`SELECT observation_id AS id, hex(embedding) AS hex FROM local_vectors WHERE ${where.join(' AND ')} ORDER BY observation_id DESC LIMIT ?`)
+      // Pick the newest ids first (index only), then read just those rows: sorting with the vectors attached
+      // made SQLite hex-encode every vector of the team before the LIMIT applied.
+      .prepare(
+        `SELECT observation_id AS id, hex(embedding) AS hex FROM local_vectors WHERE observation_id IN
+           (SELECT observation_id FROM local_vectors WHERE ${where.join(' AND ')} ORDER BY observation_id DESC LIMIT ?)`,
+      )
       .bind(...params, this.scanLimit)
       .all<{ id: number; hex: string }>();
     const scored = results.map((r) => ({ id: r.id, score: cosine(vector, fromHex(r.hex)) }));

@@ -1,8 +1,4 @@
 // `cairn <command> …`: the one entry point, callable in-process (tests) as run(argv, io).
-import { admin } from './commands/admin';
-import { flush, login, search, status } from './commands/account';
-import { importTranscripts } from './commands/import';
-import { install, mcpHeaders, uninstall } from './commands/install';
 import { runHook } from './hook/run-hook';
 import type { Io } from './io';
 import { VERSION } from './version';
@@ -22,10 +18,18 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
 
 type Command = (args: string[], io: Io) => Promise<number>;
 
-const COMMANDS: Record<string, Command> = {
-  login, status, flush, search, install, uninstall, admin,
-  import: importTranscripts,
-  'mcp-headers': mcpHeaders,
+// Loaded on demand: esbuild evaluates a dynamically imported module only when it is first used, so a hook
+// (the hot path, once per tool call) never pays for the commands a person types now and then.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  login: async () => (await import('./commands/account')).login,
+  status: async () => (await import('./commands/account')).status,
+  flush: async () => (await import('./commands/account')).flush,
+  search: async () => (await import('./commands/account')).search,
+  install: async () => (await import('./commands/install')).install,
+  uninstall: async () => (await import('./commands/install')).uninstall,
+  'mcp-headers': async () => (await import('./commands/install')).mcpHeaders,
+  admin: async () => (await import('./commands/admin')).admin,
+  import: async () => (await import('./commands/import')).importTranscripts,
 };
 
 export async function run(argv: string[], io: Io, startedAt?: number): Promise<number> {
@@ -35,13 +39,13 @@ export async function run(argv: string[], io: Io, startedAt?: number): Promise<n
     io.out(`${VERSION}\n`);
     return 0;
   }
-  const fn = command ? COMMANDS[command] : undefined;
-  if (!fn) {
+  const load = command && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (!load) {
     (command && command !== 'help' && command !== '--help' ? io.err : io.out)(USAGE);
     return command && command !== 'help' && command !== '--help' ? 2 : 0;
   }
   try {
-    return await fn(rest, io);
+    return await (await load())(rest, io);
   } catch (e) {
     io.err(`cairn ${command}: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;

@@ -1,5 +1,5 @@
 // Pure reading of Claude Code transcript JSONL: the last assistant text (Stop fallback) and whole-session replay.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from './util/ids';
 import type { EventKind } from './spool/spool';
 
 interface Block {
@@ -27,7 +27,7 @@ interface Line {
 
 /** Stable event id from natural keys, so the same fact sent twice (live and imported) is stored once. */
 export function naturalEventId(sessionId: string, kind: EventKind, key: string): string {
-  return `ev_${createHash('sha256').update(`${sessionId}\u0000${kind}\u0000${key}`).digest('hex').slice(0, 32)}`;
+  return `ev_${sha256Hex(`${sessionId}\u0000${kind}\u0000${key}`).slice(0, 32)}`;
 }
 
 function parseLine(text: string): Line | null {

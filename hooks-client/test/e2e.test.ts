@@ -9,7 +9,7 @@ import { mintDevToken, startDevServer } from '../../scripts/dev-server.mjs';
 import { buildClient } from '../build.mjs';
 import { deadPort, tempDir } from './support';
 
-const CLIENT = fileURLToPath(new URL('../dist/cairn.mjs', import.meta.url));
+const CLIENT = fileURLToPath(new URL('../dist/cairn.cjs', import.meta.url));
 const ADMIN = 'e2e-admin-secret';
 
 interface Dev { url: string; stop(): Promise<void> }

@@ -12,7 +12,7 @@ import { run } from '../src/run';
 import { deadPort, fakeServer, hookJson, machine, memIo, tempDir } from './support';
 
 const exec = promisify(execFile);
-const CLIENT = fileURLToPath(new URL('../dist/cairn.mjs', import.meta.url));
+const CLIENT = fileURLToPath(new URL('../dist/cairn.cjs', import.meta.url));
 
 beforeAll(async () => {
   await buildClient({ quiet: true });

@@ -1,10 +1,10 @@
 // What every hook handler gets: parsed input, config, project key, spool, and its deadline.
-import { randomUUID } from 'node:crypto';
 import type { Config, Paths } from '../config';
 import type { Io } from '../io';
 import type { DeliveryContext } from '../spool/deliver';
 import type { EventKind, SpooledEvent } from '../spool/spool';
 import { naturalEventId } from '../transcript';
+import { randomId } from '../util/ids';
 import type { HookEvent } from './gate';
 import type { HookInput } from './input';
 
@@ -36,7 +36,7 @@ export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<stri
   return {
     kind,
     body: {
-      event_id: naturalKey ? naturalEventId(sessionId, kind, naturalKey) : randomUUID(),
+      event_id: naturalKey ? naturalEventId(sessionId, kind, naturalKey) : randomId(),
       session_id: sessionId,
       project: ctx.project,
       cwd: ctx.input.cwd,

@@ -3,6 +3,8 @@
 interface Rule {
   kind: string;
   re: RegExp;
+  /** Matches only text holding one of SECRET_WORDS (lets redact() skip it cheaply). */
+  named?: boolean;
   /** Builds the replacement from the match; default: the whole match becomes the marker. */
   keep?: (m: RegExpExecArray | string[]) => string;
 }
@@ -21,6 +23,8 @@ const SECRET_WORDS = [
 // A key that names a secret: optional prefix (DB_, x-, github), the word, optional _suffix or CamelSuffix.
 // Bounded, and anchored at the start of a word: an unbounded lazy prefix made long runs of letters quadratic.
 const KEY = `(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,40}?(?:${SECRET_WORDS})(?:[_.-][A-Za-z0-9_]{0,40}|[A-Z][A-Za-z0-9]{0,40})?`;
+// Every spelling SECRET_WORDS accepts contains one of these (case-insensitively).
+const SECRET_WORD_HINT = /pass|pwd|secret|token|key|credential/i;
 /** An object key (in structured tool input) that names a secret. */
 export const SECRET_KEY_RE = new RegExp(`^${KEY}$`);
 
@@ -52,11 +56,12 @@ const RULES: Rule[] = [
   // the key must close right after it: `"Password: "` is prose in a string, not a key.
   {
     kind: 'assignment',
+    named: true,
     re: new RegExp(`((?:(["'])${KEY}\\2|(?<![\\w"'$.-])${KEY})\\s*(?:=(?![=>~])|:(?!:))\\s*)(["'\`])((?:(?!\\3)[^\\\\\\n]|\\\\.){1,2000})\\3`, 'g'),
     keep: (m) => `${m[1]}${m[3]}${mark('assignment')}${m[3]}`,
   },
   // --password hunter2 / --token=abc on command lines.
-  { kind: 'cli-flag', re: new RegExp(`(--?(?:${SECRET_WORDS})[=\\s]+)(?!\\[REDACTED)([^\\s"'\`]+)`, 'g'), keep: (m) => `${m[1]}${mark('cli-flag')}` },
+  { kind: 'cli-flag', named: true, re: new RegExp(`(--?(?:${SECRET_WORDS})[=\\s]+)(?!\\[REDACTED)([^\\s"'\`]+)`, 'g'), keep: (m) => `${m[1]}${mark('cli-flag')}` },
 ];
 
 // KEY=value without quotes: env files, shell, query strings, connection strings (Password=x;).
@@ -71,7 +76,10 @@ export function redact(text: string): string {
   if (text.length < 8) return text;
   let out = text;
   if (!out.includes('-----BEGIN') && out.includes('-----END')) out = out.replace(ORPHAN_KEY_END, mark('private-key'));
+  // Rules built on a secret-naming key cost the most to compile and run; text naming no such word skips them.
+  const named = SECRET_WORD_HINT.test(out);
   for (const rule of RULES) {
+    if (rule.named && !named) continue;
     rule.re.lastIndex = 0;
     if (!rule.re.test(out)) continue;
     rule.re.lastIndex = 0;
@@ -80,6 +88,7 @@ export function redact(text: string): string {
       return rule.keep ? rule.keep(groups) : mark(rule.kind);
     });
   }
+  if (!named) return out;
   out = out.replace(UNQUOTED_ASSIGNMENT, (whole, key: string, sp1: string, sp2: string, value: string, next: string) => {
     if (next || value.startsWith('[REDACTED') || value.startsWith('$') || NOT_A_VALUE.has(value)) return whole;
     // `token = userToken` or `secretCount = 0` in code (spaces around `=`) is not a secret; `TOKEN=abc` in a
@@ -100,7 +109,7 @@ export function redactValue(value: unknown, leaf: (s: string) => string = redact
   if (Array.isArray(value)) return value.map((v) => redactValue(v, leaf, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    const secretField = typeof v === 'string' && v.trim() !== '' && SECRET_KEY_RE.test(k) && !NOT_A_VALUE.has(v) && !/^\$\{.*\}$/.test(v);
+    const secretField = typeof v === 'string' && v.trim() !== '' && SECRET_WORD_HINT.test(k) && SECRET_KEY_RE.test(k) && !NOT_A_VALUE.has(v) && !/^\$\{.*\}$/.test(v);
     out[k] = secretField ? mark('field') : redactValue(v, leaf, depth + 1);
   }
   return out;

@@ -177,4 +177,22 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     expect(files.results.map((r) => r.path)).toContain('/home/dev/widgets/src/retry.ts');
     expect((await countRows(sid)).total).toBeGreaterThanOrEqual(1);
   });
+
+  it('files a subagent\'s tool calls under its agent id and type, apart from the main agent\'s', async () => {
+    const id = await newIdentity();
+    const sid = fresh('s');
+    await send(id.token, 'init', initEvent(sid, 'Investigate the crash'));
+    await send(id.token, 'observations', toolEvent(sid, 'main agent reads logs'));
+    await send(id.token, 'observations', toolEvent(sid, 'subagent greps', { agent_id: 'agent-7', agent_type: 'Explore' }));
+    await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 2);
+    const rows = await env.DB.prepare(
+      'SELECT o.title, o.agent_id, o.agent_type FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ? ORDER BY o.title',
+    )
+      .bind(sid)
+      .all<{ title: string; agent_id: string | null; agent_type: string | null }>();
+    expect(rows.results.map((r) => [r.title.includes('subagent'), r.agent_id, r.agent_type])).toEqual([
+      [false, null, null],
+      [true, 'agent-7', 'Explore'],
+    ]);
+  });
 });

@@ -58,15 +58,29 @@ ingestRoutes.post('/api/events/batch', requireScope('ingest'), async (c) => {
   return c.json({ results }, 200);
 });
 
+/** The caller's session row, or 404 alike for other teams' sessions and projects the caller cannot see. */
+async function visibleSession(c: Context<AppEnv>, key: string): Promise<void> {
+  const auth = c.get('auth');
+  const row = await c.env.DB.prepare(`SELECT id FROM sessions WHERE team_id = ? AND session_key = ? AND project_id IN (${VISIBLE_PROJECT_IDS_SQL})`)
+    .bind(auth.teamId, key, ...visibleProjectParams(auth))
+    .first<{ id: number }>();
+  if (!row) throw notFound('session');
+}
+
+/** Re-queues a session's dead letters with a fresh retry budget; answers how many went back. */
+ingestRoutes.post('/api/sessions/:id/dead-letters/retry', requireScope('ingest'), async (c) => {
+  const key = c.req.param('id');
+  await visibleSession(c, key);
+  const requeued = await c.env.SESSIONS.getByName(sessionObjectName(c.get('auth').teamId, key)).retryDeadLetters();
+  return c.json({ session_id: key, requeued });
+});
+
 /** Progress of a session's observer. Sessions of other teams, or in projects the caller cannot see, do not exist. */
 ingestRoutes.get('/api/sessions/:id/status', async (c) => {
   const auth = c.get('auth');
   if (!auth.scopes.includes('ingest') && !auth.scopes.includes('read')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "read" scope.');
   const key = c.req.param('id');
-  const row = await c.env.DB.prepare(`SELECT id FROM sessions WHERE team_id = ? AND session_key = ? AND project_id IN (${VISIBLE_PROJECT_IDS_SQL})`)
-    .bind(auth.teamId, key, ...visibleProjectParams(auth))
-    .first<{ id: number }>();
-  if (!row) throw notFound('session');
+  await visibleSession(c, key);
   const status = await c.env.SESSIONS.getByName(sessionObjectName(auth.teamId, key)).status();
   return c.json({ session_id: key, ...status });
 });

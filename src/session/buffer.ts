@@ -221,6 +221,26 @@ export class EventBuffer {
       .toArray();
   }
 
+  /** Puts every dead letter back in the queue with a fresh retry budget (after an operator fixed the cause). */
+  requeueDeadLetters(now: number): number {
+    const rows = this.sql
+      .exec<{ event_id: string; kind: string; payload: string; snapshot: string; occurred_at: number; prompt_number: number }>(
+        'SELECT event_id, kind, payload, snapshot, occurred_at, prompt_number FROM dead_letters ORDER BY occurred_at',
+      )
+      .toArray();
+    for (const r of rows) {
+      const payload = JSON.parse(r.payload) as { agentId?: string | null };
+      this.sql.exec(
+        `INSERT OR IGNORE INTO pending (event_id, kind, payload, chars, occurred_at, received_at, prompt_number, snapshot, group_key)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        r.event_id, r.kind, r.payload, r.payload.length, r.occurred_at, now, r.prompt_number, r.snapshot,
+        groupKey(JSON.parse(r.snapshot) as EventSnapshot, r.prompt_number, payload.agentId ?? null),
+      );
+      this.sql.exec('DELETE FROM dead_letters WHERE event_id = ?', r.event_id);
+    }
+    return rows.length;
+  }
+
   pruneSeen(now: number): void {
     this.sql.exec('DELETE FROM seen WHERE seen_at < ? AND event_id NOT IN (SELECT event_id FROM pending)', now - SEEN_RETENTION_MS);
   }

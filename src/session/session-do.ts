@@ -92,6 +92,14 @@ export class SessionDO extends DurableObject<CairnEnv> {
     };
   }
 
+  /** Gives dead-lettered events another full set of tries (e.g. once a bad model name is fixed). */
+  async retryDeadLetters(): Promise<number> {
+    const now = Date.now();
+    const n = this.#buffer.requeueDeadLetters(now);
+    if (n > 0) await this.#ensureAlarm(now);
+    return n;
+  }
+
   /** One observer turn per alarm; the next alarm is set when work remains. */
   async alarm(): Promise<void> {
     const now = Date.now();

@@ -2,7 +2,7 @@
 // claim and confirm replayed into D1 exactly once, and a retry budget that ends in a visible dead letter.
 import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { fresh, newIdentity } from '../support/http';
+import { call, fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
 import { countRows, initEvent, insideSession, recorded, runAlarmNow, script, send, sessionStub, settled, status, teamStub, toolEvent, waitFor, type FakeResponse } from './support';
 
@@ -145,5 +145,13 @@ describe('observer faults', { timeout: 30_000 }, () => {
     expect(s.pending).toBe(0);
     expect(s.dead_letters).toEqual([expect.objectContaining({ event_id: ev.event_id, kind: 'observation', attempts: 5, last_error: expect.stringContaining('500') })]);
     expect((await recorded(scenario)).length).toBe(5);
+
+    // Once the cause is fixed, the dead letters get a fresh budget; strangers cannot touch them.
+    const stranger = await newIdentity();
+    expect((await call(`/api/sessions/${sid}/dead-letters/retry`, { token: stranger.token, method: 'POST' })).status).toBe(404);
+    const retry = await call(`/api/sessions/${sid}/dead-letters/retry`, { token: id.token, method: 'POST' });
+    expect(await retry.json()).toEqual({ session_id: sid, requeued: 1 });
+    const done = await waitFor(id.token, sid, (st) => settled(st) && st.observations_stored === 1);
+    expect(done.dead_letters).toEqual([]);
   });
 });

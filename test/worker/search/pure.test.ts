@@ -1,0 +1,99 @@
+// Pure parts of search: the FTS query builder, file-name detection, RRF, the text renderer and the params schema.
+import { describe, expect, it } from 'vitest';
+import { buildFtsQuery, pathLikeTerms } from '../../../src/search/fts-query';
+import { SearchParams } from '../../../src/search/params';
+import { renderSearchText } from '../../../src/search/render';
+import { reciprocalRankFusion } from '../../../src/search/rrf';
+
+describe('buildFtsQuery', () => {
+  it('quotes every term and joins them with AND for the strict query and OR for the loose one', () => {
+    expect(buildFtsQuery('redis timeout')).toEqual({ all: '"redis" AND "timeout"', any: '"redis" OR "timeout"', terms: ['redis', 'timeout'] });
+  });
+
+  it('drops FTS operators typed in capitals and keeps lowercase words', () => {
+    expect(buildFtsQuery('cache OR NEAR db AND NOT x').all).toBe('"cache" AND "db" AND "x"');
+    expect(buildFtsQuery('near miss').all).toBe('"near" AND "miss"');
+  });
+
+  it('keeps punctuated names as one phrase and lets their parts fill on their own', () => {
+    expect(buildFtsQuery('src/auth/verify-token.ts')).toEqual({
+      all: '"src auth verify token ts"',
+      any: '"src" OR "auth" OR "verify" OR "token" OR "ts"',
+      terms: ['src auth verify token ts'],
+    });
+  });
+
+  it('removes filler words unless nothing else is left', () => {
+    expect(buildFtsQuery('how do we rotate the keys').terms).toEqual(['rotate', 'keys']);
+    expect(buildFtsQuery('the').terms).toEqual(['the']);
+  });
+
+  it('yields nothing for text without letters or digits', () => {
+    for (const q of ['', '   ', '"()*-^:', '🔥🚀', '\u0000']) expect(buildFtsQuery(q)).toEqual({ all: null, any: null, terms: [] });
+  });
+
+  it('never lets a double quote escape its phrase', () => {
+    const { all } = buildFtsQuery('say "hi" there');
+    expect(all).toBe('"say" AND "hi" AND "there"');
+  });
+
+  it('turns CJK runs into bigram phrases on the cjk_terms column, split at particles', () => {
+    expect(buildFtsQuery('用户身份').all).toBe('{cjk_terms} : "用户 户身 身份"');
+    expect(buildFtsQuery('用户身份').any).toBe('{cjk_terms} : "用户" OR {cjk_terms} : "户身" OR {cjk_terms} : "身份"');
+    expect(buildFtsQuery('トークンの期限').terms).toEqual(['トークン', '期限']);
+    expect(buildFtsQuery('缓').all).toBe('{cjk_terms} : "缓"*');
+  });
+
+  it('mixes CJK and Latin terms in one query', () => {
+    expect(buildFtsQuery('修复bug 超时').all).toBe('{cjk_terms} : "修复" AND "bug" AND {cjk_terms} : "超时"');
+  });
+
+  it('caps the number of terms', () => {
+    const long = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
+    expect(buildFtsQuery(long).terms).toHaveLength(24);
+  });
+});
+
+describe('pathLikeTerms', () => {
+  it('recognises file names and paths but not plain words or sentences ending in a period', () => {
+    expect(pathLikeTerms('why does verify-token.ts fail in ./src/a/b.tsx and (deploy.sh)')).toEqual(['verify-token.ts', 'src/a/b.tsx', 'deploy.sh']);
+    expect(pathLikeTerms('plain words only')).toEqual([]);
+    expect(pathLikeTerms('it broke.')).toEqual([]);
+  });
+});
+
+describe('reciprocalRankFusion', () => {
+  it('rewards ids ranked well in both lists and keeps first-list order on ties', () => {
+    const fused = reciprocalRankFusion([[1, 2, 3], [3, 4]]);
+    expect(fused.map((f) => f.id)).toEqual([3, 1, 2, 4]);
+    expect(fused[0]!.score).toBeCloseTo(1 / 63 + 1 / 61, 10);
+    expect(reciprocalRankFusion([[5, 6], [6, 5]]).map((f) => f.id)).toEqual([5, 6]);
+  });
+});
+
+describe('renderSearchText', () => {
+  it('prints a header and one compact line per result, ids first', () => {
+    const text = renderSearchText(
+      {
+        results: [{ id: 42, createdAt: Date.UTC(2026, 0, 2, 3, 4), type: 'bugfix', title: 'Fix  the\nparser', projectKey: 'github.com/a/b', author: 'ana', tokens: 120, score: 0.03 }],
+        total: 7,
+        mode: 'hybrid',
+      },
+      3,
+    );
+    expect(text).toBe('4-4 of 7 (mode hybrid); full records: get_observations ids=…\n#42  2026-01-02 03:04  bugfix  Fix the parser  (github.com/a/b, @ana, ~120 tok)\n');
+    expect(renderSearchText({ results: [], total: 0, mode: 'fts' })).toBe('No matches (mode fts).\n');
+  });
+});
+
+describe('SearchParams', () => {
+  it('accepts repeated and comma-separated lists, dates as ISO or epoch ms, and defaults paging', () => {
+    const p = SearchParams.parse({ q: ' x ', project: ['a,b', 'b'], since: '2026-01-01T00:00:00Z', until: '1767225600000' });
+    expect(p).toMatchObject({ q: 'x', project: ['a', 'b'], since: Date.UTC(2026, 0, 1), until: 1767225600000, limit: 20, offset: 0, mode: 'hybrid' });
+  });
+
+  it('refuses more than ten values of a list and unknown modes', () => {
+    expect(SearchParams.safeParse({ type: Array.from({ length: 11 }, (_, i) => `t${i}`) }).success).toBe(false);
+    expect(SearchParams.safeParse({ mode: 'vector' }).success).toBe(false);
+  });
+});

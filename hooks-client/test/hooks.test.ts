@@ -156,7 +156,7 @@ describe('post-tool-use', () => {
     expect(ms).toBeLessThan(1_000);
     const req = ingest()[0]!;
     expect(req.body.length).toBeLessThan(100_000);
-    expect(String((req.json!.tool_input as Record<string, string>).old_string)).toMatch(/<elided \d+ chars\/>/);
+    expect(String((req.json!.tool_input as Record<string, string>).old_string)).toMatch(/<elided chars="\d+" original_size_chars="\d+" reason="oversize"\/>/);
   });
 
   it('skips framework chatter, cairn’s own tools, excluded projects and cairn’s own traffic', async () => {

@@ -3,10 +3,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isExcluded } from '../src/project/glob';
+import { isPathExcluded } from '../../src/lib/glob';
 import { computeProjectKey, projectKeyFor } from '../src/project/project-key';
 import { localKey, normaliseRemote } from '../src/project/remote';
-import { isTaskNotificationOnly, stripMemoryTags } from '../src/privacy/tags';
+import { isTaskNotificationOnly, stripMemoryTags } from '../../src/lib/tags';
 import { tempDir } from './support';
 
 describe('normaliseRemote', () => {
@@ -95,8 +95,10 @@ describe('excluded-project globs', () => {
     ['C:\\Users\\test\\secret', 'C:/Users/*/secret', true],
     ['/work/clients/acme', 'acme', true],
     ['', '/tmp/*', false],
+    ['/home/dev/secret/', '~/secret/', true],
+    ['/home/devsecret', '~secret', false],
   ])('%s against %s → %s', (path, globs, expected) => {
-    expect(isExcluded(path, globs.split(','), home)).toBe(expected);
+    expect(isPathExcluded(path, globs.split(','), home)).toBe(expected);
   });
 });
 
@@ -111,6 +113,9 @@ describe('memory tags', () => {
     ['before\n<system-reminder>\nContents of CLAUDE.md:\n<cairn-context>\n# Recent\n</cairn-context>\n</system-reminder>\nafter', 'before\n\nafter'],
     ['<private data-x="1">attrs</private> kept', 'kept'],
     ['no tags here at all', 'no tags here at all'],
+    // The shared (server) rules: any letter case, and a longer tag name is not a memory tag.
+    ['a <PRIVATE>shout</PRIVATE> b', 'a  b'],
+    ['<private-notes>mine</private-notes> kept', '<private-notes>mine</private-notes> kept'],
   ])('strips %j', (input, output) => {
     expect(stripMemoryTags(input)).toBe(output);
   });

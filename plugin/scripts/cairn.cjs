@@ -650,7 +650,7 @@
   var init_version = __esm({
     "hooks-client/src/version.ts"() {
       "use strict";
-      VERSION = true ? "0.1.0+4dec178e54" : "0.0.0-dev";
+      VERSION = true ? "0.1.0+3b608ad539" : "0.0.0-dev";
       BUNDLED = true;
     }
   });
@@ -854,6 +854,56 @@ connection: close\r
     }
   });
 
+  // src/lib/tags.ts
+  function stripMemoryTags(text) {
+    if (!text) return "";
+    return text.replace(TAG_BLOCK, "").trim();
+  }
+  function stripMemoryTagsInline(text) {
+    return text ? text.replace(TAG_BLOCK, "") : "";
+  }
+  function isTaskNotificationOnly(text) {
+    if (!text || text.length > TASK_NOTIFICATION_MAX_CHARS) return false;
+    if (new TextEncoder().encode(text).length > TASK_NOTIFICATION_MAX_CHARS) return false;
+    return TASK_NOTIFICATION_ONLY.test(text);
+  }
+  var MEMORY_TAGS, TAG_BLOCK, TASK_NOTIFICATION_MAX_CHARS, TASK_NOTIFICATION_ONLY;
+  var init_tags = __esm({
+    "src/lib/tags.ts"() {
+      "use strict";
+      MEMORY_TAGS = ["private", "cairn-context", "system-reminder", "system_instruction", "system-instruction", "persisted-output"];
+      TAG_BLOCK = new RegExp(`<(${MEMORY_TAGS.join("|")})(?=[\\s/>])[^>]*>[\\s\\S]*?</\\1\\s*>`, "gi");
+      TASK_NOTIFICATION_MAX_CHARS = 256 * 1024;
+      TASK_NOTIFICATION_ONLY = /^\s*<task-notification(?:\s[^>]*)?>(?:(?!<\/?task-notification\b)[\s\S])*<\/task-notification\s*>\s*$/i;
+    }
+  });
+
+  // src/lib/truncate.ts
+  function truncateField(text, max = FIELD_MAX_CHARS) {
+    if (text.length <= max) return text;
+    let headEnd = Math.floor(max * HEAD_SHARE);
+    let tailStart = text.length - Math.floor(max * TAIL_SHARE);
+    if (headEnd > 0 && isHighSurrogate(text.charCodeAt(headEnd - 1))) headEnd -= 1;
+    if (tailStart < text.length && isLowSurrogate(text.charCodeAt(tailStart))) tailStart += 1;
+    return joinElided(text.slice(0, headEnd), text.slice(tailStart), tailStart - headEnd, text.length);
+  }
+  function joinElided(head, tail, elided, originalSize) {
+    return `${head}
+\u2026 <elided chars="${elided}" original_size_chars="${originalSize}" reason="oversize"/> \u2026
+${tail}`;
+  }
+  var FIELD_MAX_CHARS, HEAD_SHARE, TAIL_SHARE, isHighSurrogate, isLowSurrogate;
+  var init_truncate = __esm({
+    "src/lib/truncate.ts"() {
+      "use strict";
+      FIELD_MAX_CHARS = 16e3;
+      HEAD_SHARE = 0.6;
+      TAIL_SHARE = 0.3;
+      isHighSurrogate = (code) => code >= 55296 && code <= 56319;
+      isLowSurrogate = (code) => code >= 56320 && code <= 57343;
+    }
+  });
+
   // hooks-client/src/privacy/redact.ts
   function redact(text) {
     if (text.length < 8) return text;
@@ -978,85 +1028,39 @@ connection: close\r
     }
   });
 
-  // hooks-client/src/privacy/tags.ts
-  function stripMemoryTags(text) {
-    if (!text.includes("<")) return text.trim();
-    return text.replace(TAG_RE, "").trim();
-  }
-  function stripMemoryTagsInline(text) {
-    return text.includes("<") ? text.replace(TAG_RE, "") : text;
-  }
-  function isTaskNotificationOnly(prompt) {
-    if (!prompt || prompt.length > MAX_PROTOCOL_BYTES) return false;
-    const m24 = TASK_NOTIFICATION_ONLY.exec(prompt);
-    if (!m24) return false;
-    return (prompt.match(/<task-notification\b/g) ?? []).length === 1;
-  }
-  var MEMORY_TAGS, TAG_RE, MAX_PROTOCOL_BYTES, TASK_NOTIFICATION_ONLY;
-  var init_tags = __esm({
-    "hooks-client/src/privacy/tags.ts"() {
-      "use strict";
-      MEMORY_TAGS = ["private", "cairn-context", "system-reminder", "system_instruction", "system-instruction", "persisted-output"];
-      TAG_RE = new RegExp(`<(${MEMORY_TAGS.join("|")})\\b[^>]*>[\\s\\S]*?</\\1\\s*>`, "g");
-      MAX_PROTOCOL_BYTES = 256 * 1024;
-      TASK_NOTIFICATION_ONLY = /^\s*<task-notification\b[^>]*>[\s\S]*?<\/task-notification\s*>\s*$/;
-    }
-  });
-
-  // hooks-client/src/privacy/truncate.ts
-  function truncateMiddle(text, budget = FIELD_BUDGET) {
-    if (text.length <= budget) return text;
-    const head = Math.floor(budget * 0.6);
-    const tail = Math.floor(budget * 0.3);
-    const elided = text.length - head - tail;
-    return `${text.slice(0, head)}<elided ${elided} chars/>${text.slice(text.length - tail)}`;
-  }
-  function truncateValue(value, budget = FIELD_BUDGET) {
-    const leafCut = mapStrings(value, (s2) => truncateMiddle(s2, budget));
-    if (typeof leafCut === "string") return leafCut;
-    const serialised = JSON.stringify(leafCut) ?? "";
-    return serialised.length > budget * 3 ? truncateMiddle(serialised, budget) : leafCut;
-  }
-  function mapStrings(value, fn, depth = 0) {
-    if (typeof value === "string") return fn(value);
-    if (depth > 64 || value === null || typeof value !== "object") return value;
-    if (Array.isArray(value)) return value.map((v) => mapStrings(v, fn, depth + 1));
-    const out = {};
-    for (const [k, v] of Object.entries(value)) out[k] = mapStrings(v, fn, depth + 1);
-    return out;
-  }
-  var FIELD_BUDGET;
-  var init_truncate = __esm({
-    "hooks-client/src/privacy/truncate.ts"() {
-      "use strict";
-      FIELD_BUDGET = 16e3;
-    }
-  });
-
   // hooks-client/src/privacy/scrub.ts
-  function redactAndCut(text, budget = FIELD_BUDGET) {
-    if (text.length <= budget + 2 * MARGIN) return truncateMiddle(redact(text), budget);
+  function redactAndCut(text, budget = FIELD_MAX_CHARS) {
+    if (text.length <= budget + 2 * MARGIN) return truncateField(redact(text), budget);
     const head = Math.floor(budget * 0.6);
     const tail = Math.floor(budget * 0.3);
-    const keptHead = redact(text.slice(0, head + MARGIN)).slice(0, head);
-    const keptTail = redact(text.slice(text.length - tail - MARGIN)).slice(-tail);
-    return `${keptHead}<elided ${text.length - head - tail} chars/>${keptTail}`;
+    const headText = redact(text.slice(0, head + MARGIN));
+    const tailText = redact(text.slice(text.length - tail - MARGIN));
+    const headEnd = isHigh(headText, head - 1) ? head - 1 : head;
+    const tailStart = isLow(tailText, tailText.length - tail) ? tailText.length - tail + 1 : tailText.length - tail;
+    return joinElided(headText.slice(0, headEnd), tailText.slice(tailStart), text.length - head - tail, text.length);
   }
   function scrubText(text) {
     return redactAndCut(stripMemoryTags(text));
   }
   function scrubPayload(value) {
     const redacted = redactValue(value, (s2) => redactAndCut(stripMemoryTagsInline(s2)));
-    return truncateValue(redacted);
+    return boundValue(redacted);
   }
-  var MARGIN;
+  function boundValue(value, budget = FIELD_MAX_CHARS) {
+    if (typeof value === "string") return value;
+    const serialised = JSON.stringify(value) ?? "";
+    return serialised.length > budget * 3 ? truncateField(serialised, budget) : value;
+  }
+  var MARGIN, isHigh, isLow;
   var init_scrub = __esm({
     "hooks-client/src/privacy/scrub.ts"() {
       "use strict";
-      init_redact();
       init_tags();
       init_truncate();
+      init_redact();
       MARGIN = 8e3;
+      isHigh = (s2, i) => i >= 0 && i < s2.length && s2.charCodeAt(i) >= 55296 && s2.charCodeAt(i) <= 56319;
+      isLow = (s2, i) => i >= 0 && i < s2.length && s2.charCodeAt(i) >= 56320 && s2.charCodeAt(i) <= 57343;
     }
   });
 
@@ -2502,33 +2506,40 @@ ${closing}` : ""}`;
     }
   }
 
-  // hooks-client/src/project/glob.ts
-  function globToRegExp(glob) {
-    let re = "";
-    for (let i = 0; i < glob.length; i++) {
-      const ch = glob[i];
-      if (ch === "*" && glob[i + 1] === "*") {
-        re += ".*";
-        i++;
-      } else if (ch === "*") re += "[^/]*";
-      else if (ch === "?") re += "[^/]";
-      else re += ch.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-    }
-    return new RegExp(`^${re}$`, process.platform === "win32" ? "i" : "");
-  }
+  // src/lib/glob.ts
+  var ANY_HOME = "(?:/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:/Users/[^/]+)";
   var slashes = (p) => p.replace(/\\/g, "/");
-  function isExcluded(path, globs, home) {
-    const full = slashes(path.trim()).replace(/\/+$/, "");
-    if (!full) return false;
-    const base = full.split("/").pop() ?? full;
-    for (const raw of globs) {
-      const g = raw.trim();
-      if (!g) continue;
-      const expanded = slashes(g.startsWith("~") ? home + g.slice(1) : g).replace(/\/+$/, "");
-      const re = globToRegExp(expanded);
-      if (re.test(full) || re.test(base)) return true;
+  function globToRegExp(glob, home, ignoreCase = false) {
+    let g = slashes(glob.trim());
+    let prefix = "";
+    if (g === "~" || g.startsWith("~/")) {
+      if (home) g = slashes(home).replace(/\/+$/, "") + g.slice(1);
+      else {
+        prefix = ANY_HOME;
+        g = g.slice(1);
+      }
     }
-    return false;
+    let body = "";
+    for (let i = 0; i < g.length; i++) {
+      const ch = g[i];
+      if (ch === "*" && g[i + 1] === "*") {
+        body += ".*";
+        i++;
+      } else if (ch === "*") body += "[^/]*";
+      else if (ch === "?") body += "[^/]";
+      else body += ch.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+    }
+    return new RegExp(`^${prefix}${body}$`, ignoreCase ? "i" : "");
+  }
+  function isPathExcluded(path, globs, home, ignoreCase = false) {
+    const p = slashes(path.trim()).replace(/(.)\/+$/, "$1");
+    if (!p) return false;
+    const base = p.slice(p.lastIndexOf("/") + 1);
+    return globs.some((glob) => {
+      if (!glob.trim()) return false;
+      const re = globToRegExp(glob.replace(/(.)[\\/]+$/, "$1"), home, ignoreCase);
+      return re.test(p) || base !== p && re.test(base);
+    });
   }
 
   // hooks-client/src/hook/gate.ts
@@ -2536,7 +2547,8 @@ ${closing}` : ""}`;
   var OWN_TOOL = /^mcp__(?:cairn|plugin_cairn_[^_]+)__/;
   function gate0(g) {
     if (g.internal) return { skip: true, reason: "own_traffic" };
-    if (g.excludeProjects.length && (isExcluded(g.cwd, g.excludeProjects, g.home) || isExcluded(g.project, g.excludeProjects, g.home))) {
+    const ci2 = process.platform === "win32";
+    if (g.excludeProjects.length && (isPathExcluded(g.cwd, g.excludeProjects, g.home, ci2) || isPathExcluded(g.project, g.excludeProjects, g.home, ci2))) {
       return { skip: true, reason: "project_excluded" };
     }
     if (g.event === "post-tool-use" && g.toolName) {

@@ -11,6 +11,11 @@ export function stripMemoryTags(text: string): string {
   return text.replace(TAG_BLOCK, '').trim();
 }
 
+/** Same, without trimming: for values inside tool payloads, where surrounding whitespace is content. */
+export function stripMemoryTagsInline(text: string): string {
+  return text ? text.replace(TAG_BLOCK, '') : '';
+}
+
 /** True when the text had content and nothing is left once the memory tags are removed. */
 export function isFullyPrivate(text: string): boolean {
   return text.trim() !== '' && stripMemoryTags(text) === '';

@@ -18,8 +18,12 @@ export function truncateField(text: string, max = FIELD_MAX_CHARS): string {
   // Never split a surrogate pair: a lone half would become U+FFFD in JSON and prompts.
   if (headEnd > 0 && isHighSurrogate(text.charCodeAt(headEnd - 1))) headEnd -= 1;
   if (tailStart < text.length && isLowSurrogate(text.charCodeAt(tailStart))) tailStart += 1;
-  const elided = tailStart - headEnd;
-  return `${text.slice(0, headEnd)}\n… <elided chars="${elided}" original_size_chars="${text.length}" reason="oversize"/> …\n${text.slice(tailStart)}`;
+  return joinElided(text.slice(0, headEnd), text.slice(tailStart), tailStart - headEnd, text.length);
+}
+
+/** Head + marker + tail; also used by the hooks client, which redacts head and tail separately before joining. */
+export function joinElided(head: string, tail: string, elided: number, originalSize: number): string {
+  return `${head}\n… <elided chars="${elided}" original_size_chars="${originalSize}" reason="oversize"/> …\n${tail}`;
 }
 
 /**

@@ -6,7 +6,7 @@ import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { scrubPayload, scrubText } from '../privacy/scrub';
 import { metadataOnly } from '../privacy/sensitive-files';
-import { stripMemoryTags } from '../privacy/tags';
+import { stripMemoryTags } from '../../../src/lib/tags';
 import { localKey } from '../project/remote';
 import { projectKeyFor } from '../project/project-key';
 import { sendBatch } from '../spool/deliver';

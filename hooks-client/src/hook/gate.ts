@@ -1,6 +1,6 @@
 // Gate 0: cheap local checks that decide an event is not worth sending at all. Pure.
-import { isExcluded } from '../project/glob';
-import { isTaskNotificationOnly } from '../privacy/tags';
+import { isPathExcluded } from '../../../src/lib/glob';
+import { isTaskNotificationOnly } from '../../../src/lib/tags';
 
 export type HookEvent = 'session-start' | 'user-prompt-submit' | 'pre-tool-use' | 'post-tool-use' | 'stop' | 'session-end';
 
@@ -24,7 +24,8 @@ const OWN_TOOL = /^mcp__(?:cairn|plugin_cairn_[^_]+)__/;
 
 export function gate0(g: GateInput): GateResult {
   if (g.internal) return { skip: true, reason: 'own_traffic' };
-  if (g.excludeProjects.length && (isExcluded(g.cwd, g.excludeProjects, g.home) || isExcluded(g.project, g.excludeProjects, g.home))) {
+  const ci = process.platform === 'win32';
+  if (g.excludeProjects.length && (isPathExcluded(g.cwd, g.excludeProjects, g.home, ci) || isPathExcluded(g.project, g.excludeProjects, g.home, ci))) {
     return { skip: true, reason: 'project_excluded' };
   }
   if (g.event === 'post-tool-use' && g.toolName) {

@@ -100,6 +100,17 @@ async function ftsRanked(db: D1Database, all: string, any: string, scope: Scope,
 }
 
 /**
+ * All-terms matches first; the OR statement runs only when they do not fill the pool. The OR form visits
+ * every row containing any term (most of the corpus for common words), the AND form only their intersection.
+ * So `total` counts all-terms matches when those alone fill the pool, and any-term matches otherwise.
+ */
+async function ftsSearch(db: D1Database, all: string, any: string, scope: Scope, pool: number): Promise<{ rows: Ranked[]; total: number }> {
+  const strict = await ftsRanked(db, all, all, scope, pool);
+  if (all === any || strict.rows.length >= pool) return strict;
+  return ftsRanked(db, all, any, scope, pool);
+}
+
+/**
  * Observations that touched a file the query names. File lists are not in the FTS index, so a query like
  * `verify-token.ts` is also looked up in observation_files (exact path or "/<name>" suffix).
  */
@@ -217,7 +228,7 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const vectorPromise = adapters ? vectorIds(adapters, p.q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
   const paths = pathLikeTerms(p.q);
   const [{ rows: ranked, total }, files, vec] = await Promise.all([
-    timed(tm, 'fts', ftsRanked(env.DB, fts.all, fts.any, scope, pool)),
+    timed(tm, 'fts', ftsSearch(env.DB, fts.all, fts.any, scope, pool)),
     timed(tm, 'files', fileHits(env.DB, paths, scope, pool)),
     timed(tm, 'vector', vectorPromise),
   ]);

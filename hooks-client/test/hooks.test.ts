@@ -1,4 +1,5 @@
 // Every hook event through run(argv, io), with payloads in Claude Code's documented shapes, against a fake API.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -102,6 +103,16 @@ describe('pre-tool-use (Read)', () => {
     expect(Number(q.get('mtime'))).toBeGreaterThan(0);
   });
 
+  it('names the file relative to the git top level, not cwd, when Claude Code runs in a subfolder', async () => {
+    const repo = tempDir();
+    execFileSync('git', ['init', '-q'], { cwd: repo });
+    mkdirSync(join(repo, 'packages', 'api', 'src'), { recursive: true });
+    writeFileSync(join(repo, 'packages', 'api', 'src', 'server.ts'), 'x'.repeat(2_000));
+    await hook('pre-tool-use', { cwd: join(repo, 'packages', 'api'), tool_name: 'Read', tool_input: { file_path: 'src/server.ts' } });
+    const q = new URL(server.requests[0]!.path, 'http://x').searchParams;
+    expect(q.getAll('path')).toEqual([join(repo, 'packages', 'api', 'src', 'server.ts'), 'packages/api/src/server.ts']);
+  });
+
   it('stays silent for small files, missing files, secrets files and subagents', async () => {
     const cwd = tempDir();
     writeFileSync(join(cwd, 'small.ts'), 'x'.repeat(1_499));
@@ -113,6 +124,27 @@ describe('pre-tool-use (Read)', () => {
       expect(r.io.stdout).toBe('');
     }
     expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('project root', () => {
+  it('sends the git top level as project_root with every event, from any subfolder', async () => {
+    const repo = tempDir();
+    execFileSync('git', ['init', '-q'], { cwd: repo });
+    mkdirSync(join(repo, 'web', 'src'), { recursive: true });
+    const cwd = join(repo, 'web', 'src');
+    await hook('user-prompt-submit', { session_id: 's-root', cwd, prompt: 'rename the widget store' });
+    await hook('post-tool-use', { session_id: 's-root', cwd, tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'a b', tool_use_id: 'r1' });
+    await hook('stop', { session_id: 's-root', cwd, last_assistant_message: 'Renamed it.' });
+    await hook('session-end', { session_id: 's-root', cwd, reason: 'exit' });
+    expect(ingest().map((r) => r.json!.project_root)).toEqual([repo, repo, repo, repo]);
+    expect(ingest().map((r) => r.json!.cwd)).toEqual([cwd, cwd, cwd, cwd]);
+  });
+
+  it('uses cwd as the root outside a repository', async () => {
+    const cwd = tempDir();
+    await hook('post-tool-use', { cwd, tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: '', tool_use_id: 'r2' });
+    expect(ingest()[0]!.json!.project_root).toBe(cwd);
   });
 });
 

@@ -1,10 +1,11 @@
 // Project identity: one key for every clone and worktree of a repository, found without running git.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isPathExcluded } from '../../src/lib/glob';
-import { computeProjectKey, projectKeyFor } from '../src/project/project-key';
+import { computeProjectKey, projectFor, projectKeyFor } from '../src/project/project-key';
+import { relativeToRoot } from '../src/project/relative';
 import { localKey, normaliseRemote } from '../src/project/remote';
 import { isTaskNotificationOnly, stripMemoryTags } from '../../src/lib/tags';
 import { tempDir } from './support';
@@ -65,6 +66,31 @@ describe('project key from a checkout on disk', () => {
     expect(computeProjectKey(tempDir()).key).toMatch(/^local\/cairn-test-/);
   });
 
+  it('finds the root of a checkout, a worktree and a subfolder (the folder paths are relative to)', () => {
+    const root = tempDir();
+    const main = join(root, 'widgets');
+    mkdirSync(join(main, 'src', 'deep'), { recursive: true });
+    git(main, 'init', '-q');
+    git(main, '-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-q', '--allow-empty', '-m', 'init');
+    const wt = join(root, 'widgets-feature');
+    git(main, 'worktree', 'add', '-q', wt);
+    mkdirSync(join(wt, 'lib'));
+    expect(computeProjectKey(join(main, 'src', 'deep')).root).toBe(main);
+    expect(computeProjectKey(join(wt, 'lib'))).toMatchObject({ key: 'local/widgets', root: wt });
+    const plain = tempDir();
+    expect(computeProjectKey(plain).root).toBe(plain);
+  });
+
+  it('recomputes a cache entry written before roots were cached', () => {
+    const dir = tempDir();
+    const state = tempDir();
+    git(dir, 'init', '-q');
+    writeFileSync(join(state, 'projects.json'), JSON.stringify({ [join(dir, 'sub')]: { key: 'local/old', configPath: null, mtimeMs: null, checkedAt: 1 } }));
+    mkdirSync(join(dir, 'sub'));
+    expect(projectFor(join(dir, 'sub'), state, 2)).toEqual({ key: expect.stringMatching(/^local\/cairn-test-/), root: dir });
+    expect(JSON.parse(readFileSync(join(state, 'projects.json'), 'utf8'))[join(dir, 'sub')].root).toBe(dir);
+  });
+
   it('caches the key per cwd and notices a changed remote', () => {
     const dir = tempDir();
     const state = tempDir();
@@ -76,6 +102,20 @@ describe('project key from a checkout on disk', () => {
     writeFileSync(config, '[remote "origin"]\n\turl = https://github.com/acme/two\n');
     execFileSync('touch', ['-d', '2001-01-01', config]);
     expect(projectKeyFor(dir, state, 2)).toBe('github.com/acme/two');
+  });
+});
+
+describe('relativeToRoot', () => {
+  it.each([
+    ['/home/bob/code/widgets', '/home/bob/code/widgets/src/app.ts', 'src/app.ts'],
+    ['/Users/alice/widgets/', '/Users/alice/widgets/src/app.ts', 'src/app.ts'],
+    ['C:\\Users\\al\\Widgets', 'c:\\users\\al\\widgets\\src\\App.ts', 'src/App.ts'],
+    ['/home/bob/widgets', '/home/bob/widgets-old/src/app.ts', null],
+    ['/home/bob/widgets', '/home/bob/widgets', null],
+    ['/home/bob/widgets', '/home/bob/widgets/../secrets.txt', null],
+    ['', '/x/y', null],
+  ])('%s + %s → %s', (root, file, rel) => {
+    expect(relativeToRoot(root, file)).toBe(rel);
   });
 });
 

@@ -239,7 +239,7 @@
         const common = readText(join2(gitDir, "commondir"))?.trim();
         const commonDir = common ? isAbsolute(common) ? common : resolve(gitDir, common) : gitDir;
         const mainRoot = basename(commonDir) === ".git" ? dirname(commonDir) : dir;
-        return { mainRoot, configPath: join2(commonDir, "config") };
+        return { mainRoot, root: dir, configPath: join2(commonDir, "config") };
       }
       const parent = dirname(dir);
       if (parent === dir) return null;
@@ -263,13 +263,16 @@
     return (remotes.find((r) => r.name === "origin") ?? remotes[0])?.url ?? null;
   }
   function computeProjectKey(cwd) {
-    if (!isAbsolute(cwd)) return { key: localKey(cwd), configPath: null };
+    if (!isAbsolute(cwd)) return { key: localKey(cwd), root: cwd, configPath: null };
     const repo = findRepo(cwd);
-    if (!repo) return { key: localKey(cwd), configPath: null };
+    if (!repo) return { key: localKey(cwd), root: cwd, configPath: null };
     const remote = remoteFromConfig(readText(repo.configPath) ?? "");
-    return { key: remote && normaliseRemote(remote) || localKey(repo.mainRoot), configPath: repo.configPath };
+    return { key: remote && normaliseRemote(remote) || localKey(repo.mainRoot), root: repo.root, configPath: repo.configPath };
   }
   function projectKeyFor(cwd, stateDir, now) {
+    return projectFor(cwd, stateDir, now).key;
+  }
+  function projectFor(cwd, stateDir, now) {
     const cacheFile = join2(stateDir, "projects.json");
     let cache = {};
     try {
@@ -277,12 +280,12 @@
     } catch {
     }
     const hit = cache[cwd];
-    if (hit) {
-      if (hit.configPath === null && now - hit.checkedAt < NO_REPO_TTL_MS) return hit.key;
-      if (hit.configPath !== null && mtimeOf(hit.configPath) === hit.mtimeMs) return hit.key;
+    if (hit && typeof hit.root === "string") {
+      if (hit.configPath === null && now - hit.checkedAt < NO_REPO_TTL_MS) return { key: hit.key, root: hit.root };
+      if (hit.configPath !== null && mtimeOf(hit.configPath) === hit.mtimeMs) return { key: hit.key, root: hit.root };
     }
     const fresh = computeProjectKey(cwd);
-    cache[cwd] = { key: fresh.key, configPath: fresh.configPath, mtimeMs: fresh.configPath ? mtimeOf(fresh.configPath) : null, checkedAt: now };
+    cache[cwd] = { key: fresh.key, root: fresh.root, configPath: fresh.configPath, mtimeMs: fresh.configPath ? mtimeOf(fresh.configPath) : null, checkedAt: now };
     const keys = Object.keys(cache);
     if (keys.length > MAX_ENTRIES) for (const k of keys.slice(0, keys.length - MAX_ENTRIES)) delete cache[k];
     try {
@@ -292,7 +295,7 @@
       renameSync2(tmp, cacheFile);
     } catch {
     }
-    return fresh.key;
+    return { key: fresh.key, root: fresh.root };
   }
   function mtimeOf(p) {
     try {
@@ -650,7 +653,7 @@
   var init_version = __esm({
     "hooks-client/src/version.ts"() {
       "use strict";
-      VERSION = true ? "0.1.0+3b608ad539" : "0.0.0-dev";
+      VERSION = true ? "0.1.0+1a17bcbfb9" : "0.0.0-dev";
       BUNDLED = true;
     }
   });
@@ -2273,8 +2276,9 @@ token (shown once): ${b.token}
   __export(import_exports, {
     importTranscripts: () => importTranscripts
   });
-  function toSpooled(e, project) {
+  function toSpooled(e, project, projectRoot) {
     const body = { event_id: e.eventId, session_id: e.sessionId, project, cwd: e.cwd, occurred_at: e.occurredAt, platform: "claude-code" };
+    if (projectRoot) body.project_root = projectRoot;
     if (e.kind === "init") {
       const raw = String(e.fields.prompt ?? "");
       const stripped = stripMemoryTags(raw);
@@ -2321,8 +2325,9 @@ token (shown once): ${b.token}
         return 1;
       }
       for (const e of transcriptEvents(text, basename2(file2).replace(/\.jsonl$/, ""))) {
-        const project = values.project ?? (e.cwd && existsSync2(e.cwd) ? projectKeyFor(e.cwd, paths.stateDir, io.now()) : localKey(e.cwd || file2));
-        const s2 = toSpooled(e, project);
+        const here = e.cwd && existsSync2(e.cwd) ? projectFor(e.cwd, paths.stateDir, io.now()) : null;
+        const project = values.project ?? here?.key ?? localKey(e.cwd || file2);
+        const s2 = toSpooled(e, project, here?.root ?? null);
         if (s2) all.push(s2);
       }
     }
@@ -2418,6 +2423,7 @@ token (shown once): ${b.token}
         session_id: sessionId,
         project: ctx.project,
         cwd: ctx.input.cwd,
+        project_root: ctx.projectRoot,
         occurred_at: new Date(ctx.io.now()).toISOString(),
         platform: "claude-code",
         ...fields
@@ -2600,6 +2606,22 @@ ${closing}` : ""}`;
   // hooks-client/src/hook/recall.ts
   init_http3();
   init_sensitive_files();
+
+  // hooks-client/src/project/relative.ts
+  var slashes2 = (p) => p.replace(/\\/g, "/");
+  var isWindowsPath = (p) => /^[A-Za-z]:[\\/]/.test(p) || p.startsWith("\\\\");
+  function relativeToRoot(root, file2) {
+    if (!root || !file2) return null;
+    const r = slashes2(root).replace(/\/+$/, "");
+    const f = slashes2(file2);
+    const fold = isWindowsPath(root) || isWindowsPath(file2);
+    const [rc, fc] = fold ? [r.toLowerCase(), f.toLowerCase()] : [r, f];
+    if (!fc.startsWith(`${rc}/`)) return null;
+    const rel = f.slice(r.length + 1).replace(/^\/+/, "");
+    return rel && !rel.split("/").includes("..") ? rel : null;
+  }
+
+  // hooks-client/src/hook/recall.ts
   init_deliver();
   init_state3();
   var FILE_CONTEXT_MIN_BYTES = 1500;
@@ -2648,10 +2670,8 @@ ${closing}` : ""}`;
     } catch {
       return null;
     }
-    const slash = (p) => p.replace(/\\/g, "/");
-    const absSlash = slash(abs);
-    const cwdSlash = slash(input.cwd).replace(/\/+$/, "");
-    const rel = absSlash.startsWith(`${cwdSlash}/`) ? absSlash.slice(cwdSlash.length + 1) : null;
+    const absSlash = abs.replace(/\\/g, "/");
+    const rel = relativeToRoot(ctx.projectRoot, abs);
     const q = new URLSearchParams({ project: ctx.project, path: absSlash });
     if (rel) q.append("path", rel);
     q.set("mtime", String(mtimeMs));
@@ -2680,7 +2700,7 @@ ${closing}` : ""}`;
       const hookEvent = event;
       const input = parseHookInput(await io.readStdin(), io.cwd);
       const config = loadConfig(io.env, paths);
-      const project = projectKeyFor(input.cwd, paths.stateDir, io.now());
+      const { key: project, root: projectRoot } = projectFor(input.cwd, paths.stateDir, io.now());
       const verdict = gate0({
         event: hookEvent,
         cwd: input.cwd,
@@ -2700,6 +2720,7 @@ ${closing}` : ""}`;
         config,
         paths,
         project,
+        projectRoot,
         delivery: {
           url: config.url,
           token: config.token,

@@ -8,7 +8,7 @@ import { scrubPayload, scrubText } from '../privacy/scrub';
 import { metadataOnly } from '../privacy/sensitive-files';
 import { stripMemoryTags } from '../../../src/lib/tags';
 import { localKey } from '../project/remote';
-import { projectKeyFor } from '../project/project-key';
+import { projectFor } from '../project/project-key';
 import { sendBatch } from '../spool/deliver';
 import type { SpooledEvent } from '../spool/spool';
 import { naturalEventId, transcriptEvents, type ImportedEvent } from '../transcript';
@@ -17,8 +17,9 @@ import { deliveryFor } from './account';
 const CHUNK = 100;
 
 /** The same privacy pipeline the live hooks apply, so imported history leaks nothing they would not. */
-function toSpooled(e: ImportedEvent, project: string): SpooledEvent | null {
+function toSpooled(e: ImportedEvent, project: string, projectRoot: string | null): SpooledEvent | null {
   const body: SpooledEvent['body'] = { event_id: e.eventId, session_id: e.sessionId, project, cwd: e.cwd, occurred_at: e.occurredAt, platform: 'claude-code' };
+  if (projectRoot) body.project_root = projectRoot;
   if (e.kind === 'init') {
     const raw = String(e.fields.prompt ?? '');
     const stripped = stripMemoryTags(raw);
@@ -67,8 +68,10 @@ export async function importTranscripts(args: string[], io: Io): Promise<number>
       return 1;
     }
     for (const e of transcriptEvents(text, basename(file).replace(/\.jsonl$/, ''))) {
-      const project = values.project ?? (e.cwd && existsSync(e.cwd) ? projectKeyFor(e.cwd, paths.stateDir, io.now()) : localKey(e.cwd || file));
-      const s = toSpooled(e, project);
+      // The root is known only while the transcript's folder still exists on this machine.
+      const here = e.cwd && existsSync(e.cwd) ? projectFor(e.cwd, paths.stateDir, io.now()) : null;
+      const project = values.project ?? here?.key ?? localKey(e.cwd || file);
+      const s = toSpooled(e, project, here?.root ?? null);
       if (s) all.push(s);
     }
   }

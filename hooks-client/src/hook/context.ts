@@ -15,6 +15,8 @@ export interface HookContext {
   config: Config;
   paths: Paths;
   project: string;
+  /** The git top level (or cwd): sent with every event so the server can store paths that hold on any machine. */
+  projectRoot: string;
   delivery: DeliveryContext;
   /** ms epoch by which the hook must be done talking to the network. */
   deadline: number;
@@ -40,6 +42,7 @@ export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<stri
       session_id: sessionId,
       project: ctx.project,
       cwd: ctx.input.cwd,
+      project_root: ctx.projectRoot,
       occurred_at: new Date(ctx.io.now()).toISOString(),
       platform: 'claude-code',
       ...fields,

@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { call } from '../net/http';
 import { isSensitivePath } from '../privacy/sensitive-files';
+import { relativeToRoot } from '../project/relative';
 import { replay } from '../spool/deliver';
 import { readState, updateState } from '../state';
 import { inject, type HookContext, type HookOutput } from './context';
@@ -60,10 +61,9 @@ export async function preToolUse(ctx: HookContext): Promise<HookOutput | null> {
   } catch {
     return null;
   }
-  const slash = (p: string) => p.replace(/\\/g, '/');
-  const absSlash = slash(abs);
-  const cwdSlash = slash(input.cwd).replace(/\/+$/, '');
-  const rel = absSlash.startsWith(`${cwdSlash}/`) ? absSlash.slice(cwdSlash.length + 1) : null;
+  const absSlash = abs.replace(/\\/g, '/');
+  // Relative to the project root, not cwd: the same file then has the same name on every machine.
+  const rel = relativeToRoot(ctx.projectRoot, abs);
   const q = new URLSearchParams({ project: ctx.project, path: absSlash });
   if (rel) q.append('path', rel);
   q.set('mtime', String(mtimeMs));

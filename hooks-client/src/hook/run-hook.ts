@@ -1,7 +1,7 @@
 // `cairn hook <event>`: read stdin, pass gate 0, run the handler within its budget, print only what to inject.
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
-import { projectKeyFor } from '../project/project-key';
+import { projectFor } from '../project/project-key';
 import { Spool } from '../spool/spool';
 import { updateState } from '../state';
 import { postToolUse, sessionEnd, stop, userPromptSubmit } from './capture';
@@ -32,14 +32,14 @@ export async function runHook(event: string, io: Io, startedAt = io.now()): Prom
     const hookEvent = event as HookEvent;
     const input = parseHookInput(await io.readStdin(), io.cwd);
     const config = loadConfig(io.env, paths);
-    const project = projectKeyFor(input.cwd, paths.stateDir, io.now());
+    const { key: project, root: projectRoot } = projectFor(input.cwd, paths.stateDir, io.now());
     const verdict = gate0({
       event: hookEvent, cwd: input.cwd, project, toolName: input.toolName, prompt: input.prompt,
       internal: io.env.CAIRN_INTERNAL === '1', excludeProjects: config.excludeProjects, skipTools: config.skipTools, home: paths.home,
     });
     if (verdict.skip) return 0;
     const ctx: HookContext = {
-      event: hookEvent, io, input, config, paths, project,
+      event: hookEvent, io, input, config, paths, project, projectRoot,
       delivery: {
         url: config.url, token: config.token, device: config.device, stateDir: paths.stateDir, now: io.now,
         spool: new Spool(paths.stateDir, { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes }),

@@ -6,6 +6,8 @@ import { localKey, normaliseRemote } from './remote';
 export interface RepoInfo {
   /** The main checkout's folder (for a worktree: the folder of the repository it belongs to). */
   mainRoot: string;
+  /** This checkout's top level (`git rev-parse --show-toplevel`): a worktree's or submodule's own folder. */
+  root: string;
   configPath: string;
 }
 
@@ -37,7 +39,7 @@ export function findRepo(cwd: string): RepoInfo | null {
       const common = readText(join(gitDir, 'commondir'))?.trim();
       const commonDir = common ? (isAbsolute(common) ? common : resolve(gitDir, common)) : gitDir;
       const mainRoot = basename(commonDir) === '.git' ? dirname(commonDir) : dir;
-      return { mainRoot, configPath: join(commonDir, 'config') };
+      return { mainRoot, root: dir, configPath: join(commonDir, 'config') };
     }
     const parent = dirname(dir);
     if (parent === dir) return null;
@@ -63,17 +65,26 @@ export function remoteFromConfig(text: string): string | null {
   return (remotes.find((r) => r.name === 'origin') ?? remotes[0])?.url ?? null;
 }
 
-export function computeProjectKey(cwd: string): { key: string; configPath: string | null } {
+export interface ProjectIdentity {
+  /** The project key every clone shares (`github.com/acme/widgets`, `local/<folder>`). */
+  key: string;
+  /** Where the project's files start on this machine: the git top level, or cwd outside a repository. */
+  root: string;
+}
+
+export function computeProjectKey(cwd: string): ProjectIdentity & { configPath: string | null } {
   // A path this OS cannot resolve (a Windows path seen on POSIX) names no repository here.
-  if (!isAbsolute(cwd)) return { key: localKey(cwd), configPath: null };
+  if (!isAbsolute(cwd)) return { key: localKey(cwd), root: cwd, configPath: null };
   const repo = findRepo(cwd);
-  if (!repo) return { key: localKey(cwd), configPath: null };
+  if (!repo) return { key: localKey(cwd), root: cwd, configPath: null };
   const remote = remoteFromConfig(readText(repo.configPath) ?? '');
-  return { key: (remote && normaliseRemote(remote)) || localKey(repo.mainRoot), configPath: repo.configPath };
+  return { key: (remote && normaliseRemote(remote)) || localKey(repo.mainRoot), root: repo.root, configPath: repo.configPath };
 }
 
 interface CacheEntry {
   key: string;
+  /** Absent in caches written by older clients: such an entry is recomputed. */
+  root?: string;
   configPath: string | null;
   mtimeMs: number | null;
   checkedAt: number;
@@ -84,6 +95,11 @@ const MAX_ENTRIES = 500;
 
 /** The project key for `cwd`, from the cache when the git config it came from has not changed. */
 export function projectKeyFor(cwd: string, stateDir: string, now: number): string {
+  return projectFor(cwd, stateDir, now).key;
+}
+
+/** Key and root for `cwd`, cached like the key (the common path reads one small file and stats one). */
+export function projectFor(cwd: string, stateDir: string, now: number): ProjectIdentity {
   const cacheFile = join(stateDir, 'projects.json');
   let cache: Record<string, CacheEntry> = {};
   try {
@@ -92,12 +108,12 @@ export function projectKeyFor(cwd: string, stateDir: string, now: number): strin
     // no cache yet
   }
   const hit = cache[cwd];
-  if (hit) {
-    if (hit.configPath === null && now - hit.checkedAt < NO_REPO_TTL_MS) return hit.key;
-    if (hit.configPath !== null && mtimeOf(hit.configPath) === hit.mtimeMs) return hit.key;
+  if (hit && typeof hit.root === 'string') {
+    if (hit.configPath === null && now - hit.checkedAt < NO_REPO_TTL_MS) return { key: hit.key, root: hit.root };
+    if (hit.configPath !== null && mtimeOf(hit.configPath) === hit.mtimeMs) return { key: hit.key, root: hit.root };
   }
   const fresh = computeProjectKey(cwd);
-  cache[cwd] = { key: fresh.key, configPath: fresh.configPath, mtimeMs: fresh.configPath ? mtimeOf(fresh.configPath) : null, checkedAt: now };
+  cache[cwd] = { key: fresh.key, root: fresh.root, configPath: fresh.configPath, mtimeMs: fresh.configPath ? mtimeOf(fresh.configPath) : null, checkedAt: now };
   const keys = Object.keys(cache);
   if (keys.length > MAX_ENTRIES) for (const k of keys.slice(0, keys.length - MAX_ENTRIES)) delete cache[k];
   try {
@@ -108,7 +124,7 @@ export function projectKeyFor(cwd: string, stateDir: string, now: number): strin
   } catch {
     // a cache we cannot write only costs a few stat calls next time
   }
-  return fresh.key;
+  return { key: fresh.key, root: fresh.root };
 }
 
 function mtimeOf(p: string): number | null {

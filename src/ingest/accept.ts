@@ -83,6 +83,7 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
         toolInput: clean(serializeField(e.tool_input)),
         toolResponse: clean(serializeField(e.tool_response ?? '')),
         cwd: e.cwd,
+        projectRoot: e.project_root ?? null,
         toolUseId: e.tool_use_id ?? null,
         agentId: e.agent_id ?? null,
         agentType: e.agent_type ?? null,

@@ -27,6 +27,8 @@ export const EventBase = z.object({
   cwd: z.string().max(4_096).default(''),
   occurred_at: OccurredAt,
   platform: z.string().trim().min(1).max(50).default('claude-code'),
+  /** The git top-level (or cwd) on the client: file paths under it are stored relative to it. */
+  project_root: z.string().max(4_096).optional(),
 });
 export type EventBase = z.infer<typeof EventBase>;
 

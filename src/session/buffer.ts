@@ -125,7 +125,7 @@ export class EventBuffer {
     const chars = e.kind === 'observation' ? e.toolInput.length + e.toolResponse.length : e.lastAssistantMessage.length;
     const payload =
       e.kind === 'observation'
-        ? { toolName: e.toolName, toolInput: e.toolInput, toolResponse: e.toolResponse, cwd: e.cwd, toolUseId: e.toolUseId, agentId: e.agentId, agentType: e.agentType }
+        ? { toolName: e.toolName, toolInput: e.toolInput, toolResponse: e.toolResponse, cwd: e.cwd, projectRoot: e.projectRoot, toolUseId: e.toolUseId, agentId: e.agentId, agentType: e.agentType }
         : { lastAssistantMessage: e.lastAssistantMessage, agentId: e.agentId ?? null, agentType: null };
     this.sql.exec(
       `INSERT INTO pending (event_id, kind, payload, chars, occurred_at, received_at, prompt_number, snapshot, group_key)

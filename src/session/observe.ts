@@ -1,4 +1,5 @@
 // Pure translation between the buffer's pending rows and the observer/store inputs of one turn.
+import { relativeToRoots } from '../lib/paths';
 import type { ParsedObservation, ParsedSummary, SummaryRequest, ToolEvent } from '../observer/types';
 import type { TurnContext, TurnRecord } from '../store/turn-store';
 import { observationTimes } from './policy';
@@ -51,10 +52,13 @@ export function turnRecord(
     observations.length,
   );
   const last = batch[batch.length - 1]!;
+  const roots = batch.map((r) => r.payload.projectRoot ?? '').filter(Boolean);
+  const portable = (o: ParsedObservation): ParsedObservation =>
+    roots.length ? { ...o, filesRead: relativeToRoots(o.filesRead, roots), filesModified: relativeToRoots(o.filesModified, roots) } : o;
   const summaryRow = batch.find((r) => r.kind === 'summarize');
   return {
     context: turnContext(batch[0]!),
-    observations: observations.map((observation, i) => ({ observation, createdAt: times[i] ?? last.occurredAt })),
+    observations: observations.map((observation, i) => ({ observation: portable(observation), createdAt: times[i] ?? last.occurredAt })),
     summary: summary ? { summary, createdAt: (summaryRow ?? last).occurredAt } : null,
     discoveryTokens: tokens,
     generationId,

@@ -33,6 +33,7 @@ export interface ObservationInput extends Common {
   toolInput: string;
   toolResponse: string;
   cwd: string;
+  projectRoot: string | null;
   toolUseId: string | null;
   agentId: string | null;
   agentType: string | null;
@@ -65,6 +66,7 @@ export interface PendingPayload {
   toolInput?: string;
   toolResponse?: string;
   cwd?: string;
+  projectRoot?: string | null;
   toolUseId?: string | null;
   agentId: string | null;
   agentType: string | null;

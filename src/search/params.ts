@@ -52,7 +52,7 @@ export const SearchParams = z.object({
   since: instant,
   until: instant,
   limit: int(1, 100, 20),
-  offset: int(0, 10_000, 0),
+  offset: int(0, 900, 0),
   /** `fts` skips the vector side (exact keyword search); default `hybrid` uses it when available. */
   mode: z.enum(['hybrid', 'fts']).optional().default('hybrid'),
 });

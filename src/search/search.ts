@@ -223,7 +223,7 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   }
 
   const want = p.offset + p.limit;
-  const pool = Math.min(200, Math.max(want, 60));
+  const pool = Math.min(1000, Math.max(want, 60));
   const adapters = p.mode === 'fts' ? null : deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
   const vectorPromise = adapters ? vectorIds(adapters, p.q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
   const paths = pathLikeTerms(p.q);
@@ -251,7 +251,8 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   }
 
   const fused = reciprocalRankFusion([ftsList.map((r) => r.id), vec]);
-  const rows = await timed(tm, 'hydrate', hydrate(env.DB, fused.map((f) => f.id), scope));
+  // FTS ids are already scoped; only vector ids can drop out, so want + |vec| candidates always fill the page.
+  const rows = await timed(tm, 'hydrate', hydrate(env.DB, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vec])], scope));
   const allowed = fused.filter((f) => rows.has(f.id));
   const ftsSet = new Set(ftsList.map((r) => r.id));
   const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;

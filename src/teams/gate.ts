@@ -1,5 +1,6 @@
 // Server-side authoritative gate: the team's skipped tools and excluded-project globs, applied to every
 // ingest event whatever the client decided. Pure: no I/O, no clock.
+import { isPathExcluded } from '../lib/glob';
 
 /** Tools whose calls never become observations unless the team sets its own list. */
 export const DEFAULT_SKIPPED_TOOLS: readonly string[] = ['ListMcpResourcesTool', 'SlashCommand', 'Skill', 'TodoWrite', 'AskUserQuestion'];
@@ -55,46 +56,3 @@ function touchesSessionMemory(input: unknown): boolean {
   return [rec.file_path, rec.notebook_path].some((p) => typeof p === 'string' && p.includes('session-memory'));
 }
 
-// When the server does not know the client's home, `~` stands for any of the usual home prefixes.
-const ANY_HOME = '(?:/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:/Users/[^/]+)';
-
-const slashes = (p: string) => p.replace(/\\/g, '/');
-
-/** Compiles one glob: `**` → any run, `*` → one segment's characters, `?` → one character; anchored. */
-export function globToRegExp(glob: string, home?: string | null): RegExp {
-  let g = slashes(glob.trim());
-  let prefix = '';
-  if (g === '~' || g.startsWith('~/')) {
-    if (home) g = slashes(home).replace(/\/+$/, '') + g.slice(1);
-    else {
-      prefix = ANY_HOME;
-      g = g.slice(1);
-    }
-  }
-  let body = '';
-  for (let i = 0; i < g.length; i++) {
-    const ch = g[i]!;
-    if (ch === '*' && g[i + 1] === '*') {
-      body += '.*';
-      i++;
-    } else if (ch === '*') body += '[^/]*';
-    else if (ch === '?') body += '[^/]';
-    else body += ch.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${prefix}${body}$`);
-}
-
-/** True when the path, or its last segment, matches any glob. Blank paths never match. */
-export function isPathExcluded(path: string, globs: readonly string[], home?: string | null): boolean {
-  const p = slashes(path.trim()).replace(/(.)\/+$/, '$1');
-  if (!p) return false;
-  const base = p.slice(p.lastIndexOf('/') + 1);
-  return globs.some((glob) => {
-    if (!glob.trim()) return false;
-    const re = globToRegExp(glob, home);
-    return re.test(p) || (base !== p && re.test(base));
-  });
-}
-
-/** Splits a comma-separated glob list (the env/settings-file form) into clean entries. */
-export const parseGlobList = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);

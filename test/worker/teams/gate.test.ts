@@ -1,6 +1,7 @@
 // The server-side gate: excluded-project globs (claude-mem's rules and cases) and skipped tools.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SKIPPED_TOOLS, isPathExcluded, parseGlobList, serverGate } from '../../../src/teams/gate';
+import { isPathExcluded, parseGlobList } from '../../../src/lib/glob';
+import { DEFAULT_SKIPPED_TOOLS, serverGate } from '../../../src/teams/gate';
 
 const HOME = '/home/dev';
 

@@ -108,7 +108,7 @@ describe('GET /api/search', () => {
 
   it('rejects out-of-range paging and unreadable dates with invalid_query', async () => {
     const w = await world();
-    for (const q of [{ q: 'x', limit: '101' }, { q: 'x', limit: '0' }, { q: 'x', offset: '-1' }, { q: 'x', since: 'yesterday-ish' }] as Record<string, string>[]) {
+    for (const q of [{ q: 'x', limit: '101' }, { q: 'x', limit: '0' }, { q: 'x', offset: '-1' }, { q: 'x', offset: '901' }, { q: 'x', since: 'yesterday-ish' }] as Record<string, string>[]) {
       const { status, body } = await search(w.id.token, q);
       expect(status).toBe(400);
       expect(body.error?.code).toBe('invalid_query');
@@ -237,7 +237,17 @@ describe('GET /api/search', () => {
     expect((await search(w.id.token, { q: 'quokka' })).body.total).toBe(1);
   });
 
-  it('needs the read scope', async () => {
+  it('keeps the local-only bench routes behind the admin scope', async () => {
+    const w = await world();
+    const member = await newIdentity({ team: w.id.team });
+    const seedBody = { project: w.key, session: 'b', observations: [{ type: 'change', title: 'x', narrative: 'y', created_at: 1 }] };
+    expect((await call('/api/admin/bench/seed', { token: member.token, json: seedBody })).status).toBe(403);
+    const ok = await call('/api/admin/bench/seed', { token: w.id.token, json: seedBody });
+    expect(ok.status).toBe(201);
+    expect(((await ok.json()) as { ids: number[] }).ids).toHaveLength(1);
+  });
+
+  it('refuses an unknown token', async () => {
     const res = await call('/api/search?q=x', { token: 'cairn_' + 'x'.repeat(40) });
     expect(res.status).toBe(401);
   });

@@ -217,10 +217,9 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const scope = await timed(tm, 'scope', scopeFor(env, auth, p));
   if (!scope) return { results: [], total: 0, mode: 'fts' };
   const fts = p.q ? buildFtsQuery(p.q) : null;
-  if (!p.q || !fts?.all || !fts.any) {
-    if (p.q && !hasFilter(p)) return { results: [], total: 0, mode: 'fts' }; // only punctuation/emoji: nothing to match
-    return filterOnly(env.DB, p, scope);
-  }
+  if (!p.q) return filterOnly(env.DB, p, scope);
+  // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
+  if (!fts?.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
 
   const want = p.offset + p.limit;
   const pool = Math.min(1000, Math.max(want, 60));

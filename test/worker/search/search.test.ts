@@ -91,6 +91,8 @@ describe('GET /api/search', () => {
       expect(status, `query ${JSON.stringify(q)}`).toBe(200);
       expect(Array.isArray(body.results)).toBe(true);
     }
+    const withFilter = await search(w.id.token, { q: '🔥 "" ()', project: w.key });
+    expect(withFilter.body).toEqual({ results: [], total: 0, mode: 'fts' });
     const { body } = await search(w.id.token, { q: 'fts5 "quotes" (NEAR)' });
     expect(body.results).toHaveLength(1);
     const count = await env.DB.prepare('SELECT count(*) AS n FROM observations WHERE team_id = ?').bind(w.ids.teamId).first<{ n: number }>();

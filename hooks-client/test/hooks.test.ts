@@ -36,6 +36,7 @@ describe('session-start', () => {
     expect(out?.hookSpecificOutput.additionalContext).toContain('fixed the login race');
     const req = server.requests.find((r) => r.path.startsWith('/api/context?'))!;
     expect(new URL(req.path, 'http://x').searchParams.get('project')).toMatch(/^local\/cairn-test-/);
+    expect(new URL(req.path, 'http://x').searchParams.get('tz')).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone);
     expect(req.headers.authorization).toBe('Bearer tok-test');
   });
 

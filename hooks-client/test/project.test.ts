@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isPathExcluded } from '../../src/lib/glob';
 import { computeProjectKey, projectFor, projectKeyFor } from '../src/project/project-key';
-import { relativeToRoot } from '../src/project/relative';
+import { pathInsideRoot as relativeToRoot } from '../../src/lib/paths';
 import { localKey, normaliseRemote } from '../src/project/remote';
 import { isTaskNotificationOnly, stripMemoryTags } from '../../src/lib/tags';
 import { tempDir } from './support';

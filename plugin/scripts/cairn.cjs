@@ -653,7 +653,7 @@
   var init_version = __esm({
     "hooks-client/src/version.ts"() {
       "use strict";
-      VERSION = true ? "0.1.0+1a17bcbfb9" : "0.0.0-dev";
+      VERSION = true ? "0.1.0+d06267d499" : "0.0.0-dev";
       BUNDLED = true;
     }
   });
@@ -2444,6 +2444,99 @@ ${closing}` : ""}`;
     return { hookSpecificOutput: { hookEventName: name, additionalContext: body } };
   }
 
+  // node-builtin:node:fs?hooks-client/src/hook/recall.ts
+  var m14 = process.getBuiltinModule("node:fs");
+  var statSync4 = m14.statSync;
+
+  // node-builtin:node:path?hooks-client/src/hook/recall.ts
+  var m15 = process.getBuiltinModule("node:path");
+  var isAbsolute2 = m15.isAbsolute;
+  var join5 = m15.join;
+
+  // hooks-client/src/hook/recall.ts
+  init_http3();
+  init_sensitive_files();
+
+  // src/lib/paths.ts
+  var slashes = (p) => p.replace(/\\/g, "/").replace(/\/{2,}/g, "/");
+  var isWindowsPath = (p) => /^[A-Za-z]:[\\/]/.test(p) || p.startsWith("\\\\");
+  function pathInsideRoot(root, file2) {
+    if (!root.trim() || !file2.trim()) return null;
+    const r = slashes(root.trim()).replace(/\/+$/, "");
+    const f = slashes(file2.trim());
+    const fold = isWindowsPath(root) || isWindowsPath(file2);
+    const [rc, fc] = fold ? [r.toLowerCase(), f.toLowerCase()] : [r, f];
+    if (!fc.startsWith(`${rc}/`)) return null;
+    const rel = f.slice(r.length + 1).replace(/^\/+/, "");
+    return rel && !rel.split("/").includes("..") ? rel : null;
+  }
+
+  // hooks-client/src/hook/recall.ts
+  init_deliver();
+  init_state3();
+  var FILE_CONTEXT_MIN_BYTES = 1500;
+  var DAY_MS = 864e5;
+  async function getText(ctx, path, timeoutMs) {
+    const { url, token, device } = ctx.delivery;
+    if (!url || !token) return "";
+    try {
+      const r = await call(url, path, { token, device, timeoutMs, maxBytes: 2e5 });
+      return r.status === 200 ? r.text : "";
+    } catch {
+      return "";
+    }
+  }
+  function localTimeZone() {
+    try {
+      return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+    } catch {
+      return "UTC";
+    }
+  }
+  async function sessionStart(ctx) {
+    const now = ctx.io.now();
+    const context = await getText(ctx, `/api/context?project=${encodeURIComponent(ctx.project)}&tz=${encodeURIComponent(localTimeZone())}`, Math.min(2500, ctx.deadline - now));
+    if (ctx.delivery.spool.hasPending()) await replay(ctx.delivery, ctx.deadline);
+    const warning = spoolWarning(ctx);
+    return inject("SessionStart", [warning, context].filter(Boolean).join("\n\n"));
+  }
+  function spoolWarning(ctx) {
+    const stats = ctx.delivery.spool.stats();
+    const state = readState(ctx.paths.stateDir);
+    const now = ctx.io.now();
+    const newDrops = stats.dropped > (state.spoolWarnedDropped ?? 0);
+    const nearFull = stats.fill >= 0.8 && now - (state.spoolWarnedAt ?? 0) > DAY_MS;
+    if (!newDrops && !nearFull) return "";
+    updateState(ctx.paths.stateDir, { spoolWarnedAt: now, spoolWarnedDropped: stats.dropped });
+    const pct = Math.round(stats.fill * 100);
+    const lost = stats.dropped ? ` ${stats.dropped} events were dropped because it was full.` : "";
+    return `cairn notice: ${stats.pendingEvents} events recorded while the memory server was unreachable are waiting in the local spool (${pct}% of its limit).${lost} The user can run \`cairn status\` and \`cairn flush\`.`;
+  }
+  async function preToolUse(ctx) {
+    const { input } = ctx;
+    if (input.agentId || input.toolName !== "Read" || !input.toolInput || typeof input.toolInput !== "object") return null;
+    const filePath = input.toolInput.file_path;
+    if (typeof filePath !== "string" || !filePath || isSensitivePath(filePath)) return null;
+    const windows = /^[A-Za-z]:[\\/]/.test(filePath) || filePath.startsWith("\\\\");
+    const abs = windows || isAbsolute2(filePath) ? filePath : join5(input.cwd, filePath);
+    let mtimeMs;
+    try {
+      const st = statSync4(abs);
+      if (!st.isFile() || st.size < FILE_CONTEXT_MIN_BYTES) return null;
+      mtimeMs = Math.floor(st.mtimeMs);
+    } catch {
+      return null;
+    }
+    const absSlash = abs.replace(/\\/g, "/");
+    const rel = pathInsideRoot(ctx.projectRoot, abs);
+    const q = new URLSearchParams({ project: ctx.project, path: absSlash });
+    if (rel) q.append("path", rel);
+    q.set("mtime", String(mtimeMs));
+    q.set("tz", localTimeZone());
+    const text = await getText(ctx, `/api/context/file?${q.toString()}`, ctx.deadline - ctx.io.now());
+    return inject("PreToolUse", text);
+  }
+
   // hooks-client/src/hook/capture.ts
   var MIN_PROMPT_FOR_RECALL = 20;
   async function userPromptSubmit(ctx) {
@@ -2459,7 +2552,7 @@ ${closing}` : ""}`;
   async function promptRecall(ctx, prompt) {
     const { url, token, device } = ctx.delivery;
     if (!url || !token) return "";
-    const q = new URLSearchParams({ project: ctx.project, q: prompt.slice(0, 500) });
+    const q = new URLSearchParams({ project: ctx.project, q: prompt.slice(0, 500), tz: localTimeZone() });
     try {
       const r = await call(url, `/api/context/prompt?${q.toString()}`, { token, device, timeoutMs: ctx.deadline - ctx.io.now(), maxBytes: 1e5 });
       return r.status === 200 ? r.text : "";
@@ -2514,12 +2607,12 @@ ${closing}` : ""}`;
 
   // src/lib/glob.ts
   var ANY_HOME = "(?:/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:/Users/[^/]+)";
-  var slashes = (p) => p.replace(/\\/g, "/");
+  var slashes2 = (p) => p.replace(/\\/g, "/");
   function globToRegExp(glob, home, ignoreCase = false) {
-    let g = slashes(glob.trim());
+    let g = slashes2(glob.trim());
     let prefix = "";
     if (g === "~" || g.startsWith("~/")) {
-      if (home) g = slashes(home).replace(/\/+$/, "") + g.slice(1);
+      if (home) g = slashes2(home).replace(/\/+$/, "") + g.slice(1);
       else {
         prefix = ANY_HOME;
         g = g.slice(1);
@@ -2538,7 +2631,7 @@ ${closing}` : ""}`;
     return new RegExp(`^${prefix}${body}$`, ignoreCase ? "i" : "");
   }
   function isPathExcluded(path, globs, home, ignoreCase = false) {
-    const p = slashes(path.trim()).replace(/(.)\/+$/, "$1");
+    const p = slashes2(path.trim()).replace(/(.)\/+$/, "$1");
     if (!p) return false;
     const base = p.slice(p.lastIndexOf("/") + 1);
     return globs.some((glob) => {
@@ -2592,91 +2685,6 @@ ${closing}` : ""}`;
       reason: s(raw.reason, 64),
       source: s(raw.source, 64)
     };
-  }
-
-  // node-builtin:node:fs?hooks-client/src/hook/recall.ts
-  var m14 = process.getBuiltinModule("node:fs");
-  var statSync4 = m14.statSync;
-
-  // node-builtin:node:path?hooks-client/src/hook/recall.ts
-  var m15 = process.getBuiltinModule("node:path");
-  var isAbsolute2 = m15.isAbsolute;
-  var join5 = m15.join;
-
-  // hooks-client/src/hook/recall.ts
-  init_http3();
-  init_sensitive_files();
-
-  // hooks-client/src/project/relative.ts
-  var slashes2 = (p) => p.replace(/\\/g, "/");
-  var isWindowsPath = (p) => /^[A-Za-z]:[\\/]/.test(p) || p.startsWith("\\\\");
-  function relativeToRoot(root, file2) {
-    if (!root || !file2) return null;
-    const r = slashes2(root).replace(/\/+$/, "");
-    const f = slashes2(file2);
-    const fold = isWindowsPath(root) || isWindowsPath(file2);
-    const [rc, fc] = fold ? [r.toLowerCase(), f.toLowerCase()] : [r, f];
-    if (!fc.startsWith(`${rc}/`)) return null;
-    const rel = f.slice(r.length + 1).replace(/^\/+/, "");
-    return rel && !rel.split("/").includes("..") ? rel : null;
-  }
-
-  // hooks-client/src/hook/recall.ts
-  init_deliver();
-  init_state3();
-  var FILE_CONTEXT_MIN_BYTES = 1500;
-  var DAY_MS = 864e5;
-  async function getText(ctx, path, timeoutMs) {
-    const { url, token, device } = ctx.delivery;
-    if (!url || !token) return "";
-    try {
-      const r = await call(url, path, { token, device, timeoutMs, maxBytes: 2e5 });
-      return r.status === 200 ? r.text : "";
-    } catch {
-      return "";
-    }
-  }
-  async function sessionStart(ctx) {
-    const now = ctx.io.now();
-    const context = await getText(ctx, `/api/context?project=${encodeURIComponent(ctx.project)}`, Math.min(2500, ctx.deadline - now));
-    if (ctx.delivery.spool.hasPending()) await replay(ctx.delivery, ctx.deadline);
-    const warning = spoolWarning(ctx);
-    return inject("SessionStart", [warning, context].filter(Boolean).join("\n\n"));
-  }
-  function spoolWarning(ctx) {
-    const stats = ctx.delivery.spool.stats();
-    const state = readState(ctx.paths.stateDir);
-    const now = ctx.io.now();
-    const newDrops = stats.dropped > (state.spoolWarnedDropped ?? 0);
-    const nearFull = stats.fill >= 0.8 && now - (state.spoolWarnedAt ?? 0) > DAY_MS;
-    if (!newDrops && !nearFull) return "";
-    updateState(ctx.paths.stateDir, { spoolWarnedAt: now, spoolWarnedDropped: stats.dropped });
-    const pct = Math.round(stats.fill * 100);
-    const lost = stats.dropped ? ` ${stats.dropped} events were dropped because it was full.` : "";
-    return `cairn notice: ${stats.pendingEvents} events recorded while the memory server was unreachable are waiting in the local spool (${pct}% of its limit).${lost} The user can run \`cairn status\` and \`cairn flush\`.`;
-  }
-  async function preToolUse(ctx) {
-    const { input } = ctx;
-    if (input.agentId || input.toolName !== "Read" || !input.toolInput || typeof input.toolInput !== "object") return null;
-    const filePath = input.toolInput.file_path;
-    if (typeof filePath !== "string" || !filePath || isSensitivePath(filePath)) return null;
-    const windows = /^[A-Za-z]:[\\/]/.test(filePath) || filePath.startsWith("\\\\");
-    const abs = windows || isAbsolute2(filePath) ? filePath : join5(input.cwd, filePath);
-    let mtimeMs;
-    try {
-      const st = statSync4(abs);
-      if (!st.isFile() || st.size < FILE_CONTEXT_MIN_BYTES) return null;
-      mtimeMs = Math.floor(st.mtimeMs);
-    } catch {
-      return null;
-    }
-    const absSlash = abs.replace(/\\/g, "/");
-    const rel = relativeToRoot(ctx.projectRoot, abs);
-    const q = new URLSearchParams({ project: ctx.project, path: absSlash });
-    if (rel) q.append("path", rel);
-    q.set("mtime", String(mtimeMs));
-    const text = await getText(ctx, `/api/context/file?${q.toString()}`, ctx.deadline - ctx.io.now());
-    return inject("PreToolUse", text);
   }
 
   // hooks-client/src/hook/run-hook.ts

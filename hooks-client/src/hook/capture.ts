@@ -7,6 +7,7 @@ import { stripMemoryTags } from '../../../src/lib/tags';
 import { deliver } from '../spool/deliver';
 import { lastAssistantText } from '../transcript';
 import { inject, makeEvent, type HookContext, type HookOutput } from './context';
+import { localTimeZone } from './recall';
 
 const MIN_PROMPT_FOR_RECALL = 20;
 
@@ -25,7 +26,7 @@ export async function userPromptSubmit(ctx: HookContext): Promise<HookOutput | n
 async function promptRecall(ctx: HookContext, prompt: string): Promise<string> {
   const { url, token, device } = ctx.delivery;
   if (!url || !token) return '';
-  const q = new URLSearchParams({ project: ctx.project, q: prompt.slice(0, 500) });
+  const q = new URLSearchParams({ project: ctx.project, q: prompt.slice(0, 500), tz: localTimeZone() });
   try {
     const r = await call(url, `/api/context/prompt?${q.toString()}`, { token, device, timeoutMs: ctx.deadline - ctx.io.now(), maxBytes: 100_000 });
     return r.status === 200 ? r.text : '';

@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { call } from '../net/http';
 import { isSensitivePath } from '../privacy/sensitive-files';
-import { relativeToRoot } from '../project/relative';
+import { pathInsideRoot } from '../../../src/lib/paths';
 import { replay } from '../spool/deliver';
 import { readState, updateState } from '../state';
 import { inject, type HookContext, type HookOutput } from './context';
@@ -23,9 +23,18 @@ async function getText(ctx: HookContext, path: string, timeoutMs: number): Promi
   }
 }
 
+/** The machine's IANA time zone, so the server renders times the way the developer reads them. */
+export function localTimeZone(): string {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  } catch {
+    return 'UTC';
+  }
+}
+
 export async function sessionStart(ctx: HookContext): Promise<HookOutput | null> {
   const now = ctx.io.now();
-  const context = await getText(ctx, `/api/context?project=${encodeURIComponent(ctx.project)}`, Math.min(2_500, ctx.deadline - now));
+  const context = await getText(ctx, `/api/context?project=${encodeURIComponent(ctx.project)}&tz=${encodeURIComponent(localTimeZone())}`, Math.min(2_500, ctx.deadline - now));
   // A new session is a good moment to empty the spool, in whatever time is left.
   if (ctx.delivery.spool.hasPending()) await replay(ctx.delivery, ctx.deadline);
   const warning = spoolWarning(ctx);
@@ -63,10 +72,11 @@ export async function preToolUse(ctx: HookContext): Promise<HookOutput | null> {
   }
   const absSlash = abs.replace(/\\/g, '/');
   // Relative to the project root, not cwd: the same file then has the same name on every machine.
-  const rel = relativeToRoot(ctx.projectRoot, abs);
+  const rel = pathInsideRoot(ctx.projectRoot, abs);
   const q = new URLSearchParams({ project: ctx.project, path: absSlash });
   if (rel) q.append('path', rel);
   q.set('mtime', String(mtimeMs));
+  q.set('tz', localTimeZone());
   const text = await getText(ctx, `/api/context/file?${q.toString()}`, ctx.deadline - ctx.io.now());
   return inject('PreToolUse', text);
 }

@@ -173,7 +173,20 @@ async function filterOnly(db: D1Database, p: SearchParams, scope: Scope): Promis
   return { results: results.map((r) => toResult(r, 0)), total: count?.n ?? 0, mode: 'fts' };
 }
 
+/**
+ * The team's projects the caller may not read (other users' private ones). Vectorize filters must stay under
+ * 2 KB, so past 100 ids the list is not sent and visibility rests on the D1 re-check alone.
+ */
+async function hiddenProjectIds(db: D1Database, auth: AuthContext): Promise<number[] | undefined> {
+  const { results } = await db
+    .prepare(`SELECT id FROM projects WHERE team_id = ? AND visibility = 'private' AND (owner_user_id IS NULL OR owner_user_id != ?) LIMIT 101`)
+    .bind(auth.teamId, auth.userId)
+    .all<{ id: number }>();
+  return results.length && results.length <= 100 ? results.map((r) => r.id) : undefined;
+}
+
 async function vectorIds(
+  env: CairnEnv,
   adapters: VectorAdapters,
   q: string,
   auth: AuthContext,
@@ -188,6 +201,7 @@ async function vectorIds(
     const matches = await adapters.index.query(vec, {
       teamId: auth.teamId,
       projectIds: scope.projectIds ?? undefined,
+      excludeProjectIds: scope.projectIds ? undefined : await hiddenProjectIds(env.DB, auth),
       types: p.type.length ? p.type : undefined,
       topK,
     });
@@ -224,7 +238,7 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const want = p.offset + p.limit;
   const pool = Math.min(1000, Math.max(want, 60));
   const adapters = p.mode === 'fts' ? null : deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
-  const vectorPromise = adapters ? vectorIds(adapters, p.q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
+  const vectorPromise = adapters ? vectorIds(env, adapters, p.q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
   const paths = pathLikeTerms(p.q);
   const [{ rows: ranked, total }, files, vec] = await Promise.all([
     timed(tm, 'fts', ftsSearch(env.DB, fts.all, fts.any, scope, pool)),

@@ -70,6 +70,9 @@ export class LocalVectorIndex implements VectorIndex {
     if (q.projectIds?.length) {
       where.push('project_id IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(q.projectIds));
+    } else if (q.excludeProjectIds?.length) {
+      where.push('project_id NOT IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.excludeProjectIds));
     }
     if (q.types?.length) {
       where.push('type IN (SELECT value FROM json_each(?))');

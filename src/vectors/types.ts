@@ -13,6 +13,11 @@ export interface VectorQuery {
   teamId: number;
   /** Restrict to these projects; omit for the whole team (the caller still re-checks visibility in D1). */
   projectIds?: number[];
+  /**
+   * Leave out these projects (other users' private ones) so they cannot crowd the caller's neighbours out
+   * of the top K, which would hint that they exist.
+   */
+  excludeProjectIds?: number[];
   types?: string[];
   topK: number;
 }

@@ -35,6 +35,7 @@ export class VectorizeVectorIndex implements VectorIndex {
   async query(vector: number[], q: VectorQuery): Promise<VectorMatch[]> {
     const filter: VectorizeVectorMetadataFilter = {};
     if (q.projectIds?.length) filter.project = { $in: q.projectIds.map(String) };
+    else if (q.excludeProjectIds?.length) filter.project = { $nin: q.excludeProjectIds.map(String) };
     if (q.types?.length) filter.type = { $in: q.types };
     const res = await this.binding.query(vector, {
       topK: Math.min(MAX_TOP_K, q.topK),

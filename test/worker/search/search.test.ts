@@ -306,4 +306,21 @@ describe('searchObservations with the vector side', () => {
     expect(res.mode).toBe('hybrid');
     expect(res.results.map((r) => r.id)).toEqual([mine]);
   });
+
+  it('keeps a teammate\'s private projects out of the vector query so they cannot crowd the top K', async () => {
+    const w = await world();
+    const mate = await newIdentity({ team: w.id.team });
+    const mateIds = await idsOf(mate);
+    const privateId = await seedProject(mateIds, `github.com/acme/${fresh('secret')}`, 'private');
+    const asked: unknown[] = [];
+    const spy: VectorAdapters = {
+      index: { name: 'spy', upsert: async () => {}, deleteByIds: async () => {}, query: async (_v, q) => (asked.push(q), []) },
+      embedder: broken.embedder,
+    };
+    await searchObservations(env, await authOf(w), { q: 'anything' }, { vectors: spy });
+    expect(asked[0]).toMatchObject({ teamId: w.ids.teamId, excludeProjectIds: [privateId] });
+    await searchObservations(env, await authOf(w), { q: 'anything', project: [w.key] }, { vectors: spy });
+    expect(asked[1]).toMatchObject({ projectIds: [w.projectId] });
+    expect((asked[1] as { excludeProjectIds?: unknown }).excludeProjectIds).toBeUndefined();
+  });
 });

@@ -61,6 +61,7 @@ describe('local D1 vector index', () => {
     expect((await idx.query(q, { teamId: 7001, topK: 10 })).map((m) => m.id)).toEqual([base + 1, base + 2, base + 3]);
     expect((await idx.query(q, { teamId: 7001, projectIds: [1], topK: 10 })).map((m) => m.id)).toEqual([base + 1, base + 3]);
     expect((await idx.query(q, { teamId: 7001, types: ['decision'], topK: 10 })).map((m) => m.id)).toEqual([base + 3]);
+    expect((await idx.query(q, { teamId: 7001, excludeProjectIds: [1], topK: 10 })).map((m) => m.id)).toEqual([base + 2]);
     expect((await idx.query(q, { teamId: 7001, topK: 1 })).map((m) => m.id)).toEqual([base + 1]);
     const [top] = await idx.query(q, { teamId: 7001, topK: 1 });
     expect(top!.score).toBeCloseTo(1, 5);
@@ -104,6 +105,8 @@ describe('Vectorize adapter (spied binding)', () => {
     });
     await idx.query([1], { teamId: 9, topK: 5 });
     expect(query.mock.calls[1]![1]).not.toHaveProperty('filter');
+    await idx.query([1], { teamId: 9, excludeProjectIds: [8], topK: 5 });
+    expect(query.mock.calls[2]![1]).toMatchObject({ filter: { project: { $nin: ['8'] } } });
   });
 
   it('deletes by string ids', async () => {

@@ -61,7 +61,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         since: z.string().optional().describe('ISO date/time: only observations at or after it.'),
         until: z.string().optional().describe('ISO date/time: only observations at or before it.'),
         limit: z.number().int().min(1).max(100).optional().describe('Results per page (default 20).'),
-        offset: z.number().int().min(0).max(10_000).optional().describe('Skip this many results (paging).'),
+        offset: z.number().int().min(0).max(900).optional().describe('Skip this many results (paging).'),
       },
       annotations: { readOnlyHint: true },
     },

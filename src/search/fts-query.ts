@@ -1,13 +1,35 @@
 // Turns any user text into safe FTS5 MATCH expressions: our own tokenising, every term quoted, CJK as bigrams.
 import { bigrams, splitCjkRuns } from '../lib/cjk';
 
-/** FTS5 column order of observations_fts; weights for bm25() follow it. */
-export const FTS_COLUMNS = ['title', 'subtitle', 'narrative', 'facts', 'concepts', 'cjk_terms'] as const;
+/** FTS5 column order of observations_fts; weights for bm25() follow it. fts_scope holds `t<team> p<project>`. */
+export const FTS_COLUMNS = ['title', 'subtitle', 'narrative', 'facts', 'concepts', 'cjk_terms', 'fts_scope'] as const;
 /**
  * Title dominates; facts and subtitle are dense summaries; narrative is long prose (many passing mentions);
  * concepts are a small closed vocabulary. cjk_terms carries CJK text of every column, so it sits in between.
+ * fts_scope only narrows the match and must never score.
  */
-export const BM25_WEIGHTS = [10, 4, 2, 4, 1, 3] as const;
+export const BM25_WEIGHTS = [10, 4, 2, 4, 1, 3, 0] as const;
+
+/** The columns user text may match: everything but fts_scope, so typing `p12` never finds project 12 by its id. */
+const TEXT_COLUMNS = `{${FTS_COLUMNS.filter((c) => c !== 'fts_scope').join(' ')}}`;
+
+/**
+ * Past this many projects the team token is used instead: each project token adds a doclist to merge, and a
+ * long OR of them costs more than the rows it saves (the SQL filter still applies the exact project list).
+ */
+export const MAX_SCOPE_PROJECTS = 20;
+
+/**
+ * Restricts a MATCH expression from buildFtsQuery to one team, or to some of its projects, inside the FTS index.
+ * Project ids are unique across teams, so project tokens need no team token beside them (measured: intersecting
+ * with the team's doclist as well doubled the cost of a one-project match). The SQL scope is still applied
+ * afterwards; this only makes the index visit fewer rows.
+ */
+export function scopeMatch(expr: string, teamId: number, projectIds: readonly number[] | null): string {
+  const ids = projectIds && projectIds.length > 0 && projectIds.length <= MAX_SCOPE_PROJECTS ? projectIds : null;
+  const tokens = ids ? ids.map((id) => `"p${Math.trunc(id)}"`).join(' OR ') : `"t${Math.trunc(teamId)}"`;
+  return `${TEXT_COLUMNS} : (${expr}) AND fts_scope : (${tokens})`;
+}
 
 /** Words that only carry meaning as FTS syntax when typed in capitals; we never pass syntax through. */
 const OPERATORS = new Set(['AND', 'OR', 'NOT', 'NEAR']);

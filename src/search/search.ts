@@ -7,7 +7,7 @@ import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
 import type { VectorAdapters } from '../vectors/types';
-import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms } from './fts-query';
+import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, scopeMatch } from './fts-query';
 import { SearchParams, filterSql, hasFilter, type SearchInput } from './params';
 import { reciprocalRankFusion } from './rrf';
 
@@ -104,7 +104,9 @@ async function ftsRanked(db: D1Database, all: string, any: string, scope: Scope,
  * every row containing any term (most of the corpus for common words), the AND form only their intersection.
  * So `total` counts all-terms matches when those alone fill the pool, and any-term matches otherwise.
  */
-async function ftsSearch(db: D1Database, all: string, any: string, scope: Scope, pool: number): Promise<{ rows: Ranked[]; total: number }> {
+async function ftsSearch(db: D1Database, allTerms: string, anyTerms: string, scope: Scope, pool: number): Promise<{ rows: Ranked[]; total: number }> {
+  const all = scopeMatch(allTerms, scope.teamId, scope.projectIds);
+  const any = allTerms === anyTerms ? all : scopeMatch(anyTerms, scope.teamId, scope.projectIds);
   const strict = await ftsRanked(db, all, all, scope, pool);
   if (all === any || strict.rows.length >= pool) return strict;
   return ftsRanked(db, all, any, scope, pool);

@@ -1,6 +1,6 @@
 // Pure parts of search: the FTS query builder, file-name detection, RRF, the text renderer and the params schema.
 import { describe, expect, it } from 'vitest';
-import { buildFtsQuery, pathLikeTerms } from '../../../src/search/fts-query';
+import { BM25_WEIGHTS, FTS_COLUMNS, MAX_SCOPE_PROJECTS, buildFtsQuery, pathLikeTerms, scopeMatch } from '../../../src/search/fts-query';
 import { SearchParams } from '../../../src/search/params';
 import { renderSearchText } from '../../../src/search/render';
 import { reciprocalRankFusion } from '../../../src/search/rrf';
@@ -51,6 +51,27 @@ describe('buildFtsQuery', () => {
   it('caps the number of terms', () => {
     const long = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
     expect(buildFtsQuery(long).terms).toHaveLength(24);
+  });
+});
+
+describe('scopeMatch', () => {
+  const TEXT = '{title subtitle narrative facts concepts cjk_terms}';
+
+  it('limits user terms to the text columns and adds the project tokens', () => {
+    expect(scopeMatch('"redis" AND "timeout"', 7, [12, 13])).toBe(`${TEXT} : ("redis" AND "timeout") AND fts_scope : ("p12" OR "p13")`);
+  });
+
+  it('uses the team token when there is no project list or it is too long to be worth merging', () => {
+    expect(scopeMatch('"redis"', 7, null)).toBe(`${TEXT} : ("redis") AND fts_scope : ("t7")`);
+    expect(scopeMatch('"redis"', 7, [])).toBe(`${TEXT} : ("redis") AND fts_scope : ("t7")`);
+    const many = Array.from({ length: MAX_SCOPE_PROJECTS + 1 }, (_, i) => i + 1);
+    expect(scopeMatch('"redis"', 7, many)).toBe(`${TEXT} : ("redis") AND fts_scope : ("t7")`);
+    expect(scopeMatch('"redis"', 7, many.slice(1))).toContain(`"p${MAX_SCOPE_PROJECTS + 1}"`);
+  });
+
+  it('gives the scope column one bm25 weight of zero so it never affects ranking', () => {
+    expect(BM25_WEIGHTS).toHaveLength(FTS_COLUMNS.length);
+    expect(BM25_WEIGHTS[FTS_COLUMNS.indexOf('fts_scope')]).toBe(0);
   });
 });
 

@@ -138,6 +138,18 @@ describe('the built client against wrangler dev', () => {
     expect(context.length).toBeLessThan(10_000);
   }, 120_000);
 
+  it('gives a teammate on a third machine the same memory, marked with the author\'s handle', async () => {
+    const mate = machine('teammate', 'https://github.com/Acme/widgets.git');
+    const mateToken = await mintDevToken(dev!.url, ADMIN, { team: 'e2e', user: 'bob', device: 'bob-laptop' });
+    await cairn(mate.home, ['login', '--url', dev!.url, '--token', mateToken]);
+    const r = await cairn(mate.home, ['hook', 'session-start'], hookInput('e2e-teammate-1', mate.repo, { source: 'startup' }));
+    expect(r.code).toBe(0);
+    const context = (JSON.parse(r.stdout) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext;
+    expect(context).toMatch(/migrat/i);
+    // Rows written by the laptop and desktop (user "me") carry their author's handle for bob.
+    expect(context).toMatch(/ @me\b/);
+  }, 60_000);
+
   it('serves the same client it was built with at /install/cairn.mjs', async () => {
     const res = await fetch(`${dev!.url}/install/cairn.mjs`);
     expect(res.status).toBe(200);

@@ -13,13 +13,22 @@ export interface Io {
   isTty: boolean;
 }
 
-export function processIo(): Io {
+/** The real process; `wrote()` tells whether anything went to stdout or stderr (which must drain before exit). */
+export function processIo(): Io & { wrote(): boolean } {
+  let wrote = false;
   return {
     env: process.env,
     cwd: process.cwd(),
     readStdin: readStdinFd,
-    out: (t) => void process.stdout.write(t),
-    err: (t) => void process.stderr.write(t),
+    out: (t) => {
+      wrote = true;
+      process.stdout.write(t);
+    },
+    err: (t) => {
+      wrote = true;
+      process.stderr.write(t);
+    },
+    wrote: () => wrote,
     now: () => Date.now(),
     // A getter: touching process.stderr builds a stream, which a hook never needs.
     get isTty() {

@@ -14,13 +14,6 @@ export function toBlob(values: number[]): ArrayBuffer {
 const HEX = new Int8Array(128).fill(-1);
 for (let i = 0; i < 16; i++) HEX['0123456789ABCDEF'.charCodeAt(i)] = i;
 
-/** Decodes SQLite's hex() of a float32 BLOB. Strings cross the D1 boundary far cheaper than BLOBs (number arrays). */
-export function fromHex(hex: string): Float32Array {
-  const bytes = new Uint8Array(hex.length >> 1);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = (HEX[hex.charCodeAt(2 * i)]! << 4) | HEX[hex.charCodeAt(2 * i + 1)]!;
-  return new Float32Array(bytes.buffer);
-}
-
 export function fromBlob(raw: unknown): Float32Array {
   if (raw instanceof ArrayBuffer) return new Float32Array(raw);
   if (ArrayBuffer.isView(raw)) return new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
@@ -40,6 +33,35 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
     nb += b[i]! * b[i]!;
   }
   return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
+
+/**
+ * Cosine of `query` against each row's hex() of a float32 BLOB (strings cross the D1 boundary far cheaper than
+ * BLOBs, which arrive as arrays of numbers). One project is ~1k rows per search, so the
+ * rows are decoded into one reused buffer and the query's norm is computed once, not once per row.
+ */
+export function scoreHexRows(query: number[], rows: { id: number; hex: string }[]): VectorMatch[] {
+  let qq = 0;
+  for (const x of query) qq += x * x;
+  let bytes = new Uint8Array(0);
+  let floats = new Float32Array(0);
+  return rows.map(({ id, hex }) => {
+    const len = hex.length >> 1;
+    if (bytes.length !== len) {
+      bytes = new Uint8Array(len & ~3);
+      floats = new Float32Array(bytes.buffer);
+    }
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (HEX[hex.charCodeAt(2 * i)]! << 4) | HEX[hex.charCodeAt(2 * i + 1)]!;
+    let dot = 0;
+    let vv = 0;
+    const n = Math.min(query.length, floats.length);
+    for (let i = 0; i < n; i++) {
+      const v = floats[i]!;
+      dot += query[i]! * v;
+      vv += v * v;
+    }
+    return { id, score: qq && vv ? dot / Math.sqrt(qq * vv) : 0 };
+  });
 }
 
 export class LocalVectorIndex implements VectorIndex {
@@ -87,7 +109,7 @@ export class LocalVectorIndex implements VectorIndex {
       )
       .bind(...params, this.scanLimit)
       .all<{ id: number; hex: string }>();
-    const scored = results.map((r) => ({ id: r.id, score: cosine(vector, fromHex(r.hex)) }));
+    const scored = scoreHexRows(vector, results);
     scored.sort((a, b) => b.score - a.score);
     return scored.slice(0, q.topK);
   }

@@ -33,7 +33,8 @@ export function scrubText(text: string): string {
 
 /** A tool input or response (object, string or array): the same, value by value, then bounded as a whole. */
 export function scrubPayload(value: unknown): unknown {
-  const redacted = redactValue(value, (s) => redactAndCut(stripMemoryTagsInline(s)));
+  // A memory tag starts with '<': most values (command output, file text) skip the tag regex altogether.
+  const redacted = redactValue(value, (s) => redactAndCut(s.includes('<') ? stripMemoryTagsInline(s) : s));
   return boundValue(redacted);
 }
 

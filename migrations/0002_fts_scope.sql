@@ -1,7 +1,10 @@
 -- Puts each observation's team and project into observations_fts, so a MATCH intersects with the caller's scope
 -- inside the index instead of visiting every matching row of the database and filtering afterwards.
 -- fts_scope is VIRTUAL (computed on read, no storage); the FTS table is external-content and reads it by name.
-ALTER TABLE observations ADD COLUMN fts_scope TEXT GENERATED ALWAYS AS ('t' || team_id || ' p' || project_id) VIRTUAL;
+-- Tokens start with U+E000 (private use): unicode61 keeps it inside a token, while the query builder
+-- (src/search/fts-query.ts) splits user text at it, so no search text can ever produce a scope token.
+ALTER TABLE observations ADD COLUMN fts_scope TEXT GENERATED ALWAYS AS
+  (char(57344) || 't' || team_id || ' ' || char(57344) || 'p' || project_id) VIRTUAL;
 
 DROP TRIGGER observations_fts_ai;
 DROP TRIGGER observations_fts_ad;

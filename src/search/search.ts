@@ -105,8 +105,8 @@ async function ftsRanked(db: D1Database, all: string, any: string, scope: Scope,
  * So `total` counts all-terms matches when those alone fill the pool, and any-term matches otherwise.
  */
 async function ftsSearch(db: D1Database, allTerms: string, anyTerms: string, scope: Scope, pool: number): Promise<{ rows: Ranked[]; total: number }> {
-  const all = scopeMatch(allTerms, scope.teamId, scope.projectIds);
-  const any = allTerms === anyTerms ? all : scopeMatch(anyTerms, scope.teamId, scope.projectIds);
+  const all = scopeMatch(allTerms, scope.projectIds);
+  const any = allTerms === anyTerms ? all : scopeMatch(anyTerms, scope.projectIds);
   const strict = await ftsRanked(db, all, all, scope, pool);
   if (all === any || strict.rows.length >= pool) return strict;
   return ftsRanked(db, all, any, scope, pool);

@@ -22,10 +22,10 @@ async function project(ids: Ids) {
   return { key, projectId, add: (title: string) => seedObservation(ids, projectId, sessionId, { title }) };
 }
 
-/** Row ids the FTS index holds under one scope token. */
+/** Row ids the FTS index holds under one scope token (`t<team>` or `p<project>`, behind the private-use mark). */
 async function indexed(token: string): Promise<number[]> {
   const { results } = await env.DB.prepare('SELECT rowid AS id FROM observations_fts WHERE observations_fts MATCH ? ORDER BY rowid')
-    .bind(`fts_scope : "${token}"`)
+    .bind(`fts_scope : "\uE000${token}"`)
     .all<{ id: number }>();
   return results.map((r) => r.id);
 }
@@ -67,7 +67,7 @@ describe('observations_fts scope tokens', () => {
     const t = await team();
     const p = await project(t.ids);
     await p.add('Nothing special here');
-    for (const q of [`p${p.projectId}`, `t${t.ids.teamId}`, 'fts_scope', `fts_scope:p${p.projectId}`]) {
+    for (const q of [`p${p.projectId}`, `\uE000p${p.projectId}`, `\uE000t${t.ids.teamId}`, 'fts_scope', `fts_scope:p${p.projectId}`]) {
       const scoped = await searchObservations(env, t.auth, { q, project: [p.key], mode: 'fts' });
       const teamWide = await searchObservations(env, t.auth, { q, mode: 'fts' });
       expect(scoped.results, q).toEqual([]);

@@ -55,23 +55,25 @@ describe('buildFtsQuery', () => {
 });
 
 describe('scopeMatch', () => {
-  const TEXT = '{title subtitle narrative facts concepts cjk_terms}';
-
-  it('limits user terms to the text columns and adds the project tokens', () => {
-    expect(scopeMatch('"redis" AND "timeout"', 7, [12, 13])).toBe(`${TEXT} : ("redis" AND "timeout") AND fts_scope : ("p12" OR "p13")`);
+  it('intersects the expression with the project tokens on the scope column', () => {
+    expect(scopeMatch('"redis" AND "timeout"', [12, 13])).toBe('("redis" AND "timeout") AND fts_scope : ("\uE000p12" OR "\uE000p13")');
   });
 
-  it('uses the team token when there is no project list or it is too long to be worth merging', () => {
-    expect(scopeMatch('"redis"', 7, null)).toBe(`${TEXT} : ("redis") AND fts_scope : ("t7")`);
-    expect(scopeMatch('"redis"', 7, [])).toBe(`${TEXT} : ("redis") AND fts_scope : ("t7")`);
+  it('adds nothing team-wide or when the project list is too long to be worth merging', () => {
+    expect(scopeMatch('"redis"', null)).toBe('"redis"');
+    expect(scopeMatch('"redis"', [])).toBe('"redis"');
     const many = Array.from({ length: MAX_SCOPE_PROJECTS + 1 }, (_, i) => i + 1);
-    expect(scopeMatch('"redis"', 7, many)).toBe(`${TEXT} : ("redis") AND fts_scope : ("t7")`);
-    expect(scopeMatch('"redis"', 7, many.slice(1))).toContain(`"p${MAX_SCOPE_PROJECTS + 1}"`);
+    expect(scopeMatch('"redis"', many)).toBe('"redis"');
+    expect(scopeMatch('"redis"', many.slice(1))).toContain(`"\uE000p${MAX_SCOPE_PROJECTS + 1}"`);
   });
 
   it('gives the scope column one bm25 weight of zero so it never affects ranking', () => {
     expect(BM25_WEIGHTS).toHaveLength(FTS_COLUMNS.length);
     expect(BM25_WEIGHTS[FTS_COLUMNS.indexOf('fts_scope')]).toBe(0);
+  });
+
+  it('never lets user text spell a scope token: the private-use mark splits words', () => {
+    expect(buildFtsQuery('\uE000p12 x\uE000t3').all).toBe('"p12" AND "x t3"');
   });
 });
 

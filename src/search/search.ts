@@ -240,13 +240,13 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const want = p.offset + p.limit;
   const pool = Math.min(1000, Math.max(want, 60));
   const adapters = p.mode === 'fts' ? null : deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
-  const vectorPromise = adapters ? vectorIds(env, adapters, p.q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
   const paths = pathLikeTerms(p.q);
-  const [{ rows: ranked, total }, files, vec] = await Promise.all([
-    timed(tm, 'fts', ftsSearch(env.DB, fts.all, fts.any, scope, pool)),
-    timed(tm, 'files', fileHits(env.DB, paths, scope, pool)),
-    timed(tm, 'vector', vectorPromise),
-  ]);
+  // Send the SQL first: the embedder runs synchronously until its first await, so starting it first would
+  // leave the database idle while the query is embedded.
+  const ftsPromise = timed(tm, 'fts', ftsSearch(env.DB, fts.all, fts.any, scope, pool));
+  const filesPromise = timed(tm, 'files', fileHits(env.DB, paths, scope, pool));
+  const vectorPromise = adapters ? vectorIds(env, adapters, p.q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
+  const [{ rows: ranked, total }, files, vec] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise)]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
   // file rank with the all-terms matches (first when the query is nothing but file names).
   const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;

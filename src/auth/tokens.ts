@@ -1,4 +1,5 @@
 // Token issue and lookup. Plaintext tokens exist only in the response that mints them.
+import { parseTeamSettings } from '../db/team-settings';
 import { newToken, sha256Hex, timingSafeEqual, tokenPrefix } from '../lib/crypto';
 import type { AuthContext, Role, Scope } from './types';
 
@@ -18,24 +19,6 @@ interface TokenRow {
   removed_at: number | null;
   last_used_at: number | null;
   settings: string;
-}
-
-const positiveInt = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
-
-/** The team's own rate limits from its settings JSON; anything malformed is ignored. */
-export function teamRateLimits(settingsJson: string): { ingest?: number; read?: number } {
-  try {
-    const s = JSON.parse(settingsJson) as Record<string, unknown> | null;
-    if (!s || typeof s !== 'object') return {};
-    const out: { ingest?: number; read?: number } = {};
-    const ingest = positiveInt(s.rate_limit_ingest_per_min);
-    const read = positiveInt(s.rate_limit_read_per_min);
-    if (ingest) out.ingest = ingest;
-    if (read) out.read = read;
-    return out;
-  } catch {
-    return {};
-  }
 }
 
 export type TokenCheck =
@@ -73,7 +56,7 @@ export async function lookupToken(db: D1Database, token: string, now: number): P
       deviceId: row.device_id,
       deviceName: row.device_name,
       scopes: row.scopes.split(',').filter(Boolean) as Scope[],
-      rateLimits: teamRateLimits(row.settings),
+      settings: parseTeamSettings(row.settings),
     },
   };
 }

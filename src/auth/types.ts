@@ -1,4 +1,6 @@
 // Who is calling: resolved once per request from the bearer token.
+import type { TeamSettings } from '../db/team-settings';
+
 export type Scope = 'ingest' | 'read' | 'admin';
 export type Role = 'owner' | 'admin' | 'member';
 
@@ -12,6 +14,9 @@ export interface AuthContext {
   deviceId: number | null;
   deviceName: string | null;
   scopes: Scope[];
-  /** Team-chosen per-token limits (requests/minute); they can only lower the server's defaults. */
-  rateLimits?: { ingest?: number; read?: number };
+  /**
+   * The team's settings, read in the same D1 row as the token so a request needs no second read (use
+   * `settingsFor`). Absent only in contexts built by hand.
+   */
+  settings?: TeamSettings;
 }

@@ -1,5 +1,6 @@
 // Per-team settings stored as JSON in teams.settings: read tolerantly, one schema for every key we know.
 import { z } from 'zod';
+import type { AuthContext } from '../auth/types';
 
 /**
  * Known keys. Unknown keys are kept (passthrough) so other areas can add theirs; a key with a bad value is
@@ -54,4 +55,9 @@ export function parseTeamSettings(raw: string | null | undefined): TeamSettings 
 export async function getTeamSettings(db: D1Database, teamId: number): Promise<TeamSettings> {
   const row = await db.prepare('SELECT settings FROM teams WHERE id = ?').bind(teamId).first<{ settings: string }>();
   return parseTeamSettings(row?.settings);
+}
+
+/** The caller's team settings: those read with the token when present, else one D1 read. */
+export async function settingsFor(db: D1Database, auth: Pick<AuthContext, 'teamId' | 'settings'>): Promise<TeamSettings> {
+  return auth.settings ?? getTeamSettings(db, auth.teamId);
 }

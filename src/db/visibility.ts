@@ -1,6 +1,6 @@
 // The one read-visibility predicate for memory rows: team, visible projects, not deleted, sensitive rule.
 import type { AuthContext } from '../auth/types';
-import { getTeamSettings, type TeamSettings } from './team-settings';
+import { settingsFor, type TeamSettings } from './team-settings';
 
 /** Observation types that only their author may read unless the team sets `share_sensitive: true`. */
 export const SENSITIVE_TYPES = ['sensitive'] as const;
@@ -23,9 +23,9 @@ export function viewerOf(auth: Pick<AuthContext, 'teamId' | 'userId'>, settings:
   return { teamId: auth.teamId, userId: auth.userId, shareSensitive: settings.share_sensitive === true };
 }
 
-/** Loads the team setting once per request; pass the Viewer to the `visible*` builders below. */
-export async function loadViewer(db: D1Database, auth: Pick<AuthContext, 'teamId' | 'userId'>): Promise<Viewer> {
-  return viewerOf(auth, await getTeamSettings(db, auth.teamId));
+/** Resolves the sensitive-sharing setting (read with the token); pass the Viewer to the `visible*` builders below. */
+export async function loadViewer(db: D1Database, auth: Pick<AuthContext, 'teamId' | 'userId' | 'settings'>): Promise<Viewer> {
+  return viewerOf(auth, await settingsFor(db, auth));
 }
 
 const projectClause = (a: string) =>

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { requireScope } from '../auth/middleware';
 import { VISIBLE_PROJECT_IDS_SQL, visibleProjectParams } from '../db/projects';
-import { getTeamSettings } from '../db/team-settings';
+import { settingsFor } from '../db/team-settings';
 import type { AppEnv } from '../env';
 import { AppError, notFound } from '../lib/errors';
 import { parseWith, readJson } from '../lib/validate';
@@ -14,7 +14,7 @@ export const ingestRoutes = new Hono<AppEnv>();
 
 async function context(c: Context<AppEnv>): Promise<IngestContext> {
   const auth = c.get('auth');
-  return { env: c.env, auth, settings: await getTeamSettings(c.env.DB, auth.teamId), now: Date.now() };
+  return { env: c.env, auth, settings: await settingsFor(c.env.DB, auth), now: Date.now() };
 }
 
 for (const [path, schema] of [

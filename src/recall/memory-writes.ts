@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { AuthContext } from '../auth/types';
 import { ensureProject } from '../db/projects';
-import { getTeamSettings } from '../db/team-settings';
+import { settingsFor } from '../db/team-settings';
 import { viewerOf, visibleObservations } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { cjkTerms } from '../lib/cjk';
@@ -53,7 +53,7 @@ async function manualSession(db: D1Database, auth: AuthContext, projectId: numbe
  * within the user's manual session of that project. Type and concepts must belong to the team's mode.
  */
 export async function remember(env: CairnEnv, auth: AuthContext, input: RememberInput, now: number): Promise<Remembered> {
-  const settings = await getTeamSettings(env.DB, auth.teamId);
+  const settings = await settingsFor(env.DB, auth);
   const mode = recallMode(modeIdFor(env, settings));
   const type = input.type || DEFAULT_TYPE;
   if (!mode.types.some((t) => t.id === type)) {
@@ -110,7 +110,7 @@ export type ForgetInput = z.infer<typeof ForgetInput>;
  * audit row in the same batch. Anything the caller cannot read is "not found", never "forbidden".
  */
 export async function forget(env: CairnEnv, auth: AuthContext, input: ForgetInput, now: number): Promise<{ id: number; title: string | null }> {
-  const settings = await getTeamSettings(env.DB, auth.teamId);
+  const settings = await settingsFor(env.DB, auth);
   const vis = visibleObservations(viewerOf(auth, settings), 'o');
   const row = await env.DB.prepare(`SELECT o.id, o.title, o.author_user_id, o.project_id FROM observations o WHERE o.id = ? AND ${vis.sql}`)
     .bind(input.id, ...vis.params)

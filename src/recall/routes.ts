@@ -1,7 +1,7 @@
 // Recall API: context index, file context, prompt context, timeline, full records, project list.
 import { Hono, type Context } from 'hono';
 import { requireScope } from '../auth/middleware';
-import { getTeamSettings } from '../db/team-settings';
+import { settingsFor } from '../db/team-settings';
 import { viewerOf } from '../db/visibility';
 import type { AppEnv } from '../env';
 import { parseWith } from '../lib/validate';
@@ -95,7 +95,7 @@ recallRoutes.get('/api/observations', async (c) => {
 
 recallRoutes.get('/api/projects', async (c) => {
   const auth = c.get('auth');
-  const settings = await getTeamSettings(c.env.DB, auth.teamId);
+  const settings = await settingsFor(c.env.DB, auth);
   const projects = await listProjects(c.env.DB, viewerOf(auth, settings));
   return c.json({ projects, mode: recallMode(modeIdFor(c.env, settings)).id });
 });

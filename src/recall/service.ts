@@ -1,7 +1,7 @@
 // Recall operations shared by the HTTP routes and the MCP tools: resolve scope, query, render.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
-import { getTeamSettings, type TeamSettings } from '../db/team-settings';
+import { settingsFor, type TeamSettings } from '../db/team-settings';
 import { viewerOf, type Viewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
@@ -25,7 +25,7 @@ interface Scope {
 }
 
 async function scopeOf(env: CairnEnv, auth: AuthContext): Promise<Scope> {
-  const settings = await getTeamSettings(env.DB, auth.teamId);
+  const settings = await settingsFor(env.DB, auth);
   return { viewer: viewerOf(auth, settings), settings, mode: recallMode(modeIdFor(env, settings)) };
 }
 

@@ -22,10 +22,10 @@ const envLimit = (raw: string | undefined, fallback: number) => {
 };
 
 /** The server's limit for the bucket, lowered (never raised) by the team's own setting. */
-export function limitFor(env: Pick<CairnEnv, 'RATE_LIMIT_INGEST_PER_MIN' | 'RATE_LIMIT_READ_PER_MIN'>, auth: Pick<AuthContext, 'rateLimits'>, bucket: Bucket): number {
+export function limitFor(env: Pick<CairnEnv, 'RATE_LIMIT_INGEST_PER_MIN' | 'RATE_LIMIT_READ_PER_MIN'>, auth: Pick<AuthContext, 'settings'>, bucket: Bucket): number {
   const server =
     bucket === 'ingest' ? envLimit(env.RATE_LIMIT_INGEST_PER_MIN, DEFAULT_LIMITS.ingest) : envLimit(env.RATE_LIMIT_READ_PER_MIN, DEFAULT_LIMITS.read);
-  const team = auth.rateLimits?.[bucket];
+  const team = bucket === 'ingest' ? auth.settings?.rate_limit_ingest_per_min : auth.settings?.rate_limit_read_per_min;
   return team ? Math.min(team, server) : server;
 }
 

@@ -70,8 +70,8 @@ describe('rate limits', () => {
     expect(limitFor({}, {}, 'read')).toBe(DEFAULT_LIMITS.read);
     expect(limitFor({ RATE_LIMIT_READ_PER_MIN: '30' }, {}, 'read')).toBe(30);
     expect(limitFor({ RATE_LIMIT_READ_PER_MIN: 'lots' }, {}, 'read')).toBe(DEFAULT_LIMITS.read);
-    expect(limitFor({ RATE_LIMIT_INGEST_PER_MIN: '100' }, { rateLimits: { ingest: 10 } }, 'ingest')).toBe(10);
-    expect(limitFor({ RATE_LIMIT_INGEST_PER_MIN: '100' }, { rateLimits: { ingest: 1000 } }, 'ingest')).toBe(100);
+    expect(limitFor({ RATE_LIMIT_INGEST_PER_MIN: '100' }, { settings: { rate_limit_ingest_per_min: 10 } }, 'ingest')).toBe(10);
+    expect(limitFor({ RATE_LIMIT_INGEST_PER_MIN: '100' }, { settings: { rate_limit_ingest_per_min: 1000 } }, 'ingest')).toBe(100);
   });
 
   it('answers a burst beyond the limit with 429, retry-after and rate_limited, per token and per bucket', async () => {

@@ -2,7 +2,10 @@
 import { visibleObservations, visibleSummaries, type Viewer } from '../db/visibility';
 import { jsonList, readTokens } from './format';
 import type { RecallMode } from './mode';
+import type { ObservationRecord, ProjectSummary } from './record-types';
 import type { ContextObservation, ContextSummary } from './render-context';
+
+export type { ObservationRecord, ProjectSummary } from './record-types';
 
 type Param = string | number | null;
 
@@ -31,29 +34,6 @@ export async function newestPerProject<T extends { id: number }>(
     .slice(0, limit);
 }
 
-interface ContextObsRow {
-  id: number;
-  created_at: number;
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  narrative: string | null;
-  facts: string;
-  discovery_tokens: number;
-  author: string;
-}
-
-interface SummaryRow {
-  id: number;
-  created_at: number;
-  request: string;
-  investigated: string;
-  learned: string;
-  completed: string;
-  next_steps: string;
-  author: string;
-}
-
 /**
  * Newest observations of the projects that pass the mode's allow-lists: the type must be one of the mode's,
  * and a row that has concepts needs at least one of the mode's (rows without concepts — e.g. saved with
@@ -70,10 +50,12 @@ export async function contextObservations(
   const vis = visibleObservations(viewer, 'o');
   const types = JSON.stringify(mode.types.map((t) => t.id));
   const concepts = JSON.stringify(mode.conceptIds);
-  const rows = await newestPerProject(projectIds, limit, (r: ContextObsRow) => r.created_at, (projectId) =>
-    all<ContextObsRow>(
+  // Columns are aliased to ContextObservation's names, so rows need no mapping.
+  return newestPerProject(projectIds, limit, (r: ContextObservation) => r.createdAt, (projectId) =>
+    all<ContextObservation>(
       db,
-      `SELECT o.id, o.created_at, o.type, o.title, o.subtitle, o.narrative, o.facts, o.discovery_tokens, u.handle AS author
+      `SELECT o.id, o.created_at AS createdAt, o.type, o.title, o.subtitle, o.narrative, o.facts,
+              o.discovery_tokens AS discoveryTokens, u.handle AS author
          FROM observations o JOIN users u ON u.id = o.author_user_id
         WHERE o.project_id = ? AND ${vis.sql} AND o.superseded_by IS NULL
           AND o.type IN (SELECT value FROM json_each(?))
@@ -82,42 +64,22 @@ export async function contextObservations(
       [projectId, ...vis.params, types, concepts, limit],
     ),
   );
-  return rows.map((r) => ({
-    id: r.id,
-    createdAt: r.created_at,
-    type: r.type,
-    title: r.title,
-    subtitle: r.subtitle,
-    narrative: r.narrative,
-    facts: r.facts,
-    discoveryTokens: r.discovery_tokens,
-    author: r.author,
-  }));
 }
 
 export async function contextSummaries(db: D1Database, viewer: Viewer, projectIds: number[], limit: number): Promise<ContextSummary[]> {
   if (!projectIds.length || limit <= 0) return [];
   const vis = visibleSummaries(viewer, 's');
-  const rows = await newestPerProject(projectIds, limit, (r: SummaryRow) => r.created_at, (projectId) =>
-    all<SummaryRow>(
+  return newestPerProject(projectIds, limit, (r: ContextSummary) => r.createdAt, (projectId) =>
+    all<ContextSummary>(
       db,
-      `SELECT s.id, s.created_at, s.request, s.investigated, s.learned, s.completed, s.next_steps, u.handle AS author
+      `SELECT s.id, s.created_at AS createdAt, s.request, s.investigated, s.learned, s.completed, s.next_steps AS nextSteps,
+              u.handle AS author
          FROM summaries s JOIN users u ON u.id = s.author_user_id
         WHERE s.project_id = ? AND ${vis.sql}
         ORDER BY s.created_at DESC, s.id DESC LIMIT ?`,
       [projectId, ...vis.params, limit],
     ),
   );
-  return rows.map((r) => ({
-    id: r.id,
-    createdAt: r.created_at,
-    request: r.request,
-    investigated: r.investigated,
-    learned: r.learned,
-    completed: r.completed,
-    nextSteps: r.next_steps,
-    author: r.author,
-  }));
 }
 
 export interface FileHistoryRow {
@@ -157,30 +119,6 @@ export async function fileHistory(db: D1Database, viewer: Viewer, projectIds: nu
     filesModified: jsonList(r.files_modified),
     author: r.author,
   }));
-}
-
-/** A full observation as the API hands it out. */
-export interface ObservationRecord {
-  id: number;
-  project: string;
-  session: string;
-  promptNumber: number;
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  facts: string[];
-  narrative: string | null;
-  concepts: string[];
-  filesRead: string[];
-  filesModified: string[];
-  createdAt: string;
-  author: string;
-  device: string | null;
-  source: string;
-  agentType: string | null;
-  discoveryTokens: number;
-  /** Approximate tokens (chars/4) of this record's text. */
-  tokens: number;
 }
 
 interface FullRow {
@@ -242,13 +180,6 @@ export async function observationsByIds(db: D1Database, viewer: Viewer, wanted: 
   );
   const byId = new Map(rows.map((r) => [r.id, toRecord(r)]));
   return wanted.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
-}
-
-export interface ProjectSummary {
-  key: string;
-  visibility: 'team' | 'private';
-  observations: number;
-  last_activity: string | null;
 }
 
 /** Projects the viewer may see, with the number of observations they may read and the newest one's time. */

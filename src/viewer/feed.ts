@@ -1,38 +1,8 @@
 // Viewer read model: feed items (observations and summaries) loaded through the shared visibility predicate.
 import { visibleObservations, visibleSummaries, type Viewer } from '../db/visibility';
+import type { FeedItem, ObservationItem, SessionView, SummaryItem } from './feed-types';
 
-export interface ObservationItem {
-  kind: 'observation';
-  id: number;
-  sessionId: number;
-  projectId: number;
-  projectKey: string;
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  author: string;
-  promptNumber: number;
-  createdAt: number;
-}
-
-export interface SummaryItem {
-  kind: 'summary';
-  id: number;
-  sessionId: number;
-  projectId: number;
-  projectKey: string;
-  author: string;
-  promptNumber: number;
-  createdAt: number;
-  request: string;
-  investigated: string;
-  learned: string;
-  completed: string;
-  nextSteps: string;
-  notes: string | null;
-}
-
-export type FeedItem = ObservationItem | SummaryItem;
+export type { FeedItem, ObservationItem, SessionView, SummaryItem } from './feed-types';
 
 /** Position in the feed: items sort by createdAt desc, then summaries before observations, then id desc. */
 export interface FeedCursor {
@@ -50,72 +20,28 @@ export interface FeedFilter {
   limit: number;
 }
 
-const OBS_COLUMNS = `'observation' AS kind, o.id, o.session_id, o.project_id, p.key AS project_key, o.type, o.title, o.subtitle,
-  u.handle AS author, o.prompt_number, o.created_at`;
-const SUM_COLUMNS = `'summary' AS kind, s.id, s.session_id, s.project_id, p.key AS project_key, u.handle AS author, s.prompt_number,
-  s.created_at, s.request, s.investigated, s.learned, s.completed, s.next_steps, s.notes`;
+// Columns are aliased to the FeedItem field names, so rows are items as they come; the joins give key and handle.
+const OBS_FROM = `SELECT 'observation' AS kind, o.id, o.session_id AS sessionId, o.project_id AS projectId, p.key AS projectKey,
+  o.type, o.title, o.subtitle, u.handle AS author, o.prompt_number AS promptNumber, o.created_at AS createdAt
+  FROM observations o JOIN projects p ON p.id = o.project_id JOIN users u ON u.id = o.author_user_id`;
+const SUM_FROM = `SELECT 'summary' AS kind, s.id, s.session_id AS sessionId, s.project_id AS projectId, p.key AS projectKey,
+  u.handle AS author, s.prompt_number AS promptNumber, s.created_at AS createdAt, s.request, s.investigated, s.learned,
+  s.completed, s.next_steps AS nextSteps, s.notes
+  FROM summaries s JOIN projects p ON p.id = s.project_id JOIN users u ON u.id = s.author_user_id`;
 
-interface ObsRow {
-  kind: 'observation';
-  id: number;
-  session_id: number;
-  project_id: number;
-  project_key: string;
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  author: string;
-  prompt_number: number;
-  created_at: number;
+/** Visible observations matching `where` (alias `o`), in `order`. */
+async function selectObservations(db: D1Database, viewer: Viewer, where: string[], params: (string | number)[], order: string): Promise<ObservationItem[]> {
+  const vis = visibleObservations(viewer, 'o');
+  const sql = `${OBS_FROM} WHERE ${[vis.sql, ...where].join(' AND ')} ${order}`;
+  return (await db.prepare(sql).bind(...vis.params, ...params).all<ObservationItem>()).results;
 }
 
-interface SumRow {
-  kind: 'summary';
-  id: number;
-  session_id: number;
-  project_id: number;
-  project_key: string;
-  author: string;
-  prompt_number: number;
-  created_at: number;
-  request: string;
-  investigated: string;
-  learned: string;
-  completed: string;
-  next_steps: string;
-  notes: string | null;
+/** Visible summaries matching `where` (alias `s`), in `order`. */
+async function selectSummaries(db: D1Database, viewer: Viewer, where: string[], params: (string | number)[], order: string): Promise<SummaryItem[]> {
+  const vis = visibleSummaries(viewer, 's');
+  const sql = `${SUM_FROM} WHERE ${[vis.sql, ...where].join(' AND ')} ${order}`;
+  return (await db.prepare(sql).bind(...vis.params, ...params).all<SummaryItem>()).results;
 }
-
-const toObs = (r: ObsRow): ObservationItem => ({
-  kind: 'observation',
-  id: r.id,
-  sessionId: r.session_id,
-  projectId: r.project_id,
-  projectKey: r.project_key,
-  type: r.type,
-  title: r.title,
-  subtitle: r.subtitle,
-  author: r.author,
-  promptNumber: r.prompt_number,
-  createdAt: r.created_at,
-});
-
-const toSum = (r: SumRow): SummaryItem => ({
-  kind: 'summary',
-  id: r.id,
-  sessionId: r.session_id,
-  projectId: r.project_id,
-  projectKey: r.project_key,
-  author: r.author,
-  promptNumber: r.prompt_number,
-  createdAt: r.created_at,
-  request: r.request,
-  investigated: r.investigated,
-  learned: r.learned,
-  completed: r.completed,
-  nextSteps: r.next_steps,
-  notes: r.notes,
-});
 
 const KIND_RANK: Record<FeedItem['kind'], number> = { summary: 1, observation: 0 };
 
@@ -175,22 +101,16 @@ export async function loadFeed(db: D1Database, viewer: Viewer, f: FeedFilter): P
   const wantObservations = f.type !== 'summary';
   const queries: Promise<FeedItem[]>[] = [];
   if (wantObservations) {
-    const vis = visibleObservations(viewer, 'o');
     const c = commonFilters('o', 'observation', f);
     if (f.type) {
       c.where.push('o.type = ?');
       c.params.push(f.type);
     }
-    const sql = `SELECT ${OBS_COLUMNS} FROM observations o JOIN projects p ON p.id = o.project_id JOIN users u ON u.id = o.author_user_id
-      WHERE ${[vis.sql, ...c.where].join(' AND ')} ORDER BY o.created_at DESC, o.id DESC LIMIT ?`;
-    queries.push(db.prepare(sql).bind(...vis.params, ...c.params, f.limit + 1).all<ObsRow>().then((r) => r.results.map(toObs)));
+    queries.push(selectObservations(db, viewer, c.where, [...c.params, f.limit + 1], 'ORDER BY o.created_at DESC, o.id DESC LIMIT ?'));
   }
   if (wantSummaries) {
-    const vis = visibleSummaries(viewer, 's');
     const c = commonFilters('s', 'summary', f);
-    const sql = `SELECT ${SUM_COLUMNS} FROM summaries s JOIN projects p ON p.id = s.project_id JOIN users u ON u.id = s.author_user_id
-      WHERE ${[vis.sql, ...c.where].join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT ?`;
-    queries.push(db.prepare(sql).bind(...vis.params, ...c.params, f.limit + 1).all<SumRow>().then((r) => r.results.map(toSum)));
+    queries.push(selectSummaries(db, viewer, c.where, [...c.params, f.limit + 1], 'ORDER BY s.created_at DESC, s.id DESC LIMIT ?'));
   }
   const merged = (await Promise.all(queries)).flat().sort(compareItems);
   const items = merged.slice(0, f.limit);
@@ -200,36 +120,12 @@ export async function loadFeed(db: D1Database, viewer: Viewer, f: FeedFilter): P
 
 /** The given rows, each only if the viewer may read it (used by the live hub to re-check every notice). */
 export async function loadItemsByIds(db: D1Database, viewer: Viewer, observationIds: number[], summaryIds: number[]): Promise<FeedItem[]> {
-  const out: FeedItem[] = [];
-  if (observationIds.length) {
-    const vis = visibleObservations(viewer, 'o');
-    const rows = await db
-      .prepare(
-        `SELECT ${OBS_COLUMNS} FROM observations o JOIN projects p ON p.id = o.project_id JOIN users u ON u.id = o.author_user_id
-          WHERE ${vis.sql} AND o.id IN (${inList(observationIds.length)})`,
-      )
-      .bind(...vis.params, ...observationIds)
-      .all<ObsRow>();
-    out.push(...rows.results.map(toObs));
-  }
-  if (summaryIds.length) {
-    const vis = visibleSummaries(viewer, 's');
-    const rows = await db
-      .prepare(
-        `SELECT ${SUM_COLUMNS} FROM summaries s JOIN projects p ON p.id = s.project_id JOIN users u ON u.id = s.author_user_id
-          WHERE ${vis.sql} AND s.id IN (${inList(summaryIds.length)})`,
-      )
-      .bind(...vis.params, ...summaryIds)
-      .all<SumRow>();
-    out.push(...rows.results.map(toSum));
-  }
+  const [observations, summaries] = await Promise.all([
+    observationIds.length ? selectObservations(db, viewer, [`o.id IN (${inList(observationIds.length)})`], observationIds, '') : [],
+    summaryIds.length ? selectSummaries(db, viewer, [`s.id IN (${inList(summaryIds.length)})`], summaryIds, '') : [],
+  ]);
+  const out: FeedItem[] = [...observations, ...summaries];
   return out.sort(compareItems).reverse();
-}
-
-export interface SessionView {
-  session: { id: number; projectKey: string; author: string; platform: string; promptCount: number; startedAt: number; endedAt: number | null };
-  summaries: SummaryItem[];
-  observations: ObservationItem[];
 }
 
 /** A session with its summaries and observations, oldest first; null when missing or not visible. */
@@ -243,23 +139,9 @@ export async function loadSession(db: D1Database, viewer: Viewer, sessionId: num
     .bind(sessionId, viewer.teamId, viewer.teamId, viewer.userId)
     .first<{ id: number; project_key: string; author: string; platform: string; prompt_count: number; started_at: number; ended_at: number | null }>();
   if (!session) return null;
-  const ov = visibleObservations(viewer, 'o');
-  const sv = visibleSummaries(viewer, 's');
-  const [obs, sums] = await Promise.all([
-    db
-      .prepare(
-        `SELECT ${OBS_COLUMNS} FROM observations o JOIN projects p ON p.id = o.project_id JOIN users u ON u.id = o.author_user_id
-          WHERE ${ov.sql} AND o.session_id = ? ORDER BY o.created_at, o.id LIMIT 500`,
-      )
-      .bind(...ov.params, sessionId)
-      .all<ObsRow>(),
-    db
-      .prepare(
-        `SELECT ${SUM_COLUMNS} FROM summaries s JOIN projects p ON p.id = s.project_id JOIN users u ON u.id = s.author_user_id
-          WHERE ${sv.sql} AND s.session_id = ? ORDER BY s.created_at, s.id LIMIT 100`,
-      )
-      .bind(...sv.params, sessionId)
-      .all<SumRow>(),
+  const [observations, summaries] = await Promise.all([
+    selectObservations(db, viewer, ['o.session_id = ?'], [sessionId], 'ORDER BY o.created_at, o.id LIMIT 500'),
+    selectSummaries(db, viewer, ['s.session_id = ?'], [sessionId], 'ORDER BY s.created_at, s.id LIMIT 100'),
   ]);
   return {
     session: {
@@ -271,7 +153,7 @@ export async function loadSession(db: D1Database, viewer: Viewer, sessionId: num
       startedAt: session.started_at,
       endedAt: session.ended_at,
     },
-    observations: obs.results.map(toObs),
-    summaries: sums.results.map(toSum),
+    observations,
+    summaries,
   };
 }

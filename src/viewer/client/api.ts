@@ -1,7 +1,10 @@
 // Talks to the Worker's /api routes with the bearer token in a header (never in a URL).
+import type { ObservationRecord, ProjectSummary as Project } from '../../recall/record-types';
+import type { ObservationItem as FeedObservation, SessionView, SummaryItem } from '../feed-types';
 import { parseFrame, withQuery, type Query } from './wire';
 
-export type { Query } from './wire';
+export type { ObservationRecord, Project, Query, SessionView, SummaryItem };
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -12,68 +15,9 @@ export class ApiError extends Error {
   }
 }
 
-export interface ObservationItem {
-  kind: 'observation';
-  id: number;
-  sessionId: number | null;
-  projectKey: string;
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  author: string;
-  createdAt: number;
-  score?: number;
-}
-
-export interface SummaryItem {
-  kind: 'summary';
-  id: number;
-  sessionId: number;
-  projectKey: string;
-  author: string;
-  promptNumber: number;
-  createdAt: number;
-  request: string;
-  investigated: string;
-  learned: string;
-  completed: string;
-  nextSteps: string;
-  notes: string | null;
-}
-
+/** A card in the list: a feed observation, or a search hit (no session or prompt known, with its score). */
+export type ObservationItem = Omit<FeedObservation, 'sessionId' | 'projectId' | 'promptNumber'> & { sessionId: number | null; score?: number };
 export type FeedItem = ObservationItem | SummaryItem;
-
-export interface ObservationRecord {
-  id: number;
-  project: string;
-  session: string;
-  promptNumber: number;
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  facts: string[];
-  narrative: string | null;
-  concepts: string[];
-  filesRead: string[];
-  filesModified: string[];
-  createdAt: string;
-  author: string;
-  device: string | null;
-  tokens: number;
-}
-
-export interface SessionView {
-  session: { id: number; projectKey: string; author: string; platform: string; promptCount: number; startedAt: number; endedAt: number | null };
-  summaries: SummaryItem[];
-  observations: ObservationItem[];
-}
-
-export interface Project {
-  key: string;
-  visibility: 'team' | 'private';
-  observations: number;
-  last_activity: string | null;
-}
 
 export interface SearchResult {
   id: number;

@@ -1,13 +1,14 @@
 // The viewer app: sign-in, project and filters, feed with live updates, search, record and session views.
 import { Api, ApiError, type FeedItem, type ObservationItem, type ObservationRecord, type Project, type SearchResult, type SessionView, type SummaryItem } from './api';
 import { byId, clear, h, on } from './dom';
-import { KNOWN_TYPES, pickLang, translate, typeLabel, type Key, type Lang } from './i18n';
+import { KNOWN_TYPES, pickLang, translate, type Key, type Lang } from './i18n';
+import { fillFilterLists, mainLayout } from './layout';
+import { runLive, type LiveState } from './live';
+import { signInScreen } from './sign-in';
 import { detailHeader, feedCard, itemKey, observationDetail, sessionDetail, summaryDetail, type ViewCtx } from './views';
 
 const TOKEN_KEY = 'cairn.token';
 const LANG_KEY = 'cairn.lang';
-
-type LiveState = 'connecting' | 'live' | 'offline';
 
 const state = {
   lang: pickLang(localStorage.getItem(LANG_KEY), navigator.language) as Lang,
@@ -32,7 +33,6 @@ const state = {
 const root = byId('app');
 const t = (key: Key, vars?: Record<string, string | number>) => translate(state.lang, key, vars);
 const ctx = (): ViewCtx => ({ lang: state.lang, now: Date.now() });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function messageFor(e: unknown): string {
   if (!(e instanceof ApiError)) return t('networkError');
@@ -65,38 +65,8 @@ function langButton(): HTMLButtonElement {
 function renderSignIn(message = ''): void {
   setLang();
   clear(root);
-  const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', spellcheck: 'false', placeholder: t('tokenPlaceholder'), required: '' });
-  const remember = h('input', { id: 'remember', type: 'checkbox' });
-  const error = h('p', { id: 'signin-error', class: 'error', role: 'alert', text: message });
-  const submit = h('button', { class: 'primary', type: 'submit', text: t('signIn') });
-  const form = h(
-    'form',
-    { class: 'signin-card', autocomplete: 'off' },
-    h('div', { class: 'brand big' }, h('img', { src: '/viewer/icon.svg', alt: '', width: '36', height: '36' }), h('span', { text: 'cairn' })),
-    h('p', { class: 'tagline', text: t('tagline') }),
-    h('label', { for: 'token', text: t('tokenLabel') }),
-    input,
-    h('label', { class: 'check' }, remember, h('span', { text: t('remember') })),
-    error,
-    submit,
-  );
-  on(form, 'submit', (e) => {
-    e.preventDefault();
-    const token = input.value.trim();
-    if (!token) {
-      error.textContent = t('tokenEmpty');
-      return;
-    }
-    submit.disabled = true;
-    submit.textContent = t('signingIn');
-    void signIn(token, remember.checked).then((err) => {
-      if (err === null) return;
-      error.textContent = err;
-      submit.disabled = false;
-      submit.textContent = t('signIn');
-    });
-  });
-  root.append(h('main', { class: 'signin' }, form, h('div', { class: 'signin-foot' }, langButton())));
+  const { main, input } = signInScreen(t, message, langButton(), signIn);
+  root.append(main);
   input.focus();
 }
 
@@ -134,47 +104,11 @@ function handle(e: unknown): void {
 
 // ---- main screen ---------------------------------------------------------------------------------------
 
-function option(value: string, label: string, selected: boolean): HTMLOptionElement {
-  const o = h('option', { value, text: label });
-  o.selected = selected;
-  return o;
-}
-
 function renderMain(): void {
   setLang();
   clear(root);
-  const project = h('select', { id: 'project', 'aria-label': t('allProjects') });
-  const type = h('select', { id: 'type', 'aria-label': t('allTypes') });
-  const author = h('select', { id: 'author', 'aria-label': t('allAuthors') });
-  const q = h('input', { id: 'q', type: 'search', placeholder: t('searchPlaceholder'), enterkeyhint: 'search', value: state.q });
-  const searchForm = h('form', { class: 'search', role: 'search' }, q, h('button', { class: 'primary', type: 'submit', text: t('search') }));
-  const signout = h('button', { id: 'signout', class: 'ghost', type: 'button', text: t('signOut') });
   const who = state.me ? t('signedInAs', { who: `@${state.me.handle}`, team: state.me.team }) : '';
-  root.append(
-    h(
-      'header',
-      { class: 'topbar' },
-      h('div', { class: 'brand' }, h('img', { src: '/viewer/icon.svg', alt: '', width: '24', height: '24' }), h('span', { text: 'cairn' })),
-      h('div', { class: 'filters' }, project, type, author),
-      searchForm,
-      h('div', { class: 'account' }, h('span', { id: 'live-status', class: 'live', 'data-state': 'connecting', text: t('connecting') }),
-        h('span', { class: 'who', text: who }), langButton(), signout),
-    ),
-    h(
-      'div',
-      { class: 'layout' },
-      h(
-        'section',
-        { class: 'feed-pane', 'aria-live': 'polite' },
-        h('div', { class: 'feed-head' }, h('h2', { id: 'feed-title' }), h('span', { id: 'feed-count', class: 'count' }),
-          h('button', { id: 'clear-search', class: 'ghost', type: 'button', text: t('clearSearch'), hidden: '' })),
-        h('ul', { id: 'cards', class: 'cards' }),
-        h('p', { id: 'feed-empty', class: 'empty', hidden: '' }),
-        h('button', { id: 'more', class: 'secondary', type: 'button', text: t('loadMore'), hidden: '' }),
-      ),
-      h('aside', { id: 'detail', class: 'detail' }, h('p', { class: 'empty', text: t('pickItem') })),
-    ),
-  );
+  const { project, type, author, q, searchForm, signout } = mainLayout(root, t, who, state.q, langButton());
   fillFilters();
   on(project, 'change', () => { state.project = project.value; void reload(true); });
   on(type, 'change', () => { state.type = type.value; void reload(false); });
@@ -193,22 +127,7 @@ function renderMain(): void {
 }
 
 function fillFilters(): void {
-  const project = document.getElementById('project') as HTMLSelectElement | null;
-  if (!project) return;
-  clear(project);
-  project.append(option('', t('allProjects'), state.project === ''));
-  for (const p of state.projects) {
-    const label = `${p.key}${p.visibility === 'private' ? ` (${t('privateMark')})` : ''} · ${p.observations}`;
-    project.append(option(p.key, label, p.key === state.project));
-  }
-  const type = byId<HTMLSelectElement>('type');
-  clear(type);
-  type.append(option('', t('allTypes'), state.type === ''), option('summary', typeLabel(state.lang, 'summary'), state.type === 'summary'));
-  for (const ty of state.types) type.append(option(ty, typeLabel(state.lang, ty), ty === state.type));
-  const author = byId<HTMLSelectElement>('author');
-  clear(author);
-  author.append(option('', t('allAuthors'), state.author === ''));
-  for (const a of state.authors) author.append(option(a, `@${a}`, a === state.author));
+  if (document.getElementById('project')) fillFilterLists(t, state.lang, state);
 }
 
 async function loadProjects(): Promise<void> {
@@ -327,34 +246,16 @@ function startLive(): void {
   state.live?.abort();
   const ctrl = new AbortController();
   state.live = ctrl;
-  const api = state.api!;
-  let delay = 1000;
-  let connectedBefore = false;
-  const loop = async () => {
-    while (!ctrl.signal.aborted) {
-      setLive('connecting');
-      try {
-        await api.live({ project: state.project || undefined }, ctrl.signal, (event, data) => {
-          if (event === 'ready') {
-            setLive('live');
-            delay = 1000;
-            if (connectedBefore) void catchUp().catch(handle);
-            connectedBefore = true;
-          } else if (event === 'item' && state.mode === 'feed' && wanted(data as FeedItem)) {
-            addCards([data as FeedItem], 'top', true);
-          }
-        });
-      } catch (e) {
-        if (ctrl.signal.aborted) return;
-        if (e instanceof ApiError && e.status === 401) return signOut(messageFor(e));
-      }
-      if (ctrl.signal.aborted) return;
-      setLive('offline');
-      await sleep(delay);
-      delay = Math.min(delay * 2, 30_000);
-    }
-  };
-  void loop();
+  void runLive(state.api!, { project: state.project || undefined }, ctrl.signal, {
+    onState: setLive,
+    onReady: (reconnected) => {
+      if (reconnected) void catchUp().catch(handle);
+    },
+    onItem: (item) => {
+      if (state.mode === 'feed' && wanted(item)) addCards([item], 'top', true);
+    },
+    onUnauthorized: (e) => signOut(messageFor(e)),
+  });
 }
 
 // ---- detail panel --------------------------------------------------------------------------------------

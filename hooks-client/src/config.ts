@@ -86,3 +86,11 @@ export function loadConfig(env: Io['env'], paths: Paths): Config {
     spoolMaxBytes: int(env.CAIRN_SPOOL_MAX_BYTES) ?? (typeof file.spoolMaxBytes === 'number' ? file.spoolMaxBytes : 50_000_000),
   };
 }
+
+/** The config of a command that needs the server: null (after telling the user how to log in) without URL or token. */
+export function loggedInConfig(io: Io, paths: Paths): (Config & { url: string; token: string }) | null {
+  const config = loadConfig(io.env, paths);
+  if (config.url && config.token) return { ...config, url: config.url, token: config.token };
+  io.err('cairn: not logged in (run: cairn login --url … --token …)\n');
+  return null;
+}

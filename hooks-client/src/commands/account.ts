@@ -1,6 +1,6 @@
 // `cairn login`, `cairn status`, `cairn flush`, `cairn search`: the user's commands around the hooks.
 import { parseArgs } from 'node:util';
-import { loadConfig, pathsFor, readConfigFile, writeConfigFile, type Config, type Paths } from '../config';
+import { loadConfig, loggedInConfig, pathsFor, readConfigFile, writeConfigFile, type Config, type Paths } from '../config';
 import type { Io } from '../io';
 import { call, errorText, Unreachable } from '../net/http';
 import { projectKeyFor } from '../project/project-key';
@@ -108,11 +108,8 @@ export async function search(args: string[], io: Io): Promise<number> {
     return 2;
   }
   const paths = pathsFor(io.env);
-  const config = loadConfig(io.env, paths);
-  if (!config.url || !config.token) {
-    io.err('cairn: not logged in (run: cairn login --url … --token …)\n');
-    return 1;
-  }
+  const config = loggedInConfig(io, paths);
+  if (!config) return 1;
   const params = new URLSearchParams({ q });
   if (!values.all) params.set('project', values.project ?? projectKeyFor(io.cwd, paths.stateDir, io.now()));
   if (values.limit) params.set('limit', values.limit);

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig, pathsFor } from '../config';
+import { loggedInConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { scrubPayload, scrubText } from '../privacy/scrub';
 import { metadataOnly } from '../privacy/sensitive-files';
@@ -53,11 +53,8 @@ export async function importTranscripts(args: string[], io: Io): Promise<number>
     return 2;
   }
   const paths = pathsFor(io.env);
-  const config = loadConfig(io.env, paths);
-  if (!config.url || !config.token) {
-    io.err('cairn: not logged in (run: cairn login --url … --token …)\n');
-    return 1;
-  }
+  const config = loggedInConfig(io, paths);
+  if (!config) return 1;
   const all: SpooledEvent[] = [];
   for (const file of positionals) {
     let text: string;

@@ -125,7 +125,6 @@ export function loadMode(id: string | null | undefined): Mode {
 /** The ids of every bundled mode file (bases and overrides), for settings screens and validation. */
 export const bundledModeIds = (): string[] => Object.keys(FILES);
 
-export const typeIds = (mode: Mode): string[] => mode.observationTypes.map((t) => t.id);
 export const conceptIds = (mode: Mode): string[] => mode.concepts.map((c) => c.id);
 
 /** Icon for a stored type; types the mode does not know get a neutral note icon. */

@@ -14,13 +14,6 @@ export function toBlob(values: number[]): ArrayBuffer {
 const HEX = new Int8Array(128).fill(-1);
 for (let i = 0; i < 16; i++) HEX['0123456789ABCDEF'.charCodeAt(i)] = i;
 
-export function fromBlob(raw: unknown): Float32Array {
-  if (raw instanceof ArrayBuffer) return new Float32Array(raw);
-  if (ArrayBuffer.isView(raw)) return new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
-  if (Array.isArray(raw)) return new Float32Array(new Uint8Array(raw as number[]).buffer);
-  throw new Error('unexpected embedding encoding');
-}
-
 /** Cosine similarity; vectors from our embedders are unit length but stored ones may come from elsewhere. */
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let dot = 0;

@@ -9,8 +9,8 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn install [--project] [--dry-run] [--no-mcp]   add cairn's hooks and MCP server to Claude Code
   cairn uninstall [--project]                        take them out again
   cairn status                                       server, token, project key, spool, last error
-  cairn flush                                        send events kept while offline
-  cairn search <query> [--all] [--json]
+  cairn flush [--timeout <seconds>]                  send events kept while offline (default 120 s)
+  cairn search <query> [--all | --project <key>] [--limit N] [--json]
   cairn import <transcript.jsonl…> [--project <key>]
   cairn admin …
   cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|stop|session-end>

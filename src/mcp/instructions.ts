@@ -6,9 +6,9 @@ export const SERVER_VERSION = '0.1.0';
 export const INSTRUCTIONS = `cairn is the shared memory of this team's coding sessions: observations (what was learned, fixed, built or decided) and session summaries, across machines and teammates.
 
 Pull details in small steps, cheapest first:
-1. search(query) — a one-line index per match: id, time, type, title, and roughly how many tokens the full record costs. Narrow with project, type, file, author or dates.
-2. timeline(anchor=<id>) — what happened just before and after one match, to judge which records matter.
-3. get_observations(ids=[…]) — full records, only for the ids you picked; ask for several in one call.
+1. search(query) — a one-line index per match: id, time, type, title, and roughly how many tokens the full record costs. Narrow with project, type, file, author or dates. kind="all" also finds session summaries (S12: what a session asked, learned and completed) and the user's earlier prompts (P7) — use it for "what did we decide about …".
+2. timeline(anchor=<id>) — what happened just before and after one match (anchor="S12" for a summary), to judge which records matter.
+3. get_observations(ids=[…]) — full records, only for the ids you picked; ask for several in one call. Summaries and prompts too: ids=["S12", "P7"].
 
 The context index shown at session start already lists recent ids: start from it before searching. Project keys look like github.com/org/repo and appear in that index's first line.
 

@@ -11,6 +11,7 @@ import { DEFAULT_DEPTH, MAX_DEPTH } from '../recall/params';
 import { renderTimeline } from '../recall/render-timeline';
 import { MAX_IDS, observationRecords, timelineFor } from '../recall/service';
 import { renderSearchText } from '../search/render';
+import { promptRecords, summaryRecords } from '../search/records';
 import { searchObservations } from '../search/search';
 import { indexObservations } from '../vectors/index-observations';
 import { INSTRUCTIONS, SERVER_NAME, SERVER_VERSION } from './instructions';
@@ -41,6 +42,22 @@ function requireWrite(auth: AuthContext): void {
 
 const oneOrMany = z.union([z.string(), z.array(z.string())]).optional();
 
+/** A record reference from search or timeline: `12` / `#12` observation, `S12` session summary, `P12` prompt. */
+const RecordRef = z.union([z.number().int().positive(), z.string().regex(/^#?[SsPp]?\d{1,15}$/, 'expected 12, "S12" or "P12"')]);
+export type RecordRef = z.infer<typeof RecordRef>;
+
+/** Splits refs into distinct observation, summary and prompt ids (pure). */
+export function splitRefs(refs: RecordRef[]): { observations: number[]; summaries: number[]; prompts: number[] } {
+  const out = { observations: [] as number[], summaries: [] as number[], prompts: [] as number[] };
+  for (const ref of refs) {
+    const s = String(ref).replace(/^#/, '');
+    const list = /^[Ss]/.test(s) ? out.summaries : /^[Pp]/.test(s) ? out.prompts : out.observations;
+    const id = Number(s.replace(/^[SsPp]/, ''));
+    if (id > 0 && !list.includes(id)) list.push(id);
+  }
+  return out;
+}
+
 export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps): McpServer {
   const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION }, { instructions: INSTRUCTIONS });
 
@@ -49,9 +66,14 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
     {
       title: 'Search memory',
       description:
-        'Step 1: find observations. Returns one line per match (id, time, type, title, project, author, token cost), not the bodies. ' +
+        'Step 1: find observations (and, with kind, session summaries and your earlier prompts). Returns one line per match ' +
+        '(id, time, type, title, project, author, token cost), not the bodies: #12 is an observation, S12 a session summary, P12 a prompt. ' +
         'Give a query, filters, or both.',
       inputSchema: {
+        kind: z
+          .enum(['observations', 'summaries', 'prompts', 'all'])
+          .optional()
+          .describe('What to search (default observations); "all" also finds session summaries and user prompts. type, concept and file filters apply to observations only.'),
         query: z.string().max(1000).optional().describe('Words, phrases, file names or error text; any language.'),
         project: oneOrMany.describe('Project key(s), e.g. github.com/acme/widgets.'),
         type: oneOrMany.describe('Observation type(s), e.g. bugfix, decision.'),
@@ -69,7 +91,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
       guarded(async () => {
         const res = await searchObservations(env, auth, {
           q: a.query, project: a.project, type: a.type, concept: a.concept, file: a.file, author: a.author,
-          since: a.since, until: a.until, limit: a.limit, offset: a.offset,
+          since: a.since, until: a.until, limit: a.limit, offset: a.offset, kind: a.kind,
         });
         return text(renderSearchText(res, a.offset ?? 0));
       }),
@@ -105,16 +127,29 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
     'get_observations',
     {
       title: 'Full records',
-      description: `Step 3: full records (narrative, facts, files) for ids you picked from search or timeline. Batch them: up to ${MAX_IDS} per call.`,
-      inputSchema: { ids: z.array(z.number().int().positive()).min(1).max(MAX_IDS) },
+      description:
+        `Step 3: full records (narrative, facts, files) for ids you picked from search or timeline. Batch them: up to ${MAX_IDS} per call. ` +
+        'Session summaries and prompts too: ids=["S12", "P7"] gives a summary in full (request, investigated, learned, completed, next steps) ' +
+        'or a prompt\'s whole text; timeline(anchor="S12") shows what happened around a summary.',
+      inputSchema: { ids: z.array(RecordRef).min(1).max(MAX_IDS).describe('Observation ids (12), "S12" summaries, "P12" prompts.') },
       annotations: { readOnlyHint: true },
     },
     (a) =>
       guarded(async () => {
-        const ids = [...new Set(a.ids)];
-        const { records, mode } = await observationRecords(env, auth, ids);
-        const found = new Set(records.map((r) => r.id));
-        return text(renderRecords(records, ids.filter((id) => !found.has(id)), mode));
+        const refs = splitRefs(a.ids);
+        const [{ records, mode }, summaries, prompts] = await Promise.all([
+          observationRecords(env, auth, refs.observations),
+          summaryRecords(env, auth, refs.summaries),
+          promptRecords(env, auth, refs.prompts),
+        ]);
+        const has = (list: { id: number }[]) => new Set(list.map((r) => r.id));
+        const [o, s, p] = [has(records), has(summaries), has(prompts)];
+        const missing = [
+          ...refs.observations.filter((id) => !o.has(id)),
+          ...refs.summaries.filter((id) => !s.has(id)).map((id) => `S${id}`),
+          ...refs.prompts.filter((id) => !p.has(id)).map((id) => `P${id}`),
+        ];
+        return text(renderRecords(records, missing, mode, 'UTC', { summaries, prompts }));
       }),
   );
 

@@ -9,6 +9,13 @@ export const FTS_COLUMNS = ['title', 'subtitle', 'narrative', 'facts', 'concepts
  * fts_scope only narrows the match and must never score.
  */
 export const BM25_WEIGHTS = [10, 4, 2, 4, 1, 3, 0] as const;
+/**
+ * summaries_fts columns: request, investigated, learned, completed, next_steps, notes, cjk_terms. What was
+ * learned and done answers "what did we decide"; the request says what the session was about.
+ */
+export const SUMMARY_BM25_WEIGHTS = [4, 2, 5, 4, 2, 1, 3] as const;
+/** prompts_fts columns: text, cjk_terms. */
+export const PROMPT_BM25_WEIGHTS = [1, 1] as const;
 
 /**
  * Scope tokens are `\uE000t<team>` and `\uE000p<project>`. The tokenizer keeps the private-use character inside

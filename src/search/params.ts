@@ -55,9 +55,25 @@ export const SearchParams = z.object({
   offset: int(0, 900, 0),
   /** `fts` skips the vector side (exact keyword search); default `hybrid` uses it when available. */
   mode: z.enum(['hybrid', 'fts']).optional().default('hybrid'),
+  /** What to search: observations (default), session summaries, user prompts, or all three merged by RRF. */
+  kind: z.enum(['observations', 'summaries', 'prompts', 'all']).optional().default('observations'),
 });
 export type SearchParams = z.infer<typeof SearchParams>;
 export type SearchInput = z.input<typeof SearchParams>;
+export type SearchKind = SearchParams['kind'];
+
+/** The kind of one stored record a result points at. */
+export type RecordKind = 'observation' | 'summary' | 'prompt';
+
+/** The record kinds a `kind` parameter asks for, in the order their lists are fused. */
+export function kindsOf(kind: SearchKind): RecordKind[] {
+  if (kind === 'all') return ['observation', 'summary', 'prompt'];
+  return [kind === 'summaries' ? 'summary' : kind === 'prompts' ? 'prompt' : 'observation'];
+}
+
+/** type, concept and file describe observations only: giving one excludes summaries and prompts. */
+export const appliesTo = (p: SearchParams, kind: RecordKind) =>
+  kind === 'observation' || p.type.length + p.concept.length + p.file.length === 0;
 
 export const hasFilter = (p: SearchParams) =>
   p.project.length + p.type.length + p.concept.length + p.file.length + p.author.length > 0 || p.since !== undefined || p.until !== undefined;
@@ -65,43 +81,45 @@ export const hasFilter = (p: SearchParams) =>
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 /**
- * Filters other than visibility and project, on observations aliased `o`. Anonymous `?` placeholders only,
- * to combine with the shared visibility fragment.
+ * Filters other than visibility, on the record table aliased `alias` (observations `o` by default). Anonymous
+ * `?` placeholders only, to combine with the shared visibility fragment. The observation-only filters (type,
+ * concept, file) are left out for other tables; callers drop those kinds first (see `appliesTo`).
  */
-export function filterSql(p: SearchParams, projectIds: number[] | null): SqlFragment {
+export function filterSql(p: SearchParams, projectIds: number[] | null, kind: RecordKind = 'observation', alias = 'o'): SqlFragment {
+  const a = alias;
   const parts: string[] = [];
   const params: (string | number)[] = [];
   if (projectIds) {
-    parts.push(`o.project_id IN (${marks(projectIds.length)})`);
+    parts.push(`${a}.project_id IN (${marks(projectIds.length)})`);
     params.push(...projectIds);
   }
-  if (p.type.length) {
-    parts.push(`o.type IN (${marks(p.type.length)})`);
+  if (kind === 'observation' && p.type.length) {
+    parts.push(`${a}.type IN (${marks(p.type.length)})`);
     params.push(...p.type);
   }
-  if (p.concept.length) {
-    parts.push(`EXISTS (SELECT 1 FROM json_each(o.concepts) c WHERE c.value IN (${marks(p.concept.length)}))`);
+  if (kind === 'observation' && p.concept.length) {
+    parts.push(`EXISTS (SELECT 1 FROM json_each(${a}.concepts) c WHERE c.value IN (${marks(p.concept.length)}))`);
     params.push(...p.concept);
   }
-  if (p.file.length) {
+  if (kind === 'observation' && p.file.length) {
     // Stored paths may be absolute or relative: accept the same path or one that ends with "/<given>".
     const one = `(f.path = ? OR substr(f.path, -length(?) - 1) = '/' || ?)`;
-    parts.push(`EXISTS (SELECT 1 FROM observation_files f WHERE f.observation_id = o.id AND (${p.file.map(() => one).join(' OR ')}))`);
+    parts.push(`EXISTS (SELECT 1 FROM observation_files f WHERE f.observation_id = ${a}.id AND (${p.file.map(() => one).join(' OR ')}))`);
     for (const file of p.file) {
       const f = file.replace(/^\.\//, '');
       params.push(f, f, f);
     }
   }
   if (p.author.length) {
-    parts.push(`o.author_user_id IN (SELECT id FROM users WHERE team_id = o.team_id AND handle IN (${marks(p.author.length)}))`);
+    parts.push(`${a}.author_user_id IN (SELECT id FROM users WHERE team_id = ${a}.team_id AND handle IN (${marks(p.author.length)}))`);
     params.push(...p.author);
   }
   if (p.since !== undefined) {
-    parts.push('o.created_at >= ?');
+    parts.push(`${a}.created_at >= ?`);
     params.push(p.since);
   }
   if (p.until !== undefined) {
-    parts.push('o.created_at <= ?');
+    parts.push(`${a}.created_at <= ?`);
     params.push(p.until);
   }
   return { sql: parts.length ? parts.join(' AND ') : '1', params };

@@ -1,4 +1,5 @@
 // Compact text form of search results for agents: one line per result, id first, cheap to read.
+import type { RecordKind } from './params';
 import type { SearchResponse } from './search';
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -9,15 +10,21 @@ export function shortTime(ms: number): string {
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`;
 }
 
-/** Renders results as `#id  time  type  title  (project, @author, ~N tok)` lines plus a one-line header. */
+const PREFIX: Record<RecordKind, string> = { observation: '#', summary: 'S', prompt: 'P' };
+
+/** How a result is named in text: `#12` observation, `S12` session summary, `P12` user prompt. */
+export const recordRef = (kind: RecordKind, id: number) => `${PREFIX[kind]}${id}`;
+
+/** Renders results as `#id|S<id>|P<id>  time  type  title  (project, @author, ~N tok)` lines plus a one-line header. */
 export function renderSearchText(res: SearchResponse, offset = 0): string {
   if (res.results.length === 0) return `No matches (mode ${res.mode}).\n`;
   const from = offset + 1;
   const to = offset + res.results.length;
-  const lines = [`${from}-${to} of ${res.total} (mode ${res.mode}); full records: get_observations ids=…`];
+  const others = res.results.some((r) => r.kind !== 'observation') ? ' (also "S12" summaries, "P7" prompts)' : '';
+  const lines = [`${from}-${to} of ${res.total} (mode ${res.mode}); full records: get_observations ids=…${others}`];
   for (const r of res.results) {
     const title = (r.title ?? '(untitled)').replace(/\s+/g, ' ').trim();
-    lines.push(`#${r.id}  ${shortTime(r.createdAt)}  ${r.type}  ${title}  (${r.projectKey}, @${r.author}, ~${r.tokens} tok)`);
+    lines.push(`${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${r.type}  ${title}  (${r.projectKey}, @${r.author}, ~${r.tokens} tok)`);
   }
   return `${lines.join('\n')}\n`;
 }

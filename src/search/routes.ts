@@ -1,4 +1,4 @@
-// Search API: GET /api/search (hybrid FTS5 + vectors) and the admin vector backfill.
+// Search API: GET /api/search (observations, summaries, prompts; hybrid FTS5 + vectors) and the admin vector backfill.
 import { Hono } from 'hono';
 import { requireScope } from '../auth/middleware';
 import type { AppEnv } from '../env';
@@ -8,6 +8,7 @@ import { getVectorAdapters } from '../vectors/adapters';
 import { backfillVectors } from '../vectors/index-observations';
 import { z } from 'zod';
 import { benchRoutes } from './bench-routes';
+import type { SearchKind } from './params';
 import { renderSearchText } from './render';
 import { searchObservations } from './search';
 
@@ -31,13 +32,17 @@ searchRoutes.get('/api/search', requireScope('read'), async (c) => {
     limit: one('limit'),
     offset: one('offset'),
     mode: one('mode') as 'hybrid' | 'fts' | undefined,
+    kind: one('kind') as SearchKind | undefined,
   }, { timings });
+  // Callers that do not ask for a kind get exactly the observation-only response they always got.
+  const withKind = url.searchParams.has('kind');
   c.header('server-timing', Object.entries(timings).map(([k, v]) => `${k};dur=${v}`).join(', '));
   if (one('format') === 'text') {
     return c.text(renderSearchText(res, Number(one('offset') ?? 0) || 0));
   }
   return c.json({
     results: res.results.map((r) => ({
+      ...(withKind ? { kind: r.kind } : {}),
       id: r.id,
       time: new Date(r.createdAt).toISOString(),
       type: r.type,

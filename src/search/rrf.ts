@@ -3,9 +3,9 @@
 export const RRF_K = 60;
 
 /** Fuses ranked lists (best first) into one, best first; ties keep the order of the first list that has them. */
-export function reciprocalRankFusion(lists: number[][], k = RRF_K): { id: number; score: number }[] {
-  const scores = new Map<number, number>();
-  const firstSeen = new Map<number, number>();
+export function reciprocalRankFusion<K = number>(lists: readonly (readonly K[])[], k = RRF_K): { id: K; score: number }[] {
+  const scores = new Map<K, number>();
+  const firstSeen = new Map<K, number>();
   let order = 0;
   for (const list of lists) {
     list.forEach((id, rank) => {

@@ -1,20 +1,24 @@
-// searchObservations: FTS5 (AND first, OR to fill) fused with vector neighbours by RRF, scoped to what the caller may read.
+// searchObservations: FTS5 (AND first, OR to fill) over observations, summaries and prompts, observations fused with vectors by RRF, scoped to what the caller may read.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
-import { loadViewer, visibleObservations, type SqlFragment } from '../db/visibility';
+import { loadViewer, visibleObservations, visiblePrompts, visibleSummaries, type SqlFragment, type Viewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
 import type { VectorAdapters } from '../vectors/types';
-import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, scopeMatch } from './fts-query';
-import { SearchParams, filterSql, hasFilter, type SearchInput } from './params';
+import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeMatch, SUMMARY_BM25_WEIGHTS, type FtsQuery } from './fts-query';
+import { appliesTo, filterSql, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
 import { reciprocalRankFusion } from './rrf';
 
 export interface SearchResult {
+  /** Which table `id` belongs to; text output writes `#12`, `S12` (summary) or `P12` (prompt). */
+  kind: RecordKind;
   id: number;
   createdAt: number;
+  /** The observation type; `summary` or `prompt` for those kinds. */
   type: string;
+  /** Observation title; a summary's request (or first filled field); a prompt's opening text. */
   title: string | null;
   projectKey: string;
   author: string;
@@ -50,25 +54,73 @@ async function timed<T>(timings: Record<string, number> | undefined, name: strin
   }
 }
 
-const BM25 = `bm25(observations_fts, ${BM25_WEIGHTS.join(', ')})`;
 const TOKENS = `CAST((length(coalesce(o.title, '')) + length(coalesce(o.subtitle, '')) + length(coalesce(o.narrative, '')) + length(o.facts) + 3) / 4 AS INTEGER)`;
+const SUMMARY_TOKENS = `CAST((length(s.request) + length(s.investigated) + length(s.learned) + length(s.completed) + length(s.next_steps) + length(coalesce(s.notes, '')) + 3) / 4 AS INTEGER)`;
+const SUMMARY_TITLE = `substr(coalesce(nullif(s.request, ''), nullif(s.learned, ''), nullif(s.completed, ''), nullif(s.investigated, ''), nullif(s.next_steps, ''), s.notes), 1, 300)`;
+
+/** One searchable record table: its FTS index, ranking weights, visibility rule and the columns of a result row. */
+interface Source {
+  kind: RecordKind;
+  table: string;
+  fts: string;
+  alias: string;
+  bm25: string;
+  /** The FTS index has the `fts_scope` column (observations only), so scopeMatch may narrow it. */
+  scoped: boolean;
+  visible(v: Viewer, alias: string): SqlFragment;
+  /** SELECT … FROM yielding id, created_at, type, title, project_key, author, tokens for rows aliased `alias`. */
+  select: string;
+}
+
+const bm25 = (fts: string, weights: readonly number[]) => `bm25(${fts}, ${weights.join(', ')})`;
+const joins = (a: string) => `JOIN projects p ON p.id = ${a}.project_id JOIN users u ON u.id = ${a}.author_user_id`;
+
+const SOURCES: Record<RecordKind, Source> = {
+  observation: {
+    kind: 'observation', table: 'observations', fts: 'observations_fts', alias: 'o', bm25: bm25('observations_fts', BM25_WEIGHTS), scoped: true,
+    visible: visibleObservations,
+    select: `SELECT o.id, o.created_at, o.type, o.title, p.key AS project_key, u.handle AS author, ${TOKENS} AS tokens
+  FROM observations o ${joins('o')}`,
+  },
+  summary: {
+    kind: 'summary', table: 'summaries', fts: 'summaries_fts', alias: 's', bm25: bm25('summaries_fts', SUMMARY_BM25_WEIGHTS), scoped: false,
+    visible: visibleSummaries,
+    select: `SELECT s.id, s.created_at, 'summary' AS type, ${SUMMARY_TITLE} AS title, p.key AS project_key, u.handle AS author, ${SUMMARY_TOKENS} AS tokens
+  FROM summaries s ${joins('s')}`,
+  },
+  // Prompts use `visiblePrompts` as it is: team-visible projects, or the viewer's own private ones.
+  prompt: {
+    kind: 'prompt', table: 'prompts', fts: 'prompts_fts', alias: 'pm', bm25: bm25('prompts_fts', PROMPT_BM25_WEIGHTS), scoped: false,
+    visible: visiblePrompts,
+    select: `SELECT pm.id, pm.created_at, 'prompt' AS type, substr(pm.text, 1, 300) AS title, p.key AS project_key, u.handle AS author,
+    CAST((length(pm.text) + 3) / 4 AS INTEGER) AS tokens
+  FROM prompts pm ${joins('pm')}`,
+  },
+};
 
 interface Scope {
+  source: Source;
   teamId: number;
   where: SqlFragment;
   projectIds: number[] | null;
 }
 
-async function scopeFor(env: CairnEnv, auth: AuthContext, p: SearchParams): Promise<Scope | null> {
+/** One scope per kind asked for and not excluded by an observation-only filter; none when no project is visible. */
+async function scopesFor(env: CairnEnv, auth: AuthContext, p: SearchParams): Promise<Scope[]> {
   const [viewer, projects] = await Promise.all([
     loadViewer(env.DB, auth),
     p.project.length ? resolveVisibleProjects(env.DB, auth, p.project) : Promise.resolve(null),
   ]);
   const projectIds = projects ? projects.map((r) => r.id) : null;
-  if (projectIds && projectIds.length === 0) return null; // unknown, invisible and foreign projects all look alike: empty
-  const vis = visibleObservations(viewer, 'o');
-  const f = filterSql(p, projectIds);
-  return { teamId: auth.teamId, where: { sql: `${vis.sql} AND ${f.sql}`, params: [...vis.params, ...f.params] }, projectIds };
+  if (projectIds && projectIds.length === 0) return []; // unknown, invisible and foreign projects all look alike: empty
+  return kindsOf(p.kind)
+    .filter((k) => appliesTo(p, k))
+    .map((k) => {
+      const source = SOURCES[k];
+      const vis = source.visible(viewer, source.alias);
+      const f = filterSql(p, projectIds, k, source.alias);
+      return { source, teamId: auth.teamId, where: { sql: `${vis.sql} AND ${f.sql}`, params: [...vis.params, ...f.params] }, projectIds };
+    });
 }
 
 interface Ranked {
@@ -85,13 +137,14 @@ interface Ranked {
  * team index and re-run the MATCH for every row, which took seconds at 10k rows.
  */
 async function ftsRanked(db: D1Database, all: string, any: string, scope: Scope, limit: number): Promise<{ rows: Ranked[]; total: number }> {
-  const full = all === any ? '1' : 'o.id IN (SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?)';
+  const { fts, table, alias: a, bm25: rank } = scope.source;
+  const full = all === any ? '1' : `${a}.id IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?)`;
   const { results } = await db
     .prepare(
       `WITH m AS MATERIALIZED (
-         SELECT o.id AS id, ${BM25} AS rank, ${full} AS full
-           FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid
-          WHERE observations_fts MATCH ? AND ${scope.where.sql})
+         SELECT ${a}.id AS id, ${rank} AS rank, ${full} AS full
+           FROM ${fts} CROSS JOIN ${table} ${a} ON ${a}.id = ${fts}.rowid
+          WHERE ${fts} MATCH ? AND ${scope.where.sql})
        SELECT id, rank, full, count(*) OVER () AS total FROM m ORDER BY full DESC, rank LIMIT ?`,
     )
     .bind(...(all === any ? [] : [all]), any, ...scope.where.params, limit)
@@ -105,8 +158,9 @@ async function ftsRanked(db: D1Database, all: string, any: string, scope: Scope,
  * So `total` counts all-terms matches when those alone fill the pool, and any-term matches otherwise.
  */
 async function ftsSearch(db: D1Database, allTerms: string, anyTerms: string, scope: Scope, pool: number): Promise<{ rows: Ranked[]; total: number }> {
-  const all = scopeMatch(allTerms, scope.projectIds);
-  const any = allTerms === anyTerms ? all : scopeMatch(anyTerms, scope.projectIds);
+  const narrow = (expr: string) => (scope.source.scoped ? scopeMatch(expr, scope.projectIds) : expr);
+  const all = narrow(allTerms);
+  const any = allTerms === anyTerms ? all : narrow(anyTerms);
   const strict = await ftsRanked(db, all, all, scope, pool);
   if (all === any || strict.rows.length >= pool) return strict;
   return ftsRanked(db, all, any, scope, pool);
@@ -140,20 +194,19 @@ interface Row {
   tokens: number;
 }
 
-const SELECT_ROWS = `SELECT o.id, o.created_at, o.type, o.title, p.key AS project_key, u.handle AS author, ${TOKENS} AS tokens
-  FROM observations o JOIN projects p ON p.id = o.project_id JOIN users u ON u.id = o.author_user_id`;
-
 /** Rows for `ids` that pass the scope; the scope is re-applied so vector hits never bypass visibility. */
 async function hydrate(db: D1Database, ids: number[], scope: Scope): Promise<Map<number, Row>> {
   if (ids.length === 0) return new Map();
+  const a = scope.source.alias;
   const { results } = await db
-    .prepare(`${SELECT_ROWS} WHERE o.id IN (SELECT value FROM json_each(?)) AND ${scope.where.sql}`)
+    .prepare(`${scope.source.select} WHERE ${a}.id IN (SELECT value FROM json_each(?)) AND ${scope.where.sql}`)
     .bind(JSON.stringify(ids), ...scope.where.params)
     .all<Row>();
   return new Map(results.map((r) => [r.id, r]));
 }
 
-const toResult = (r: Row, score: number): SearchResult => ({
+const toResult = (kind: RecordKind, r: Row, score: number): SearchResult => ({
+  kind,
   id: r.id,
   createdAt: r.created_at,
   type: r.type,
@@ -164,15 +217,30 @@ const toResult = (r: Row, score: number): SearchResult => ({
   score: Math.round(score * 1e5) / 1e5,
 });
 
-async function filterOnly(db: D1Database, p: SearchParams, scope: Scope): Promise<SearchResponse> {
+/** The newest rows of one kind that pass the scope, and how many pass it. */
+async function newest(db: D1Database, scope: Scope, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+  const { table, alias: a, select } = scope.source;
   const [{ results }, count] = await Promise.all([
     db
-      .prepare(`${SELECT_ROWS} WHERE ${scope.where.sql} ORDER BY o.created_at DESC, o.id DESC LIMIT ? OFFSET ?`)
-      .bind(...scope.where.params, p.limit, p.offset)
+      .prepare(`${select} WHERE ${scope.where.sql} ORDER BY ${a}.created_at DESC, ${a}.id DESC LIMIT ? OFFSET ?`)
+      .bind(...scope.where.params, limit, offset)
       .all<Row>(),
-    db.prepare(`SELECT count(*) AS n FROM observations o WHERE ${scope.where.sql}`).bind(...scope.where.params).first<{ n: number }>(),
+    db.prepare(`SELECT count(*) AS n FROM ${table} ${a} WHERE ${scope.where.sql}`).bind(...scope.where.params).first<{ n: number }>(),
   ]);
-  return { results: results.map((r) => toResult(r, 0)), total: count?.n ?? 0, mode: 'fts' };
+  return { rows: results, total: count?.n ?? 0 };
+}
+
+/** Filters without a query: newest first; several kinds are merged by time. */
+async function filterOnly(db: D1Database, p: SearchParams, scopes: Scope[]): Promise<SearchResponse> {
+  if (scopes.length === 1) {
+    const { rows, total } = await newest(db, scopes[0]!, p.limit, p.offset);
+    return { results: rows.map((r) => toResult(scopes[0]!.source.kind, r, 0)), total, mode: 'fts' };
+  }
+  const lists = await Promise.all(scopes.map((s) => newest(db, s, p.offset + p.limit, 0)));
+  const merged = lists
+    .flatMap((l, i) => l.rows.map((r) => toResult(scopes[i]!.source.kind, r, 0)))
+    .sort((x, y) => y.createdAt - x.createdAt || y.id - x.id);
+  return { results: merged.slice(p.offset, p.offset + p.limit), total: lists.reduce((n, l) => n + l.total, 0), mode: 'fts' };
 }
 
 /**
@@ -222,55 +290,113 @@ async function vectorIds(
   }
 }
 
-/**
- * Searches the observations `auth` may read. Throws AppError(400) for invalid params or when there is
- * neither a query nor a filter. `input` takes HTTP query values or MCP arguments as they come.
- */
-export async function searchObservations(env: CairnEnv, auth: AuthContext, input: SearchInput, deps: SearchDeps = {}): Promise<SearchResponse> {
-  const p = parseWith(SearchParams, input);
-  if (!p.q && !hasFilter(p)) throw new AppError(400, 'query_required', 'Give a query (q) or at least one filter.');
-  const tm = deps.timings;
-  const scope = await timed(tm, 'scope', scopeFor(env, auth, p));
-  if (!scope) return { results: [], total: 0, mode: 'fts' };
-  const fts = p.q ? buildFtsQuery(p.q) : null;
-  if (!p.q) return filterOnly(env.DB, p, scope);
-  // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
-  if (!fts?.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
+/** One kind's ranked list, best first, before the page is cut. */
+interface Ranking {
+  scope: Scope;
+  /** Ids in rank order; all pass the scope (hybrid lists are checked while ranking). */
+  items: { id: number; score: number }[];
+  total: number;
+  mode: 'hybrid' | 'fts';
+  /** Rows already loaded while ranking; the rest are loaded for the page only. */
+  rows: Map<number, Row>;
+}
 
-  const want = p.offset + p.limit;
-  const pool = Math.min(1000, Math.max(want, 60));
+interface RankInput {
+  q: string;
+  fts: { all: string; any: string; terms: string[] };
+  pool: number;
+  want: number;
+}
+
+/** Summaries and prompts: FTS only (the vector index holds observations). */
+async function rankText(db: D1Database, scope: Scope, r: RankInput, tm: Record<string, number> | undefined): Promise<Ranking> {
+  const { rows, total } = await timed(tm, `fts_${scope.source.kind}`, ftsSearch(db, r.fts.all, r.fts.any, scope, r.pool));
+  return { scope, items: rows.map((x) => ({ id: x.id, score: -x.rank })), total, mode: 'fts', rows: new Map() };
+}
+
+/** Observations: FTS, files named in the query, and vector neighbours when available. */
+async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParams, scope: Scope, r: RankInput, deps: SearchDeps): Promise<Ranking> {
+  const tm = deps.timings;
+  const { q, fts, pool, want } = r;
   const adapters = p.mode === 'fts' ? null : deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
-  const paths = pathLikeTerms(p.q);
+  const paths = pathLikeTerms(q);
   // Send the SQL first: the embedder runs synchronously until its first await, so starting it first would
   // leave the database idle while the query is embedded.
   const ftsPromise = timed(tm, 'fts', ftsSearch(env.DB, fts.all, fts.any, scope, pool));
   const filesPromise = timed(tm, 'files', fileHits(env.DB, paths, scope, pool));
-  const vectorPromise = adapters ? vectorIds(env, adapters, p.q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
+  const vectorPromise = adapters ? vectorIds(env, adapters, q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
   const [{ rows: ranked, total }, files, vec] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise)]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
   // file rank with the all-terms matches (first when the query is nothing but file names).
   const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;
   const fileRanked = files.map((id) => ({ id, rank: 0 }));
-  const strict = ranked.filter((r) => r.full === 1);
-  const loose = ranked.filter((r) => r.full !== 1);
+  const strict = ranked.filter((x) => x.full === 1);
+  const loose = ranked.filter((x) => x.full !== 1);
   const ordered = onlyPaths ? [...fileRanked, ...ranked] : [...strict, ...fileRanked, ...loose];
   const seen = new Set<number>();
-  const ftsList = ordered.filter((r) => !seen.has(r.id) && !!seen.add(r.id));
-  const fileOnly = files.filter((id) => !ranked.some((r) => r.id === id)).length;
+  const ftsList = ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id));
+  const fileOnly = files.filter((id) => !ranked.some((x) => x.id === id)).length;
 
   if (vec === null) {
-    const page = ftsList.slice(p.offset, want);
-    const rows = await timed(tm, 'hydrate', hydrate(env.DB, page.map((r) => r.id), scope));
-    const results = page.flatMap((r) => (rows.has(r.id) ? [toResult(rows.get(r.id)!, -r.rank)] : []));
-    return { results, total: total + fileOnly, mode: 'fts' };
+    return { scope, items: ftsList.map((x) => ({ id: x.id, score: -x.rank })), total: total + fileOnly, mode: 'fts', rows: new Map() };
   }
-
-  const fused = reciprocalRankFusion([ftsList.map((r) => r.id), vec]);
+  const fused = reciprocalRankFusion([ftsList.map((x) => x.id), vec]);
   // FTS ids are already scoped; only vector ids can drop out, so want + |vec| candidates always fill the page.
   const rows = await timed(tm, 'hydrate', hydrate(env.DB, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vec])], scope));
   const allowed = fused.filter((f) => rows.has(f.id));
-  const ftsSet = new Set(ftsList.map((r) => r.id));
+  const ftsSet = new Set(ftsList.map((x) => x.id));
   const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;
-  const results = allowed.slice(p.offset, want).map((f) => toResult(rows.get(f.id)!, f.score));
-  return { results, total: total + fileOnly + vectorOnly, mode: 'hybrid' };
+  return { scope, items: allowed, total: total + fileOnly + vectorOnly, mode: 'hybrid', rows };
+}
+
+/**
+ * Cuts the page: one kind's list as it is, several kinds fused by RRF over their ranked lists. Rows not yet
+ * loaded are loaded per kind (scope re-applied).
+ */
+async function pageOf(db: D1Database, rankings: Ranking[], offset: number, want: number, tm: Record<string, number> | undefined): Promise<SearchResult[]> {
+  const picked: { ranking: Ranking; id: number; score: number }[] =
+    rankings.length === 1
+      ? rankings[0]!.items.slice(offset, want).map((it) => ({ ranking: rankings[0]!, ...it }))
+      : reciprocalRankFusion(rankings.map((rk, i) => rk.items.map((it) => `${i}:${it.id}`)))
+          .slice(offset, want)
+          .map((f) => {
+            const [i, id] = f.id.split(':').map(Number) as [number, number];
+            return { ranking: rankings[i]!, id, score: f.score };
+          });
+  await timed(tm, 'hydrate_page', Promise.all(
+    rankings.map(async (rk) => {
+      const missing = picked.filter((x) => x.ranking === rk && !rk.rows.has(x.id)).map((x) => x.id);
+      for (const [id, row] of await hydrate(db, missing, rk.scope)) rk.rows.set(id, row);
+    }),
+  ));
+  return picked.flatMap((x) => {
+    const row = x.ranking.rows.get(x.id);
+    return row ? [toResult(x.ranking.scope.source.kind, row, x.score)] : [];
+  });
+}
+
+/**
+ * Searches what `auth` may read: observations by default, or (`kind`) session summaries, prompts, or all
+ * three. Throws AppError(400) for invalid params or when there is neither a query nor a filter. `input`
+ * takes HTTP query values or MCP arguments as they come.
+ */
+export async function searchObservations(env: CairnEnv, auth: AuthContext, input: SearchInput, deps: SearchDeps = {}): Promise<SearchResponse> {
+  const p = parseWith(SearchParams, input);
+  if (!p.q && !hasFilter(p)) throw new AppError(400, 'query_required', 'Give a query (q) or at least one filter.');
+  const tm = deps.timings;
+  const scopes = await timed(tm, 'scope', scopesFor(env, auth, p));
+  if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
+  if (!p.q) return filterOnly(env.DB, p, scopes);
+  const fts: FtsQuery = buildFtsQuery(p.q);
+  // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
+  if (!fts.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
+
+  const want = p.offset + p.limit;
+  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, pool: Math.min(1000, Math.max(want, 60)), want };
+  // Summary and prompt statements go out first; the observation side may then spend time embedding the query.
+  const text = scopes.filter((s) => s.source.kind !== 'observation').map((s) => rankText(env.DB, s, r, tm));
+  const obs = scopes.filter((s) => s.source.kind === 'observation').map((s) => rankObservations(env, auth, p, s, r, deps));
+  const byKind = await Promise.all([...obs, ...text]);
+  const results = await pageOf(env.DB, byKind, p.offset, want, tm);
+  return { results, total: byKind.reduce((n, k) => n + k.total, 0), mode: byKind.some((k) => k.mode === 'hybrid') ? 'hybrid' : 'fts' };
 }

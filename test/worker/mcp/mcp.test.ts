@@ -4,7 +4,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { env, exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BASE, fresh, newIdentity, type TestIdentity } from '../support/http';
-import { idsOf, seedObservation, seedProject, seedSession, type Ids } from '../support/seed';
+import { storePrompt } from '../../../src/store/sessions';
+import { idsOf, seedObservation, seedProject, seedSession, seedSummary, type Ids } from '../support/seed';
 
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const inProcess = (url: string | URL, init?: RequestInit) => worker.fetch(new Request(url, init));
@@ -72,6 +73,31 @@ describe('MCP server', () => {
     expect(text).toContain(`#${seeded[0]}`);
     expect(text).toContain('Webhook retries use exponential backoff');
     expect(text).not.toContain('Details about');
+  });
+
+  it('searches summaries and prompts with kind "all", shows S and P ids, and reads them in full with get_observations', async () => {
+    const s = await seedSession(ids, project, fresh('s'), T0);
+    const summaryId = await seedSummary(ids, project, s, { request: 'Tune the albatross limiter', learned: 'Albatross limiter counts per token', nextSteps: 'Watch albatross 429s' });
+    await storePrompt(env.DB, { teamId: ids.teamId, projectId: project, sessionDbId: s, promptNumber: 1, text: 'why does the albatross limiter reject bursts?', authorUserId: ids.userId, createdAt: T0 });
+    const promptId = (await env.DB.prepare('SELECT id FROM prompts WHERE session_id = ?').bind(s).first<{ id: number }>())!.id;
+    const client = await connect(me.token);
+    const plain = textOf(await call(client, 'search', { query: 'albatross limiter' }));
+    expect(plain).toMatch(/^No matches/);
+    const all = textOf(await call(client, 'search', { query: 'albatross limiter', kind: 'all' }));
+    expect(all).toMatch(new RegExp(`^S${summaryId}  .*  summary  Tune the albatross limiter  \\(${key}, @${me.user}, ~\\d+ tok\\)$`, 'm'));
+    expect(all).toMatch(new RegExp(`^P${promptId}  .*  prompt  why does the albatross limiter reject bursts\\?`, 'm'));
+    const full = textOf(await call(client, 'get_observations', { ids: [`S${summaryId}`, `P${promptId}`, 'S987654321', seeded[0]!] }));
+    expect(full).toContain(`S${summaryId} session summary`);
+    expect(full).toContain('Learned: Albatross limiter counts per token');
+    expect(full).toContain('Next steps: Watch albatross 429s');
+    expect(full).toContain(`P${promptId} prompt 1`);
+    expect(full).toContain('why does the albatross limiter reject bursts?');
+    expect(full).toContain(`#${seeded[0]} `);
+    expect(full).toContain('Not found: S987654321');
+    const { tools } = await client.listTools();
+    expect(tools.find((t) => t.name === 'get_observations')?.description).toContain('timeline(anchor="S12")');
+    expect(client.getInstructions()).toContain('kind="all"');
+    await client.close();
   });
 
   it('shows a timeline around an anchor and picks one from a query', async () => {

@@ -98,7 +98,7 @@ describe('renderSearchText', () => {
   it('prints a header and one compact line per result, ids first', () => {
     const text = renderSearchText(
       {
-        results: [{ id: 42, createdAt: Date.UTC(2026, 0, 2, 3, 4), type: 'bugfix', title: 'Fix  the\nparser', projectKey: 'github.com/a/b', author: 'ana', tokens: 120, score: 0.03 }],
+        results: [{ kind: 'observation', id: 42, createdAt: Date.UTC(2026, 0, 2, 3, 4), type: 'bugfix', title: 'Fix  the\nparser', projectKey: 'github.com/a/b', author: 'ana', tokens: 120, score: 0.03 }],
         total: 7,
         mode: 'hybrid',
       },

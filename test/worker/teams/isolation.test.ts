@@ -4,6 +4,7 @@
 // project is invisible to a teammate until it is made team-visible.
 import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { storePrompt } from '../../../src/store/sessions';
 import { call, fresh, type TestIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary, type Ids } from '../support/seed';
 import { isMissingRoute, mcp, mcpTools, normalised, teamSnapshot } from './isolation-support';
@@ -43,6 +44,7 @@ async function seedTarget(owner: TestIdentity, ids: Ids, visibility: 'team' | 'p
   }
   await seedObservation(ids, projectId, sessionId, { type: 'sensitive', title: `${secret} sensitive credential`, createdAt: at + 5 });
   const summaryId = await seedSummary(ids, projectId, sessionId, { request: `${secret} summary request`, learned: `${secret} learned` });
+  await storePrompt(env.DB, { teamId: ids.teamId, projectId, sessionDbId: sessionId, promptNumber: 1, text: `${secret} prompt text`, authorUserId: ids.userId, createdAt: at });
   return { key, secret, handle: owner.user, file, obsId, summaryId, sessionKey, sessionId, eventId: fresh('evt'), at };
 }
 
@@ -51,7 +53,8 @@ const ghost = (): Target => ({
   obsId: 987_654_321, summaryId: 987_654_322, sessionKey: fresh('nosess'), sessionId: 987_654_323, eventId: fresh('noevt'), at: Date.now() - 60_000,
 });
 
-const valuesOf = (t: Target) => [t.key, t.secret, t.handle, t.file, t.sessionKey, t.eventId, t.obsId, t.summaryId, t.sessionId];
+// `S<id>` as a whole string: there is no word boundary between the S and the digits for the numeric pass.
+const valuesOf = (t: Target) => [t.key, t.secret, t.handle, t.file, t.sessionKey, t.eventId, `S${t.summaryId}`, t.obsId, t.summaryId, t.sessionId];
 const enc = encodeURIComponent;
 
 interface Probe {
@@ -79,6 +82,10 @@ const READ_PROBES: Probe[] = [
   get('search by file', (t) => `/api/search?file=${enc(t.file)}`),
   get('search by author', (t) => `/api/search?author=${enc(t.handle)}&q=${t.secret}`),
   get('search as text', (t) => `/api/search?q=${t.secret}&format=text`),
+  get('search all kinds', (t) => `/api/search?q=${t.secret}&kind=all`),
+  get('search all kinds by project', (t) => `/api/search?project=${enc(t.key)}&kind=all`),
+  get('search summaries', (t) => `/api/search?q=${t.secret}&kind=summaries`),
+  get('search prompts as text', (t) => `/api/search?q=${t.secret}&kind=prompts&format=text`),
   get('timeline by id', (t) => `/api/timeline?anchor=${t.obsId}`),
   get('timeline by summary', (t) => `/api/timeline?anchor=S${t.summaryId}`),
   get('timeline by time and project', (t) => `/api/timeline?anchor=${new Date(t.at).toISOString()}&project=${enc(t.key)}`),
@@ -251,6 +258,8 @@ describe("team B's token against team A's data", () => {
     const cases: [string, (t: Target) => Record<string, unknown>][] = [
       ['search', (t) => ({ query: t.secret })],
       ['search', (t) => ({ query: t.secret, project: t.key })],
+      ['search', (t) => ({ query: t.secret, kind: 'all' })],
+      ['get_observations', (t) => ({ ids: [`S${t.summaryId}`] })],
       ['timeline', (t) => ({ anchor: t.obsId })],
       ['timeline', (t) => ({ query: t.secret })],
       ['get_observations', (t) => ({ ids: [t.obsId] })],
@@ -288,6 +297,10 @@ describe('a private project and a teammate', () => {
     if (!tools) return;
     const r = await mcp(P.mate.token, 'tools/call', { name: 'search', arguments: { query: P.priv.secret } });
     expect(r.text).not.toContain(P.priv.secret);
+    const all = await mcp(P.mate.token, 'tools/call', { name: 'search', arguments: { query: P.priv.secret, kind: 'all' } });
+    expect(all.text).not.toContain(P.priv.secret);
+    const own = await mcp(P.owner.token, 'tools/call', { name: 'search', arguments: { query: P.priv.secret, kind: 'prompts' } });
+    expect(own.text).toContain(`${P.priv.secret} prompt text`);
     const g = await mcp(P.mate.token, 'tools/call', { name: 'get_observations', arguments: { ids: [P.priv.obsId] } });
     expect(g.text).not.toContain(P.priv.secret);
   });

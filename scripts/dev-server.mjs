@@ -1,6 +1,8 @@
 // Starts `wrangler dev` in local mode (local D1 + Durable Objects, migrations applied) and mints a dev
 // token. Used by `npm start` and by the Node-side tests and benchmarks.
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -17,25 +19,46 @@ export const PASSTHROUGH_VARS = [
   'RATE_LIMIT_INGEST_PER_MIN', 'RATE_LIMIT_READ_PER_MIN',
 ];
 
-export function applyMigrations({ persistTo } = {}) {
-  const args = [WRANGLER, 'd1', 'migrations', 'apply', 'DB', '--local'];
+function wrangler(args, cwd) {
+  const r = spawnSync(process.execPath, [WRANGLER, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...QUIET_ENV } });
+  if (r.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+export function applyMigrations({ persistTo, cwd = ROOT } = {}) {
+  const args = ['d1', 'migrations', 'apply', 'DB', '--local'];
   if (persistTo) args.push('--persist-to', persistTo);
-  const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...QUIET_ENV } });
-  if (r.status !== 0) throw new Error(`migrations failed:\n${r.stdout}\n${r.stderr}`);
+  wrangler(args, cwd);
+}
+
+/**
+ * Bundles the Worker once into a temp folder with its own wrangler.toml, so that wrangler dev serves a
+ * snapshot: benchmarks in a shared checkout must not restart when someone saves a source file.
+ */
+function snapshotWorker(dir) {
+  wrangler(['deploy', '--dry-run', '--outdir', path.join(dir, 'dist')], ROOT);
+  const toml = readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8')
+    .replace(/^main = .*$/m, 'main = "dist/index.js"')
+    .replace(/^migrations_dir = .*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'migrations'))}`);
+  writeFileSync(path.join(dir, 'wrangler.toml'), toml);
 }
 
 /**
  * Runs wrangler dev and resolves once /api/health answers.
- * @param {{port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number}} opts
+ * `snapshot: true` serves a bundled copy from a fresh temp folder (and database), removed on stop.
+ * @param {{port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number, snapshot?: boolean, logLevel?: string}} opts
  */
 export async function startDevServer(opts = {}) {
   const port = opts.port ?? 8787;
-  applyMigrations({ persistTo: opts.persistTo });
+  const temp = opts.snapshot ? mkdtempSync(path.join(tmpdir(), 'cairn-snapshot-')) : null;
+  if (temp) snapshotWorker(temp);
+  const cwd = temp ?? ROOT;
+  const persistTo = opts.persistTo ?? (temp ? path.join(temp, 'state') : undefined);
+  applyMigrations({ persistTo, cwd });
   const vars = { CAIRN_LOCAL: '1', ...opts.vars };
-  const args = [WRANGLER, 'dev', '--local', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', 'warn'];
-  if (opts.persistTo) args.push('--persist-to', opts.persistTo);
+  const args = [WRANGLER, 'dev', '--local', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', opts.logLevel ?? 'warn'];
+  if (persistTo) args.push('--persist-to', persistTo);
   for (const [k, v] of Object.entries(vars)) if (v !== undefined && v !== '') args.push('--var', `${k}:${v}`);
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: opts.stdio ?? 'pipe', env: { ...process.env, ...QUIET_ENV }, detached: false });
+  const child = spawn(process.execPath, args, { cwd, stdio: opts.stdio ?? 'pipe', env: { ...process.env, ...QUIET_ENV }, detached: false });
   let output = '';
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));
@@ -51,15 +74,18 @@ export async function startDevServer(opts = {}) {
   }
   if (Date.now() >= deadline) {
     child.kill('SIGTERM');
+    if (temp) rmSync(temp, { recursive: true, force: true });
     throw new Error(`wrangler dev did not become ready:\n${output}`);
   }
-  const stop = () =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve(undefined);
-      child.once('exit', () => resolve(undefined));
+  const stop = async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 3000).unref();
-    });
+      await exited;
+    }
+    if (temp) rmSync(temp, { recursive: true, force: true });
+  };
   return { url, port, child, stop, output: () => output };
 }
 

@@ -1,75 +1,22 @@
 // Shared by the recall benchmarks: a throwaway wrangler dev, seeding through the local-only bench routes,
 // latency sampling, and rewriting one marked section of BENCHMARKS.md.
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { QUIET_ENV, ROOT, mintDevToken } from '../../scripts/dev-server.mjs';
-
-const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-
-function wrangler(args, cwd) {
-  const r = spawnSync(process.execPath, [WRANGLER, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...QUIET_ENV } });
-  if (r.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
-}
-
-/**
- * Bundles the Worker once into a temp dir and serves that snapshot: wrangler dev watches its sources, and
- * in a shared checkout someone else's save would restart the Worker in the middle of a measurement.
- */
-async function startSnapshotServer(dir, port, vars) {
-  wrangler(['deploy', '--dry-run', '--outdir', path.join(dir, 'dist')], ROOT);
-  const toml = readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8')
-    .replace(/^main = .*$/m, 'main = "dist/index.js"')
-    .replace(/^migrations_dir = .*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'migrations'))}`);
-  writeFileSync(path.join(dir, 'wrangler.toml'), toml);
-  const persist = path.join(dir, 'state');
-  wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persist], dir);
-  const args = [WRANGLER, 'dev', '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persist, '--show-interactive-dev-session=false', '--log-level', 'warn'];
-  for (const [k, v] of Object.entries({ CAIRN_LOCAL: '1', ...vars })) args.push('--var', `${k}:${v}`);
-  const child = spawn(process.execPath, args, { cwd: dir, stdio: 'pipe', env: { ...process.env, ...QUIET_ENV } });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited:\n${output}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGTERM');
-      throw new Error(`wrangler dev did not become ready:\n${output}`);
-    }
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) break;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const stop = () =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve(undefined);
-      child.once('exit', () => resolve(undefined));
-      child.kill('SIGTERM');
-      setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 3000).unref();
-    });
-  return { url, stop };
-}
+import { ROOT, mintDevToken, startDevServer } from '../../scripts/dev-server.mjs';
 
 export const BENCHMARKS = path.join(ROOT, 'BENCHMARKS.md');
 
-/** Starts wrangler dev on a fresh local database; returns {url, token, stop}. */
-export async function startBenchServer(port) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'cairn-bench-'));
+/** Starts a snapshot wrangler dev on a fresh local database with generous rate limits; returns {url, token, stop}. */
+export async function startBenchServer(port, vars = {}) {
   const secret = `bench-${Math.random().toString(36).slice(2)}`;
-  const server = await startSnapshotServer(dir, port, { CAIRN_ADMIN_SECRET: secret, RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000' });
+  const server = await startDevServer({
+    port,
+    snapshot: true,
+    timeoutMs: 120_000,
+    vars: { CAIRN_ADMIN_SECRET: secret, RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000', ...vars },
+  });
   const token = await mintDevToken(server.url, secret, { team: 'bench', user: 'bencher', device: 'bench-box' });
-  return {
-    url: server.url,
-    token,
-    async stop() {
-      await server.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return { url: server.url, token, stop: server.stop };
 }
 
 export async function api(srv, method, pathAndQuery, body) {

@@ -2,6 +2,7 @@
 import type { SessionDO } from '../../../src/session/session-do';
 import { env } from 'cloudflare:workers';
 import { call, fresh } from '../support/http';
+import type { FakeResponse } from '../../support/fake-llm';
 
 export interface Sent {
   status: number;
@@ -37,13 +38,7 @@ export const toolEvent = (sessionId: string, command: string, extra: Record<stri
   ...extra,
 });
 
-export interface FakeResponse {
-  status?: number;
-  text?: string;
-  headers?: Record<string, string>;
-  error?: { type: string; message: string; details?: Record<string, unknown> };
-  delayMs?: number;
-}
+export type { FakeResponse };
 
 export async function script(id: string, responses: FakeResponse[], delayMs = 0): Promise<void> {
   await fetch(`${env.FAKE_LLM_URL}/__scenario/${id}`, { method: 'POST', body: JSON.stringify({ responses, delayMs }) });

@@ -89,7 +89,7 @@ export interface ObserverProvider {
  * A provider failure, classified. `transient` kinds keep the events and retry after a back-off;
  * `blocked` kinds (auth, spend cap) keep the events and back off for long; nothing is dropped.
  */
-export type ObserverFailureKind = 'rate_limit' | 'overloaded' | 'spend_cap' | 'auth' | 'bad_request' | 'network' | 'server';
+export type ObserverFailureKind = 'rate_limit' | 'overloaded' | 'spend_cap' | 'auth' | 'config' | 'bad_request' | 'network' | 'server';
 
 export class ObserverFailure extends Error {
   constructor(

@@ -69,6 +69,10 @@ export function planFailure(kind: FailureKind, retryAfterMs: number | null, stre
       return { delayMs: 60 * MINUTE, countsAttempt: false, shared: 'spend_cap' };
     case 'auth':
       return { delayMs: 30 * MINUTE, countsAttempt: false, shared: 'auth' };
+    // A wrong model name or endpoint: every session of the team fails alike until an operator fixes it, and
+    // dead-lettering the team's backlog meanwhile would turn a typo into lost work.
+    case 'config':
+      return { delayMs: 10 * MINUTE, countsAttempt: false, shared: 'config' };
     case 'bad_request':
     case 'network':
     case 'server':

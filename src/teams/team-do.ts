@@ -8,7 +8,7 @@ export const SLOT_TTL_MS = 10 * 60_000;
 const FULL_RETRY_MS = 1_500;
 export const DEFAULT_OBSERVER_CONCURRENCY = 4;
 
-export type BackoffKind = 'rate_limit' | 'overloaded' | 'spend_cap' | 'auth';
+export type BackoffKind = 'rate_limit' | 'overloaded' | 'spend_cap' | 'auth' | 'config';
 
 export interface SlotGrant {
   granted: boolean;

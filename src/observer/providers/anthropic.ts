@@ -40,7 +40,9 @@ export function mapAnthropicError(err: unknown): ObserverFailure {
     if (status === 429) return new ObserverFailure('rate_limit', message, retryAfterMs(err.headers));
     if (status === 529 || err.type === 'overloaded_error') return new ObserverFailure('overloaded', message, retryAfterMs(err.headers));
     if (status === 401 || status === 403) return new ObserverFailure('auth', message);
-    if (status === 400 || status === 404 || status === 413 || status === 422) return new ObserverFailure('bad_request', message);
+    // 404 names no event: the model or endpoint is wrong, and every event would fail the same way.
+    if (status === 404) return new ObserverFailure('config', message);
+    if (status === 400 || status === 413 || status === 422) return new ObserverFailure('bad_request', message);
     if (status === 408 || status === 409 || status >= 500) return new ObserverFailure('server', message, retryAfterMs(err.headers));
     return new ObserverFailure('bad_request', message);
   }

@@ -34,6 +34,7 @@ export function mapOpenAiError(status: number, headers: Headers, body: ErrorBody
   if (status === 529 || status === 503 || code === 'overloaded_error') return new ObserverFailure('overloaded', message, retryAfterMs(headers));
   if (status === 401 || status === 403) return new ObserverFailure('auth', message);
   if (status >= 500 || status === 408 || status === 409) return new ObserverFailure('server', message, retryAfterMs(headers));
+  if (status === 404) return new ObserverFailure('config', message);
   return new ObserverFailure('bad_request', message);
 }
 

@@ -123,6 +123,10 @@ describe('an observer turn through the Anthropic SDK', () => {
     expect(failure.retryAfterMs).toBeNull();
   });
 
+  it('maps a 404 (unknown model or wrong endpoint) to a configuration failure', async () => {
+    expect(failureOf(await turn(fresh('anth-404'), [{ status: 404, error: { type: 'not_found_error', message: 'model: claude-nope' } }])).kind).toBe('config');
+  });
+
   it('maps a 400 to a bad-request failure', async () => {
     expect(failureOf(await turn(fresh('anth-400'), [{ status: 400, error: { type: 'invalid_request_error', message: 'bad' } }])).kind).toBe('bad_request');
   });

@@ -68,6 +68,7 @@ describe('the OpenAI-compatible adapter', () => {
     [{ status: 529, error: { type: 'overloaded_error', message: 'busy' } }, 'overloaded', null],
     [{ status: 500, error: { type: 'server_error', message: 'oops' } }, 'server', null],
     [{ status: 400, error: { type: 'invalid_request_error', message: 'bad' } }, 'bad_request', null],
+    [{ status: 404, error: { type: 'model_not_found', message: 'no such model' } }, 'config', null],
   ])('maps %j to a %s failure', async (response, kind, retryAfterMs) => {
     const id = fresh('oai-err');
     await script(id, [response]);

@@ -70,6 +70,11 @@ describe('planFailure', () => {
     expect(planFailure('auth', null, 9)).toMatchObject({ delayMs: 1_800_000, countsAttempt: false });
   });
 
+  it('holds the whole team back on a configuration error without spending its events\' retries', () => {
+    expect(planFailure('config', null, 0)).toEqual({ delayMs: 600_000, countsAttempt: false, shared: 'config' });
+    expect(planFailure('bad_request', null, 0)).toMatchObject({ countsAttempt: true, shared: null });
+  });
+
   it('backs off exponentially on server errors, capped, and spends a retry each time', () => {
     const delays = [0, 1, 2, 3, 20].map((n) => planFailure('server', null, n).delayMs);
     expect(delays).toEqual([2_000, 4_000, 8_000, 16_000, 120_000]);

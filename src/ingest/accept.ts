@@ -3,6 +3,7 @@
 import type { AuthContext } from '../auth/types';
 import { ensureProject, type ProjectRef } from '../db/projects';
 import type { TeamSettings } from '../db/team-settings';
+import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
 import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '../lib/tags';
 import { serializeField, truncateField } from '../lib/truncate';
@@ -64,7 +65,7 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
     userId: auth.userId,
     deviceId: auth.deviceId,
   };
-  const common = { eventId: e.event_id, occurredAt: e.occurred_at, snapshot, modeId: ctx.settings.mode ?? env.CAIRN_MODE ?? 'code' };
+  const common = { eventId: e.event_id, occurredAt: e.occurred_at, snapshot, modeId: modeIdFor(env, ctx.settings) };
 
   let input: EnqueueInput;
   let promptText: string | null = null;

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run } from '../src/run';
-import { machine, memIo, tempDir } from './support';
+import { fakeServer, machine, memIo, tempDir } from './support';
 
 const USER_SETTINGS = `{
     "model": "opus",
@@ -135,6 +135,21 @@ describe('login and mcp-headers', () => {
     const headers = memIo({ env });
     await run(['mcp-headers'], headers);
     expect(JSON.parse(headers.stdout)).toEqual({ Authorization: 'Bearer tok-abc' });
+  });
+
+  it('login exits 1 and says so on stderr when the server refuses the token', async () => {
+    const server = await fakeServer();
+    try {
+      const { env } = machine(null);
+      const io = memIo({ env });
+      expect(await run(['login', '--url', server.url, '--token', 'tok-typo'], io)).toBe(1);
+      expect(io.stderr).toContain('token was refused');
+      const ok = memIo({ env });
+      expect(await run(['login', '--url', server.url, '--token', 'tok-test'], ok)).toBe(0);
+      expect(ok.stdout).toContain('token valid');
+    } finally {
+      await server.close();
+    }
   });
 
   it('rejects a URL that is not http(s)', async () => {

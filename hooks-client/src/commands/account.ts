@@ -37,16 +37,22 @@ export async function login(args: string[], io: Io): Promise<number> {
   writeConfigFile(paths, file);
   io.out(`cairn: saved ${paths.configFile}\n`);
   const check = await checkToken(base, file.token, file.device ?? null);
+  if (check.refused) {
+    // Saved anyway (a re-login fixes it), but `login && install` must not go on as if it worked.
+    io.err(`cairn: ${check.message}\n`);
+    return 1;
+  }
   io.out(`cairn: ${check.message}\n`);
   return 0;
 }
 
-async function checkToken(url: string, token: string | null, device: string | null): Promise<{ ok: boolean; message: string }> {
+/** `refused`: the server answered and turned the token down (as opposed to being unreachable). */
+async function checkToken(url: string, token: string | null, device: string | null): Promise<{ ok: boolean; refused?: boolean; message: string }> {
   try {
     const r = await call(url, '/api/projects', { token, device, timeoutMs: 5_000 });
     if (r.status === 200) return { ok: true, message: `server reachable at ${url}, token valid` };
     if (r.status === 403) return { ok: true, message: `server reachable at ${url}, token valid (no read scope: recall disabled)` };
-    return { ok: false, message: `server reachable at ${url}, but the token was refused (${errorText(r)})` };
+    return { ok: false, refused: r.status === 401, message: `server reachable at ${url}, but the token was refused (${errorText(r)})` };
   } catch (e) {
     return { ok: false, message: `server not reachable at ${url} (${e instanceof Unreachable ? e.reason : String(e)}); events will be kept locally until it is` };
   }

@@ -13,7 +13,7 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn search <query> [--all | --project <key>] [--limit N] [--json]
   cairn import <transcript.jsonl…> [--project <key>]
   cairn admin …
-  cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|stop|session-end>
+  cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end>
 `;
 
 type Command = (args: string[], io: Io) => Promise<number>;

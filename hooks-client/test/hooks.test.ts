@@ -149,6 +149,28 @@ describe('project root', () => {
   });
 });
 
+describe('post-tool-use-failure', () => {
+  it('records a failed tool call (a command exiting non-zero) with its error, and skips a user interrupt', async () => {
+    const failed = await hook('post-tool-use-failure', {
+      hook_event_name: 'PostToolUseFailure',
+      tool_name: 'Bash',
+      tool_input: { command: 'npm test', description: 'Run tests' },
+      tool_use_id: 'fail-1',
+      error: 'Exit code 1\nFAIL src/math.test.ts\n  expected 3, received -1 (token sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH)',
+    });
+    expect(failed.code).toBe(0);
+    expect(failed.io.stdout).toBe('');
+    await hook('post-tool-use-failure', { tool_name: 'Bash', tool_input: { command: 'sleep 100' }, tool_use_id: 'fail-2', error: 'Interrupted by user', is_interrupt: true });
+    const sent = ingest();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.path).toBe('/api/sessions/observations');
+    expect(sent[0]!.json).toMatchObject({ tool_name: 'Bash', tool_use_id: 'fail-1', tool_response: { is_error: true } });
+    const response = sent[0]!.json!.tool_response as { error: string };
+    expect(response.error).toContain('expected 3, received -1');
+    expect(response.error).not.toContain('sk-ant-api03');
+  });
+});
+
 describe('post-tool-use', () => {
   it('accepts tool_response as an object, a string and a list', async () => {
     const shapes = [

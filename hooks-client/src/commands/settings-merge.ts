@@ -21,11 +21,13 @@ export const HOOK_PLAN: Array<{ claudeEvent: string; event: HookEvent; matcher?:
   { claudeEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'Read', timeout: 5 },
   // Fire-and-forget: Claude Code does not wait for these, so recording never slows the agent.
   { claudeEvent: 'PostToolUse', event: 'post-tool-use', matcher: '*', timeout: 10, async: true },
+  // Claude Code reports a failed call (e.g. a command exiting non-zero) only through this event.
+  { claudeEvent: 'PostToolUseFailure', event: 'post-tool-use-failure', matcher: '*', timeout: 10, async: true },
   { claudeEvent: 'Stop', event: 'stop', timeout: 10, async: true },
   { claudeEvent: 'SessionEnd', event: 'session-end', timeout: 5 },
 ];
 
-const OURS = /cairn(?:\.mjs)?["']?\s+hook\s+(?:session-start|user-prompt-submit|pre-tool-use|post-tool-use|stop|session-end)\b/;
+const OURS = /cairn(?:\.mjs)?["']?\s+hook\s+(?:session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end)\b/;
 
 export const isOurHandler = (h: unknown): boolean =>
   !!h && typeof h === 'object' && typeof (h as Handler).command === 'string' && OURS.test((h as Handler).command!);

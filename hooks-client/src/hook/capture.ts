@@ -36,13 +36,25 @@ async function promptRecall(ctx: HookContext, prompt: string): Promise<string> {
 }
 
 export async function postToolUse(ctx: HookContext): Promise<null> {
+  return recordToolCall(ctx, ctx.input.toolResponse ?? '');
+}
+
+/** A failed tool call (a command that exited non-zero, an edit that did not apply): often the most telling event. */
+export async function postToolUseFailure(ctx: HookContext): Promise<null> {
+  const { input } = ctx;
+  // The user pressing Esc is not something the code did.
+  if (input.isInterrupt) return null;
+  return recordToolCall(ctx, { is_error: true, error: input.error ?? 'the tool call failed' });
+}
+
+async function recordToolCall(ctx: HookContext, response: unknown): Promise<null> {
   const { input } = ctx;
   if (!input.toolName) return null;
-  const sensitive = metadataOnly(input.toolName, input.toolInput, input.toolResponse);
+  const sensitive = metadataOnly(input.toolName, input.toolInput, response);
   const fields: Record<string, unknown> = {
     tool_name: input.toolName,
     tool_input: scrubPayload(sensitive ? sensitive.input : input.toolInput ?? {}),
-    tool_response: scrubPayload(sensitive ? sensitive.response : input.toolResponse ?? ''),
+    tool_response: scrubPayload(sensitive ? sensitive.response : response),
   };
   if (input.toolUseId) fields.tool_use_id = input.toolUseId;
   if (input.agentId) fields.agent_id = input.agentId;

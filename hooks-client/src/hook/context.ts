@@ -28,6 +28,7 @@ export const BUDGET_MS: Record<HookEvent, number> = {
   'user-prompt-submit': 1_500,
   'pre-tool-use': 1_000,
   'post-tool-use': 1_000,
+  'post-tool-use-failure': 1_000,
   stop: 1_500,
   'session-end': 900,
 };

@@ -2,7 +2,7 @@
 import { isPathExcluded } from '../../../src/lib/glob';
 import { isTaskNotificationOnly } from '../../../src/lib/tags';
 
-export type HookEvent = 'session-start' | 'user-prompt-submit' | 'pre-tool-use' | 'post-tool-use' | 'stop' | 'session-end';
+export type HookEvent = 'session-start' | 'user-prompt-submit' | 'pre-tool-use' | 'post-tool-use' | 'post-tool-use-failure' | 'stop' | 'session-end';
 
 export interface GateInput {
   event: HookEvent;
@@ -28,7 +28,7 @@ export function gate0(g: GateInput): GateResult {
   if (g.excludeProjects.length && (isPathExcluded(g.cwd, g.excludeProjects, g.home, ci) || isPathExcluded(g.project, g.excludeProjects, g.home, ci))) {
     return { skip: true, reason: 'project_excluded' };
   }
-  if (g.event === 'post-tool-use' && g.toolName) {
+  if ((g.event === 'post-tool-use' || g.event === 'post-tool-use-failure') && g.toolName) {
     if (OWN_TOOL.test(g.toolName)) return { skip: true, reason: 'own_traffic' };
     if (g.skipTools.includes(g.toolName)) return { skip: true, reason: 'tool_skipped' };
   }

@@ -8,6 +8,9 @@ export interface HookInput {
   toolName: string | null;
   toolInput: unknown;
   toolResponse: unknown;
+  /** PostToolUseFailure: what went wrong (Claude Code sends it instead of tool_response). */
+  error: string | null;
+  isInterrupt: boolean;
   toolUseId: string | null;
   transcriptPath: string | null;
   agentId: string | null;
@@ -36,6 +39,8 @@ export function parseHookInput(stdin: string, fallbackCwd: string): HookInput {
     toolName: s(raw.tool_name, 256),
     toolInput: raw.tool_input ?? null,
     toolResponse: raw.tool_response ?? null,
+    error: typeof raw.error === 'string' ? raw.error : null,
+    isInterrupt: raw.is_interrupt === true,
     toolUseId: s(raw.tool_use_id, 256),
     transcriptPath: s(raw.transcript_path),
     // Agent fields are kept only when they look like ids, never as free text.

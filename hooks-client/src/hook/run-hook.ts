@@ -4,19 +4,20 @@ import type { Io } from '../io';
 import { projectFor } from '../project/project-key';
 import { Spool } from '../spool/spool';
 import { updateState } from '../state';
-import { postToolUse, sessionEnd, stop, userPromptSubmit } from './capture';
+import { postToolUse, postToolUseFailure, sessionEnd, stop, userPromptSubmit } from './capture';
 import { BUDGET_MS, type HookContext, type HookOutput } from './context';
 import { gate0, type HookEvent } from './gate';
 import { parseHookInput } from './input';
 import { preToolUse, sessionStart } from './recall';
 
-export const HOOK_EVENTS: readonly HookEvent[] = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'stop', 'session-end'];
+export const HOOK_EVENTS: readonly HookEvent[] = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'post-tool-use-failure', 'stop', 'session-end'];
 
 const HANDLERS: Record<HookEvent, (ctx: HookContext) => Promise<HookOutput | null>> = {
   'session-start': sessionStart,
   'pre-tool-use': preToolUse,
   'user-prompt-submit': userPromptSubmit,
   'post-tool-use': postToolUse,
+  'post-tool-use-failure': postToolUseFailure,
   stop,
   'session-end': sessionEnd,
 };

@@ -74,7 +74,8 @@ function readCommand(event: ToolEvent): CommandResult {
   const command = str(input?.command) || str(input?.cmd) || event.toolInput;
   const res = asObject(event.toolResponse);
   const stdout = res ? str(res.stdout) || str(res.output) : event.toolResponse;
-  const stderr = res ? str(res.stderr) : '';
+  // Claude Code's PostToolUseFailure carries only `error` (e.g. "Exit code 1\n…"): it is the error output.
+  const stderr = res ? str(res.stderr) || str(res.error) : '';
   const codeRaw = res?.exit_code ?? res?.exitCode ?? res?.returnCode ?? res?.code;
   const exitCode = typeof codeRaw === 'number' ? codeRaw : null;
   const flagged = res?.is_error === true || res?.isError === true || res?.interrupted === true;

@@ -61,6 +61,15 @@ describe('the heuristic observer', () => {
     expect(o!.title).toBe('Command failed: npx tsc');
   });
 
+  it('records a command reported through PostToolUseFailure as failed, with its error, and its later pass as a bugfix', async () => {
+    const list = await observations([
+      toolEvent('Bash', { command: 'npm test' }, { is_error: true, error: 'Exit code 1\nFAIL src/math.test.ts\nexpected 3, received -1' }),
+      toolEvent('Bash', { command: 'npm test' }, { stdout: 'PASS src/math.test.ts', stderr: '', interrupted: false, isImage: false }),
+    ]);
+    expect(list.map((o) => o.title)).toEqual(['Command failed: npm test', 'Now passing: npm test']);
+    expect(list[0]!.facts.join(' ')).toContain('FAIL src/math.test.ts');
+  });
+
   it('records a command that passes after failing in the same batch as a bugfix', async () => {
     const list = await observations([
       toolEvent('Bash', { command: 'npm test' }, { stdout: '1 failed', stderr: 'Error: boom', exit_code: 1 }),

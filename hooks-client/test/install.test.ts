@@ -99,6 +99,17 @@ describe('uninstall', () => {
     expect(existsSync(`${settingsPath}.cairn-backup`)).toBe(false);
   });
 
+  it('takes out hooks installed at the default client path (cairn.cjs) and does not duplicate them on re-install', async () => {
+    const { env, settingsPath } = setup();
+    await run(['install'], memIo({ env }));
+    await run(['install'], memIo({ env }));
+    const s = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    expect(s.hooks.SessionStart).toHaveLength(1);
+    expect(s.hooks.SessionStart[0].hooks[0].command).toMatch(/cairn\.cjs" hook session-start$/);
+    expect(await run(['uninstall'], memIo({ env }))).toBe(0);
+    expect(readFileSync(settingsPath, 'utf8')).toBe(USER_SETTINGS);
+  });
+
   it('keeps changes the user made after install, removing only cairn', async () => {
     const { env, settingsPath } = setup();
     await install(env);

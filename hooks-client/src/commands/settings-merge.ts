@@ -27,7 +27,8 @@ export const HOOK_PLAN: Array<{ claudeEvent: string; event: HookEvent; matcher?:
   { claudeEvent: 'SessionEnd', event: 'session-end', timeout: 5 },
 ];
 
-const OURS = /cairn(?:\.mjs)?["']?\s+hook\s+(?:session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end)\b/;
+// The installed copy is cairn.cjs; older installs and --client may name cairn.mjs or cairn.js.
+const OURS = /cairn(?:\.[cm]?js)?["']?\s+hook\s+(?:session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end)\b/;
 
 export const isOurHandler = (h: unknown): boolean =>
   !!h && typeof h === 'object' && typeof (h as Handler).command === 'string' && OURS.test((h as Handler).command!);

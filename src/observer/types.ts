@@ -8,6 +8,8 @@ export interface ToolEvent {
   toolInput: string;
   toolResponse: string;
   cwd: string;
+  /** The client's project root (git top level): paths under it are shown relative to it. */
+  projectRoot?: string | null;
   toolUseId: string | null;
   agentId: string | null;
   agentType: string | null;

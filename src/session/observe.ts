@@ -12,6 +12,7 @@ export function toToolEvent(r: PendingRow): ToolEvent {
     toolInput: r.payload.toolInput ?? '',
     toolResponse: r.payload.toolResponse ?? '',
     cwd: r.payload.cwd ?? '',
+    projectRoot: r.payload.projectRoot ?? null,
     toolUseId: r.payload.toolUseId ?? null,
     agentId: r.payload.agentId,
     agentType: r.payload.agentType,

@@ -1,12 +1,23 @@
 // Observer without an LLM: deterministic observations from the tool calls themselves (the offline default).
 import type { ObserverProvider, ObserverReply, ObserverRequest, SummaryRequest, ToolEvent } from '../types';
 import { extractFileEvidence } from '../evidence';
+import { pathInsideRoot, relativeToRoot } from '../../lib/paths';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const oneLine = (s: string, max = 120) => {
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
+
+/** Where a command ran, without the machine-specific prefix: team memory must read the same on every checkout. */
+function where(e: ToolEvent): string {
+  if (!e.cwd) return 'the project';
+  if (!e.projectRoot) return e.cwd;
+  const inside = pathInsideRoot(e.projectRoot, e.cwd);
+  if (inside) return inside;
+  // A file directly in cwd comes back as just its name only when cwd is the root itself.
+  return pathInsideRoot(e.projectRoot, `${e.cwd}/x`) === 'x' ? 'the project root' : e.cwd;
+}
 
 type Json = Record<string, unknown>;
 function asObject(text: string): Json | null {
@@ -106,7 +117,7 @@ function commandDrafts(events: ToolEvent[]): Draft[] {
         title: `Command failed: ${oneLine(r.command, 70)}`,
         subtitle: r.description || undefined,
         facts: [`\`${r.command}\` ${r.exitCode !== null ? `exited with code ${r.exitCode}` : 'reported an error'}`, ...(r.errorText ? [`Error output: ${r.errorText}`] : [])],
-        narrative: `Running \`${r.command}\` in ${event.cwd || 'the project'} failed${r.exitCode !== null ? ` (exit code ${r.exitCode})` : ''}${r.errorText ? `: ${r.errorText}` : '.'}`,
+        narrative: `Running \`${r.command}\` in ${where(event)} failed${r.exitCode !== null ? ` (exit code ${r.exitCode})` : ''}${r.errorText ? `: ${r.errorText}` : '.'}`,
         concepts: ['problem-solution', 'gotcha'],
       });
     } else if (failedBefore.has(r.command)) {
@@ -125,7 +136,7 @@ function commandDrafts(events: ToolEvent[]): Draft[] {
         title: `Ran: ${oneLine(r.command, 70)}`,
         subtitle: r.description || undefined,
         facts: [`\`${r.command}\` succeeded${r.exitCode !== null ? ` (exit code ${r.exitCode})` : ''}`, ...(r.output ? [`Output: ${r.output}`] : [])],
-        narrative: `The agent ran \`${r.command}\` in ${event.cwd || 'the project'} and it succeeded.${r.output ? ` Output: ${r.output}` : ''}`,
+        narrative: `The agent ran \`${r.command}\` in ${where(event)} and it succeeded.${r.output ? ` Output: ${r.output}` : ''}`,
         concepts: ['what-changed'],
       });
     }
@@ -135,12 +146,12 @@ function commandDrafts(events: ToolEvent[]): Draft[] {
 
 function editDrafts(events: ToolEvent[]): Draft[] {
   // Several edits of one file in a batch are one piece of work: one observation per file.
-  const byFile = new Map<string, { created: boolean; snippets: string[]; tools: Set<string> }>();
+  const byFile = new Map<string, { shown: string; created: boolean; snippets: string[]; tools: Set<string> }>();
   for (const event of events) {
     const input = asObject(event.toolInput);
     const res = asObject(event.toolResponse);
     for (const file of extractFileEvidence([event]).modified) {
-      const entry = byFile.get(file) ?? { created: false, snippets: [], tools: new Set<string>() };
+      const entry = byFile.get(file) ?? { shown: relativeToRoot(file, event.projectRoot), created: false, snippets: [], tools: new Set<string>() };
       entry.tools.add(event.toolName);
       if (str(res?.type) === 'create') entry.created = true;
       const added = str(input?.new_string) || str(input?.content) || str(input?.new_source);
@@ -153,14 +164,14 @@ function editDrafts(events: ToolEvent[]): Draft[] {
     }
   }
   return [...byFile.entries()].map(([file, e]) => {
-    const name = file.split('/').pop() || file;
+    const name = e.shown.split('/').pop() || e.shown;
     const verb = e.created ? 'Created' : 'Edited';
     return {
       type: 'change',
       title: `${verb} ${name}`,
-      subtitle: file,
-      facts: [`${file} was ${e.created ? 'created' : 'modified'} with ${[...e.tools].join(', ')}`, ...e.snippets.slice(0, 2).map((s) => `New text: ${s}`)],
-      narrative: `The agent ${e.created ? 'created' : 'changed'} ${file}.${e.snippets[0] ? ` It now contains: ${e.snippets[0]}` : ''}`,
+      subtitle: e.shown,
+      facts: [`${e.shown} was ${e.created ? 'created' : 'modified'} with ${[...e.tools].join(', ')}`, ...e.snippets.slice(0, 2).map((s) => `New text: ${s}`)],
+      narrative: `The agent ${e.created ? 'created' : 'changed'} ${e.shown}.${e.snippets[0] ? ` It now contains: ${e.snippets[0]}` : ''}`,
       concepts: ['what-changed'],
       filesModified: [file],
     };

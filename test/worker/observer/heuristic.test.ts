@@ -31,6 +31,20 @@ describe('the heuristic observer', () => {
     expect(o!.concepts).toEqual(['what-changed']);
   });
 
+  it('writes paths and working folders relative to the project root, so memory reads the same on every checkout', async () => {
+    const root = { projectRoot: '/home/dev/widgets' };
+    const [edit] = await observations([
+      toolEvent('Edit', { file_path: '/home/dev/widgets/src/auth.ts', old_string: 'a', new_string: 'b' }, {}, root),
+    ]);
+    expect(edit).toMatchObject({ title: 'Edited auth.ts', subtitle: 'src/auth.ts' });
+    expect(`${edit!.narrative} ${edit!.facts.join(' ')}`).not.toContain('/home/dev');
+    const [ran] = await observations([
+      toolEvent('Bash', { command: 'npm test' }, { stdout: 'ok', exit_code: 0 }, { ...root, cwd: '/home/dev/widgets/packages/api' }),
+    ]);
+    expect(ran!.narrative).toContain('in packages/api');
+    expect(ran!.narrative).not.toContain('/home/dev');
+  });
+
   it('says a Write created a file when the tool reports a create', async () => {
     const [o] = await observations([toolEvent('Write', { file_path: '/w/src/new.ts', content: 'export const x = 1;' }, { type: 'create', filePath: '/w/src/new.ts' })]);
     expect(o!.title).toBe('Created new.ts');

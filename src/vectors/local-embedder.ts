@@ -65,7 +65,7 @@ export function embedText(text: string, dims = LOCAL_DIMENSIONS): number[] {
 export class LocalEmbedder implements Embedder {
   readonly name = 'local-hashed-ngrams';
   readonly dimensions = LOCAL_DIMENSIONS;
-  readonly minScore = 0.12;
+  readonly minScore = 0.2;
 
   async embed(texts: string[]): Promise<number[][]> {
     return texts.map((t) => embedText(t, this.dimensions));

@@ -5,7 +5,7 @@ import { MAX_STREAM_MS } from '../../../src/live/hub-do';
 import { hubName, notifyStored } from '../../../src/live/notify';
 import type { FeedItem } from '../../../src/viewer/feed';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
-import { idsOf, seedObservation, seedProject, seedSession, seedSummary } from '../support/seed';
+import { seedObservation, seedProject, seedSession, seedSummary, seedWorld } from '../support/seed';
 
 interface SseEvent {
   event: string;
@@ -53,19 +53,12 @@ async function connect(who: TestIdentity, query = '') {
   return sse;
 }
 
-async function world() {
-  const me = await newIdentity();
-  const ids = await idsOf(me);
-  const key = `github.com/acme/${fresh('repo')}`;
-  const projectId = await seedProject(ids, key);
-  const sessionId = await seedSession(ids, projectId, fresh('sess'));
-  return { me, ids, key, projectId, sessionId };
-}
+const world = () => seedWorld();
 
 describe('live stream', () => {
   it('delivers a stored observation and summary to a connected viewer', async () => {
     const w = await world();
-    const sse = await connect(w.me, `?project=${encodeURIComponent(w.key)}`);
+    const sse = await connect(w.id, `?project=${encodeURIComponent(w.key)}`);
     const obs = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'fixed the flaky test', type: 'bugfix' });
     const sum = await seedSummary(w.ids, w.projectId, w.sessionId, { request: 'stabilise CI' });
     await notifyStored(env, w.ids.teamId, [
@@ -74,18 +67,18 @@ describe('live stream', () => {
     ]);
     const first = (await sse.next())?.data as FeedItem;
     const second = (await sse.next())?.data as FeedItem;
-    expect(first).toMatchObject({ kind: 'observation', id: obs, title: 'fixed the flaky test', type: 'bugfix', author: w.me.user, projectKey: w.key });
+    expect(first).toMatchObject({ kind: 'observation', id: obs, title: 'fixed the flaky test', type: 'bugfix', author: w.id.user, projectKey: w.key });
     expect(second).toMatchObject({ kind: 'summary', id: sum, request: 'stabilise CI' });
     await sse.cancel();
   });
 
   it('sends a teammate nothing from a private project or a sensitive observation, but does send shared work', async () => {
     const w = await world();
-    const mate = await newIdentity({ team: w.me.team });
-    const privateId = await seedProject(w.ids, `local/${w.me.user}/${fresh('p')}`, 'private');
+    const mate = await newIdentity({ team: w.id.team });
+    const privateId = await seedProject(w.ids, `local/${w.id.user}/${fresh('p')}`, 'private');
     const privSession = await seedSession(w.ids, privateId, fresh('sess'));
     const sseMate = await connect(mate);
-    const sseMe = await connect(w.me);
+    const sseMe = await connect(w.id);
     const priv = await seedObservation(w.ids, privateId, privSession, { title: 'private thing' });
     const secret = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'api key rotated', type: 'sensitive' });
     const shared = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'shared thing' });
@@ -104,7 +97,7 @@ describe('live stream', () => {
     const w = await world();
     const otherId = await seedProject(w.ids, `github.com/acme/${fresh('other')}`);
     const otherSession = await seedSession(w.ids, otherId, fresh('sess'));
-    const sse = await connect(w.me, `?project=${encodeURIComponent(w.key)}`);
+    const sse = await connect(w.id, `?project=${encodeURIComponent(w.key)}`);
     const elsewhere = await seedObservation(w.ids, otherId, otherSession, { title: 'elsewhere' });
     const deleted = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'deleted' });
     await env.DB.prepare('UPDATE observations SET deleted_at = ? WHERE id = ?').bind(Date.now(), deleted).run();
@@ -122,7 +115,7 @@ describe('live stream', () => {
   it('never sends one team a row of another team, even when told its id', async () => {
     const a = await world();
     const b = await world();
-    const sseB = await connect(b.me);
+    const sseB = await connect(b.id);
     const secret = await seedObservation(a.ids, a.projectId, a.sessionId, { title: 'team A only' });
     // A confused or malicious caller names team B's hub with team A's row id.
     await notifyStored(env, b.ids.teamId, { kind: 'observation', projectId: a.projectId, id: secret });
@@ -150,8 +143,8 @@ describe('live stream', () => {
   it('recycles old streams so the token is checked again, and heartbeats forget viewers who left', async () => {
     const w = await world();
     const hub = env.HUBS.get(env.HUBS.idFromName(hubName(w.ids.teamId)));
-    const old = await connect(w.me);
-    const leaving = await connect(w.me);
+    const old = await connect(w.id);
+    const leaving = await connect(w.id);
     expect(await hub.subscriberCount()).toBe(2);
     await leaving.cancel();
     const obs = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'after one left' });

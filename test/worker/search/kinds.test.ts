@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
-import { idsOf, seedObservation, seedProject, seedSession, seedSummary, type Ids, type SeedSummary } from '../support/seed';
+import { idsOf, seedProject, seedSession, seedSummary, type Ids, seedWorld, type SeedWorld } from '../support/seed';
 
 interface Hit {
   kind?: 'observation' | 'summary' | 'prompt';
@@ -33,28 +33,17 @@ async function addPrompt(ids: Ids, projectId: number, sessionId: number, text: s
   return row!.id;
 }
 
-interface World {
-  id: TestIdentity;
-  ids: Ids;
-  key: string;
-  projectId: number;
-  sessionId: number;
-  summary(s: SeedSummary): Promise<number>;
+interface World extends SeedWorld {
   prompt(text: string, at?: number): Promise<number>;
   observation(title: string, at?: number): Promise<number>;
 }
 
 async function world(identity?: TestIdentity, visibility: 'team' | 'private' = 'team'): Promise<World> {
-  const id = identity ?? (await newIdentity());
-  const ids = await idsOf(id);
-  const key = `github.com/acme/${fresh('repo')}`;
-  const projectId = await seedProject(ids, key, visibility);
-  const sessionId = await seedSession(ids, projectId, fresh('s'));
+  const w = await seedWorld({ identity, visibility });
   return {
-    id, ids, key, projectId, sessionId,
-    summary: (s) => seedSummary(ids, projectId, sessionId, s),
-    prompt: (text, at) => addPrompt(ids, projectId, sessionId, text, at),
-    observation: (title, at) => seedObservation(ids, projectId, sessionId, { title, createdAt: at }),
+    ...w,
+    prompt: (text, at) => addPrompt(w.ids, w.projectId, w.sessionId, text, at),
+    observation: (title, at) => w.add({ title, createdAt: at }),
   };
 }
 

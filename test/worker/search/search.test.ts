@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types';
 import { searchObservations } from '../../../src/search/search';
 import type { VectorAdapters } from '../../../src/vectors/types';
-import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
-import { idsOf, seedObservation, seedProject, seedSession, type Ids, type SeedObservation } from '../support/seed';
+import { call, fresh, newIdentity } from '../support/http';
+import { idsOf, seedObservation, seedProject, seedSession, seedWorld, type SeedWorld } from '../support/seed';
 
 interface Hit {
   id: number;
@@ -30,23 +30,8 @@ async function search(token: string, query: Record<string, string | string[]>): 
   return { status: res.status, body: (await res.json()) as Body & { error?: { code: string } } };
 }
 
-interface World {
-  id: TestIdentity;
-  ids: Ids;
-  key: string;
-  projectId: number;
-  sessionId: number;
-  add(o: SeedObservation): Promise<number>;
-}
 
-async function world(): Promise<World> {
-  const id = await newIdentity();
-  const ids = await idsOf(id);
-  const key = `github.com/acme/${fresh('repo')}`;
-  const projectId = await seedProject(ids, key);
-  const sessionId = await seedSession(ids, projectId, fresh('s'));
-  return { id, ids, key, projectId, sessionId, add: (o) => seedObservation(ids, projectId, sessionId, o) };
-}
+const world = () => seedWorld();
 
 describe('GET /api/search', () => {
   it('ranks a title match above a passing mention in the narrative', async () => {
@@ -256,7 +241,7 @@ describe('GET /api/search', () => {
 });
 
 describe('searchObservations with the vector side', () => {
-  const authOf = async (w: World): Promise<AuthContext> => ({
+  const authOf = async (w: SeedWorld): Promise<AuthContext> => ({
     tokenId: 0, teamId: w.ids.teamId, teamSlug: w.id.team, userId: w.ids.userId, handle: w.id.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read'],
   });
   const broken: VectorAdapters = {

@@ -2,7 +2,7 @@
 import { env } from 'cloudflare:workers';
 import { cjkTerms } from '../../../src/lib/cjk';
 import { sha256Hex } from '../../../src/lib/crypto';
-import type { TestIdentity } from './http';
+import { fresh, newIdentity, type TestIdentity } from './http';
 
 export interface Ids {
   teamId: number;
@@ -110,4 +110,28 @@ export async function seedSummary(ids: Ids, projectId: number, sessionId: number
     )
     .first<{ id: number }>();
   return row!.id;
+}
+
+/** A fresh identity (or the one given) with one project and one session, and shorthands to seed into them. */
+export interface SeedWorld {
+  id: TestIdentity;
+  ids: Ids;
+  key: string;
+  projectId: number;
+  sessionId: number;
+  add(o: SeedObservation): Promise<number>;
+  summary(s: SeedSummary): Promise<number>;
+}
+
+export async function seedWorld(opts: { identity?: TestIdentity; visibility?: 'team' | 'private' } = {}): Promise<SeedWorld> {
+  const id = opts.identity ?? (await newIdentity());
+  const ids = await idsOf(id);
+  const key = `github.com/acme/${fresh('repo')}`;
+  const projectId = await seedProject(ids, key, opts.visibility ?? 'team');
+  const sessionId = await seedSession(ids, projectId, fresh('s'));
+  return {
+    id, ids, key, projectId, sessionId,
+    add: (o) => seedObservation(ids, projectId, sessionId, o),
+    summary: (s) => seedSummary(ids, projectId, sessionId, s),
+  };
 }

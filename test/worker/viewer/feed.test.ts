@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FeedItem, SessionView } from '../../../src/viewer/feed';
 import { call, fresh, newIdentity } from '../support/http';
-import { idsOf, seedObservation, seedProject, seedSession, seedSummary } from '../support/seed';
+import { idsOf, seedObservation, seedProject, seedSession, seedSummary, seedWorld } from '../support/seed';
 
 interface Page {
   items: FeedItem[];
@@ -15,14 +15,7 @@ async function feed(token: string, query: string): Promise<Page> {
   return (await res.json()) as Page;
 }
 
-async function world() {
-  const me = await newIdentity();
-  const ids = await idsOf(me);
-  const key = `github.com/acme/${fresh('repo')}`;
-  const projectId = await seedProject(ids, key);
-  const sessionId = await seedSession(ids, projectId, fresh('sess'));
-  return { me, ids, key, projectId, sessionId };
-}
+const world = () => seedWorld();
 
 describe('viewer feed', () => {
   it('lists observations and summaries of a project newest first', async () => {
@@ -31,9 +24,9 @@ describe('viewer feed', () => {
     await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'first', createdAt: t0 });
     await seedSummary(w.ids, w.projectId, w.sessionId, { request: 'wrap up', createdAt: t0 + 1000 });
     await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'second', type: 'bugfix', createdAt: t0 + 2000 });
-    const page = await feed(w.me.token, `project=${encodeURIComponent(w.key)}`);
+    const page = await feed(w.id.token, `project=${encodeURIComponent(w.key)}`);
     expect(page.items.map((i) => (i.kind === 'summary' ? `s:${i.request}` : `o:${i.title}`))).toEqual(['o:second', 's:wrap up', 'o:first']);
-    expect(page.items[0]).toMatchObject({ projectKey: w.key, type: 'bugfix', author: w.me.user, sessionId: w.sessionId });
+    expect(page.items[0]).toMatchObject({ projectKey: w.key, type: 'bugfix', author: w.id.user, sessionId: w.sessionId });
     expect(page.next).toBeNull();
   });
 
@@ -45,7 +38,7 @@ describe('viewer feed', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: Page = await feed(w.me.token, `project=${encodeURIComponent(w.key)}&limit=3${cursor ? `&before=${cursor}` : ''}`);
+      const page: Page = await feed(w.id.token, `project=${encodeURIComponent(w.key)}&limit=3${cursor ? `&before=${cursor}` : ''}`);
       seen.push(...page.items.map((i) => `${i.kind}:${i.id}`));
       cursor = page.next;
     } while (cursor);
@@ -56,23 +49,23 @@ describe('viewer feed', () => {
 
   it('filters by type, by summaries only, and by author', async () => {
     const w = await world();
-    const mate = await newIdentity({ team: w.me.team });
+    const mate = await newIdentity({ team: w.id.team });
     const mateIds = await idsOf(mate);
     await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'mine', type: 'feature' });
     await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'theirs', type: 'decision', authorUserId: mateIds.userId });
     await seedSummary(w.ids, w.projectId, w.sessionId, { request: 'the summary' });
     const p = `project=${encodeURIComponent(w.key)}`;
-    expect((await feed(w.me.token, `${p}&type=decision`)).items.map((i) => i.id)).toHaveLength(1);
-    expect((await feed(w.me.token, `${p}&type=decision`)).items[0]).toMatchObject({ title: 'theirs' });
-    expect((await feed(w.me.token, `${p}&type=summary`)).items.map((i) => i.kind)).toEqual(['summary']);
-    const byMate = await feed(w.me.token, `${p}&author=${encodeURIComponent(mate.user)}`);
+    expect((await feed(w.id.token, `${p}&type=decision`)).items.map((i) => i.id)).toHaveLength(1);
+    expect((await feed(w.id.token, `${p}&type=decision`)).items[0]).toMatchObject({ title: 'theirs' });
+    expect((await feed(w.id.token, `${p}&type=summary`)).items.map((i) => i.kind)).toEqual(['summary']);
+    const byMate = await feed(w.id.token, `${p}&author=${encodeURIComponent(mate.user)}`);
     expect(byMate.items.map((i) => (i.kind === 'observation' ? i.title : i.request))).toEqual(['theirs']);
   });
 
   it('hides private projects of teammates, their sensitive observations, deleted rows and other teams', async () => {
     const w = await world();
-    const mate = await newIdentity({ team: w.me.team });
-    const privateKey = `local/${w.me.user}/${fresh('notes')}`;
+    const mate = await newIdentity({ team: w.id.team });
+    const privateKey = `local/${w.id.user}/${fresh('notes')}`;
     const privateId = await seedProject(w.ids, privateKey, 'private');
     const privSession = await seedSession(w.ids, privateId, fresh('sess'));
     await seedObservation(w.ids, privateId, privSession, { title: 'my private note' });
@@ -82,7 +75,7 @@ describe('viewer feed', () => {
     await env.DB.prepare('UPDATE observations SET deleted_at = ? WHERE id = ?').bind(Date.now(), gone).run();
     await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'shared work' });
 
-    const mine = await feed(w.me.token, '');
+    const mine = await feed(w.id.token, '');
     expect(mine.items.map((i) => (i.kind === 'observation' ? i.title : ''))).toEqual(['shared work', 'my secret', 'my private note']);
     const theirs = await feed(mate.token, '');
     expect(theirs.items.map((i) => (i.kind === 'observation' ? i.title : ''))).toEqual(['shared work']);
@@ -100,7 +93,7 @@ describe('viewer feed', () => {
   it('refuses bad query values with stable error codes', async () => {
     const w = await world();
     for (const q of ['before=yesterday', 'type=Not%20A%20Type', 'limit=0', 'limit=5000']) {
-      const res = await call(`/api/viewer/feed?${q}`, { token: w.me.token });
+      const res = await call(`/api/viewer/feed?${q}`, { token: w.id.token });
       expect(res.status, q).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_query');
     }
@@ -116,10 +109,10 @@ describe('viewer sessions and identity', () => {
     await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'step one', createdAt: t });
     await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'step two', createdAt: t + 1 });
     await seedSummary(w.ids, w.projectId, w.sessionId, { request: 'do it', completed: 'done', createdAt: t + 2 });
-    const res = await call(`/api/viewer/sessions/${w.sessionId}`, { token: w.me.token });
+    const res = await call(`/api/viewer/sessions/${w.sessionId}`, { token: w.id.token });
     expect(res.status).toBe(200);
     const view = (await res.json()) as SessionView;
-    expect(view.session).toMatchObject({ id: w.sessionId, projectKey: w.key, author: w.me.user });
+    expect(view.session).toMatchObject({ id: w.sessionId, projectKey: w.key, author: w.id.user });
     expect(view.observations.map((o) => o.title)).toEqual(['step one', 'step two']);
     expect(view.summaries.map((s) => s.completed)).toEqual(['done']);
   });
@@ -131,15 +124,15 @@ describe('viewer sessions and identity', () => {
     const none = await call('/api/viewer/sessions/999999999', { token: stranger.token });
     expect(theirs.status).toBe(404);
     expect(await theirs.json()).toEqual(await none.json());
-    expect((await call('/api/viewer/sessions/abc', { token: w.me.token })).status).toBe(400);
+    expect((await call('/api/viewer/sessions/abc', { token: w.id.token })).status).toBe(400);
   });
 
   it('tells the signed-in user who they are and lists the team members', async () => {
     const w = await world();
-    const mate = await newIdentity({ team: w.me.team });
-    const me = (await (await call('/api/viewer/me', { token: w.me.token })).json()) as { team: string; handle: string };
-    expect(me).toMatchObject({ team: w.me.team, handle: w.me.user });
-    const authors = (await (await call('/api/viewer/authors', { token: w.me.token })).json()) as { authors: string[] };
-    expect(authors.authors.sort()).toEqual([w.me.user, mate.user].sort());
+    const mate = await newIdentity({ team: w.id.team });
+    const me = (await (await call('/api/viewer/me', { token: w.id.token })).json()) as { team: string; handle: string };
+    expect(me).toMatchObject({ team: w.id.team, handle: w.id.user });
+    const authors = (await (await call('/api/viewer/authors', { token: w.id.token })).json()) as { authors: string[] };
+    expect(authors.authors.sort()).toEqual([w.id.user, mate.user].sort());
   });
 });

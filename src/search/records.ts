@@ -25,26 +25,10 @@ export interface PromptRecord {
   text: string;
 }
 
-interface SummaryRow {
-  id: number;
-  created_at: number;
-  project: string;
-  author: string;
-  request: string;
-  investigated: string;
-  learned: string;
-  completed: string;
-  next_steps: string;
-  notes: string | null;
-}
-
-interface PromptRow {
-  id: number;
-  created_at: number;
-  project: string;
-  author: string;
-  prompt_number: number;
-  text: string;
+/** Rows in the order of `ids`, leaving out ids the query did not return (unknown or not visible). */
+function inIdOrder<T extends { id: number }>(ids: number[], rows: T[]): T[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /** The summaries among `ids` the caller may read, in the order asked. */
@@ -52,20 +36,14 @@ export async function summaryRecords(env: CairnEnv, auth: AuthContext, ids: numb
   if (!ids.length) return [];
   const vis = visibleSummaries(await loadViewer(env.DB, auth), 's');
   const { results } = await env.DB.prepare(
-    `SELECT s.id, s.created_at, p.key AS project, u.handle AS author, s.request, s.investigated, s.learned, s.completed, s.next_steps, s.notes
+    `SELECT s.id, s.created_at AS createdAt, p.key AS project, u.handle AS author, s.request, s.investigated, s.learned,
+            s.completed, s.next_steps AS nextSteps, s.notes
        FROM summaries s JOIN projects p ON p.id = s.project_id JOIN users u ON u.id = s.author_user_id
       WHERE s.id IN (SELECT value FROM json_each(?)) AND ${vis.sql}`,
   )
     .bind(JSON.stringify(ids), ...vis.params)
-    .all<SummaryRow>();
-  const byId = new Map(results.map((r) => [r.id, r]));
-  return ids.flatMap((id) => {
-    const r = byId.get(id);
-    return r
-      ? [{ id: r.id, createdAt: r.created_at, project: r.project, author: r.author, request: r.request, investigated: r.investigated,
-          learned: r.learned, completed: r.completed, nextSteps: r.next_steps, notes: r.notes }]
-      : [];
-  });
+    .all<SummaryRecord>();
+  return inIdOrder(ids, results);
 }
 
 /** The prompts among `ids` the caller may read (`visiblePrompts`), in the order asked. */
@@ -73,15 +51,11 @@ export async function promptRecords(env: CairnEnv, auth: AuthContext, ids: numbe
   if (!ids.length) return [];
   const vis = visiblePrompts(await loadViewer(env.DB, auth), 'pm');
   const { results } = await env.DB.prepare(
-    `SELECT pm.id, pm.created_at, p.key AS project, u.handle AS author, pm.prompt_number, pm.text
+    `SELECT pm.id, pm.created_at AS createdAt, p.key AS project, u.handle AS author, pm.prompt_number AS promptNumber, pm.text
        FROM prompts pm JOIN projects p ON p.id = pm.project_id JOIN users u ON u.id = pm.author_user_id
       WHERE pm.id IN (SELECT value FROM json_each(?)) AND ${vis.sql}`,
   )
     .bind(JSON.stringify(ids), ...vis.params)
-    .all<PromptRow>();
-  const byId = new Map(results.map((r) => [r.id, r]));
-  return ids.flatMap((id) => {
-    const r = byId.get(id);
-    return r ? [{ id: r.id, createdAt: r.created_at, project: r.project, author: r.author, promptNumber: r.prompt_number, text: r.text }] : [];
-  });
+    .all<PromptRecord>();
+  return inIdOrder(ids, results);
 }

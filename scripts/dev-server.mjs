@@ -34,23 +34,24 @@ export function applyMigrations({ persistTo, cwd = ROOT } = {}) {
  * Bundles the Worker once into a temp folder with its own wrangler.toml, so that wrangler dev serves a
  * snapshot: benchmarks in a shared checkout must not restart when someone saves a source file.
  */
-function snapshotWorker(dir) {
-  wrangler(['deploy', '--dry-run', '--outdir', path.join(dir, 'dist')], ROOT);
-  const toml = readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8')
+function snapshotWorker(dir, root = ROOT) {
+  wrangler(['deploy', '--dry-run', '--outdir', path.join(dir, 'dist')], root);
+  const toml = readFileSync(path.join(root, 'wrangler.toml'), 'utf8')
     .replace(/^main = .*$/m, 'main = "dist/index.js"')
-    .replace(/^migrations_dir = .*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'migrations'))}`);
+    .replace(/^migrations_dir = .*$/m, `migrations_dir = ${JSON.stringify(path.join(root, 'migrations'))}`);
   writeFileSync(path.join(dir, 'wrangler.toml'), toml);
 }
 
 /**
  * Runs wrangler dev and resolves once /api/health answers.
- * `snapshot: true` serves a bundled copy from a fresh temp folder (and database), removed on stop.
- * @param {{port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number, snapshot?: boolean, logLevel?: string}} opts
+ * `snapshot: true` serves a bundled copy from a fresh temp folder (and database), removed on stop; `root`
+ * (with `snapshot`) bundles another checkout instead of this one (benchmarks compare against a baseline).
+ * @param {{root?: string, port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number, snapshot?: boolean, logLevel?: string}} opts
  */
 export async function startDevServer(opts = {}) {
   const port = opts.port ?? 8787;
   const temp = opts.snapshot ? mkdtempSync(path.join(tmpdir(), 'cairn-snapshot-')) : null;
-  if (temp) snapshotWorker(temp);
+  if (temp) snapshotWorker(temp, opts.root);
   const cwd = temp ?? ROOT;
   const persistTo = opts.persistTo ?? (temp ? path.join(temp, 'state') : undefined);
   applyMigrations({ persistTo, cwd });

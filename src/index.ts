@@ -1,5 +1,6 @@
 // cairn Worker: assembles routes, middleware and the Durable Object classes.
 import { Hono } from 'hono';
+import { timing } from 'hono/timing';
 import { authenticate } from './auth/middleware';
 import type { AppEnv } from './env';
 import { ingestRoutes } from './ingest/routes';
@@ -21,6 +22,8 @@ export { LimiterDO } from './teams/limiter-do';
 
 const app = new Hono<AppEnv>();
 
+// Server-Timing on every API answer: where a request's time went (token check, rate limiter, session object).
+app.use('/api/*', timing({ totalDescription: 'total' }));
 app.onError(handleError);
 app.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
 

@@ -6,10 +6,14 @@ import { ROOT, mintDevToken, startDevServer } from '../../scripts/dev-server.mjs
 
 export const BENCHMARKS = path.join(ROOT, 'BENCHMARKS.md');
 
-/** Starts a snapshot wrangler dev on a fresh local database with generous rate limits; returns {url, token, stop}. */
-export async function startBenchServer(port, vars = {}) {
+/**
+ * Starts a snapshot wrangler dev on a fresh local database with generous rate limits; returns {url, token, stop}.
+ * `root` bundles another checkout (see bench/baseline.mjs) instead of this one.
+ */
+export async function startBenchServer(port, vars = {}, { root } = {}) {
   const secret = `bench-${Math.random().toString(36).slice(2)}`;
   const server = await startDevServer({
+    root,
     port,
     snapshot: true,
     timeoutMs: 120_000,

@@ -1,8 +1,10 @@
 // Bearer-token authentication and scope checks for /api/* and /mcp.
 import type { Context, MiddlewareHandler } from 'hono';
+import { endTime, startTime } from 'hono/timing';
 import type { AppEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { auditDeadTokenUse, auditNewDevice, DEVICE_HEADER } from './anomalies';
+import { forgetAllTokens, noteTokenUsed } from './token-cache';
 import { lookupToken } from './tokens';
 import type { Scope } from './types';
 
@@ -46,7 +48,9 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   rejectTokenInUrl(c.req.url);
   const token = bearerToken(c.req.header('authorization'));
   const now = Date.now();
-  const check = await lookupToken(c.env.DB, token, now);
+  startTime(c, 'auth', 'token check');
+  const { hash, check } = await lookupToken(c.env.DB, token, now);
+  endTime(c, 'auth');
   if (!check.ok) {
     if (check.reason !== 'unknown') {
       await background(c, auditDeadTokenUse(c.env.DB, { ...check, reason: check.reason, path: c.req.path }, now));
@@ -65,6 +69,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     const writes = [db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?').bind(now, auth.tokenId)];
     if (auth.deviceId !== null) writes.push(db.prepare('UPDATE devices SET last_seen_at = ? WHERE id = ?').bind(now, auth.deviceId));
     await background(c, db.batch(writes));
+    noteTokenUsed(hash, now);
   }
   const device = c.req.header(DEVICE_HEADER)?.trim().slice(0, 64);
   if (device && device !== auth.deviceName) {
@@ -74,6 +79,9 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     );
   }
   await next();
+  // Admin writes can revoke tokens, remove members, change scopes or team settings: drop this isolate's
+  // memoised verdicts so the change holds here at once (other isolates within TOKEN_CACHE_MS).
+  if (c.req.method !== 'GET' && c.req.path.startsWith('/api/admin/')) forgetAllTokens();
 };
 
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {

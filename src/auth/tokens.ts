@@ -1,6 +1,7 @@
 // Token issue and lookup. Plaintext tokens exist only in the response that mints them.
 import { parseTeamSettings } from '../db/team-settings';
 import { newToken, sha256Hex, timingSafeEqual, tokenPrefix } from '../lib/crypto';
+import { cachedTokenCheck } from './token-cache';
 import type { AuthContext, Role, Scope } from './types';
 
 interface TokenRow {
@@ -22,13 +23,18 @@ interface TokenRow {
 }
 
 export type TokenCheck =
-  | { ok: true; auth: AuthContext; lastUsedAt: number | null }
+  | { ok: true; auth: AuthContext; lastUsedAt: number | null; expiresAt: number | null }
   | { ok: false; reason: 'unknown' }
   /** A real token that no longer works: team and token ids let the caller audit the attempt. */
   | { ok: false; reason: 'revoked' | 'expired'; teamId: number; tokenId: number; userId: number };
 
-export async function lookupToken(db: D1Database, token: string, now: number): Promise<TokenCheck> {
+/** The verdict for a bearer token: from this isolate's short memo when fresh (src/auth/token-cache.ts), else D1. */
+export async function lookupToken(db: D1Database, token: string, now: number): Promise<{ hash: string; check: TokenCheck }> {
   const hash = await sha256Hex(token);
+  return { hash, check: await cachedTokenCheck(hash, now, () => readToken(db, hash, now)) };
+}
+
+async function readToken(db: D1Database, hash: string, now: number): Promise<TokenCheck> {
   const row = await db
     .prepare(
       `SELECT t.id, t.hash, t.team_id, tm.slug, t.user_id, u.handle, u.role, t.device_id, d.name AS device_name,
@@ -46,6 +52,7 @@ export async function lookupToken(db: D1Database, token: string, now: number): P
   return {
     ok: true,
     lastUsedAt: row.last_used_at,
+    expiresAt: row.expires_at,
     auth: {
       tokenId: row.id,
       teamId: row.team_id,

@@ -7,9 +7,11 @@ import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
 import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '../lib/tags';
 import { serializeField, truncateField } from '../lib/truncate';
-import type { EnqueueInput, EventSnapshot } from '../session/types';
+import type { EnqueueInput, EnqueueResult, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
 import { serverGate, type GateSettings } from '../teams/gate';
+import { rateLimited } from '../teams/rate-limit';
+import type { Verdict } from '../teams/window';
 import { TtlCache } from './cache';
 import type { EventAck, IngestEvent } from './schemas';
 
@@ -18,7 +20,11 @@ export interface IngestContext {
   auth: AuthContext;
   settings: TeamSettings;
   now: number;
+  /** Calls per minute one session accepts (the token's ingest limit, counted in the SessionDO). */
+  ingestLimit: number;
 }
+
+type Prepared = { ack: EventAck } | { session: string; input: EnqueueInput; finish: (result: EnqueueResult) => Promise<EventAck> };
 
 /** One SessionDO per team and agent session. */
 export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
@@ -32,7 +38,60 @@ const sessionRows = new TtlCache<number>(10 * 60_000);
 /** Server-side cleaning (the client already did it; this copy is the authoritative one). */
 const clean = (text: string) => truncateField(stripMemoryTags(text));
 
-export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<EventAck> {
+/** One event: one SessionDO round trip (admission and enqueue together). Throws 429 past the limit. */
+export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<{ ack: EventAck; verdict: Verdict | null }> {
+  const p = await prepare(ctx, e);
+  if ('ack' in p) return { ack: p.ack, verdict: null };
+  const admission = await ctx.env.SESSIONS.getByName(p.session).admit([p.input], ctx.ingestLimit);
+  if (!admission.verdict.allowed) throw rateLimited('ingest requests in this session', admission.verdict);
+  return { ack: await p.finish(admission.results[0]!), verdict: admission.verdict };
+}
+
+/**
+ * Spool replay: events are prepared one by one, then each session gets ONE SessionDO call with its events in
+ * the order sent. Answers one settled result per event, in input order; one bad event does not stop the rest.
+ */
+export async function acceptEvents(ctx: IngestContext, events: IngestEvent[]): Promise<PromiseSettledResult<EventAck>[]> {
+  const out: PromiseSettledResult<EventAck>[] = new Array(events.length);
+  const bySession = new Map<string, { index: number; p: Extract<Prepared, { session: string }> }[]>();
+  for (const [index, e] of events.entries()) {
+    try {
+      const p = await prepare(ctx, e);
+      if ('ack' in p) out[index] = { status: 'fulfilled', value: p.ack };
+      else bySession.set(p.session, [...(bySession.get(p.session) ?? []), { index, p }]);
+    } catch (reason) {
+      out[index] = { status: 'rejected', reason };
+    }
+  }
+  await Promise.all(
+    [...bySession].map(async ([session, group]) => {
+      let admission;
+      try {
+        admission = await ctx.env.SESSIONS.getByName(session).admit(group.map((g) => g.p.input), ctx.ingestLimit);
+      } catch (reason) {
+        for (const g of group) out[g.index] = { status: 'rejected', reason };
+        return;
+      }
+      for (const [k, g] of group.entries()) {
+        if (!admission.verdict.allowed) out[g.index] = { status: 'rejected', reason: rateLimited('ingest requests in this session', admission.verdict) };
+        else {
+          try {
+            out[g.index] = { status: 'fulfilled', value: await g.p.finish(admission.results[k]!) };
+          } catch (reason) {
+            out[g.index] = { status: 'rejected', reason };
+          }
+        }
+      }
+    }),
+  );
+  return out;
+}
+
+/**
+ * Everything before the SessionDO: gate, clean, resolve project and session (memoised). Answers either an
+ * ack at once (the event is turned away) or what to send to the session and what to write after it.
+ */
+async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
   const { env, auth } = ctx;
   const gate = serverGate(ctx.settings as GateSettings, {
     kind: e.kind,
@@ -41,8 +100,8 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
     tool_name: e.kind === 'observation' ? e.tool_name : null,
     tool_input: e.kind === 'observation' ? e.tool_input : null,
   });
-  if (!gate.allow) return { accepted: false, duplicate: false, skipped: gate.reason };
-  if (e.kind === 'init' && isTaskNotificationOnly(e.prompt)) return { accepted: false, duplicate: false, skipped: 'internal_protocol' };
+  if (!gate.allow) return { ack: { accepted: false, duplicate: false, skipped: gate.reason } };
+  if (e.kind === 'init' && isTaskNotificationOnly(e.prompt)) return { ack: { accepted: false, duplicate: false, skipped: 'internal_protocol' } };
 
   const project = await projects.getOrLoad(`${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () => ensureProject(env.DB, auth, e.project, ctx.now));
   const sessionDbId = await sessionRows.getOrLoad(`${auth.teamId}:${auth.userId}:${e.session_id}`, ctx.now, () =>
@@ -98,12 +157,17 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
       break;
   }
 
-  const result = await env.SESSIONS.getByName(sessionObjectName(auth.teamId, e.session_id)).enqueue(input);
-  // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
+  return { session: sessionObjectName(auth.teamId, e.session_id), input, finish: (result) => finish(ctx, e, project.id, sessionDbId, promptText, result) };
+}
+
+/** The D1 writes an accepted event still needs (also for repeats: if an earlier attempt died after the DO
+ * accepted it, this completes the write), and the ack. */
+async function finish(ctx: IngestContext, e: IngestEvent, projectId: number, sessionDbId: number, promptText: string | null, result: EnqueueResult): Promise<EventAck> {
+  const { env, auth } = ctx;
   if (e.kind === 'init') {
     await storePrompt(env.DB, {
       teamId: auth.teamId,
-      projectId: project.id,
+      projectId,
       sessionDbId,
       promptNumber: result.promptNumber,
       text: promptText,

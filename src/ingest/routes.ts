@@ -1,20 +1,22 @@
 // Ingest API: session events from the hooks client, answered at once and handed to the SessionDO.
 import { Hono } from 'hono';
 import type { Context } from 'hono';
+import { endTime, startTime } from 'hono/timing';
 import { requireScope } from '../auth/middleware';
 import { VISIBLE_PROJECT_IDS_SQL, visibleProjectParams } from '../db/projects';
 import { settingsFor } from '../db/team-settings';
 import type { AppEnv } from '../env';
 import { AppError, notFound } from '../lib/errors';
+import { limitFor, limitHeaders } from '../teams/rate-limit';
 import { parseWith, readJson } from '../lib/validate';
-import { acceptEvent, sessionObjectName, type IngestContext } from './accept';
+import { acceptEvent, acceptEvents, sessionObjectName, type IngestContext } from './accept';
 import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type EventAck, type IngestEvent } from './schemas';
 
 export const ingestRoutes = new Hono<AppEnv>();
 
 async function context(c: Context<AppEnv>): Promise<IngestContext> {
   const auth = c.get('auth');
-  return { env: c.env, auth, settings: await settingsFor(c.env.DB, auth), now: Date.now() };
+  return { env: c.env, auth, settings: await settingsFor(c.env.DB, auth), now: Date.now(), ingestLimit: limitFor(c.env, auth, 'ingest') };
 }
 
 for (const [path, schema] of [
@@ -25,36 +27,44 @@ for (const [path, schema] of [
 ] as const) {
   ingestRoutes.post(path, requireScope('ingest'), async (c) => {
     const event = (await readJson(c, schema)) as IngestEvent;
-    const ack = await acceptEvent(await context(c), event);
+    startTime(c, 'session', 'session object');
+    const { ack, verdict } = await acceptEvent(await context(c), event);
+    endTime(c, 'session');
+    if (verdict) limitHeaders(c, verdict);
     return c.json(ack, 202);
   });
 }
 
 type BatchResult = ({ event_id: string | null } & EventAck) | { event_id: string | null; error: { code: string; message: string } };
 
-/** Spool replay: events are taken in order, each answered on its own; one bad event does not stop the rest. */
+/** Spool replay: each event answered on its own (one bad event does not stop the rest); one SessionDO call per session. */
 ingestRoutes.post('/api/events/batch', requireScope('ingest'), async (c) => {
   const { events } = await readJson(c, EventBatch);
   const ctx = await context(c);
-  const results: BatchResult[] = [];
-  for (const raw of events) {
+  // Checked one by one (a bad event is answered on its own), then handed over one SessionDO call per session.
+  const parsed = events.map((raw): { eventId: string | null; event?: IngestEvent; error?: unknown } => {
     const rec = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
     const eventId = typeof rec.event_id === 'string' ? rec.event_id : null;
-    try {
-      const kind = rec.kind;
-      if (kind !== 'init' && kind !== 'observation' && kind !== 'summarize' && kind !== 'end') {
-        throw new AppError(400, 'invalid_body', 'kind: must be one of init, observation, summarize, end');
-      }
-      const event = parseWith(EVENT_SCHEMAS[kind], rec, 'invalid_body') as IngestEvent;
-      results.push({ event_id: eventId, ...(await acceptEvent(ctx, event)) });
-    } catch (err) {
-      if (err instanceof AppError) results.push({ event_id: eventId, error: { code: err.code, message: err.message } });
-      else {
-        console.error('batch event failed', { eventId, message: (err as Error).message });
-        results.push({ event_id: eventId, error: { code: 'internal_error', message: 'This event could not be accepted; send it again later.' } });
-      }
+    const kind = rec.kind;
+    if (kind !== 'init' && kind !== 'observation' && kind !== 'summarize' && kind !== 'end') {
+      return { eventId, error: new AppError(400, 'invalid_body', 'kind: must be one of init, observation, summarize, end') };
     }
-  }
+    try {
+      return { eventId, event: parseWith(EVENT_SCHEMAS[kind], rec, 'invalid_body') as IngestEvent };
+    } catch (error) {
+      return { eventId, error };
+    }
+  });
+  const settled = await acceptEvents(ctx, parsed.flatMap((p) => (p.event ? [p.event] : [])));
+  let next = 0;
+  const results = parsed.map(({ eventId, event, error }): BatchResult => {
+    const outcome: PromiseSettledResult<EventAck> = event ? settled[next++]! : { status: 'rejected', reason: error };
+    if (outcome.status === 'fulfilled') return { event_id: eventId, ...outcome.value };
+    const err: unknown = outcome.reason;
+    if (err instanceof AppError) return { event_id: eventId, error: { code: err.code, message: err.message } };
+    console.error('batch event failed', { eventId, message: err instanceof Error ? err.message : String(err) });
+    return { event_id: eventId, error: { code: 'internal_error', message: 'This event could not be accepted; send it again later.' } };
+  });
   return c.json({ results }, 200);
 });
 

@@ -12,6 +12,7 @@ import { storeTurn } from '../store/turn-store';
 import { teamObjectName } from '../teams/team-do';
 import { indexObservations } from '../vectors/index-observations';
 import { EventBuffer } from './buffer';
+import { IngestGate, type Admission } from './admission';
 import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
 import { MAX_ATTEMPTS, planFailure, selectBatch, type FailureKind } from './policy';
 import type { EnqueueInput, EnqueueResult, PendingRow, SessionStatus } from './types';
@@ -41,6 +42,21 @@ export class SessionDO extends DurableObject<CairnEnv> {
 
   async ping(): Promise<string> {
     return 'ok';
+  }
+
+  readonly #ingestGate = new IngestGate();
+
+  /**
+   * Ingest's one round trip: counts the call against the session's per-minute ingest limit, then enqueues
+   * the events in order (batch replay sends all of a session's events in one call). Refused calls enqueue
+   * nothing and are not counted.
+   */
+  async admit(inputs: EnqueueInput[], limit: number): Promise<Admission> {
+    const verdict = this.#ingestGate.take(Date.now(), limit);
+    if (!verdict.allowed) return { verdict, results: [] };
+    const results: EnqueueResult[] = [];
+    for (const input of inputs) results.push(await this.enqueue(input));
+    return { verdict, results };
   }
 
   /**

@@ -264,10 +264,17 @@ export class SessionDO extends DurableObject<CairnEnv> {
     return this.testSeams.provider ?? (this.#providerCache ??= createProvider(this.env));
   }
 
+  /**
+   * An alarm no later than the pending events need. An alarm that is already set is not trusted blindly: one
+   * set during a turn points at that turn's lease expiry (minutes away), and once the turn is over, events
+   * arriving behind it would wait for that far alarm. So a later alarm than wanted is pulled in.
+   */
   async #ensureAlarm(now: number): Promise<void> {
-    if ((await this.ctx.storage.getAlarm()) !== null) return;
+    const current = await this.ctx.storage.getAlarm();
     const lease = this.#buffer.lease(now);
-    await this.ctx.storage.setAlarm(lease ? lease.expiresAt : Math.max(now, this.#buffer.get<number>('backoff_until', 0)));
+    const wanted = lease ? lease.expiresAt : Math.max(now, this.#buffer.get<number>('backoff_until', 0));
+    if (current !== null && current <= wanted) return;
+    await this.ctx.storage.setAlarm(wanted);
   }
 
   async #scheduleNext(): Promise<void> {

@@ -8,7 +8,7 @@ import { startFakeObserver, startPipelineServer } from './pipeline/server.mjs';
 import { checkoutBaseline, freePort } from './baseline.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
-const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a);
+const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a.map((x) => (x && typeof x === 'object' && 'times' in x ? { ...x, times: undefined } : x)));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 let seq = 0;

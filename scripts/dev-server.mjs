@@ -38,7 +38,8 @@ function snapshotWorker(dir) {
   wrangler(['deploy', '--dry-run', '--outdir', path.join(dir, 'dist')], ROOT);
   const toml = readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8')
     .replace(/^main = .*$/m, 'main = "dist/index.js"')
-    .replace(/^migrations_dir = .*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'migrations'))}`);
+    .replace(/^migrations_dir = .*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'migrations'))}`)
+    .replace(/^directory = .*$/m, `directory = ${JSON.stringify(path.join(ROOT, 'dist', 'assets'))}`);
   writeFileSync(path.join(dir, 'wrangler.toml'), toml);
 }
 

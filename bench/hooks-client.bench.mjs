@@ -51,9 +51,11 @@ const postInput = () => JSON.stringify({
 });
 const startInput = () => JSON.stringify({ session_id: `bench-start-${++seq}`, cwd: repo, hook_event_name: 'SessionStart', source: 'startup' });
 
-function time(args, home, input) {
+function time(args, home, input, viaShell = false) {
   const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, args, { input, env: { PATH: process.env.PATH, HOME: home }, cwd: repo, encoding: 'utf8' });
+  // viaShell: the way Claude Code runs a settings.json command (a shell runs the text `cairn install` wrote).
+  const [file, argv] = viaShell ? ['/bin/sh', ['-c', ['node', ...args.map((a) => (a.includes(' ') || a.includes('/') ? `"${a}"` : a))].join(' ')]] : [process.execPath, args];
+  const r = spawnSync(file, argv, { input, env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home }, cwd: repo, encoding: 'utf8' });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return { ms, stdout: r.stdout };
@@ -64,8 +66,12 @@ const RAW = `const s = require('node:net').connect(${stubPort}, '127.0.0.1'); co
 s.write(\`POST /api/sessions/observations HTTP/1.1\\r\\nhost: 127.0.0.1\\r\\nconnection: close\\r\\ncontent-type: application/json\\r\\ncontent-length: \${b.length}\\r\\n\\r\\n\`); s.write(b);
 s.on('data', () => s.destroy());`;
 
+const SHELL_BASE = 'sh -c \'node -e 0\' (bare start, run the way settings.json commands are)';
+const SHELL_HOOK = 'sh -c \'node "…/cairn.cjs" hook post-tool-use\' as cairn install writes it, server up';
 const cases = {
   'node -e 0 (bare start)': () => time(['-e', '0'], up, ''),
+  [SHELL_BASE]: () => time(['-e', '0'], up, '', true),
+  [SHELL_HOOK]: () => time([CLIENT, 'hook', 'post-tool-use'], up, postInput(), true),
   'node -e: one raw node:net request to the stub (floor)': () => time(['-e', RAW, postInput()], quick, ''),
   'hook post-tool-use, server up': () => time([CLIENT, 'hook', 'post-tool-use'], up, postInput()),
   'hook post-tool-use, instant stub server (client cost only)': () => time([CLIENT, 'hook', 'post-tool-use'], quick, postInput()),
@@ -96,6 +102,7 @@ const stats = (xs) => {
 const base = stats(times['node -e 0 (bare start)']).p50;
 const p50Of = (name) => stats(times[name]).p50;
 const ratio = (name) => p50Of(name) / base;
+const shellRatio = p50Of(SHELL_HOOK) / p50Of(SHELL_BASE);
 const rows = Object.entries(times).map(([name, xs]) => {
   const s = stats(xs);
   return `| ${name} | ${s.p50.toFixed(1)} | ${s.p95.toFixed(1)} | ${(s.p50 / base).toFixed(2)}× |`;

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { killPoint } from './kill-point';
 import { acquireLock } from './lock';
 
-export type EventKind = 'init' | 'observation' | 'summarize' | 'end';
+import type { EventKind } from '#shared/events';
+
+export type { EventKind };
 
 export interface SpooledEvent {
   kind: EventKind;

@@ -1,8 +1,8 @@
 // A throwaway copy of an earlier commit, so a benchmark can serve "before" and "after" in the same run on the
-// same machine load. The copy is `git archive` of the ref (generated files are committed, so it builds as is)
-// with this checkout's node_modules linked in; it is removed by `cleanup`.
+// same machine load. The copy is `git archive` of the ref with this checkout's node_modules linked in (and its
+// scripts/build.mjs run, where it has one); it is removed by `cleanup`.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,8 @@ export function checkoutBaseline(ref = BASELINE_REF) {
   const tar = execFileSync('git', ['archive', '--format=tar', commit], { cwd: ROOT, maxBuffer: 512 * 1024 * 1024 });
   execFileSync('tar', ['-x', '-C', dir], { input: tar });
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  // Newer trees build their client bundle and static assets instead of committing them.
+  if (existsSync(path.join(dir, 'scripts', 'build.mjs'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: dir, stdio: 'ignore' });
   return { root: dir, commit, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

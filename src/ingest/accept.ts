@@ -5,8 +5,8 @@ import { ensureProject, type ProjectRef } from '../db/projects';
 import type { TeamSettings } from '../db/team-settings';
 import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
-import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '../lib/tags';
-import { serializeField, truncateField } from '../lib/truncate';
+import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '#shared/tags';
+import { serializeField, truncateField } from '#shared/truncate';
 import type { EnqueueInput, EnqueueResult, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
 import { serverGate, type GateSettings } from '../teams/gate';
@@ -124,7 +124,14 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
     userId: auth.userId,
     deviceId: auth.deviceId,
   };
-  const common = { eventId: e.event_id, occurredAt: e.occurred_at, snapshot, modeId: modeIdFor(env, ctx.settings) };
+  const common = {
+    eventId: e.event_id,
+    occurredAt: e.occurred_at,
+    snapshot,
+    modeId: modeIdFor(env, ctx.settings),
+    promptId: e.prompt_id ?? null,
+    clientSeq: e.client_seq ?? null,
+  };
 
   let input: EnqueueInput;
   let promptText: string | null = null;

@@ -10,7 +10,8 @@ import { AppError, notFound } from '../lib/errors';
 import { limitFor, limitHeaders } from '../teams/rate-limit';
 import { parseWith, readJson } from '../lib/validate';
 import { acceptEvent, acceptEvents, sessionObjectName, type IngestContext } from './accept';
-import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type EventAck, type IngestEvent } from './schemas';
+import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
+import type { BatchResult, EventAck } from '#shared/events';
 
 export const ingestRoutes = new Hono<AppEnv>();
 
@@ -35,7 +36,6 @@ for (const [path, schema] of [
   });
 }
 
-type BatchResult = ({ event_id: string | null } & EventAck) | { event_id: string | null; error: { code: string; message: string } };
 
 /** Spool replay: each event answered on its own (one bad event does not stop the rest); one SessionDO call per session. */
 ingestRoutes.post('/api/events/batch', requireScope('ingest'), async (c) => {

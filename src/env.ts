@@ -21,6 +21,8 @@ export interface CairnEnv {
   OBSERVER_PROVIDER?: string;
   OBSERVER_MODEL?: string;
   OBSERVER_CONCURRENCY?: string;
+  /** JSON price table overrides for usage estimates (see src/observer/prices.ts). */
+  OBSERVER_PRICES?: string;
   ANTHROPIC_API_KEY?: string;
   ANTHROPIC_BASE_URL?: string;
   OPENAI_API_KEY?: string;

@@ -10,6 +10,7 @@ import { mcpRoutes } from './mcp/routes';
 import { recallRoutes } from './recall/routes';
 import { searchRoutes } from './search/routes';
 import { adminRoutes } from './teams/admin-routes';
+import { usageRoutes } from './usage/routes';
 import { bootstrapRoutes } from './teams/bootstrap';
 import { rateLimit } from './teams/rate-limit';
 import { viewerApi } from './viewer/api';
@@ -40,6 +41,7 @@ app.route('/', ingestRoutes);
 app.route('/', recallRoutes);
 app.route('/', searchRoutes);
 app.route('/', adminRoutes);
+app.route('/', usageRoutes);
 app.route('/', mcpRoutes);
 app.route('/', viewerApi);
 

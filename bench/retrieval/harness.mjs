@@ -16,7 +16,7 @@ export async function startBenchServer(port, vars = {}, { root } = {}) {
     root,
     port,
     snapshot: true,
-    timeoutMs: 120_000,
+    timeoutMs: 300_000,
     vars: { CAIRN_ADMIN_SECRET: secret, RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000', ...vars },
   });
   const token = await mintDevToken(server.url, secret, { team: 'bench', user: 'bencher', device: 'bench-box' });

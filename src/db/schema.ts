@@ -160,5 +160,22 @@ export const localVectors = sqliteTable('local_vectors', {
   embedding: blob('embedding', { mode: 'buffer' }).notNull(),
 });
 
+/** Observer spend: tokens per team, UTC day, session and model (src/db/usage.ts). */
+export const observerUsage = sqliteTable(
+  'observer_usage',
+  {
+    teamId: integer('team_id').notNull().references(() => teams.id),
+    day: text('day').notNull(),
+    sessionId: integer('session_id').notNull(),
+    model: text('model').notNull(),
+    calls: integer('calls').notNull().default(0),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    cacheReadTokens: integer('cache_read_tokens').notNull().default(0),
+    cacheWriteTokens: integer('cache_write_tokens').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.day, t.sessionId, t.model] })],
+);
+
 /** Every table above, for the schema-drift test. */
-export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors };
+export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, observerUsage };

@@ -4,6 +4,7 @@ import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
 import type { ConversationState } from '../observer/conversation';
 import { loadMode } from '../observer/modes';
+import { createHeuristicProvider } from '../observer/providers/heuristic';
 import { createProvider } from '../observer/providers/index';
 import { runTurn } from '../observer/turn';
 import type { ObserverProvider } from '../observer/types';
@@ -13,6 +14,7 @@ import { teamObjectName } from '../teams/team-do';
 import { indexObservations } from '../vectors/index-observations';
 import { EventBuffer } from './buffer';
 import { IngestGate, type Admission } from './admission';
+import { meterCall, teamBudget } from '../observer/spend';
 import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
 import { MAX_ATTEMPTS, planFailure, selectBatch, type FailureKind } from './policy';
 import type { EnqueueInput, EnqueueResult, PendingRow, SessionStatus } from './types';
@@ -26,6 +28,8 @@ export interface SessionSeams {
   fault?: (point: FaultPoint) => 'crash' | void;
   afterStore?: AfterStore;
   provider?: ObserverProvider;
+  /** The clock observer budgets and usage days are read with. */
+  now?: () => number;
 }
 
 class Abandoned extends Error {}
@@ -185,7 +189,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const events = batch.filter((r) => r.kind === 'observation').map(toToolEvent);
     const summaryRow = batch.find((r) => r.kind === 'summarize');
     const state = b.get<ConversationState | null>('conversation', null);
-    const outcome = await runTurn(this.#provider(), {
+    const provider = await this.#budgetedProvider(head.snapshot.teamId);
+    const outcome = await runTurn(provider, {
       mode: loadMode(b.get<string | null>('mode', null) ?? this.env.CAIRN_MODE),
       session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
       events,
@@ -193,6 +198,11 @@ export class SessionDO extends DurableObject<CairnEnv> {
       now: Date.now(),
       state,
     });
+    if (provider.name !== 'heuristic' && outcome.kind !== 'failure') {
+      await meterCall(this.env, head.snapshot, outcome.model, outcome.usage, this.#now()).catch((err: unknown) =>
+        console.warn('observer usage not recorded', { message: String(err) }),
+      );
+    }
     if (b.lease(Date.now())?.claimId !== claimId) {
       // Release touches only rows still claimed under this id: if another turn took them over, it keeps them.
       console.warn('observer turn outlived its lease; its events will be observed again', { claimId });
@@ -259,6 +269,26 @@ export class SessionDO extends DurableObject<CairnEnv> {
     if (this.testSeams.fault?.(point) === 'crash') throw new Abandoned();
   }
 
+  #now(): number {
+    return this.testSeams.now?.() ?? Date.now();
+  }
+
+  /**
+   * The configured provider, or the heuristic one while the team's observer budget for the day or month is
+   * spent. The state is kept (`budget`) so status and the context index can say so.
+   */
+  async #budgetedProvider(teamId: number): Promise<ObserverProvider> {
+    const configured = this.#provider();
+    if (configured.name === 'heuristic') return configured;
+    const budget = await teamBudget(this.env.DB, teamId, this.#now()).catch((err: unknown) => {
+      console.warn('observer budget unknown; observing as configured', { message: String(err) });
+      return null;
+    });
+    this.#buffer.set('budget', budget?.exhausted ? { exhausted: budget.exhausted, until: budget.until } : null);
+    return budget?.exhausted ? (this.#heuristic ??= createHeuristicProvider()) : configured;
+  }
+
+  #heuristic: ObserverProvider | null = null;
   #providerCache: ObserverProvider | null = null;
   #provider(): ObserverProvider {
     return this.testSeams.provider ?? (this.#providerCache ??= createProvider(this.env));

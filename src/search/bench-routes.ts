@@ -86,3 +86,10 @@ benchRoutes.get('/api/admin/bench/baseline', async (c) => {
     .all();
   return c.json({ rows: results.length });
 });
+
+/** The local database's size in bytes (D1 reports it with every result), for bench/capacity.bench.mjs. */
+benchRoutes.get('/api/admin/bench/size', async (c) => {
+  const result = await c.env.DB.prepare('SELECT COUNT(*) AS n FROM observations').first<{ n: number }>();
+  const meta = await c.env.DB.prepare('SELECT 1').run();
+  return c.json({ observations: result?.n ?? 0, bytes: meta.meta.size_after ?? null });
+});

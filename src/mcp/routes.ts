@@ -1,9 +1,13 @@
 // MCP endpoint (Streamable HTTP, stateless): a fresh server and transport per request, behind token auth.
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import { requireScope } from '../auth/middleware';
 import type { AppEnv } from '../env';
-import { buildMcpServer } from './server';
+
+/**
+ * The MCP SDK (with its JSON-schema validator) is loaded on an isolate's first /mcp request, not when the
+ * isolate starts: hooks and the viewer never need it.
+ */
+const loadMcp = () => Promise.all([import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./server')]);
 
 export const mcpRoutes = new Hono<AppEnv>();
 
@@ -16,6 +20,7 @@ mcpRoutes.all('/mcp', requireScope('read'), async (c) => {
       work.catch(() => undefined);
     }
   };
+  const [{ WebStandardStreamableHTTPServerTransport }, { buildMcpServer }] = await loadMcp();
   const server = buildMcpServer(c.env, c.get('auth'), { defer, now: Date.now });
   // A stateless transport serves exactly one request and a connected server cannot be reconnected.
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

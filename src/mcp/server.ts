@@ -40,6 +40,9 @@ function requireWrite(auth: AuthContext): void {
   if (!auth.scopes.includes('ingest')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "ingest" scope needed to change memory.');
 }
 
+/** Read tools touch nothing and reach nothing outside this team's memory. */
+const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
+
 const oneOrMany = z.union([z.string(), z.array(z.string())]).optional();
 
 /** A record reference from search or timeline: `12` / `#12` observation, `S12` session summary, `P12` prompt. */
@@ -85,7 +88,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         limit: z.number().int().min(1).max(100).optional().describe('Results per page (default 20).'),
         offset: z.number().int().min(0).max(900).optional().describe('Skip this many results (paging).'),
       },
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY,
     },
     (a) =>
       guarded(async () => {
@@ -111,7 +114,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         after: z.number().int().min(0).max(MAX_DEPTH).optional().describe(`Records after the anchor (default ${DEFAULT_DEPTH}).`),
         project: oneOrMany.describe('Stay within these project key(s).'),
       },
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY,
     },
     (a) =>
       guarded(async () => {
@@ -132,7 +135,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         'Session summaries and prompts too: ids=["S12", "P7"] gives a summary in full (request, investigated, learned, completed, next steps) ' +
         'or a prompt\'s whole text; timeline(anchor="S12") shows what happened around a summary.',
       inputSchema: { ids: z.array(RecordRef).min(1).max(MAX_IDS).describe('Observation ids (12), "S12" summaries, "P12" prompts.') },
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY,
     },
     (a) =>
       guarded(async () => {
@@ -169,6 +172,8 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         facts: z.array(z.string()).optional(),
         files: z.array(z.string()).optional().describe('Project-relative paths this is about.'),
       },
+      // Saving the same text twice stores it once, and nothing existing is changed.
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     (a) =>
       guarded(async () => {
@@ -186,7 +191,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
       title: 'Forget',
       description: 'Remove an observation from memory (it stops appearing in context, search and timelines). Only its author or a team admin may.',
       inputSchema: { id: z.number().int().positive(), reason: z.string().optional().describe('Why, for the audit log.') },
-      annotations: { destructiveHint: true },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     (a) =>
       guarded(async () => {

@@ -1,53 +1,7 @@
-// Shape limits for JSON bodies, checked on the raw text before JSON.parse: one pass, no recursion, so a body
-// nested 50,000 arrays deep or holding a million tiny values is refused with 400 instead of overflowing
-// the stack in a later recursive walk (truncation, redaction, zod) or stalling the isolate.
+// Shape limits at the edge: a JSON body nested too deep or holding too many values is refused with 400
+// before it is parsed (see #shared/json-shape for why).
+import { JSON_MAX_DEPTH, JSON_MAX_VALUES, measureJson } from '#shared/json-shape';
 import { AppError } from './errors';
-
-/** Deeper than any tool payload an agent sends (Claude Code's deepest are ~10 levels). */
-export const JSON_MAX_DEPTH = 64;
-/** Values (scalars, objects, arrays) in one body: a 1 MB body of real events holds a few thousand. */
-export const JSON_MAX_VALUES = 100_000;
-
-export interface JsonShape {
-  depth: number;
-  values: number;
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_OBJECT = 0x7d;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-
-/**
- * Deepest nesting and (roughly) how many values the text holds, counting outside strings only. Stops early
- * once either passes its limit, so the cost is bounded by the text length whatever it holds.
- */
-export function measureJson(text: string, maxDepth = JSON_MAX_DEPTH, maxValues = JSON_MAX_VALUES): JsonShape {
-  let depth = 0;
-  let deepest = 0;
-  let values = text.trim() ? 1 : 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === BACKSLASH) i++;
-      else if (ch === QUOTE) inString = false;
-      continue;
-    }
-    if (ch === QUOTE) inString = true;
-    else if (ch === OPEN_OBJECT || ch === OPEN_ARRAY) {
-      depth++;
-      if (depth > deepest) deepest = depth;
-      if (deepest > maxDepth) break;
-    } else if (ch === CLOSE_OBJECT || ch === CLOSE_ARRAY) depth--;
-    // Each comma separates one more value (or key/value pair) from the last.
-    else if (ch === COMMA && ++values > maxValues) break;
-  }
-  return { depth: deepest, values };
-}
 
 /** Throws a 400 with a stable code when the text is nested too deep or holds too many values. */
 export function assertJsonShape(text: string, maxDepth = JSON_MAX_DEPTH, maxValues = JSON_MAX_VALUES): void {

@@ -1,7 +1,7 @@
 // Everything that happens to text before it leaves the machine: size cut, tags stripped, secrets redacted.
 // Cut first: every later step runs over at most the budget plus a margin, however large the input.
-import { stripTagBlocks } from '../../../src/lib/tags';
-import { FIELD_MAX_CHARS, joinElided, truncateField } from '../../../src/lib/truncate';
+import { stripTagBlocks } from '#shared/tags';
+import { FIELD_MAX_CHARS, joinElided, truncateField } from '#shared/truncate';
 import { redact, redactValue } from './redact';
 
 // Text kept around each cut point while redacting, so a secret that straddles the cut is still seen whole

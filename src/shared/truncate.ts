@@ -1,5 +1,5 @@
 // Cuts oversized fields to a head + elision marker + tail before they reach a prompt; pure (shared with the hooks client).
-import { JSON_MAX_DEPTH, measureJson } from './json-limits';
+import { JSON_MAX_DEPTH, measureJson } from './json-shape';
 import { stripMemoryTags, stripTagBlocks } from './tags';
 
 export const FIELD_MAX_CHARS = 16_000;

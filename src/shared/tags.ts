@@ -76,7 +76,10 @@ class Closers {
 }
 
 export interface StripOptions {
-  /** An opening tag never closed hides everything after it (the text was cut inside a block). */
+  /**
+   * An opening tag never closed hides everything after it (default): a forgotten `</private>` must not
+   * publish what follows, and a text cut inside a block must not show the block's start.
+   */
   unclosedToEnd?: boolean;
   /** A closing tag before any opening one hides everything before it (the text starts inside a block). */
   closedFromStart?: boolean;
@@ -115,7 +118,7 @@ export function stripTagBlocks(text: string, opts: StripOptions = {}): string {
     if (gt < 0) break; // no '>' anywhere after: no tag can open from here on
     const close = closers.after(name, gt + 1);
     if (!close) {
-      if (opts.unclosedToEnd) return out + text.slice(kept, i);
+      if (opts.unclosedToEnd !== false) return out + text.slice(kept, i);
       // Another tag may open inside this one's attributes: look on from the next character.
       i++;
       continue;

@@ -31,13 +31,13 @@ function cutPoints(text: string, max: number): { headEnd: number; tailStart: num
 /**
  * A text field made safe to store: cut to the budget FIRST, then memory tags stripped from what is kept,
  * so the work is bounded by the budget however large the input. A block the cut splits is hidden on both
- * sides: an opening tag left unclosed in the head hides the rest of the head, a closing tag in the tail
- * whose opening was cut away hides the tail up to it.
+ * sides: an opening tag left unclosed hides the rest of its side, a closing tag in the tail whose opening
+ * was cut away hides the tail up to it.
  */
 export function cleanField(text: string, max = FIELD_MAX_CHARS): string {
   if (text.length <= max) return stripMemoryTags(text);
   const { headEnd, tailStart } = cutPoints(text, max);
-  const head = stripTagBlocks(text.slice(0, headEnd), { unclosedToEnd: true }).trimStart();
+  const head = stripTagBlocks(text.slice(0, headEnd)).trimStart();
   const tail = stripTagBlocks(text.slice(tailStart), { closedFromStart: true }).trimEnd();
   return joinElided(head, tail, tailStart - headEnd, text.length);
 }

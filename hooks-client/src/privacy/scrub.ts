@@ -20,7 +20,7 @@ const stripAndRedact =
   (trim: boolean): Clean =>
   (segment, where) => {
     const s = segment.includes('<')
-      ? stripTagBlocks(segment, { unclosedToEnd: where === 'head', closedFromStart: where === 'tail' })
+      ? stripTagBlocks(segment, { closedFromStart: where === 'tail' })
       : segment;
     return redact(trim ? (where === 'head' ? s.trimStart() : where === 'tail' ? s.trimEnd() : s.trim()) : s);
   };

@@ -1,0 +1,11 @@
+-- Events belong to the prompt during which they happened: the agent's own prompt id (Claude Code ≥ 2.1 sends
+-- one) is kept with prompts, observations and summaries. turn_key names the observer turn that stored a row,
+-- so a turn replayed after a crash between store and confirm is recognised as stored (whatever the observer
+-- would answer the second time).
+ALTER TABLE prompts ADD COLUMN prompt_id TEXT;
+ALTER TABLE observations ADD COLUMN prompt_id TEXT;
+ALTER TABLE observations ADD COLUMN turn_key TEXT;
+ALTER TABLE summaries ADD COLUMN prompt_id TEXT;
+ALTER TABLE summaries ADD COLUMN turn_key TEXT;
+CREATE INDEX idx_obs_turn ON observations (turn_key) WHERE turn_key IS NOT NULL;
+CREATE INDEX idx_summaries_turn ON summaries (turn_key) WHERE turn_key IS NOT NULL;

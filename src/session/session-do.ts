@@ -33,7 +33,7 @@ export interface SessionSeams {
 class Abandoned extends Error {}
 
 export class SessionDO extends DurableObject<CairnEnv> {
-  readonly #buffer: EventBuffer;
+  #buffer: EventBuffer;
   /** Test seams only (not reachable over RPC: instance fields are not methods). */
   testSeams: SessionSeams = {};
 
@@ -91,6 +91,16 @@ export class SessionDO extends DurableObject<CairnEnv> {
     b.insert(input, n, now);
     await this.#ensureAlarm(now, filing.kind === 'wait');
     return { accepted: true, duplicate: false, promptNumber: n };
+  }
+
+  /**
+   * Forgets everything this session holds: buffered events (tool input and output), prompt texts, the
+   * observer conversation, dead letters, counters. The object starts empty if the session goes on.
+   */
+  async forgetAll(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.#buffer = new EventBuffer(this.ctx.storage.sql);
   }
 
   async status(): Promise<SessionStatus> {

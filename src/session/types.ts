@@ -18,9 +18,9 @@ interface Common {
   snapshot: EventSnapshot;
   /** Observer mode of the team when the event arrived (e.g. `code--zh`). */
   modeId: string;
-  /** The agent's own prompt id (Claude Code ≥ 2.1 sends it), when the client forwarded one. */
+  /** The agent's own id of the prompt the event belongs to, when the client sent one. */
   promptId?: string | null;
-  /** The client's monotonic per-machine counter: orders one machine's events when clocks tie. */
+  /** The client's per-machine event counter, when sent: breaks ties of occurredAt. */
   clientSeq?: number | null;
 }
 

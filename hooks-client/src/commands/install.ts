@@ -1,5 +1,4 @@
 // `cairn install` / `cairn uninstall`: cairn's hooks and MCP server in an agent's configuration, reversibly.
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,9 +25,14 @@ function selfPath(): string | null {
   return /\.[cm]?js$/.test(p) ? p : null;
 }
 
+/** Runs `claude` with `args` (child_process is loaded here, on use: no hook ever pays for it). */
+function spawnClaude(io: Io, exe: string, args: string[]) {
+  return process.getBuiltinModule('node:child_process').spawnSync(exe, args, { cwd: io.cwd, env: io.env as NodeJS.ProcessEnv, encoding: 'utf8', timeout: 60_000 });
+}
+
 /** Runs the `claude` CLI; true when it succeeded. Its output is shown only when it failed. */
 function claudeCli(io: Io, exe: string, args: string[]): boolean {
-  const r = spawnSync(exe, args, { cwd: io.cwd, env: io.env as NodeJS.ProcessEnv, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnClaude(io, exe, args);
   if (r.status === 0) return true;
   io.err(`cairn: \`claude ${args.slice(0, 3).join(' ')}\` failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout || '').trim()}\n`);
   return false;
@@ -81,7 +85,7 @@ export async function uninstall(args: string[], io: Io): Promise<number> {
   const where = claudeTargets(io, paths.home, Boolean(values.project), values.settings);
   const cli = findClaudeCli(io.env);
   // Either way the server was registered, take it out: through the CLI when it is there, then from the file.
-  if (cli) spawnSync(cli, ['mcp', 'remove', MCP_NAME, '--scope', where.scope], { cwd: io.cwd, env: io.env as NodeJS.ProcessEnv, encoding: 'utf8', timeout: 60_000 });
+  if (cli) spawnClaude(io, cli, ['mcp', 'remove', MCP_NAME, '--scope', where.scope]);
   const edits = [claudeHookEdit(where, ''), claudeMcpEdit(where, {})];
   // Installs before 0.2 wrote --project into the committed files: take cairn out of those too.
   if (values.project && !values.settings) {

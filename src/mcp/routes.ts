@@ -2,7 +2,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import { requireScope } from '../auth/middleware';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { buildMcpServer } from './server';
 
 export const mcpRoutes = new Hono<AppEnv>();

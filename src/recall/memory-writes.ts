@@ -8,7 +8,7 @@ import type { CairnEnv } from '../env';
 import { cjkTerms } from '../lib/cjk';
 import { AppError } from '../lib/errors';
 import { observationHash } from '../store/hash';
-import { auditStatement } from '../teams/audit';
+import { auditStatement } from '../audit/audit';
 import { normalizePath } from './file-context';
 import { oneLine } from './format';
 import { modeIdFor, recallMode } from './mode';

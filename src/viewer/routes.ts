@@ -1,6 +1,6 @@
 // The browser viewer's public part: the page shell and its static assets (all data comes from /api/*).
 import { Hono } from 'hono';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { APP_CSS, APP_JS, ASSET_VERSION, ICON_SVG } from './assets.generated';
 import { SECURITY_HEADERS, shellHtml } from './page';
 

@@ -4,6 +4,8 @@
 
 export interface CairnEnv {
   DB: D1Database;
+  /** Built files (hooks client, viewer code): dist/assets, written by scripts/build.mjs. */
+  ASSETS: Fetcher;
   SESSIONS: DurableObjectNamespace;
   TEAMS: DurableObjectNamespace;
   HUBS: DurableObjectNamespace;

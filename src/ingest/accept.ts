@@ -65,7 +65,14 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
     userId: auth.userId,
     deviceId: auth.deviceId,
   };
-  const common = { eventId: e.event_id, occurredAt: e.occurred_at, snapshot, modeId: modeIdFor(env, ctx.settings) };
+  const common = {
+    eventId: e.event_id,
+    occurredAt: e.occurred_at,
+    snapshot,
+    modeId: modeIdFor(env, ctx.settings),
+    promptId: e.prompt_id ?? null,
+    clientSeq: e.client_seq ?? null,
+  };
 
   let input: EnqueueInput;
   let promptText: string | null = null;
@@ -106,6 +113,7 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
       projectId: project.id,
       sessionDbId,
       promptNumber: result.promptNumber,
+      promptId: e.prompt_id ?? null,
       text: promptText,
       authorUserId: auth.userId,
       createdAt: e.occurred_at,

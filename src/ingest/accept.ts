@@ -113,6 +113,7 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
       projectId: project.id,
       sessionDbId,
       promptNumber: result.promptNumber,
+      promptId: e.prompt_id ?? null,
       text: promptText,
       authorUserId: auth.userId,
       createdAt: e.occurred_at,

@@ -6,7 +6,8 @@ import type { AuthContext } from '../auth/types';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
-import { forget, ForgetInput, remember, RememberInput } from '../recall/memory-writes';
+import { forgetRecord, parseRecordRef } from '../forget/service';
+import { remember, RememberInput } from '../recall/memory-writes';
 import { DEFAULT_DEPTH, MAX_DEPTH } from '../recall/params';
 import { renderTimeline } from '../recall/render-timeline';
 import { MAX_IDS, observationRecords, timelineFor } from '../recall/service';
@@ -184,17 +185,21 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
     'forget',
     {
       title: 'Forget',
-      description: 'Remove an observation from memory (it stops appearing in context, search and timelines). Only its author or a team admin may.',
-      inputSchema: { id: z.number().int().positive(), reason: z.string().optional().describe('Why, for the audit log.') },
+      description:
+        'Delete a record from memory for good: an observation (#12 or 12), a summary (S12) or a prompt (P12). Its text is removed from every index; only an audit entry (who, which id, when) stays. Only its author or a team admin may.',
+      inputSchema: {
+        id: z.union([z.number().int().positive(), z.string().max(20)]).describe('The record id as search shows it: 12, S12 or P12.'),
+        reason: z.string().max(500).optional().describe('Why (not stored: it could repeat what is forgotten).'),
+      },
       annotations: { destructiveHint: true },
     },
     (a) =>
       guarded(async () => {
         requireWrite(auth);
-        const input = parseWith(ForgetInput, a, 'invalid_arguments');
-        const gone = await forget(env, auth, input, deps.now());
-        deps.defer(indexObservations(env, auth.teamId, [gone.id]));
-        return text(`Forgot #${gone.id}${gone.title ? ` (${gone.title})` : ''}.`);
+        const ref = parseRecordRef(a.id);
+        if (!ref) throw new AppError(400, 'invalid_arguments', 'id: give a record id such as 12, S12 or P12.');
+        const gone = await forgetRecord(env, auth, ref.kind, ref.id, deps.now());
+        return text(`Forgot ${ref.kind === 'observation' ? '#' : ref.kind === 'summary' ? 'S' : 'P'}${ref.id}; it is deleted from every index.`);
       }),
   );
 

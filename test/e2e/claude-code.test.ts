@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeChanges, recordPayloads, SAMPLE } from '../../scripts/claude-payloads.mjs';
 // @ts-expect-error plain ESM script without types
 import { mintDevToken, startDevServer } from '../../scripts/dev-server.mjs';
-import { buildClient } from '../../hooks-client/build.mjs';
+// @ts-expect-error plain ESM script without types
+import { buildAll } from '../../scripts/build.mjs';
 import { deadPort } from '../../hooks-client/test/support';
 import { startFakeAgentModel, type AgentRequest, type FakeAgentModel } from '../support/fake-agent-model';
 import { startFakeLlm } from '../support/fake-llm';
@@ -64,7 +65,7 @@ async function allDelivered(): Promise<void> {
 }
 
 beforeAll(async () => {
-  await buildClient({ quiet: true });
+  await buildAll({ quiet: true });
   observer = await startFakeLlm();
   model = await startFakeAgentModel();
   dev = (await startDevServer({

@@ -1,13 +1,14 @@
 // cairn Worker: assembles routes, middleware and the Durable Object classes.
 import { Hono } from 'hono';
 import { authenticate } from './auth/middleware';
-import type { AppEnv } from './env';
+import type { AppEnv, CairnEnv } from './env';
 import { ingestRoutes } from './ingest/routes';
 import { installRoutes } from './install/routes';
 import { forgetRoutes } from './forget/routes';
 import { errorBody, handleError } from './lib/errors';
 import { mcpRoutes } from './mcp/routes';
 import { recallRoutes } from './recall/routes';
+import { applyRetention } from './retention/sweep';
 import { searchRoutes } from './search/routes';
 import { adminRoutes } from './teams/admin-routes';
 import { bootstrapRoutes } from './teams/bootstrap';
@@ -42,4 +43,10 @@ app.route('/', forgetRoutes);
 app.route('/', mcpRoutes);
 app.route('/', viewerApi);
 
-export default app;
+export default {
+  fetch: app.fetch,
+  // Daily (wrangler.toml [triggers]): teams' retention_days.
+  scheduled(controller, env, ctx) {
+    ctx.waitUntil(applyRetention(env, controller.scheduledTime).then((r) => console.log('retention sweep', r)));
+  },
+} satisfies ExportedHandler<CairnEnv>;

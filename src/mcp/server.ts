@@ -41,6 +41,9 @@ function requireWrite(auth: AuthContext): void {
   if (!auth.scopes.includes('ingest')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "ingest" scope needed to change memory.');
 }
 
+/** Read tools touch nothing and reach nothing outside this team's memory. */
+const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
+
 const oneOrMany = z.union([z.string(), z.array(z.string())]).optional();
 
 /** A record reference from search or timeline: `12` / `#12` observation, `S12` session summary, `P12` prompt. */
@@ -86,7 +89,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         limit: z.number().int().min(1).max(100).optional().describe('Results per page (default 20).'),
         offset: z.number().int().min(0).max(900).optional().describe('Skip this many results (paging).'),
       },
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY,
     },
     (a) =>
       guarded(async () => {
@@ -112,7 +115,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         after: z.number().int().min(0).max(MAX_DEPTH).optional().describe(`Records after the anchor (default ${DEFAULT_DEPTH}).`),
         project: oneOrMany.describe('Stay within these project key(s).'),
       },
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY,
     },
     (a) =>
       guarded(async () => {
@@ -133,7 +136,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         'Session summaries and prompts too: ids=["S12", "P7"] gives a summary in full (request, investigated, learned, completed, next steps) ' +
         'or a prompt\'s whole text; timeline(anchor="S12") shows what happened around a summary.',
       inputSchema: { ids: z.array(RecordRef).min(1).max(MAX_IDS).describe('Observation ids (12), "S12" summaries, "P12" prompts.') },
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY,
     },
     (a) =>
       guarded(async () => {
@@ -170,6 +173,8 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         facts: z.array(z.string()).optional(),
         files: z.array(z.string()).optional().describe('Project-relative paths this is about.'),
       },
+      // Saving the same text twice stores it once, and nothing existing is changed.
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     (a) =>
       guarded(async () => {
@@ -191,7 +196,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         id: z.union([z.number().int().positive(), z.string().max(20)]).describe('The record id as search shows it: 12, S12 or P12.'),
         reason: z.string().max(500).optional().describe('Why (not stored: it could repeat what is forgotten).'),
       },
-      annotations: { destructiveHint: true },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     (a) =>
       guarded(async () => {

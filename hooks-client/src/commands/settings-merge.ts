@@ -16,7 +16,7 @@ interface Group {
 }
 
 export const HOOK_PLAN: Array<{ claudeEvent: string; event: HookEvent; matcher?: string; timeout: number; async?: boolean }> = [
-  { claudeEvent: 'SessionStart', event: 'session-start', matcher: 'startup|resume|clear|compact', timeout: 10 },
+  { claudeEvent: 'SessionStart', event: 'session-start', matcher: 'startup|resume|clear|compact|fork', timeout: 10 },
   { claudeEvent: 'UserPromptSubmit', event: 'user-prompt-submit', timeout: 10 },
   { claudeEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'Read', timeout: 5 },
   // Fire-and-forget: Claude Code does not wait for these, so recording never slows the agent.

@@ -3,7 +3,11 @@ import { copyFileSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits, revertEdits } from '../agents/apply';
+import { AGENTS } from '../agents/adapters';
 import { claudeHookEdit, claudeMcpEdit, claudeTargets, findClaudeCli, MCP_NAME, mcpServerEntry } from '../agents/claude-code';
+import { codexEdits } from '../agents/codex';
+import type { FileEdit } from '../agents/file-edit';
+import { geminiEdits } from '../agents/gemini';
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { BUNDLED } from '../version';
@@ -39,6 +43,7 @@ function claudeCli(io: Io, exe: string, args: string[]): boolean {
 }
 
 const OPTIONS = {
+  agent: { type: 'string' },
   project: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   settings: { type: 'string' },
@@ -46,8 +51,29 @@ const OPTIONS = {
   'no-mcp': { type: 'boolean' },
 } as const;
 
+/** The edits for an agent other than Claude Code (user scope only: their project files are committed). */
+function otherAgentEdits(agent: string, io: Io, home: string, clientPath: string, withMcp: boolean): FileEdit[] {
+  return agent === 'codex' ? codexEdits(io.env, home, clientPath, withMcp) : geminiEdits(home, clientPath, withMcp);
+}
+
+/** The agent named by --agent, or null (after saying why) when it is not one cairn knows or cannot combine with --project. */
+function chosenAgent(io: Io, agent: string | undefined, project: boolean): string | null {
+  const name = agent ?? 'claude-code';
+  if (!(AGENTS as readonly string[]).includes(name)) {
+    io.err(`cairn: unknown agent "${name}" (expected one of ${AGENTS.join(', ')})\n`);
+    return null;
+  }
+  if (project && name !== 'claude-code') {
+    io.err(`cairn: --project is for Claude Code only; ${name} is installed for this user (its project files are meant to be committed)\n`);
+    return null;
+  }
+  return name;
+}
+
 export async function install(args: string[], io: Io): Promise<number> {
   const { values } = parseArgs({ args, options: OPTIONS });
+  const agent = chosenAgent(io, values.agent, Boolean(values.project));
+  if (!agent) return 2;
   const paths = pathsFor(io.env);
   const config = loadConfig(io.env, paths);
   const dry = Boolean(values['dry-run']);
@@ -56,6 +82,12 @@ export async function install(args: string[], io: Io): Promise<number> {
   if (!values.client && !dry && self && resolve(self) !== clientPath) {
     mkdirSync(dirname(clientPath), { recursive: true });
     copyFileSync(self, clientPath);
+  }
+  if (agent !== 'claude-code') {
+    if (!config.url) io.err('cairn: not logged in yet: the hooks and MCP server will work once you run `cairn login --url … --token …`.\n');
+    if (!applyEdits(otherAgentEdits(agent, io, paths.home, clientPath, !values['no-mcp']), io, paths, dry)) return 1;
+    if (!dry) io.out(`cairn: hooks run ${clientPath}. Restart ${agent} to load them (see docs/agents.md).\n`);
+    return 0;
   }
   const where = claudeTargets(io, paths.home, Boolean(values.project), values.settings);
   const edits = [claudeHookEdit(where, clientPath)];
@@ -80,8 +112,14 @@ export async function install(args: string[], io: Io): Promise<number> {
 }
 
 export async function uninstall(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, options: { project: { type: 'boolean' }, settings: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { agent: { type: 'string' }, project: { type: 'boolean' }, settings: { type: 'string' } } });
+  const agent = chosenAgent(io, values.agent, Boolean(values.project));
+  if (!agent) return 2;
   const paths = pathsFor(io.env);
+  if (agent !== 'claude-code') {
+    revertEdits(otherAgentEdits(agent, io, paths.home, '', true), io, paths);
+    return 0;
+  }
   const where = claudeTargets(io, paths.home, Boolean(values.project), values.settings);
   const cli = findClaudeCli(io.env);
   // Either way the server was registered, take it out: through the CLI when it is there, then from the file.

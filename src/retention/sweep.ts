@@ -3,7 +3,7 @@
 import { parseTeamSettings } from '../db/team-settings';
 import { purgeDeletedTerms } from '../db/fts-purge';
 import { oldObservationIds, sweepOlderThan, teamSettingsRows } from '../db/retention';
-import { writeAudit } from '../teams/audit';
+import { writeAudit } from '../audit/audit';
 import type { CairnEnv } from '../env';
 import { getVectorAdapters } from '../vectors/adapters';
 

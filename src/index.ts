@@ -1,7 +1,7 @@
 // cairn Worker: assembles routes, middleware and the Durable Object classes.
 import { Hono } from 'hono';
 import { authenticate } from './auth/middleware';
-import type { AppEnv } from './env';
+import type { AppEnv } from './auth/types';
 import { ingestRoutes } from './ingest/routes';
 import { installRoutes } from './install/routes';
 import { forgetRoutes } from './forget/routes';
@@ -9,16 +9,16 @@ import { errorBody, handleError } from './lib/errors';
 import { mcpRoutes } from './mcp/routes';
 import { recallRoutes } from './recall/routes';
 import { searchRoutes } from './search/routes';
-import { adminRoutes } from './teams/admin-routes';
-import { bootstrapRoutes } from './teams/bootstrap';
-import { rateLimit } from './teams/rate-limit';
+import { adminRoutes } from './admin/routes';
+import { bootstrapRoutes } from './admin/bootstrap';
+import { rateLimit } from './limits/rate-limit';
 import { viewerApi } from './viewer/api';
 import { viewerRoutes } from './viewer/routes';
 
 export { SessionDO } from './session/session-do';
-export { TeamDO } from './teams/team-do';
+export { TeamDO } from './slots/team-do';
 export { HubDO } from './live/hub-do';
-export { LimiterDO } from './teams/limiter-do';
+export { LimiterDO } from './limits/limiter-do';
 
 const app = new Hono<AppEnv>();
 

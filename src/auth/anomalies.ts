@@ -1,6 +1,6 @@
 // Token-use anomalies worth an audit row: a revoked or expired token still in use, a token seen from a
 // device name it was not enrolled for. Deduplicated so a stale client retrying cannot flood the log.
-import { auditStatement, type AuditEntry } from '../teams/audit';
+import { auditStatement, type AuditEntry } from '../audit/audit';
 
 /** Header a client may send with its device (host) name; only used to notice anomalies. */
 export const DEVICE_HEADER = 'x-cairn-device';

@@ -2,6 +2,7 @@
 // observer loop: claim → observe → store in D1 → confirm, one turn at a time, never losing an event.
 import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
+import { namespaceOf } from '../lib/durable';
 import type { ConversationState } from '../observer/conversation';
 import { loadMode } from '../observer/modes';
 import { createProvider } from '../observer/providers/index';
@@ -9,7 +10,7 @@ import { runTurn } from '../observer/turn';
 import type { ObserverProvider } from '../observer/types';
 import { defaultAfterStore, type AfterStore } from '../store/after-store';
 import { storeTurn } from '../store/turn-store';
-import { teamObjectName } from '../teams/team-do';
+import { teamStub } from '../slots/team-do';
 import { indexObservations } from '../vectors/index-observations';
 import { turnStored } from '../db/turns';
 import { EventBuffer } from './buffer';
@@ -153,7 +154,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const claimId = crypto.randomUUID();
     b.takeLease(claimId, now + LEASE_MS);
     const session = b.get<{ teamId: number; sessionKey: string } | null>('session', null);
-    const team = session ? this.env.TEAMS.getByName(teamObjectName(session.teamId)) : null;
+    const team = session ? teamStub(this.env, session.teamId) : null;
     let abandoned = false;
     let slot = false;
     let retryAt: number | null = null;
@@ -290,7 +291,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const session = b.get<{ teamId: number } | null>('session', null);
     if (plan.shared && session) {
       // Awaited (it is one small RPC) so that other sessions of the team see it before this turn ends.
-      await this.env.TEAMS.getByName(teamObjectName(session.teamId))
+      await teamStub(this.env, session.teamId)
         .reportBackoff(plan.shared, until)
         .catch((e: unknown) => console.warn('team back-off report failed', { message: String(e) }));
     }
@@ -320,4 +321,12 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const waiting = b.oldestWaiting();
     if (waiting !== null) await this.ctx.storage.setAlarm(waiting + WAIT_FOR_PROMPT_MS);
   }
+}
+
+/** One SessionDO per (team, agent session). */
+export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
+
+/** The session's Durable Object, typed: the one place the SESSIONS binding meets this class. */
+export function sessionStub(env: Pick<CairnEnv, 'SESSIONS'>, teamId: number, sessionKey: string): DurableObjectStub<SessionDO> {
+  return namespaceOf<SessionDO>(env.SESSIONS).getByName(sessionObjectName(teamId, sessionKey));
 }

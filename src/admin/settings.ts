@@ -2,9 +2,9 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { parseTeamSettings } from '../db/team-settings';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { parseWith, readJson } from '../lib/validate';
-import { auditStatement } from './audit';
+import { auditStatement } from '../audit/audit';
 
 const Word = z.string().trim().min(1).max(100);
 const List = (max: number) => z.array(Word).max(max);

@@ -26,6 +26,7 @@ export const SettingsPatch = z
     share_sensitive: z.boolean().nullable(),
     rate_limit_ingest_per_min: z.number().int().min(1).max(100_000).nullable(),
     rate_limit_read_per_min: z.number().int().min(1).max(100_000).nullable(),
+    retention_days: z.number().int().min(1).max(36_500).nullable(),
   })
   .partial()
   .strict();

@@ -1,7 +1,7 @@
 // Bearer-token authentication and scope checks for /api/* and /mcp.
 import type { Context, MiddlewareHandler } from 'hono';
 import { endTime, startTime } from 'hono/timing';
-import type { AppEnv } from '../env';
+import type { AppEnv } from './types';
 import { AppError } from '../lib/errors';
 import { auditDeadTokenUse, auditNewDevice, DEVICE_HEADER } from './anomalies';
 import { forgetAllTokens, noteTokenUsed } from './token-cache';

@@ -5,13 +5,14 @@ import { ensureProject, type ProjectRef } from '../db/projects';
 import type { TeamSettings } from '../db/team-settings';
 import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
-import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '#shared/tags';
-import { serializeField, truncateField } from '#shared/truncate';
+import { isFullyPrivate, isTaskNotificationOnly } from '#shared/tags';
+import { cleanField, serializeField } from '#shared/truncate';
+import { rateLimited } from '../limits/rate-limit';
+import type { Verdict } from '../limits/window';
+import { sessionStub } from '../session/session-do';
 import type { EnqueueInput, EnqueueResult, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
-import { serverGate, type GateSettings } from '../teams/gate';
-import { rateLimited } from '../teams/rate-limit';
-import type { Verdict } from '../teams/window';
+import { serverGate, type GateSettings } from '../gate/gate';
 import { TtlCache } from './cache';
 import type { EventAck, IngestEvent } from './schemas';
 
@@ -24,10 +25,8 @@ export interface IngestContext {
   ingestLimit: number;
 }
 
+/** `session` is the agent's session id (its SessionDO is per team and session). */
 type Prepared = { ack: EventAck } | { session: string; input: EnqueueInput; finish: (result: EnqueueResult) => Promise<EventAck> };
-
-/** One SessionDO per team and agent session. */
-export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
 
 // A session row never changes owner or id, and a project key keeps its id unless projects are merged (then
 // events keep landing on the old id for at most a minute). Both lookups are per user, so a cached answer
@@ -35,14 +34,14 @@ export const sessionObjectName = (teamId: number, sessionKey: string) => `${team
 const projects = new TtlCache<ProjectRef>(60_000);
 const sessionRows = new TtlCache<number>(10 * 60_000);
 
-/** Server-side cleaning (the client already did it; this copy is the authoritative one). */
-const clean = (text: string) => truncateField(stripMemoryTags(text));
+/** Server-side cleaning (the client already did it; this copy is the authoritative one): cut, then strip. */
+const clean = (text: string) => cleanField(text);
 
 /** One event: one SessionDO round trip (admission and enqueue together). Throws 429 past the limit. */
 export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<{ ack: EventAck; verdict: Verdict | null }> {
   const p = await prepare(ctx, e);
   if ('ack' in p) return { ack: p.ack, verdict: null };
-  const admission = await ctx.env.SESSIONS.getByName(p.session).admit([p.input], ctx.ingestLimit);
+  const admission = await sessionStub(ctx.env, ctx.auth.teamId, p.session).admit([p.input], ctx.ingestLimit);
   if (!admission.verdict.allowed) throw rateLimited('ingest requests in this session', admission.verdict);
   return { ack: await p.finish(admission.results[0]!), verdict: admission.verdict };
 }
@@ -67,7 +66,7 @@ export async function acceptEvents(ctx: IngestContext, events: IngestEvent[]): P
     [...bySession].map(async ([session, group]) => {
       let admission;
       try {
-        admission = await ctx.env.SESSIONS.getByName(session).admit(group.map((g) => g.p.input), ctx.ingestLimit);
+        admission = await sessionStub(ctx.env, ctx.auth.teamId, session).admit(group.map((g) => g.p.input), ctx.ingestLimit);
       } catch (reason) {
         for (const g of group) out[g.index] = { status: 'rejected', reason };
         return;
@@ -164,7 +163,7 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
       break;
   }
 
-  return { session: sessionObjectName(auth.teamId, e.session_id), input, finish: (result) => finish(ctx, e, project.id, sessionDbId, promptText, result) };
+  return { session: e.session_id, input, finish: (result) => finish(ctx, e, project.id, sessionDbId, promptText, result) };
 }
 
 /** The D1 writes an accepted event still needs (also for repeats: if an earlier attempt died after the DO
@@ -177,6 +176,7 @@ async function finish(ctx: IngestContext, e: IngestEvent, projectId: number, ses
       projectId,
       sessionDbId,
       promptNumber: result.promptNumber,
+      promptId: e.prompt_id ?? null,
       text: promptText,
       authorUserId: auth.userId,
       createdAt: e.occurred_at,

@@ -3,7 +3,7 @@
 // One call (a single event, or all of one session's events in a batch replay) counts as one request, the way
 // the per-token limiter counted one HTTP request. Counters live in memory: an evicted object restarts its
 // window, which only errs towards allowing.
-import { take, type Verdict, type Window } from '../teams/window';
+import { take, type Verdict, type Window } from '../limits/window';
 import type { EnqueueResult } from './types';
 
 export const INGEST_WINDOW_MS = 60_000;

@@ -4,13 +4,14 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { settingsFor } from '../db/team-settings';
 import { usageByDay, usageBySession, type TokenCounts } from '../db/usage';
-import type { AppEnv, CairnEnv } from '../env';
+import type { AppEnv } from '../auth/types';
+import type { CairnEnv } from '../env';
 import { parseWith } from '../lib/validate';
 import { budgetNotice, periodOf, type BudgetState } from '../observer/budget';
 import { estimateCost, priceTable, type Price } from '../observer/prices';
 import { createProvider } from '../observer/providers/index';
 import { teamBudget } from '../observer/spend';
-import { requireAdmin } from '../teams/admin-guard';
+import { requireAdmin } from '../admin/guard';
 
 const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 

@@ -4,10 +4,11 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { endTime, startTime } from 'hono/timing';
 import type { AuthContext } from '../auth/types';
-import type { AppEnv, CairnEnv } from '../env';
+import type { AppEnv } from '../auth/types';
+import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { MAX_BODY_BYTES } from '../lib/validate';
-import type { Bucket } from './limiter-do';
+import { limiterStub, type Bucket } from './limiter-do';
 import type { Verdict } from './window';
 
 export const DEFAULT_LIMITS: Record<Bucket, number> = { ingest: 600, read: 120 };
@@ -62,7 +63,7 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const limit = limitFor(c.env, auth, bucket);
   let verdict;
   try {
-    const stub = c.env.LIMITERS.get(c.env.LIMITERS.idFromName(`token:${auth.tokenId}`));
+    const stub = limiterStub(c.env, auth.tokenId);
     startTime(c, 'limit', 'rate limiter');
     verdict = await stub.hit(bucket, limit);
     endTime(c, 'limit');

@@ -7,6 +7,7 @@ import type { AppEnv } from '../auth/types';
 import { cjkTerms } from '../lib/cjk';
 import { notFound } from '../lib/errors';
 import { readJson } from '../lib/validate';
+import { sessionStub } from '../session/session-do';
 
 export const benchRoutes = new Hono<AppEnv>();
 
@@ -92,4 +93,9 @@ benchRoutes.get('/api/admin/bench/size', async (c) => {
   const result = await c.env.DB.prepare('SELECT COUNT(*) AS n FROM observations').first<{ n: number }>();
   const meta = await c.env.DB.prepare('SELECT 1').run();
   return c.json({ observations: result?.n ?? 0, bytes: meta.meta.size_after ?? null });
+});
+
+/** The floor of an ingest request: one round trip to a SessionDO that does nothing (bench/pipeline.bench.mjs). */
+benchRoutes.post('/api/admin/bench/session-ping', async (c) => {
+  return c.json({ answer: await sessionStub(c.env, c.get('auth').teamId, 'bench-floor').ping() });
 });

@@ -17,6 +17,8 @@ export interface CairnSecrets {
   /** Per-token requests per minute (defaults 600 ingest, 120 read); teams may only lower them. */
   RATE_LIMIT_INGEST_PER_MIN?: string;
   RATE_LIMIT_READ_PER_MIN?: string;
+  /** Seconds an ended, fully observed session's Durable Object keeps its storage (default 86400). */
+  SESSION_RETENTION_SECONDS?: string;
 }
 
 /** Generated bindings, except that local runs have no Vectorize or Workers AI (their config drops them). */

@@ -27,6 +27,7 @@ searchRoutes.get('/api/search', requireScope('read'), async (c) => {
     concept: many('concept'),
     file: many('file'),
     author: many('author'),
+    platform: many('platform'),
     since: one('since'),
     until: one('until'),
     limit: one('limit'),

@@ -1,8 +1,8 @@
 // SessionDO: one per agent session (`team:session`). A durable buffer of hook events and the alarm-driven
 // observer loop: claim → observe → store in D1 → confirm, one turn at a time, never losing an event.
+import { configOf } from '../config';
 import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
-import { namespaceOf } from '../lib/durable';
 import type { ConversationState } from '../observer/conversation';
 import { loadMode } from '../observer/modes';
 import { createHeuristicProvider } from '../observer/providers/heuristic';
@@ -257,7 +257,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const state = b.get<ConversationState | null>('conversation', null);
     const provider = await this.#budgetedProvider(head.snapshot.teamId);
     const outcome = await runTurn(provider, {
-      mode: loadMode(b.get<string | null>('mode', null) ?? this.env.CAIRN_MODE),
+      mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.env).mode),
       session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
       events,
       summary: summaryRow ? toSummaryRequest(summaryRow) : null,
@@ -413,5 +413,5 @@ export const sessionObjectName = (teamId: number, sessionKey: string) => `${team
 
 /** The session's Durable Object, typed: the one place the SESSIONS binding meets this class. */
 export function sessionStub(env: Pick<CairnEnv, 'SESSIONS'>, teamId: number, sessionKey: string): DurableObjectStub<SessionDO> {
-  return namespaceOf<SessionDO>(env.SESSIONS).getByName(sessionObjectName(teamId, sessionKey));
+  return env.SESSIONS.getByName(sessionObjectName(teamId, sessionKey));
 }

@@ -22,7 +22,7 @@ async function fill(srv) {
   }
   let embedded = 0;
   while (embedded < EMBEDDED) {
-    const out = JSON.parse(await api(srv, 'POST', '/api/admin/backfill-vectors?limit=1000'));
+    const out = JSON.parse(await api(srv, 'POST', '/api/admin/backfill-vectors?limit=250'));
     embedded += out.indexed;
     if (out.indexed === 0) break;
   }

@@ -1,17 +1,15 @@
 // The Worker's bindings and settings, one place for their names and types.
-import type { SessionDO } from './session/session-do';
-import type { TeamDO } from './teams/team-do';
-import type { HubDO } from './live/hub-do';
-import type { LimiterDO } from './teams/limiter-do';
+// The Durable Object namespaces are declared untyped on purpose: each DO module exports a typed accessor
+// (sessionStub, teamStub, hubStub, limiterStub), so this file imports nothing and sits below every module.
 
 export interface CairnEnv {
   DB: D1Database;
   /** Built files (hooks client, viewer code): dist/assets, written by scripts/build.mjs. */
   ASSETS: Fetcher;
-  SESSIONS: DurableObjectNamespace<SessionDO>;
-  TEAMS: DurableObjectNamespace<TeamDO>;
-  HUBS: DurableObjectNamespace<HubDO>;
-  LIMITERS: DurableObjectNamespace<LimiterDO>;
+  SESSIONS: DurableObjectNamespace;
+  TEAMS: DurableObjectNamespace;
+  HUBS: DurableObjectNamespace;
+  LIMITERS: DurableObjectNamespace;
   VECTORS?: VectorizeIndex;
   AI?: Ai;
   /** "1" in wrangler dev and tests: use the local vector index and embedder. */
@@ -28,6 +26,8 @@ export interface CairnEnv {
   /** Per-token requests per minute (defaults 600 ingest, 120 read); teams may only lower them. */
   RATE_LIMIT_INGEST_PER_MIN?: string;
   RATE_LIMIT_READ_PER_MIN?: string;
+  /** Seconds an ended, fully observed session's Durable Object keeps its storage (default 86400). */
+  SESSION_RETENTION_SECONDS?: string;
 }
 
 declare global {
@@ -36,4 +36,3 @@ declare global {
   }
 }
 
-export type AppEnv = { Bindings: CairnEnv; Variables: { auth: import('./auth/types').AuthContext } };

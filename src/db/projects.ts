@@ -1,5 +1,5 @@
 // Project identity and visibility: which projects a caller may see, and creating one on first ingest.
-import type { AuthContext } from '../auth/types';
+import type { Caller } from './caller';
 
 export interface ProjectRef {
   id: number;
@@ -21,7 +21,7 @@ export function storedProjectKey(key: string, handle: string): string {
 /** SQL that selects the ids of projects `auth` may read. Bind: teamId, userId. */
 export const VISIBLE_PROJECT_IDS_SQL = `SELECT id FROM projects WHERE team_id = ? AND (visibility = 'team' OR owner_user_id = ?)`;
 
-export const visibleProjectParams = (auth: AuthContext) => [auth.teamId, auth.userId] as const;
+export const visibleProjectParams = (auth: Caller) => [auth.teamId, auth.userId] as const;
 
 interface ProjectRow {
   id: number;
@@ -42,7 +42,7 @@ export const shadowProjectKey = (key: string, handle: string) => `${key}#${handl
  * Resolves keys (or their aliases) to projects the caller may read, including the caller's own shadow of
  * each key; unknown or invisible keys are left out.
  */
-export async function resolveVisibleProjects(db: D1Database, auth: AuthContext, keys: string[]): Promise<ProjectRef[]> {
+export async function resolveVisibleProjects(db: D1Database, auth: Caller, keys: string[]): Promise<ProjectRef[]> {
   const out: ProjectRef[] = [];
   for (const raw of keys.slice(0, 10)) {
     const key = storedProjectKey(raw, auth.handle);
@@ -62,7 +62,7 @@ export async function resolveVisibleProjects(db: D1Database, auth: AuthContext, 
 }
 
 /** Finds or creates the project an ingest event names. A private project of another user is never reused. */
-export async function ensureProject(db: D1Database, auth: AuthContext, rawKey: string, now: number): Promise<ProjectRef> {
+export async function ensureProject(db: D1Database, auth: Caller, rawKey: string, now: number): Promise<ProjectRef> {
   const key = storedProjectKey(rawKey, auth.handle);
   const visible = await resolveVisibleProjects(db, auth, [key]);
   if (visible[0]) return visible[0];
@@ -71,7 +71,7 @@ export async function ensureProject(db: D1Database, auth: AuthContext, rawKey: s
   return insertOrGet(db, auth, shadowProjectKey(key, auth.handle), 'private', now);
 }
 
-async function insertOrGet(db: D1Database, auth: AuthContext, key: string, visibility: 'team' | 'private', now: number): Promise<ProjectRef> {
+async function insertOrGet(db: D1Database, auth: Caller, key: string, visibility: 'team' | 'private', now: number): Promise<ProjectRef> {
   await db
     .prepare(
       `INSERT INTO projects (team_id, key, owner_user_id, visibility, created_at) VALUES (?, ?, ?, ?, ?)

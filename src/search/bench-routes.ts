@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { requireScope } from '../auth/middleware';
 import { ensureProject } from '../db/projects';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { cjkTerms } from '../lib/cjk';
 import { notFound } from '../lib/errors';
 import { readJson } from '../lib/validate';

@@ -1,10 +1,10 @@
 // TeamDO on its own: the per-team observer slots and the shared back-off.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { SLOT_TTL_MS, concurrencyCap } from '../../../src/teams/team-do';
-import { fresh } from '../support/http';
+import { SLOT_TTL_MS, concurrencyCap, teamStub } from '../../../src/slots/team-do';
 
-const team = () => env.TEAMS.getByName(fresh('team'));
+// A team id no other test uses: storage is shared by the whole file.
+const team = () => teamStub(env, crypto.getRandomValues(new Uint32Array(1))[0]!);
 
 describe('TeamDO', () => {
   it('grants up to four observer slots and refuses the fifth until one is released', async () => {

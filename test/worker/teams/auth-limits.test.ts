@@ -1,7 +1,7 @@
 // Token handling at the edge: header-only tokens, scopes per route, per-token rate limits, /mcp body cap.
 import { describe, expect, it } from 'vitest';
-import { bucketFor, DEFAULT_LIMITS, limitFor } from '../../../src/teams/rate-limit';
-import { take } from '../../../src/teams/window';
+import { bucketFor, DEFAULT_LIMITS, limitFor } from '../../../src/limits/rate-limit';
+import { take } from '../../../src/limits/window';
 import { call, fresh } from '../support/http';
 import { addTeammate, errorCode, json, newOwner } from './support';
 

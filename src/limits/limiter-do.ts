@@ -2,6 +2,7 @@
 // Counters live in memory: if the object is evicted the window restarts, which only errs towards allowing.
 import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
+import { namespaceOf } from '../lib/durable';
 import { take, type Verdict, type Window } from './window';
 
 export type Bucket = 'ingest' | 'read';
@@ -21,4 +22,10 @@ export class LimiterDO extends DurableObject<CairnEnv> {
   async ping(): Promise<string> {
     return 'ok';
   }
+}
+
+/** The token's limiter, typed: the one place the LIMITERS binding meets this class. */
+export function limiterStub(env: Pick<CairnEnv, 'LIMITERS'>, tokenId: number): DurableObjectStub<LimiterDO> {
+  const ns = namespaceOf<LimiterDO>(env.LIMITERS);
+  return ns.get(ns.idFromName(`token:${tokenId}`));
 }

@@ -2,10 +2,11 @@
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { AuthContext } from '../auth/types';
-import type { AppEnv, CairnEnv } from '../env';
+import type { AppEnv } from '../auth/types';
+import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { MAX_BODY_BYTES } from '../lib/validate';
-import type { Bucket } from './limiter-do';
+import { limiterStub, type Bucket } from './limiter-do';
 
 export const DEFAULT_LIMITS: Record<Bucket, number> = { ingest: 600, read: 120 };
 
@@ -42,7 +43,7 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const limit = limitFor(c.env, auth, bucket);
   let verdict;
   try {
-    const stub = c.env.LIMITERS.get(c.env.LIMITERS.idFromName(`token:${auth.tokenId}`));
+    const stub = limiterStub(c.env, auth.tokenId);
     verdict = await stub.hit(bucket, limit);
   } catch (err) {
     // A limiter outage must not take the API down with it: fail open and say so in the logs.

@@ -4,11 +4,11 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { mintToken } from '../auth/tokens';
 import type { Role } from '../auth/types';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { sha256Hex, timingSafeEqual } from '../lib/crypto';
 import { AppError } from '../lib/errors';
 import { readJson } from '../lib/validate';
-import { writeAudit } from './audit';
+import { writeAudit } from '../audit/audit';
 
 /** Team, user and device names: short, URL- and shell-safe. */
 export const Name = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only');

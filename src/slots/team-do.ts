@@ -1,6 +1,7 @@
 // TeamDO: one per team; caps concurrent observer calls across the team's sessions and holds the shared back-off.
 import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
+import { namespaceOf } from '../lib/durable';
 
 /** A slot not released within this time is taken back, so a session that died cannot hold it forever. */
 export const SLOT_TTL_MS = 10 * 60_000;
@@ -110,3 +111,8 @@ export class TeamDO extends DurableObject<CairnEnv> {
 
 /** One TeamDO per team. */
 export const teamObjectName = (teamId: number) => `team:${teamId}`;
+
+/** The team's Durable Object, typed: the one place the TEAMS binding meets this class. */
+export function teamStub(env: Pick<CairnEnv, 'TEAMS'>, teamId: number): DurableObjectStub<TeamDO> {
+  return namespaceOf<TeamDO>(env.TEAMS).getByName(teamObjectName(teamId));
+}

@@ -4,11 +4,11 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { mintToken, prepareMint } from '../auth/tokens';
 import type { Role, Scope } from '../auth/types';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
 import { parseWith, readJson } from '../lib/validate';
-import { assertCanManage } from './admin-guard';
-import { auditStatement } from './audit';
+import { assertCanManage } from './guard';
+import { auditStatement } from '../audit/audit';
 import { Name } from './bootstrap';
 
 const SMALL_BODY = 10_000;

@@ -4,10 +4,10 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AuthContext } from '../auth/types';
 import { storedProjectKey } from '../db/projects';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
 import { readJson } from '../lib/validate';
-import { auditStatement } from './audit';
+import { auditStatement } from '../audit/audit';
 
 const SMALL_BODY = 10_000;
 

@@ -1,5 +1,6 @@
 // POST /api/admin/teams: the operator (CAIRN_ADMIN_SECRET) creates a team, its first user and device,
 // and gets a token for them. Idempotent on names: whatever already exists is reused.
+import { configOf } from '../config';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { mintToken } from '../auth/tokens';
@@ -53,7 +54,7 @@ export async function ensureTeamUserDevice(db: D1Database, body: BootstrapBody, 
 }
 
 export const bootstrapRoutes = new Hono<AppEnv>().post('/api/admin/teams', async (c) => {
-  await requireAdminSecret(c.req.header('authorization'), c.env.CAIRN_ADMIN_SECRET);
+  await requireAdminSecret(c.req.header('authorization'), configOf(c.env).adminSecret);
   const body = await readJson(c, BootstrapBody, 10_000);
   const now = Date.now();
   const ids = await ensureTeamUserDevice(c.env.DB, body, now);

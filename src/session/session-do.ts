@@ -1,8 +1,8 @@
 // SessionDO: one per agent session (`team:session`). A durable buffer of hook events and the alarm-driven
 // observer loop: claim → observe → store in D1 → confirm, one turn at a time, never losing an event.
+import { configOf } from '../config';
 import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
-import { namespaceOf } from '../lib/durable';
 import type { ConversationState } from '../observer/conversation';
 import { loadMode } from '../observer/modes';
 import { createProvider } from '../observer/providers/index';
@@ -236,7 +236,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const summaryRow = batch.find((r) => r.kind === 'summarize');
     const state = b.get<ConversationState | null>('conversation', null);
     const outcome = await runTurn(this.#provider(), {
-      mode: loadMode(b.get<string | null>('mode', null) ?? this.env.CAIRN_MODE),
+      mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.env).mode),
       session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
       events,
       summary: summaryRow ? toSummaryRequest(summaryRow) : null,
@@ -363,5 +363,5 @@ export const sessionObjectName = (teamId: number, sessionKey: string) => `${team
 
 /** The session's Durable Object, typed: the one place the SESSIONS binding meets this class. */
 export function sessionStub(env: Pick<CairnEnv, 'SESSIONS'>, teamId: number, sessionKey: string): DurableObjectStub<SessionDO> {
-  return namespaceOf<SessionDO>(env.SESSIONS).getByName(sessionObjectName(teamId, sessionKey));
+  return env.SESSIONS.getByName(sessionObjectName(teamId, sessionKey));
 }

@@ -1,13 +1,13 @@
 // MCP endpoint (Streamable HTTP, stateless): a fresh server and transport per request, behind token auth.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
-import { requireScope } from '../auth/middleware';
 import type { AppEnv } from '../auth/types';
 import { buildMcpServer } from './server';
 
+/** Mounted at /mcp (scope `read`; write tools check `ingest` themselves). */
 export const mcpRoutes = new Hono<AppEnv>();
 
-mcpRoutes.all('/mcp', requireScope('read'), async (c) => {
+mcpRoutes.all('/', async (c) => {
   const defer = (work: Promise<unknown>) => {
     try {
       c.executionCtx.waitUntil(work);

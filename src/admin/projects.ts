@@ -6,7 +6,7 @@ import type { AuthContext } from '../auth/types';
 import { storedProjectKey } from '../db/projects';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
-import { readJson } from '../lib/validate';
+import { jsonBody } from '../lib/validate';
 import { auditStatement } from '../audit/audit';
 
 const SMALL_BODY = 10_000;
@@ -87,9 +87,9 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     return c.json({ projects: results.map((p) => ({ ...p, aliases: p.aliases ? p.aliases.split(' ') : [] })) });
   })
 
-  .post('/projects/rename', async (c) => {
+  .post('/projects/rename', jsonBody(RenameBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
-    const body = await readJson(c, RenameBody, SMALL_BODY);
+    const body = c.req.valid('json');
     const db = c.env.DB;
     const p = await mustFind(db, auth, body.from);
     if (body.to === p.key) return c.json({ project: { key: p.key, previous: p.key } });
@@ -108,9 +108,9 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     return c.json({ project: { key: body.to, previous: p.key } });
   })
 
-  .post('/projects/merge', async (c) => {
+  .post('/projects/merge', jsonBody(MergeBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
-    const body = await readJson(c, MergeBody, SMALL_BODY);
+    const body = c.req.valid('json');
     const db = c.env.DB;
     const from = await mustFind(db, auth, body.from);
     const into = await mustFind(db, auth, body.into);
@@ -135,9 +135,9 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     return c.json({ project: { key: into.key, merged: from.key }, moved });
   })
 
-  .post('/projects/visibility', async (c) => {
+  .post('/projects/visibility', jsonBody(VisibilityBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
-    const body = await readJson(c, VisibilityBody, SMALL_BODY);
+    const body = c.req.valid('json');
     const db = c.env.DB;
     const p = await mustFind(db, auth, body.key);
     const now = Date.now();

@@ -1,11 +1,8 @@
-// Per-token rate limits (ingest and read counted separately, LimiterDO per token) and the /mcp body cap.
+// Per-token rate limits: ingest and read counted separately, one LimiterDO per token.
 import type { MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import type { AuthContext } from '../auth/types';
-import type { AppEnv } from '../auth/types';
+import type { AppEnv, AuthContext } from '../auth/types';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
-import { MAX_BODY_BYTES } from '../lib/validate';
 import { limiterStub, type Bucket } from './limiter-do';
 
 export const DEFAULT_LIMITS: Record<Bucket, number> = { ingest: 600, read: 120 };
@@ -30,13 +27,6 @@ export function limitFor(env: Pick<CairnEnv, 'RATE_LIMIT_INGEST_PER_MIN' | 'RATE
   return team ? Math.min(team, server) : server;
 }
 
-const mcpBodyLimit = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  onError: () => {
-    throw new AppError(413, 'payload_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes.`);
-  },
-});
-
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const auth = c.get('auth');
   const bucket = bucketFor(c.req.method, c.req.path);
@@ -59,6 +49,5 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
       });
     }
   }
-  if (c.req.path === '/mcp' || c.req.path.startsWith('/mcp/')) return mcpBodyLimit(c, next);
   await next();
 };

@@ -26,9 +26,7 @@ const NEEDS: { prefix: string; need: (method: string) => Need }[] = [
 /** Routes anyone may call. */
 const PUBLIC = new Set([
   'GET /',
-  'GET /viewer/app.js',
-  'GET /viewer/app.css',
-  'GET /viewer/icon.svg',
+  'GET /viewer/:file',
   'GET /install/cairn.mjs',
   'GET /api/health',
   'POST /api/admin/teams',

@@ -38,6 +38,9 @@ export default defineConfig(async () => {
             name: 'worker',
             include: ['test/worker/**/*.test.ts'],
             setupFiles: ['./test/worker/apply-migrations.ts'],
+            // Generous: no test asserts time, and a loaded 2-core machine must not turn slowness into failures.
+            testTimeout: 30_000,
+            hookTimeout: 60_000,
           },
         },
         {

@@ -27,6 +27,7 @@ searchRoutes.get('/', async (c) => {
     concept: many('concept'),
     file: many('file'),
     author: many('author'),
+    platform: many('platform'),
     since: one('since'),
     until: one('until'),
     limit: one('limit'),

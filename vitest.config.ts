@@ -30,6 +30,8 @@ export default defineConfig(async () => {
                   OPENAI_BASE_URL: `${fakeLlm.url}/v1`,
                   OPENAI_API_KEY: 'test-openai-key',
                   FAKE_LLM_URL: fakeLlm.url,
+                  // Longer than any test: retention tests move the session's end back instead of waiting.
+                  SESSION_RETENTION_SECONDS: '600',
                 },
               },
             }),

@@ -1,5 +1,6 @@
 // POST /api/admin/teams: the operator (CAIRN_ADMIN_SECRET) creates a team, its first user and device,
 // and gets a token for them. Idempotent on names: whatever already exists is reused.
+import { configOf } from '../config';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { mintToken } from '../auth/tokens';
@@ -52,9 +53,9 @@ export async function ensureTeamUserDevice(db: D1Database, body: BootstrapBody, 
   return { teamId: team!.id, userId: user!.id, role: user!.role, deviceId };
 }
 
-/** The operator's guard: the bearer must be CAIRN_ADMIN_SECRET (declared at the mount in src/index.ts). */
+/** The operator's guard: the bearer must be CAIRN_ADMIN_SECRET (declared at the mount in src/app.ts). */
 export const requireOperator: MiddlewareHandler<AppEnv> = async (c, next) => {
-  await requireAdminSecret(c.req.header('authorization'), c.env.CAIRN_ADMIN_SECRET);
+  await requireAdminSecret(c.req.header('authorization'), configOf(c.env).adminSecret);
   await next();
 };
 

@@ -1,5 +1,5 @@
 // Team administration: mounted at /api/admin behind requireAdmin (admin scope, role owner or admin), declared
-// in src/index.ts. POST /api/admin/teams (operator bootstrap) is its own mount with its own guard.
+// in src/app.ts. POST /api/admin/teams (operator bootstrap) is its own mount with its own guard.
 import { Hono } from 'hono';
 import type { AppEnv } from '../auth/types';
 import { adminProjectRoutes } from './projects';

@@ -13,7 +13,7 @@ export function assertScope(auth: Pick<AuthContext, 'scopes'>, anyOf: readonly S
   throw new AppError(403, 'insufficient_scope', `This token lacks the ${named} scope${purpose ? ` ${purpose}` : ''}.`);
 }
 
-/** Route guard form of assertScope, declared where a feature is mounted (src/index.ts). */
+/** Route guard form of assertScope, declared where a feature is mounted (src/app.ts). */
 export function requireScope(...anyOf: Scope[]): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     assertScope(c.get('auth'), anyOf);

@@ -4,7 +4,7 @@ import type { AppEnv } from '../auth/types';
 import { jsonBody } from '../lib/validate';
 import { ForgetBody, forgetProject, forgetRecord, forgetSession } from './service';
 
-/** Mounted at /api/forget (scope `ingest`, declared in src/index.ts). */
+/** Mounted at /api/forget (scope `ingest`, declared in src/app.ts). */
 export const forgetRoutes = new Hono<AppEnv>();
 
 forgetRoutes.post('/', jsonBody(ForgetBody, 10_000), async (c) => {

@@ -11,7 +11,7 @@ import { acceptEvent, type IngestContext } from './accept';
 import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
 import type { BatchResult, EventAck } from '#shared/events';
 
-/** Mounted at /api/sessions: writes need the `ingest` scope, reads `ingest` or `read` (guards in src/index.ts). */
+/** Mounted at /api/sessions: writes need the `ingest` scope, reads `ingest` or `read` (guards in src/app.ts). */
 export const sessionRoutes = new Hono<AppEnv>();
 /** Mounted at /api/events (scope `ingest`). */
 export const eventRoutes = new Hono<AppEnv>();

@@ -2,7 +2,6 @@
 // Counters live in memory: if the object is evicted the window restarts, which only errs towards allowing.
 import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
-import { namespaceOf } from '../lib/durable';
 import { take, type Verdict, type Window } from './window';
 
 export type Bucket = 'ingest' | 'read';
@@ -26,6 +25,6 @@ export class LimiterDO extends DurableObject<CairnEnv> {
 
 /** The token's limiter, typed: the one place the LIMITERS binding meets this class. */
 export function limiterStub(env: Pick<CairnEnv, 'LIMITERS'>, tokenId: number): DurableObjectStub<LimiterDO> {
-  const ns = namespaceOf<LimiterDO>(env.LIMITERS);
+  const ns = env.LIMITERS;
   return ns.get(ns.idFromName(`token:${tokenId}`));
 }

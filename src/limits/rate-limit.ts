@@ -1,11 +1,10 @@
 // Per-token rate limits: ingest and read counted separately, one LimiterDO per token.
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv, AuthContext } from '../auth/types';
-import type { CairnEnv } from '../env';
+import { configOf, type ConfigInput } from '../config';
 import { AppError } from '../lib/errors';
 import { limiterStub, type Bucket } from './limiter-do';
 
-export const DEFAULT_LIMITS: Record<Bucket, number> = { ingest: 600, read: 120 };
 
 /** Hook traffic goes to the ingest bucket; recall, search, MCP, viewer and admin calls to the read bucket. */
 export function bucketFor(method: string, path: string): Bucket {
@@ -14,15 +13,9 @@ export function bucketFor(method: string, path: string): Bucket {
   return 'read';
 }
 
-const envLimit = (raw: string | undefined, fallback: number) => {
-  const n = Number(raw);
-  return raw && Number.isInteger(n) && n > 0 ? n : fallback;
-};
-
 /** The server's limit for the bucket, lowered (never raised) by the team's own setting. */
-export function limitFor(env: Pick<CairnEnv, 'RATE_LIMIT_INGEST_PER_MIN' | 'RATE_LIMIT_READ_PER_MIN'>, auth: Pick<AuthContext, 'settings'>, bucket: Bucket): number {
-  const server =
-    bucket === 'ingest' ? envLimit(env.RATE_LIMIT_INGEST_PER_MIN, DEFAULT_LIMITS.ingest) : envLimit(env.RATE_LIMIT_READ_PER_MIN, DEFAULT_LIMITS.read);
+export function limitFor(env: ConfigInput, auth: Pick<AuthContext, 'settings'>, bucket: Bucket): number {
+  const server = configOf(env).rateLimits[bucket];
   const team = bucket === 'ingest' ? auth.settings?.rate_limit_ingest_per_min : auth.settings?.rate_limit_read_per_min;
   return team ? Math.min(team, server) : server;
 }

@@ -2,7 +2,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { getTeamSettings } from '../db/team-settings';
 import type { CairnEnv } from '../env';
-import { namespaceOf } from '../lib/durable';
 import { loadItemsByIds, type FeedItem } from '../feed/feed';
 import { sseComment, sseEvent } from './sse';
 
@@ -150,6 +149,6 @@ const wants = (s: Subscription, item: FeedItem) => s.projectIds === null || s.pr
 
 /** The team's hub, typed: the one place the HUBS binding meets this class. */
 export function hubStub(env: Pick<CairnEnv, 'HUBS'>, teamId: number): DurableObjectStub<HubDO> {
-  const ns = namespaceOf<HubDO>(env.HUBS);
+  const ns = env.HUBS;
   return ns.get(ns.idFromName(hubName(teamId)));
 }

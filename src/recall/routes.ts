@@ -10,7 +10,7 @@ import { listProjects } from './queries';
 import { renderTimeline, type TimelineResult } from './render-timeline';
 import { contextText, fileContextText, observationRecords, parseIds, promptContextText, timelineFor } from './service';
 
-// Each router is mounted at its prefix (scope `read`, declared in src/index.ts).
+// Each router is mounted at its prefix (scope `read`, declared in src/app.ts).
 /** /api/context: the session-start index, file context and prompt context. */
 export const contextRoutes = new Hono<AppEnv>();
 /** /api/timeline */

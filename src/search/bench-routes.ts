@@ -1,4 +1,5 @@
 // Local-only benchmark helpers (CAIRN_LOCAL=1, admin scope): bulk-seed observations and a baseline query.
+import { configOf } from '../config';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { ensureProject } from '../db/projects';
@@ -7,12 +8,12 @@ import { cjkTerms } from '../lib/cjk';
 import { notFound } from '../lib/errors';
 import { jsonBody } from '../lib/validate';
 
-/** Mounted at /api/admin/bench, under the admin guard (src/index.ts). */
+/** Mounted at /api/admin/bench, under the admin guard (src/app.ts). */
 export const benchRoutes = new Hono<AppEnv>();
 
 // Outside local runs these routes do not exist at all.
 benchRoutes.use('*', async (c, next) => {
-  if (c.env.CAIRN_LOCAL !== '1') throw notFound('route');
+  if (!configOf(c.env).local) throw notFound('route');
   await next();
 });
 

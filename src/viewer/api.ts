@@ -11,7 +11,7 @@ import { parseWith, query } from '../lib/validate';
 import { hubStub } from '../live/hub-do';
 import { loadFeed, loadSession, parseCursor } from '../feed/feed';
 
-/** Mounted at /api/viewer (scope `read`, declared in src/index.ts). */
+/** Mounted at /api/viewer (scope `read`, declared in src/app.ts). */
 export const viewerApi = new Hono<AppEnv>();
 /** Mounted at /api/live (scope `read`). */
 export const liveRoutes = new Hono<AppEnv>();

@@ -1,7 +1,7 @@
 // Walks the Worker's route table (app.routes) and proves that every route but the declared public ones refuses a
 // request without a token (401) and one whose token lacks the route's scope (403), and lets the right scope in.
 import { describe, expect, it } from 'vitest';
-import app from '../../../src/index';
+import app from '../../../src/app';
 import { call, newIdentity } from '../support/http';
 import { addTeammate } from '../teams/support';
 

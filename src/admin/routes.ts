@@ -6,11 +6,13 @@ import { requireAdmin } from './guard';
 import { adminProjectRoutes } from './projects';
 import { adminSettingsRoutes } from './settings';
 import { adminUserRoutes } from './users';
+import { transferRoutes } from '../transfer/routes';
 
 const admin = new Hono<AppEnv>();
 admin.use('*', requireAdmin);
 admin.route('/', adminUserRoutes);
 admin.route('/', adminProjectRoutes);
 admin.route('/', adminSettingsRoutes);
+admin.route('/', transferRoutes);
 
 export const adminRoutes = new Hono<AppEnv>().route('/api/admin', admin);

@@ -12,7 +12,7 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn uninstall [--agent NAME] [--project]         take them out again
   cairn status                                       server, token, project key, spool, last error
   cairn flush [--timeout <seconds>]                  send events kept while offline (default 120 s)
-  cairn search <query> [--all | --project <key>] [--limit N] [--json]
+  cairn search <query> [--all | --project <key>] [--platform <agent>] [--limit N] [--json]
   cairn import <transcript.jsonl…> [--project <key>]
   cairn forget <12|S12|P12> | --session <id> | --project <key> [--confirm N]
                                                      delete from the team's memory for good

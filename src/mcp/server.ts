@@ -2,6 +2,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { assertScope } from '../auth/scope';
 import type { AuthContext } from '../auth/types';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
@@ -38,7 +39,7 @@ async function guarded(run: () => Promise<CallToolResult>): Promise<CallToolResu
 }
 
 function requireWrite(auth: AuthContext): void {
-  if (!auth.scopes.includes('ingest')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "ingest" scope needed to change memory.');
+  assertScope(auth, ['ingest'], 'needed to change memory');
 }
 
 /** Read tools touch nothing and reach nothing outside this team's memory. */

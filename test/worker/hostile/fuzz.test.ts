@@ -3,16 +3,7 @@
 // number of requests per route and an overall deadline, so the run stays around a minute on a loaded box.
 // FUZZ_SEED (a number) replays a run; the seed in use is printed when something fails.
 import { describe, expect, it } from 'vitest';
-import { adminRoutes } from '../../../src/admin/routes';
-import { bootstrapRoutes } from '../../../src/admin/bootstrap';
-import { forgetRoutes } from '../../../src/forget/routes';
-import { ingestRoutes } from '../../../src/ingest/routes';
-import { installRoutes } from '../../../src/install/routes';
-import { mcpRoutes } from '../../../src/mcp/routes';
-import { recallRoutes } from '../../../src/recall/routes';
-import { searchRoutes } from '../../../src/search/routes';
-import { viewerApi } from '../../../src/viewer/api';
-import { viewerRoutes } from '../../../src/viewer/routes';
+import app from '../../../src/app';
 import { ADMIN_SECRET, call, fresh, newIdentity } from '../support/http';
 
 const SEED = Number((globalThis as { process?: { env?: Record<string, string> } }).process?.env?.FUZZ_SEED ?? 20261201);
@@ -115,8 +106,8 @@ function randomQuery(r: Rng): string {
 
 const fillPath = (r: Rng, path: string) => path.replace(/:[a-z]+/g, () => encodeURIComponent(String(pick(r, [fresh('x'), '1', '-1', '😀', '%2F..%2F', 'manual:1:1']))));
 
-const routers = [ingestRoutes, recallRoutes, searchRoutes, adminRoutes, forgetRoutes, mcpRoutes, viewerApi, viewerRoutes, installRoutes, bootstrapRoutes];
-const ROUTES = [...new Map(routers.flatMap((h) => h.routes).filter((x) => x.method !== 'ALL').map((x) => [`${x.method} ${x.path}`, x])).values()];
+// Every route the app serves (method and path), read from the assembled app so a new route is fuzzed too.
+const ROUTES = [...new Map(app.routes.filter((x) => x.method !== 'ALL' && !x.path.includes('*')).map((x) => [`${x.method} ${x.path}`, x])).values()];
 
 interface Failure {
   what: string;

@@ -63,9 +63,28 @@ export function splitRefs(refs: RecordRef[]): { observations: number[]; summarie
   return out;
 }
 
+/** What every tool handler needs: the bindings, the caller, and the clock and background-work seams. */
+interface ToolContext {
+  env: CairnEnv;
+  auth: AuthContext;
+  deps: McpDeps;
+}
+
 export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps): McpServer {
   const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION }, { instructions: INSTRUCTIONS });
+  const ctx: ToolContext = { env, auth, deps };
+  // Reading, in the order the instructions teach: find, look around, then fetch in full.
+  registerSearch(server, ctx);
+  registerTimeline(server, ctx);
+  registerGetObservations(server, ctx);
+  // Writing: both need the ingest scope.
+  registerRemember(server, ctx);
+  registerForget(server, ctx);
+  return server;
+}
 
+/** Step 1: one line per match across observations (and summaries, prompts). */
+function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
   server.registerTool(
     'search',
     {
@@ -102,7 +121,10 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         return text(renderSearchText(res, a.offset ?? 0));
       }),
   );
+}
 
+/** Step 2: what happened around one record. */
+function registerTimeline(server: McpServer, { env, auth }: ToolContext): void {
   server.registerTool(
     'timeline',
     {
@@ -128,7 +150,10 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         return text(renderTimeline({ result, mode, viewer: auth.handle, timeZone: 'UTC' }));
       }),
   );
+}
 
+/** Step 3: full records for chosen ids. */
+function registerGetObservations(server: McpServer, { env, auth }: ToolContext): void {
   server.registerTool(
     'get_observations',
     {
@@ -158,7 +183,10 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         return text(renderRecords(records, missing, mode, 'UTC', { summaries, prompts }));
       }),
   );
+}
 
+/** Saves a note as an observation; idempotent on its text. */
+function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): void {
   server.registerTool(
     'remember',
     {
@@ -187,7 +215,10 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         return text(saved.duplicate ? `Already remembered as #${saved.id} in ${saved.project}.` : `Remembered as #${saved.id} in ${saved.project}.`);
       }),
   );
+}
 
+/** Deletes one record from every index (its author or an admin). */
+function registerForget(server: McpServer, { env, auth, deps }: ToolContext): void {
   server.registerTool(
     'forget',
     {
@@ -209,6 +240,4 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         return text(`Forgot ${ref.kind === 'observation' ? '#' : ref.kind === 'summary' ? 'S' : 'P'}${ref.id}; it is deleted from every index.`);
       }),
   );
-
-  return server;
 }

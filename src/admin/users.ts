@@ -6,7 +6,7 @@ import { mintToken, prepareMint } from '../auth/tokens';
 import type { Role, Scope } from '../auth/types';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
-import { parseWith, readJson } from '../lib/validate';
+import { jsonBody, parseWith, query } from '../lib/validate';
 import { assertCanManage } from './guard';
 import { auditStatement } from '../audit/audit';
 import { Name } from './bootstrap';
@@ -126,9 +126,9 @@ export const adminUserRoutes = new Hono<AppEnv>()
     return c.json({ users: results });
   })
 
-  .post('/users', async (c) => {
+  .post('/users', jsonBody(AddUserBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
-    const body = await readJson(c, AddUserBody, SMALL_BODY);
+    const body = c.req.valid('json');
     assertCanManage(auth.role, body.role, body.role);
     const db = c.env.DB;
     const now = Date.now();
@@ -144,10 +144,10 @@ export const adminUserRoutes = new Hono<AppEnv>()
     return c.json({ user: { handle: body.handle, role: body.role } }, 201);
   })
 
-  .patch('/users/:handle', async (c) => {
+  .patch('/users/:handle', jsonBody(RoleBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
     const handle = parseWith(Name, c.req.param('handle'), 'not_found');
-    const body = await readJson(c, RoleBody, SMALL_BODY);
+    const body = c.req.valid('json');
     const db = c.env.DB;
     const user = await activeUser(db, auth.teamId, handle);
     assertCanManage(auth.role, user.role, body.role);
@@ -213,9 +213,9 @@ export const adminUserRoutes = new Hono<AppEnv>()
     return c.json({ devices: results });
   })
 
-  .post('/devices', async (c) => {
+  .post('/devices', jsonBody(EnrollBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
-    const body = await readJson(c, EnrollBody, SMALL_BODY);
+    const body = c.req.valid('json');
     const db = c.env.DB;
     const user = await activeUser(db, auth.teamId, body.user ?? auth.handle);
     assertCanManage(auth.role, user.role);
@@ -241,9 +241,9 @@ export const adminUserRoutes = new Hono<AppEnv>()
     );
   })
 
-  .get('/tokens', async (c) => {
+  .get('/tokens', query(TokenListQuery), async (c) => {
     const auth = c.get('auth');
-    const q = parseWith(TokenListQuery, c.req.query());
+    const q = c.req.valid('query');
     const includeRevoked = q.include_revoked === '1' || q.include_revoked === 'true';
     const { results } = await c.env.DB.prepare(
       `${TOKEN_SELECT} WHERE t.team_id = ?1 AND (?2 IS NULL OR u.handle = ?2) AND (?3 = 1 OR t.revoked_at IS NULL)

@@ -3,7 +3,6 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
-import { requireScope } from '../auth/middleware';
 import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 import { assertJsonShape } from '../lib/json-limits';
@@ -11,6 +10,7 @@ import { limiterStub } from '../limits/limiter-do';
 import { limitFor } from '../limits/rate-limit';
 import { buildMcpServer } from './server';
 
+/** Mounted at /mcp (scope `read`; write tools check `ingest` themselves). */
 export const mcpRoutes = new Hono<AppEnv>();
 
 /**
@@ -61,9 +61,9 @@ const methodNotAllowed = (c: Context<AppEnv>) => {
   return c.json({ error: { code: 'method_not_allowed', message: 'This MCP server is stateless: send JSON-RPC messages with POST.' } }, 405);
 };
 
-mcpRoutes.on(['GET', 'DELETE', 'PUT', 'PATCH'], '/mcp', methodNotAllowed);
+mcpRoutes.on(['GET', 'DELETE', 'PUT', 'PATCH'], '/', methodNotAllowed);
 
-mcpRoutes.post('/mcp', requireScope('read'), async (c) => {
+mcpRoutes.post('/', async (c) => {
   checkOrigin(c.req.header('origin'), c.req.url);
   const body = await c.req.text();
   assertJsonShape(body);

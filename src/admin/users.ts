@@ -107,6 +107,28 @@ async function teamToken(db: D1Database, teamId: number, id: number): Promise<To
   return t;
 }
 
+/**
+ * The owner-reads-private rule (issue 14, row 16), decided: an owner or admin MAY mint a token for a teammate
+ * (onboarding a laptop, rotating a leaked token), and such a token acts as that teammate in everything,
+ * including reading their private projects. It is not forbidden, because provisioning devices is what the
+ * admin role is for; it is said out loud instead: the answer carries `acts_as` + `reads_private` + a notice,
+ * and the audit row carries `minted_for_other: true` and `reads_private`, so the teammate (and every admin)
+ * sees it in the audit view. A teammate who wants no one else to ever hold such a token enrolls their own
+ * devices. Null when the caller mints for themselves.
+ */
+function actingAs(auth: { userId: number; handle: string }, userId: number, handle: string, scopes: readonly string[]) {
+  if (userId === auth.userId) return null;
+  const readsPrivate = scopes.includes('read');
+  return {
+    answer: {
+      acts_as: handle,
+      reads_private: readsPrivate,
+      notice: `This token acts as ${handle}${readsPrivate ? `, including reading ${handle}'s private projects` : ''}. Hand it to ${handle} and keep no copy; the audit log shows that ${auth.handle} minted it.`,
+    },
+    audit: { minted_for_other: true, reads_private: readsPrivate },
+  };
+}
+
 export const adminUserRoutes = new Hono<AppEnv>()
   .get('/team', async (c) => {
     const auth = c.get('auth');
@@ -231,12 +253,13 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const device = await db.prepare('SELECT id FROM devices WHERE team_id = ? AND user_id = ? AND name = ?').bind(auth.teamId, user.id, body.name).first<{ id: number }>();
     const expiresAt = body.expires_in_days ? now + body.expires_in_days * DAY : null;
     const minted = await mintToken(db, { teamId: auth.teamId, userId: user.id, deviceId: device!.id, scopes, label: body.label ?? body.name, expiresAt }, now);
+    const actsAs = actingAs(auth, user.id, user.handle, scopes);
     await auditStatement(db, {
       teamId: auth.teamId, actorUserId: auth.userId, action: 'device.enroll', target: `token:${minted.id}`,
-      detail: { user: user.handle, device: body.name, scopes, expires_at: expiresAt }, at: now,
+      detail: { user: user.handle, device: body.name, scopes, expires_at: expiresAt, ...actsAs?.audit }, at: now,
     }).run();
     return c.json(
-      { token: minted.token, token_id: minted.id, prefix: minted.prefix, user: user.handle, device: body.name, scopes, expires_at: expiresAt },
+      { token: minted.token, token_id: minted.id, prefix: minted.prefix, user: user.handle, device: body.name, scopes, expires_at: expiresAt, ...actsAs?.answer },
       201,
     );
   })
@@ -281,11 +304,15 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const expiresAt = t.expires_at === null ? null : now + (t.expires_at - t.created_at);
     const scopes = t.scopes.split(',').filter(Boolean) as Scope[];
     const mint = await prepareMint(db, { teamId: auth.teamId, userId: t.user_id, deviceId: t.device_id, scopes, label: t.label, expiresAt }, now);
+    const actsAs = actingAs(auth, t.user_id, t.handle, scopes);
     const [inserted] = await db.batch<{ id: number }>([
       mint.statement,
       db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').bind(now, t.id),
-      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'token.rotate', target: `token:${t.id}`, detail: { user: t.handle, prefix: t.prefix, new_prefix: mint.prefix }, at: now }),
+      auditStatement(db, {
+        teamId: auth.teamId, actorUserId: auth.userId, action: 'token.rotate', target: `token:${t.id}`,
+        detail: { user: t.handle, prefix: t.prefix, new_prefix: mint.prefix, ...actsAs?.audit }, at: now,
+      }),
     ]);
     const id = inserted!.results[0]!.id;
-    return c.json({ token: mint.token, token_id: id, prefix: mint.prefix, revoked_token_id: t.id, scopes, expires_at: expiresAt }, 201);
+    return c.json({ token: mint.token, token_id: id, prefix: mint.prefix, revoked_token_id: t.id, scopes, expires_at: expiresAt, ...actsAs?.answer }, 201);
   });

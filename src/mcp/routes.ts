@@ -13,6 +13,8 @@ import { buildMcpServer } from './server';
 /** Mounted at /mcp (scope `read`; write tools check `ingest` themselves). */
 export const mcpRoutes = new Hono<AppEnv>();
 
+export const MAX_BATCH_MESSAGES = 10;
+
 /**
  * A browser page of another site must not reach the endpoint (DNS rebinding, a token pasted into a page):
  * an Origin header, when sent, must be this server's own. CLI clients send none and are let through.
@@ -72,6 +74,11 @@ mcpRoutes.post('/', async (c) => {
     message = JSON.parse(body);
   } catch {
     throw new AppError(400, 'malformed_json', 'The request body is not valid JSON.');
+  }
+  // MCP 2025-06-18 dropped JSON-RPC batching; older clients may still batch, but a few calls at a time: a
+  // batch of 100 searches held the isolate for seconds while everyone else waited.
+  if (Array.isArray(message) && message.length > MAX_BATCH_MESSAGES) {
+    throw new AppError(400, 'batch_too_large', `A JSON-RPC batch may hold at most ${MAX_BATCH_MESSAGES} messages.`);
   }
   await chargeExtraCalls(c, countCalls(message));
   const defer = (work: Promise<unknown>) => {

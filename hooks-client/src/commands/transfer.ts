@@ -70,7 +70,7 @@ export async function exportNdjson(args: string[], io: Io): Promise<number> {
     const { done, value } = await reader.read();
     if (done) break;
     for (const b of value) if (b === 10) records++;
-    if (!out.write(value)) await new Promise((r) => out.once('drain', r));
+    if (!out.write(value)) await new Promise<void>((r) => out.once('drain', () => r()));
     if (io.isTty) io.err(`\rcairn: exported ${records.toLocaleString('en')} records`);
   }
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));

@@ -7,12 +7,12 @@ import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
 import { isFullyPrivate, isTaskNotificationOnly } from '#shared/tags';
 import { cleanField, serializeField } from '#shared/truncate';
-import { rateLimited } from '../limits/rate-limit';
-import type { Verdict } from '../limits/window';
 import { sessionStub } from '../session/session-do';
 import type { EnqueueInput, EnqueueResult, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
 import { serverGate, type GateSettings } from '../gate/gate';
+import { rateLimited } from '../limits/rate-limit';
+import type { Verdict } from '../limits/window';
 import { TtlCache } from './cache';
 import type { EventAck, IngestEvent } from './schemas';
 
@@ -25,7 +25,7 @@ export interface IngestContext {
   ingestLimit: number;
 }
 
-/** `session` is the agent's session id (its SessionDO is per team and session). */
+/** Turned away at once, or what to send to the session (`session`: the agent's session id) and write after. */
 type Prepared = { ack: EventAck } | { session: string; input: EnqueueInput; finish: (result: EnqueueResult) => Promise<EventAck> };
 
 // A session row never changes owner or id, and a project key keeps its id unless projects are merged (then
@@ -62,36 +62,61 @@ export async function acceptEvents(ctx: IngestContext, events: IngestEvent[]): P
       out[index] = { status: 'rejected', reason };
     }
   }
-  await Promise.all(
-    [...bySession].map(async ([session, group]) => {
-      let admission;
-      try {
-        admission = await sessionStub(ctx.env, ctx.auth.teamId, session).admit(group.map((g) => g.p.input), ctx.ingestLimit);
-      } catch (reason) {
-        for (const g of group) out[g.index] = { status: 'rejected', reason };
-        return;
-      }
-      for (const [k, g] of group.entries()) {
-        if (!admission.verdict.allowed) out[g.index] = { status: 'rejected', reason: rateLimited('ingest requests in this session', admission.verdict) };
-        else {
-          try {
-            out[g.index] = { status: 'fulfilled', value: await g.p.finish(admission.results[k]!) };
-          } catch (reason) {
-            out[g.index] = { status: 'rejected', reason };
-          }
-        }
-      }
-    }),
-  );
+  await Promise.all([...bySession].map(([session, group]) => admitGroup(ctx, session, group, out)));
   return out;
 }
 
-/**
- * Everything before the SessionDO: gate, clean, resolve project and session (memoised). Answers either an
- * ack at once (the event is turned away) or what to send to the session and what to write after it.
- */
+/** One SessionDO call for a session's events of a batch; fills their slots of `out`. */
+async function admitGroup(ctx: IngestContext, session: string, group: { index: number; p: Extract<Prepared, { session: string }> }[], out: PromiseSettledResult<EventAck>[]): Promise<void> {
+  let admission;
+  try {
+    admission = await sessionStub(ctx.env, ctx.auth.teamId, session).admit(group.map((g) => g.p.input), ctx.ingestLimit);
+  } catch (reason) {
+    for (const g of group) out[g.index] = { status: 'rejected', reason };
+    return;
+  }
+  for (const [k, g] of group.entries()) {
+    if (!admission.verdict.allowed) {
+      out[g.index] = { status: 'rejected', reason: rateLimited('ingest requests in this session', admission.verdict) };
+      continue;
+    }
+    try {
+      out[g.index] = { status: 'fulfilled', value: await g.p.finish(admission.results[k]!) };
+    } catch (reason) {
+      out[g.index] = { status: 'rejected', reason };
+    }
+  }
+}
+
+/** Everything before the SessionDO: gate, resolve project and session (memoised), clean. */
 async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
-  const { env, auth } = ctx;
+  const skipped = skipReason(ctx, e);
+  if (skipped) return { ack: { accepted: false, duplicate: false, skipped } };
+  const snapshot = await resolveSession(ctx, e);
+  const { input, promptText } = enqueueInput(e, {
+    eventId: e.event_id,
+    occurredAt: e.occurred_at,
+    snapshot,
+    modeId: modeIdFor(ctx.env, ctx.settings),
+    promptId: e.prompt_id ?? null,
+    clientSeq: e.client_seq ?? null,
+  });
+  return {
+    session: e.session_id,
+    input,
+    finish: async (result) => {
+      // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
+      await writeSessionRows(ctx, e, snapshot, result.promptNumber, promptText);
+      const ack: EventAck = { accepted: result.accepted, duplicate: result.duplicate };
+      if (result.skipped) ack.skipped = result.skipped;
+      if (e.kind === 'init') ack.prompt_number = result.promptNumber;
+      return ack;
+    },
+  };
+}
+
+/** Why the event is not taken at all (the team's gate, or protocol chatter), or null to take it. */
+function skipReason(ctx: IngestContext, e: IngestEvent): string | null {
   const gate = serverGate(ctx.settings as GateSettings, {
     kind: e.kind,
     project: e.project,
@@ -99,22 +124,28 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
     tool_name: e.kind === 'observation' ? e.tool_name : null,
     tool_input: e.kind === 'observation' ? e.tool_input : null,
   });
-  if (!gate.allow) return { ack: { accepted: false, duplicate: false, skipped: gate.reason } };
-  if (e.kind === 'init' && isTaskNotificationOnly(e.prompt)) return { ack: { accepted: false, duplicate: false, skipped: 'internal_protocol' } };
+  if (!gate.allow) return gate.reason;
+  if (e.kind === 'init' && isTaskNotificationOnly(e.prompt)) return 'internal_protocol';
+  return null;
+}
 
+/** The project and `sessions` row the event belongs to (created on first sight), as the DO will need them. */
+async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<EventSnapshot> {
+  const { env, auth } = ctx;
   const project = await projects.getOrLoad(`${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () => ensureProject(env.DB, auth, e.project, ctx.now));
   const sessionDbId = await sessionRows.getOrLoad(`${auth.teamId}:${auth.userId}:${e.session_id}`, ctx.now, () =>
     ensureSessionRow(env.DB, {
       teamId: auth.teamId,
       sessionKey: e.session_id,
       projectId: project.id,
+      projectKey: project.key,
       userId: auth.userId,
       deviceId: auth.deviceId,
       platform: e.platform,
       startedAt: e.occurred_at,
     }),
   );
-  const snapshot: EventSnapshot = {
+  return {
     teamId: auth.teamId,
     sessionKey: e.session_id,
     sessionDbId,
@@ -123,69 +154,56 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
     userId: auth.userId,
     deviceId: auth.deviceId,
   };
-  const common = {
-    eventId: e.event_id,
-    occurredAt: e.occurred_at,
-    snapshot,
-    modeId: modeIdFor(env, ctx.settings),
-    promptId: e.prompt_id ?? null,
-    clientSeq: e.client_seq ?? null,
-  };
+}
 
-  let input: EnqueueInput;
-  let promptText: string | null = null;
+type EnqueueCommon = Pick<EnqueueInput, 'eventId' | 'occurredAt' | 'snapshot' | 'modeId' | 'promptId' | 'clientSeq'>;
+
+/** What the session's Durable Object is given, every text field cleaned; the prompt text null when private. Pure. */
+function enqueueInput(e: IngestEvent, common: EnqueueCommon): { input: EnqueueInput; promptText: string | null } {
   switch (e.kind) {
     case 'init': {
       const isPrivate = e.private || isFullyPrivate(e.prompt);
-      promptText = isPrivate ? null : clean(e.prompt);
-      input = { ...common, kind: 'init', prompt: promptText ?? '', private: isPrivate };
-      break;
+      const promptText = isPrivate ? null : clean(e.prompt);
+      return { input: { ...common, kind: 'init', prompt: promptText ?? '', private: isPrivate }, promptText };
     }
     case 'observation':
-      input = {
-        ...common,
-        kind: 'observation',
-        toolName: e.tool_name,
-        toolInput: clean(serializeField(e.tool_input)),
-        toolResponse: clean(serializeField(e.tool_response ?? '')),
-        cwd: e.cwd,
-        projectRoot: e.project_root ?? null,
-        toolUseId: e.tool_use_id ?? null,
-        agentId: e.agent_id ?? null,
-        agentType: e.agent_type ?? null,
+      return {
+        input: {
+          ...common,
+          kind: 'observation',
+          toolName: e.tool_name,
+          toolInput: clean(serializeField(e.tool_input)),
+          toolResponse: clean(serializeField(e.tool_response ?? '')),
+          cwd: e.cwd,
+          projectRoot: e.project_root ?? null,
+          toolUseId: e.tool_use_id ?? null,
+          agentId: e.agent_id ?? null,
+          agentType: e.agent_type ?? null,
+        },
+        promptText: null,
       };
-      break;
     case 'summarize':
-      input = { ...common, kind: 'summarize', lastAssistantMessage: clean(e.last_assistant_message), agentId: e.agent_id ?? null };
-      break;
+      return { input: { ...common, kind: 'summarize', lastAssistantMessage: clean(e.last_assistant_message), agentId: e.agent_id ?? null }, promptText: null };
     case 'end':
-      input = { ...common, kind: 'end' };
-      break;
+      return { input: { ...common, kind: 'end' }, promptText: null };
   }
-
-  return { session: e.session_id, input, finish: (result) => finish(ctx, e, project.id, sessionDbId, promptText, result) };
 }
 
-/** The D1 writes an accepted event still needs (also for repeats: if an earlier attempt died after the DO
- * accepted it, this completes the write), and the ack. */
-async function finish(ctx: IngestContext, e: IngestEvent, projectId: number, sessionDbId: number, promptText: string | null, result: EnqueueResult): Promise<EventAck> {
+/** The D1 rows an event completes: the prompt of an init (its text only when not private), the end of a session. */
+async function writeSessionRows(ctx: IngestContext, e: IngestEvent, snapshot: EventSnapshot, promptNumber: number, promptText: string | null): Promise<void> {
   const { env, auth } = ctx;
   if (e.kind === 'init') {
     await storePrompt(env.DB, {
       teamId: auth.teamId,
-      projectId,
-      sessionDbId,
-      promptNumber: result.promptNumber,
+      projectId: snapshot.projectId,
+      sessionDbId: snapshot.sessionDbId,
+      promptNumber,
       promptId: e.prompt_id ?? null,
       text: promptText,
       authorUserId: auth.userId,
       createdAt: e.occurred_at,
     });
   } else if (e.kind === 'end') {
-    await markSessionEnded(env.DB, sessionDbId, e.occurred_at);
+    await markSessionEnded(env.DB, snapshot.sessionDbId, e.occurred_at);
   }
-  const ack: EventAck = { accepted: result.accepted, duplicate: result.duplicate };
-  if (result.skipped) ack.skipped = result.skipped;
-  if (e.kind === 'init') ack.prompt_number = result.promptNumber;
-  return ack;
 }

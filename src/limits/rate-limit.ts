@@ -1,13 +1,10 @@
-// Per-token rate limits (ingest and read counted separately, LimiterDO per token; the event routes are
-// counted per session by the SessionDO instead, see src/session/admission.ts) and the /mcp body cap.
+// Per-token rate limits: ingest and read counted separately, one LimiterDO per token. The event routes are
+// counted per session by the SessionDO instead, in the call that takes the event (src/session/admission.ts).
 import type { Context, MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { endTime, startTime } from 'hono/timing';
-import type { AuthContext } from '../auth/types';
-import type { AppEnv } from '../auth/types';
+import type { AppEnv, AuthContext } from '../auth/types';
 import { configOf, type ConfigInput } from '../config';
 import { AppError } from '../lib/errors';
-import { MAX_BODY_BYTES } from '../lib/validate';
 import { limiterStub, type Bucket } from './limiter-do';
 import type { Verdict } from './window';
 
@@ -25,13 +22,6 @@ export function limitFor(env: ConfigInput, auth: Pick<AuthContext, 'settings'>, 
   const team = bucket === 'ingest' ? auth.settings?.rate_limit_ingest_per_min : auth.settings?.rate_limit_read_per_min;
   return team ? Math.min(team, server) : server;
 }
-
-const mcpBodyLimit = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  onError: () => {
-    throw new AppError(413, 'payload_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes.`);
-  },
-});
 
 /** The 429 every limit answers with (per-token limiter here, per-session ingest in the SessionDO). */
 export function rateLimited(what: string, verdict: Verdict): AppError {
@@ -68,6 +58,5 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
     limitHeaders(c, verdict);
     if (!verdict.allowed) throw rateLimited(`${bucket} requests for this token`, verdict);
   }
-  if (c.req.path === '/mcp' || c.req.path.startsWith('/mcp/')) return mcpBodyLimit(c, next);
   await next();
 };

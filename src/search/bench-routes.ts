@@ -2,21 +2,21 @@
 import { configOf } from '../config';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { requireScope } from '../auth/middleware';
 import { ensureProject } from '../db/projects';
 import type { AppEnv } from '../auth/types';
 import { cjkTerms } from '../lib/cjk';
 import { notFound } from '../lib/errors';
-import { readJson } from '../lib/validate';
+import { jsonBody } from '../lib/validate';
 import { sessionStub } from '../session/session-do';
 
+/** Mounted at /api/admin/bench, under the admin guard (src/app.ts). */
 export const benchRoutes = new Hono<AppEnv>();
 
 // Outside local runs these routes do not exist at all.
-benchRoutes.use('/api/admin/bench/*', async (c, next) => {
+benchRoutes.use('*', async (c, next) => {
   if (!configOf(c.env).local) throw notFound('route');
   await next();
-}, requireScope('admin'));
+});
 
 const SeedObservation = z.object({
   type: z.string().min(1).max(40),
@@ -39,9 +39,9 @@ export const SeedBody = z.object({
 export type SeedBody = z.infer<typeof SeedBody>;
 
 /** Inserts observations (and their file rows) as the caller, in one D1 batch (≤ 1000); returns their ids in order. */
-benchRoutes.post('/api/admin/bench/seed', async (c) => {
+benchRoutes.post('/seed', jsonBody(SeedBody, 5_000_000), async (c) => {
   const auth = c.get('auth');
-  const body = await readJson(c, SeedBody, 5_000_000);
+  const body = c.req.valid('json');
   const now = Date.now();
   const project = await ensureProject(c.env.DB, auth, body.project, now);
   const session = await c.env.DB.prepare(
@@ -76,7 +76,7 @@ benchRoutes.post('/api/admin/bench/seed', async (c) => {
 });
 
 /** The floor every recall route is compared with: one indexed query for the newest 50 rows of a project. */
-benchRoutes.get('/api/admin/bench/baseline', async (c) => {
+benchRoutes.get('/baseline', async (c) => {
   const auth = c.get('auth');
   const key = c.req.query('project') ?? '';
   const project = await c.env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?').bind(auth.teamId, key).first<{ id: number }>();
@@ -90,13 +90,13 @@ benchRoutes.get('/api/admin/bench/baseline', async (c) => {
 });
 
 /** The local database's size in bytes (D1 reports it with every result), for bench/capacity.bench.mjs. */
-benchRoutes.get('/api/admin/bench/size', async (c) => {
+benchRoutes.get('/size', async (c) => {
   const result = await c.env.DB.prepare('SELECT COUNT(*) AS n FROM observations').first<{ n: number }>();
   const meta = await c.env.DB.prepare('SELECT 1').run();
   return c.json({ observations: result?.n ?? 0, bytes: meta.meta.size_after ?? null });
 });
 
 /** The floor of an ingest request: one round trip to a SessionDO that does nothing (bench/pipeline.bench.mjs). */
-benchRoutes.post('/api/admin/bench/session-ping', async (c) => {
+benchRoutes.post('/session-ping', async (c) => {
   return c.json({ answer: await sessionStub(c.env, c.get('auth').teamId, 'bench-floor').ping() });
 });

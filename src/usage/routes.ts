@@ -11,7 +11,6 @@ import { budgetNotice, periodOf, type BudgetState } from '../observer/budget';
 import { estimateCost, priceTable, type Price } from '../observer/prices';
 import { createProvider } from '../observer/providers/index';
 import { teamBudget } from '../observer/spend';
-import { requireAdmin } from '../admin/guard';
 
 const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 
@@ -30,8 +29,8 @@ function observerOf(env: CairnEnv) {
 const budgetJson = (b: BudgetState | null) =>
   b && { per_day: b.budgets.day, per_month: b.budgets.month, spent_today: b.spent.day, spent_this_month: b.spent.month, exhausted: b.exhausted, until: b.until, notice: budgetNotice(b) };
 
-export const usageRoutes = new Hono<AppEnv>()
-  .get('/api/admin/usage', requireAdmin, async (c) => {
+/** Mounted at /api/admin/usage (admin guard at the mount, src/app.ts). */
+export const usageRoutes = new Hono<AppEnv>().get('/', async (c) => {
     const auth = c.get('auth');
     const { days } = parseWith(UsageQuery, c.req.query());
     const now = Date.now();
@@ -55,8 +54,10 @@ export const usageRoutes = new Hono<AppEnv>()
       days: byDay.map((r, i) => ({ day: r.day, model: r.model, calls: r.calls, ...tokens(r), estimated_cost_usd: costs[i] })),
       sessions: bySession.map((r) => ({ session_id: r.sessionKey, model: r.model, calls: r.calls, ...tokens(r), estimated_cost_usd: cost(r) })),
     });
-  })
-  .get('/api/observer/budget', async (c) => {
+});
+
+/** Mounted at /api/observer (any device token). */
+export const budgetRoutes = new Hono<AppEnv>().get('/budget', async (c) => {
     const auth = c.get('auth');
     const budget = await teamBudget(c.env.DB, auth.teamId, Date.now(), await settingsFor(c.env.DB, auth));
     return c.json({ observer: observerOf(c.env), budget: budgetJson(budget) });

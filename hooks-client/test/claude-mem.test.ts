@@ -2,7 +2,7 @@
 // Bun, both pinned devDependencies), sent to a real `wrangler dev`, checked through the export.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,9 @@ import { deadPort, machine, memIo, tempDir } from './support';
 
 // Both pinned in package.json's devDependencies; claude-mem's exports map hides its plugin folder from resolve.
 const MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.url));
-const BUN = join(MODULES, '.bin', 'bun');
+// bun's postinstall moves its platform package's binary into bun/bin; with scripts off it is still in place.
+const PLATFORM_BUN = join(MODULES, '@oven', `bun-${process.platform}-${process.arch}`, 'bin', 'bun');
+const BUN = existsSync(PLATFORM_BUN) ? PLATFORM_BUN : join(MODULES, '.bin', 'bun');
 const STORE = join(MODULES, 'claude-mem', 'plugin', 'sqlite', 'SessionStore.js');
 const CLAUDE_MEM_VERSION = (JSON.parse(readFileSync(join(MODULES, 'claude-mem', 'package.json'), 'utf8')) as { version: string }).version;
 const ADMIN = 'claude-mem-admin-secret';

@@ -1,6 +1,5 @@
 // Reads a claude-mem database read-only: through node:sqlite when this Node has it (≥ 22.5), else through
 // Bun's bun:sqlite (claude-mem runs on Bun, so its users have it). Never writes to the file.
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 export type Row = Record<string, unknown>;
@@ -44,19 +43,16 @@ function viaNodeSqlite(path: string): ClaudeMemRows | null {
   }
 }
 
-// Prints one `{"t":key,"r":row}` line a row; the path comes in argv, never inside the script text.
-const BUN_SCRIPT = `
-const { Database } = require('bun:sqlite');
-const db = new Database(process.argv[process.argv.length - 1], { readonly: true });
-const tables = ${JSON.stringify(TABLES)};
-const out = [];
-for (const [key, table] of tables) for (const r of db.query('SELECT * FROM ' + table + ' ORDER BY id').all()) out.push(JSON.stringify({ t: key, r }));
-db.close();
-process.stdout.write(out.join('\\n') + '\\n');
-`;
+// Prints one `{"t":key,"r":row}` line a row; the path comes in argv, never inside the script text. One line:
+// the client bundle is checked for module syntax at line starts, and this text is for Bun, not for it.
+const BUN_SCRIPT =
+  'import{Database}from"bun:sqlite";const db=new Database(process.argv[process.argv.length-1],{readonly:true});const out=[];' +
+  `for(const[k,t]of ${JSON.stringify(TABLES)})for(const r of db.query("SELECT * FROM "+t+" ORDER BY id").all())out.push(JSON.stringify({t:k,r}));` +
+  'db.close();process.stdout.write(out.join("\\n")+"\\n");';
 
 function viaBun(path: string, bun: string, env: Record<string, string | undefined>): ClaudeMemRows | null {
-  const r = spawnSync(bun, ['-e', BUN_SCRIPT, path], { env, encoding: 'utf8', maxBuffer: 2 ** 31 - 1, stdio: ['ignore', 'pipe', 'pipe'] });
+  // child_process is loaded here, on use, as in `cairn install`: no hook pays for it.
+  const r = process.getBuiltinModule('node:child_process').spawnSync(bun, ['-e', BUN_SCRIPT, path], { env, encoding: 'utf8', maxBuffer: 2 ** 31 - 1, stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') return null;
   if (r.error || r.status !== 0) throw new ReadError(`bun could not read ${path}: ${(r.error?.message ?? r.stderr.trim().split('\n').pop()) || `exit ${r.status}`}`);
   const out: ClaudeMemRows = { sessions: [], observations: [], summaries: [], prompts: [] };

@@ -42,15 +42,17 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<{
   const p = await prepare(ctx, e);
   if ('ack' in p) return { ack: p.ack, verdict: null };
   const admission = await sessionStub(ctx.env, ctx.auth.teamId, p.session).admit([p.input], ctx.ingestLimit);
-  if (!admission.verdict.allowed) throw rateLimited('ingest requests in this session', admission.verdict);
-  return { ack: await p.finish(admission.results[0]!), verdict: admission.verdict };
+  const result = admission.results[0];
+  if (!result) throw rateLimited('ingest events in this session', admission.verdict);
+  return { ack: await p.finish(result), verdict: admission.verdict };
 }
 
 /**
  * Spool replay: events are prepared one by one, then each session gets ONE SessionDO call with its events in
- * the order sent. Answers one settled result per event, in input order; one bad event does not stop the rest.
+ * the order sent. Answers one settled result per event, in input order (one bad event does not stop the rest),
+ * and the limit verdict of each session called.
  */
-export async function acceptEvents(ctx: IngestContext, events: IngestEvent[]): Promise<PromiseSettledResult<EventAck>[]> {
+export async function acceptEvents(ctx: IngestContext, events: IngestEvent[]): Promise<{ settled: PromiseSettledResult<EventAck>[]; verdicts: Verdict[] }> {
   const out: PromiseSettledResult<EventAck>[] = new Array(events.length);
   const bySession = new Map<string, { index: number; p: Extract<Prepared, { session: string }> }[]>();
   for (const [index, e] of events.entries()) {
@@ -62,12 +64,19 @@ export async function acceptEvents(ctx: IngestContext, events: IngestEvent[]): P
       out[index] = { status: 'rejected', reason };
     }
   }
-  await Promise.all([...bySession].map(([session, group]) => admitGroup(ctx, session, group, out)));
-  return out;
+  const verdicts: Verdict[] = [];
+  await Promise.all([...bySession].map(([session, group]) => admitGroup(ctx, session, group, out, verdicts)));
+  return { settled: out, verdicts };
 }
 
 /** One SessionDO call for a session's events of a batch; fills their slots of `out`. */
-async function admitGroup(ctx: IngestContext, session: string, group: { index: number; p: Extract<Prepared, { session: string }> }[], out: PromiseSettledResult<EventAck>[]): Promise<void> {
+async function admitGroup(
+  ctx: IngestContext,
+  session: string,
+  group: { index: number; p: Extract<Prepared, { session: string }> }[],
+  out: PromiseSettledResult<EventAck>[],
+  limited: Verdict[],
+): Promise<void> {
   let admission;
   try {
     admission = await sessionStub(ctx.env, ctx.auth.teamId, session).admit(group.map((g) => g.p.input), ctx.ingestLimit);
@@ -75,13 +84,15 @@ async function admitGroup(ctx: IngestContext, session: string, group: { index: n
     for (const g of group) out[g.index] = { status: 'rejected', reason };
     return;
   }
+  limited.push(admission.verdict);
   for (const [k, g] of group.entries()) {
-    if (!admission.verdict.allowed) {
-      out[g.index] = { status: 'rejected', reason: rateLimited('ingest requests in this session', admission.verdict) };
+    const result = admission.results[k];
+    if (!result) {
+      out[g.index] = { status: 'rejected', reason: rateLimited('ingest events in this session', admission.verdict) };
       continue;
     }
     try {
-      out[g.index] = { status: 'fulfilled', value: await g.p.finish(admission.results[k]!) };
+      out[g.index] = { status: 'fulfilled', value: await g.p.finish(result) };
     } catch (reason) {
       out[g.index] = { status: 'rejected', reason };
     }

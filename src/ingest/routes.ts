@@ -8,6 +8,7 @@ import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
 import { jsonBody, parseWith } from '../lib/validate';
 import { limitFor, limitHeaders } from '../limits/rate-limit';
+import type { Verdict } from '../limits/window';
 import { sessionStub } from '../session/session-do';
 import { acceptEvent, acceptEvents, type IngestContext } from './accept';
 import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
@@ -58,7 +59,12 @@ eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
       return { eventId, error };
     }
   });
-  const settled = await acceptEvents(ctx, parsed.flatMap((p) => (p.event ? [p.event] : [])));
+  const { settled, verdicts } = await acceptEvents(ctx, parsed.flatMap((p) => (p.event ? [p.event] : [])));
+  // Each event is a unit of its session's ingest limit; a request none of whose events was let in is refused whole.
+  const tightest = verdicts.reduce<Verdict | null>((m, v) => (m === null || v.remaining < m.remaining ? v : m), null);
+  if (tightest) limitHeaders(c, tightest);
+  const limited = (r: PromiseSettledResult<EventAck>) => r.status === 'rejected' && r.reason instanceof AppError && r.reason.code === 'rate_limited';
+  if (settled.length > 0 && settled.every(limited)) throw (settled[0] as PromiseRejectedResult).reason as AppError;
   let next = 0;
   const results = parsed.map(({ eventId, event, error }): BatchResult => {
     const outcome: PromiseSettledResult<EventAck> = event ? settled[next++]! : { status: 'rejected', reason: error };

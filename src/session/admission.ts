@@ -1,17 +1,18 @@
 // Ingest admission in the SessionDO: the per-minute ingest limit is counted where the events already go, so
 // an event costs one Durable Object round trip instead of a rate-limiter call followed by the session call.
-// One call (a single event, or all of one session's events in a batch replay) counts as one request, the way
-// the per-token limiter counted one HTTP request. Counters live in memory: an evicted object restarts its
-// window, which only errs towards allowing.
+// Every event is a unit of the limit: a single event is let in or refused; of a batch replay's events for
+// this session, the first ones are let in while the window lasts and the rest refused (the client retries
+// exactly those). Counters live in memory: an evicted object restarts its window, which only errs towards
+// allowing.
 import { take, type Verdict, type Window } from '../limits/window';
 import type { EnqueueResult } from './types';
 
 export const INGEST_WINDOW_MS = 60_000;
 
-/** What `SessionDO.admit` answers: the limiter's verdict, and each event's result when it was let in. */
+/** What `SessionDO.admit` answers: the limiter's verdict, and the results of the events let in. */
 export interface Admission {
   verdict: Verdict;
-  /** In the order sent; empty when the call was refused by the limit. */
+  /** The first events of the call, in the order sent; those past them were refused by the limit. */
   results: EnqueueResult[];
 }
 
@@ -19,10 +20,10 @@ export interface Admission {
 export class IngestGate {
   #window: Window | undefined;
 
-  /** Counts one call against `limit` per minute; a refused call is not counted. */
-  take(now: number, limit: number): Verdict {
-    const { window, verdict } = take(this.#window, now, limit, INGEST_WINDOW_MS);
+  /** Lets in up to `events` events against `limit` per minute; answers how many, with the verdict. */
+  take(now: number, limit: number, events: number): { verdict: Verdict; granted: number } {
+    const { window, verdict, granted } = take(this.#window, now, limit, INGEST_WINDOW_MS, events, events > 1);
     this.#window = window;
-    return verdict;
+    return { verdict, granted };
   }
 }

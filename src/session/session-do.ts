@@ -57,15 +57,14 @@ export class SessionDO extends DurableObject<CairnEnv> {
   readonly #ingestGate = new IngestGate();
 
   /**
-   * Ingest's one round trip: counts the call against the session's per-minute ingest limit, then enqueues
-   * the events in order (batch replay sends all of a session's events in one call). Refused calls enqueue
-   * nothing and are not counted.
+   * Ingest's one round trip: counts the events against the session's per-minute ingest limit, then enqueues
+   * those let in, in order (batch replay sends all of a session's events in one call). Refused events are
+   * neither enqueued nor counted.
    */
   async admit(inputs: EnqueueInput[], limit: number): Promise<Admission> {
-    const verdict = this.#ingestGate.take(Date.now(), limit);
-    if (!verdict.allowed) return { verdict, results: [] };
+    const { verdict, granted } = this.#ingestGate.take(Date.now(), limit, inputs.length);
     const results: EnqueueResult[] = [];
-    for (const input of inputs) results.push(await this.enqueue(input));
+    for (const input of inputs.slice(0, granted)) results.push(await this.enqueue(input));
     return { verdict, results };
   }
 

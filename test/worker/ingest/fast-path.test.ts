@@ -96,24 +96,27 @@ describe('batch replay', () => {
   const batch = (token: string, events: Record<string, unknown>[]) => call('/api/events/batch', { token, json: { events } });
   type Results = { results: { event_id: string | null; accepted?: boolean; prompt_number?: number; error?: { code: string } }[] };
 
-  it('makes one session-object call per session: a batch counts once against each session limit', async () => {
+  it('counts each event against its own session: of a batch, a session takes what its window has left, in order', async () => {
     const owner = await newOwner();
     await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_ingest_per_min: 2 } }));
     const [a, b] = [fresh('a'), fresh('b')];
-    const events = () => [
+    const sent = [
       { kind: 'init', ...initEvent(a, 'first in a') },
       { kind: 'init', ...initEvent(b, 'first in b') },
       { kind: 'observation', ...toolEvent(a, 'ls') },
       { kind: 'init', ...initEvent(a, 'second in a') },
       { kind: 'observation', ...toolEvent(b, 'pwd') },
     ];
-    const first = await json<Results>(await batch(owner.token, events()));
-    expect(first.results.map((r) => r.error)).toEqual([undefined, undefined, undefined, undefined, undefined]);
-    // Order within a session is kept: a's prompts are numbered as sent, b's count on their own.
-    expect(first.results.map((r) => r.prompt_number)).toEqual([1, 1, undefined, 2, undefined]);
-    expect((await json<Results>(await batch(owner.token, events()))).results.every((r) => r.accepted)).toBe(true);
-    const third = await json<Results>(await batch(owner.token, events()));
-    expect(third.results.map((r) => r.error?.code)).toEqual(Array(5).fill('rate_limited'));
+    const first = await batch(owner.token, sent);
+    const out = await json<Results>(first);
+    // a's first two events are let in, its third refused; b's two fit its own window.
+    expect(out.results.map((r) => r.error?.code ?? 'ok')).toEqual(['ok', 'ok', 'ok', 'rate_limited', 'ok']);
+    expect(out.results.map((r) => r.prompt_number)).toEqual([1, 1, undefined, undefined, undefined]);
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('0');
+    // Both windows are spent: a batch none of whose events can be let in is refused whole.
+    const again = await batch(owner.token, [sent[3]!]);
+    expect(again.status).toBe(429);
+    expect(await errorCode(again)).toBe('rate_limited');
   });
 
   it('answers each event in the order sent, bad ones beside good ones of several sessions', async () => {

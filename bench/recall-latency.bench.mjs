@@ -1,5 +1,6 @@
 // Latency of the recall routes on 10k and then 100k local observations (100 projects), each next to a plain
 // indexed `SELECT … LIMIT 50` measured in the same run. Writes the "recall-latency" section of BENCHMARKS.md.
+import { freePort } from '../scripts/dev-server.mjs';
 import { api, backfillAll, sample, seed, startBenchServer, writeSection } from './retrieval/harness.mjs';
 import { QUERIES, observationsFor, projectFiles } from './retrieval/synthetic.mjs';
 
@@ -9,7 +10,7 @@ const END = Date.UTC(2026, 10, 1);
 const key = (p) => `github.com/bench/project-${String(p).padStart(3, '0')}`;
 const enc = encodeURIComponent;
 
-const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? 8792));
+const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())));
 const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a);
 
 /** Probes a route once; a 404 "No such route" means another area has not shipped it yet. */

@@ -76,7 +76,9 @@ async function runMode(srv, set, keyById, mode) {
 }
 
 const f = (x) => x.toFixed(3);
-const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())));
+// CAIRN_VECTOR_WEIGHT=<0–1> replays the run with the vector channel weighted so (weight sweeps).
+const weightVar = process.env.CAIRN_VECTOR_WEIGHT ? { CAIRN_VECTOR_WEIGHT: process.env.CAIRN_VECTOR_WEIGHT } : {};
+const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())), weightVar);
 const sections = [];
 const failures = [];
 try {
@@ -132,7 +134,8 @@ default's R@10 trails \`mode=fts\` on any set. Public sets are read from reposit
 ${sections.join('\n\n')}
 
 Run at ${new Date().toISOString()}.`;
-  writeSection('recall-retrieval', md);
+  // A sweep run is for the console only; the committed table is the configured default.
+  if (!process.env.CAIRN_VECTOR_WEIGHT && only.length === 0) writeSection('recall-retrieval', md);
 } finally {
   await srv.stop();
 }

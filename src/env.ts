@@ -16,6 +16,8 @@ export interface CairnEnv {
   CAIRN_LOCAL?: string;
   CAIRN_ADMIN_SECRET?: string;
   CAIRN_MODE?: string;
+  /** Benchmark sweeps only: replaces the configured vector weight of the default search (0–1). */
+  CAIRN_VECTOR_WEIGHT?: string;
   OBSERVER_PROVIDER?: string;
   OBSERVER_MODEL?: string;
   OBSERVER_CONCURRENCY?: string;

@@ -25,10 +25,10 @@ const REMOTE_ONLY_TABLES = new Set(['[[vectorize]]', '[ai]']);
 
 /**
  * wrangler.toml for local runs: the same Worker without the remote-only bindings (Vectorize, Workers AI), so
- * `wrangler dev` has nothing to warn about; `main` and `migrations_dir` absolute, so the file can live anywhere.
+ * `wrangler dev` has nothing to warn about; `main`, `migrations_dir` and the assets `directory` absolute, so the file can live anywhere.
  * Line-based: a table runs from its header to the next header.
  */
-export function localWranglerToml(text, { main, migrationsDir }) {
+export function localWranglerToml(text, { main, migrationsDir, assetsDir = path.join(ROOT, 'dist', 'assets') }) {
   const out = [];
   let dropping = false;
   for (const line of text.split('\n')) {
@@ -38,7 +38,8 @@ export function localWranglerToml(text, { main, migrationsDir }) {
     out.push(
       line
         .replace(/^main = .*$/, `main = ${JSON.stringify(main)}`)
-        .replace(/^migrations_dir = .*$/, `migrations_dir = ${JSON.stringify(migrationsDir)}`),
+        .replace(/^migrations_dir = .*$/, `migrations_dir = ${JSON.stringify(migrationsDir)}`)
+        .replace(/^directory = .*$/, `directory = ${JSON.stringify(assetsDir)}`),
     );
   }
   return out.join('\n');

@@ -6,6 +6,8 @@ import type { LimiterDO } from './teams/limiter-do';
 
 export interface CairnEnv {
   DB: D1Database;
+  /** Built files (hooks client, viewer code): dist/assets, written by scripts/build.mjs. */
+  ASSETS: Fetcher;
   SESSIONS: DurableObjectNamespace<SessionDO>;
   TEAMS: DurableObjectNamespace<TeamDO>;
   HUBS: DurableObjectNamespace<HubDO>;

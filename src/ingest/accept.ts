@@ -65,7 +65,14 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
     userId: auth.userId,
     deviceId: auth.deviceId,
   };
-  const common = { eventId: e.event_id, occurredAt: e.occurred_at, snapshot, modeId: modeIdFor(env, ctx.settings) };
+  const common = {
+    eventId: e.event_id,
+    occurredAt: e.occurred_at,
+    snapshot,
+    modeId: modeIdFor(env, ctx.settings),
+    promptId: e.prompt_id ?? null,
+    clientSeq: e.client_seq ?? null,
+  };
 
   let input: EnqueueInput;
   let promptText: string | null = null;

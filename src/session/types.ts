@@ -18,6 +18,10 @@ interface Common {
   snapshot: EventSnapshot;
   /** Observer mode of the team when the event arrived (e.g. `code--zh`). */
   modeId: string;
+  /** The agent's own id of the prompt the event belongs to, when the client sent one. */
+  promptId?: string | null;
+  /** The client's per-machine event counter, when sent: breaks ties of occurredAt. */
+  clientSeq?: number | null;
 }
 
 export interface InitInput extends Common {

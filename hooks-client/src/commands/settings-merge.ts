@@ -23,7 +23,9 @@ export const HOOK_PLAN: Array<{ claudeEvent: string; event: HookEvent; matcher?:
   { claudeEvent: 'PostToolUse', event: 'post-tool-use', matcher: '*', timeout: 10, async: true },
   // Claude Code reports a failed call (e.g. a command exiting non-zero) only through this event.
   { claudeEvent: 'PostToolUseFailure', event: 'post-tool-use-failure', matcher: '*', timeout: 10, async: true },
-  { claudeEvent: 'Stop', event: 'stop', timeout: 10, async: true },
+  // Not async: the turn's summary is its most valuable event, and `claude -p` ends async hooks when it exits
+  // right after its last answer. Claude Code waits for this one (~40 ms; the hook's budget caps it at 1.5 s).
+  { claudeEvent: 'Stop', event: 'stop', timeout: 10 },
   { claudeEvent: 'SessionEnd', event: 'session-end', timeout: 5 },
 ];
 

@@ -33,9 +33,14 @@ export const BUDGET_MS: Record<HookEvent, number> = {
   'session-end': 900,
 };
 
-/** An ingest event with the fields every route needs; a natural key makes repeats recognisable. */
+/**
+ * An ingest event with the fields every route needs; a natural key makes repeats recognisable. Claude Code's
+ * own `prompt_id` goes along when the payload has one (it says exactly which prompt the event belongs to);
+ * `client_seq` is stamped when the event is spooled.
+ */
 export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<string, unknown>, naturalKey?: string | null): SpooledEvent {
   const sessionId = ctx.input.sessionId ?? 'unknown';
+  const promptId = ctx.input.promptId ? { prompt_id: ctx.input.promptId } : {};
   return {
     kind,
     body: {
@@ -46,6 +51,7 @@ export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<stri
       project_root: ctx.projectRoot,
       occurred_at: new Date(ctx.io.now()).toISOString(),
       platform: 'claude-code',
+      ...promptId,
       ...fields,
     },
   };

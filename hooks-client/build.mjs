@@ -79,10 +79,21 @@ export function writeIfChanged(file, text, mode) {
 const bootOptions = { ...options, entryPoints: [path.join(HERE, 'src', 'boot.ts')] };
 const PROBE_DEFINE = { __CAIRN_VERSION__: '"probe"', __CAIRN_BODY__: '""', __CAIRN_BODY_HASH__: '"probe"' };
 
+/**
+ * plugin/hooks/hooks.json and plugin/.mcp.json come from the same plan `cairn install` uses
+ * (hooks-client/src/agents/claude-code.ts), so the plugin follows every change of events, matchers or timeouts.
+ */
+export async function writePluginFiles() {
+  const out = await build({ ...options, entryPoints: [path.join(HERE, 'src', 'agents', 'claude-code.ts')], format: 'esm', plugins: [], external: ['node:*'] });
+  const mod = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
+  for (const [rel, text] of Object.entries(mod.pluginFiles())) writeIfChanged(path.join(ROOT, rel), text);
+}
+
 /** The plugin's copy of the client: committed, so a test compares it with a fresh build. */
 export const PLUGIN_COPY = path.join(ROOT, 'plugin', 'scripts', 'cairn.cjs');
 
 export async function buildClient({ quiet = false, writePlugin = false } = {}) {
+  await writePluginFiles();
   // Pass 1 finds the inputs; their hash names the version, so any source change changes it.
   const inputs = new Set();
   for (const o of [options, bootOptions]) {

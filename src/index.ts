@@ -4,6 +4,7 @@ import { authenticate } from './auth/middleware';
 import type { AppEnv } from './env';
 import { ingestRoutes } from './ingest/routes';
 import { installRoutes } from './install/routes';
+import { forgetRoutes } from './forget/routes';
 import { errorBody, handleError } from './lib/errors';
 import { mcpRoutes } from './mcp/routes';
 import { recallRoutes } from './recall/routes';
@@ -37,6 +38,7 @@ app.route('/', ingestRoutes);
 app.route('/', recallRoutes);
 app.route('/', searchRoutes);
 app.route('/', adminRoutes);
+app.route('/', forgetRoutes);
 app.route('/', mcpRoutes);
 app.route('/', viewerApi);
 

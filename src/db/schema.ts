@@ -82,6 +82,7 @@ export const prompts = sqliteTable('prompts', {
   cjkTerms: text('cjk_terms').notNull().default(''),
   authorUserId: integer('author_user_id').notNull().references(() => users.id),
   createdAt: integer('created_at').notNull(),
+  promptId: text('prompt_id'),
 });
 
 export const observations = sqliteTable('observations', {
@@ -112,6 +113,8 @@ export const observations = sqliteTable('observations', {
   supersededBy: integer('superseded_by'),
   deletedAt: integer('deleted_at'),
   embeddedAt: integer('embedded_at'),
+  promptId: text('prompt_id'),
+  turnKey: text('turn_key'),
 }, (t) => [index('idx_obs_project_time').on(t.teamId, t.projectId, t.createdAt)]);
 
 export const observationFiles = sqliteTable('observation_files', {
@@ -140,6 +143,8 @@ export const summaries = sqliteTable('summaries', {
   authorUserId: integer('author_user_id').notNull().references(() => users.id),
   deviceId: integer('device_id').references(() => devices.id),
   deletedAt: integer('deleted_at'),
+  promptId: text('prompt_id'),
+  turnKey: text('turn_key'),
 });
 
 export const auditLog = sqliteTable('audit_log', {

@@ -5,8 +5,8 @@ import { ensureProject, type ProjectRef } from '../db/projects';
 import type { TeamSettings } from '../db/team-settings';
 import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
-import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '#shared/tags';
-import { serializeField, truncateField } from '#shared/truncate';
+import { isFullyPrivate, isTaskNotificationOnly } from '#shared/tags';
+import { cleanField, serializeField } from '#shared/truncate';
 import type { EnqueueInput, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
 import { serverGate, type GateSettings } from '../teams/gate';
@@ -29,8 +29,8 @@ export const sessionObjectName = (teamId: number, sessionKey: string) => `${team
 const projects = new TtlCache<ProjectRef>(60_000);
 const sessionRows = new TtlCache<number>(10 * 60_000);
 
-/** Server-side cleaning (the client already did it; this copy is the authoritative one). */
-const clean = (text: string) => truncateField(stripMemoryTags(text));
+/** Server-side cleaning (the client already did it; this copy is the authoritative one): cut, then strip. */
+const clean = (text: string) => cleanField(text);
 
 export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<EventAck> {
   const { env, auth } = ctx;
@@ -113,6 +113,7 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
       projectId: project.id,
       sessionDbId,
       promptNumber: result.promptNumber,
+      promptId: e.prompt_id ?? null,
       text: promptText,
       authorUserId: auth.userId,
       createdAt: e.occurred_at,

@@ -1,14 +1,12 @@
-// Explicit memory edits by an agent: `remember` stores an observation directly, `forget` soft-deletes one.
+// Explicit memory edits by an agent: `remember` stores an observation directly (forgetting: src/forget/).
 import { z } from 'zod';
 import type { AuthContext } from '../auth/types';
 import { ensureProject } from '../db/projects';
 import { settingsFor } from '../db/team-settings';
-import { viewerOf, visibleObservations } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { cjkTerms } from '../lib/cjk';
 import { AppError } from '../lib/errors';
 import { observationHash } from '../store/hash';
-import { auditStatement } from '../teams/audit';
 import { normalizePath } from './file-context';
 import { oneLine } from './format';
 import { modeIdFor, recallMode } from './mode';
@@ -97,40 +95,4 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
     );
   }
   return { id: inserted.id, project: project.key, duplicate: false };
-}
-
-export const ForgetInput = z.object({
-  id: z.number().int().positive(),
-  reason: z.string().trim().max(500).optional(),
-});
-export type ForgetInput = z.infer<typeof ForgetInput>;
-
-/**
- * Soft-deletes an observation the caller can read, if they wrote it or are a team admin/owner, and writes an
- * audit row in the same batch. Anything the caller cannot read is "not found", never "forbidden".
- */
-export async function forget(env: CairnEnv, auth: AuthContext, input: ForgetInput, now: number): Promise<{ id: number; title: string | null }> {
-  const settings = await settingsFor(env.DB, auth);
-  const vis = visibleObservations(viewerOf(auth, settings), 'o');
-  const row = await env.DB.prepare(`SELECT o.id, o.title, o.author_user_id, o.project_id FROM observations o WHERE o.id = ? AND ${vis.sql}`)
-    .bind(input.id, ...vis.params)
-    .first<{ id: number; title: string | null; author_user_id: number; project_id: number }>();
-  if (!row) throw new AppError(404, 'not_found', `No observation #${input.id}.`);
-  const isAdmin = auth.role === 'admin' || auth.role === 'owner';
-  if (row.author_user_id !== auth.userId && !isAdmin) {
-    throw new AppError(403, 'not_allowed', 'Only the author of an observation or a team admin can forget it.');
-  }
-  const [update] = await env.DB.batch([
-    env.DB.prepare('UPDATE observations SET deleted_at = ? WHERE id = ? AND team_id = ? AND deleted_at IS NULL').bind(now, row.id, auth.teamId),
-    auditStatement(env.DB, {
-      teamId: auth.teamId,
-      actorUserId: auth.userId,
-      action: 'forget',
-      target: `observation:${row.id}`,
-      detail: { project_id: row.project_id, author_user_id: row.author_user_id, reason: input.reason ?? null },
-      at: now,
-    }),
-  ]);
-  if (!update?.meta.changes) throw new AppError(404, 'not_found', `No observation #${input.id}.`);
-  return { id: row.id, title: row.title };
 }

@@ -11,9 +11,12 @@ import { defaultAfterStore, type AfterStore } from '../store/after-store';
 import { storeTurn } from '../store/turn-store';
 import { teamObjectName } from '../teams/team-do';
 import { indexObservations } from '../vectors/index-observations';
+import { turnStored } from '../db/turns';
 import { EventBuffer } from './buffer';
+import { fileEvent } from './filing';
 import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
 import { MAX_ATTEMPTS, planFailure, selectBatch, type FailureKind } from './policy';
+import { fileOverdue, refileForPrompt, targetOf, WAIT_FOR_PROMPT_MS } from './refile';
 import type { EnqueueInput, EnqueueResult, PendingRow, SessionStatus } from './types';
 
 /** How long one turn may hold the session; a turn that died is taken over after this. */
@@ -30,7 +33,7 @@ export interface SessionSeams {
 class Abandoned extends Error {}
 
 export class SessionDO extends DurableObject<CairnEnv> {
-  readonly #buffer: EventBuffer;
+  #buffer: EventBuffer;
   /** Test seams only (not reachable over RPC: instance fields are not methods). */
   testSeams: SessionSeams = {};
 
@@ -55,25 +58,49 @@ export class SessionDO extends DurableObject<CairnEnv> {
     if (b.get<unknown>('session', null) === null) b.set('session', { teamId: input.snapshot.teamId, sessionKey: input.snapshot.sessionKey });
     if (b.get<string | null>('mode', null) !== input.modeId) b.set('mode', input.modeId);
 
+    const mark = { promptId: input.promptId ?? null, occurredAt: input.occurredAt, clientSeq: input.clientSeq ?? null };
+
     if (input.kind === 'init') {
+      // The same prompt sent again under another event id (a client retry) is still one prompt.
+      const known = mark.promptId !== null ? b.promptById(mark.promptId) : null;
+      if (known !== null) {
+        b.markSeen(input.eventId, known, now);
+        return { accepted: true, duplicate: true, promptNumber: known };
+      }
       const n = b.currentPrompt() + 1;
-      b.addPrompt(n, input.private, input.prompt, input.occurredAt);
+      const prompt = { ...mark, promptNumber: n, private: input.private };
+      b.addPrompt(prompt, input.prompt);
       b.markSeen(input.eventId, n, now);
+      // Events that happened during this prompt but arrived before it move under it (or go, if it is private).
+      if (refileForPrompt(b, prompt) > 0) await this.#ensureAlarm(now);
       return { accepted: true, duplicate: false, promptNumber: n };
     }
-    const n = b.currentPrompt();
-    b.markSeen(input.eventId, n, now);
     if (input.kind === 'end') {
+      const n = b.currentPrompt();
+      b.markSeen(input.eventId, n, now);
       b.set('ended_at', input.occurredAt);
       return { accepted: true, duplicate: false, promptNumber: n };
     }
-    // A fully private prompt: nothing its turn did is kept, not even in the buffer.
-    if (b.prompt(n)?.private) return { accepted: false, duplicate: false, promptNumber: n, skipped: 'private' };
+    const filing = fileEvent(b.promptMarks(), mark);
+    const n = targetOf(filing);
+    b.markSeen(input.eventId, n, now);
+    // The prompt during which it happened is private: nothing its turn did is kept, not even in the buffer.
+    if (filing.kind === 'prompt' && filing.prompt?.private) return { accepted: false, duplicate: false, promptNumber: n, skipped: 'private' };
     // A subagent's stop is not the end of the user's request; the main agent's summary covers it.
     if (input.kind === 'summarize' && input.agentId) return { accepted: false, duplicate: false, promptNumber: n, skipped: 'subagent_summary' };
     b.insert(input, n, now);
-    await this.#ensureAlarm(now);
+    await this.#ensureAlarm(now, filing.kind === 'wait');
     return { accepted: true, duplicate: false, promptNumber: n };
+  }
+
+  /**
+   * Forgets everything this session holds: buffered events (tool input and output), prompt texts, the
+   * observer conversation, dead letters, counters. The object starts empty if the session goes on.
+   */
+  async forgetAll(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.#buffer = new EventBuffer(this.ctx.storage.sql);
   }
 
   async status(): Promise<SessionStatus> {
@@ -120,7 +147,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
     // events whose retry budget is spent before choosing the next batch.
     b.releaseStaleClaims();
     b.deadLetter(MAX_ATTEMPTS, now);
-    if (b.counts(null).pending === 0) return;
+    fileOverdue(b, now);
+    if (b.readyCount() === 0) return this.#scheduleNext();
 
     const claimId = crypto.randomUUID();
     b.takeLease(claimId, now + LEASE_MS);
@@ -138,12 +166,15 @@ export class SessionDO extends DurableObject<CairnEnv> {
         }
         slot = true;
       }
-      // Chosen after the await: events that arrived meanwhile join this turn.
-      const chosen = selectBatch(b.candidates()).map((r) => r.seq);
+      // A turn that died after its D1 write is formed again from the same events, under its own key.
+      // Otherwise chosen after the await: events that arrived meanwhile join this turn.
+      const again = b.unfinishedTurn();
+      const chosen = again ? again.seqs : selectBatch(b.candidates()).map((r) => r.seq);
       if (chosen.length === 0) return;
-      b.claim(claimId, chosen);
+      const turnKey = again?.turnKey ?? claimId;
+      b.claim(claimId, chosen, turnKey);
       const batch = b.load(chosen);
-      await this.#turn(claimId, batch);
+      await this.#turn(claimId, turnKey, batch, again !== null);
     } catch (err) {
       if (err instanceof Abandoned) abandoned = true;
       else await this.#fail(claimId, 'store', null, err);
@@ -160,11 +191,13 @@ export class SessionDO extends DurableObject<CairnEnv> {
     }
   }
 
-  async #turn(claimId: string, batch: PendingRow[]): Promise<void> {
+  async #turn(claimId: string, turnKey: string, batch: PendingRow[], replay: boolean): Promise<void> {
     const b = this.#buffer;
     const head = batch[0]!;
     const prompt = b.prompt(head.promptNumber);
     if (prompt?.private) return this.#confirm(claimId, null, 0);
+    // Stored once with any observer: a replayed turn already in D1 is confirmed, not observed (and reworded) again.
+    if (replay && (await turnStored(this.env.DB, head.snapshot.teamId, turnKey))) return this.#confirm(claimId, null, 0);
 
     const events = batch.filter((r) => r.kind === 'observation').map(toToolEvent);
     const summaryRow = batch.find((r) => r.kind === 'summarize');
@@ -184,6 +217,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
       return;
     }
 
+    if (this.#refiledDuring(claimId, batch)) return;
+
     switch (outcome.kind) {
       case 'failure':
         return this.#fail(claimId, outcome.failure.kind, outcome.failure.retryAfterMs, outcome.failure);
@@ -195,7 +230,12 @@ export class SessionDO extends DurableObject<CairnEnv> {
         return this.#confirm(claimId, outcome.state, 0);
       case 'parsed': {
         const u = outcome.usage;
-        const record = turnRecord(batch, outcome.observations, outcome.summary, u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens, outcome.state.generation, Date.now());
+        const record = turnRecord(batch, outcome.observations, outcome.summary, u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens, {
+          generationId: outcome.state.generation,
+          turnKey,
+          promptId: prompt?.promptId ?? null,
+          storedAt: Date.now(),
+        });
         this.#seam('before-store');
         const stored = await storeTurn(this.env.DB, record);
         this.#seam('after-store');
@@ -206,6 +246,23 @@ export class SessionDO extends DurableObject<CairnEnv> {
         }
       }
     }
+  }
+
+  /**
+   * A prompt that arrived while the observer worked may have taken some of the turn's events (a late
+   * private prompt above all). Then nothing of the turn is stored: the private prompt's events are dropped
+   * and the others go back to be observed under their own prompt.
+   */
+  #refiledDuring(claimId: string, batch: PendingRow[]): boolean {
+    const b = this.#buffer;
+    const now = b.filedUnder(batch.map((r) => r.seq));
+    if (batch.every((r) => now.get(r.seq) === r.promptNumber)) return false;
+    for (const r of batch) {
+      const n = now.get(r.seq);
+      if (n !== undefined && b.prompt(n)?.private) b.drop(r.seq);
+    }
+    b.release(claimId, false, 'a prompt that arrived during the turn took some of its events');
+    return true;
   }
 
   /** Deletes the claimed events and records the turn; one synchronous (atomic) write. */
@@ -226,7 +283,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     if (kind === 'store' || kind === 'server' || kind === 'network') console.error('observer turn failed', { claimId, message });
     else console.warn('observer turn backing off', { claimId, message, delayMs: plan.delayMs });
     const until = Date.now() + plan.delayMs;
-    b.release(claimId, plan.countsAttempt, message);
+    b.release(claimId, plan.countsAttempt, message, kind === 'store');
     b.set('streak', streak + 1);
     b.set('backoff_until', until);
     b.set('last_error', message);
@@ -248,15 +305,19 @@ export class SessionDO extends DurableObject<CairnEnv> {
     return this.testSeams.provider ?? (this.#providerCache ??= createProvider(this.env));
   }
 
-  async #ensureAlarm(now: number): Promise<void> {
-    if ((await this.ctx.storage.getAlarm()) !== null) return;
+  /** Makes sure an alarm comes by the time work is due: an earlier alarm is kept, a later one brought forward. */
+  async #ensureAlarm(now: number, waiting = false): Promise<void> {
     const lease = this.#buffer.lease(now);
-    await this.ctx.storage.setAlarm(lease ? lease.expiresAt : Math.max(now, this.#buffer.get<number>('backoff_until', 0)));
+    const due = lease ? lease.expiresAt : waiting ? now + WAIT_FOR_PROMPT_MS : Math.max(now, this.#buffer.get<number>('backoff_until', 0));
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > due) await this.ctx.storage.setAlarm(due);
   }
 
   async #scheduleNext(): Promise<void> {
     const b = this.#buffer;
-    if (b.counts(null).pending === 0) return;
-    await this.ctx.storage.setAlarm(Math.max(Date.now(), b.get<number>('backoff_until', 0)));
+    if (b.readyCount() > 0) return this.ctx.storage.setAlarm(Math.max(Date.now(), b.get<number>('backoff_until', 0)));
+    // Only waiting events: wake when the oldest has waited long enough to be filed by its time.
+    const waiting = b.oldestWaiting();
+    if (waiting !== null) await this.ctx.storage.setAlarm(waiting + WAIT_FOR_PROMPT_MS);
   }
 }

@@ -90,6 +90,11 @@ export interface PendingRow {
   attempts: number;
   lastError: string | null;
   claimId: string | null;
+  /** The agent's own id of the prompt the event names, when the client sent one. */
+  promptId: string | null;
+  clientSeq: number | null;
+  /** The turn that claimed this event last and may have stored it (see EventBuffer.claim). */
+  turnKey: string | null;
 }
 
 export interface DeadLetterInfo {

@@ -45,6 +45,8 @@ export interface PromptInput {
   projectId: number;
   sessionDbId: number;
   promptNumber: number;
+  /** The agent's own prompt id, when its client sent one. */
+  promptId?: string | null;
   /** null for a fully private prompt: the count moves on, nothing of the text is stored. */
   text: string | null;
   authorUserId: number;
@@ -58,10 +60,10 @@ export async function storePrompt(db: D1Database, p: PromptInput): Promise<void>
     stmts.push(
       db
         .prepare(
-          `INSERT INTO prompts (team_id, project_id, session_id, prompt_number, text, cjk_terms, author_user_id, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(session_id, prompt_number) DO NOTHING`,
+          `INSERT INTO prompts (team_id, project_id, session_id, prompt_number, text, cjk_terms, author_user_id, created_at, prompt_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(session_id, prompt_number) DO NOTHING`,
         )
-        .bind(p.teamId, p.projectId, p.sessionDbId, p.promptNumber, p.text, cjkTerms(p.text), p.authorUserId, p.createdAt),
+        .bind(p.teamId, p.projectId, p.sessionDbId, p.promptNumber, p.text, cjkTerms(p.text), p.authorUserId, p.createdAt, p.promptId ?? null),
     );
   }
   await db.batch(stmts);

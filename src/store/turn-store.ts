@@ -11,6 +11,8 @@ export interface TurnContext {
   projectId: number;
   sessionDbId: number;
   promptNumber: number;
+  /** The agent's own id of that prompt, when its client sent one. */
+  promptId: string | null;
   authorUserId: number;
   deviceId: number | null;
   agentId: string | null;
@@ -25,6 +27,8 @@ export interface TurnRecord {
   /** Tokens the observer spent on this turn; spread over its observations. */
   discoveryTokens: number;
   generationId: string | null;
+  /** Names the turn (the claim that first took its events); a replay of a stored turn is recognised by it. */
+  turnKey: string | null;
   storedAt: number;
 }
 
@@ -82,15 +86,15 @@ export async function storeTurn(db: D1Database, turn: TurnRecord): Promise<Store
         .prepare(
           `INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, subtitle, facts, narrative, concepts,
               files_read, files_modified, cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id,
-              agent_id, agent_type, generation_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              agent_id, agent_type, generation_id, prompt_id, turn_key)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT(session_id, content_hash) DO NOTHING RETURNING id, type, title, created_at`,
         )
         .bind(
           c.teamId, c.projectId, c.sessionDbId, c.promptNumber, o.type, o.title, o.subtitle, JSON.stringify(o.facts), o.narrative,
           JSON.stringify(o.concepts), JSON.stringify(o.filesRead), JSON.stringify(o.filesModified),
           cjkTerms(o.title, o.subtitle, o.narrative, ...o.facts, ...o.concepts), createdAt, turn.storedAt, tokens[i] ?? 0, hash,
-          c.authorUserId, c.deviceId, c.agentId, c.agentType, turn.generationId,
+          c.authorUserId, c.deviceId, c.agentId, c.agentType, turn.generationId, c.promptId, turn.turnKey,
         ),
     );
     const files = fileRows(o);
@@ -119,14 +123,14 @@ export async function storeTurn(db: D1Database, turn: TurnRecord): Promise<Store
       db
         .prepare(
           `INSERT INTO summaries (team_id, project_id, session_id, prompt_number, request, investigated, learned, completed, next_steps,
-              notes, cjk_terms, created_at, content_hash, author_user_id, device_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              notes, cjk_terms, created_at, content_hash, author_user_id, device_id, prompt_id, turn_key)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT(session_id, content_hash) DO NOTHING RETURNING id`,
         )
         .bind(
           c.teamId, c.projectId, c.sessionDbId, c.promptNumber, s.request ?? '', s.investigated ?? '', s.learned ?? '', s.completed ?? '',
           s.nextSteps ?? '', s.notes, cjkTerms(s.request, s.investigated, s.learned, s.completed, s.nextSteps, s.notes),
-          turn.summary.createdAt, await summaryHash(c.sessionDbId, c.promptNumber, s), c.authorUserId, c.deviceId,
+          turn.summary.createdAt, await summaryHash(c.sessionDbId, c.promptNumber, s), c.authorUserId, c.deviceId, c.promptId, turn.turnKey,
         ),
     );
   }

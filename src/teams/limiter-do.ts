@@ -11,8 +11,9 @@ export const WINDOW_MS = 60_000;
 export class LimiterDO extends DurableObject<CairnEnv> {
   #windows = new Map<Bucket, Window>();
 
-  async hit(bucket: Bucket, limit: number, now: number = Date.now()): Promise<Verdict> {
-    const { window, verdict } = take(this.#windows.get(bucket), now, limit, WINDOW_MS);
+  /** `cost` > 1 charges several units of work at once (the extra calls of a JSON-RPC batch), all or nothing. */
+  async hit(bucket: Bucket, limit: number, now: number = Date.now(), cost = 1): Promise<Verdict> {
+    const { window, verdict } = take(this.#windows.get(bucket), now, limit, WINDOW_MS, cost);
     this.#windows.set(bucket, window);
     return verdict;
   }

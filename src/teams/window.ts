@@ -13,13 +13,14 @@ export interface Verdict {
   retryAfterMs: number;
 }
 
-/** Counts one request against `limit` per `windowMs`; a refused request is not counted. */
-export function take(w: Window | undefined, now: number, limit: number, windowMs: number): { window: Window; verdict: Verdict } {
+/** Counts one request (or `cost` units of work) against `limit` per `windowMs`; a refused request is not counted. */
+export function take(w: Window | undefined, now: number, limit: number, windowMs: number, cost = 1): { window: Window; verdict: Verdict } {
   const start = now - (now % windowMs);
   const current = w && w.start === start ? w : { start, count: 0 };
-  if (current.count >= limit) {
-    return { window: current, verdict: { allowed: false, limit, remaining: 0, retryAfterMs: start + windowMs - now } };
+  const units = Math.max(1, Math.floor(cost));
+  if (current.count + units > limit) {
+    return { window: current, verdict: { allowed: false, limit, remaining: Math.max(0, limit - current.count), retryAfterMs: start + windowMs - now } };
   }
-  const next = { start, count: current.count + 1 };
+  const next = { start, count: current.count + units };
   return { window: next, verdict: { allowed: true, limit, remaining: limit - next.count, retryAfterMs: 0 } };
 }

@@ -8,11 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeChanges, recordPayloads, SAMPLE } from '../../scripts/claude-payloads.mjs';
 // @ts-expect-error plain ESM script without types
 import { mintDevToken, startDevServer } from '../../scripts/dev-server.mjs';
-import { buildClient } from '../../hooks-client/build.mjs';
+// @ts-expect-error plain ESM script without types
+import { buildAll } from '../../scripts/build.mjs';
 import { deadPort } from '../../hooks-client/test/support';
 import { startFakeAgentModel, type AgentRequest, type FakeAgentModel } from '../support/fake-agent-model';
 import { startFakeLlm } from '../support/fake-llm';
-import { cairn, claudeBinary, claudePrint, newMachine, pinnedClaudeVersion, runProcess, waitFor, type Machine } from './support';
+import { cairn, claudeBinary, claudeInteractive, claudePrint, newMachine, pinnedClaudeVersion, runProcess, waitFor, type Machine } from './support';
 
 const ADMIN = 'e2e-claude-admin';
 const RUNS = Number(process.env.CAIRN_E2E_RUNS ?? 20);
@@ -53,8 +54,18 @@ const spoolPending = (home: string) => {
   return existsSync(f) ? readFileSync(f, 'utf8').trim() : '';
 };
 
+/**
+ * Every event the hooks wrote is on the server: what a hook could not send in its budget (a busy server can
+ * take longer than SessionEnd's 0.9 s) is sent by the next hook or `cairn flush`, which must leave nothing.
+ */
+async function allDelivered(): Promise<void> {
+  const r = await cairn(m, ['flush', '--timeout', '30']);
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  expect(spoolPending(m.home)).toBe('');
+}
+
 beforeAll(async () => {
-  await buildClient({ quiet: true });
+  await buildAll({ quiet: true });
   observer = await startFakeLlm();
   model = await startFakeAgentModel();
   dev = (await startDevServer({
@@ -111,7 +122,7 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
     firstSession = r.sessionId;
     firstView = await stored(r.sessionId, 2);
     expect(firstView.summaries[0]!.request.length).toBeGreaterThan(0);
-    expect(spoolPending(m.home)).toBe('');
+    await allDelivered();
   });
 
   it('gives the next session the stored memory in <cairn-context>, file notes on a Read, and the record through MCP search', async () => {
@@ -150,7 +161,7 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
     ]);
     const r = await claudePrint(m, '<private>SCENARIO:e2e-private print zebra-quartz-41</private>', ['Bash']);
     expect(r.code, r.stderr).toBe(0);
-    expect(spoolPending(m.home)).toBe('');
+    await allDelivered();
     // Give the observer the time it takes to store an ordinary session, then look.
     model.script('e2e-after-private', [[{ type: 'tool_use', name: 'Bash', input: { command: 'ls', description: 'List files' } }], [{ type: 'text', text: 'Listed.' }]]);
     const ordinary = await claudePrint(m, 'SCENARIO:e2e-after-private list the files', ['Bash']);
@@ -179,6 +190,19 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
       expect(v.observations.length).toBeGreaterThanOrEqual(1);
       expect(v.summaries.length).toBeGreaterThanOrEqual(1);
     }
+  });
+
+  it('stores an interactive session (under tmux) and gives it the memory in <cairn-context>', async () => {
+    model.script('e2e-tty', [
+      [{ type: 'tool_use', name: 'Bash', input: { command: 'echo interactive-run', description: 'Print a marker' } }],
+      [{ type: 'text', text: 'Interactive turn finished (mark-7q).' }],
+    ]);
+    const r = await claudeInteractive(m, 'SCENARIO:e2e-tty print a marker', ['Bash'], 'mark-7q');
+    expect(r.screen).toContain('Interactive turn finished');
+    expect(loop('e2e-tty')[0]!.raw).toContain('<cairn-context>');
+    const v = await stored(r.sessionId);
+    expect(v.observations.length).toBeGreaterThanOrEqual(1);
+    await allDelivered();
   });
 
   it('uninstalls cleanly: Claude Code starts and answers without cairn’s hooks or MCP server', async () => {

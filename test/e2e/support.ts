@@ -1,10 +1,10 @@
 // The real Claude Code CLI (the pinned @anthropic-ai/claude-code) in a throwaway HOME, pointed at a scripted
 // model on 127.0.0.1, with cairn installed by its own `cairn install` against `wrangler dev`.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
@@ -107,4 +107,49 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | null>, t
     await new Promise((r) => setTimeout(r, 500));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * One interactive Claude Code session under tmux: types the prompt, waits until `doneText` is on screen, then
+ * /exit. Returns the session id (the newest transcript of the repository) and the last screen.
+ */
+export async function claudeInteractive(m: Machine, prompt: string, allowedTools: string[], doneText: string): Promise<{ sessionId: string; screen: string }> {
+  const sock = join(m.home, 'tmux.sock');
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-S', sock, ...args], { encoding: 'utf8' });
+  const envArgs = Object.entries(m.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+  const command = [claudeBinary(), '--allowedTools', allowedTools.join(',')].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  tmux('new-session', '-d', '-s', 'e2e', '-x', '160', '-y', '50', '-c', m.repo, ...envArgs, command);
+  const screen = () => tmux('capture-pane', '-p', '-t', 'e2e');
+  try {
+    await waitFor('the interactive prompt', async () => (screen().includes('❯') ? true : null), 60_000);
+    tmux('send-keys', '-t', 'e2e', '-l', prompt);
+    tmux('send-keys', '-t', 'e2e', 'Enter');
+    const last = await waitFor(`"${doneText}" on screen`, async () => {
+      const s = screen();
+      return s.includes(doneText) ? s : null;
+    }, 120_000);
+    tmux('send-keys', '-t', 'e2e', '-l', '/exit');
+    tmux('send-keys', '-t', 'e2e', 'Enter');
+    // The session (and with it SessionEnd) is over when tmux has nothing left to run.
+    await waitFor('claude to exit', async () => {
+      try {
+        tmux('has-session', '-t', 'e2e');
+        return null;
+      } catch {
+        return true;
+      }
+    }, 60_000);
+    const projects = join(m.home, '.claude', 'projects');
+    const transcripts = readdirSync(projects, { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile() && d.name.endsWith('.jsonl'))
+      .map((d) => join(d.parentPath, d.name))
+      .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+    return { sessionId: basename(transcripts[0] ?? '', '.jsonl'), screen: last };
+  } finally {
+    try {
+      tmux('kill-server');
+    } catch {
+      // already gone
+    }
+  }
 }

@@ -18,6 +18,8 @@ export interface HookContext {
   /** The git top level (or cwd): sent with every event so the server can store paths that hold on any machine. */
   projectRoot: string;
   delivery: DeliveryContext;
+  /** The agent the payload came from, stored as the session's platform (claude-code, codex, gemini). */
+  platform: string;
   /** ms epoch by which the hook must be done talking to the network. */
   deadline: number;
 }
@@ -50,7 +52,7 @@ export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<stri
       cwd: ctx.input.cwd,
       project_root: ctx.projectRoot,
       occurred_at: new Date(ctx.io.now()).toISOString(),
-      platform: 'claude-code',
+      platform: ctx.platform,
       ...promptId,
       ...fields,
     },

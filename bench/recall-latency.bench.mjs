@@ -46,10 +46,10 @@ async function measure(label) {
     ['context (50 obs + 10 summaries)', (i) => `/api/context?project=${enc(proj(i))}`],
     ['file context', (i) => `/api/context/file?project=${enc(proj(i))}&path=${enc(projectFiles((i * 37) % PROJECTS)[i % 60])}&mtime=0`],
     ['search FTS, one project', (i) => `/api/search?q=${enc(q(i))}&project=${enc(proj(i))}&mode=fts`],
-    ['search hybrid, one project', (i) => `/api/search?q=${enc(q(i))}&project=${enc(proj(i))}`],
+    ['search default, one project', (i) => `/api/search?q=${enc(q(i))}&project=${enc(proj(i))}`],
     ['search FTS, whole team', (i) => `/api/search?q=${enc(q(i))}&mode=fts`],
     ['search FTS, whole team, code symbol', (i) => `/api/search?q=${enc(symbols.get((i * 37) % PROJECTS)[i % 20])}&mode=fts`],
-    ['search hybrid, whole team', (i) => `/api/search?q=${enc(q(i))}`],
+    ['search default, whole team', (i) => `/api/search?q=${enc(q(i))}`],
     ['timeline (anchor id, 5+5)', (i) => `/api/timeline?anchor=${someIds.get((i * 37) % PROJECTS)[i % 20]}&before=5&after=5`],
   ];
   const out = [];
@@ -93,8 +93,9 @@ ${lines.join('\n')}
 Notes: the synthetic vocabulary is small (20 modules × 20 components × 10 problems), so the phrase queries
 (\`token refresh timed out\`, \`connection pool\`, …) match a large share of all rows — a worst case for bm25,
 which scores every match. The "code symbol" row searches a function name shared by a handful of rows, the
-selective kind of query agents send most. "whole team" hybrid search scans at most the newest 5,000 local vectors (brute-force cosine in the
-Worker, \`LOCAL_SCAN_LIMIT\`); production queries Vectorize instead, so that row is a local-only cost.
+selective kind of query agents send most. Locally the default search is keyword search (the offline embedder has
+weight 0, see "Retrieval quality"), so the "default" rows embed nothing and scan no vectors; in production the
+default also embeds the query (Workers AI) and asks Vectorize, which this box cannot measure.
 Run at ${new Date().toISOString()}.`;
   writeSection('recall-latency', md);
   console.log(md);

@@ -6,7 +6,8 @@
 // Public sets are read at run time from repository snapshots the developer points at (never downloaded here):
 //   CAIRN_BENCH_REALTALK=<git dir of github.com/danny911kr/REALTALK>
 //   CAIRN_BENCH_CHANGESETS=<git dir of github.com/honojs/middleware>
-// A set whose snapshot is missing is reported as skipped. BENCH_SETS=own,realtalk limits the run.
+// A set whose snapshot is missing is reported as skipped. BENCH_SETS=own,realtalk limits the run. The plain
+// baseline runs under python3 (its sqlite3 module, built with FTS5 on Debian).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { freePort, ROOT } from '../scripts/dev-server.mjs';

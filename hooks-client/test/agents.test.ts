@@ -139,8 +139,8 @@ describe('cairn hook --agent gemini (payloads of gemini-cli docs/hooks/reference
     const events = storedFor(session);
     expect(events.map((e) => e.kind)).toEqual(['init', 'observation', 'observation', 'summarize', 'end']);
     expect(events.every((e) => e.platform === 'gemini')).toBe(true);
-    expect(events[1]).toMatchObject({ tool_name: 'replace', tool_response: { is_error: true, error: 'old_string was not found in /work/widgets/src/widget.ts' } });
-    expect(events[2]).toMatchObject({ tool_name: 'run_shell_command', tool_input: { command: 'npm test' }, tool_response: 'PASS src/widget.test.ts (12 tests)' });
+    expect(events[1]).toMatchObject({ tool_name: 'Edit', tool_input: { file_path: '/work/widgets/src/widget.ts' }, tool_response: { is_error: true, error: 'old_string was not found in /work/widgets/src/widget.ts' } });
+    expect(events[2]).toMatchObject({ tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: 'PASS src/widget.test.ts (12 tests)' });
     expect(events[3]!.last_assistant_message).toBe('The widget build is green: npm test passes.');
     expect(events[4]!.reason).toBe('exit');
   });

@@ -120,7 +120,7 @@ describe('redact (pure)', () => {
     const out = scrubPayload({ old_string: text }) as { old_string: string };
     expect(out.old_string.startsWith('a'.repeat(9_600))).toBe(true);
     expect(out.old_string.endsWith('b'.repeat(4_800))).toBe(true);
-    // The server's own marker (src/lib/truncate.ts), so both sides cut alike.
+    // The server's own marker (src/shared/truncate.ts), so both sides cut alike.
     expect(out.old_string).toContain('<elided chars="985600" original_size_chars="1000000" reason="oversize"/>');
     expect(out.old_string.length).toBeLessThanOrEqual(16_000);
   });

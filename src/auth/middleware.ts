@@ -1,6 +1,6 @@
 // Bearer-token authentication and scope checks for /api/* and /mcp.
 import type { Context, MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../env';
+import type { AppEnv } from './types';
 import { AppError } from '../lib/errors';
 import { auditDeadTokenUse, auditNewDevice, DEVICE_HEADER } from './anomalies';
 import { lookupToken } from './tokens';

@@ -70,6 +70,7 @@ export const sessions = sqliteTable('sessions', {
   promptCount: integer('prompt_count').notNull().default(0),
   startedAt: integer('started_at').notNull(),
   endedAt: integer('ended_at'),
+  deadLetters: integer('dead_letters').notNull().default(0),
 });
 
 export const prompts = sqliteTable('prompts', {

@@ -1,5 +1,5 @@
 // The one read-visibility predicate for memory rows: team, visible projects, not deleted, sensitive rule.
-import type { AuthContext } from '../auth/types';
+import type { Caller } from './caller';
 import { settingsFor, type TeamSettings } from './team-settings';
 
 /** Observation types that only their author may read unless the team sets `share_sensitive: true`. */
@@ -19,12 +19,12 @@ export interface SqlFragment {
 }
 
 /** The Viewer for settings the caller already loaded. */
-export function viewerOf(auth: Pick<AuthContext, 'teamId' | 'userId'>, settings: TeamSettings): Viewer {
+export function viewerOf(auth: Pick<Caller, 'teamId' | 'userId'>, settings: TeamSettings): Viewer {
   return { teamId: auth.teamId, userId: auth.userId, shareSensitive: settings.share_sensitive === true };
 }
 
 /** Resolves the sensitive-sharing setting (read with the token); pass the Viewer to the `visible*` builders below. */
-export async function loadViewer(db: D1Database, auth: Pick<AuthContext, 'teamId' | 'userId' | 'settings'>): Promise<Viewer> {
+export async function loadViewer(db: D1Database, auth: Pick<Caller, 'teamId' | 'userId' | 'settings'>): Promise<Viewer> {
   return viewerOf(auth, await settingsFor(db, auth));
 }
 

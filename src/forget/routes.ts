@@ -1,7 +1,7 @@
 // HTTP side of forgetting: one route for every kind (record, session, project).
 import { Hono } from 'hono';
 import { requireScope } from '../auth/middleware';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { readJson } from '../lib/validate';
 import { ForgetBody, forgetProject, forgetRecord, forgetSession } from './service';
 

@@ -29,6 +29,7 @@ import { viewerOf } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { getVectorAdapters } from '../vectors/adapters';
+import { sessionStub } from '../session/session-do';
 
 /** `12`, `#12` or `O12` name an observation; `S12` a summary; `P12` a prompt (as search shows them). */
 export function parseRecordRef(ref: string | number): { kind: RecordKind; id: number } | null {
@@ -66,7 +67,7 @@ async function dropVectors(env: CairnEnv, teamId: number, ids: number[]): Promis
 
 /** The session's Durable Object may still hold buffered tool input/output and prompt texts. */
 async function wipeSessionObject(env: CairnEnv, teamId: number, sessionKey: string): Promise<void> {
-  await env.SESSIONS.getByName(`${teamId}:${sessionKey}`).forgetAll();
+  await sessionStub(env, teamId, sessionKey).forgetAll();
 }
 
 const FINDERS: Record<RecordKind, (db: D1Database, teamId: number, id: number) => Promise<ForgettableRow | null>> = {

@@ -7,9 +7,10 @@ import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
 import { isFullyPrivate, isTaskNotificationOnly } from '#shared/tags';
 import { cleanField, serializeField } from '#shared/truncate';
+import { sessionStub } from '../session/session-do';
 import type { EnqueueInput, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
-import { serverGate, type GateSettings } from '../teams/gate';
+import { serverGate, type GateSettings } from '../gate/gate';
 import { TtlCache } from './cache';
 import type { EventAck, IngestEvent } from './schemas';
 
@@ -21,7 +22,6 @@ export interface IngestContext {
 }
 
 /** One SessionDO per team and agent session. */
-export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
 
 // A session row never changes owner or id, and a project key keeps its id unless projects are merged (then
 // events keep landing on the old id for at most a minute). Both lookups are per user, so a cached answer
@@ -105,7 +105,7 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
       break;
   }
 
-  const result = await env.SESSIONS.getByName(sessionObjectName(auth.teamId, e.session_id)).enqueue(input);
+  const result = await sessionStub(env, auth.teamId, e.session_id).enqueue(input);
   // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
   if (e.kind === 'init') {
     await storePrompt(env.DB, {

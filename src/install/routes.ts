@@ -1,7 +1,7 @@
 // Serves the bundled hooks client so a new machine needs only Node and the URL; the file is the one built
 // with this Worker (a static asset of the same deploy), so client and server versions always match.
 import { Hono } from 'hono';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { assetManifest, fetchAsset } from '../lib/static-assets';
 
 export const installRoutes = new Hono<AppEnv>();

@@ -4,10 +4,11 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { requireScope } from '../auth/middleware';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 import { assertJsonShape } from '../lib/json-limits';
-import { limitFor } from '../teams/rate-limit';
+import { limiterStub } from '../limits/limiter-do';
+import { limitFor } from '../limits/rate-limit';
 import { buildMcpServer } from './server';
 
 export const mcpRoutes = new Hono<AppEnv>();
@@ -40,7 +41,7 @@ async function chargeExtraCalls(c: Context<AppEnv>, calls: number): Promise<void
   const limit = limitFor(c.env, auth, 'read');
   let verdict;
   try {
-    verdict = await c.env.LIMITERS.get(c.env.LIMITERS.idFromName(`token:${auth.tokenId}`)).hit('read', limit, Date.now(), calls - 1);
+    verdict = await limiterStub(c.env, auth.tokenId).hit('read', limit, Date.now(), calls - 1);
   } catch (err) {
     console.error('rate limiter unavailable', { message: err instanceof Error ? err.message : String(err) });
     return;

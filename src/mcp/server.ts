@@ -86,6 +86,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         concept: oneOrMany.describe('Concept(s), e.g. gotcha, trade-off.'),
         file: oneOrMany.describe('File path(s) the observation read or modified.'),
         author: oneOrMany.describe("Teammates' handles."),
+        platform: oneOrMany.describe('Agent(s) the work was done in: claude-code, codex, gemini.'),
         since: z.string().optional().describe('ISO date/time: only observations at or after it.'),
         until: z.string().optional().describe('ISO date/time: only observations at or before it.'),
         limit: z.number().int().min(1).max(100).optional().describe('Results per page (default 20).'),
@@ -96,7 +97,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
     (a) =>
       guarded(async () => {
         const res = await searchObservations(env, auth, {
-          q: a.query, project: a.project, type: a.type, concept: a.concept, file: a.file, author: a.author,
+          q: a.query, project: a.project, type: a.type, concept: a.concept, file: a.file, author: a.author, platform: a.platform,
           since: a.since, until: a.until, limit: a.limit, offset: a.offset, kind: a.kind,
         });
         return text(renderSearchText(res, a.offset ?? 0));

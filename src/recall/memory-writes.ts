@@ -38,11 +38,15 @@ async function manualSession(db: D1Database, auth: AuthContext, projectId: numbe
   const row = await db
     .prepare(
       `INSERT INTO sessions (team_id, session_key, project_id, user_id, device_id, platform, started_at) VALUES (?, ?, ?, ?, ?, 'manual', ?)
-       ON CONFLICT(team_id, session_key) DO UPDATE SET session_key = excluded.session_key RETURNING id`,
+       ON CONFLICT(team_id, session_key) DO UPDATE SET session_key = excluded.session_key RETURNING id, user_id, project_id`,
     )
     .bind(auth.teamId, key, projectId, auth.userId, auth.deviceId, now)
-    .first<{ id: number }>();
+    .first<{ id: number; user_id: number; project_id: number }>();
   if (!row) throw new Error('manual session row missing');
+  // Clients cannot send `manual:` ids (400 at the edge); a row made before that rule is never borrowed.
+  if (row.user_id !== auth.userId || row.project_id !== projectId) {
+    throw new AppError(409, 'session_conflict', 'The session that holds remembered notes for this project belongs to someone else.');
+  }
   return row.id;
 }
 

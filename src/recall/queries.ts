@@ -73,8 +73,8 @@ export async function contextSummaries(db: D1Database, viewer: Viewer, projectId
     all<ContextSummary>(
       db,
       `SELECT s.id, s.created_at AS createdAt, s.request, s.investigated, s.learned, s.completed, s.next_steps AS nextSteps,
-              u.handle AS author
-         FROM summaries s JOIN users u ON u.id = s.author_user_id
+              u.handle AS author, ss.platform AS platform
+         FROM summaries s JOIN users u ON u.id = s.author_user_id JOIN sessions ss ON ss.id = s.session_id
         WHERE s.project_id = ? AND ${vis.sql}
         ORDER BY s.created_at DESC, s.id DESC LIMIT ?`,
       [projectId, ...vis.params, limit],

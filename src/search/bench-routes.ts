@@ -1,9 +1,10 @@
 // Local-only benchmark helpers (CAIRN_LOCAL=1, admin scope): bulk-seed observations and a baseline query.
+import { configOf } from '../config';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { requireScope } from '../auth/middleware';
 import { ensureProject } from '../db/projects';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { cjkTerms } from '../lib/cjk';
 import { notFound } from '../lib/errors';
 import { readJson } from '../lib/validate';
@@ -12,7 +13,7 @@ export const benchRoutes = new Hono<AppEnv>();
 
 // Outside local runs these routes do not exist at all.
 benchRoutes.use('/api/admin/bench/*', async (c, next) => {
-  if (c.env.CAIRN_LOCAL !== '1') throw notFound('route');
+  if (!configOf(c.env).local) throw notFound('route');
   await next();
 }, requireScope('admin'));
 

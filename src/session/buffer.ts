@@ -127,8 +127,10 @@ export class EventBuffer {
     this.sql.exec('INSERT OR IGNORE INTO seen (event_id, prompt_number, seen_at) VALUES (?, ?, ?)', eventId, promptNumber, now);
   }
 
+  /** The last prompt number given out (prompts of a session emptied by retention count via `prompt_base`). */
   currentPrompt(): number {
-    return this.sql.exec<{ n: number | null }>('SELECT MAX(prompt_number) AS n FROM prompts').one().n ?? 0;
+    const n = this.sql.exec<{ n: number | null }>('SELECT MAX(prompt_number) AS n FROM prompts').one().n ?? 0;
+    return Math.max(n, this.get<number>('prompt_base', 0));
   }
 
   addPrompt(p: PromptMark, text: string): void {
@@ -344,6 +346,10 @@ export class EventBuffer {
       this.sql.exec('DELETE FROM pending WHERE seq = ?', r.seq);
     }
     return rows.length;
+  }
+
+  deadLetterCount(): number {
+    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM dead_letters').one().n;
   }
 
   deadLetters(limit = 50): { event_id: string; kind: string; tool_name: string | null; attempts: number; last_error: string | null; failed_at: number }[] {

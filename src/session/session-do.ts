@@ -1,5 +1,6 @@
 // SessionDO: one per agent session (`team:session`). A durable buffer of hook events and the alarm-driven
 // observer loop: claim → observe → store in D1 → confirm, one turn at a time, never losing an event.
+import { configOf } from '../config';
 import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
 import type { ConversationState } from '../observer/conversation';
@@ -9,14 +10,16 @@ import { runTurn } from '../observer/turn';
 import type { ObserverProvider } from '../observer/types';
 import { defaultAfterStore, type AfterStore } from '../store/after-store';
 import { storeTurn } from '../store/turn-store';
-import { teamObjectName } from '../teams/team-do';
+import { teamStub } from '../slots/team-do';
 import { indexObservations } from '../vectors/index-observations';
+import { addDeadLetters } from '../db/retention';
 import { turnStored } from '../db/turns';
 import { EventBuffer } from './buffer';
 import { fileEvent } from './filing';
 import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
 import { MAX_ATTEMPTS, planFailure, selectBatch, type FailureKind } from './policy';
 import { fileOverdue, refileForPrompt, targetOf, WAIT_FOR_PROMPT_MS } from './refile';
+import { retentionMs, retentionStep } from './retention';
 import type { EnqueueInput, EnqueueResult, PendingRow, SessionStatus } from './types';
 
 /** How long one turn may hold the session; a turn that died is taken over after this. */
@@ -79,6 +82,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
       const n = b.currentPrompt();
       b.markSeen(input.eventId, n, now);
       b.set('ended_at', input.occurredAt);
+      b.set('ended_received_at', now);
+      await this.#scheduleNext();
       return { accepted: true, duplicate: false, promptNumber: n };
     }
     const filing = fileEvent(b.promptMarks(), mark);
@@ -98,9 +103,36 @@ export class SessionDO extends DurableObject<CairnEnv> {
    * observer conversation, dead letters, counters. The object starts empty if the session goes on.
    */
   async forgetAll(): Promise<void> {
+    await this.#empty();
+  }
+
+  /**
+   * Deletes all storage. Only the last prompt number stays (no text): a session resumed later goes on
+   * numbering its prompts after it instead of colliding with the prompts D1 already has.
+   */
+  async #empty(): Promise<void> {
+    const last = this.#buffer.currentPrompt();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.#buffer = new EventBuffer(this.ctx.storage.sql);
+    if (last > 0) this.#buffer.set('prompt_base', last);
+  }
+
+  /** Retention: true when this alarm was about the ended session's storage (and nothing else is due). */
+  async #retire(now: number): Promise<boolean> {
+    const b = this.#buffer;
+    const step = retentionStep({ endedAt: b.get<number | null>('ended_received_at', null), pending: b.counts(null).pending }, retentionMs(this.env.SESSION_RETENTION_SECONDS), now);
+    if (step.kind === 'keep') return false;
+    if (step.kind === 'wait') {
+      await this.ctx.storage.setAlarm(step.at);
+      return true;
+    }
+    const session = b.get<{ teamId: number; sessionKey: string } | null>('session', null);
+    const dead = b.deadLetterCount();
+    // Counted into D1 first: if that fails, the alarm throws and is retried with the storage still there.
+    if (session) await addDeadLetters(this.env.DB, session.teamId, session.sessionKey, dead);
+    await this.#empty();
+    return true;
   }
 
   async status(): Promise<SessionStatus> {
@@ -137,6 +169,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
       await this.ctx.storage.setAlarm(live.expiresAt);
       return;
     }
+    if (await this.#retire(now)) return;
     const backoff = b.get<number>('backoff_until', 0);
     if (backoff > now) {
       await this.ctx.storage.setAlarm(backoff);
@@ -153,7 +186,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const claimId = crypto.randomUUID();
     b.takeLease(claimId, now + LEASE_MS);
     const session = b.get<{ teamId: number; sessionKey: string } | null>('session', null);
-    const team = session ? this.env.TEAMS.getByName(teamObjectName(session.teamId)) : null;
+    const team = session ? teamStub(this.env, session.teamId) : null;
     let abandoned = false;
     let slot = false;
     let retryAt: number | null = null;
@@ -203,7 +236,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const summaryRow = batch.find((r) => r.kind === 'summarize');
     const state = b.get<ConversationState | null>('conversation', null);
     const outcome = await runTurn(this.#provider(), {
-      mode: loadMode(b.get<string | null>('mode', null) ?? this.env.CAIRN_MODE),
+      mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.env).mode),
       session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
       events,
       summary: summaryRow ? toSummaryRequest(summaryRow) : null,
@@ -290,7 +323,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const session = b.get<{ teamId: number } | null>('session', null);
     if (plan.shared && session) {
       // Awaited (it is one small RPC) so that other sessions of the team see it before this turn ends.
-      await this.env.TEAMS.getByName(teamObjectName(session.teamId))
+      await teamStub(this.env, session.teamId)
         .reportBackoff(plan.shared, until)
         .catch((e: unknown) => console.warn('team back-off report failed', { message: String(e) }));
     }
@@ -318,6 +351,17 @@ export class SessionDO extends DurableObject<CairnEnv> {
     if (b.readyCount() > 0) return this.ctx.storage.setAlarm(Math.max(Date.now(), b.get<number>('backoff_until', 0)));
     // Only waiting events: wake when the oldest has waited long enough to be filed by its time.
     const waiting = b.oldestWaiting();
-    if (waiting !== null) await this.ctx.storage.setAlarm(waiting + WAIT_FOR_PROMPT_MS);
+    if (waiting !== null) return this.ctx.storage.setAlarm(waiting + WAIT_FOR_PROMPT_MS);
+    // Nothing left to observe: an ended session's storage goes once its retention time has passed.
+    const step = retentionStep({ endedAt: b.get<number | null>('ended_received_at', null), pending: b.counts(null).pending }, retentionMs(this.env.SESSION_RETENTION_SECONDS), Date.now());
+    if (step.kind !== 'keep') await this.ctx.storage.setAlarm(step.kind === 'wait' ? step.at : Date.now());
   }
+}
+
+/** One SessionDO per (team, agent session). */
+export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
+
+/** The session's Durable Object, typed: the one place the SESSIONS binding meets this class. */
+export function sessionStub(env: Pick<CairnEnv, 'SESSIONS'>, teamId: number, sessionKey: string): DurableObjectStub<SessionDO> {
+  return env.SESSIONS.getByName(sessionObjectName(teamId, sessionKey));
 }

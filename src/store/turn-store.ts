@@ -1,7 +1,7 @@
 // Writes one observer turn to D1 in a single batch: observations (deduplicated by content hash), their file
 // index rows and the summary. The batch is all-or-nothing, so a turn is either stored whole or not at all.
 import { cjkTerms } from '../lib/cjk';
-import type { StoredNotice } from '../live/notify';
+import type { StoredNotice } from '../live/hub-do';
 import type { ParsedObservation, ParsedSummary } from '../observer/types';
 import { observationHash, summaryHash } from './hash';
 

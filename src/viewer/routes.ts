@@ -1,7 +1,7 @@
 // The browser viewer's public part: the page shell and its static assets (all data comes from /api/*).
 // The files are Workers Static Assets built by scripts/build.mjs; this adds the CSP and version caching.
 import { Hono } from 'hono';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { assetManifest, fetchAsset } from '../lib/static-assets';
 import { SECURITY_HEADERS, shellHtml } from './page';
 

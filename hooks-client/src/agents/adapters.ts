@@ -49,6 +49,23 @@ function partsText(v: unknown): string {
   return '';
 }
 
+/**
+ * Gemini's built-in tools under Claude Code's names (packages/core/src/tools/definitions/base-declarations.ts):
+ * their arguments already match (command, file_path, old_string/new_string, content), so the observer and the
+ * file tracking read them like Claude Code's. Other tools (MCP, …) keep their own names.
+ */
+const GEMINI_TOOLS: Record<string, string> = {
+  run_shell_command: 'Bash',
+  read_file: 'Read',
+  write_file: 'Write',
+  replace: 'Edit',
+  glob: 'Glob',
+  grep_search: 'Grep',
+  list_directory: 'LS',
+  web_fetch: 'WebFetch',
+};
+const geminiTool = (name: unknown): unknown => (typeof name === 'string' && Object.hasOwn(GEMINI_TOOLS, name) ? GEMINI_TOOLS[name] : name);
+
 // Gemini CLI: BeforeAgent (prompt), AfterTool (tool_response = {llmContent, returnDisplay, error}),
 // AfterAgent (prompt_response, stop_hook_active), SessionStart (source), SessionEnd (reason).
 const gemini: Adapter = {
@@ -60,7 +77,7 @@ const gemini: Adapter = {
       case 'post-tool-use':
       case 'post-tool-use-failure': {
         const response = (raw.tool_response && typeof raw.tool_response === 'object' ? raw.tool_response : {}) as Raw;
-        const tool = { ...base, tool_name: raw.tool_name, tool_input: raw.tool_input };
+        const tool = { ...base, tool_name: geminiTool(raw.tool_name), tool_input: raw.tool_input };
         const error = response.error && typeof response.error === 'object' ? (response.error as Raw).message : response.error;
         if (error) return { event: 'post-tool-use-failure', stdin: JSON.stringify({ ...tool, error: typeof error === 'string' ? error : 'the tool call failed' }) };
         const text = partsText(response.llmContent) || partsText(response.returnDisplay);

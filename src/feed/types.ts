@@ -1,4 +1,4 @@
-// Feed shapes shared by the Worker (src/viewer/feed.ts) and the browser viewer (client/api.ts): types only, no imports.
+// Feed shapes shared by the Worker (src/feed/feed.ts) and the browser viewer (client/api.ts): types only, no imports.
 
 export interface ObservationItem {
   kind: 'observation';

@@ -1,14 +1,15 @@
 // POST /api/admin/teams: the operator (CAIRN_ADMIN_SECRET) creates a team, its first user and device,
 // and gets a token for them. Idempotent on names: whatever already exists is reused.
+import { configOf } from '../config';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { mintToken } from '../auth/tokens';
 import type { Role } from '../auth/types';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { sha256Hex, timingSafeEqual } from '../lib/crypto';
 import { AppError } from '../lib/errors';
 import { readJson } from '../lib/validate';
-import { writeAudit } from './audit';
+import { writeAudit } from '../audit/audit';
 
 /** Team, user and device names: short, URL- and shell-safe. */
 export const Name = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only');
@@ -53,7 +54,7 @@ export async function ensureTeamUserDevice(db: D1Database, body: BootstrapBody, 
 }
 
 export const bootstrapRoutes = new Hono<AppEnv>().post('/api/admin/teams', async (c) => {
-  await requireAdminSecret(c.req.header('authorization'), c.env.CAIRN_ADMIN_SECRET);
+  await requireAdminSecret(c.req.header('authorization'), configOf(c.env).adminSecret);
   const body = await readJson(c, BootstrapBody, 10_000);
   const now = Date.now();
   const ids = await ensureTeamUserDevice(c.env.DB, body, now);

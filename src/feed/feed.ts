@@ -1,8 +1,8 @@
 // Viewer read model: feed items (observations and summaries) loaded through the shared visibility predicate.
 import { visibleObservations, visibleSummaries, type Viewer } from '../db/visibility';
-import type { FeedItem, ObservationItem, SessionView, SummaryItem } from './feed-types';
+import type { FeedItem, ObservationItem, SessionView, SummaryItem } from './types';
 
-export type { FeedItem, ObservationItem, SessionView, SummaryItem } from './feed-types';
+export type { FeedItem, ObservationItem, SessionView, SummaryItem } from './types';
 
 /** Position in the feed: items sort by createdAt desc, then summaries before observations, then id desc. */
 export interface FeedCursor {

@@ -2,9 +2,9 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { parseTeamSettings } from '../db/team-settings';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { parseWith, readJson } from '../lib/validate';
-import { auditStatement } from './audit';
+import { auditStatement } from '../audit/audit';
 
 const Word = z.string().trim().min(1).max(100);
 const List = (max: number) => z.array(Word).max(max);
@@ -26,6 +26,7 @@ export const SettingsPatch = z
     share_sensitive: z.boolean().nullable(),
     rate_limit_ingest_per_min: z.number().int().min(1).max(100_000).nullable(),
     rate_limit_read_per_min: z.number().int().min(1).max(100_000).nullable(),
+    retention_days: z.number().int().min(1).max(36_500).nullable(),
   })
   .partial()
   .strict();
@@ -34,7 +35,8 @@ export type SettingsPatch = z.infer<typeof SettingsPatch>;
 export const AuditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
   before: z.coerce.number().int().min(1).optional(),
-  action: z.string().trim().min(1).max(100).optional(),
+  // Action names are dotted snake case; anything else cannot match and is refused before it reaches SQL.
+  action: z.string().trim().min(1).max(100).regex(/^[a-z0-9_.-]+$/, 'an action name such as token or token.revoke').optional(),
 });
 export type AuditQuery = z.infer<typeof AuditQuery>;
 
@@ -84,7 +86,7 @@ export const adminSettingsRoutes = new Hono<AppEnv>()
     const { results } = await c.env.DB.prepare(
       `SELECT a.id, a.created_at, u.handle AS actor, a.action, a.target, a.detail
          FROM audit_log a LEFT JOIN users u ON u.id = a.actor_user_id AND u.team_id = a.team_id
-        WHERE a.team_id = ?1 AND (?2 IS NULL OR a.id < ?2) AND (?3 IS NULL OR a.action = ?3 OR a.action LIKE ?3 || '.%')
+        WHERE a.team_id = ?1 AND (?2 IS NULL OR a.id < ?2) AND (?3 IS NULL OR a.action = ?3 OR substr(a.action, 1, length(?3) + 1) = ?3 || '.')
         ORDER BY a.id DESC LIMIT ?4`,
     )
       .bind(auth.teamId, q.before ?? null, q.action ?? null, q.limit)

@@ -1,11 +1,11 @@
 // Team administration under /api/admin/* (token with the admin scope, user role owner or admin).
 // POST /api/admin/teams (operator bootstrap) lives in bootstrap.ts and is mounted before authentication.
 import { Hono } from 'hono';
-import type { AppEnv } from '../env';
-import { requireAdmin } from './admin-guard';
-import { adminProjectRoutes } from './admin-projects';
-import { adminSettingsRoutes } from './admin-settings';
-import { adminUserRoutes } from './admin-users';
+import type { AppEnv } from '../auth/types';
+import { requireAdmin } from './guard';
+import { adminProjectRoutes } from './projects';
+import { adminSettingsRoutes } from './settings';
+import { adminUserRoutes } from './users';
 
 const admin = new Hono<AppEnv>();
 admin.use('*', requireAdmin);

@@ -1,7 +1,7 @@
 // Who may administer: a token with the `admin` scope held by a current owner or admin of the team.
 import type { MiddlewareHandler } from 'hono';
 import type { Role } from '../auth/types';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 
 export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {

@@ -2,12 +2,12 @@
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { AuthContext } from '../auth/types';
-import type { AppEnv, CairnEnv } from '../env';
+import type { AppEnv } from '../auth/types';
+import { configOf, type ConfigInput } from '../config';
 import { AppError } from '../lib/errors';
 import { MAX_BODY_BYTES } from '../lib/validate';
-import type { Bucket } from './limiter-do';
+import { limiterStub, type Bucket } from './limiter-do';
 
-export const DEFAULT_LIMITS: Record<Bucket, number> = { ingest: 600, read: 120 };
 
 /** Hook traffic goes to the ingest bucket; recall, search, MCP, viewer and admin calls to the read bucket. */
 export function bucketFor(method: string, path: string): Bucket {
@@ -16,15 +16,9 @@ export function bucketFor(method: string, path: string): Bucket {
   return 'read';
 }
 
-const envLimit = (raw: string | undefined, fallback: number) => {
-  const n = Number(raw);
-  return raw && Number.isInteger(n) && n > 0 ? n : fallback;
-};
-
 /** The server's limit for the bucket, lowered (never raised) by the team's own setting. */
-export function limitFor(env: Pick<CairnEnv, 'RATE_LIMIT_INGEST_PER_MIN' | 'RATE_LIMIT_READ_PER_MIN'>, auth: Pick<AuthContext, 'settings'>, bucket: Bucket): number {
-  const server =
-    bucket === 'ingest' ? envLimit(env.RATE_LIMIT_INGEST_PER_MIN, DEFAULT_LIMITS.ingest) : envLimit(env.RATE_LIMIT_READ_PER_MIN, DEFAULT_LIMITS.read);
+export function limitFor(env: ConfigInput, auth: Pick<AuthContext, 'settings'>, bucket: Bucket): number {
+  const server = configOf(env).rateLimits[bucket];
   const team = bucket === 'ingest' ? auth.settings?.rate_limit_ingest_per_min : auth.settings?.rate_limit_read_per_min;
   return team ? Math.min(team, server) : server;
 }
@@ -42,7 +36,7 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const limit = limitFor(c.env, auth, bucket);
   let verdict;
   try {
-    const stub = c.env.LIMITERS.get(c.env.LIMITERS.idFromName(`token:${auth.tokenId}`));
+    const stub = limiterStub(c.env, auth.tokenId);
     verdict = await stub.hit(bucket, limit);
   } catch (err) {
     // A limiter outage must not take the API down with it: fail open and say so in the logs.

@@ -1,12 +1,12 @@
 // TeamDO: one per team; caps concurrent observer calls across the team's sessions and holds the shared back-off.
 import { DurableObject } from 'cloudflare:workers';
+import { configOf } from '../config';
 import type { CairnEnv } from '../env';
 
 /** A slot not released within this time is taken back, so a session that died cannot hold it forever. */
 export const SLOT_TTL_MS = 10 * 60_000;
 /** When the team is full, a refused session asks again after about this long (slots free up at any moment). */
 const FULL_RETRY_MS = 1_500;
-export const DEFAULT_OBSERVER_CONCURRENCY = 4;
 
 export type BackoffKind = 'rate_limit' | 'overloaded' | 'spend_cap' | 'auth' | 'config';
 
@@ -21,11 +21,6 @@ export interface SlotGrant {
 export interface TeamBackoff {
   until: number;
   kind: BackoffKind | null;
-}
-
-export function concurrencyCap(raw: string | undefined): number {
-  const n = Number.parseInt(raw ?? '', 10);
-  return Number.isFinite(n) && n >= 1 ? Math.min(n, 64) : DEFAULT_OBSERVER_CONCURRENCY;
 }
 
 export class TeamDO extends DurableObject<CairnEnv> {
@@ -50,7 +45,7 @@ export class TeamDO extends DurableObject<CairnEnv> {
     if (backoff.until > now) return { granted: false, retryAt: backoff.until, reason: 'backoff' };
     const held = sql.exec('SELECT 1 FROM slots WHERE session_key = ?', sessionKey).toArray().length > 0;
     const used = sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM slots').one().n;
-    if (!held && used >= concurrencyCap(this.env.OBSERVER_CONCURRENCY)) {
+    if (!held && used >= configOf(this.env).observer.concurrency) {
       const soonest = sql.exec<{ t: number }>('SELECT MIN(expires_at) AS t FROM slots').one().t;
       return { granted: false, retryAt: Math.min(soonest, now + FULL_RETRY_MS), reason: 'full' };
     }
@@ -110,3 +105,8 @@ export class TeamDO extends DurableObject<CairnEnv> {
 
 /** One TeamDO per team. */
 export const teamObjectName = (teamId: number) => `team:${teamId}`;
+
+/** The team's Durable Object, typed: the one place the TEAMS binding meets this class. */
+export function teamStub(env: Pick<CairnEnv, 'TEAMS'>, teamId: number): DurableObjectStub<TeamDO> {
+  return env.TEAMS.getByName(teamObjectName(teamId));
+}

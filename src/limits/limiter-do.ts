@@ -22,3 +22,9 @@ export class LimiterDO extends DurableObject<CairnEnv> {
     return 'ok';
   }
 }
+
+/** The token's limiter, typed: the one place the LIMITERS binding meets this class. */
+export function limiterStub(env: Pick<CairnEnv, 'LIMITERS'>, tokenId: number): DurableObjectStub<LimiterDO> {
+  const ns = env.LIMITERS;
+  return ns.get(ns.idFromName(`token:${tokenId}`));
+}

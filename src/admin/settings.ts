@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { parseTeamSettings } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
-import { parseWith, readJson } from '../lib/validate';
+import { jsonBody, query } from '../lib/validate';
 import { auditStatement } from '../audit/audit';
 
 const Word = z.string().trim().min(1).max(100);
@@ -67,9 +67,9 @@ interface AuditRow {
 export const adminSettingsRoutes = new Hono<AppEnv>()
   .get('/settings', async (c) => c.json({ settings: await readSettings(c.env.DB, c.get('auth').teamId) }))
 
-  .patch('/settings', async (c) => {
+  .patch('/settings', jsonBody(SettingsPatch, 100_000), async (c) => {
     const auth = c.get('auth');
-    const patch = await readJson(c, SettingsPatch, 100_000);
+    const patch = c.req.valid('json');
     const db = c.env.DB;
     const next = applySettingsPatch(await readSettings(db, auth.teamId), patch);
     const now = Date.now();
@@ -80,9 +80,9 @@ export const adminSettingsRoutes = new Hono<AppEnv>()
     return c.json({ settings: next });
   })
 
-  .get('/audit', async (c) => {
+  .get('/audit', query(AuditQuery), async (c) => {
     const auth = c.get('auth');
-    const q = parseWith(AuditQuery, c.req.query());
+    const q = c.req.valid('query');
     const { results } = await c.env.DB.prepare(
       `SELECT a.id, a.created_at, u.handle AS actor, a.action, a.target, a.detail
          FROM audit_log a LEFT JOIN users u ON u.id = a.actor_user_id AND u.team_id = a.team_id

@@ -203,3 +203,9 @@ export async function privateProjectsOf(db: D1Database, teamId: number, userId: 
     .from(projects)
     .where(and(eq(projects.teamId, teamId), eq(projects.ownerUserId, userId), eq(projects.visibility, 'private')));
 }
+
+/** Ids of every project the user may read (team projects and their own private ones). */
+export async function visibleProjectIds(db: D1Database, teamId: number, userId: number): Promise<number[]> {
+  const rows = await db.prepare(`${VISIBLE_PROJECT_IDS_SQL} ORDER BY id`).bind(teamId, userId).all<{ id: number }>();
+  return rows.results.map((r) => r.id);
+}

@@ -73,14 +73,13 @@ function afterCursor(alias: string, kind: FeedItem['kind'], c: FeedCursor): { sq
   };
 }
 
-const inList = (n: number) => Array.from({ length: n }, () => '?').join(', ');
-
 function commonFilters(alias: string, kind: FeedItem['kind'], f: FeedFilter) {
   const where: string[] = [];
   const params: (string | number)[] = [];
   if (f.projectIds) {
-    where.push(`${alias}.project_id IN (${inList(f.projectIds.length)})`);
-    params.push(...f.projectIds);
+    // One JSON parameter for the whole list: D1 allows at most 100 bound parameters per statement.
+    where.push(`${alias}.project_id IN (SELECT value FROM json_each(?))`);
+    params.push(JSON.stringify(f.projectIds));
   }
   if (f.author) {
     where.push('u.handle = ?');
@@ -121,8 +120,8 @@ export async function loadFeed(db: D1Database, viewer: Viewer, f: FeedFilter): P
 /** The given rows, each only if the viewer may read it (used by the live hub to re-check every notice). */
 export async function loadItemsByIds(db: D1Database, viewer: Viewer, observationIds: number[], summaryIds: number[]): Promise<FeedItem[]> {
   const [observations, summaries] = await Promise.all([
-    observationIds.length ? selectObservations(db, viewer, [`o.id IN (${inList(observationIds.length)})`], observationIds, '') : [],
-    summaryIds.length ? selectSummaries(db, viewer, [`s.id IN (${inList(summaryIds.length)})`], summaryIds, '') : [],
+    observationIds.length ? selectObservations(db, viewer, ['o.id IN (SELECT value FROM json_each(?))'], [JSON.stringify(observationIds)], '') : [],
+    summaryIds.length ? selectSummaries(db, viewer, ['s.id IN (SELECT value FROM json_each(?))'], [JSON.stringify(summaryIds)], '') : [],
   ]);
   const out: FeedItem[] = [...observations, ...summaries];
   return out.sort(compareItems).reverse();

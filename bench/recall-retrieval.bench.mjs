@@ -56,7 +56,7 @@ async function seedSet(srv, set) {
       created_at: o.created_at,
     }));
     const ids = await seed(srv, p.key, `bench-${p.key}`, obs);
-    ids.forEach((id, j) => keyById.set(id, p.observations[j].key));
+    for (const [j, id] of ids.entries()) keyById.set(id, p.observations[j].key);
   }
   return keyById;
 }

@@ -25,12 +25,12 @@ export function weightedFusion(keyword: readonly KeywordHit[], vector: readonly 
   const pin = opts.pinExact ?? SEARCH_CONFIG.pinExact;
   const scores = new Map<number, number>();
   const order = new Map<number, number>();
-  const add = (id: number, s: number) => {
+  const add = (id: number, s: number): void => {
     scores.set(id, (scores.get(id) ?? 0) + s);
     if (!order.has(id)) order.set(id, order.size);
   };
-  keyword.forEach((h, r) => add(h.id, kw / (k + r + 1)));
-  if (vw > 0) vector.forEach((id, r) => add(id, vw / (k + r + 1)));
+  for (const [r, h] of keyword.entries()) add(h.id, kw / (k + r + 1));
+  if (vw > 0) for (const [r, id] of vector.entries()) add(id, vw / (k + r + 1));
   const pinned: number[] = [];
   for (const h of keyword) {
     if (pinned.length >= pin || !h.exact) break;

@@ -1,11 +1,14 @@
 // The D1 side of a session: its row (created on first event) and its prompts.
 import { AppError } from '../lib/errors';
 import { cjkTerms } from '../lib/cjk';
+import { PROJECT_AT_STORE_TIME } from './turn-store';
 
 export interface SessionRowInput {
   teamId: number;
   sessionKey: string;
   projectId: number;
+  /** The key the project id was looked up by: if a merge removed that project since, its alias leads on. */
+  projectKey?: string;
   userId: number;
   deviceId: number | null;
   platform: string;
@@ -28,10 +31,11 @@ export async function ensureSessionRow(db: D1Database, s: SessionRowInput): Prom
   if (!row) {
     row = await db
       .prepare(
-        `INSERT INTO sessions (team_id, session_key, project_id, user_id, device_id, platform, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO sessions (team_id, session_key, project_id, user_id, device_id, platform, started_at)
+         VALUES (?, ?, COALESCE((SELECT id FROM projects WHERE id = ?), (SELECT project_id FROM project_aliases WHERE team_id = ? AND key = ?), ?), ?, ?, ?, ?)
          ON CONFLICT(team_id, session_key) DO NOTHING RETURNING id, user_id`,
       )
-      .bind(s.teamId, s.sessionKey, s.projectId, s.userId, s.deviceId, s.platform, s.startedAt)
+      .bind(s.teamId, s.sessionKey, s.projectId, s.teamId, s.projectKey ?? null, s.projectId, s.userId, s.deviceId, s.platform, s.startedAt)
       .first<SessionRow>();
     row ??= await find();
   }
@@ -61,9 +65,9 @@ export async function storePrompt(db: D1Database, p: PromptInput): Promise<void>
       db
         .prepare(
           `INSERT INTO prompts (team_id, project_id, session_id, prompt_number, text, cjk_terms, author_user_id, created_at, prompt_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(session_id, prompt_number) DO NOTHING`,
+           VALUES (?, ${PROJECT_AT_STORE_TIME}, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(session_id, prompt_number) DO NOTHING`,
         )
-        .bind(p.teamId, p.projectId, p.sessionDbId, p.promptNumber, p.text, cjkTerms(p.text), p.authorUserId, p.createdAt, p.promptId ?? null),
+        .bind(p.teamId, p.sessionDbId, p.projectId, p.sessionDbId, p.promptNumber, p.text, cjkTerms(p.text), p.authorUserId, p.createdAt, p.promptId ?? null),
     );
   }
   await db.batch(stmts);

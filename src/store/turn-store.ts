@@ -43,6 +43,13 @@ export interface StoredTurn {
 
 const MAX_PATH_CHARS = 1_000;
 
+/**
+ * The project a turn's rows are filed under, read when they are stored: the session's project now (a merge
+ * moves sessions, so events buffered before it, or replayed from a dead letter after it, follow), else the
+ * snapshot's. Binds: session row id, snapshot project id.
+ */
+export const PROJECT_AT_STORE_TIME = '(SELECT COALESCE((SELECT project_id FROM sessions WHERE id = ?), ?))';
+
 /** Read and modified paths of one observation as index rows, cleaned and without repeats. */
 export function fileRows(o: ParsedObservation): { path: string; kind: 'read' | 'modified' }[] {
   const out: { path: string; kind: 'read' | 'modified' }[] = [];
@@ -87,11 +94,11 @@ export async function storeTurn(db: D1Database, turn: TurnRecord): Promise<Store
           `INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, subtitle, facts, narrative, concepts,
               files_read, files_modified, cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id,
               agent_id, agent_type, generation_id, prompt_id, turn_key)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           VALUES (?, ${PROJECT_AT_STORE_TIME}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT(session_id, content_hash) DO NOTHING RETURNING id, type, title, created_at`,
         )
         .bind(
-          c.teamId, c.projectId, c.sessionDbId, c.promptNumber, o.type, o.title, o.subtitle, JSON.stringify(o.facts), o.narrative,
+          c.teamId, c.sessionDbId, c.projectId, c.sessionDbId, c.promptNumber, o.type, o.title, o.subtitle, JSON.stringify(o.facts), o.narrative,
           JSON.stringify(o.concepts), JSON.stringify(o.filesRead), JSON.stringify(o.filesModified),
           cjkTerms(o.title, o.subtitle, o.narrative, ...o.facts, ...o.concepts), createdAt, turn.storedAt, tokens[i] ?? 0, hash,
           c.authorUserId, c.deviceId, c.agentId, c.agentType, turn.generationId, c.promptId, turn.turnKey,
@@ -124,11 +131,11 @@ export async function storeTurn(db: D1Database, turn: TurnRecord): Promise<Store
         .prepare(
           `INSERT INTO summaries (team_id, project_id, session_id, prompt_number, request, investigated, learned, completed, next_steps,
               notes, cjk_terms, created_at, content_hash, author_user_id, device_id, prompt_id, turn_key)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           VALUES (?, ${PROJECT_AT_STORE_TIME}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT(session_id, content_hash) DO NOTHING RETURNING id`,
         )
         .bind(
-          c.teamId, c.projectId, c.sessionDbId, c.promptNumber, s.request ?? '', s.investigated ?? '', s.learned ?? '', s.completed ?? '',
+          c.teamId, c.sessionDbId, c.projectId, c.sessionDbId, c.promptNumber, s.request ?? '', s.investigated ?? '', s.learned ?? '', s.completed ?? '',
           s.nextSteps ?? '', s.notes, cjkTerms(s.request, s.investigated, s.learned, s.completed, s.nextSteps, s.notes),
           turn.summary.createdAt, await summaryHash(c.sessionDbId, c.promptNumber, s), c.authorUserId, c.deviceId, c.promptId, turn.turnKey,
         ),

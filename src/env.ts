@@ -12,6 +12,8 @@ export interface CairnSecrets {
   CAIRN_ADMIN_SECRET?: string;
   /** JSON price table overrides for observer usage estimates (see src/observer/prices.ts). */
   OBSERVER_PRICES?: string;
+  /** Benchmark sweeps only: replaces the configured vector weight of the default search (0–1). */
+  CAIRN_VECTOR_WEIGHT?: string;
   ANTHROPIC_API_KEY?: string;
   ANTHROPIC_BASE_URL?: string;
   OPENAI_API_KEY?: string;

@@ -123,3 +123,20 @@ export function transcriptEvents(jsonl: string, fallbackSession: string): Import
   if (out.length) out.push({ kind: 'end', sessionId: session, cwd, occurredAt: lastTime, eventId: naturalEventId(session, 'end', 'import'), fields: { reason: 'other' } });
   return out;
 }
+
+/**
+ * The tool calls of the transcript's last prompt, as PostToolUse would have sent them (same event ids).
+ * Empty when the text holds no prompt (a tail that starts mid-prompt cannot say which calls are the last
+ * prompt's). Linear in the text.
+ */
+export function lastPromptToolCalls(jsonl: string, sessionId: string): ImportedEvent[] {
+  const events = transcriptEvents(jsonl, sessionId);
+  let start = -1;
+  for (let i = events.length - 1; i >= 0; i--) {
+    if (events[i]!.kind === 'init') {
+      start = i;
+      break;
+    }
+  }
+  return start < 0 ? [] : events.slice(start + 1).filter((e) => e.kind === 'observation');
+}

@@ -274,6 +274,44 @@ describe('stop and session-end', () => {
     expect(ingest()[0]!.json!.last_assistant_message).toBe('The answer is 42.');
   });
 
+  it('spools the prompt’s tool calls from the transcript before the summary, under the ids PostToolUse uses', async () => {
+    const env = machine(server.url).env;
+    const dir = tempDir();
+    const sid = `sess-backfill-${Date.now()}`;
+    const transcript = join(dir, 't.jsonl');
+    const user = (content: unknown, extra: Record<string, unknown> = {}) => ({ type: 'user', sessionId: sid, message: { role: 'user', content }, ...extra });
+    const assistant = (content: unknown) => ({ type: 'assistant', sessionId: sid, message: { role: 'assistant', content } });
+    const call = (id: string, name: string, input: unknown) => assistant([{ type: 'tool_use', id, name, input }]);
+    const result = (id: string, text: string) => user([{ type: 'tool_result', tool_use_id: id, content: text }]);
+    writeFileSync(transcript, [
+      user('an earlier request', { promptId: 'pid-old' }),
+      call('tu-old', 'Bash', { command: 'echo earlier' }),
+      result('tu-old', 'earlier'),
+      assistant([{ type: 'text', text: 'Done earlier.' }]),
+      user('print the run number', { promptId: 'pid-now' }),
+      call('tu-1', 'Bash', { command: 'echo run-1' }),
+      result('tu-1', 'run-1'),
+      call('tu-own', 'mcp__cairn__search', { query: 'x' }),
+      result('tu-own', 'memory'),
+      call('tu-2', 'Bash', { command: 'echo last' }),
+      result('tu-2', 'last'),
+      assistant([{ type: 'text', text: 'Printed it.' }]),
+    ].map((l) => JSON.stringify(l)).join('\n'));
+    // The first call's PostToolUse got through; the last one's was ended with the CLI before it spooled.
+    await hook('post-tool-use', { session_id: sid, prompt_id: 'pid-now', tool_name: 'Bash', tool_input: { command: 'echo run-1' }, tool_response: 'run-1', tool_use_id: 'tu-1' }, env);
+    const live = [...server.stored.entries()].find(([, e]) => e.tool_use_id === 'tu-1')![0];
+    await hook('stop', { session_id: sid, prompt_id: 'pid-now', last_assistant_message: 'Printed it.', transcript_path: transcript }, env);
+
+    const sent = server.requests.filter((r) => r.method === 'POST').flatMap((r) => (r.path === '/api/events/batch' ? (r.json!.events as Array<Record<string, unknown>>) : [{ kind: r.path.split('/').pop(), ...r.json }]));
+    const ofSession = sent.filter((e) => e.session_id === sid);
+    expect(ofSession.map((e) => e.tool_use_id ?? e.last_assistant_message)).toEqual(['tu-1', 'tu-1', 'tu-2', 'Printed it.']);
+    // The repeat carries the live event's id (the server keeps one); every event names the current prompt.
+    expect(ofSession[1]!.event_id).toBe(live);
+    expect(ofSession.every((e) => e.prompt_id === 'pid-now')).toBe(true);
+    expect(JSON.stringify(ofSession[2]!.tool_input)).toContain('echo last');
+    expect([...server.stored.values()].filter((e) => e.session_id === sid && e.tool_use_id)).toHaveLength(2);
+  });
+
   it('sends nothing for a re-entered stop, a subagent stop, or a wholly private message', async () => {
     await hook('stop', { last_assistant_message: 'x', stop_hook_active: true });
     await hook('stop', { last_assistant_message: 'x', agent_id: 'a' });

@@ -5,7 +5,8 @@ import { scrubPayload, scrubText } from '../privacy/scrub';
 import { metadataOnly } from '../privacy/sensitive-files';
 import { stripMemoryTags } from '#shared/tags';
 import { deliver } from '../spool/deliver';
-import { lastAssistantText } from '../transcript';
+import { lastAssistantText, lastPromptToolCalls } from '../transcript';
+import { toolSkipped } from './gate';
 import { inject, makeEvent, type HookContext, type HookOutput } from './context';
 import { localTimeZone } from './recall';
 
@@ -47,15 +48,20 @@ export async function postToolUseFailure(ctx: HookContext): Promise<null> {
   return recordToolCall(ctx, { is_error: true, error: input.error ?? 'the tool call failed' });
 }
 
+/** The fields of a tool event as the server gets them: sensitive files as metadata only, secrets scrubbed. */
+function toolFields(toolName: string, toolInput: unknown, response: unknown): Record<string, unknown> {
+  const sensitive = metadataOnly(toolName, toolInput, response);
+  return {
+    tool_name: toolName,
+    tool_input: scrubPayload(sensitive ? sensitive.input : toolInput ?? {}),
+    tool_response: scrubPayload(sensitive ? sensitive.response : response),
+  };
+}
+
 async function recordToolCall(ctx: HookContext, response: unknown): Promise<null> {
   const { input } = ctx;
   if (!input.toolName) return null;
-  const sensitive = metadataOnly(input.toolName, input.toolInput, response);
-  const fields: Record<string, unknown> = {
-    tool_name: input.toolName,
-    tool_input: scrubPayload(sensitive ? sensitive.input : input.toolInput ?? {}),
-    tool_response: scrubPayload(sensitive ? sensitive.response : response),
-  };
+  const fields = toolFields(input.toolName, input.toolInput, response);
   if (input.toolUseId) fields.tool_use_id = input.toolUseId;
   if (input.agentId) fields.agent_id = input.agentId;
   if (input.agentType) fields.agent_type = input.agentType;
@@ -63,11 +69,36 @@ async function recordToolCall(ctx: HookContext, response: unknown): Promise<null
   return null;
 }
 
+/** Tool calls of one prompt re-sent by Stop at most (the ones at risk are the last few before an exit). */
+const MAX_BACKFILL = 20;
+const TRANSCRIPT_TAIL_BYTES = 2_000_000;
+
+/**
+ * PostToolUse is async, and `claude -p` ends async hooks when it exits: the hook of a tool call made just
+ * before the end may be killed before it spooled its event, and that call would be missing from memory.
+ * Stop (synchronous) therefore spools the prompt's tool calls from the transcript, under the same event ids
+ * PostToolUse uses, before the summary: the server keeps whichever copy comes first and ignores the other.
+ */
+function spoolPromptToolCalls(ctx: HookContext, transcript: string): void {
+  const sessionId = ctx.input.sessionId;
+  if (!sessionId || ctx.platform !== 'claude-code') return;
+  for (const e of lastPromptToolCalls(transcript, sessionId).slice(-MAX_BACKFILL)) {
+    const name = typeof e.fields.tool_name === 'string' ? e.fields.tool_name : '';
+    const useId = typeof e.fields.tool_use_id === 'string' ? e.fields.tool_use_id : null;
+    if (!name || !useId || toolSkipped(name, ctx.config.skipTools)) continue;
+    const event = makeEvent(ctx, 'observation', { ...toolFields(name, e.fields.tool_input, e.fields.tool_response), tool_use_id: useId }, useId);
+    if (!Number.isNaN(Date.parse(e.occurredAt))) event.body.occurred_at = e.occurredAt;
+    ctx.delivery.spool.append(event);
+  }
+}
+
 export async function stop(ctx: HookContext): Promise<null> {
   const { input } = ctx;
   // A stop hook that is already continuing the turn, or a subagent's stop: not the end of the user's turn.
   if (input.stopHookActive || input.agentId) return null;
-  const raw = input.lastAssistantMessage ?? (input.transcriptPath ? lastAssistantText(readTail(input.transcriptPath, 2_000_000)) : '');
+  const transcript = input.transcriptPath ? readTail(input.transcriptPath, TRANSCRIPT_TAIL_BYTES) : '';
+  spoolPromptToolCalls(ctx, transcript);
+  const raw = input.lastAssistantMessage ?? lastAssistantText(transcript);
   const message = scrubText(raw);
   if (!message) return null;
   await deliver(ctx.delivery, makeEvent(ctx, 'summarize', { last_assistant_message: message }, message), ctx.deadline);

@@ -29,9 +29,15 @@ export function gate0(g: GateInput): GateResult {
     return { skip: true, reason: 'project_excluded' };
   }
   if ((g.event === 'post-tool-use' || g.event === 'post-tool-use-failure') && g.toolName) {
-    if (OWN_TOOL.test(g.toolName)) return { skip: true, reason: 'own_traffic' };
-    if (g.skipTools.includes(g.toolName)) return { skip: true, reason: 'tool_skipped' };
+    const reason = toolSkipped(g.toolName, g.skipTools);
+    if (reason) return { skip: true, reason };
   }
   if (g.event === 'user-prompt-submit' && g.prompt && isTaskNotificationOnly(g.prompt)) return { skip: true, reason: 'protocol_payload' };
   return { skip: false };
+}
+
+/** Why a tool call is not recorded (cairn's own tools, the user's skip list), or null to record it. */
+export function toolSkipped(toolName: string, skipTools: readonly string[]): 'own_traffic' | 'tool_skipped' | null {
+  if (OWN_TOOL.test(toolName)) return 'own_traffic';
+  return skipTools.includes(toolName) ? 'tool_skipped' : null;
 }

@@ -1,14 +1,17 @@
 // Explicit memory edits by an agent: `remember` stores an observation directly, `forget` soft-deletes one.
 import { z } from 'zod';
 import type { AuthContext } from '../auth/types';
+import { insertAudit } from '../db/audit';
+import { runBatch } from '../db/batch';
+import { db } from '../db/client';
+import { insertObservation, insertObservationFiles, observationIdByHash, readableObservation, softDeleteObservation } from '../db/observations';
 import { ensureProject } from '../db/projects';
+import { upsertSession } from '../db/sessions';
 import { settingsFor } from '../db/team-settings';
-import { viewerOf, visibleObservations } from '../db/visibility';
+import { viewerOf } from '../db/visibility';
 import type { CairnEnv } from '../env';
-import { cjkTerms } from '../lib/cjk';
 import { AppError } from '../lib/errors';
 import { observationHash } from '../store/hash';
-import { auditStatement } from '../teams/audit';
 import { normalizePath } from './file-context';
 import { oneLine } from './format';
 import { modeIdFor, recallMode } from './mode';
@@ -35,19 +38,6 @@ const DEFAULT_TYPE = 'discovery';
 /** Key of the per-user, per-project session that holds remembered observations. */
 export const manualSessionKey = (projectId: number, userId: number) => `manual:${projectId}:${userId}`;
 
-async function manualSession(db: D1Database, auth: AuthContext, projectId: number, now: number): Promise<number> {
-  const key = manualSessionKey(projectId, auth.userId);
-  const row = await db
-    .prepare(
-      `INSERT INTO sessions (team_id, session_key, project_id, user_id, device_id, platform, started_at) VALUES (?, ?, ?, ?, ?, 'manual', ?)
-       ON CONFLICT(team_id, session_key) DO UPDATE SET session_key = excluded.session_key RETURNING id`,
-    )
-    .bind(auth.teamId, key, projectId, auth.userId, auth.deviceId, now)
-    .first<{ id: number }>();
-  if (!row) throw new Error('manual session row missing');
-  return row.id;
-}
-
 /**
  * Stores what the agent was asked to remember as an observation (source `remember`), deduplicated by content
  * within the user's manual session of that project. Type and concepts must belong to the team's mode.
@@ -63,39 +53,28 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
   const unknown = concepts.filter((c) => !mode.conceptIds.includes(c));
   if (unknown.length) throw new AppError(400, 'invalid_concept', `unknown concept "${unknown[0]}"; use: ${mode.conceptIds.join(', ')}.`);
 
-  const project = await ensureProject(env.DB, auth, input.project, now);
-  const sessionId = await manualSession(env.DB, auth, project.id, now);
+  const d = db(env.DB);
+  const project = await ensureProject(d, auth, input.project, now);
+  const { id: sessionId } = await upsertSession(d, {
+    teamId: auth.teamId, sessionKey: manualSessionKey(project.id, auth.userId), projectId: project.id, userId: auth.userId,
+    deviceId: auth.deviceId, platform: 'manual', startedAt: now,
+  });
   const title = input.title || oneLine(input.text, 80);
   const narrative = input.text;
-  const facts = input.facts ?? [];
   const files = [...new Set((input.files ?? []).map(normalizePath).filter(Boolean))];
-  const hash = await observationHash(sessionId, { title, narrative });
-
-  const inserted = await env.DB.prepare(
-    `INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, subtitle, facts, narrative, concepts,
-        files_read, files_modified, cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id, source)
-     VALUES (?, ?, ?, 0, ?, ?, NULL, ?, ?, ?, ?, '[]', ?, ?, ?, 0, ?, ?, ?, 'remember')
-     ON CONFLICT(session_id, content_hash) DO NOTHING RETURNING id`,
-  )
-    .bind(
-      auth.teamId, project.id, sessionId, type, title, JSON.stringify(facts), narrative, JSON.stringify(concepts), JSON.stringify(files),
-      cjkTerms(title, narrative, ...facts), now, now, hash, auth.userId, auth.deviceId,
-    )
-    .first<{ id: number }>();
+  const contentHash = await observationHash(sessionId, { title, narrative });
+  const place = {
+    teamId: auth.teamId, projectId: project.id, sessionId, promptNumber: 0, authorUserId: auth.userId, deviceId: auth.deviceId,
+    source: 'remember', createdAt: now, storedAt: now, discoveryTokens: 0, contentHash,
+  };
+  const content = { type, title, subtitle: null, facts: input.facts ?? [], narrative, concepts, filesRead: files, filesModified: [] };
+  const [inserted] = await insertObservation(d, place, content);
   if (!inserted) {
-    const existing = await env.DB.prepare('SELECT id FROM observations WHERE session_id = ? AND content_hash = ?').bind(sessionId, hash).first<{ id: number }>();
-    if (!existing) throw new Error('duplicate observation vanished');
-    return { id: existing.id, project: project.key, duplicate: true };
+    const existing = await observationIdByHash(d, sessionId, contentHash);
+    if (existing === undefined) throw new Error('duplicate observation vanished');
+    return { id: existing, project: project.key, duplicate: true };
   }
-  if (files.length) {
-    await env.DB.batch(
-      files.map((path) =>
-        env.DB.prepare(`INSERT OR IGNORE INTO observation_files (observation_id, team_id, project_id, path, kind) VALUES (?, ?, ?, ?, 'read')`).bind(
-          inserted.id, auth.teamId, project.id, path,
-        ),
-      ),
-    );
-  }
+  if (files.length) await insertObservationFiles(d, sessionId, contentHash, files.map((path) => ({ path, kind: 'read' as const }))).run();
   return { id: inserted.id, project: project.key, duplicate: false };
 }
 
@@ -110,27 +89,24 @@ export type ForgetInput = z.infer<typeof ForgetInput>;
  * audit row in the same batch. Anything the caller cannot read is "not found", never "forbidden".
  */
 export async function forget(env: CairnEnv, auth: AuthContext, input: ForgetInput, now: number): Promise<{ id: number; title: string | null }> {
-  const settings = await settingsFor(env.DB, auth);
-  const vis = visibleObservations(viewerOf(auth, settings), 'o');
-  const row = await env.DB.prepare(`SELECT o.id, o.title, o.author_user_id, o.project_id FROM observations o WHERE o.id = ? AND ${vis.sql}`)
-    .bind(input.id, ...vis.params)
-    .first<{ id: number; title: string | null; author_user_id: number; project_id: number }>();
+  const d = db(env.DB);
+  const row = await readableObservation(d, viewerOf(auth, await settingsFor(env.DB, auth)), input.id);
   if (!row) throw new AppError(404, 'not_found', `No observation #${input.id}.`);
   const isAdmin = auth.role === 'admin' || auth.role === 'owner';
-  if (row.author_user_id !== auth.userId && !isAdmin) {
+  if (row.authorUserId !== auth.userId && !isAdmin) {
     throw new AppError(403, 'not_allowed', 'Only the author of an observation or a team admin can forget it.');
   }
-  const [update] = await env.DB.batch([
-    env.DB.prepare('UPDATE observations SET deleted_at = ? WHERE id = ? AND team_id = ? AND deleted_at IS NULL').bind(now, row.id, auth.teamId),
-    auditStatement(env.DB, {
+  const [update] = (await runBatch(d, [
+    softDeleteObservation(d, auth.teamId, row.id, now),
+    insertAudit(d, {
       teamId: auth.teamId,
       actorUserId: auth.userId,
       action: 'forget',
       target: `observation:${row.id}`,
-      detail: { project_id: row.project_id, author_user_id: row.author_user_id, reason: input.reason ?? null },
+      detail: { project_id: row.projectId, author_user_id: row.authorUserId, reason: input.reason ?? null },
       at: now,
     }),
-  ]);
+  ])) as D1Result[];
   if (!update?.meta.changes) throw new AppError(404, 'not_found', `No observation #${input.id}.`);
   return { id: row.id, title: row.title };
 }

@@ -1,4 +1,5 @@
 // D1 reads behind recall: every statement starts from the shared visibility predicate (src/db/visibility.ts).
+import { projectsWithActivity } from '../db/projects';
 import { visibleObservations, visibleSummaries, type Viewer } from '../db/visibility';
 import { jsonList, readTokens } from './format';
 import type { RecallMode } from './mode';
@@ -184,14 +185,6 @@ export async function observationsByIds(db: D1Database, viewer: Viewer, wanted: 
 
 /** Projects the viewer may see, with the number of observations they may read and the newest one's time. */
 export async function listProjects(db: D1Database, viewer: Viewer): Promise<ProjectSummary[]> {
-  const vis = visibleObservations(viewer, 'o');
-  const rows = await all<{ key: string; visibility: 'team' | 'private'; n: number; last: number | null }>(
-    db,
-    `SELECT p.key, p.visibility, count(o.id) AS n, max(o.created_at) AS last
-       FROM projects p LEFT JOIN observations o ON o.project_id = p.id AND ${vis.sql}
-      WHERE p.team_id = ? AND (p.visibility = 'team' OR p.owner_user_id = ?)
-      GROUP BY p.id ORDER BY last IS NULL, last DESC, p.key`,
-    [...vis.params, viewer.teamId, viewer.userId],
-  );
-  return rows.map((r) => ({ key: r.key, visibility: r.visibility, observations: r.n, last_activity: r.last === null ? null : new Date(r.last).toISOString() }));
+  const rows = await projectsWithActivity(db, viewer);
+  return rows.map((r) => ({ key: r.key, visibility: r.visibility, observations: r.observations, last_activity: r.last === null ? null : new Date(r.last).toISOString() }));
 }

@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AuthContext } from '../auth/types';
-import { storedProjectKey } from '../db/projects';
+import { findVisibleProject as findProject, listVisibleProjects, type ProjectRef } from '../db/projects';
 import type { AppEnv } from '../env';
 import { AppError, notFound } from '../lib/errors';
 import { readJson } from '../lib/validate';
@@ -25,28 +25,10 @@ export type MergeBody = z.infer<typeof MergeBody>;
 export const VisibilityBody = z.object({ key: ProjectKey, visibility: z.enum(['team', 'private']) }).strict();
 export type VisibilityBody = z.infer<typeof VisibilityBody>;
 
-interface ProjectRow {
-  id: number;
-  key: string;
-  visibility: 'team' | 'private';
-  owner_user_id: number | null;
-}
+type ProjectRow = ProjectRef;
 
 /** A visible project by its stored key, an alias, or the caller's own `local/<folder>` shorthand. */
-export async function findVisibleProject(db: D1Database, auth: AuthContext, key: string): Promise<ProjectRow | null> {
-  for (const k of new Set([key, storedProjectKey(key, auth.handle)])) {
-    const row = await db
-      .prepare(
-        `SELECT id, key, visibility, owner_user_id FROM projects
-          WHERE team_id = ?1 AND (key = ?2 OR id = (SELECT project_id FROM project_aliases WHERE team_id = ?1 AND key = ?2))
-            AND (visibility = 'team' OR owner_user_id = ?3) LIMIT 1`,
-      )
-      .bind(auth.teamId, k, auth.userId)
-      .first<ProjectRow>();
-    if (row) return row;
-  }
-  return null;
-}
+export const findVisibleProject = (db: D1Database, auth: AuthContext, key: string) => findProject(db, auth, key);
 
 async function mustFind(db: D1Database, auth: AuthContext, key: string): Promise<ProjectRow> {
   const p = await findVisibleProject(db, auth, key);
@@ -72,19 +54,7 @@ const MOVED_TABLES = ['observations', 'summaries', 'sessions', 'prompts', 'obser
 export const adminProjectRoutes = new Hono<AppEnv>()
   .get('/projects', async (c) => {
     const auth = c.get('auth');
-    const { results } = await c.env.DB.prepare(
-      `SELECT p.key, p.visibility, u.handle AS owner, p.created_at,
-              (SELECT COUNT(*) FROM observations o WHERE o.project_id = p.id AND o.deleted_at IS NULL) AS observations,
-              (SELECT COUNT(*) FROM sessions s WHERE s.project_id = p.id) AS sessions,
-              (SELECT MAX(s.started_at) FROM sessions s WHERE s.project_id = p.id) AS last_activity,
-              (SELECT group_concat(a.key, ' ') FROM project_aliases a WHERE a.team_id = p.team_id AND a.project_id = p.id) AS aliases
-         FROM projects p LEFT JOIN users u ON u.id = p.owner_user_id
-        WHERE p.team_id = ?1 AND (p.visibility = 'team' OR p.owner_user_id = ?2)
-        ORDER BY last_activity IS NULL, last_activity DESC, p.key`,
-    )
-      .bind(auth.teamId, auth.userId)
-      .all<{ aliases: string | null }>();
-    return c.json({ projects: results.map((p) => ({ ...p, aliases: p.aliases ? p.aliases.split(' ') : [] })) });
+    return c.json({ projects: await listVisibleProjects(c.env.DB, auth) });
   })
 
   .post('/projects/rename', async (c) => {
@@ -143,7 +113,7 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     const now = Date.now();
     // Making a team project private gives it to whoever asked, so it never vanishes from the actor's view
     // into someone else's hands; making it team-visible keeps its owner.
-    const owner = body.visibility === 'private' && p.visibility === 'team' ? auth.userId : p.owner_user_id;
+    const owner = body.visibility === 'private' && p.visibility === 'team' ? auth.userId : p.ownerUserId;
     await db.batch([
       db.prepare('UPDATE projects SET visibility = ?, owner_user_id = ? WHERE id = ?').bind(body.visibility, owner, p.id),
       auditStatement(db, {

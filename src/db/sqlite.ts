@@ -1,0 +1,41 @@
+// Every SQLite-specific piece of SQL the queries need, in one place: FTS5 (MATCH, bm25, rowid joins),
+// json_each lists, row-value comparisons and scalar functions drizzle has no builder for. Everything else in
+// src/db/ is drizzle's query builder; a test keeps the `sql` template confined to this file and schema.ts.
+import { sql, type AnyColumn, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { observations } from './schema';
+
+/**
+ * `col IN (values)` with the whole list bound as ONE JSON parameter: D1 allows 100 bound parameters per
+ * statement, and an IN-list of ids or paths would otherwise spend one per element.
+ */
+export const inJsonList = (col: SQLWrapper, values: readonly (string | number)[]): SQL =>
+  sql`${col} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/** `MAX(col, value)`: SQLite's two-argument scalar max, for counters that only move up. */
+export const maxOf = (col: AnyColumn, value: number): SQL<number> => sql<number>`MAX(${col}, ${value})`;
+
+/** `MAX(COALESCE(col, 0), value)`. */
+export const maxOfNullable = (col: AnyColumn, value: number): SQL<number> => sql<number>`MAX(COALESCE(${col}, 0), ${value})`;
+
+/** `json_extract(col, path)`: one field of a JSON text column. */
+export const jsonField = (col: AnyColumn, path: string): SQL<unknown> => sql`json_extract(${col}, ${path})`;
+
+/**
+ * Rows (observation id, team, project, path, kind) for `observation_files`, one per element of `files`,
+ * taken from the observation stored under (session, content hash). The files travel as ONE JSON parameter, so
+ * an observation with many paths still binds three parameters; looking the id up by hash lets the rows go in
+ * the same batch as the observation itself (and completes rows of an observation an earlier attempt stored).
+ */
+export const observationFileRows = (sessionId: number, contentHash: string, files: readonly { path: string; kind: 'read' | 'modified' }[]): SQL =>
+  sql`SELECT ${observations.id}, ${observations.teamId}, ${observations.projectId}, json_extract(j.value, '$.path'), json_extract(j.value, '$.kind')
+        FROM ${observations}, json_each(${JSON.stringify(files)}) j
+       WHERE ${observations.sessionId} = ${sessionId} AND ${observations.contentHash} = ${contentHash}`;
+
+/** A one-row, one-column subquery used as a value: `(SELECT …)`. */
+export const scalar = <T>(query: SQLWrapper): SQL<T> => sql<T>`(${query})`;
+
+/** `group_concat(col, sep)` over a subquery's rows. */
+export const groupConcat = (col: AnyColumn, sep: string): SQL<string | null> => sql<string | null>`group_concat(${col}, ${sep})`;
+
+/** `x IS NULL` as a sortable value (SQLite sorts false before true): puts rows without a value last. */
+export const nullsLast = (x: SQLWrapper): SQL => sql`${x} IS NULL`;

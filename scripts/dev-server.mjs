@@ -1,7 +1,7 @@
 // Starts `wrangler dev` in local mode (local D1 + Durable Objects, migrations applied) and mints a dev
 // token. Used by `npm start` and by the Node-side tests and benchmarks.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -18,6 +18,45 @@ export const PASSTHROUGH_VARS = [
   'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL',
   'RATE_LIMIT_INGEST_PER_MIN', 'RATE_LIMIT_READ_PER_MIN',
 ];
+
+/** Tables of wrangler.toml that only work against Cloudflare: local runs use D1 vectors and the offline embedder. */
+const REMOTE_ONLY_TABLES = new Set(['[[vectorize]]', '[ai]']);
+
+/**
+ * wrangler.toml for local runs: the same Worker without the remote-only bindings (Vectorize, Workers AI), so
+ * `wrangler dev` has nothing to warn about; `main` and `migrations_dir` absolute, so the file can live anywhere.
+ * Line-based: a table runs from its header to the next header.
+ */
+export function localWranglerToml(text, { main, migrationsDir }) {
+  const out = [];
+  let dropping = false;
+  for (const line of text.split('\n')) {
+    const header = /^\s*(\[\[?[^\]]+\]\]?)\s*(?:#.*)?$/.exec(line)?.[1]?.replace(/\s+/g, '');
+    if (header) dropping = REMOTE_ONLY_TABLES.has(header);
+    if (dropping) continue;
+    out.push(
+      line
+        .replace(/^main = .*$/, `main = ${JSON.stringify(main)}`)
+        .replace(/^migrations_dir = .*$/, `migrations_dir = ${JSON.stringify(migrationsDir)}`),
+    );
+  }
+  return out.join('\n');
+}
+
+/** Writes the local config into `dir` (with the checkout's .dev.vars/.env beside it, which wrangler reads from there). */
+function writeLocalConfig(dir, main) {
+  mkdirSync(dir, { recursive: true });
+  const toml = localWranglerToml(readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8'), { main, migrationsDir: path.join(ROOT, 'migrations') });
+  // Atomic: several test files may start servers from this checkout at once.
+  const tmp = path.join(dir, `wrangler.toml.${process.pid}.tmp`);
+  writeFileSync(tmp, toml);
+  renameSync(tmp, path.join(dir, 'wrangler.toml'));
+  for (const name of ['.dev.vars', '.env']) {
+    if (existsSync(path.join(ROOT, name))) copyFileSync(path.join(ROOT, name), path.join(dir, name));
+    else rmSync(path.join(dir, name), { force: true });
+  }
+  return path.join(dir, 'wrangler.toml');
+}
 
 function wrangler(args, cwd) {
   const r = spawnSync(process.execPath, [WRANGLER, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...QUIET_ENV } });
@@ -36,10 +75,7 @@ export function applyMigrations({ persistTo, cwd = ROOT } = {}) {
  */
 function snapshotWorker(dir) {
   wrangler(['deploy', '--dry-run', '--outdir', path.join(dir, 'dist')], ROOT);
-  const toml = readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8')
-    .replace(/^main = .*$/m, 'main = "dist/index.js"')
-    .replace(/^migrations_dir = .*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'migrations'))}`);
-  writeFileSync(path.join(dir, 'wrangler.toml'), toml);
+  writeLocalConfig(dir, path.join(dir, 'dist', 'index.js'));
 }
 
 /**
@@ -51,8 +87,11 @@ export async function startDevServer(opts = {}) {
   const port = opts.port ?? 8787;
   const temp = opts.snapshot ? mkdtempSync(path.join(tmpdir(), 'cairn-snapshot-')) : null;
   if (temp) snapshotWorker(temp);
-  const cwd = temp ?? ROOT;
-  const persistTo = opts.persistTo ?? (temp ? path.join(temp, 'state') : undefined);
+  // Not a snapshot: the checkout's sources (wrangler dev reloads on save), config generated under .wrangler/.
+  const cwd = temp ?? path.join(ROOT, '.wrangler', 'local');
+  if (!temp) writeLocalConfig(cwd, path.join(ROOT, 'src', 'index.ts'));
+  // The checkout's usual local database (.wrangler/state) unless told otherwise.
+  const persistTo = opts.persistTo ?? (temp ? path.join(temp, 'state') : path.join(ROOT, '.wrangler', 'state'));
   applyMigrations({ persistTo, cwd });
   const vars = { CAIRN_LOCAL: '1', ...opts.vars };
   const args = [WRANGLER, 'dev', '--local', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', opts.logLevel ?? 'warn'];

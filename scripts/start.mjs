@@ -16,8 +16,9 @@ cairn is running at ${server.url}
   dev token:    ${token}
   admin secret: ${vars.CAIRN_ADMIN_SECRET}
 
-Point the hooks client at it:
-  node hooks-client/dist/cairn.mjs login --url ${server.url} --token ${token}
+Connect Claude Code on this machine (in another terminal):
+  npx cairn login --url ${server.url} --token ${token}
+  npx cairn install
 Press Ctrl+C to stop.`);
 
 const shutdown = async () => {

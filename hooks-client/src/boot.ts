@@ -1,4 +1,6 @@
 // The file Node runs: compiles the client (embedded as text) with V8's code cache from an earlier hook run.
+// The Node version guard comes first: every builtin import below needs process.getBuiltinModule.
+import './node-guard';
 import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';

@@ -3,11 +3,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isPathExcluded } from '../../src/lib/glob';
+import { isPathExcluded } from '#shared/glob';
 import { computeProjectKey, projectFor, projectKeyFor } from '../src/project/project-key';
-import { pathInsideRoot as relativeToRoot } from '../../src/lib/paths';
+import { pathInsideRoot as relativeToRoot } from '#shared/paths';
 import { localKey, normaliseRemote } from '../src/project/remote';
-import { isTaskNotificationOnly, stripMemoryTags } from '../../src/lib/tags';
+import { isTaskNotificationOnly, stripMemoryTags } from '#shared/tags';
 import { tempDir } from './support';
 
 describe('normaliseRemote', () => {

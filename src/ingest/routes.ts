@@ -8,7 +8,8 @@ import type { AppEnv } from '../env';
 import { AppError, notFound } from '../lib/errors';
 import { parseWith, readJson } from '../lib/validate';
 import { acceptEvent, sessionObjectName, type IngestContext } from './accept';
-import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type EventAck, type IngestEvent } from './schemas';
+import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
+import type { BatchResult, EventAck } from '#shared/events';
 
 export const ingestRoutes = new Hono<AppEnv>();
 
@@ -30,7 +31,6 @@ for (const [path, schema] of [
   });
 }
 
-type BatchResult = ({ event_id: string | null } & EventAck) | { event_id: string | null; error: { code: string; message: string } };
 
 /** Spool replay: events are taken in order, each answered on its own; one bad event does not stop the rest. */
 ingestRoutes.post('/api/events/batch', requireScope('ingest'), async (c) => {

@@ -1,5 +1,9 @@
 // Wire shapes of the ingest API (zod at the edge); one name for each schema and its type.
 import { z } from 'zod';
+import type { WireEndEvent, WireInitEvent, WireObservationEvent, WireSummarizeEvent } from '#shared/events';
+import { MAX_BATCH_EVENTS } from '#shared/events';
+
+export { MAX_BATCH_EVENTS, type EventAck, type EventKind } from '#shared/events';
 
 /** ISO-8601 string or ms epoch → ms epoch. Years before 2000 or past 2100 are refused as clock garbage. */
 export const OccurredAt = z
@@ -64,11 +68,8 @@ export const EndEvent = EventBase.extend({
 export type EndEvent = z.infer<typeof EndEvent>;
 
 export type IngestEvent = InitEvent | ObservationEvent | SummarizeEvent | EndEvent;
-export type EventKind = IngestEvent['kind'];
 
 export const EVENT_SCHEMAS = { init: InitEvent, observation: ObservationEvent, summarize: SummarizeEvent, end: EndEvent } as const;
-
-export const MAX_BATCH_EVENTS = 200;
 
 /** Spool replay: the events are checked one by one so that one bad event does not refuse the others. */
 export const EventBatch = z.object({
@@ -76,10 +77,12 @@ export const EventBatch = z.object({
 });
 export type EventBatch = z.infer<typeof EventBatch>;
 
-/** What an accepted (or skipped) event answers. */
-export interface EventAck {
-  accepted: boolean;
-  duplicate: boolean;
-  skipped?: string;
-  prompt_number?: number;
-}
+// The client's wire types must stay acceptable to these schemas: a field renamed or retyped on one side
+// and not the other fails the type check here.
+type Fits<Wire, Schema extends z.ZodType> = Wire extends z.input<Schema> ? true : never;
+export const WIRE_TYPES_FIT: [
+  Fits<WireInitEvent, typeof InitEvent>,
+  Fits<WireObservationEvent, typeof ObservationEvent>,
+  Fits<WireSummarizeEvent, typeof SummarizeEvent>,
+  Fits<WireEndEvent, typeof EndEvent>,
+] = [true, true, true, true];

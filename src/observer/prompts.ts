@@ -1,5 +1,5 @@
 // The observer's prompts: stable system prefix, session start/continuation, observation batch, summary request.
-import { truncateField } from '../lib/truncate';
+import { truncateField } from '#shared/truncate';
 import type { Mode } from './modes';
 import type { SummaryRequest, ToolEvent } from './types';
 import type { SessionInfo } from './conversation';

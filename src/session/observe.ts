@@ -1,5 +1,5 @@
 // Pure translation between the buffer's pending rows and the observer/store inputs of one turn.
-import { relativeToRoots } from '../lib/paths';
+import { relativeToRoots } from '#shared/paths';
 import type { ParsedObservation, ParsedSummary, SummaryRequest, ToolEvent } from '../observer/types';
 import type { TurnContext, TurnRecord } from '../store/turn-store';
 import { observationTimes } from './policy';

@@ -1,6 +1,6 @@
 // Server-side authoritative gate: the team's skipped tools and excluded-project globs, applied to every
 // ingest event whatever the client decided. Pure: no I/O, no clock.
-import { isPathExcluded } from '../lib/glob';
+import { isPathExcluded } from '#shared/glob';
 
 /** Tools whose calls never become observations unless the team sets its own list. */
 export const DEFAULT_SKIPPED_TOOLS: readonly string[] = ['ListMcpResourcesTool', 'SlashCommand', 'Skill', 'TodoWrite', 'AskUserQuestion'];

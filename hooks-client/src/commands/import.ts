@@ -6,7 +6,7 @@ import { loggedInConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { scrubPayload, scrubText } from '../privacy/scrub';
 import { metadataOnly } from '../privacy/sensitive-files';
-import { stripMemoryTags } from '../../../src/lib/tags';
+import { stripMemoryTags } from '#shared/tags';
 import { localKey } from '../project/remote';
 import { projectFor } from '../project/project-key';
 import { sendBatch } from '../spool/deliver';

@@ -1,5 +1,5 @@
 // `cairn install` / `cairn uninstall`: cairn's hooks and MCP server in Claude Code's settings, reversibly.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, pathsFor, type Paths } from '../config';
@@ -89,8 +89,15 @@ function targets(io: Io, paths: Paths, project: boolean, settingsOverride: strin
 
 /** The running client file, when it is the built one (the bundle is plain script: no import.meta). */
 function selfPath(): string | null {
-  const p = process.argv[1];
-  return BUNDLED && p && /\.[cm]?js$/.test(p) ? p : null;
+  if (!BUNDLED || !process.argv[1]) return null;
+  let p: string;
+  try {
+    // `npx cairn` runs it through a link in npm's cache (node_modules/.bin/cairn): copy what it points at.
+    p = realpathSync(process.argv[1]);
+  } catch {
+    return null;
+  }
+  return /\.[cm]?js$/.test(p) ? p : null;
 }
 
 export async function install(args: string[], io: Io): Promise<number> {

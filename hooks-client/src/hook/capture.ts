@@ -3,7 +3,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { call } from '../net/http';
 import { scrubPayload, scrubText } from '../privacy/scrub';
 import { metadataOnly } from '../privacy/sensitive-files';
-import { stripMemoryTags } from '../../../src/lib/tags';
+import { stripMemoryTags } from '#shared/tags';
 import { deliver } from '../spool/deliver';
 import { lastAssistantText } from '../transcript';
 import { inject, makeEvent, type HookContext, type HookOutput } from './context';

@@ -1,6 +1,6 @@
 // Gate 0: cheap local checks that decide an event is not worth sending at all. Pure.
-import { isPathExcluded } from '../../../src/lib/glob';
-import { isTaskNotificationOnly } from '../../../src/lib/tags';
+import { isPathExcluded } from '#shared/glob';
+import { isTaskNotificationOnly } from '#shared/tags';
 
 export type HookEvent = 'session-start' | 'user-prompt-submit' | 'pre-tool-use' | 'post-tool-use' | 'post-tool-use-failure' | 'stop' | 'session-end';
 

@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { call } from '../net/http';
 import { isSensitivePath } from '../privacy/sensitive-files';
-import { pathInsideRoot } from '../../../src/lib/paths';
+import { pathInsideRoot } from '#shared/paths';
 import { replay } from '../spool/deliver';
 import { readState, updateState } from '../state';
 import { inject, type HookContext, type HookOutput } from './context';

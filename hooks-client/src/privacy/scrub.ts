@@ -1,6 +1,6 @@
 // Everything that happens to text before it leaves the machine: tags stripped, secrets redacted, size cut.
-import { stripMemoryTags, stripMemoryTagsInline } from '../../../src/lib/tags';
-import { FIELD_MAX_CHARS, joinElided, truncateField } from '../../../src/lib/truncate';
+import { stripMemoryTags, stripMemoryTagsInline } from '#shared/tags';
+import { FIELD_MAX_CHARS, joinElided, truncateField } from '#shared/truncate';
 import { redact, redactValue } from './redact';
 
 // Text kept around each cut point while redacting, so a secret that straddles the cut is still seen whole

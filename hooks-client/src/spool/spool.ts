@@ -3,7 +3,9 @@ import { appendFileSync, closeSync, ftruncateSync, mkdirSync, openSync, readFile
 import { join } from 'node:path';
 import { acquireLock } from './lock';
 
-export type EventKind = 'init' | 'observation' | 'summarize' | 'end';
+import type { EventKind } from '#shared/events';
+
+export type { EventKind };
 
 export interface SpooledEvent {
   kind: EventKind;

@@ -1,7 +1,7 @@
 // Observer without an LLM: deterministic observations from the tool calls themselves (the offline default).
 import type { ObserverProvider, ObserverReply, ObserverRequest, SummaryRequest, ToolEvent } from '../types';
 import { extractFileEvidence } from '../evidence';
-import { pathInsideRoot, relativeToRoot } from '../../lib/paths';
+import { pathInsideRoot, relativeToRoot } from '#shared/paths';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const oneLine = (s: string, max = 120) => {

@@ -1,7 +1,7 @@
 // Tag stripping, prompt gates and field truncation (pure helpers shared with the hooks client).
 import { describe, expect, it } from 'vitest';
-import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '../../../src/lib/tags';
-import { serializeField, truncateField } from '../../../src/lib/truncate';
+import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '#shared/tags';
+import { serializeField, truncateField } from '#shared/truncate';
 
 describe('stripMemoryTags', () => {
   it.each([

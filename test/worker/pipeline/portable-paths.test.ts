@@ -1,7 +1,7 @@
 // One repository, two machines, two absolute paths: file history is stored relative to the project root.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { relativeToRoot, relativeToRoots } from '../../../src/lib/paths';
+import { relativeToRoot, relativeToRoots } from '#shared/paths';
 import { call, fresh, newIdentity } from '../support/http';
 import { initEvent, script, send, settled, toolEvent, waitFor } from './support';
 

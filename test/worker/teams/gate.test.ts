@@ -1,6 +1,6 @@
 // The server-side gate: excluded-project globs (claude-mem's rules and cases) and skipped tools.
 import { describe, expect, it } from 'vitest';
-import { isPathExcluded, parseGlobList } from '../../../src/lib/glob';
+import { isPathExcluded, parseGlobList } from '#shared/glob';
 import { DEFAULT_SKIPPED_TOOLS, serverGate } from '../../../src/teams/gate';
 
 const HOME = '/home/dev';

@@ -1,6 +1,6 @@
 // Audit log in D1: the one insert path, and the dedupe read behind token anomalies.
 import { and, eq, gt, isNull, type SQL } from 'drizzle-orm';
-import { db as dbOf, type Db } from './client';
+import { asD1Statement, db as dbOf, type Db } from './client';
 import { auditLog } from './schema';
 import { jsonField } from './sqlite';
 
@@ -33,8 +33,7 @@ export async function writeAudit(d1: D1Database | Db, e: AuditEntry): Promise<vo
  * moves onto src/db/ queries). Built from `insertAudit`, so there is still one insert path.
  */
 export function auditStatement(d1: D1Database, e: AuditEntry): D1PreparedStatement {
-  const q = insertAudit(dbOf(d1), e).toSQL();
-  return d1.prepare(q.sql).bind(...q.params);
+  return asD1Statement(d1, insertAudit(dbOf(d1), e));
 }
 
 /** Whether the same action on the same target (and same detail.device when given) was logged after `since`. */

@@ -39,3 +39,17 @@ export const groupConcat = (col: AnyColumn, sep: string): SQL<string | null> => 
 
 /** `x IS NULL` as a sortable value (SQLite sorts false before true): puts rows without a value last. */
 export const nullsLast = (x: SQLWrapper): SQL => sql`${x} IS NULL`;
+
+/** A JSON-array text column (`["a","b"]`) shares at least one element with `values`. */
+export const jsonListIntersects = (col: AnyColumn, values: readonly string[]): SQL =>
+  sql`EXISTS (SELECT 1 FROM json_each(${col}) c WHERE c.value IN (SELECT value FROM json_each(${JSON.stringify(values)})))`;
+
+/**
+ * `FROM observations INDEXED BY idx_obs_project_time`: for one project's timeline the planner would otherwise
+ * pick the team-wide time index and walk every project's rows. Column references still name `observations`.
+ */
+export const observationsByProjectTime = (): SQL => sql`${observations} INDEXED BY idx_obs_project_time`;
+
+/** Approximate tokens (chars / 4) of an observation's text, computed in SQL for listings. */
+export const observationTokens = (): SQL<number> =>
+  sql<number>`CAST((length(coalesce(${observations.title}, '')) + length(coalesce(${observations.subtitle}, '')) + length(coalesce(${observations.narrative}, '')) + length(${observations.facts}) + 3) / 4 AS INTEGER)`;

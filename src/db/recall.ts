@@ -12,7 +12,7 @@ import { canReadObservation, canReadSummary, type Viewer } from './visibility';
  * Newest observations of one project that pass the allow-lists: the type must be one of `types`, and a row
  * that has concepts needs at least one of `concepts` (rows without concepts pass). Superseded rows are left out.
  */
-export function contextObservationsOf(d1: D1Database | Db, viewer: Viewer, projectId: number, types: string[], concepts: string[], limit: number) {
+export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer, projectId: number, types: string[], concepts: string[], limit: number) {
   return dbOf(d1)
     .select({
       id: observations.id, createdAt: observations.createdAt, type: observations.type, title: observations.title,
@@ -32,7 +32,7 @@ export function contextObservationsOf(d1: D1Database | Db, viewer: Viewer, proje
 }
 
 /** Newest session summaries of one project. */
-export function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, projectId: number, limit: number) {
+export async function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, projectId: number, limit: number) {
   return dbOf(d1)
     .select({
       id: summaries.id, createdAt: summaries.createdAt, request: summaries.request, investigated: summaries.investigated,
@@ -46,7 +46,7 @@ export function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, projectI
 }
 
 /** Newest observations of one project whose read or modified files include one of `paths`. */
-export function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, projectId: number, paths: string[], limit: number) {
+export async function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, projectId: number, paths: string[], limit: number) {
   return dbOf(d1)
     .selectDistinct({
       id: observations.id, sessionId: observations.sessionId, createdAt: observations.createdAt, type: observations.type,
@@ -66,7 +66,7 @@ export function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, projectId: nu
 }
 
 /** Full rows for `ids` the viewer may read (any order; others are absent). */
-export function observationsWithContext(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
+export async function observationsWithContext(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
   return dbOf(d1)
     .select({
       id: observations.id, project: projects.key, session: sessions.sessionKey, promptNumber: observations.promptNumber,

@@ -45,10 +45,25 @@ export const jsonListIntersects = (col: AnyColumn, values: readonly string[]): S
   sql`EXISTS (SELECT 1 FROM json_each(${col}) c WHERE c.value IN (SELECT value FROM json_each(${JSON.stringify(values)})))`;
 
 /**
- * `FROM observations INDEXED BY idx_obs_project_time`: for one project's timeline the planner would otherwise
- * pick the team-wide time index and walk every project's rows. Column references still name `observations`.
+ * Runs a drizzle SELECT with `INDEXED BY index` after its `FROM "table"` and answers rows keyed like `fields`
+ * (whose key order is the SELECT's column order). Without statistics SQLite prefers the team-wide time index
+ * even when one project is fixed (the visibility rule's `project_id IN (…)` hides that the project is
+ * fixed), and drizzle has no builder for an index hint.
  */
-export const observationsByProjectTime = (): SQL => sql`${observations} INDEXED BY idx_obs_project_time`;
+export async function allIndexedBy<T extends Record<string, unknown>>(
+  client: D1Database,
+  query: { toSQL(): { sql: string; params: unknown[] } },
+  fields: Record<keyof T, unknown>,
+  table: string,
+  index: string,
+): Promise<T[]> {
+  const q = query.toSQL();
+  const from = `from "${table}"`;
+  if (!q.sql.includes(from)) throw new Error(`allIndexedBy: no ${from} in the query`);
+  const keys = Object.keys(fields) as (keyof T)[];
+  const rows = await client.prepare(q.sql.replace(from, `${from} INDEXED BY ${index}`)).bind(...q.params).raw();
+  return rows.map((r) => Object.fromEntries(keys.map((k, i) => [k, r[i]])) as T);
+}
 
 /** Approximate tokens (chars / 4) of an observation's text, computed in SQL for listings. */
 export const observationTokens = (): SQL<number> =>

@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, gt, gte, lt, lte, or, type SQL } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import { observations, projects, summaries, users } from './schema';
-import { inJsonList, observationsByProjectTime, observationTokens } from './sqlite';
+import { allIndexedBy, inJsonList, observationTokens } from './sqlite';
 import { canReadObservation, canReadSummary, type Viewer } from './visibility';
 
 /** A position on the timeline: [time, rank of the kind, id]. */
@@ -58,15 +58,18 @@ export function timelineSummary(d1: D1Database | Db, v: Viewer, id: number, proj
 
 /** Up to `limit` observations on `side` of `key`, nearest first; one project (`projectId`) or all visible (null). */
 export function observationsBeside(d1: D1Database | Db, v: Viewer, projectId: number | null, side: Side, key: TimelineKey, limit: number): Promise<TimelineObservationRow[]> {
+  const d = dbOf(d1);
   const dir = side === 'before' ? desc : asc;
-  return dbOf(d1)
+  const query = d
     .select(OBS_FIELDS)
-    .from(projectId === null ? observations : observationsByProjectTime())
+    .from(observations)
     .innerJoin(projects, eq(projects.id, observations.projectId))
     .innerJoin(users, eq(users.id, observations.authorUserId))
     .where(and(canReadObservation(v), projectId === null ? undefined : eq(observations.projectId, projectId), beyond(observations, OBS_RANK, side, key)))
     .orderBy(dir(observations.createdAt), dir(observations.id))
     .limit(limit);
+  if (projectId === null) return query;
+  return allIndexedBy<TimelineObservationRow>(d.$client, query, OBS_FIELDS, 'observations', 'idx_obs_project_time');
 }
 
 /** Up to `limit` session summaries on `side` of `key`, nearest first. */

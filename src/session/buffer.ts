@@ -1,5 +1,6 @@
 // The SessionDO's durable state in its own SQLite: pending events (claim → confirm), ids already seen,
 // dead letters, prompts of this session, the turn lease and small counters. Synchronous SQL only.
+import { migrateDoSqlite, type DoSchemaSteps } from '../db/do-schema';
 import type { BufferedEvent, EventSnapshot, PendingRow } from './types';
 
 /** Ids of accepted events are remembered this long so that client retries are recognised. */
@@ -9,7 +10,12 @@ const PROMPTS_KEPT = 20;
 /** Rows looked at when choosing a turn: far more than one turn takes (20), far fewer than a backlog can hold. */
 const CANDIDATE_LIMIT = 200;
 
-const SCHEMA = `
+/**
+ * The buffer's schema, one step per version (src/db/do-schema.ts). Step 1 is the schema from before versioning,
+ * written with IF NOT EXISTS so objects created then adopt it; later steps append here.
+ */
+export const BUFFER_SCHEMA: DoSchemaSteps = [
+  `
 CREATE TABLE IF NOT EXISTS pending (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   event_id TEXT NOT NULL UNIQUE,
@@ -35,7 +41,8 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 CREATE TABLE IF NOT EXISTS prompts (prompt_number INTEGER PRIMARY KEY, private INTEGER NOT NULL, text TEXT NOT NULL, occurred_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS lease (id INTEGER PRIMARY KEY CHECK (id = 1), claim_id TEXT NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
-`;
+`,
+];
 
 interface PendingSql extends Record<string, SqlStorageValue> {
   seq: number;
@@ -73,7 +80,7 @@ export const groupKey = (s: EventSnapshot, promptNumber: number, agentId: string
 
 export class EventBuffer {
   constructor(private readonly sql: SqlStorage) {
-    sql.exec(SCHEMA);
+    migrateDoSqlite(sql, BUFFER_SCHEMA);
   }
 
   // --- meta -------------------------------------------------------------------------------------------

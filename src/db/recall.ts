@@ -4,9 +4,9 @@
 // the whole team's time index.
 import { and, desc, eq, isNull, or } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
-import { devices, observationFiles, observations, projects, sessions, summaries, users } from './schema';
+import { devices, observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
 import { inJsonList, jsonListIntersects } from './sqlite';
-import { canReadObservation, canReadSummary, type Viewer } from './visibility';
+import { canReadObservation, canReadPrompt, canReadSummary, type Viewer } from './visibility';
 
 /**
  * Newest observations of one project that pass the allow-lists: the type must be one of `types`, and a row
@@ -81,4 +81,28 @@ export async function observationsWithContext(d1: D1Database | Db, viewer: Viewe
     .innerJoin(users, eq(users.id, observations.authorUserId))
     .leftJoin(devices, eq(devices.id, observations.deviceId))
     .where(and(inJsonList(observations.id, ids), canReadObservation(viewer)));
+}
+
+/** Full session summaries among `ids` the viewer may read (any order). */
+export async function summariesByIds(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
+  return dbOf(d1)
+    .select({
+      id: summaries.id, createdAt: summaries.createdAt, project: projects.key, author: users.handle, request: summaries.request,
+      investigated: summaries.investigated, learned: summaries.learned, completed: summaries.completed, nextSteps: summaries.nextSteps,
+      notes: summaries.notes,
+    })
+    .from(summaries)
+    .innerJoin(projects, eq(projects.id, summaries.projectId))
+    .innerJoin(users, eq(users.id, summaries.authorUserId))
+    .where(and(inJsonList(summaries.id, ids), canReadSummary(viewer)));
+}
+
+/** User prompts among `ids` the viewer may read (any order). */
+export async function promptsByIds(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
+  return dbOf(d1)
+    .select({ id: prompts.id, createdAt: prompts.createdAt, project: projects.key, author: users.handle, promptNumber: prompts.promptNumber, text: prompts.text })
+    .from(prompts)
+    .innerJoin(projects, eq(projects.id, prompts.projectId))
+    .innerJoin(users, eq(users.id, prompts.authorUserId))
+    .where(and(inJsonList(prompts.id, ids), canReadPrompt(viewer)));
 }

@@ -11,6 +11,10 @@ import { observations } from './schema';
 export const inJsonList = (col: SQLWrapper, values: readonly (string | number)[]): SQL =>
   sql`${col} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 
+/** `col NOT IN (values)`, the list bound as one JSON parameter (see inJsonList). */
+export const notInJsonList = (col: SQLWrapper, values: readonly (string | number)[]): SQL =>
+  sql`${col} NOT IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
 /** `MAX(col, value)`: SQLite's two-argument scalar max, for counters that only move up. */
 export const maxOf = (col: AnyColumn, value: number): SQL<number> => sql<number>`MAX(${col}, ${value})`;
 
@@ -68,3 +72,6 @@ export async function allIndexedBy<T extends Record<string, unknown>>(
 /** Approximate tokens (chars / 4) of an observation's text, computed in SQL for listings. */
 export const observationTokens = (): SQL<number> =>
   sql<number>`CAST((length(coalesce(${observations.title}, '')) + length(coalesce(${observations.subtitle}, '')) + length(coalesce(${observations.narrative}, '')) + length(${observations.facts}) + 3) / 4 AS INTEGER)`;
+
+/** `hex(col)`: BLOBs cross the D1 boundary as arrays of numbers, hex strings far cheaper. */
+export const hexOf = (col: AnyColumn): SQL<string> => sql<string>`hex(${col})`;

@@ -1,4 +1,5 @@
 // D1-backed vector index for local runs and tests: float32 BLOBs, brute-force cosine, scoped by team and project.
+import { deleteLocalVectors, localVectorCandidates, upsertLocalVectors } from '../db/vectors';
 import type { VectorIndex, VectorMatch, VectorQuery, VectorRecord } from './types';
 
 /**
@@ -63,45 +64,19 @@ export class LocalVectorIndex implements VectorIndex {
 
   async upsert(records: VectorRecord[]): Promise<void> {
     if (records.length === 0) return;
-    const stmt = this.db.prepare(
-      `INSERT INTO local_vectors (observation_id, team_id, project_id, type, embedding) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT(observation_id) DO UPDATE SET team_id = excluded.team_id, project_id = excluded.project_id,
-         type = excluded.type, embedding = excluded.embedding`,
+    await upsertLocalVectors(
+      this.db,
+      records.map((r) => ({ observationId: r.id, teamId: r.teamId, projectId: r.projectId, type: r.type, embedding: toBlob(r.values) })),
     );
-    await this.db.batch(records.map((r) => stmt.bind(r.id, r.teamId, r.projectId, r.type, toBlob(r.values))));
   }
 
   async deleteByIds(teamId: number, ids: number[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.db
-      .prepare('DELETE FROM local_vectors WHERE team_id = ? AND observation_id IN (SELECT value FROM json_each(?))')
-      .bind(teamId, JSON.stringify(ids))
-      .run();
+    await deleteLocalVectors(this.db, teamId, ids);
   }
 
   async query(vector: number[], q: VectorQuery): Promise<VectorMatch[]> {
-    const where = ['team_id = ?'];
-    const params: (string | number)[] = [q.teamId];
-    if (q.projectIds?.length) {
-      where.push('project_id IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(q.projectIds));
-    } else if (q.excludeProjectIds?.length) {
-      where.push('project_id NOT IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(q.excludeProjectIds));
-    }
-    if (q.types?.length) {
-      where.push('type IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(q.types));
-    }
-    const { results } = await this.db
-      // Pick the newest ids first (index only), then read just those rows: sorting with the vectors attached
-      // made SQLite hex-encode every vector of the team before the LIMIT applied.
-      .prepare(
-        `SELECT observation_id AS id, hex(embedding) AS hex FROM local_vectors WHERE observation_id IN
-           (SELECT observation_id FROM local_vectors WHERE ${where.join(' AND ')} ORDER BY observation_id DESC LIMIT ?)`,
-      )
-      .bind(...params, this.scanLimit)
-      .all<{ id: number; hex: string }>();
+    const results = await localVectorCandidates(this.db, q, this.scanLimit);
     const scored = scoreHexRows(vector, results);
     scored.sort((a, b) => b.score - a.score);
     return scored.slice(0, q.topK);

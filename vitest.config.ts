@@ -35,6 +35,8 @@ export default defineConfig(async () => {
                   OPENAI_BASE_URL: `${fakeLlm.url}/v1`,
                   OPENAI_API_KEY: 'test-openai-key',
                   FAKE_LLM_URL: fakeLlm.url,
+                  // Longer than any test: retention tests move the session's end back instead of waiting.
+                  SESSION_RETENTION_SECONDS: '600',
                 },
               },
             }),
@@ -43,6 +45,9 @@ export default defineConfig(async () => {
             name: 'worker',
             include: ['test/worker/**/*.test.ts'],
             setupFiles: ['./test/worker/apply-migrations.ts'],
+            // Generous: no test asserts time, and a loaded 2-core machine must not turn slowness into failures.
+            testTimeout: 30_000,
+            hookTimeout: 60_000,
           },
         },
         {

@@ -1,4 +1,4 @@
-// npm run deploy: build the hooks client bundle, apply D1 migrations to the remote database, deploy the Worker.
+// npm run deploy: build the static assets (hooks client, viewer), apply D1 migrations to the remote database, deploy the Worker.
 // Needs a Cloudflare login (wrangler login or CLOUDFLARE_API_TOKEN); see README "Deploy to Cloudflare".
 import { spawnSync } from 'node:child_process';
 import { ROOT } from './dev-server.mjs';
@@ -9,6 +9,6 @@ const run = (cmd, args) => {
   if (r.status !== 0) process.exit(r.status ?? 1);
 };
 
-run('npm', ['run', 'build:client']);
+run('npm', ['run', 'build']);
 run('npx', ['wrangler', 'd1', 'migrations', 'apply', 'DB', '--remote']);
 run('npx', ['wrangler', 'deploy']);

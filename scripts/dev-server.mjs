@@ -16,7 +16,7 @@ export const QUIET_ENV = { CI: '1', WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_C
 export const PASSTHROUGH_VARS = [
   'CAIRN_ADMIN_SECRET', 'CAIRN_MODE', 'OBSERVER_PROVIDER', 'OBSERVER_MODEL', 'OBSERVER_CONCURRENCY',
   'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL',
-  'RATE_LIMIT_INGEST_PER_MIN', 'RATE_LIMIT_READ_PER_MIN',
+  'RATE_LIMIT_INGEST_PER_MIN', 'RATE_LIMIT_READ_PER_MIN', 'SESSION_RETENTION_SECONDS',
 ];
 
 /** Tables of wrangler.toml that only work against Cloudflare: local runs use D1 vectors and the offline embedder. */
@@ -24,10 +24,10 @@ const REMOTE_ONLY_TABLES = new Set(['[[vectorize]]', '[ai]']);
 
 /**
  * wrangler.toml for local runs: the same Worker without the remote-only bindings (Vectorize, Workers AI), so
- * `wrangler dev` has nothing to warn about; `main` and `migrations_dir` absolute, so the file can live anywhere.
+ * `wrangler dev` has nothing to warn about; `main`, `migrations_dir` and the assets `directory` absolute, so the file can live anywhere.
  * Line-based: a table runs from its header to the next header.
  */
-export function localWranglerToml(text, { main, migrationsDir }) {
+export function localWranglerToml(text, { main, migrationsDir, assetsDir = path.join(ROOT, 'dist', 'assets') }) {
   const out = [];
   let dropping = false;
   for (const line of text.split('\n')) {
@@ -37,7 +37,8 @@ export function localWranglerToml(text, { main, migrationsDir }) {
     out.push(
       line
         .replace(/^main = .*$/, `main = ${JSON.stringify(main)}`)
-        .replace(/^migrations_dir = .*$/, `migrations_dir = ${JSON.stringify(migrationsDir)}`),
+        .replace(/^migrations_dir = .*$/, `migrations_dir = ${JSON.stringify(migrationsDir)}`)
+        .replace(/^directory = .*$/, `directory = ${JSON.stringify(assetsDir)}`),
     );
   }
   return out.join('\n');

@@ -1,24 +1,15 @@
 // The Worker's bindings and settings, one place for their names and types.
-import type { SessionDO } from './session/session-do';
-import type { TeamDO } from './teams/team-do';
-import type { HubDO } from './live/hub-do';
-import type { LimiterDO } from './teams/limiter-do';
+// Bindings and [vars] come from wrangler.toml through `npm run types` (worker-configuration.d.ts, checked in
+// CI with `wrangler types --check`); secrets and optional settings that wrangler.toml does not list are
+// declared here. Values are strings: src/config.ts parses them once into a typed Config.
+// This file imports nothing and sits below every module; features reach a Durable Object through the typed
+// accessor beside its class (sessionStub, teamStub, hubStub, limiterStub).
 
-export interface CairnEnv {
-  DB: D1Database;
-  SESSIONS: DurableObjectNamespace<SessionDO>;
-  TEAMS: DurableObjectNamespace<TeamDO>;
-  HUBS: DurableObjectNamespace<HubDO>;
-  LIMITERS: DurableObjectNamespace<LimiterDO>;
-  VECTORS?: VectorizeIndex;
-  AI?: Ai;
+/** Settings given as secrets or process env (npm start passes them through); all optional. */
+export interface CairnSecrets {
   /** "1" in wrangler dev and tests: use the local vector index and embedder. */
   CAIRN_LOCAL?: string;
   CAIRN_ADMIN_SECRET?: string;
-  CAIRN_MODE?: string;
-  OBSERVER_PROVIDER?: string;
-  OBSERVER_MODEL?: string;
-  OBSERVER_CONCURRENCY?: string;
   ANTHROPIC_API_KEY?: string;
   ANTHROPIC_BASE_URL?: string;
   OPENAI_API_KEY?: string;
@@ -26,12 +17,15 @@ export interface CairnEnv {
   /** Per-token requests per minute (defaults 600 ingest, 120 read); teams may only lower them. */
   RATE_LIMIT_INGEST_PER_MIN?: string;
   RATE_LIMIT_READ_PER_MIN?: string;
+  /** Seconds an ended, fully observed session's Durable Object keeps its storage (default 86400). */
+  SESSION_RETENTION_SECONDS?: string;
 }
+
+/** Generated bindings, except that local runs have no Vectorize or Workers AI (their config drops them). */
+export type CairnEnv = Omit<Cloudflare.Env, 'VECTORS' | 'AI'> & CairnSecrets & { VECTORS?: VectorizeIndex; AI?: Ai };
 
 declare global {
   namespace Cloudflare {
-    interface Env extends CairnEnv {}
+    interface Env extends CairnSecrets {}
   }
 }
-
-export type AppEnv = { Bindings: CairnEnv; Variables: { auth: import('./auth/types').AuthContext } };

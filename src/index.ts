@@ -1,23 +1,26 @@
 // cairn Worker: assembles routes, middleware and the Durable Object classes.
 import { Hono } from 'hono';
 import { authenticate } from './auth/middleware';
-import type { AppEnv } from './env';
+import type { AppEnv } from './auth/types';
+import type { CairnEnv } from './env';
 import { ingestRoutes } from './ingest/routes';
 import { installRoutes } from './install/routes';
+import { forgetRoutes } from './forget/routes';
 import { errorBody, handleError } from './lib/errors';
 import { mcpRoutes } from './mcp/routes';
 import { recallRoutes } from './recall/routes';
+import { applyRetention } from './retention/sweep';
 import { searchRoutes } from './search/routes';
-import { adminRoutes } from './teams/admin-routes';
-import { bootstrapRoutes } from './teams/bootstrap';
-import { rateLimit } from './teams/rate-limit';
+import { adminRoutes } from './admin/routes';
+import { bootstrapRoutes } from './admin/bootstrap';
+import { rateLimit } from './limits/rate-limit';
 import { viewerApi } from './viewer/api';
 import { viewerRoutes } from './viewer/routes';
 
 export { SessionDO } from './session/session-do';
-export { TeamDO } from './teams/team-do';
+export { TeamDO } from './slots/team-do';
 export { HubDO } from './live/hub-do';
-export { LimiterDO } from './teams/limiter-do';
+export { LimiterDO } from './limits/limiter-do';
 
 const app = new Hono<AppEnv>();
 
@@ -37,7 +40,14 @@ app.route('/', ingestRoutes);
 app.route('/', recallRoutes);
 app.route('/', searchRoutes);
 app.route('/', adminRoutes);
+app.route('/', forgetRoutes);
 app.route('/', mcpRoutes);
 app.route('/', viewerApi);
 
-export default app;
+export default {
+  fetch: app.fetch,
+  // Daily (wrangler.toml [triggers]): teams' retention_days.
+  scheduled(controller, env, ctx) {
+    ctx.waitUntil(applyRetention(env, controller.scheduledTime).then((r) => console.log('retention sweep', r)));
+  },
+} satisfies ExportedHandler<CairnEnv>;

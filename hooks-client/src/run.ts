@@ -1,4 +1,5 @@
 // `cairn <command> …`: the one entry point, callable in-process (tests) as run(argv, io).
+import { agentArg } from './agents/adapters';
 import { runHook } from './hook/run-hook';
 import type { Io } from './io';
 import { VERSION } from './version';
@@ -6,14 +7,15 @@ import { VERSION } from './version';
 const USAGE = `cairn ${VERSION}: memory for coding agents
 
   cairn login --url <url> --token <token> [--device <name>]
-  cairn install [--project] [--dry-run] [--no-mcp]   add cairn's hooks and MCP server to Claude Code
-  cairn uninstall [--project]                        take them out again
+  cairn install [--agent NAME] [--project] [--dry-run] [--no-mcp]
+                                                     add cairn's hooks and MCP server to Claude Code (or codex, gemini)
+  cairn uninstall [--agent NAME] [--project]         take them out again
   cairn status                                       server, token, project key, spool, last error
   cairn flush [--timeout <seconds>]                  send events kept while offline (default 120 s)
   cairn search <query> [--all | --project <key>] [--limit N] [--json]
   cairn import <transcript.jsonl…> [--project <key>]
   cairn admin …
-  cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end>
+  cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end> [--agent claude-code|codex|gemini]
 `;
 
 type Command = (args: string[], io: Io) => Promise<number>;
@@ -28,13 +30,14 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   install: async () => (await import('./commands/install')).install,
   uninstall: async () => (await import('./commands/install')).uninstall,
   'mcp-headers': async () => (await import('./commands/install')).mcpHeaders,
+  'mcp-stdio': async () => (await import('./agents/mcp-stdio')).mcpStdio,
   admin: async () => (await import('./commands/admin')).admin,
   import: async () => (await import('./commands/import')).importTranscripts,
 };
 
 export async function run(argv: string[], io: Io, startedAt?: number): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === 'hook') return runHook(rest[0] ?? '', io, startedAt);
+  if (command === 'hook') return runHook(rest[0] ?? '', io, startedAt, agentArg(rest.slice(1)));
   if (command === '--version' || command === 'version') {
     io.out(`${VERSION}\n`);
     return 0;

@@ -26,6 +26,29 @@ async function hook(event: string, fields: Record<string, unknown>, env = machin
 
 const ingest = () => server.requests.filter((r) => r.method === 'POST');
 
+describe('every event', () => {
+  it('carries Claude Code’s prompt_id when the payload has one, and a client_seq that grows across hook processes', async () => {
+    const env = machine(server.url).env;
+    const cwd = tempDir();
+    const steps: Array<[string, Record<string, unknown>]> = [
+      ['user-prompt-submit', { cwd, prompt: 'rename the widgets table', prompt_id: 'pid-7' }],
+      ['post-tool-use', { cwd, prompt_id: 'pid-7', tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'a b', tool_use_id: 'seq-1' }],
+      ['post-tool-use-failure', { cwd, prompt_id: 'pid-7', tool_name: 'Bash', tool_input: { command: 'false' }, error: 'exit 1', tool_use_id: 'seq-2' }],
+      ['stop', { cwd, prompt_id: 'pid-7', last_assistant_message: 'Renamed it.' }],
+      ['session-end', { cwd, prompt_id: 'pid-7', reason: 'other' }],
+      // An older Claude Code without prompt ids: the field is left out, not sent empty.
+      ['post-tool-use', { cwd, tool_name: 'Bash', tool_input: { command: 'pwd' }, tool_response: '/', tool_use_id: 'seq-3' }],
+    ];
+    for (const [event, fields] of steps) expect((await hook(event, fields, env)).code).toBe(0);
+    const sent = ingest().map((r) => r.json!);
+    expect(sent.map((e) => e.prompt_id)).toEqual(['pid-7', 'pid-7', 'pid-7', 'pid-7', 'pid-7', undefined]);
+    const seqs = sent.map((e) => e.client_seq as number);
+    expect(seqs.every((n) => Number.isInteger(n) && n > 0)).toBe(true);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(new Set(seqs).size).toBe(seqs.length);
+  });
+});
+
 describe('session-start', () => {
   it('injects the project context index as SessionStart additionalContext', async () => {
     server.context.index = '<cairn-context>\n#12 10:02 fixed the login race\n</cairn-context>';

@@ -22,6 +22,8 @@ const USER_SETTINGS = `{
 
 function setup(withSettings = true) {
   const { home, env } = machine('https://cairn.example.dev');
+  // No `claude` CLI on this PATH unless a test puts one there: install then edits the files itself.
+  env.PATH = tempDir('cairn-path-');
   const settingsPath = join(home, '.claude', 'settings.json');
   mkdirSync(join(home, '.claude'), { recursive: true });
   if (withSettings) writeFileSync(settingsPath, USER_SETTINGS);
@@ -75,15 +77,67 @@ describe('install', () => {
     expect(readFileSync(settingsPath, 'utf8')).toBe('{ "model": ');
   });
 
-  it('writes a repository’s .claude/settings.json and .mcp.json with --project', async () => {
-    const { env } = setup();
+  it('with --project writes nothing machine-specific into committed files: paths go to settings.local.json and the local MCP scope', async () => {
+    const { env, claudeJson } = setup();
     const repo = tempDir();
+    const committed = '{\n  "permissions": { "allow": ["Bash(npm test)"] }\n}\n';
+    mkdirSync(join(repo, '.claude'), { recursive: true });
+    writeFileSync(join(repo, '.claude', 'settings.json'), committed);
     expect(await run(['install', '--client', '/opt/cairn/cairn.mjs', '--project'], memIo({ env, cwd: repo }))).toBe(0);
-    expect(JSON.parse(readFileSync(join(repo, '.claude', 'settings.json'), 'utf8')).hooks.SessionStart).toHaveLength(1);
-    expect(JSON.parse(readFileSync(join(repo, '.mcp.json'), 'utf8')).mcpServers.cairn.url).toBe('https://cairn.example.dev/mcp');
-    expect(await run(['uninstall', '--project'], memIo({ env, cwd: repo }))).toBe(0);
-    expect(existsSync(join(repo, '.claude', 'settings.json'))).toBe(false);
+    expect(readFileSync(join(repo, '.claude', 'settings.json'), 'utf8')).toBe(committed);
     expect(existsSync(join(repo, '.mcp.json'))).toBe(false);
+    const local = JSON.parse(readFileSync(join(repo, '.claude', 'settings.local.json'), 'utf8'));
+    expect(local.hooks.SessionStart[0].hooks[0].command).toBe('node "/opt/cairn/cairn.mjs" hook session-start');
+    const state = JSON.parse(readFileSync(claudeJson, 'utf8'));
+    expect(state.projects[repo].mcpServers.cairn.url).toBe('https://cairn.example.dev/mcp');
+    expect(state.mcpServers.cairn).toBeUndefined();
+    expect(await run(['uninstall', '--project'], memIo({ env, cwd: repo }))).toBe(0);
+    expect(existsSync(join(repo, '.claude', 'settings.local.json'))).toBe(false);
+    expect(JSON.parse(readFileSync(claudeJson, 'utf8')).projects).toBeUndefined();
+    expect(readFileSync(join(repo, '.claude', 'settings.json'), 'utf8')).toBe(committed);
+  });
+
+  it('honours CLAUDE_CONFIG_DIR for the settings and Claude Code’s state file, and restores both', async () => {
+    const { env, home, settingsPath } = setup();
+    const dir = tempDir('cairn-claude-config-');
+    const state = '{"numStartups": 1}\n';
+    writeFileSync(join(dir, 'settings.json'), USER_SETTINGS);
+    writeFileSync(join(dir, '.claude.json'), state);
+    env.CLAUDE_CONFIG_DIR = dir;
+    expect(await install(env)).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')).hooks.SessionStart).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(dir, '.claude.json'), 'utf8')).mcpServers.cairn.type).toBe('http');
+    expect(readFileSync(settingsPath, 'utf8')).toBe(USER_SETTINGS);
+    expect(readFileSync(join(home, '.claude.json'), 'utf8')).not.toContain('cairn');
+    expect(await run(['uninstall'], memIo({ env }))).toBe(0);
+    expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe(USER_SETTINGS);
+    expect(readFileSync(join(dir, '.claude.json'), 'utf8')).toBe(state);
+  });
+
+  it('registers the MCP server through `claude mcp add-json` when the claude CLI is on PATH, and removes it the same way', async () => {
+    const { env, claudeJson } = setup();
+    const bin = tempDir('cairn-bin-');
+    const log = join(bin, 'calls.log');
+    writeFileSync(join(bin, 'claude'), `#!/bin/sh\nprintf '%s|' "$@" >> "${log}"\necho >> "${log}"\n`, { mode: 0o755 });
+    env.PATH = bin;
+    const before = readFileSync(claudeJson, 'utf8');
+    expect(await install(env)).toBe(0);
+    const entry = JSON.stringify({ type: 'http', url: 'https://cairn.example.dev/mcp', headersHelper: 'node "/opt/cairn/cairn.mjs" mcp-headers' });
+    expect(readFileSync(log, 'utf8')).toBe(`mcp|add-json|cairn|${entry}|--scope|user|\n`);
+    expect(readFileSync(claudeJson, 'utf8')).toBe(before);
+    expect(await run(['uninstall'], memIo({ env }))).toBe(0);
+    expect(readFileSync(log, 'utf8').split('\n')[1]).toBe('mcp|remove|cairn|--scope|user|');
+  });
+
+  it('falls back to editing Claude Code’s state file when `claude mcp add-json` fails', async () => {
+    const { env, claudeJson } = setup();
+    const bin = tempDir('cairn-bin-');
+    writeFileSync(join(bin, 'claude'), '#!/bin/sh\necho "unknown command" >&2\nexit 1\n', { mode: 0o755 });
+    env.PATH = bin;
+    const io = memIo({ env });
+    expect(await run(['install', '--client', '/opt/cairn/cairn.mjs'], io)).toBe(0);
+    expect(io.stderr).toContain('unknown command');
+    expect(JSON.parse(readFileSync(claudeJson, 'utf8')).mcpServers.cairn.url).toBe('https://cairn.example.dev/mcp');
   });
 });
 

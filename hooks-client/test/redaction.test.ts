@@ -46,6 +46,14 @@ export const SECRETS: Array<{ kind: string; text: string; needle: string }> = [
   { kind: 'json api_key', text: j('{"api_key": "', 'k-9f8e7d6c5b4a3210', '", "region": "eu"}'), needle: 'k-9f8e7d6c5b4a3210' },
   { kind: 'yaml password', text: j('database:\n  user: app\n  password: ', 'yamlsecret9', '\n'), needle: 'yamlsecret9' },
   { kind: 'cli flag', text: j('deploy --token ', 'clitoken8765x', ' --prod'), needle: 'clitoken8765x' },
+  { kind: 'bare cairn token', text: j('CAIRN_TOKEN is cairn_', 'Q7w9ErT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9bN2mQ'), needle: j('cairn_', 'Q7w9ErT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9bN2mQ') },
+  { kind: 'cairn token in a login command', text: j('cairn login --url http://127.0.0.1:8787 cairn_', 'aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7d'), needle: j('aB3dE5fG7hJ9kL1', 'mN3pQ5rS7tU9vW1xY3zA5bC7d') },
+  // AWS secret access keys are exactly 40 characters.
+  { kind: 'bare aws secret key', text: j('the value is ', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', ' for prod'), needle: j('K7MDENG', '/bPxRfiCYEXAMPLEKEY') },
+  { kind: 'azure AccountKey', text: j('DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=', 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg==', ';EndpointSuffix=core.windows.net'), needle: j('Zm9vYmFyYmF6cXV4', 'MTIzNDU2Nzg5MGFiY2RlZg') },
+  { kind: 'mysql -p<pw>', text: j('mysql -h db -u root -p', 'MyS3cretPw', ' appdb < dump.sql'), needle: 'MyS3cretPw' },
+  { kind: 'docker login -p <pw>', text: j('docker login -u deploy -p ', 'D0ckerHubPw99', ' registry.example.com'), needle: 'D0ckerHubPw99' },
+  { kind: 'sendgrid key', text: j('SENDGRID=SG.', 'ngeVfQFYQlKU0ufo8x5d1A', '.TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr'), needle: j('ngeVfQFYQlKU0ufo8x5d1A', '.TwL2iGABf9DHoTf') },
   { kind: 'bearer header', text: j('curl -H "Authorization: Bearer ', 'opaqueBearerValue1234567', '" https://api'), needle: 'opaqueBearerValue1234567' },
 ];
 
@@ -69,6 +77,11 @@ const ORDINARY_CODE = [
   'task-list-item-0123456789-abcdefghij',
   'SELECT * FROM users WHERE id = ? AND email = ?',
   'C:\\Users\\me\\proj\\src\\auth\\token.ts',
+  'commit 3f786850e387550fdab836ed7e6dc881de23001b (HEAD -> main)',
+  'import x from "packages/components/SettingsPanel/index"',
+  'mysql -u root -p appdb',
+  'docker login --password-stdin registry.example.com',
+  'SELECT name FROM cairn_projects WHERE id = 1',
 ];
 
 describe('redact (pure)', () => {
@@ -107,9 +120,45 @@ describe('redact (pure)', () => {
     const out = scrubPayload({ old_string: text }) as { old_string: string };
     expect(out.old_string.startsWith('a'.repeat(9_600))).toBe(true);
     expect(out.old_string.endsWith('b'.repeat(4_800))).toBe(true);
-    // The server's own marker (src/lib/truncate.ts), so both sides cut alike.
+    // The server's own marker (src/shared/truncate.ts), so both sides cut alike.
     expect(out.old_string).toContain('<elided chars="985600" original_size_chars="1000000" reason="oversize"/>');
     expect(out.old_string.length).toBeLessThanOrEqual(16_000);
+  });
+});
+
+describe('redaction on hostile text (linear patterns)', () => {
+  // Each of these took seconds or more with a backtracking pattern (issue 14, row 14: 22 s on the first);
+  // the bound below is 10× or more what a linear pass needs on this machine, so it fails only on a regression.
+  const fill = (unit: string, n: number) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+  const HOSTILE: Array<[string, string]> = [
+    ['password followed by 32k newlines', `password${'\n'.repeat(32_000)}`],
+    ['password: followed by 32k spaces', `password:${' '.repeat(32_000)}`],
+    ['sk- repeated without a digit', fill('sk-', 32_000)],
+    ['password=" repeated', fill('password="', 32_000)],
+    ['mysql repeated on one line', fill('mysql ', 32_000)],
+    ['docker login repeated on one line', fill('docker login ', 32_000)],
+    ['base64 run', fill('A1b/', 32_000)],
+    ['a:// with colons', `x://${fill('b:', 32_000)}`],
+  ];
+
+  it('redacts ten fields of each hostile kind within a generous CPU budget and keeps their secrets out', () => {
+    const secret = SECRETS.find((s) => s.kind === 'yaml password')!;
+    for (const [name, text] of HOSTILE) {
+      const payload = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`f${i}`, `${secret.text}${text}`]));
+      const t0 = performance.now();
+      const out = JSON.stringify(scrubPayload(payload));
+      const ms = performance.now() - t0;
+      expect(out, name).not.toContain(secret.needle);
+      expect(ms, name).toBeLessThan(2_000);
+    }
+  });
+
+  it('redacts a 1 MB prompt of a hostile kind within the same budget', () => {
+    for (const [name, text] of HOSTILE) {
+      const t0 = performance.now();
+      redact(text.repeat(30).slice(0, 1_000_000));
+      expect(performance.now() - t0, name).toBeLessThan(2_000);
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 // Bearer-token authentication and scope checks for /api/* and /mcp.
 import { touchTokenUse } from '../db/tokens';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../env';
+import type { AppEnv } from './types';
 import { AppError } from '../lib/errors';
 import { auditDeadTokenUse, auditNewDevice, DEVICE_HEADER } from './anomalies';
 import { lookupToken } from './tokens';

@@ -1,10 +1,12 @@
 // Who is calling: resolved once per request from the bearer token.
+import type { Caller } from '../db/caller';
 import type { TeamSettings } from '../db/team-settings';
+import type { CairnEnv } from '../env';
 
 export type Scope = 'ingest' | 'read' | 'admin';
 export type Role = 'owner' | 'admin' | 'member';
 
-export interface AuthContext {
+export interface AuthContext extends Caller {
   tokenId: number;
   teamId: number;
   teamSlug: string;
@@ -20,3 +22,6 @@ export interface AuthContext {
    */
   settings?: TeamSettings;
 }
+
+/** Hono's environment for every route: the bindings, and the caller once `authenticate` has run. */
+export type AppEnv = { Bindings: CairnEnv; Variables: { auth: AuthContext } };

@@ -1,8 +1,6 @@
-// Audit log in D1: the one insert path, and the dedupe read behind token anomalies.
-import { and, eq, gt, isNull, type SQL } from 'drizzle-orm';
+// Audit log in D1: the one insert path (anomaly rows are bounded in anomalies.ts).
 import { asD1Statement, db as dbOf, type Db } from './client';
 import { auditLog } from './schema';
-import { jsonField } from './sqlite';
 
 export interface AuditEntry {
   teamId: number;
@@ -34,21 +32,4 @@ export async function writeAudit(d1: D1Database | Db, e: AuditEntry): Promise<vo
  */
 export function auditStatement(d1: D1Database, e: AuditEntry): D1PreparedStatement {
   return asD1Statement(d1, insertAudit(dbOf(d1), e));
-}
-
-/** Whether the same action on the same target (and same detail.device when given) was logged after `since`. */
-export async function auditedSince(d1: D1Database | Db, e: AuditEntry, device: string | null, since: number): Promise<boolean> {
-  const target: SQL = e.target == null ? isNull(auditLog.target) : eq(auditLog.target, e.target);
-  const row = await dbOf(d1)
-    .select({ one: auditLog.id })
-    .from(auditLog)
-    .where(
-      and(
-        eq(auditLog.teamId, e.teamId), eq(auditLog.action, e.action), target, gt(auditLog.createdAt, since),
-        device === null ? undefined : eq(jsonField(auditLog.detail, '$.device'), device),
-      ),
-    )
-    .limit(1)
-    .get();
-  return row !== undefined;
 }

@@ -1,7 +1,7 @@
 // Viewer read model in D1: feed pages, items by id (the live hub's re-check) and one session with its
 // rows. Every row passes the visibility rule; the row shapes are the viewer's wire types.
 import { and, asc, desc, eq, isNull, lt, or, type SQL } from 'drizzle-orm';
-import type { FeedItem, ObservationItem, SessionView, SummaryItem } from '../viewer/feed-types';
+import type { FeedItem, ObservationItem, SessionView, SummaryItem } from '../feed/types';
 import { db as dbOf, type Db } from './client';
 import { observations, projects, sessions, summaries, users } from './schema';
 import { inJsonList } from './sqlite';

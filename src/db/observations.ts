@@ -1,11 +1,10 @@
 // Observations in D1: the one insert path (observer turns, `remember`, bench seeding), their file index
-// rows, and soft deletion.
-import { and, eq, isNull } from 'drizzle-orm';
+// rows (forgetting deletes them: forget.ts).
+import { and, eq } from 'drizzle-orm';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
 import { observationFiles, observations, type NewObservation } from './schema';
 import { observationFileRows } from './sqlite';
-import { canReadObservation, type Viewer } from './visibility';
 
 /** What an observation says; lists are stored as JSON text. */
 export interface ObservationContent {
@@ -22,7 +21,7 @@ export interface ObservationContent {
 /** Where and by whom it is filed, and its bookkeeping. */
 export type ObservationPlace = Pick<
   NewObservation,
-  'teamId' | 'projectId' | 'sessionId' | 'promptNumber' | 'authorUserId' | 'deviceId' | 'agentId' | 'agentType' | 'generationId' | 'source' | 'createdAt' | 'storedAt' | 'discoveryTokens' | 'contentHash'
+  'teamId' | 'projectId' | 'sessionId' | 'promptNumber' | 'authorUserId' | 'deviceId' | 'agentId' | 'agentType' | 'generationId' | 'source' | 'createdAt' | 'storedAt' | 'discoveryTokens' | 'contentHash' | 'promptId' | 'turnKey'
 >;
 
 export interface FileRef {
@@ -64,20 +63,4 @@ export async function observationIdByHash(d: Db, sessionId: number, contentHash:
     .where(and(eq(observations.sessionId, sessionId), eq(observations.contentHash, contentHash)))
     .get();
   return row?.id;
-}
-
-/** Soft-deletes one live observation of the team. Batchable; `meta.changes` says whether it did. */
-export const softDeleteObservation = (d: Db, teamId: number, id: number, now: number) =>
-  d
-    .update(observations)
-    .set({ deletedAt: now })
-    .where(and(eq(observations.id, id), eq(observations.teamId, teamId), isNull(observations.deletedAt)));
-
-/** The observation `id` if the viewer may read it (owner and project included, for permission checks). */
-export async function readableObservation(d: Db, v: Viewer, id: number) {
-  return d
-    .select({ id: observations.id, title: observations.title, authorUserId: observations.authorUserId, projectId: observations.projectId })
-    .from(observations)
-    .where(and(eq(observations.id, id), canReadObservation(v)))
-    .get();
 }

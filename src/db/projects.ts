@@ -2,7 +2,7 @@
 // on first ingest.
 import { and, count, desc, eq, inArray, isNull, max, or } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
-import type { AuthContext } from '../auth/types';
+import type { Caller } from './caller';
 import { db as dbOf, type Db } from './client';
 import { observations, projectAliases, projects, sessions, users, type Project } from './schema';
 import { groupConcat, nullsLast, scalar } from './sqlite';
@@ -10,7 +10,6 @@ import { canReadObservation, canSeeProject, type Viewer } from './visibility';
 
 export type ProjectRef = Pick<Project, 'id' | 'key' | 'visibility' | 'ownerUserId'>;
 
-type Caller = Pick<AuthContext, 'teamId' | 'userId' | 'handle'>;
 
 const REF = { id: projects.id, key: projects.key, visibility: projects.visibility, ownerUserId: projects.ownerUserId };
 

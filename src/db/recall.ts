@@ -37,9 +37,11 @@ export async function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, pr
     .select({
       id: summaries.id, createdAt: summaries.createdAt, request: summaries.request, investigated: summaries.investigated,
       learned: summaries.learned, completed: summaries.completed, nextSteps: summaries.nextSteps, author: users.handle,
+      platform: sessions.platform,
     })
     .from(summaries)
     .innerJoin(users, eq(users.id, summaries.authorUserId))
+    .innerJoin(sessions, eq(sessions.id, summaries.sessionId))
     .where(and(eq(summaries.projectId, projectId), canReadSummary(viewer)))
     .orderBy(desc(summaries.createdAt), desc(summaries.id))
     .limit(limit);

@@ -75,6 +75,8 @@ export const sessions = sqliteTable('sessions', {
   promptCount: integer('prompt_count').notNull().default(0),
   startedAt: integer('started_at').notNull(),
   endedAt: integer('ended_at'),
+  /** Events the SessionDO gave up on, counted before retention empties its storage. */
+  deadLetters: integer('dead_letters').notNull().default(0),
 }, (t) => [unique().on(t.teamId, t.sessionKey), index('idx_sessions_project').on(t.teamId, t.projectId, desc(t.startedAt))]);
 
 export const prompts = sqliteTable('prompts', {
@@ -88,6 +90,8 @@ export const prompts = sqliteTable('prompts', {
   cjkTerms: text('cjk_terms').notNull().default(''),
   authorUserId: integer('author_user_id').notNull().references(() => users.id),
   createdAt: integer('created_at').notNull(),
+  /** The agent's own prompt id, when it sends one. */
+  promptId: text('prompt_id'),
 }, (t) => [unique().on(t.sessionId, t.promptNumber), index('idx_prompts_project').on(t.teamId, t.projectId, desc(t.createdAt))]);
 
 export const observations = sqliteTable('observations', {
@@ -126,12 +130,16 @@ export const observations = sqliteTable('observations', {
     sql`(char(57344) || 't' || team_id || ' ' || char(57344) || 'p' || project_id)`,
     { mode: 'virtual' },
   ),
+  promptId: text('prompt_id'),
+  /** The observer turn that stored the row: a turn replayed after a crash is recognised as stored. */
+  turnKey: text('turn_key'),
 }, (t) => [
   unique().on(t.sessionId, t.contentHash),
   index('idx_obs_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
   index('idx_obs_team_time').on(t.teamId, desc(t.createdAt)),
   index('idx_obs_session').on(t.sessionId, t.createdAt),
   index('idx_obs_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
+  index('idx_obs_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
 ]);
 
 export const observationFiles = sqliteTable('observation_files', {
@@ -164,7 +172,13 @@ export const summaries = sqliteTable('summaries', {
   authorUserId: integer('author_user_id').notNull().references(() => users.id),
   deviceId: integer('device_id').references(() => devices.id),
   deletedAt: integer('deleted_at'),
-}, (t) => [unique().on(t.sessionId, t.contentHash), index('idx_summaries_project_time').on(t.teamId, t.projectId, desc(t.createdAt))]);
+  promptId: text('prompt_id'),
+  turnKey: text('turn_key'),
+}, (t) => [
+  unique().on(t.sessionId, t.contentHash),
+  index('idx_summaries_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
+  index('idx_summaries_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
+]);
 
 export const auditLog = sqliteTable('audit_log', {
   id: integer('id').primaryKey({ autoIncrement: true }),

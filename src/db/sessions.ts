@@ -39,6 +39,8 @@ export interface PromptInput {
   projectId: number;
   sessionDbId: number;
   promptNumber: number;
+  /** The agent's own prompt id, when its client sent one. */
+  promptId?: string | null;
   /** null for a fully private prompt: the count moves on, nothing of the text is stored. */
   text: string | null;
   authorUserId: number;
@@ -57,7 +59,7 @@ export async function storePrompt(d1: D1Database | Db, p: PromptInput): Promise<
     .insert(prompts)
     .values({
       teamId: p.teamId, projectId: p.projectId, sessionId: p.sessionDbId, promptNumber: p.promptNumber, text: p.text,
-      cjkTerms: cjkTerms(p.text), authorUserId: p.authorUserId, createdAt: p.createdAt,
+      cjkTerms: cjkTerms(p.text), authorUserId: p.authorUserId, createdAt: p.createdAt, promptId: p.promptId ?? null,
     })
     .onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
   await d.batch([count, insert]);

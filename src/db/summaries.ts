@@ -12,7 +12,7 @@ export interface SummaryContent {
   notes: string | null;
 }
 
-export type SummaryPlace = Pick<NewSummary, 'teamId' | 'projectId' | 'sessionId' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId'>;
+export type SummaryPlace = Pick<NewSummary, 'teamId' | 'projectId' | 'sessionId' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId' | 'promptId' | 'turnKey'>;
 
 /** The one summary INSERT, idempotent per (session, content hash): answers the new id, or nothing. Batchable. */
 export const insertSummary = (d: Db, place: SummaryPlace, s: SummaryContent) =>

@@ -1,7 +1,7 @@
 // Per-team settings stored as JSON in teams.settings: read tolerantly, one schema for every key we know.
 import { z } from 'zod';
 import { eq } from 'drizzle-orm';
-import type { AuthContext } from '../auth/types';
+import type { Caller } from './caller';
 import { db as dbOf, type Db } from './client';
 import { teams } from './schema';
 
@@ -18,17 +18,19 @@ export const TeamSettings = z
     context_sessions: z.number().int().min(0).max(100).optional(),
     /** Mode id (e.g. `code`, `code--zh`) used for type/concept allow-lists and icons. */
     mode: z.string().min(1).max(100).optional(),
-    /** Set by the teams admin API (`PATCH /api/admin/settings`, strict schema in src/teams/admin-settings.ts). */
+    /** Set by the teams admin API (`PATCH /api/admin/settings`, strict schema in src/admin/settings.ts). */
     context_full_count: z.number().int().min(0).max(50).optional(),
     /** Allow-lists for the context index (null/absent = the mode's own lists). */
     observation_types: z.array(z.string()).optional(),
     observation_concepts: z.array(z.string()).optional(),
-    /** Read by serverGate (src/teams/gate.ts): absent = default skip list; globs as in claude-mem §1.5. */
+    /** Read by serverGate (src/gate/gate.ts): absent = default skip list; globs as in claude-mem §1.5. */
     skipped_tools: z.array(z.string()).optional(),
     excluded_projects: z.array(z.string()).optional(),
     /** Per-token requests/minute; may only lower the server's RATE_LIMIT_* values. */
     rate_limit_ingest_per_min: z.number().int().positive().optional(),
     rate_limit_read_per_min: z.number().int().positive().optional(),
+    /** Observations, summaries and prompts older than this many days are deleted daily (absent = kept). */
+    retention_days: z.number().int().min(1).max(36_500).optional(),
   })
   .passthrough();
 export type TeamSettings = z.infer<typeof TeamSettings>;
@@ -61,6 +63,6 @@ export async function getTeamSettings(d1: D1Database | Db, teamId: number): Prom
 }
 
 /** The caller's team settings: those read with the token when present, else one D1 read. */
-export async function settingsFor(db: D1Database | Db, auth: Pick<AuthContext, 'teamId' | 'settings'>): Promise<TeamSettings> {
+export async function settingsFor(db: D1Database | Db, auth: Pick<Caller, 'teamId' | 'settings'>): Promise<TeamSettings> {
   return auth.settings ?? getTeamSettings(db, auth.teamId);
 }

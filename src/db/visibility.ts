@@ -4,7 +4,7 @@
 // goes through `canSeeProject`).
 import { and, eq, inArray, isNull, notInArray, or, type SQL } from 'drizzle-orm';
 import { alias, QueryBuilder, SQLiteAsyncDialect, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
-import type { AuthContext } from '../auth/types';
+import type { Caller } from './caller';
 import { observations, projects, prompts, summaries } from './schema';
 import { settingsFor, type TeamSettings } from './team-settings';
 
@@ -22,12 +22,12 @@ export interface Viewer {
 export type ProjectViewer = Pick<Viewer, 'teamId' | 'userId'>;
 
 /** The Viewer for settings the caller already loaded. */
-export function viewerOf(auth: Pick<AuthContext, 'teamId' | 'userId'>, settings: TeamSettings): Viewer {
+export function viewerOf(auth: Pick<Caller, 'teamId' | 'userId'>, settings: TeamSettings): Viewer {
   return { teamId: auth.teamId, userId: auth.userId, shareSensitive: settings.share_sensitive === true };
 }
 
 /** Resolves the sensitive-sharing setting (read with the token); pass the Viewer to the builders below. */
-export async function loadViewer(d1: D1Database, auth: Pick<AuthContext, 'teamId' | 'userId' | 'settings'>): Promise<Viewer> {
+export async function loadViewer(d1: D1Database, auth: Pick<Caller, 'teamId' | 'userId' | 'settings'>): Promise<Viewer> {
   return viewerOf(auth, await settingsFor(d1, auth));
 }
 

@@ -5,11 +5,12 @@ import { ensureProject, type ProjectRef } from '../db/projects';
 import type { TeamSettings } from '../db/team-settings';
 import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
-import { isFullyPrivate, isTaskNotificationOnly, stripMemoryTags } from '#shared/tags';
-import { serializeField, truncateField } from '#shared/truncate';
+import { isFullyPrivate, isTaskNotificationOnly } from '#shared/tags';
+import { cleanField, serializeField } from '#shared/truncate';
+import { sessionStub } from '../session/session-do';
 import type { EnqueueInput, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
-import { serverGate, type GateSettings } from '../teams/gate';
+import { serverGate, type GateSettings } from '../gate/gate';
 import { TtlCache } from './cache';
 import type { EventAck, IngestEvent } from './schemas';
 
@@ -21,7 +22,6 @@ export interface IngestContext {
 }
 
 /** One SessionDO per team and agent session. */
-export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
 
 // A session row never changes owner or id, and a project key keeps its id unless projects are merged (then
 // events keep landing on the old id for at most a minute). Both lookups are per user, so a cached answer
@@ -29,8 +29,8 @@ export const sessionObjectName = (teamId: number, sessionKey: string) => `${team
 const projects = new TtlCache<ProjectRef>(60_000);
 const sessionRows = new TtlCache<number>(10 * 60_000);
 
-/** Server-side cleaning (the client already did it; this copy is the authoritative one). */
-const clean = (text: string) => truncateField(stripMemoryTags(text));
+/** Server-side cleaning (the client already did it; this copy is the authoritative one): cut, then strip. */
+const clean = (text: string) => cleanField(text);
 
 export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<EventAck> {
   const { env, auth } = ctx;
@@ -65,7 +65,14 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
     userId: auth.userId,
     deviceId: auth.deviceId,
   };
-  const common = { eventId: e.event_id, occurredAt: e.occurred_at, snapshot, modeId: modeIdFor(env, ctx.settings) };
+  const common = {
+    eventId: e.event_id,
+    occurredAt: e.occurred_at,
+    snapshot,
+    modeId: modeIdFor(env, ctx.settings),
+    promptId: e.prompt_id ?? null,
+    clientSeq: e.client_seq ?? null,
+  };
 
   let input: EnqueueInput;
   let promptText: string | null = null;
@@ -98,7 +105,7 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
       break;
   }
 
-  const result = await env.SESSIONS.getByName(sessionObjectName(auth.teamId, e.session_id)).enqueue(input);
+  const result = await sessionStub(env, auth.teamId, e.session_id).enqueue(input);
   // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
   if (e.kind === 'init') {
     await storePrompt(env.DB, {
@@ -106,6 +113,7 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
       projectId: project.id,
       sessionDbId,
       promptNumber: result.promptNumber,
+      promptId: e.prompt_id ?? null,
       text: promptText,
       authorUserId: auth.userId,
       createdAt: e.occurred_at,

@@ -4,10 +4,11 @@ import type { Context } from 'hono';
 import { requireScope } from '../auth/middleware';
 import { findVisibleSession } from '../db/sessions';
 import { settingsFor } from '../db/team-settings';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
 import { parseWith, readJson } from '../lib/validate';
-import { acceptEvent, sessionObjectName, type IngestContext } from './accept';
+import { sessionStub } from '../session/session-do';
+import { acceptEvent, type IngestContext } from './accept';
 import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
 import type { BatchResult, EventAck } from '#shared/events';
 
@@ -68,7 +69,7 @@ async function visibleSession(c: Context<AppEnv>, key: string): Promise<void> {
 ingestRoutes.post('/api/sessions/:id/dead-letters/retry', requireScope('ingest'), async (c) => {
   const key = c.req.param('id');
   await visibleSession(c, key);
-  const requeued = await c.env.SESSIONS.getByName(sessionObjectName(c.get('auth').teamId, key)).retryDeadLetters();
+  const requeued = await sessionStub(c.env, c.get('auth').teamId, key).retryDeadLetters();
   return c.json({ session_id: key, requeued });
 });
 
@@ -78,6 +79,6 @@ ingestRoutes.get('/api/sessions/:id/status', async (c) => {
   if (!auth.scopes.includes('ingest') && !auth.scopes.includes('read')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "read" scope.');
   const key = c.req.param('id');
   await visibleSession(c, key);
-  const status = await c.env.SESSIONS.getByName(sessionObjectName(auth.teamId, key)).status();
+  const status = await sessionStub(c.env, auth.teamId, key).status();
   return c.json({ session_id: key, ...status });
 });

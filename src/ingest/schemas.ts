@@ -33,6 +33,10 @@ export const EventBase = z.object({
   platform: z.string().trim().min(1).max(50).default('claude-code'),
   /** The git top-level (or cwd) on the client: file paths under it are stored relative to it. */
   project_root: z.string().max(4_096).optional(),
+  /** Claude Code's id of the prompt this event belongs to (2.1.x payloads carry it); absent from older clients. */
+  prompt_id: z.string().trim().min(1).max(200).optional(),
+  /** The client's per-machine counter: orders one machine's events even when their clocks tie. */
+  client_seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 export type EventBase = z.infer<typeof EventBase>;
 

@@ -2,6 +2,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { AppError } from './errors';
+import { assertJsonShape } from './json-limits';
 
 export const MAX_BODY_BYTES = 1_000_000;
 
@@ -17,9 +18,11 @@ export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBy
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const buf = await c.req.arrayBuffer();
   if (buf.byteLength > maxBytes) throw tooLarge(maxBytes);
+  const text = new TextDecoder().decode(buf);
+  assertJsonShape(text);
   let raw: unknown;
   try {
-    raw = JSON.parse(new TextDecoder().decode(buf));
+    raw = JSON.parse(text);
   } catch {
     throw new AppError(400, 'malformed_json', 'The request body is not valid JSON.');
   }

@@ -2,9 +2,27 @@
 import { DurableObject } from 'cloudflare:workers';
 import { getTeamSettings } from '../db/team-settings';
 import type { CairnEnv } from '../env';
-import { loadItemsByIds, type FeedItem } from '../viewer/feed';
-import type { StoredNotice } from './notify';
+import { loadItemsByIds, type FeedItem } from '../feed/feed';
 import { sseComment, sseEvent } from './sse';
+
+/**
+ * What the store tells the hub. Only kind, projectId and id are needed: the hub re-reads the row with each
+ * subscriber's visibility before sending, so a deleted or invisible row never reaches a viewer. The display
+ * fields are optional hints.
+ */
+export interface StoredNotice {
+  kind: 'observation' | 'summary';
+  projectId: number;
+  id: number;
+  sessionId?: number;
+  type?: string;
+  title?: string | null;
+  createdAt?: number;
+  authorUserId?: number;
+}
+
+/** One hub per team. */
+export const hubName = (teamId: number) => `team:${teamId}`;
 
 /** What a viewer asked to watch. */
 export interface Subscription {
@@ -128,3 +146,9 @@ export class HubDO extends DurableObject<CairnEnv> {
 const unique = (xs: number[]) => [...new Set(xs.filter((x) => Number.isSafeInteger(x) && x > 0))].slice(0, 200);
 
 const wants = (s: Subscription, item: FeedItem) => s.projectIds === null || s.projectIds.includes(item.projectId);
+
+/** The team's hub, typed: the one place the HUBS binding meets this class. */
+export function hubStub(env: Pick<CairnEnv, 'HUBS'>, teamId: number): DurableObjectStub<HubDO> {
+  const ns = env.HUBS;
+  return ns.get(ns.idFromName(hubName(teamId)));
+}

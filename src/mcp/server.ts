@@ -6,7 +6,8 @@ import type { AuthContext } from '../auth/types';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
-import { forget, ForgetInput, remember, RememberInput } from '../recall/memory-writes';
+import { forgetRecord, parseRecordRef } from '../forget/service';
+import { remember, RememberInput } from '../recall/memory-writes';
 import { DEFAULT_DEPTH, MAX_DEPTH } from '../recall/params';
 import { renderTimeline } from '../recall/render-timeline';
 import { MAX_IDS, observationRecords, timelineFor } from '../recall/service';
@@ -39,6 +40,9 @@ async function guarded(run: () => Promise<CallToolResult>): Promise<CallToolResu
 function requireWrite(auth: AuthContext): void {
   if (!auth.scopes.includes('ingest')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "ingest" scope needed to change memory.');
 }
+
+/** Read tools touch nothing and reach nothing outside this team's memory. */
+const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
 
 const oneOrMany = z.union([z.string(), z.array(z.string())]).optional();
 
@@ -80,17 +84,18 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         concept: oneOrMany.describe('Concept(s), e.g. gotcha, trade-off.'),
         file: oneOrMany.describe('File path(s) the observation read or modified.'),
         author: oneOrMany.describe("Teammates' handles."),
+        platform: oneOrMany.describe('Agent(s) the work was done in: claude-code, codex, gemini.'),
         since: z.string().optional().describe('ISO date/time: only observations at or after it.'),
         until: z.string().optional().describe('ISO date/time: only observations at or before it.'),
         limit: z.number().int().min(1).max(100).optional().describe('Results per page (default 20).'),
         offset: z.number().int().min(0).max(900).optional().describe('Skip this many results (paging).'),
       },
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY,
     },
     (a) =>
       guarded(async () => {
         const res = await searchObservations(env, auth, {
-          q: a.query, project: a.project, type: a.type, concept: a.concept, file: a.file, author: a.author,
+          q: a.query, project: a.project, type: a.type, concept: a.concept, file: a.file, author: a.author, platform: a.platform,
           since: a.since, until: a.until, limit: a.limit, offset: a.offset, kind: a.kind,
         });
         return text(renderSearchText(res, a.offset ?? 0));
@@ -111,7 +116,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         after: z.number().int().min(0).max(MAX_DEPTH).optional().describe(`Records after the anchor (default ${DEFAULT_DEPTH}).`),
         project: oneOrMany.describe('Stay within these project key(s).'),
       },
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY,
     },
     (a) =>
       guarded(async () => {
@@ -132,7 +137,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         'Session summaries and prompts too: ids=["S12", "P7"] gives a summary in full (request, investigated, learned, completed, next steps) ' +
         'or a prompt\'s whole text; timeline(anchor="S12") shows what happened around a summary.',
       inputSchema: { ids: z.array(RecordRef).min(1).max(MAX_IDS).describe('Observation ids (12), "S12" summaries, "P12" prompts.') },
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY,
     },
     (a) =>
       guarded(async () => {
@@ -169,6 +174,8 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         facts: z.array(z.string()).optional(),
         files: z.array(z.string()).optional().describe('Project-relative paths this is about.'),
       },
+      // Saving the same text twice stores it once, and nothing existing is changed.
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     (a) =>
       guarded(async () => {
@@ -184,17 +191,21 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
     'forget',
     {
       title: 'Forget',
-      description: 'Remove an observation from memory (it stops appearing in context, search and timelines). Only its author or a team admin may.',
-      inputSchema: { id: z.number().int().positive(), reason: z.string().optional().describe('Why, for the audit log.') },
-      annotations: { destructiveHint: true },
+      description:
+        'Delete a record from memory for good: an observation (#12 or 12), a summary (S12) or a prompt (P12). Its text is removed from every index; only an audit entry (who, which id, when) stays. Only its author or a team admin may.',
+      inputSchema: {
+        id: z.union([z.number().int().positive(), z.string().max(20)]).describe('The record id as search shows it: 12, S12 or P12.'),
+        reason: z.string().max(500).optional().describe('Why (not stored: it could repeat what is forgotten).'),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     (a) =>
       guarded(async () => {
         requireWrite(auth);
-        const input = parseWith(ForgetInput, a, 'invalid_arguments');
-        const gone = await forget(env, auth, input, deps.now());
-        deps.defer(indexObservations(env, auth.teamId, [gone.id]));
-        return text(`Forgot #${gone.id}${gone.title ? ` (${gone.title})` : ''}.`);
+        const ref = parseRecordRef(a.id);
+        if (!ref) throw new AppError(400, 'invalid_arguments', 'id: give a record id such as 12, S12 or P12.');
+        const gone = await forgetRecord(env, auth, ref.kind, ref.id, deps.now());
+        return text(`Forgot ${ref.kind === 'observation' ? '#' : ref.kind === 'summary' ? 'S' : 'P'}${ref.id}; it is deleted from every index.`);
       }),
   );
 

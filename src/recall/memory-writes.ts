@@ -1,14 +1,11 @@
-// Explicit memory edits by an agent: `remember` stores an observation directly, `forget` soft-deletes one.
+// Explicit memory edits by an agent: `remember` stores an observation directly (forgetting: src/forget/).
 import { z } from 'zod';
 import type { AuthContext } from '../auth/types';
-import { insertAudit } from '../db/audit';
-import { runBatch } from '../db/batch';
 import { db } from '../db/client';
-import { insertObservation, insertObservationFiles, observationIdByHash, readableObservation, softDeleteObservation } from '../db/observations';
+import { insertObservation, insertObservationFiles, observationIdByHash } from '../db/observations';
 import { ensureProject } from '../db/projects';
 import { upsertSession } from '../db/sessions';
 import { settingsFor } from '../db/team-settings';
-import { viewerOf } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { observationHash } from '../store/hash';
@@ -76,37 +73,4 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
   }
   if (files.length) await insertObservationFiles(d, sessionId, contentHash, files.map((path) => ({ path, kind: 'read' as const }))).run();
   return { id: inserted.id, project: project.key, duplicate: false };
-}
-
-export const ForgetInput = z.object({
-  id: z.number().int().positive(),
-  reason: z.string().trim().max(500).optional(),
-});
-export type ForgetInput = z.infer<typeof ForgetInput>;
-
-/**
- * Soft-deletes an observation the caller can read, if they wrote it or are a team admin/owner, and writes an
- * audit row in the same batch. Anything the caller cannot read is "not found", never "forbidden".
- */
-export async function forget(env: CairnEnv, auth: AuthContext, input: ForgetInput, now: number): Promise<{ id: number; title: string | null }> {
-  const d = db(env.DB);
-  const row = await readableObservation(d, viewerOf(auth, await settingsFor(env.DB, auth)), input.id);
-  if (!row) throw new AppError(404, 'not_found', `No observation #${input.id}.`);
-  const isAdmin = auth.role === 'admin' || auth.role === 'owner';
-  if (row.authorUserId !== auth.userId && !isAdmin) {
-    throw new AppError(403, 'not_allowed', 'Only the author of an observation or a team admin can forget it.');
-  }
-  const [update] = (await runBatch(d, [
-    softDeleteObservation(d, auth.teamId, row.id, now),
-    insertAudit(d, {
-      teamId: auth.teamId,
-      actorUserId: auth.userId,
-      action: 'forget',
-      target: `observation:${row.id}`,
-      detail: { project_id: row.projectId, author_user_id: row.authorUserId, reason: input.reason ?? null },
-      at: now,
-    }),
-  ])) as D1Result[];
-  if (!update?.meta.changes) throw new AppError(404, 'not_found', `No observation #${input.id}.`);
-  return { id: row.id, title: row.title };
 }

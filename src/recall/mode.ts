@@ -1,4 +1,5 @@
 // The mode view recall needs (type icons, allow-lists), behind one function so the observer's loader can back it.
+import { configOf, type ConfigInput } from '../config';
 import type { CairnEnv } from '../env';
 import type { TeamSettings } from '../db/team-settings';
 import { loadMode } from '../observer/modes';
@@ -20,8 +21,8 @@ export interface RecallMode {
 export const iconFor = (mode: RecallMode, type: string): string => mode.types.find((t) => t.id === type)?.emoji ?? '📝';
 
 /** Mode id in force: team setting, else the deployment's CAIRN_MODE, else `code`. */
-export function modeIdFor(env: Pick<CairnEnv, 'CAIRN_MODE'>, settings: TeamSettings): string {
-  return settings.mode ?? env.CAIRN_MODE ?? 'code';
+export function modeIdFor(env: ConfigInput, settings: TeamSettings): string {
+  return settings.mode ?? configOf(env).mode;
 }
 
 /** Loads the mode recall renders with (the observer's mode files; unknown ids fall back to `code`). */

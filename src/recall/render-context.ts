@@ -28,7 +28,12 @@ export interface ContextSummary {
   completed: string;
   nextSteps: string;
   author: string;
+  /** The agent the session ran in; shown only when it is not Claude Code. */
+  platform?: string;
 }
+
+/** ` [codex]` for a session recorded from another agent; nothing for Claude Code (the usual case costs no tokens). */
+const platformTag = (platform: string | undefined): string => (platform && platform !== 'claude-code' ? ` [${platform}]` : '');
 
 export interface ContextInput {
   projects: string[];
@@ -146,7 +151,7 @@ export function renderContext(input: ContextInput): string {
     const shown = clock === lastClock ? SAME_TIME : clock;
     lastClock = clock;
     if (row.kind === 'sum') {
-      out.push(`S${row.s.id} ${shown} ${oneLine(row.s.request, REQUEST_MAX, 'session')}${by(input.viewer, row.s.author)}`);
+      out.push(`S${row.s.id} ${shown} ${oneLine(row.s.request, REQUEST_MAX, 'session')}${platformTag(row.s.platform)}${by(input.viewer, row.s.author)}`);
       if (row.s === latest) out.push(...summaryFields(row.s));
       continue;
     }

@@ -3,7 +3,7 @@ import { Hono, type Context } from 'hono';
 import { requireScope } from '../auth/middleware';
 import { settingsFor } from '../db/team-settings';
 import { viewerOf } from '../db/visibility';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { parseWith } from '../lib/validate';
 import { recallMode, modeIdFor } from './mode';
 import { ContextQuery, DEFAULT_DEPTH, FileContextQuery, PromptContextQuery, TimelineQuery } from './params';

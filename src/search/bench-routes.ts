@@ -1,4 +1,5 @@
 // Local-only benchmark helpers (CAIRN_LOCAL=1, admin scope): bulk-seed observations and a baseline query.
+import { configOf } from '../config';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { requireScope } from '../auth/middleware';
@@ -8,7 +9,7 @@ import { db } from '../db/client';
 import { insertObservation, insertObservationFiles } from '../db/observations';
 import { ensureProject } from '../db/projects';
 import { upsertSession } from '../db/sessions';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { notFound } from '../lib/errors';
 import { readJson } from '../lib/validate';
 
@@ -16,7 +17,7 @@ export const benchRoutes = new Hono<AppEnv>();
 
 // Outside local runs these routes do not exist at all.
 benchRoutes.use('/api/admin/bench/*', async (c, next) => {
-  if (c.env.CAIRN_LOCAL !== '1') throw notFound('route');
+  if (!configOf(c.env).local) throw notFound('route');
   await next();
 }, requireScope('admin'));
 

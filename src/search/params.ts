@@ -49,6 +49,8 @@ export const SearchParams = z.object({
   concept: list,
   file: list,
   author: list,
+  /** The agent the record's session ran in (claude-code, codex, gemini, …). */
+  platform: list,
   since: instant,
   until: instant,
   limit: int(1, 100, 20),
@@ -76,7 +78,7 @@ export const appliesTo = (p: SearchParams, kind: RecordKind) =>
   kind === 'observation' || p.type.length + p.concept.length + p.file.length === 0;
 
 export const hasFilter = (p: SearchParams) =>
-  p.project.length + p.type.length + p.concept.length + p.file.length + p.author.length > 0 || p.since !== undefined || p.until !== undefined;
+  p.project.length + p.type.length + p.concept.length + p.file.length + p.author.length + p.platform.length > 0 || p.since !== undefined || p.until !== undefined;
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
@@ -113,6 +115,10 @@ export function filterSql(p: SearchParams, projectIds: number[] | null, kind: Re
   if (p.author.length) {
     parts.push(`${a}.author_user_id IN (SELECT id FROM users WHERE team_id = ${a}.team_id AND handle IN (${marks(p.author.length)}))`);
     params.push(...p.author);
+  }
+  if (p.platform.length) {
+    parts.push(`${a}.session_id IN (SELECT id FROM sessions WHERE team_id = ${a}.team_id AND platform IN (${marks(p.platform.length)}))`);
+    params.push(...p.platform);
   }
   if (p.since !== undefined) {
     parts.push(`${a}.created_at >= ?`);

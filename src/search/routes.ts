@@ -1,7 +1,7 @@
 // Search API: GET /api/search (observations, summaries, prompts; hybrid FTS5 + vectors) and the admin vector backfill.
 import { Hono } from 'hono';
 import { requireScope } from '../auth/middleware';
-import type { AppEnv } from '../env';
+import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
@@ -27,6 +27,7 @@ searchRoutes.get('/api/search', requireScope('read'), async (c) => {
     concept: many('concept'),
     file: many('file'),
     author: many('author'),
+    platform: many('platform'),
     since: one('since'),
     until: one('until'),
     limit: one('limit'),

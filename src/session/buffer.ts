@@ -1,12 +1,15 @@
 // The SessionDO's durable state in its own SQLite: pending events (claim → confirm), ids already seen,
 // dead letters, prompts of this session, the turn lease and small counters. Synchronous SQL only.
 import { migrateDoSqlite, type DoSchemaSteps } from '../db/do-schema';
+import type { PromptMark } from './filing';
 import type { BufferedEvent, EventSnapshot, PendingRow } from './types';
 
 /** Ids of accepted events are remembered this long so that client retries are recognised. */
 export const SEEN_RETENTION_MS = 3 * 24 * 3_600_000;
-/** Prompts kept for the observer's session info; older ones are not needed once their events are stored. */
+/** Prompt texts kept for the observer's session info; older prompts keep only what filing needs (no text). */
 const PROMPTS_KEPT = 20;
+/** `prompt_number` of an event that waits for its prompt's own event (see filing.ts). */
+export const WAITING = -1;
 /** Rows looked at when choosing a turn: far more than one turn takes (20), far fewer than a backlog can hold. */
 const CANDIDATE_LIMIT = 200;
 
@@ -39,10 +42,29 @@ CREATE TABLE IF NOT EXISTS dead_letters (
   occurred_at INTEGER NOT NULL, prompt_number INTEGER NOT NULL, attempts INTEGER NOT NULL, last_error TEXT, failed_at INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS prompts (prompt_number INTEGER PRIMARY KEY, private INTEGER NOT NULL, text TEXT NOT NULL, occurred_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS idx_pending_time ON pending (occurred_at);
 CREATE TABLE IF NOT EXISTS lease (id INTEGER PRIMARY KEY CHECK (id = 1), claim_id TEXT NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 `,
+  // 2: prompt ids, client order and turn keys. Objects that predate versioning may have some of these already.
+  (sql) => addMissingColumns(sql),
 ];
+
+/** Columns of step 2, each added only where missing (objects written before versioning may have it). */
+const ADDED_COLUMNS: [table: string, column: string, decl: string][] = [
+  ['pending', 'prompt_id', 'TEXT'],
+  ['pending', 'client_seq', 'INTEGER'],
+  ['pending', 'turn_key', 'TEXT'],
+  ['prompts', 'prompt_id', 'TEXT'],
+  ['prompts', 'client_seq', 'INTEGER'],
+];
+
+function addMissingColumns(sql: SqlStorage): void {
+  for (const [table, column, decl] of ADDED_COLUMNS) {
+    const has = sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pragma_table_info(?) WHERE name = ?', table, column).one().n > 0;
+    if (!has) sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
+  }
+}
 
 interface PendingSql extends Record<string, SqlStorageValue> {
   seq: number;
@@ -57,6 +79,9 @@ interface PendingSql extends Record<string, SqlStorageValue> {
   attempts: number;
   last_error: string | null;
   claim_id: string | null;
+  prompt_id: string | null;
+  client_seq: number | null;
+  turn_key: string | null;
 }
 
 const toRow = (r: PendingSql): PendingRow => ({
@@ -72,6 +97,9 @@ const toRow = (r: PendingSql): PendingRow => ({
   attempts: r.attempts,
   lastError: r.last_error,
   claimId: r.claim_id,
+  promptId: r.prompt_id,
+  clientSeq: r.client_seq,
+  turnKey: r.turn_key,
 });
 
 /** Events filed under the same key may share an observer turn: same project, prompt, author, device, agent. */
@@ -107,24 +135,105 @@ export class EventBuffer {
     this.sql.exec('INSERT OR IGNORE INTO seen (event_id, prompt_number, seen_at) VALUES (?, ?, ?)', eventId, promptNumber, now);
   }
 
+  /** The last prompt number given out (prompts of a session emptied by retention count via `prompt_base`). */
   currentPrompt(): number {
-    return this.sql.exec<{ n: number | null }>('SELECT MAX(prompt_number) AS n FROM prompts').one().n ?? 0;
+    const n = this.sql.exec<{ n: number | null }>('SELECT MAX(prompt_number) AS n FROM prompts').one().n ?? 0;
+    return Math.max(n, this.get<number>('prompt_base', 0));
   }
 
-  addPrompt(promptNumber: number, isPrivate: boolean, text: string, occurredAt: number): void {
+  addPrompt(p: PromptMark, text: string): void {
     this.sql.exec(
-      'INSERT OR IGNORE INTO prompts (prompt_number, private, text, occurred_at) VALUES (?, ?, ?, ?)',
-      promptNumber,
-      isPrivate ? 1 : 0,
-      isPrivate ? '' : text,
-      occurredAt,
+      'INSERT OR IGNORE INTO prompts (prompt_number, private, text, occurred_at, prompt_id, client_seq) VALUES (?, ?, ?, ?, ?, ?)',
+      p.promptNumber,
+      p.private ? 1 : 0,
+      p.private ? '' : text,
+      p.occurredAt,
+      p.promptId,
+      p.clientSeq,
     );
-    this.sql.exec('DELETE FROM prompts WHERE prompt_number <= ?', promptNumber - PROMPTS_KEPT);
+    // Old prompts stay as marks (late events must still find them, private ones above all); only the text goes.
+    this.sql.exec("UPDATE prompts SET text = '' WHERE prompt_number <= ? AND text != ''", p.promptNumber - PROMPTS_KEPT);
   }
 
-  prompt(promptNumber: number): { private: boolean; text: string } | null {
-    const row = this.sql.exec<{ private: number; text: string }>('SELECT private, text FROM prompts WHERE prompt_number = ?', promptNumber).toArray()[0];
-    return row ? { private: row.private === 1, text: row.text } : null;
+  prompt(promptNumber: number): { private: boolean; text: string; promptId: string | null } | null {
+    const row = this.sql
+      .exec<{ private: number; text: string; prompt_id: string | null }>('SELECT private, text, prompt_id FROM prompts WHERE prompt_number = ?', promptNumber)
+      .toArray()[0];
+    return row ? { private: row.private === 1, text: row.text, promptId: row.prompt_id } : null;
+  }
+
+  /** Every prompt of the session as filing sees it, in arrival order. */
+  promptMarks(): PromptMark[] {
+    return this.sql
+      .exec<{ prompt_number: number; prompt_id: string | null; occurred_at: number; client_seq: number | null; private: number }>(
+        'SELECT prompt_number, prompt_id, occurred_at, client_seq, private FROM prompts ORDER BY prompt_number',
+      )
+      .toArray()
+      .map((r) => ({ promptNumber: r.prompt_number, promptId: r.prompt_id, occurredAt: r.occurred_at, clientSeq: r.client_seq, private: r.private === 1 }));
+  }
+
+  promptById(promptId: string): number | null {
+    const row = this.sql.exec<{ prompt_number: number }>('SELECT prompt_number FROM prompts WHERE prompt_id = ?', promptId).toArray()[0];
+    return row ? row.prompt_number : null;
+  }
+
+  /**
+   * Events a newly arrived prompt may claim: those that name it, and those that happened at or after its
+   * start (they may have been filed under an earlier prompt, or be waiting). Payloads are not loaded.
+   */
+  refileCandidates(promptId: string | null, since: number): PendingRow[] {
+    return this.sql
+      .exec<PendingSql>(
+        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, last_error, claim_id,
+                prompt_id, client_seq, turn_key
+           FROM pending WHERE occurred_at >= ? OR (prompt_id IS NOT NULL AND prompt_id = ?)`,
+        since,
+        promptId ?? '',
+      )
+      .toArray()
+      .map(toRow);
+  }
+
+  /** Files a buffered event under another prompt (or back to waiting). */
+  refile(seq: number, promptNumber: number, groupKey: string): void {
+    this.sql.exec('UPDATE pending SET prompt_number = ?, group_key = ? WHERE seq = ?', promptNumber, groupKey, seq);
+  }
+
+  /** Drops a buffered event for good (its prompt turned out private): it is never shown to the observer. */
+  drop(seq: number): void {
+    this.sql.exec('DELETE FROM pending WHERE seq = ?', seq);
+  }
+
+  /** Waiting events that have waited since before `cutoff` (their prompt's event never came). */
+  overdueWaiting(cutoff: number): PendingRow[] {
+    return this.sql
+      .exec<PendingSql>(
+        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, last_error, claim_id,
+                prompt_id, client_seq, turn_key
+           FROM pending WHERE prompt_number = ? AND received_at < ?`,
+        WAITING,
+        cutoff,
+      )
+      .toArray()
+      .map(toRow);
+  }
+
+  /** When the oldest waiting event arrived, or null when none waits. */
+  oldestWaiting(): number | null {
+    return this.sql.exec<{ t: number | null }>('SELECT MIN(received_at) AS t FROM pending WHERE prompt_number = ?', WAITING).one().t;
+  }
+
+  /** Events a turn may take now (filed, not waiting). */
+  readyCount(): number {
+    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pending WHERE prompt_number != ? AND claim_id IS NULL', WAITING).one().n;
+  }
+
+  /** Current prompt numbers of the given events (missing ones were dropped). */
+  filedUnder(seqs: number[]): Map<number, number> {
+    const rows = this.sql
+      .exec<{ seq: number; prompt_number: number }>('SELECT seq, prompt_number FROM pending WHERE seq IN (SELECT value FROM json_each(?))', JSON.stringify(seqs))
+      .toArray();
+    return new Map(rows.map((r) => [r.seq, r.prompt_number]));
   }
 
   // --- pending events -------------------------------------------------------------------------------------
@@ -135,8 +244,8 @@ export class EventBuffer {
         ? { toolName: e.toolName, toolInput: e.toolInput, toolResponse: e.toolResponse, cwd: e.cwd, projectRoot: e.projectRoot, toolUseId: e.toolUseId, agentId: e.agentId, agentType: e.agentType }
         : { lastAssistantMessage: e.lastAssistantMessage, agentId: e.agentId ?? null, agentType: null };
     this.sql.exec(
-      `INSERT INTO pending (event_id, kind, payload, chars, occurred_at, received_at, prompt_number, snapshot, group_key)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO pending (event_id, kind, payload, chars, occurred_at, received_at, prompt_number, snapshot, group_key, prompt_id, client_seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       e.eventId,
       e.kind,
       JSON.stringify(payload),
@@ -146,6 +255,8 @@ export class EventBuffer {
       promptNumber,
       JSON.stringify(e.snapshot),
       groupKey(e.snapshot, promptNumber, payload.agentId ?? null),
+      e.promptId ?? null,
+      e.clientSeq ?? null,
     );
   }
 
@@ -156,8 +267,10 @@ export class EventBuffer {
   candidates(limit = CANDIDATE_LIMIT): PendingRow[] {
     return this.sql
       .exec<PendingSql>(
-        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, last_error, claim_id
-           FROM pending ORDER BY prompt_number, kind = 'summarize', seq LIMIT ?`,
+        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, last_error, claim_id,
+                prompt_id, client_seq, turn_key
+           FROM pending WHERE prompt_number != ? ORDER BY prompt_number, kind = 'summarize', seq LIMIT ?`,
+        WAITING,
         limit,
       )
       .toArray()
@@ -180,8 +293,25 @@ export class EventBuffer {
     return { pending: row.total - row.claimed, inFlight: row.claimed };
   }
 
-  claim(claimId: string, seqs: number[]): void {
-    for (const seq of seqs) this.sql.exec('UPDATE pending SET claim_id = ? WHERE seq = ?', claimId, seq);
+  /**
+   * Claims events for a turn. `turnKey` names the turn in D1 (stored with its rows): a turn that died after
+   * its store is formed again from the same events under the same key, so it is recognised as stored.
+   */
+  claim(claimId: string, seqs: number[], turnKey: string): void {
+    for (const seq of seqs) this.sql.exec('UPDATE pending SET claim_id = ?, turn_key = ? WHERE seq = ?', claimId, turnKey, seq);
+  }
+
+  /** The events of a turn that was claimed and may have been stored before it died, if any waits. */
+  unfinishedTurn(): { turnKey: string; seqs: number[] } | null {
+    const head = this.sql
+      .exec<{ turn_key: string }>('SELECT turn_key FROM pending WHERE turn_key IS NOT NULL AND claim_id IS NULL ORDER BY seq LIMIT 1')
+      .toArray()[0];
+    if (!head) return null;
+    const seqs = this.sql
+      .exec<{ seq: number }>('SELECT seq FROM pending WHERE turn_key = ? AND claim_id IS NULL ORDER BY seq', head.turn_key)
+      .toArray()
+      .map((r) => r.seq);
+    return { turnKey: head.turn_key, seqs };
   }
 
   /** Claims left behind by a turn that died are given back (only called when no live lease exists). */
@@ -195,11 +325,18 @@ export class EventBuffer {
   }
 
   /** Gives a claim back for a later turn; `countAttempt` spends one try of each event's retry budget. */
-  release(claimId: string, countAttempt: boolean, error: string): void {
+  /**
+   * Gives a claim back for a later turn; `countAttempt` spends one try of each event's retry budget.
+   * `mayBeStored`: the turn failed at or after its D1 write, so it keeps its turn key (see `claim`);
+   * otherwise nothing was stored and the events may form new turns.
+   */
+  release(claimId: string, countAttempt: boolean, error: string, mayBeStored = false): void {
     this.sql.exec(
-      'UPDATE pending SET claim_id = NULL, attempts = attempts + ?, last_error = ? WHERE claim_id = ?',
+      `UPDATE pending SET claim_id = NULL, attempts = attempts + ?, last_error = ?, turn_key = CASE WHEN ? THEN turn_key ELSE NULL END
+        WHERE claim_id = ?`,
       countAttempt ? 1 : 0,
       error.slice(0, 500),
+      mayBeStored ? 1 : 0,
       claimId,
     );
   }
@@ -217,6 +354,10 @@ export class EventBuffer {
       this.sql.exec('DELETE FROM pending WHERE seq = ?', r.seq);
     }
     return rows.length;
+  }
+
+  deadLetterCount(): number {
+    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM dead_letters').one().n;
   }
 
   deadLetters(limit = 50): { event_id: string; kind: string; tool_name: string | null; attempts: number; last_error: string | null; failed_at: number }[] {

@@ -33,6 +33,7 @@ export function turnContext(head: PendingRow): TurnContext {
     projectId: s.projectId,
     sessionDbId: s.sessionDbId,
     promptNumber: head.promptNumber,
+    promptId: null,
     authorUserId: s.userId,
     deviceId: s.deviceId,
     agentId: head.payload.agentId,
@@ -45,8 +46,7 @@ export function turnRecord(
   observations: ParsedObservation[],
   summary: ParsedSummary | null,
   tokens: number,
-  generationId: string | null,
-  storedAt: number,
+  ids: { generationId: string | null; turnKey: string; promptId: string | null; storedAt: number },
 ): TurnRecord {
   const times = observationTimes(
     batch.filter((r) => r.kind === 'observation').map((r) => r.occurredAt),
@@ -58,11 +58,12 @@ export function turnRecord(
     roots.length ? { ...o, filesRead: relativeToRoots(o.filesRead, roots), filesModified: relativeToRoots(o.filesModified, roots) } : o;
   const summaryRow = batch.find((r) => r.kind === 'summarize');
   return {
-    context: turnContext(batch[0]!),
+    context: { ...turnContext(batch[0]!), promptId: ids.promptId },
     observations: observations.map((observation, i) => ({ observation: portable(observation), createdAt: times[i] ?? last.occurredAt })),
     summary: summary ? { summary, createdAt: (summaryRow ?? last).occurredAt } : null,
     discoveryTokens: tokens,
-    generationId,
-    storedAt,
+    generationId: ids.generationId,
+    turnKey: ids.turnKey,
+    storedAt: ids.storedAt,
   };
 }

@@ -1,5 +1,5 @@
 // Pure rules of the observer loop: which pending events form the next turn, and how long to wait after a failure.
-import type { BackoffKind } from '../teams/team-do';
+import type { BackoffKind } from '../slots/team-do';
 import type { ObserverFailureKind } from '../observer/types';
 import type { PendingRow } from './types';
 

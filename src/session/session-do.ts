@@ -1,5 +1,6 @@
 // SessionDO: one per agent session (`team:session`). A durable buffer of hook events and the alarm-driven
 // observer loop: claim → observe → store in D1 → confirm, one turn at a time, never losing an event.
+import { configOf } from '../config';
 import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
 import type { ConversationState } from '../observer/conversation';
@@ -9,11 +10,16 @@ import { runTurn } from '../observer/turn';
 import type { ObserverProvider } from '../observer/types';
 import { defaultAfterStore, type AfterStore } from '../store/after-store';
 import { storeTurn } from '../store/turn-store';
-import { teamObjectName } from '../teams/team-do';
+import { teamStub } from '../slots/team-do';
 import { indexObservations } from '../vectors/index-observations';
+import { addDeadLetters } from '../db/retention';
+import { turnStored } from '../db/turns';
 import { EventBuffer } from './buffer';
+import { fileEvent } from './filing';
 import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
 import { MAX_ATTEMPTS, planFailure, selectBatch, type FailureKind } from './policy';
+import { fileOverdue, refileForPrompt, targetOf, WAIT_FOR_PROMPT_MS } from './refile';
+import { retentionMs, retentionStep } from './retention';
 import type { EnqueueInput, EnqueueResult, PendingRow, SessionStatus } from './types';
 
 /** How long one turn may hold the session; a turn that died is taken over after this. */
@@ -30,7 +36,7 @@ export interface SessionSeams {
 class Abandoned extends Error {}
 
 export class SessionDO extends DurableObject<CairnEnv> {
-  readonly #buffer: EventBuffer;
+  #buffer: EventBuffer;
   /** Test seams only (not reachable over RPC: instance fields are not methods). */
   testSeams: SessionSeams = {};
 
@@ -55,25 +61,78 @@ export class SessionDO extends DurableObject<CairnEnv> {
     if (b.get<unknown>('session', null) === null) b.set('session', { teamId: input.snapshot.teamId, sessionKey: input.snapshot.sessionKey });
     if (b.get<string | null>('mode', null) !== input.modeId) b.set('mode', input.modeId);
 
+    const mark = { promptId: input.promptId ?? null, occurredAt: input.occurredAt, clientSeq: input.clientSeq ?? null };
+
     if (input.kind === 'init') {
+      // The same prompt sent again under another event id (a client retry) is still one prompt.
+      const known = mark.promptId !== null ? b.promptById(mark.promptId) : null;
+      if (known !== null) {
+        b.markSeen(input.eventId, known, now);
+        return { accepted: true, duplicate: true, promptNumber: known };
+      }
       const n = b.currentPrompt() + 1;
-      b.addPrompt(n, input.private, input.prompt, input.occurredAt);
+      const prompt = { ...mark, promptNumber: n, private: input.private };
+      b.addPrompt(prompt, input.prompt);
       b.markSeen(input.eventId, n, now);
+      // Events that happened during this prompt but arrived before it move under it (or go, if it is private).
+      if (refileForPrompt(b, prompt) > 0) await this.#ensureAlarm(now);
       return { accepted: true, duplicate: false, promptNumber: n };
     }
-    const n = b.currentPrompt();
-    b.markSeen(input.eventId, n, now);
     if (input.kind === 'end') {
+      const n = b.currentPrompt();
+      b.markSeen(input.eventId, n, now);
       b.set('ended_at', input.occurredAt);
+      b.set('ended_received_at', now);
+      await this.#scheduleNext();
       return { accepted: true, duplicate: false, promptNumber: n };
     }
-    // A fully private prompt: nothing its turn did is kept, not even in the buffer.
-    if (b.prompt(n)?.private) return { accepted: false, duplicate: false, promptNumber: n, skipped: 'private' };
+    const filing = fileEvent(b.promptMarks(), mark);
+    const n = targetOf(filing);
+    b.markSeen(input.eventId, n, now);
+    // The prompt during which it happened is private: nothing its turn did is kept, not even in the buffer.
+    if (filing.kind === 'prompt' && filing.prompt?.private) return { accepted: false, duplicate: false, promptNumber: n, skipped: 'private' };
     // A subagent's stop is not the end of the user's request; the main agent's summary covers it.
     if (input.kind === 'summarize' && input.agentId) return { accepted: false, duplicate: false, promptNumber: n, skipped: 'subagent_summary' };
     b.insert(input, n, now);
-    await this.#ensureAlarm(now);
+    await this.#ensureAlarm(now, filing.kind === 'wait');
     return { accepted: true, duplicate: false, promptNumber: n };
+  }
+
+  /**
+   * Forgets everything this session holds: buffered events (tool input and output), prompt texts, the
+   * observer conversation, dead letters, counters. The object starts empty if the session goes on.
+   */
+  async forgetAll(): Promise<void> {
+    await this.#empty();
+  }
+
+  /**
+   * Deletes all storage. Only the last prompt number stays (no text): a session resumed later goes on
+   * numbering its prompts after it instead of colliding with the prompts D1 already has.
+   */
+  async #empty(): Promise<void> {
+    const last = this.#buffer.currentPrompt();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.#buffer = new EventBuffer(this.ctx.storage.sql);
+    if (last > 0) this.#buffer.set('prompt_base', last);
+  }
+
+  /** Retention: true when this alarm was about the ended session's storage (and nothing else is due). */
+  async #retire(now: number): Promise<boolean> {
+    const b = this.#buffer;
+    const step = retentionStep({ endedAt: b.get<number | null>('ended_received_at', null), pending: b.counts(null).pending }, retentionMs(this.env.SESSION_RETENTION_SECONDS), now);
+    if (step.kind === 'keep') return false;
+    if (step.kind === 'wait') {
+      await this.ctx.storage.setAlarm(step.at);
+      return true;
+    }
+    const session = b.get<{ teamId: number; sessionKey: string } | null>('session', null);
+    const dead = b.deadLetterCount();
+    // Counted into D1 first: if that fails, the alarm throws and is retried with the storage still there.
+    if (session) await addDeadLetters(this.env.DB, session.teamId, session.sessionKey, dead);
+    await this.#empty();
+    return true;
   }
 
   async status(): Promise<SessionStatus> {
@@ -110,6 +169,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
       await this.ctx.storage.setAlarm(live.expiresAt);
       return;
     }
+    if (await this.#retire(now)) return;
     const backoff = b.get<number>('backoff_until', 0);
     if (backoff > now) {
       await this.ctx.storage.setAlarm(backoff);
@@ -120,12 +180,13 @@ export class SessionDO extends DurableObject<CairnEnv> {
     // events whose retry budget is spent before choosing the next batch.
     b.releaseStaleClaims();
     b.deadLetter(MAX_ATTEMPTS, now);
-    if (b.counts(null).pending === 0) return;
+    fileOverdue(b, now);
+    if (b.readyCount() === 0) return this.#scheduleNext();
 
     const claimId = crypto.randomUUID();
     b.takeLease(claimId, now + LEASE_MS);
     const session = b.get<{ teamId: number; sessionKey: string } | null>('session', null);
-    const team = session ? this.env.TEAMS.getByName(teamObjectName(session.teamId)) : null;
+    const team = session ? teamStub(this.env, session.teamId) : null;
     let abandoned = false;
     let slot = false;
     let retryAt: number | null = null;
@@ -138,12 +199,15 @@ export class SessionDO extends DurableObject<CairnEnv> {
         }
         slot = true;
       }
-      // Chosen after the await: events that arrived meanwhile join this turn.
-      const chosen = selectBatch(b.candidates()).map((r) => r.seq);
+      // A turn that died after its D1 write is formed again from the same events, under its own key.
+      // Otherwise chosen after the await: events that arrived meanwhile join this turn.
+      const again = b.unfinishedTurn();
+      const chosen = again ? again.seqs : selectBatch(b.candidates()).map((r) => r.seq);
       if (chosen.length === 0) return;
-      b.claim(claimId, chosen);
+      const turnKey = again?.turnKey ?? claimId;
+      b.claim(claimId, chosen, turnKey);
       const batch = b.load(chosen);
-      await this.#turn(claimId, batch);
+      await this.#turn(claimId, turnKey, batch, again !== null);
     } catch (err) {
       if (err instanceof Abandoned) abandoned = true;
       else await this.#fail(claimId, 'store', null, err);
@@ -160,17 +224,19 @@ export class SessionDO extends DurableObject<CairnEnv> {
     }
   }
 
-  async #turn(claimId: string, batch: PendingRow[]): Promise<void> {
+  async #turn(claimId: string, turnKey: string, batch: PendingRow[], replay: boolean): Promise<void> {
     const b = this.#buffer;
     const head = batch[0]!;
     const prompt = b.prompt(head.promptNumber);
     if (prompt?.private) return this.#confirm(claimId, null, 0);
+    // Stored once with any observer: a replayed turn already in D1 is confirmed, not observed (and reworded) again.
+    if (replay && (await turnStored(this.env.DB, head.snapshot.teamId, turnKey))) return this.#confirm(claimId, null, 0);
 
     const events = batch.filter((r) => r.kind === 'observation').map(toToolEvent);
     const summaryRow = batch.find((r) => r.kind === 'summarize');
     const state = b.get<ConversationState | null>('conversation', null);
     const outcome = await runTurn(this.#provider(), {
-      mode: loadMode(b.get<string | null>('mode', null) ?? this.env.CAIRN_MODE),
+      mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.env).mode),
       session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
       events,
       summary: summaryRow ? toSummaryRequest(summaryRow) : null,
@@ -184,6 +250,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
       return;
     }
 
+    if (this.#refiledDuring(claimId, batch)) return;
+
     switch (outcome.kind) {
       case 'failure':
         return this.#fail(claimId, outcome.failure.kind, outcome.failure.retryAfterMs, outcome.failure);
@@ -195,7 +263,12 @@ export class SessionDO extends DurableObject<CairnEnv> {
         return this.#confirm(claimId, outcome.state, 0);
       case 'parsed': {
         const u = outcome.usage;
-        const record = turnRecord(batch, outcome.observations, outcome.summary, u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens, outcome.state.generation, Date.now());
+        const record = turnRecord(batch, outcome.observations, outcome.summary, u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens, {
+          generationId: outcome.state.generation,
+          turnKey,
+          promptId: prompt?.promptId ?? null,
+          storedAt: Date.now(),
+        });
         this.#seam('before-store');
         const stored = await storeTurn(this.env.DB, record);
         this.#seam('after-store');
@@ -206,6 +279,23 @@ export class SessionDO extends DurableObject<CairnEnv> {
         }
       }
     }
+  }
+
+  /**
+   * A prompt that arrived while the observer worked may have taken some of the turn's events (a late
+   * private prompt above all). Then nothing of the turn is stored: the private prompt's events are dropped
+   * and the others go back to be observed under their own prompt.
+   */
+  #refiledDuring(claimId: string, batch: PendingRow[]): boolean {
+    const b = this.#buffer;
+    const now = b.filedUnder(batch.map((r) => r.seq));
+    if (batch.every((r) => now.get(r.seq) === r.promptNumber)) return false;
+    for (const r of batch) {
+      const n = now.get(r.seq);
+      if (n !== undefined && b.prompt(n)?.private) b.drop(r.seq);
+    }
+    b.release(claimId, false, 'a prompt that arrived during the turn took some of its events');
+    return true;
   }
 
   /** Deletes the claimed events and records the turn; one synchronous (atomic) write. */
@@ -226,14 +316,14 @@ export class SessionDO extends DurableObject<CairnEnv> {
     if (kind === 'store' || kind === 'server' || kind === 'network') console.error('observer turn failed', { claimId, message });
     else console.warn('observer turn backing off', { claimId, message, delayMs: plan.delayMs });
     const until = Date.now() + plan.delayMs;
-    b.release(claimId, plan.countsAttempt, message);
+    b.release(claimId, plan.countsAttempt, message, kind === 'store');
     b.set('streak', streak + 1);
     b.set('backoff_until', until);
     b.set('last_error', message);
     const session = b.get<{ teamId: number } | null>('session', null);
     if (plan.shared && session) {
       // Awaited (it is one small RPC) so that other sessions of the team see it before this turn ends.
-      await this.env.TEAMS.getByName(teamObjectName(session.teamId))
+      await teamStub(this.env, session.teamId)
         .reportBackoff(plan.shared, until)
         .catch((e: unknown) => console.warn('team back-off report failed', { message: String(e) }));
     }
@@ -248,15 +338,30 @@ export class SessionDO extends DurableObject<CairnEnv> {
     return this.testSeams.provider ?? (this.#providerCache ??= createProvider(this.env));
   }
 
-  async #ensureAlarm(now: number): Promise<void> {
-    if ((await this.ctx.storage.getAlarm()) !== null) return;
+  /** Makes sure an alarm comes by the time work is due: an earlier alarm is kept, a later one brought forward. */
+  async #ensureAlarm(now: number, waiting = false): Promise<void> {
     const lease = this.#buffer.lease(now);
-    await this.ctx.storage.setAlarm(lease ? lease.expiresAt : Math.max(now, this.#buffer.get<number>('backoff_until', 0)));
+    const due = lease ? lease.expiresAt : waiting ? now + WAIT_FOR_PROMPT_MS : Math.max(now, this.#buffer.get<number>('backoff_until', 0));
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > due) await this.ctx.storage.setAlarm(due);
   }
 
   async #scheduleNext(): Promise<void> {
     const b = this.#buffer;
-    if (b.counts(null).pending === 0) return;
-    await this.ctx.storage.setAlarm(Math.max(Date.now(), b.get<number>('backoff_until', 0)));
+    if (b.readyCount() > 0) return this.ctx.storage.setAlarm(Math.max(Date.now(), b.get<number>('backoff_until', 0)));
+    // Only waiting events: wake when the oldest has waited long enough to be filed by its time.
+    const waiting = b.oldestWaiting();
+    if (waiting !== null) return this.ctx.storage.setAlarm(waiting + WAIT_FOR_PROMPT_MS);
+    // Nothing left to observe: an ended session's storage goes once its retention time has passed.
+    const step = retentionStep({ endedAt: b.get<number | null>('ended_received_at', null), pending: b.counts(null).pending }, retentionMs(this.env.SESSION_RETENTION_SECONDS), Date.now());
+    if (step.kind !== 'keep') await this.ctx.storage.setAlarm(step.kind === 'wait' ? step.at : Date.now());
   }
+}
+
+/** One SessionDO per (team, agent session). */
+export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
+
+/** The session's Durable Object, typed: the one place the SESSIONS binding meets this class. */
+export function sessionStub(env: Pick<CairnEnv, 'SESSIONS'>, teamId: number, sessionKey: string): DurableObjectStub<SessionDO> {
+  return env.SESSIONS.getByName(sessionObjectName(teamId, sessionKey));
 }

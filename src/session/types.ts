@@ -18,6 +18,10 @@ interface Common {
   snapshot: EventSnapshot;
   /** Observer mode of the team when the event arrived (e.g. `code--zh`). */
   modeId: string;
+  /** The agent's own id of the prompt the event belongs to, when the client sent one. */
+  promptId?: string | null;
+  /** The client's per-machine event counter, when sent: breaks ties of occurredAt. */
+  clientSeq?: number | null;
 }
 
 export interface InitInput extends Common {
@@ -86,6 +90,11 @@ export interface PendingRow {
   attempts: number;
   lastError: string | null;
   claimId: string | null;
+  /** The agent's own id of the prompt the event names, when the client sent one. */
+  promptId: string | null;
+  clientSeq: number | null;
+  /** The turn that claimed this event last and may have stored it (see EventBuffer.claim). */
+  turnKey: string | null;
 }
 
 export interface DeadLetterInfo {

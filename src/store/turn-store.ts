@@ -5,7 +5,7 @@ import { runBatch } from '../db/batch';
 import { db, type Db } from '../db/client';
 import { insertObservation, insertObservationFiles } from '../db/observations';
 import { insertSummary } from '../db/summaries';
-import type { StoredNotice } from '../live/notify';
+import type { StoredNotice } from '../live/hub-do';
 import type { ParsedObservation, ParsedSummary } from '../observer/types';
 import { observationHash, summaryHash } from './hash';
 
@@ -15,6 +15,8 @@ export interface TurnContext {
   projectId: number;
   sessionDbId: number;
   promptNumber: number;
+  /** The agent's own id of that prompt, when its client sent one. */
+  promptId: string | null;
   authorUserId: number;
   deviceId: number | null;
   agentId: string | null;
@@ -29,6 +31,8 @@ export interface TurnRecord {
   /** Tokens the observer spent on this turn; spread over its observations. */
   discoveryTokens: number;
   generationId: string | null;
+  /** Names the turn (the claim that first took its events); a replay of a stored turn is recognised by it. */
+  turnKey: string | null;
   storedAt: number;
 }
 
@@ -85,7 +89,7 @@ export async function storeTurn(d1: D1Database | Db, turn: TurnRecord): Promise<
     obsIndex.push(queries.length);
     queries.push(
       insertObservation(d, {
-        ...place, agentId: c.agentId, agentType: c.agentType, generationId: turn.generationId,
+        ...place, agentId: c.agentId, agentType: c.agentType, generationId: turn.generationId, promptId: c.promptId, turnKey: turn.turnKey,
         createdAt, storedAt: turn.storedAt, discoveryTokens: tokens[i] ?? 0, contentHash,
       }, o),
     );
@@ -100,7 +104,10 @@ export async function storeTurn(d1: D1Database | Db, turn: TurnRecord): Promise<
     queries.push(
       insertSummary(
         d,
-        { ...place, createdAt: turn.summary.createdAt, contentHash: await summaryHash(c.sessionDbId, c.promptNumber, s) },
+        {
+          ...place, promptId: c.promptId, turnKey: turn.turnKey, createdAt: turn.summary.createdAt,
+          contentHash: await summaryHash(c.sessionDbId, c.promptNumber, s),
+        },
         {
           request: s.request ?? '', investigated: s.investigated ?? '', learned: s.learned ?? '', completed: s.completed ?? '',
           nextSteps: s.nextSteps ?? '', notes: s.notes,

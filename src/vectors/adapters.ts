@@ -1,4 +1,5 @@
 // Picks the vector index and embedder for this environment: local (D1 + offline embedder) or Cloudflare's.
+import { configOf } from '../config';
 import type { CairnEnv } from '../env';
 import { LocalEmbedder } from './local-embedder';
 import { LocalVectorIndex } from './local-index';
@@ -11,7 +12,7 @@ import { WorkersAiEmbedder } from './workers-ai-embedder';
  * Workers AI bindings only work remotely. Null when neither is available; search then uses FTS alone.
  */
 export function getVectorAdapters(env: CairnEnv): VectorAdapters | null {
-  if (env.CAIRN_LOCAL === '1') return { index: new LocalVectorIndex(env.DB), embedder: new LocalEmbedder() };
+  if (configOf(env).local) return { index: new LocalVectorIndex(env.DB), embedder: new LocalEmbedder() };
   if (env.VECTORS && env.AI) {
     return {
       index: new VectorizeVectorIndex(env.VECTORS),

@@ -6,11 +6,12 @@ import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
 import { sessionIdByKey, teamHandles } from '../db/feed';
 import { loadViewer } from '../db/visibility';
-import type { AppEnv, CairnEnv } from '../env';
+import type { AppEnv } from '../auth/types';
+import type { CairnEnv } from '../env';
 import { AppError, notFound } from '../lib/errors';
 import { parseWith } from '../lib/validate';
-import { hubName } from '../live/notify';
-import { loadFeed, loadSession, parseCursor } from './feed';
+import { hubStub } from '../live/hub-do';
+import { loadFeed, loadSession, parseCursor } from '../feed/feed';
 
 export const viewerApi = new Hono<AppEnv>();
 
@@ -91,7 +92,7 @@ viewerApi.get('/api/live', async (c) => {
   const keys = parseWith(z.array(projectKey).max(10), c.req.queries('project') ?? []);
   const auth = c.get('auth');
   const projectIds = await projectFilter(c.env, auth, keys);
-  const hub = c.env.HUBS.get(c.env.HUBS.idFromName(hubName(auth.teamId)));
+  const hub = hubStub(c.env, auth.teamId);
   const stream = await hub.subscribe(auth.teamId, { userId: auth.userId, projectIds });
   return new Response(stream as ReadableStream, {
     headers: {

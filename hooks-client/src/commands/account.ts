@@ -96,7 +96,8 @@ export async function flush(args: string[], io: Io): Promise<number> {
   const delivery = deliveryFor(io, config, paths);
   const before = delivery.spool.stats().pendingEvents;
   const seconds = Number(values.timeout ?? 120);
-  const report = await replay(delivery, io.now() + (Number.isFinite(seconds) ? seconds : 120) * 1000);
+  // A hook may be replaying right now (for one round trip): wait for it rather than give up at once.
+  const report = await replay(delivery, io.now() + (Number.isFinite(seconds) ? seconds : 120) * 1000, 3_000);
   if (report.busy) {
     io.out('cairn: another cairn process is replaying the spool right now; try again in a moment.\n');
     return 1;

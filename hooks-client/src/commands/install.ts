@@ -1,91 +1,20 @@
-// `cairn install` / `cairn uninstall`: cairn's hooks and MCP server in Claude Code's settings, reversibly.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+// `cairn install` / `cairn uninstall`: cairn's hooks and MCP server in an agent's configuration, reversibly.
+import { copyFileSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig, pathsFor, type Paths } from '../config';
+import { applyEdits, revertEdits } from '../agents/apply';
+import { AGENTS } from '../agents/adapters';
+import { claudeHookEdit, claudeMcpEdit, claudeTargets, findClaudeCli, MCP_NAME, mcpServerEntry } from '../agents/claude-code';
+import { codexEdits } from '../agents/codex';
+import type { FileEdit } from '../agents/file-edit';
+import { geminiEdits } from '../agents/gemini';
+import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { BUNDLED } from '../version';
-import { addOurHooks, deepEqual, detectIndent, removeOurHooks, type Settings } from './settings-merge';
-
-interface InstallRecord {
-  /** Per file we changed: where its pre-cairn copy is, and whether it existed at all. */
-  files: Record<string, { backup: string | null; existed: boolean }>;
-}
 
 // The installed copy is named .cjs: the build is plain script that runs as either kind, and Node starts a
 // CommonJS entry ~5 ms faster than an ES module one (no ESM loader), which matters once per tool call.
 export const INSTALLED_NAME = 'cairn.cjs';
-
-const recordFile = (paths: Paths) => join(paths.configDir, 'install.json');
-
-function readRecord(paths: Paths): InstallRecord {
-  try {
-    return JSON.parse(readFileSync(recordFile(paths), 'utf8')) as InstallRecord;
-  } catch {
-    return { files: {} };
-  }
-}
-
-function writeAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
-
-const readMaybe = (p: string): string | null => (existsSync(p) ? readFileSync(p, 'utf8') : null);
-
-function parseSettings(text: string | null, path: string): Settings {
-  if (text === null || !text.trim()) return {};
-  const v: unknown = JSON.parse(text.replace(/^\uFEFF/, ''));
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error(`${path} is not a JSON object`);
-  return v as Settings;
-}
-
-const MCP_NAME = 'cairn';
-
-function addMcp(s: Settings, url: string, clientPath: string): Settings {
-  const next = JSON.parse(JSON.stringify(s)) as Settings;
-  const servers = (next.mcpServers && typeof next.mcpServers === 'object' && !Array.isArray(next.mcpServers) ? next.mcpServers : {}) as Settings;
-  // The token stays in cairn's config: Claude Code asks the client for the header on each connect.
-  servers[MCP_NAME] = { type: 'http', url: `${url}/mcp`, headersHelper: `node "${clientPath}" mcp-headers` };
-  next.mcpServers = servers;
-  return next;
-}
-
-function removeMcp(s: Settings): Settings {
-  const next = JSON.parse(JSON.stringify(s)) as Settings;
-  const servers = next.mcpServers;
-  if (servers && typeof servers === 'object' && !Array.isArray(servers) && MCP_NAME in servers) {
-    delete (servers as Settings)[MCP_NAME];
-    if (!Object.keys(servers).length) delete next.mcpServers;
-  }
-  return next;
-}
-
-function render(value: Settings, like: string | null): string {
-  return `${JSON.stringify(value, null, like ? detectIndent(like) : 2)}\n`;
-}
-
-/** Lines of `after` that `before` does not have, marked "+", and the reverse marked "-". */
-function describeChange(before: string, after: string): string {
-  const a = new Set(before.split('\n'));
-  const b = new Set(after.split('\n'));
-  const added = after.split('\n').filter((l) => !a.has(l)).map((l) => `+ ${l}`);
-  const removed = before.split('\n').filter((l) => !b.has(l)).map((l) => `- ${l}`);
-  return [...removed, ...added].join('\n');
-}
-
-interface Target {
-  path: string;
-  change: (s: Settings) => Settings;
-}
-
-function targets(io: Io, paths: Paths, project: boolean, settingsOverride: string | undefined) {
-  const settings = settingsOverride ? resolve(io.cwd, settingsOverride) : project ? join(io.cwd, '.claude', 'settings.json') : join(paths.home, '.claude', 'settings.json');
-  const mcp = project ? join(io.cwd, '.mcp.json') : join(paths.home, '.claude.json');
-  return { settings, mcp };
-}
 
 /** The running client file, when it is the built one (the bundle is plain script: no import.meta). */
 function selfPath(): string | null {
@@ -100,8 +29,51 @@ function selfPath(): string | null {
   return /\.[cm]?js$/.test(p) ? p : null;
 }
 
+/** Runs `claude` with `args` (child_process is loaded here, on use: no hook ever pays for it). */
+function spawnClaude(io: Io, exe: string, args: string[]) {
+  return process.getBuiltinModule('node:child_process').spawnSync(exe, args, { cwd: io.cwd, env: io.env as NodeJS.ProcessEnv, encoding: 'utf8', timeout: 60_000 });
+}
+
+/** Runs the `claude` CLI; true when it succeeded. Its output is shown only when it failed. */
+function claudeCli(io: Io, exe: string, args: string[]): boolean {
+  const r = spawnClaude(io, exe, args);
+  if (r.status === 0) return true;
+  io.err(`cairn: \`claude ${args.slice(0, 3).join(' ')}\` failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout || '').trim()}\n`);
+  return false;
+}
+
+const OPTIONS = {
+  agent: { type: 'string' },
+  project: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  settings: { type: 'string' },
+  client: { type: 'string' },
+  'no-mcp': { type: 'boolean' },
+} as const;
+
+/** The edits for an agent other than Claude Code (user scope only: their project files are committed). */
+function otherAgentEdits(agent: string, io: Io, home: string, clientPath: string, withMcp: boolean): FileEdit[] {
+  return agent === 'codex' ? codexEdits(io.env, home, clientPath, withMcp) : geminiEdits(home, clientPath, withMcp);
+}
+
+/** The agent named by --agent, or null (after saying why) when it is not one cairn knows or cannot combine with --project. */
+function chosenAgent(io: Io, agent: string | undefined, project: boolean): string | null {
+  const name = agent ?? 'claude-code';
+  if (!(AGENTS as readonly string[]).includes(name)) {
+    io.err(`cairn: unknown agent "${name}" (expected one of ${AGENTS.join(', ')})\n`);
+    return null;
+  }
+  if (project && name !== 'claude-code') {
+    io.err(`cairn: --project is for Claude Code only; ${name} is installed for this user (its project files are meant to be committed)\n`);
+    return null;
+  }
+  return name;
+}
+
 export async function install(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, options: { project: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, settings: { type: 'string' }, client: { type: 'string' }, 'no-mcp': { type: 'boolean' } } });
+  const { values } = parseArgs({ args, options: OPTIONS });
+  const agent = chosenAgent(io, values.agent, Boolean(values.project));
+  if (!agent) return 2;
   const paths = pathsFor(io.env);
   const config = loadConfig(io.env, paths);
   const dry = Boolean(values['dry-run']);
@@ -111,75 +83,54 @@ export async function install(args: string[], io: Io): Promise<number> {
     mkdirSync(dirname(clientPath), { recursive: true });
     copyFileSync(self, clientPath);
   }
-  const where = targets(io, paths, Boolean(values.project), values.settings);
-  const list: Target[] = [{ path: where.settings, change: (s) => addOurHooks(s, clientPath) }];
+  if (agent !== 'claude-code') {
+    if (!config.url) io.err('cairn: not logged in yet: the hooks and MCP server will work once you run `cairn login --url … --token …`.\n');
+    if (!applyEdits(otherAgentEdits(agent, io, paths.home, clientPath, !values['no-mcp']), io, paths, dry)) return 1;
+    if (!dry) io.out(`cairn: hooks run ${clientPath}. Restart ${agent} to load them (see docs/agents.md).\n`);
+    return 0;
+  }
+  const where = claudeTargets(io, paths.home, Boolean(values.project), values.settings);
+  const edits = [claudeHookEdit(where, clientPath)];
+  let viaCli: string | null = null;
   if (!values['no-mcp']) {
-    if (config.url) list.push({ path: where.mcp, change: (s) => addMcp(s, config.url!, clientPath) });
-    else io.err('cairn: not logged in, so the MCP server was not registered (run `cairn login --url … --token …`, then install again).\n');
+    if (!config.url) {
+      io.err('cairn: not logged in, so the MCP server was not registered (run `cairn login --url … --token …`, then install again).\n');
+    } else {
+      const entry = mcpServerEntry(config.url, clientPath);
+      // Claude Code's own command is the supported way to register a server; the file edit is the fallback.
+      const cli = dry ? null : findClaudeCli(io.env);
+      if (cli && claudeCli(io, cli, ['mcp', 'add-json', MCP_NAME, JSON.stringify(entry), '--scope', where.scope])) viaCli = cli;
+      else edits.push(claudeMcpEdit(where, entry));
+    }
   }
-  const record = readRecord(paths);
-  for (const t of list) {
-    const before = readMaybe(t.path);
-    let parsed: Settings;
-    try {
-      parsed = parseSettings(before, t.path);
-    } catch (e) {
-      io.err(`cairn: ${t.path} is not valid JSON (${(e as Error).message}); nothing changed.\n`);
-      return 1;
-    }
-    const after = render(t.change(parsed), before);
-    if (dry) {
-      io.out(`${t.path}${before === null ? ' (new file)' : ''}:\n${describeChange(before ?? '', after) || '(no change)'}\n\n`);
-      continue;
-    }
-    if (before === after) continue;
-    if (!record.files[t.path]) {
-      // Back up the user's own version once; a re-install must not overwrite it with one holding our entries.
-      const backup = before === null ? null : `${t.path}.cairn-backup`;
-      if (backup) writeFileSync(backup, before!);
-      record.files[t.path] = { backup, existed: before !== null };
-    }
-    writeAtomic(t.path, after);
-    io.out(`cairn: updated ${t.path}${record.files[t.path]!.backup ? ` (backup: ${record.files[t.path]!.backup})` : ''}\n`);
-  }
+  if (!applyEdits(edits, io, paths, dry)) return 1;
   if (!dry) {
-    writeAtomic(recordFile(paths), `${JSON.stringify(record, null, 2)}\n`);
+    if (viaCli) io.out(`cairn: registered the MCP server with \`claude mcp add-json\` (${where.scope} scope)\n`);
     io.out(`cairn: hooks run ${clientPath}. Restart Claude Code to load them.\n`);
   }
   return 0;
 }
 
 export async function uninstall(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, options: { project: { type: 'boolean' }, settings: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { agent: { type: 'string' }, project: { type: 'boolean' }, settings: { type: 'string' } } });
+  const agent = chosenAgent(io, values.agent, Boolean(values.project));
+  if (!agent) return 2;
   const paths = pathsFor(io.env);
-  const where = targets(io, paths, Boolean(values.project), values.settings);
-  const record = readRecord(paths);
-  for (const [path, change] of [[where.settings, removeOurHooks], [where.mcp, removeMcp]] as const) {
-    const before = readMaybe(path);
-    if (before === null) continue;
-    let cleaned: Settings;
-    try {
-      cleaned = change(parseSettings(before, path));
-    } catch (e) {
-      io.err(`cairn: ${path} is not valid JSON (${(e as Error).message}); left as is.\n`);
-      continue;
-    }
-    const rec = record.files[path];
-    const backupText = rec?.backup ? readMaybe(rec.backup) : null;
-    if (backupText !== null && deepEqual(cleaned, parseSettings(backupText, rec!.backup!))) {
-      writeAtomic(path, backupText); // nothing else changed since install: the user's bytes come back exactly
-      unlinkSync(rec!.backup!);
-    } else if (rec && !rec.existed && !Object.keys(cleaned).length) {
-      unlinkSync(path);
-    } else if (!deepEqual(cleaned, parseSettings(before, path))) {
-      writeAtomic(path, render(cleaned, before));
-    } else {
-      continue;
-    }
-    delete record.files[path];
-    io.out(`cairn: removed cairn from ${path}\n`);
+  if (agent !== 'claude-code') {
+    revertEdits(otherAgentEdits(agent, io, paths.home, '', true), io, paths);
+    return 0;
   }
-  writeAtomic(recordFile(paths), `${JSON.stringify(record, null, 2)}\n`);
+  const where = claudeTargets(io, paths.home, Boolean(values.project), values.settings);
+  const cli = findClaudeCli(io.env);
+  // Either way the server was registered, take it out: through the CLI when it is there, then from the file.
+  if (cli) spawnClaude(io, cli, ['mcp', 'remove', MCP_NAME, '--scope', where.scope]);
+  const edits = [claudeHookEdit(where, ''), claudeMcpEdit(where, {})];
+  // Installs before 0.2 wrote --project into the committed files: take cairn out of those too.
+  if (values.project && !values.settings) {
+    edits.push(claudeHookEdit({ ...where, settings: join(io.cwd, '.claude', 'settings.json') }, ''));
+    edits.push(claudeMcpEdit({ ...where, mcpFile: join(io.cwd, '.mcp.json'), mcpAt: [] }, {}));
+  }
+  revertEdits(edits, io, paths);
   return 0;
 }
 

@@ -15,15 +15,26 @@ interface Group {
   hooks: Handler[];
 }
 
-export const HOOK_PLAN: Array<{ claudeEvent: string; event: HookEvent; matcher?: string; timeout: number; async?: boolean }> = [
-  { claudeEvent: 'SessionStart', event: 'session-start', matcher: 'startup|resume|clear|compact', timeout: 10 },
+/** One handler cairn adds: the agent's event name, cairn's event, matcher, timeout (seconds) and async flag. */
+export interface PlannedHook {
+  claudeEvent: string;
+  event: HookEvent;
+  matcher?: string;
+  timeout: number;
+  async?: boolean;
+}
+
+export const HOOK_PLAN: PlannedHook[] = [
+  { claudeEvent: 'SessionStart', event: 'session-start', matcher: 'startup|resume|clear|compact|fork', timeout: 10 },
   { claudeEvent: 'UserPromptSubmit', event: 'user-prompt-submit', timeout: 10 },
   { claudeEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'Read', timeout: 5 },
   // Fire-and-forget: Claude Code does not wait for these, so recording never slows the agent.
   { claudeEvent: 'PostToolUse', event: 'post-tool-use', matcher: '*', timeout: 10, async: true },
   // Claude Code reports a failed call (e.g. a command exiting non-zero) only through this event.
   { claudeEvent: 'PostToolUseFailure', event: 'post-tool-use-failure', matcher: '*', timeout: 10, async: true },
-  { claudeEvent: 'Stop', event: 'stop', timeout: 10, async: true },
+  // Not async: the turn's summary is its most valuable event, and `claude -p` ends async hooks when it exits
+  // right after its last answer. Claude Code waits for this one (~40 ms; the hook's budget caps it at 1.5 s).
+  { claudeEvent: 'Stop', event: 'stop', timeout: 10 },
   { claudeEvent: 'SessionEnd', event: 'session-end', timeout: 5 },
 ];
 
@@ -33,9 +44,9 @@ const OURS = /cairn(?:\.[cm]?js)?["']?\s+hook\s+(?:session-start|user-prompt-sub
 export const isOurHandler = (h: unknown): boolean =>
   !!h && typeof h === 'object' && typeof (h as Handler).command === 'string' && OURS.test((h as Handler).command!);
 
-/** The shell command Claude Code runs for one event. */
-export function hookCommand(clientPath: string, event: HookEvent): string {
-  return `node "${clientPath.replace(/"/g, '\\"')}" hook ${event}`;
+/** The shell command the agent runs for one event (`--agent` for agents other than Claude Code). */
+export function hookCommand(clientPath: string, event: HookEvent, agent?: string): string {
+  return `node "${clientPath.replace(/"/g, '\\"')}" hook ${event}${agent ? ` --agent ${agent}` : ''}`;
 }
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
@@ -65,12 +76,16 @@ export function removeOurHooks(settings: Settings): Settings {
   return next;
 }
 
-/** Adds cairn's hooks (replacing any earlier cairn entries), keeping every other hook where it was. */
-export function addOurHooks(settings: Settings, clientPath: string): Settings {
+/**
+ * Adds cairn's hooks (replacing any earlier cairn entries), keeping every other hook where it was. Other
+ * agents with the same settings layout pass their own plan, their name, and their timeout unit.
+ */
+export function addOurHooks(settings: Settings, clientPath: string, opts: { plan?: PlannedHook[]; agent?: string; timeoutUnitMs?: number } = {}): Settings {
   const next = removeOurHooks(settings);
   const hooks = (next.hooks && typeof next.hooks === 'object' && !Array.isArray(next.hooks) ? next.hooks : {}) as Record<string, Json>;
-  for (const p of HOOK_PLAN) {
-    const handler: Handler = { type: 'command', command: hookCommand(clientPath, p.event), timeout: p.timeout };
+  for (const p of opts.plan ?? HOOK_PLAN) {
+    const timeout = opts.timeoutUnitMs ? p.timeout * (1000 / opts.timeoutUnitMs) : p.timeout;
+    const handler: Handler = { type: 'command', command: hookCommand(clientPath, p.event, opts.agent), timeout };
     if (p.async) handler.async = true;
     const group: Group = p.matcher ? { matcher: p.matcher, hooks: [handler] } : { hooks: [handler] };
     const list = Array.isArray(hooks[p.claudeEvent]) ? (hooks[p.claudeEvent] as Json[]) : [];

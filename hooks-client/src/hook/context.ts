@@ -18,6 +18,8 @@ export interface HookContext {
   /** The git top level (or cwd): sent with every event so the server can store paths that hold on any machine. */
   projectRoot: string;
   delivery: DeliveryContext;
+  /** The agent the payload came from, stored as the session's platform (claude-code, codex, gemini). */
+  platform: string;
   /** ms epoch by which the hook must be done talking to the network. */
   deadline: number;
 }
@@ -33,9 +35,14 @@ export const BUDGET_MS: Record<HookEvent, number> = {
   'session-end': 900,
 };
 
-/** An ingest event with the fields every route needs; a natural key makes repeats recognisable. */
+/**
+ * An ingest event with the fields every route needs; a natural key makes repeats recognisable. Claude Code's
+ * own `prompt_id` goes along when the payload has one (it says exactly which prompt the event belongs to);
+ * `client_seq` is stamped when the event is spooled.
+ */
 export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<string, unknown>, naturalKey?: string | null): SpooledEvent {
   const sessionId = ctx.input.sessionId ?? 'unknown';
+  const promptId = ctx.input.promptId ? { prompt_id: ctx.input.promptId } : {};
   return {
     kind,
     body: {
@@ -45,7 +52,8 @@ export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<stri
       cwd: ctx.input.cwd,
       project_root: ctx.projectRoot,
       occurred_at: new Date(ctx.io.now()).toISOString(),
-      platform: 'claude-code',
+      platform: ctx.platform,
+      ...promptId,
       ...fields,
     },
   };

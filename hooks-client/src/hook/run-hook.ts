@@ -1,4 +1,5 @@
 // `cairn hook <event>`: read stdin, pass gate 0, run the handler within its budget, print only what to inject.
+import { adapterFor, AGENTS } from '../agents/adapters';
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { projectFor } from '../project/project-key';
@@ -23,15 +24,22 @@ const HANDLERS: Record<HookEvent, (ctx: HookContext) => Promise<HookOutput | nul
 };
 
 /** Always resolves to exit code 0: a memory system must never stop the agent. */
-export async function runHook(event: string, io: Io, startedAt = io.now()): Promise<number> {
+export async function runHook(event: string, io: Io, startedAt = io.now(), agent = 'claude-code'): Promise<number> {
   if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
     io.err(`cairn: unknown hook event "${event}" (expected one of ${HOOK_EVENTS.join(', ')})\n`);
     return 0;
   }
+  // Another agent's payload is read into Claude Code's shape, and the answer written back in the agent's.
+  const adapter = adapterFor(agent);
+  if (!adapter) {
+    io.err(`cairn: unknown agent "${agent}" (expected one of ${AGENTS.join(', ')})\n`);
+    return 0;
+  }
   const paths = pathsFor(io.env);
   try {
-    const hookEvent = event as HookEvent;
-    const input = parseHookInput(await io.readStdin(), io.cwd);
+    const adapted = adapter.input(event as HookEvent, await io.readStdin());
+    const hookEvent = adapted.event;
+    const input = parseHookInput(adapted.stdin, io.cwd);
     const config = loadConfig(io.env, paths);
     const { key: project, root: projectRoot } = projectFor(input.cwd, paths.stateDir, io.now());
     const verdict = gate0({
@@ -40,7 +48,7 @@ export async function runHook(event: string, io: Io, startedAt = io.now()): Prom
     });
     if (verdict.skip) return 0;
     const ctx: HookContext = {
-      event: hookEvent, io, input, config, paths, project, projectRoot,
+      event: hookEvent, io, input, config, paths, project, projectRoot, platform: adapter.platform,
       delivery: {
         url: config.url, token: config.token, device: config.device, stateDir: paths.stateDir, now: io.now,
         spool: new Spool(paths.stateDir, { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes }),
@@ -48,7 +56,8 @@ export async function runHook(event: string, io: Io, startedAt = io.now()): Prom
       deadline: startedAt + BUDGET_MS[hookEvent],
     };
     const output = await HANDLERS[hookEvent](ctx);
-    if (output) io.out(`${JSON.stringify(output)}\n`);
+    const printed = output ? adapter.output(output) : null;
+    if (printed) io.out(`${JSON.stringify(printed)}\n`);
   } catch (e) {
     // Bugs are recorded for `cairn status` and stderr (Claude Code's debug log), never surfaced as a failure.
     const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);

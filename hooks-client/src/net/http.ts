@@ -1,6 +1,7 @@
 // One HTTP call with a hard deadline. Plain http (the usual 127.0.0.1 / LAN case) is spoken directly over
 // node:net, which loads in a fraction of node:http's time; https goes through node:https, loaded on demand.
 import { connect } from 'node:net';
+import { killPoint } from '../spool/kill-point';
 import { VERSION } from '../version';
 import { parseResponse, type HttpResult } from './http1';
 
@@ -79,6 +80,7 @@ function viaSocket(url: URL, method: string, headers: Record<string, string>, bo
     socket.on('error', (e: NodeJS.ErrnoException) => finish(() => reject(new Unreachable(e.code ?? e.message))));
     socket.write(head);
     if (body) socket.write(body);
+    killPoint('request-written');
   });
 }
 

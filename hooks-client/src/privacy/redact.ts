@@ -40,6 +40,13 @@ const NOT_A_VALUE = new Set([
   'str', 'int', 'bool', 'bytes', 'object', 'Optional', 'String', '~', 'required', 'optional',
 ]);
 
+/** Mixed case and digits, as random base64 is; paths and identifiers of that length rarely are. */
+function looksRandom(s: string): boolean {
+  if (!/[A-Z]/.test(s) || !/[a-z]/.test(s) || !/[0-9]/.test(s)) return false;
+  // A path made of words (`src/components/…`) has long lower-case runs between slashes.
+  return !s.split('/').every((seg) => seg === '' || /^[A-Za-z][a-z]+[A-Za-z0-9]*$/.test(seg));
+}
+
 const RULES: Rule[] = [
   // Private-key blocks, whole; an unterminated block (cut off) is redacted to the end of the text.
   { kind: 'private-key', hints: ['-----BEGIN'], re: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|$)/g },
@@ -51,12 +58,32 @@ const RULES: Rule[] = [
   { kind: 'slack-webhook', hints: ['hooks.slack.com/'], re: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9/_-]+/g },
   { kind: 'stripe-key', hints: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'whsec_'], re: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{20,}/g },
   { kind: 'anthropic-key', hints: ['sk-ant-'], re: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
-  { kind: 'openai-key', hints: ['sk-'], re: /\bsk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}/g },
+  // The digit lookahead is bounded: unbounded, it rescanned the whole run from every `sk-` of `sk-sk-sk-…`.
+  { kind: 'openai-key', hints: ['sk-'], re: /\bsk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]{0,64}\d)[A-Za-z0-9_-]{20,}/g },
   { kind: 'google-api-key', hints: ['AIza'], re: /\bAIza[0-9A-Za-z_-]{35}/g },
   { kind: 'google-oauth', hints: ['GOCSPX-', 'ya29.'], re: /\b(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[0-9A-Za-z_-]{20,})/g },
   { kind: 'npm-token', hints: ['npm_'], re: /\bnpm_[A-Za-z0-9]{36}\b/g },
   { kind: 'huggingface-token', hints: ['hf_'], re: /\bhf_[A-Za-z0-9]{30,}\b/g },
   { kind: 'jwt', hints: ['eyJ'], re: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g },
+  // cairn's own tokens (src/lib/crypto.ts newToken: `cairn_` + 40 letters and digits).
+  { kind: 'cairn-token', hints: ['cairn_'], re: /\bcairn_[A-Za-z0-9]{32,64}\b/g },
+  { kind: 'sendgrid-key', hints: ['SG.'], re: /\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,64}/g },
+  // Azure storage / service bus connection strings: `AccountKey=<base64>;`, `SharedAccessKey=<base64>`.
+  {
+    kind: 'azure-key', hints: ['AccountKey=', 'SharedAccessKey=', 'accountkey=', 'sharedaccesskey='],
+    re: /\b((?:[Aa]ccount[Kk]ey|[Ss]hared[Aa]ccess[Kk]ey)=)([^;\s"'`]{8,})/g, keep: (m) => `${m[1]}${mark('azure-key')}`,
+  },
+  // `mysql -u root -pS3cret` (the password glued to -p) and `docker login -u me -p S3cret`, same line only.
+  {
+    kind: 'cli-password', hints: ['mysql', 'mariadb'],
+    re: /(\b(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump)?)\b[^\n]{0,300}?\s-p)([^\s"'`-][^\s"'`]*|"[^"\n]{1,300}"|'[^'\n]{1,300}')/g,
+    keep: (m) => `${m[1]}${mark('cli-password')}`,
+  },
+  {
+    kind: 'cli-password', hints: ['docker', 'podman', 'helm'],
+    re: /(\b(?:docker|podman|helm(?:\s+registry)?)\s+login\b[^\n]{0,300}?\s(?:-p|--password)(?:=|\s+))(?!\[REDACTED)([^\s"'`-][^\s"'`]*|"[^"\n]{1,300}"|'[^'\n]{1,300}')/g,
+    keep: (m) => `${m[1]}${mark('cli-password')}`,
+  },
   { kind: 'auth-header', hints: ['Bearer', 'Basic', 'Token'], re: /\b((?:Bearer|Basic|Token)\s+)([A-Za-z0-9._~+/-]{12,}=*)/g, keep: (m) => `${m[1]}${mark('auth-header')}` },
   // KEY = "value" / "KEY": "value" / KEY: 'value' (a comparison `==` is not an assignment). A quote before
   // the key must close right after it: `"Password: "` is prose in a string, not a key.
@@ -67,13 +94,21 @@ const RULES: Rule[] = [
     keep: (m) => `${m[1]}${m[3]}${mark('assignment')}${m[3]}`,
   },
   // --password hunter2 / --token=abc on command lines.
-  { kind: 'cli-flag', named: true, re: new RegExp(`(--?(?:${SECRET_WORDS})[=\\s]+)(?!\\[REDACTED)([^\\s"'\`]+)`, 'g'), keep: (m) => `${m[1]}${mark('cli-flag')}` },
+  { kind: 'cli-flag', named: true, re: new RegExp(`(--?(?:${SECRET_WORDS})[=\\s]+)(?!\\[REDACTED)([^\\s"'\`]+)`, 'g'), keep: (m) => `${m[1]}${mark('cli-flag')}` },  // A bare AWS secret access key: exactly 40 base64 characters standing alone, with upper and lower case
+  // letters and a digit (so a hex git sha or a word run is not taken for one). Runs on all text: a fixed
+  // length class, so at most 40 steps per position.
+  {
+    kind: 'aws-secret-key',
+    re: /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g,
+    keep: (m) => (looksRandom(m[0]!) ? mark('aws-secret-key') : m[0]!),
+  },
 ];
 
 // KEY=value without quotes: env files, shell, query strings, connection strings (Password=x;).
 const UNQUOTED_ASSIGNMENT = new RegExp(`(${KEY})(\\s*)=(?![=>~])(\\s*)([^\\s'"\`;,&(){}\\[\\]<>]+)([(.[]?)`, 'g');
-// YAML-style `password: hunter2` on its own line.
-const YAML_PAIR = new RegExp(`^(\\s*(?:-\\s+)?["']?${KEY}["']?\\s*:[ \\t]+)([^\\s#;,{}\\[\\]&*|>'"\`][^\\s#;,]*)[ \\t]*$`, 'gm');
+// YAML-style `password: hunter2` on its own line. Only spaces and tabs around the key: `\\s*` after `^` in
+// multiline mode also eats newlines, which made a key followed by 32k blank lines quadratic (22 s).
+const YAML_PAIR = new RegExp(`^([ \\t]*(?:-[ \\t]+)?["']?${KEY}["']?[ \\t]*:[ \\t]+)([^\\s#;,{}\\[\\]&*|>'"\`][^\\s#;,]*)[ \\t]*$`, 'gm');
 // The rest of a private key whose BEGIN line was cut away (the tail of a truncated field).
 const ORPHAN_KEY_END = /^[\s\S]*?-----END ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----/;
 

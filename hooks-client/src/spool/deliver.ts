@@ -1,6 +1,7 @@
-// Delivering events: straight to the server when the spool is empty, else through the spool, oldest first.
+// Delivering events: every event is written to the spool first, then the spool is sent, oldest first.
 import { call, errorText, Unreachable, type HttpResult } from '../net/http';
 import { readState, updateState } from '../state';
+import { killPoint } from './kill-point';
 import { acquireLock } from './lock';
 import type { EventKind, Spool, SpooledEvent } from './spool';
 
@@ -57,27 +58,28 @@ function note(ctx: DeliveryContext, outcome: Outcome): void {
   }
 }
 
+/** How long a hook waits for another process's replay to finish before leaving its event to the next one. */
+const REPLAY_WAIT_MS = 300;
+
 /**
- * The hook path. With an empty spool the event goes straight out; if that fails in time it is spooled.
- * With a non-empty spool it queues behind the older events (order matters: prompt numbers) and the spool
- * is replayed in the time left.
+ * The hook path: spool first, then send. Claude Code may end a hook at any moment (in `claude -p` it ends
+ * async hooks when it exits), so the event is on disk before any network work starts; the cursor moves only
+ * after the server acknowledged it. Killed anywhere, an event is either not yet written (nothing was
+ * promised), waiting in the spool for the next hook or `cairn flush`, or delivered and perhaps sent once
+ * more, which the server recognises by event_id. The same order also keeps one machine's events in the
+ * order they happened (prompt numbers).
  */
 export async function deliver(ctx: DeliveryContext, event: SpooledEvent, deadline: number): Promise<Outcome> {
-  if (!ctx.spool.hasPending()) {
+  if (ctx.spool.append(event) === null) {
+    // Spool full (the server has been away a long time): still try this one directly, else it is lost.
     const outcome = await sendOne(ctx, event, deadline - ctx.now());
-    if (outcome.status === 'retry') spoolOrWarn(ctx, event);
-    note(ctx, outcome);
+    if (outcome.status !== 'delivered') updateState(ctx.stateDir, { lastError: { at: ctx.now(), message: `spool full: event ${event.body.event_id} dropped` } });
     return outcome;
   }
-  spoolOrWarn(ctx, event);
-  const r = await replay(ctx, deadline);
-  return r.retryReason ? { status: 'retry', reason: r.retryReason } : { status: 'retry', reason: 'queued' };
-}
-
-function spoolOrWarn(ctx: DeliveryContext, event: SpooledEvent): void {
-  if (!ctx.spool.append(event)) {
-    updateState(ctx.stateDir, { lastError: { at: ctx.now(), message: `spool full: event ${event.body.event_id} dropped` } });
-  }
+  killPoint('appended');
+  const r = await replay(ctx, deadline, Math.min(REPLAY_WAIT_MS, Math.max(0, deadline - ctx.now() - 50)));
+  if (r.retryReason) return { status: 'retry', reason: r.retryReason };
+  return r.busy || r.remaining ? { status: 'retry', reason: 'queued' } : { status: 'delivered', result: { status: 200, text: '', headers: {} } };
 }
 
 export interface ReplayReport {
@@ -88,20 +90,25 @@ export interface ReplayReport {
   retryReason: string | null;
 }
 
-/** Sends spooled events oldest first until the spool is empty, the server fails, or the deadline comes. */
-export async function replay(ctx: DeliveryContext, deadline: number): Promise<ReplayReport> {
+/**
+ * Sends spooled events oldest first until the spool is empty, the server fails, or the deadline comes.
+ * One process replays at a time; `waitMs` is how long to wait for another one to finish first.
+ */
+export async function replay(ctx: DeliveryContext, deadline: number, waitMs = 0): Promise<ReplayReport> {
   const report: ReplayReport = { delivered: 0, rejected: 0, remaining: 0, busy: false, retryReason: null };
-  const release = acquireLock(ctx.spool.replayLockFile, 0);
+  const release = acquireLock(ctx.spool.replayLockFile, waitMs);
   if (!release) {
     report.busy = true;
     report.remaining = ctx.spool.stats().pendingEvents;
     return report;
   }
+  killPoint('replay-locked');
   try {
     while (ctx.now() < deadline - 20) {
       const batch = ctx.spool.readBatch(BATCH_MAX_EVENTS, BATCH_MAX_BYTES);
       if (!batch.length) break;
       const outcomes = await sendBatch(ctx, batch.map((b) => b.event), deadline);
+      killPoint('sent');
       let count = 0;
       let bytes = 0;
       for (let i = 0; i < batch.length; i++) {
@@ -119,6 +126,7 @@ export async function replay(ctx: DeliveryContext, deadline: number): Promise<Re
         bytes += batch[i]!.bytes;
       }
       if (count) ctx.spool.advance(count, bytes);
+      killPoint('advanced');
       if (report.retryReason) break;
     }
   } finally {

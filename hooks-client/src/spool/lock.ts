@@ -1,7 +1,10 @@
 // A lock file (O_EXCL create) shared by concurrent hook processes; a holder that died is detected and replaced.
-import { openSync, closeSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { openSync, closeSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { killPoint } from './kill-point';
 
 const STALE_MS = 30_000;
+/** A holder writes its pid right after creating the file; one still empty after this long died in between. */
+const EMPTY_STALE_MS = 1_000;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 const sleep = (ms: number) => Atomics.wait(sleeper, 0, 0, ms);
 
@@ -22,9 +25,17 @@ function isStale(path: string, now: number): string | null {
     return null;
   }
   const [pid, at] = text.split(' ').map(Number);
-  // An empty file is a holder caught between create and write: stale only once it is old.
-  if (!pid || !at) return null;
+  // An empty (or torn) file is a holder caught between create and write, or killed there: stale once old.
+  if (!pid || !at) return olderThan(path, now, EMPTY_STALE_MS) ? text : null;
   return now - at > STALE_MS || !alive(pid) ? text : null;
+}
+
+function olderThan(path: string, now: number, ms: number): boolean {
+  try {
+    return now - statSync(path).mtimeMs > ms;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -37,6 +48,7 @@ export function acquireLock(path: string, waitMs: number): (() => void) | null {
   for (;;) {
     try {
       const fd = openSync(path, 'wx', 0o600);
+      killPoint('lock-created');
       writeSync(fd, `${process.pid} ${Date.now()}`);
       closeSync(fd);
       let released = false;
@@ -53,7 +65,7 @@ export function acquireLock(path: string, waitMs: number): (() => void) | null {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     const staleText = isStale(path, Date.now());
-    if (staleText) {
+    if (staleText !== null) {
       // Rename (atomic) rather than unlink, and only if it still holds what we judged stale.
       const aside = `${path}.stale-${process.pid}`;
       try {

@@ -1,6 +1,7 @@
 // The offline spool: an append-only JSONL file of events not yet delivered, with a cursor of what was.
 import { appendFileSync, closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { killPoint } from './kill-point';
 import { acquireLock } from './lock';
 
 import type { EventKind } from '#shared/events';
@@ -20,6 +21,8 @@ export interface SpoolMeta {
   delivered: number;
   /** Events refused because the spool was full (cumulative, so the loss is reported even after a drain). */
   dropped: number;
+  /** The last `client_seq` handed out: never reset, so one machine's events stay ordered across drains. */
+  seq: number;
 }
 
 export interface SpoolLimits {
@@ -60,9 +63,9 @@ export class Spool {
   readMeta(): SpoolMeta {
     try {
       const m = JSON.parse(readFileSync(this.metaFile, 'utf8')) as Partial<SpoolMeta>;
-      return { offset: m.offset ?? 0, appended: m.appended ?? 0, delivered: m.delivered ?? 0, dropped: m.dropped ?? 0 };
+      return { offset: m.offset ?? 0, appended: m.appended ?? 0, delivered: m.delivered ?? 0, dropped: m.dropped ?? 0, seq: m.seq ?? 0 };
     } catch {
-      return { offset: 0, appended: 0, delivered: 0, dropped: 0 };
+      return { offset: 0, appended: 0, delivered: 0, dropped: 0, seq: 0 };
     }
   }
 
@@ -76,23 +79,37 @@ export class Spool {
 
   /**
    * Appends one event under the lock (lines can exceed PIPE_BUF, so O_APPEND alone is not enough on every
-   * filesystem). Returns false when the spool is full: the event is counted as dropped.
+   * filesystem), stamping it with the next `client_seq`. Returns that number, or null when the spool is full
+   * (the event is counted as dropped).
+   *
+   * Why no fsync: the threat is the hook process being killed (Claude Code ending it), and a write(2) that
+   * returned is in the kernel's page cache, which outlives the process. Only a machine crash in the next few
+   * seconds could lose it, and an fsync per tool call would cost more than the rest of the hook.
    */
-  append(event: SpooledEvent): boolean {
+  append(event: SpooledEvent): number | null {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const line = `${JSON.stringify(event)}\n`;
     const release = acquireLock(this.lockFile, LOCK_WAIT_MS);
     try {
       const meta = this.readMeta();
-      const pendingBytes = Math.max(0, sizeOf(this.file) - meta.offset);
+      const size = sizeOf(this.file);
+      // A cursor past the end means the file was emptied without its meta (an old client killed while
+      // compacting): all that is in it now is new.
+      if (meta.offset > size) meta.offset = 0;
+      const seq = meta.seq + 1;
+      event.body.client_seq = seq;
+      const line = `${JSON.stringify(event)}\n`;
+      const pendingBytes = size - meta.offset;
       if (meta.appended - meta.delivered >= this.limits.maxEvents || pendingBytes + Buffer.byteLength(line) > this.limits.maxBytes) {
         if (release) this.writeMeta({ ...meta, dropped: meta.dropped + 1 });
-        return false;
+        delete event.body.client_seq;
+        return null;
       }
+      // The number is taken before the line is written: a kill in between leaves a gap, never a repeat.
+      if (release) this.writeMeta({ ...meta, appended: meta.appended + 1, seq });
+      killPoint('append-meta-written');
       // One write(2) on an O_APPEND descriptor: even without the lock (holder stuck), lines stay whole.
       appendFileSync(this.file, line, { mode: 0o600 });
-      if (release) this.writeMeta({ ...meta, appended: meta.appended + 1 });
-      return true;
+      return seq;
     } finally {
       release?.();
     }
@@ -141,14 +158,17 @@ export class Spool {
       const meta = this.readMeta();
       const next = { ...meta, offset: meta.offset + bytes, delivered: meta.delivered + count };
       if (release && next.offset >= sizeOf(this.file)) {
-        // Nothing pending and appenders are locked out: start a fresh, empty spool.
+        // Nothing pending and appenders are locked out: start a fresh, empty spool. The cursor goes back
+        // first: killed between the two steps, the delivered events are sent again (the server ignores
+        // repeats by event_id), never skipped.
+        this.writeMeta({ offset: 0, appended: 0, delivered: 0, dropped: meta.dropped, seq: meta.seq });
+        killPoint('advance-meta-written');
         const fd = openSync(this.file, 'r+');
         try {
           ftruncateSync(fd, 0);
         } finally {
           closeSync(fd);
         }
-        this.writeMeta({ offset: 0, appended: 0, delivered: 0, dropped: meta.dropped });
       } else {
         this.writeMeta(next);
       }

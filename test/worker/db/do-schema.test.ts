@@ -5,7 +5,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { migrateDoSqlite } from '../../../src/db/do-schema';
 import { BUFFER_SCHEMA } from '../../../src/session/buffer';
-import { TEAM_SCHEMA } from '../../../src/teams/team-do';
+import { TEAM_SCHEMA } from '../../../src/slots/team-do';
 
 /** Runs `fn` against the SQLite storage of a fresh object that keeps no tables of its own (a LimiterDO). */
 function inFreshStorage<T>(fn: (sql: SqlStorage) => T): Promise<T> {

@@ -71,6 +71,21 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     expect(String((bad.body.error as { message: string }).message)).toContain('occurred_at');
   });
 
+  it('accepts the agent’s prompt_id and the client’s client_seq on every kind, and refuses malformed ones', async () => {
+    const id = await newIdentity();
+    const sid = fresh('s');
+    const tags = { prompt_id: fresh('prompt'), client_seq: 41 };
+    expect((await send(id.token, 'init', { ...initEvent(sid, 'Fix the login bug'), ...tags })).status).toBe(202);
+    expect((await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), ...tags, client_seq: 42 })).status).toBe(202);
+    expect((await send(id.token, 'summarize', { ...base(sid), event_id: fresh('ev'), last_assistant_message: 'done', ...tags, client_seq: 43 })).status).toBe(202);
+    expect((await send(id.token, 'end', { ...base(sid), event_id: fresh('ev'), reason: 'exit', ...tags, client_seq: 44 })).status).toBe(202);
+    for (const bad of [{ client_seq: -1 }, { client_seq: 1.5 }, { client_seq: '7' }, { prompt_id: '' }, { prompt_id: 'x'.repeat(201) }, { prompt_id: 12 }]) {
+      const res = await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), ...bad });
+      expect(res).toMatchObject({ status: 400, body: { error: { code: 'invalid_body' } } });
+      expect(String((res.body.error as { message: string }).message)).toContain(Object.keys(bad)[0]);
+    }
+  });
+
   it('accepts a tool response given as an object, a string or a list, and refuses a number', async () => {
     const id = await newIdentity();
     const sid = fresh('s');

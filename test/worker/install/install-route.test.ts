@@ -1,7 +1,17 @@
-// GET /install/cairn.mjs serves the client embedded at build time, with its version, without a token.
-import { describe, expect, it } from 'vitest';
-import { CLIENT_SHA256, CLIENT_SOURCE, CLIENT_VERSION } from '../../../src/install/client-bundle.generated';
+// GET /install/cairn.mjs serves the client built with this Worker (a static asset), with its version, without a token.
+import { env } from 'cloudflare:workers';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/http';
+
+let CLIENT_SOURCE = '';
+let CLIENT_VERSION = '';
+let CLIENT_SHA256 = '';
+beforeAll(async () => {
+  const manifest = (await (await env.ASSETS.fetch('https://assets.invalid/manifest.json')).json()) as { client: { version: string; sha256: string } };
+  CLIENT_VERSION = manifest.client.version;
+  CLIENT_SHA256 = manifest.client.sha256;
+  CLIENT_SOURCE = await (await env.ASSETS.fetch('https://assets.invalid/install/cairn.mjs')).text();
+});
 
 describe('GET /install/cairn.mjs', () => {
   it('serves the bundled client as JavaScript with its version and checksum', async () => {

@@ -1,9 +1,9 @@
 // Live stream: /api/live over the team's HubDO, fed by notifyStored, filtered per viewer.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { MAX_STREAM_MS } from '../../../src/live/hub-do';
-import { hubName, notifyStored } from '../../../src/live/notify';
-import type { FeedItem } from '../../../src/viewer/feed';
+import { MAX_STREAM_MS, hubStub } from '../../../src/live/hub-do';
+import { notifyStored } from '../../../src/live/notify';
+import type { FeedItem } from '../../../src/feed/feed';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { seedObservation, seedProject, seedSession, seedSummary, seedWorld } from '../support/seed';
 
@@ -142,7 +142,7 @@ describe('live stream', () => {
 
   it('recycles old streams so the token is checked again, and heartbeats forget viewers who left', async () => {
     const w = await world();
-    const hub = env.HUBS.get(env.HUBS.idFromName(hubName(w.ids.teamId)));
+    const hub = hubStub(env, w.ids.teamId);
     const old = await connect(w.id);
     const leaving = await connect(w.id);
     expect(await hub.subscriberCount()).toBe(2);

@@ -35,8 +35,9 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     const sid = fresh('s');
     const scenario = fresh('e2e');
     await script(scenario, []);
-    await send(id.token, 'init', initEvent(sid, 'Make the build green'));
     const t0 = Date.UTC(2026, 10, 30, 9, 0, 0);
+    // Events are filed under the prompt during which they happened, so the prompt starts before them.
+    await send(id.token, 'init', { ...initEvent(sid, 'Make the build green'), occurred_at: t0 - 1_000 });
     await send(id.token, 'observations', { ...toolEvent(sid, `SCENARIO:${scenario} npm run build`), occurred_at: t0 });
     await send(id.token, 'observations', { ...toolEvent(sid, 'npm test'), occurred_at: new Date(t0 + 5_000).toISOString() });
     const done = await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored >= 2);

@@ -1,6 +1,7 @@
 // Observer faults: back-off without losing events, prose/broken/empty replies confirmed once, crashes between
 // claim and confirm replayed into D1 exactly once, and a retry budget that ends in a visible dead letter.
 import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
@@ -103,8 +104,39 @@ describe('observer faults', { timeout: 30_000 }, () => {
     expect(await runAlarmNow(teamId, sid)).toBe(true);
     const done = await waitFor(id.token, sid, (s) => settled(s) && s.turns >= 1);
     expect(done.dead_letters).toEqual([]);
-    expect((await recorded(scenario)).length).toBe(2);
+    // The dead turn was stored: it is recognised by its turn key and its events are not shown to the observer
+    // again (the scenario marker travels with the first event, which the dead turn held).
+    expect((await recorded(scenario)).length).toBe(1);
     expect(await countRows(sid)).toEqual({ total: 3, distinct: 3 });
+  });
+
+  it('stores a turn once when the observer would reword it on every retry after a crash between store and confirm', async () => {
+    const id = await newIdentity();
+    const { teamId } = await idsOf(id);
+    const sid = fresh('s');
+    const scenario = fresh('reword');
+    const answer = (n: number) => ({
+      text: `<observation><type>discovery</type><title>Deploy script wording ${n}</title><narrative>The deploy script was run (telling ${n}).</narrative></observation>`,
+    });
+    await script(scenario, [answer(1), answer(2), answer(3)]);
+    let crashes = 0;
+    await insideSession(sessionStub(teamId, sid), (instance) => {
+      instance.testSeams.fault = (point) => (point === 'after-store' && crashes++ === 0 ? 'crash' : undefined);
+    });
+    await send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} ./deploy.sh`));
+    await waitFor(id.token, sid, (s) => s.in_flight === 1);
+    await runInDurableObject(sessionStub(teamId, sid), (_i, state) => {
+      state.storage.sql.exec('UPDATE lease SET expires_at = 0');
+    });
+    await runAlarmNow(teamId, sid);
+    await waitFor(id.token, sid, (s) => settled(s) && s.turns >= 1);
+    // The replayed turn was recognised as stored: the observer was not asked to tell it again.
+    expect((await recorded(scenario)).length).toBe(1);
+    expect(await countRows(sid)).toEqual({ total: 1, distinct: 1 });
+    const title = await env.DB.prepare('SELECT o.title FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?')
+      .bind(sid)
+      .first<{ title: string }>();
+    expect(title?.title).toBe('Deploy script wording 1');
   });
 
   it('retries a batch whose D1 write failed and stores it exactly once', async () => {

@@ -1,5 +1,6 @@
 // Helpers for pipeline tests: build and send hook events, script the fake observer, wait for a session to settle.
-import type { SessionDO } from '../../../src/session/session-do';
+import { sessionStub as stubOfSession, type SessionDO } from '../../../src/session/session-do';
+import { teamStub as stubOfTeam } from '../../../src/slots/team-do';
 import { env } from 'cloudflare:workers';
 import { call, fresh } from '../support/http';
 import type { FakeResponse } from '../../support/fake-llm';
@@ -99,8 +100,8 @@ export async function waitFor(token: string, sessionId: string, done: (s: Status
 export const settled = (s: Status) => s.pending === 0 && s.in_flight === 0;
 
 /** The SessionDO of a session, as the ingest routes name it. */
-export const sessionStub = (teamId: number, sessionKey: string) => env.SESSIONS.getByName(`${teamId}:${sessionKey}`);
-export const teamStub = (teamId: number) => env.TEAMS.getByName(`team:${teamId}`);
+export const sessionStub = (teamId: number, sessionKey: string) => stubOfSession(env, teamId, sessionKey);
+export const teamStub = (teamId: number) => stubOfTeam(env, teamId);
 
 /** Time passes: the session's and the team's back-off are over. */
 export async function liftBackoff(teamId: number, sessionKey: string): Promise<void> {

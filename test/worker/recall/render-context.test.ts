@@ -99,6 +99,21 @@ describe('renderContext', () => {
     expect(tokyo).toContain(`## 2026-03-02\n1 8:30 ${I.change} Late change\n2 9:30 ${I.change} Early change`);
   });
 
+  it('names the agent of a session recorded outside Claude Code, and says nothing for Claude Code', () => {
+    const text = renderContext({
+      projects: ['p'],
+      observations: [],
+      summaries: [sum(7, '2026-03-02T10:00:00Z', { request: 'Pin the clock in tests', platform: 'codex' }), sum(6, '2026-03-02T09:00:00Z', { request: 'Refresh snapshots', platform: 'claude-code' })],
+      mode,
+      viewer: 'ana',
+      fullCount: 0,
+      now: at('2026-03-02T12:00:00Z'),
+      timeZone: 'UTC',
+    });
+    expect(text).toContain('S7 10:00 Pin the clock in tests [codex]');
+    expect(text).toMatch(/S6 9:00 Refresh snapshots$/m);
+  });
+
   it('does not elide a time across a day boundary', () => {
     const text = renderContext({
       projects: ['p'],

@@ -20,6 +20,9 @@ function row(over: Partial<PendingRow> = {}): PendingRow {
     attempts: 0,
     lastError: null,
     claimId: null,
+    promptId: null,
+    clientSeq: null,
+    turnKey: null,
     ...over,
   };
 }

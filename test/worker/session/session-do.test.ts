@@ -2,6 +2,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { sessionStub } from '../../../src/session/session-do';
 import type { EnqueueInput, EventSnapshot } from '../../../src/session/types';
 import { fresh } from '../support/http';
 
@@ -27,7 +28,7 @@ const obs = (sessionKey: string, over: Partial<EnqueueInput> = {}): EnqueueInput
 /** A stub whose alarms never observe anything: the test holds the turn lease for the whole test. */
 async function heldSession() {
   const key = fresh('s');
-  const stub = env.SESSIONS.getByName(`999999:${key}`);
+  const stub = sessionStub(env, 999999, key);
   await runInDurableObject(stub, (_i, state) => {
     state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at) VALUES (1, 'test-hold', ?)", Date.now() + 3_600_000);
   });
@@ -82,7 +83,7 @@ describe('SessionDO buffer', () => {
 
   it('schedules an alarm for new work but not before a back-off ends', async () => {
     const key = fresh('s');
-    const stub = env.SESSIONS.getByName(`999999:${key}`);
+    const stub = sessionStub(env, 999999, key);
     const until = Date.now() + 600_000;
     await runInDurableObject(stub, (_i, state) => {
       state.storage.sql.exec("INSERT INTO meta (k, v) VALUES ('backoff_until', ?)", String(until));

@@ -1,10 +1,11 @@
 // TeamDO on its own: the per-team observer slots and the shared back-off.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { SLOT_TTL_MS, concurrencyCap } from '../../../src/teams/team-do';
-import { fresh } from '../support/http';
+import { SLOT_TTL_MS, teamStub } from '../../../src/slots/team-do';
+import { parseConfig } from '../../../src/config';
 
-const team = () => env.TEAMS.getByName(fresh('team'));
+// A team id no other test uses: storage is shared by the whole file.
+const team = () => teamStub(env, crypto.getRandomValues(new Uint32Array(1))[0]!);
 
 describe('TeamDO', () => {
   it('grants up to four observer slots and refuses the fifth until one is released', async () => {
@@ -40,10 +41,11 @@ describe('TeamDO', () => {
     expect((await t.acquire('a', now)).granted).toBe(true);
   });
 
-  it('reads the cap from OBSERVER_CONCURRENCY and falls back to 4 on nonsense', () => {
-    expect(concurrencyCap('2')).toBe(2);
-    expect(concurrencyCap(undefined)).toBe(4);
-    expect(concurrencyCap('zero')).toBe(4);
-    expect(concurrencyCap('0')).toBe(4);
+  it('reads the cap from OBSERVER_CONCURRENCY, defaults to 4 when unset, and names a value that is nonsense', () => {
+    expect(parseConfig({ OBSERVER_CONCURRENCY: '2' }).observer.concurrency).toBe(2);
+    expect(parseConfig({}).observer.concurrency).toBe(4);
+    expect(parseConfig({ OBSERVER_CONCURRENCY: '' }).observer.concurrency).toBe(4);
+    expect(() => parseConfig({ OBSERVER_CONCURRENCY: 'zero' })).toThrow(/OBSERVER_CONCURRENCY/);
+    expect(() => parseConfig({ OBSERVER_CONCURRENCY: '0' })).toThrow(/OBSERVER_CONCURRENCY/);
   });
 });

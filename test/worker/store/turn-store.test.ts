@@ -47,6 +47,7 @@ function record(f: Awaited<ReturnType<typeof fixture>>, over: Partial<TurnRecord
       projectId: f.projectId,
       sessionDbId: f.sessionDbId,
       promptNumber: 3,
+      promptId: null,
       authorUserId: f.ids.userId,
       deviceId: f.ids.deviceId,
       agentId: null,
@@ -56,6 +57,7 @@ function record(f: Awaited<ReturnType<typeof fixture>>, over: Partial<TurnRecord
     summary: null,
     discoveryTokens: 900,
     generationId: 'gen-1',
+    turnKey: null,
     storedAt: Date.now(),
     ...over,
   };

@@ -1,7 +1,8 @@
 // Token handling at the edge: header-only tokens, scopes per route, per-token rate limits, /mcp body cap.
 import { describe, expect, it } from 'vitest';
-import { bucketFor, DEFAULT_LIMITS, limitFor } from '../../../src/teams/rate-limit';
-import { take } from '../../../src/teams/window';
+import { DEFAULT_RATE_LIMITS as DEFAULT_LIMITS } from '../../../src/config';
+import { bucketFor, limitFor } from '../../../src/limits/rate-limit';
+import { take } from '../../../src/limits/window';
 import { call, fresh } from '../support/http';
 import { addTeammate, errorCode, json, newOwner } from './support';
 
@@ -69,7 +70,7 @@ describe('rate limits', () => {
     expect(limitFor({}, {}, 'ingest')).toBe(DEFAULT_LIMITS.ingest);
     expect(limitFor({}, {}, 'read')).toBe(DEFAULT_LIMITS.read);
     expect(limitFor({ RATE_LIMIT_READ_PER_MIN: '30' }, {}, 'read')).toBe(30);
-    expect(limitFor({ RATE_LIMIT_READ_PER_MIN: 'lots' }, {}, 'read')).toBe(DEFAULT_LIMITS.read);
+    expect(() => limitFor({ RATE_LIMIT_READ_PER_MIN: 'lots' }, {}, 'read')).toThrow(/RATE_LIMIT_READ_PER_MIN/);
     expect(limitFor({ RATE_LIMIT_INGEST_PER_MIN: '100' }, { settings: { rate_limit_ingest_per_min: 10 } }, 'ingest')).toBe(10);
     expect(limitFor({ RATE_LIMIT_INGEST_PER_MIN: '100' }, { settings: { rate_limit_ingest_per_min: 1000 } }, 'ingest')).toBe(100);
   });

@@ -1,7 +1,7 @@
 // The server-side gate: excluded-project globs (claude-mem's rules and cases) and skipped tools.
 import { describe, expect, it } from 'vitest';
 import { isPathExcluded, parseGlobList } from '#shared/glob';
-import { DEFAULT_SKIPPED_TOOLS, serverGate } from '../../../src/teams/gate';
+import { DEFAULT_SKIPPED_TOOLS, serverGate } from '../../../src/gate/gate';
 
 const HOME = '/home/dev';
 

@@ -1,6 +1,6 @@
 // The public page shell and assets: served without a token, with a strict CSP and no inline code.
 import { describe, expect, it } from 'vitest';
-import type { SessionView } from '../../../src/viewer/feed';
+import type { SessionView } from '../../../src/feed/feed';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession } from '../support/seed';
 

@@ -1,0 +1,72 @@
+// One reversible edit of one agent configuration file: cairn's part added, taken out again, and the user's
+// own bytes restored exactly when nothing else changed in between. Pure text in, text out.
+import { deepEqual, detectIndent, type Settings } from '../commands/settings-merge';
+
+export interface FileEdit {
+  path: string;
+  /** The file with cairn's part in it (replacing an earlier one). Throws when the file cannot be read as its format. */
+  add(before: string | null): string;
+  /** The file without cairn's part. Throws when the file cannot be read as its format. */
+  remove(before: string): string;
+  /** Whether two texts hold the same configuration (then the backup's bytes can come back). */
+  same(a: string, b: string): boolean;
+  /** Whether a text holds nothing at all (a file cairn created and emptied again is deleted). */
+  empty(text: string): boolean;
+}
+
+export function parseJsonObject(text: string | null, path: string): Settings {
+  if (text === null || !text.trim()) return {};
+  const v: unknown = JSON.parse(text.replace(/^\uFEFF/, ''));
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error(`${path} is not a JSON object`);
+  return v as Settings;
+}
+
+/** Rendered like the file it replaces (its indentation), two spaces for a new file. */
+export function renderJson(value: Settings, like: string | null): string {
+  return `${JSON.stringify(value, null, like ? detectIndent(like) : 2)}\n`;
+}
+
+/** An edit of a JSON settings file through two pure object transforms. */
+export function jsonEdit(path: string, add: (s: Settings) => Settings, remove: (s: Settings) => Settings): FileEdit {
+  return {
+    path,
+    add: (before) => renderJson(add(parseJsonObject(before, path)), before),
+    remove: (before) => {
+      const parsed = parseJsonObject(before, path);
+      const cleaned = remove(parsed);
+      return deepEqual(cleaned, parsed) ? before : renderJson(cleaned, before);
+    },
+    same: (a, b) => deepEqual(parseJsonObject(a, path), parseJsonObject(b, path)),
+    empty: (text) => !Object.keys(parseJsonObject(text, path)).length,
+  };
+}
+
+const BEGIN = '# >>> cairn (added by `cairn install`; `cairn uninstall` removes it)';
+const END = '# <<< cairn';
+
+/**
+ * An edit that appends a block of lines between two marker comments, for formats cairn does not parse
+ * (TOML): a block of whole tables at the end of the file is valid wherever the file's own tables end.
+ */
+export function markedBlockEdit(path: string, block: string): FileEdit {
+  const strip = (text: string): string => {
+    const start = text.indexOf(BEGIN);
+    if (start < 0) return text;
+    const endAt = text.indexOf(END, start);
+    const stop = endAt < 0 ? text.length : text.indexOf('\n', endAt) < 0 ? text.length : text.indexOf('\n', endAt) + 1;
+    // Take out the blank line install put before the block too, so the user's bytes come back exactly.
+    const head = text.slice(0, start);
+    return (head.endsWith('\n\n') ? head.slice(0, -1) : head) + text.slice(stop);
+  };
+  return {
+    path,
+    add: (before) => {
+      const base = strip(before ?? '');
+      const sep = base === '' ? '' : base.endsWith('\n') ? '\n' : '\n\n';
+      return `${base}${sep}${BEGIN}\n${block.trimEnd()}\n${END}\n`;
+    },
+    remove: strip,
+    same: (a, b) => a === b,
+    empty: (text) => !text.trim(),
+  };
+}

@@ -1,0 +1,117 @@
+// Codex and Gemini CLI payloads (the documented shapes in fixtures/agents) through the real client into a real
+// `wrangler dev`: stored with the agent as platform, found by search with platform=, and reachable through the
+// `cairn mcp-stdio` bridge the agents are configured with (a real MCP server behind it).
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM script without types
+import { mintDevToken, startDevServer } from '../../scripts/dev-server.mjs';
+import { buildClient } from '../build.mjs';
+import { run } from '../src/run';
+import { deadPort, machine, memIo, tempDir } from './support';
+
+const SECRET = 'agents-e2e-secret';
+const CLIENT = fileURLToPath(new URL('../dist/cairn.cjs', import.meta.url));
+const fixture = (agent: string) => JSON.parse(readFileSync(new URL(`./fixtures/agents/${agent}.json`, import.meta.url), 'utf8')) as Record<string, Record<string, unknown>>;
+
+interface Dev { url: string; stop(): Promise<void> }
+let dev: Dev;
+let token: string;
+const run36 = Date.now().toString(36);
+
+beforeAll(async () => {
+  await buildClient({ quiet: true });
+  dev = await startDevServer({ port: await deadPort(), persistTo: tempDir('cairn-agents-e2e-'), vars: { CAIRN_ADMIN_SECRET: SECRET }, timeoutMs: 120_000 });
+  token = await mintDevToken(dev.url, SECRET, { team: 'agents-e2e', user: 'ada', device: 'laptop' });
+}, 150_000);
+
+afterAll(async () => {
+  await dev?.stop();
+}, 30_000);
+
+async function hook(env: Record<string, string | undefined>, event: string, agent: string, payload: Record<string, unknown>) {
+  expect(await run(['hook', event, '--agent', agent], memIo({ env, stdin: JSON.stringify(payload) }))).toBe(0);
+}
+
+async function searchIds(query: Record<string, string>): Promise<number[]> {
+  const res = await fetch(`${dev.url}/api/search?${new URLSearchParams(query)}`, { headers: { authorization: `Bearer ${token}` } });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { results: { id: number }[] }).results.map((r) => r.id);
+}
+
+async function eventually<T>(probe: () => Promise<T | null>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== null) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+/** JSON-RPC lines through `cairn mcp-stdio`; resolves with the answers once every request has one. */
+function bridge(env: Record<string, string | undefined>, messages: Array<Record<string, unknown>>): Promise<Array<{ id: number; result?: { content?: { text: string }[] } }>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLIENT, 'mcp-stdio'], { env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const wanted = messages.filter((m) => m.id !== undefined).length;
+    const answers: Array<{ id: number }> = [];
+    let buf = '';
+    child.stdout.on('data', (d: Buffer) => {
+      buf += d.toString();
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        answers.push(JSON.parse(buf.slice(0, nl)) as { id: number });
+        buf = buf.slice(nl + 1);
+        if (answers.length === wanted) child.stdin.end();
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', () => resolve(answers as never));
+    for (const m of messages) child.stdin.write(`${JSON.stringify(m)}\n`);
+  });
+}
+
+describe('other agents against wrangler dev', () => {
+  it('stores Codex and Gemini sessions under their own platform, and platform= separates them in search and over the MCP bridge', async () => {
+    const { env } = machine(dev.url, token);
+    const codex = fixture('codex');
+    const gemini = fixture('gemini');
+    const cs = `codex-${run36}`;
+    const gs = `gemini-${run36}`;
+    const cwd = tempDir('cairn-agents-repo-');
+    const codexEvent = (name: string) => ({ ...codex[name], session_id: cs, cwd });
+    const geminiEvent = (name: string) => ({ ...gemini[name], session_id: gs, cwd });
+
+    await hook(env, 'session-start', 'codex', codexEvent('SessionStart'));
+    await hook(env, 'user-prompt-submit', 'codex', codexEvent('UserPromptSubmit'));
+    await hook(env, 'post-tool-use', 'codex', { ...codexEvent('PostToolUse'), tool_input: { command: 'npm run lint-codexwidget' }, tool_response: 'lint-codexwidget: 3 problems' });
+    await hook(env, 'stop', 'codex', codexEvent('Stop'));
+    await hook(env, 'session-start', 'gemini', geminiEvent('SessionStart'));
+    await hook(env, 'user-prompt-submit', 'gemini', geminiEvent('BeforeAgent'));
+    await hook(env, 'post-tool-use', 'gemini', { ...geminiEvent('AfterTool'), tool_input: { command: 'npm run lint-geminiwidget' }, tool_response: { llmContent: 'lint-geminiwidget: clean', returnDisplay: 'clean' } });
+    await hook(env, 'stop', 'gemini', geminiEvent('AfterAgent'));
+    await hook(env, 'session-end', 'gemini', geminiEvent('SessionEnd'));
+
+    const codexIds = await eventually(async () => {
+      const ids = await searchIds({ q: 'codexwidget', platform: 'codex', mode: 'fts' });
+      return ids.length ? ids : null;
+    });
+    const geminiIds = await eventually(async () => {
+      const ids = await searchIds({ q: 'geminiwidget', platform: 'gemini', mode: 'fts' });
+      return ids.length ? ids : null;
+    });
+    expect(await searchIds({ q: 'codexwidget', platform: 'gemini', mode: 'fts' })).toEqual([]);
+    expect(await searchIds({ q: 'geminiwidget', platform: 'codex', mode: 'fts' })).toEqual([]);
+    expect(await searchIds({ q: 'codexwidget', platform: 'claude-code', mode: 'fts' })).toEqual([]);
+
+    const answers = await bridge(env, [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'codex-e2e', version: '0' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'search', arguments: { query: 'codexwidget', platform: 'codex' } } },
+    ]);
+    const text = answers.find((a) => a.id === 2)?.result?.content?.map((c) => c.text).join('\n') ?? '';
+    expect(text).toContain(`#${codexIds[0]}`);
+    expect(text).not.toContain(`#${geminiIds[0]}`);
+  }, 120_000);
+});

@@ -1,0 +1,68 @@
+// POST /api/admin/teams: the operator (CAIRN_ADMIN_SECRET) creates a team, its first user and device,
+// and gets a token for them. Idempotent on names: whatever already exists is reused.
+import { configOf } from '../config';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { mintToken } from '../auth/tokens';
+import type { Role } from '../auth/types';
+import type { AppEnv } from '../auth/types';
+import { sha256Hex, timingSafeEqual } from '../lib/crypto';
+import { AppError } from '../lib/errors';
+import { readJson } from '../lib/validate';
+import { writeAudit } from '../audit/audit';
+
+/** Team, user and device names: short, URL- and shell-safe. */
+export const Name = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only');
+
+export const BootstrapBody = z.object({
+  team: Name,
+  user: Name,
+  device: Name.optional(),
+  role: z.enum(['owner', 'admin', 'member']).optional(),
+});
+export type BootstrapBody = z.infer<typeof BootstrapBody>;
+
+export async function requireAdminSecret(header: string | undefined, secret: string | undefined) {
+  if (!secret) throw new AppError(403, 'admin_disabled', 'CAIRN_ADMIN_SECRET is not configured on this server.');
+  const given = /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1] ?? '';
+  // Compare digests so the comparison time does not depend on the secret's length.
+  if (!timingSafeEqual(await sha256Hex(given), await sha256Hex(secret))) {
+    throw new AppError(401, 'invalid_admin_secret', 'The admin secret is not valid.');
+  }
+}
+
+/** Creates (or finds) team, user and device. Returns their ids. */
+export async function ensureTeamUserDevice(db: D1Database, body: BootstrapBody, now: number) {
+  await db.prepare('INSERT INTO teams (slug, name, created_at) VALUES (?, ?, ?) ON CONFLICT(slug) DO NOTHING').bind(body.team, body.team, now).run();
+  const team = await db.prepare('SELECT id FROM teams WHERE slug = ?').bind(body.team).first<{ id: number }>();
+  const existingUsers = await db.prepare('SELECT COUNT(*) AS n FROM users WHERE team_id = ?').bind(team!.id).first<{ n: number }>();
+  const role: Role = body.role ?? (existingUsers!.n === 0 ? 'owner' : 'member');
+  await db
+    .prepare('INSERT INTO users (team_id, handle, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(team_id, handle) DO NOTHING')
+    .bind(team!.id, body.user, role, now)
+    .run();
+  const user = await db.prepare('SELECT id, role FROM users WHERE team_id = ? AND handle = ?').bind(team!.id, body.user).first<{ id: number; role: Role }>();
+  let deviceId: number | null = null;
+  if (body.device) {
+    await db
+      .prepare('INSERT INTO devices (team_id, user_id, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(team_id, user_id, name) DO NOTHING')
+      .bind(team!.id, user!.id, body.device, now)
+      .run();
+    deviceId = (await db.prepare('SELECT id FROM devices WHERE team_id = ? AND user_id = ? AND name = ?').bind(team!.id, user!.id, body.device).first<{ id: number }>())!.id;
+  }
+  return { teamId: team!.id, userId: user!.id, role: user!.role, deviceId };
+}
+
+export const bootstrapRoutes = new Hono<AppEnv>().post('/api/admin/teams', async (c) => {
+  await requireAdminSecret(c.req.header('authorization'), configOf(c.env).adminSecret);
+  const body = await readJson(c, BootstrapBody, 10_000);
+  const now = Date.now();
+  const ids = await ensureTeamUserDevice(c.env.DB, body, now);
+  const scopes = ids.role === 'member' ? (['ingest', 'read'] as const) : (['ingest', 'read', 'admin'] as const);
+  const minted = await mintToken(c.env.DB, { teamId: ids.teamId, userId: ids.userId, deviceId: ids.deviceId, scopes: [...scopes], label: 'bootstrap' }, now);
+  await writeAudit(c.env.DB, {
+    teamId: ids.teamId, actorUserId: null, action: 'team.bootstrap', target: `token:${minted.id}`,
+    detail: { user: body.user, device: body.device ?? null, role: ids.role, scopes }, at: now,
+  });
+  return c.json({ token: minted.token, team: body.team, user: body.user, device: body.device ?? null, role: ids.role, scopes }, 201);
+});

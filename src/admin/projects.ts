@@ -1,0 +1,125 @@
+// Admin API, projects: list, rename (old key stays an alias), merge (rows move in one batch, alias left
+// behind), and visibility. Only projects the caller may see are found; others answer as "no such project".
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AuthContext } from '../auth/types';
+import { findVisibleProject as findProject, listVisibleProjects, type ProjectRef } from '../db/projects';
+import type { AppEnv } from '../auth/types';
+import { AppError, notFound } from '../lib/errors';
+import { readJson } from '../lib/validate';
+import { auditStatement } from '../audit/audit';
+
+const SMALL_BODY = 10_000;
+
+export const ProjectKey = z
+  .string()
+  .trim()
+  .min(1)
+  .max(300)
+  .regex(/^[^\s\u0000-\u001f]+$/, 'no spaces or control characters');
+
+export const RenameBody = z.object({ from: ProjectKey, to: ProjectKey }).strict();
+export type RenameBody = z.infer<typeof RenameBody>;
+export const MergeBody = z.object({ from: ProjectKey, into: ProjectKey }).strict();
+export type MergeBody = z.infer<typeof MergeBody>;
+export const VisibilityBody = z.object({ key: ProjectKey, visibility: z.enum(['team', 'private']) }).strict();
+export type VisibilityBody = z.infer<typeof VisibilityBody>;
+
+type ProjectRow = ProjectRef;
+
+/** A visible project by its stored key, an alias, or the caller's own `local/<folder>` shorthand. */
+export const findVisibleProject = (db: D1Database, auth: AuthContext, key: string) => findProject(db, auth, key);
+
+async function mustFind(db: D1Database, auth: AuthContext, key: string): Promise<ProjectRow> {
+  const p = await findVisibleProject(db, auth, key);
+  if (!p) throw notFound('project');
+  return p;
+}
+
+/** Which project (if any) a key names in the whole team, through its key or an alias. */
+async function keyOwner(db: D1Database, teamId: number, key: string): Promise<number | null> {
+  const r = await db
+    .prepare(
+      `SELECT id FROM projects WHERE team_id = ?1 AND key = ?2
+       UNION ALL SELECT project_id FROM project_aliases WHERE team_id = ?1 AND key = ?2 LIMIT 1`,
+    )
+    .bind(teamId, key)
+    .first<{ id: number }>();
+  return r?.id ?? null;
+}
+
+/** Tables whose rows carry project_id; a merge moves all of them. */
+const MOVED_TABLES = ['observations', 'summaries', 'sessions', 'prompts', 'observation_files', 'local_vectors'] as const;
+
+export const adminProjectRoutes = new Hono<AppEnv>()
+  .get('/projects', async (c) => {
+    const auth = c.get('auth');
+    return c.json({ projects: await listVisibleProjects(c.env.DB, auth) });
+  })
+
+  .post('/projects/rename', async (c) => {
+    const auth = c.get('auth');
+    const body = await readJson(c, RenameBody, SMALL_BODY);
+    const db = c.env.DB;
+    const p = await mustFind(db, auth, body.from);
+    if (body.to === p.key) return c.json({ project: { key: p.key, previous: p.key } });
+    const taken = await keyOwner(db, auth.teamId, body.to);
+    if (taken !== null && taken !== p.id) {
+      throw new AppError(409, 'project_key_taken', 'That key already names a project; merge the two instead.');
+    }
+    const now = Date.now();
+    await db.batch([
+      // Renaming back to one of its own old keys: that alias is no longer needed.
+      db.prepare('DELETE FROM project_aliases WHERE team_id = ? AND key = ?').bind(auth.teamId, body.to),
+      db.prepare('UPDATE projects SET key = ? WHERE id = ?').bind(body.to, p.id),
+      db.prepare('INSERT OR REPLACE INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, ?)').bind(auth.teamId, p.key, p.id, now),
+      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'project.rename', target: `project:${body.to}`, detail: { from: p.key, to: body.to }, at: now }),
+    ]);
+    return c.json({ project: { key: body.to, previous: p.key } });
+  })
+
+  .post('/projects/merge', async (c) => {
+    const auth = c.get('auth');
+    const body = await readJson(c, MergeBody, SMALL_BODY);
+    const db = c.env.DB;
+    const from = await mustFind(db, auth, body.from);
+    const into = await mustFind(db, auth, body.into);
+    if (from.id === into.id) throw new AppError(400, 'same_project', 'Both keys name the same project.');
+    const now = Date.now();
+    const counts = await db.batch<{ n: number }>(
+      MOVED_TABLES.slice(0, 4).map((t) => db.prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE team_id = ? AND project_id = ?`).bind(auth.teamId, from.id)),
+    );
+    const moved = Object.fromEntries(MOVED_TABLES.slice(0, 4).map((t, i) => [t, counts[i]?.results[0]?.n ?? 0]));
+    await db.batch([
+      ...MOVED_TABLES.map((t) =>
+        t === 'observations'
+          ? // embedded_at cleared so the vector index is rewritten with the new project in its metadata.
+            db.prepare('UPDATE observations SET project_id = ?, embedded_at = NULL WHERE team_id = ? AND project_id = ?').bind(into.id, auth.teamId, from.id)
+          : db.prepare(`UPDATE ${t} SET project_id = ? WHERE team_id = ? AND project_id = ?`).bind(into.id, auth.teamId, from.id),
+      ),
+      db.prepare('UPDATE project_aliases SET project_id = ? WHERE team_id = ? AND project_id = ?').bind(into.id, auth.teamId, from.id),
+      db.prepare('DELETE FROM projects WHERE id = ? AND team_id = ?').bind(from.id, auth.teamId),
+      db.prepare('INSERT OR REPLACE INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, ?)').bind(auth.teamId, from.key, into.id, now),
+      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'project.merge', target: `project:${into.key}`, detail: { from: from.key, into: into.key, moved }, at: now }),
+    ]);
+    return c.json({ project: { key: into.key, merged: from.key }, moved });
+  })
+
+  .post('/projects/visibility', async (c) => {
+    const auth = c.get('auth');
+    const body = await readJson(c, VisibilityBody, SMALL_BODY);
+    const db = c.env.DB;
+    const p = await mustFind(db, auth, body.key);
+    const now = Date.now();
+    // Making a team project private gives it to whoever asked, so it never vanishes from the actor's view
+    // into someone else's hands; making it team-visible keeps its owner.
+    const owner = body.visibility === 'private' && p.visibility === 'team' ? auth.userId : p.ownerUserId;
+    await db.batch([
+      db.prepare('UPDATE projects SET visibility = ?, owner_user_id = ? WHERE id = ?').bind(body.visibility, owner, p.id),
+      auditStatement(db, {
+        teamId: auth.teamId, actorUserId: auth.userId, action: 'project.visibility', target: `project:${p.key}`,
+        detail: { from: p.visibility, to: body.visibility }, at: now,
+      }),
+    ]);
+    return c.json({ project: { key: p.key, visibility: body.visibility } });
+  });

@@ -1,0 +1,105 @@
+// Admin API, team settings (validated patch over teams.settings JSON) and the audit log reader.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { parseTeamSettings } from '../db/team-settings';
+import type { AppEnv } from '../auth/types';
+import { parseWith, readJson } from '../lib/validate';
+import { auditStatement } from '../audit/audit';
+
+const Word = z.string().trim().min(1).max(100);
+const List = (max: number) => z.array(Word).max(max);
+
+/**
+ * Every key an admin may set, strictly checked. `null` removes a key (back to the server default).
+ * Readers (`src/db/team-settings.ts`, `serverGate`) use the same names.
+ */
+export const SettingsPatch = z
+  .object({
+    mode: z.string().trim().regex(/^[a-z0-9][a-z0-9_-]{0,99}$/, 'a mode id such as "code" or "code--zh"').nullable(),
+    context_observations: z.number().int().min(0).max(500).nullable(),
+    context_sessions: z.number().int().min(0).max(100).nullable(),
+    context_full_count: z.number().int().min(0).max(50).nullable(),
+    observation_types: List(50).nullable(),
+    observation_concepts: List(50).nullable(),
+    skipped_tools: List(200).nullable(),
+    excluded_projects: z.array(z.string().trim().min(1).max(500)).max(200).nullable(),
+    share_sensitive: z.boolean().nullable(),
+    rate_limit_ingest_per_min: z.number().int().min(1).max(100_000).nullable(),
+    rate_limit_read_per_min: z.number().int().min(1).max(100_000).nullable(),
+    retention_days: z.number().int().min(1).max(36_500).nullable(),
+  })
+  .partial()
+  .strict();
+export type SettingsPatch = z.infer<typeof SettingsPatch>;
+
+export const AuditQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  before: z.coerce.number().int().min(1).optional(),
+  // Action names are dotted snake case; anything else cannot match and is refused before it reaches SQL.
+  action: z.string().trim().min(1).max(100).regex(/^[a-z0-9_.-]+$/, 'an action name such as token or token.revoke').optional(),
+});
+export type AuditQuery = z.infer<typeof AuditQuery>;
+
+/** Applies a patch: set keys replace, null keys are removed, absent keys stay. */
+export function applySettingsPatch(current: Record<string, unknown>, patch: SettingsPatch): Record<string, unknown> {
+  const next = { ...current };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete next[k];
+    else if (v !== undefined) next[k] = v;
+  }
+  return next;
+}
+
+async function readSettings(db: D1Database, teamId: number): Promise<Record<string, unknown>> {
+  const row = await db.prepare('SELECT settings FROM teams WHERE id = ?').bind(teamId).first<{ settings: string }>();
+  return parseTeamSettings(row?.settings) as Record<string, unknown>;
+}
+
+interface AuditRow {
+  id: number;
+  created_at: number;
+  actor: string | null;
+  action: string;
+  target: string | null;
+  detail: string;
+}
+
+export const adminSettingsRoutes = new Hono<AppEnv>()
+  .get('/settings', async (c) => c.json({ settings: await readSettings(c.env.DB, c.get('auth').teamId) }))
+
+  .patch('/settings', async (c) => {
+    const auth = c.get('auth');
+    const patch = await readJson(c, SettingsPatch, 100_000);
+    const db = c.env.DB;
+    const next = applySettingsPatch(await readSettings(db, auth.teamId), patch);
+    const now = Date.now();
+    await db.batch([
+      db.prepare('UPDATE teams SET settings = ? WHERE id = ?').bind(JSON.stringify(next), auth.teamId),
+      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'settings.update', target: 'team', detail: { changed: patch }, at: now }),
+    ]);
+    return c.json({ settings: next });
+  })
+
+  .get('/audit', async (c) => {
+    const auth = c.get('auth');
+    const q = parseWith(AuditQuery, c.req.query());
+    const { results } = await c.env.DB.prepare(
+      `SELECT a.id, a.created_at, u.handle AS actor, a.action, a.target, a.detail
+         FROM audit_log a LEFT JOIN users u ON u.id = a.actor_user_id AND u.team_id = a.team_id
+        WHERE a.team_id = ?1 AND (?2 IS NULL OR a.id < ?2) AND (?3 IS NULL OR a.action = ?3 OR substr(a.action, 1, length(?3) + 1) = ?3 || '.')
+        ORDER BY a.id DESC LIMIT ?4`,
+    )
+      .bind(auth.teamId, q.before ?? null, q.action ?? null, q.limit)
+      .all<AuditRow>();
+    const entries = results.map((r) => ({ ...r, detail: safeJson(r.detail) }));
+    const last = entries.at(-1);
+    return c.json({ entries, next_before: entries.length === q.limit && last ? last.id : null });
+  });
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,75 @@
+// The deployment's settings, parsed once from the Worker environment (vars and secrets are strings) into
+// one typed object. Everything else reads `configOf(env)`, never a raw `env.X` string.
+import { z } from 'zod';
+import { AppError } from './lib/errors';
+
+/** An unset or empty variable means "use the default"; anything else must parse. */
+const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const text = () => z.preprocess(blankToUndefined, z.string().trim().optional());
+const positiveInt = (fallback: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess(blankToUndefined, z.coerce.number().int().min(1).max(max).default(fallback));
+
+export const DEFAULT_RATE_LIMITS = { ingest: 600, read: 120 } as const;
+export const DEFAULT_OBSERVER_CONCURRENCY = 4;
+
+const ConfigSchema = z
+  .object({
+    CAIRN_LOCAL: text(),
+    CAIRN_ADMIN_SECRET: text(),
+    CAIRN_MODE: text(),
+    OBSERVER_PROVIDER: z.preprocess((v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v), z.enum(['anthropic', 'openai', 'workers-ai', 'heuristic']).optional()),
+    OBSERVER_MODEL: text(),
+    OBSERVER_CONCURRENCY: positiveInt(DEFAULT_OBSERVER_CONCURRENCY, 64),
+    ANTHROPIC_API_KEY: text(),
+    ANTHROPIC_BASE_URL: text(),
+    OPENAI_API_KEY: text(),
+    OPENAI_BASE_URL: text(),
+    RATE_LIMIT_INGEST_PER_MIN: positiveInt(DEFAULT_RATE_LIMITS.ingest),
+    RATE_LIMIT_READ_PER_MIN: positiveInt(DEFAULT_RATE_LIMITS.read),
+  })
+  .transform((e) => ({
+    /** wrangler dev and tests: the local vector index and embedder instead of Vectorize + Workers AI. */
+    local: e.CAIRN_LOCAL === '1',
+    adminSecret: e.CAIRN_ADMIN_SECRET,
+    mode: e.CAIRN_MODE ?? 'code',
+    observer: {
+      provider: e.OBSERVER_PROVIDER,
+      model: e.OBSERVER_MODEL,
+      concurrency: e.OBSERVER_CONCURRENCY,
+      anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseURL: e.ANTHROPIC_BASE_URL },
+      openai: { apiKey: e.OPENAI_API_KEY, baseURL: e.OPENAI_BASE_URL },
+    },
+    rateLimits: { ingest: e.RATE_LIMIT_INGEST_PER_MIN, read: e.RATE_LIMIT_READ_PER_MIN },
+  }));
+
+export type Config = z.output<typeof ConfigSchema>;
+export type ConfigInput = Partial<Record<keyof z.input<typeof ConfigSchema>, string>>;
+
+/** A deployment whose settings do not parse answers every request that needs them with this (and the log). */
+export class ConfigError extends AppError {
+  constructor(message: string) {
+    super(500, 'invalid_config', message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the settings; a value that does not parse names itself instead of silently becoming a default. */
+export function parseConfig(env: ConfigInput): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  console.error('invalid cairn settings', issues);
+  throw new ConfigError(`The server's settings are invalid (${issues}); the operator must fix them.`);
+}
+
+// The env object lives as long as its isolate (or Durable Object), so one parse serves every request.
+const cache = new WeakMap<object, Config>();
+
+export function configOf(env: ConfigInput): Config {
+  let c = cache.get(env);
+  if (!c) {
+    c = parseConfig(env);
+    cache.set(env, c);
+  }
+  return c;
+}

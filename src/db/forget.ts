@@ -1,0 +1,204 @@
+// Forgetting in D1: memory rows are deleted, not hidden. Deleting a row fires its FTS5 delete trigger, so
+// the text leaves the full-text index too; file rows and local vectors go in the same batch. What remains is
+// the audit row (who forgot which id, when; never the text). Vectorize is cleared by the caller.
+import { and, count as countAll, eq, inArray } from 'drizzle-orm';
+import { db, type Db } from './client';
+import { insertAudit } from './audit';
+import { inJsonList } from './sqlite';
+import { canReadObservation, canReadPrompt, canReadSummary, canSeeProject, type Viewer } from './visibility';
+import { localVectors, observationFiles, observations, projectAliases, projects, prompts, sessions, summaries } from './schema';
+
+/** A memory row the caller named, with what the permission check needs. */
+export interface ForgettableRow {
+  id: number;
+  projectId: number;
+  authorUserId: number;
+  sessionId: number;
+}
+
+export interface ForgetAudit {
+  actorUserId: number;
+  /** e.g. `observation:12`, `session:abc`, `project:github.com/acme/w`. */
+  target: string;
+  detail: Record<string, unknown>;
+  at: number;
+}
+
+export interface ForgetCounts {
+  observations: number;
+  summaries: number;
+  prompts: number;
+  sessions: number;
+}
+
+/** Ids as one JSON parameter: any number of them stays one bound parameter (D1 allows 100 per statement). */
+const idsIn = inJsonList;
+
+export type RecordKind = 'observation' | 'summary' | 'prompt';
+
+const READABLE = {
+  observation: { table: observations, rule: (v: Viewer) => canReadObservation(v) },
+  summary: { table: summaries, rule: (v: Viewer) => canReadSummary(v) },
+  prompt: { table: prompts, rule: (v: Viewer) => canReadPrompt(v) },
+} as const;
+
+/** Whether the viewer may read the record at all (the one visibility rule decides; unseen = not found). */
+export async function canSee(d1: D1Database, v: Viewer, kind: RecordKind, id: number): Promise<boolean> {
+  const t = READABLE[kind];
+  const row = await db(d1).select({ id: t.table.id }).from(t.table).where(and(eq(t.table.id, id), t.rule(v))).get();
+  return row !== undefined;
+}
+
+/** Whether a project is one the user may read (team-visible, or their own private one). */
+export async function projectVisible(d1: D1Database, teamId: number, userId: number, projectId: number): Promise<boolean> {
+  const row = await db(d1).select({ id: projects.id }).from(projects).where(and(eq(projects.id, projectId), canSeeProject({ teamId, userId }))).get();
+  return row !== undefined;
+}
+
+export async function findObservation(d1: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
+  const [row] = await db(d1)
+    .select({ id: observations.id, projectId: observations.projectId, authorUserId: observations.authorUserId, sessionId: observations.sessionId })
+    .from(observations)
+    .where(and(eq(observations.teamId, teamId), eq(observations.id, id)));
+  return row ?? null;
+}
+
+export async function findSummary(d1: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
+  const [row] = await db(d1)
+    .select({ id: summaries.id, projectId: summaries.projectId, authorUserId: summaries.authorUserId, sessionId: summaries.sessionId })
+    .from(summaries)
+    .where(and(eq(summaries.teamId, teamId), eq(summaries.id, id)));
+  return row ?? null;
+}
+
+export async function findPrompt(d1: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
+  const [row] = await db(d1)
+    .select({ id: prompts.id, projectId: prompts.projectId, authorUserId: prompts.authorUserId, sessionId: prompts.sessionId })
+    .from(prompts)
+    .where(and(eq(prompts.teamId, teamId), eq(prompts.id, id)));
+  return row ?? null;
+}
+
+export interface SessionRef {
+  id: number;
+  sessionKey: string;
+  projectId: number;
+  userId: number;
+}
+
+export async function findSession(d1: D1Database, teamId: number, sessionKey: string): Promise<SessionRef | null> {
+  const [row] = await db(d1)
+    .select({ id: sessions.id, sessionKey: sessions.sessionKey, projectId: sessions.projectId, userId: sessions.userId })
+    .from(sessions)
+    .where(and(eq(sessions.teamId, teamId), eq(sessions.sessionKey, sessionKey)));
+  return row ?? null;
+}
+
+export async function sessionsOfProject(d1: D1Database, teamId: number, projectId: number): Promise<string[]> {
+  const rows = await db(d1)
+    .select({ key: sessions.sessionKey })
+    .from(sessions)
+    .where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId)));
+  return rows.map((r) => r.key);
+}
+
+const auditRow = (d: Db, teamId: number, a: ForgetAudit) =>
+  insertAudit(d, { teamId, actorUserId: a.actorUserId, action: 'forget', target: a.target, detail: a.detail, at: a.at });
+
+/** Deletes observations (with their file rows and local vectors) and writes the audit row, in one batch. */
+export async function deleteObservations(d1: D1Database, teamId: number, ids: number[], audit: ForgetAudit): Promise<number> {
+  const d = db(d1);
+  const [, , gone] = await d.batch([
+    d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), idsIn(observationFiles.observationId, ids))),
+    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), idsIn(localVectors.observationId, ids))),
+    d.delete(observations).where(and(eq(observations.teamId, teamId), idsIn(observations.id, ids))).returning({ id: observations.id }),
+    auditRow(d, teamId, audit),
+  ]);
+  return gone.length;
+}
+
+export async function deleteSummary(d1: D1Database, teamId: number, id: number, audit: ForgetAudit): Promise<number> {
+  const d = db(d1);
+  const [gone] = await d.batch([
+    d.delete(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.id, id))).returning({ id: summaries.id }),
+    auditRow(d, teamId, audit),
+  ]);
+  return gone.length;
+}
+
+export async function deletePrompt(d1: D1Database, teamId: number, id: number, audit: ForgetAudit): Promise<number> {
+  const d = db(d1);
+  const [gone] = await d.batch([
+    d.delete(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.id, id))).returning({ id: prompts.id }),
+    auditRow(d, teamId, audit),
+  ]);
+  return gone.length;
+}
+
+/** Ids of the observations of a session or a project (for the vector index, which lives outside D1). */
+export async function observationIdsOf(d1: D1Database, teamId: number, where: { sessionId?: number; projectId?: number }): Promise<number[]> {
+  const rows = await db(d1)
+    .select({ id: observations.id })
+    .from(observations)
+    .where(
+      and(
+        eq(observations.teamId, teamId),
+        where.sessionId !== undefined ? eq(observations.sessionId, where.sessionId) : undefined,
+        where.projectId !== undefined ? eq(observations.projectId, where.projectId) : undefined,
+      ),
+    );
+  return rows.map((r) => r.id);
+}
+
+export async function countProject(d1: D1Database, teamId: number, projectId: number): Promise<ForgetCounts> {
+  const d = db(d1);
+  const count = countAll();
+  const [o, s, p, se] = await d.batch([
+    d.select({ n: count }).from(observations).where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId))),
+    d.select({ n: count }).from(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.projectId, projectId))),
+    d.select({ n: count }).from(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.projectId, projectId))),
+    d.select({ n: count }).from(sessions).where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId))),
+  ]);
+  return { observations: o[0]?.n ?? 0, summaries: s[0]?.n ?? 0, prompts: p[0]?.n ?? 0, sessions: se[0]?.n ?? 0 };
+}
+
+/** Deletes everything a session remembered, and the session row, in one batch. */
+export async function deleteSession(d1: D1Database, teamId: number, sessionId: number, audit: ForgetAudit): Promise<ForgetCounts> {
+  const d = db(d1);
+  const ofSession = d.select({ id: observations.id }).from(observations).where(and(eq(observations.teamId, teamId), eq(observations.sessionId, sessionId)));
+  const [, , o, s, p, se] = await d.batch([
+    d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), inArray(observationFiles.observationId, ofSession))),
+    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), inArray(localVectors.observationId, ofSession))),
+    d.delete(observations).where(and(eq(observations.teamId, teamId), eq(observations.sessionId, sessionId))).returning({ id: observations.id }),
+    d.delete(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.sessionId, sessionId))).returning({ id: summaries.id }),
+    d.delete(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.sessionId, sessionId))).returning({ id: prompts.id }),
+    d.delete(sessions).where(and(eq(sessions.teamId, teamId), eq(sessions.id, sessionId))).returning({ id: sessions.id }),
+    auditRow(d, teamId, audit),
+  ]);
+  return { observations: o.length, summaries: s.length, prompts: p.length, sessions: se.length };
+}
+
+/** Deletes a project with everything in it (memory rows, sessions, aliases), in one batch. */
+export async function deleteProject(d1: D1Database, teamId: number, projectId: number, audit: ForgetAudit): Promise<ForgetCounts> {
+  const d = db(d1);
+  const [, , o, s, p, se] = await d.batch([
+    d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), eq(observationFiles.projectId, projectId))),
+    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.projectId, projectId))),
+    d.delete(observations).where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId))).returning({ id: observations.id }),
+    d.delete(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.projectId, projectId))).returning({ id: summaries.id }),
+    d.delete(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.projectId, projectId))).returning({ id: prompts.id }),
+    d.delete(sessions).where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId))).returning({ id: sessions.id }),
+    d.delete(projectAliases).where(and(eq(projectAliases.teamId, teamId), eq(projectAliases.projectId, projectId))),
+    d.delete(projects).where(and(eq(projects.teamId, teamId), eq(projects.id, projectId))),
+    auditRow(d, teamId, audit),
+  ]);
+  return { observations: o.length, summaries: s.length, prompts: p.length, sessions: se.length };
+}
+
+/** Private projects owned by a user (offered for deletion when the user is removed). */
+export async function privateProjectsOf(d1: D1Database, teamId: number, userId: number): Promise<{ id: number; key: string }[]> {
+  return db(d1)
+    .select({ id: projects.id, key: projects.key })
+    .from(projects)
+    .where(and(eq(projects.teamId, teamId), eq(projects.ownerUserId, userId), eq(projects.visibility, 'private')));
+}

@@ -1,0 +1,40 @@
+// Feed shapes shared by the Worker (src/feed/feed.ts) and the browser viewer (client/api.ts): types only, no imports.
+
+export interface ObservationItem {
+  kind: 'observation';
+  id: number;
+  sessionId: number;
+  projectId: number;
+  projectKey: string;
+  type: string;
+  title: string | null;
+  subtitle: string | null;
+  author: string;
+  promptNumber: number;
+  createdAt: number;
+}
+
+export interface SummaryItem {
+  kind: 'summary';
+  id: number;
+  sessionId: number;
+  projectId: number;
+  projectKey: string;
+  author: string;
+  promptNumber: number;
+  createdAt: number;
+  request: string;
+  investigated: string;
+  learned: string;
+  completed: string;
+  nextSteps: string;
+  notes: string | null;
+}
+
+export type FeedItem = ObservationItem | SummaryItem;
+
+export interface SessionView {
+  session: { id: number; projectKey: string; author: string; platform: string; promptCount: number; startedAt: number; endedAt: number | null };
+  summaries: SummaryItem[];
+  observations: ObservationItem[];
+}

@@ -1,0 +1,149 @@
+// Forget that forgets: a record, a session or a project is deleted from every D1 table, the FTS indexes
+// (delete triggers), the vector index and the session's Durable Object. Only an audit row stays: who forgot
+// which id and when, never the text (a reason given for the audit is not kept either: it may repeat it).
+import { z } from 'zod';
+import type { AuthContext } from '../auth/types';
+import {
+  canSee,
+  countProject,
+  deleteObservations,
+  deletePrompt,
+  deleteProject,
+  deleteSession,
+  deleteSummary,
+  findObservation,
+  findPrompt,
+  findSession,
+  findSummary,
+  observationIdsOf,
+  projectVisible,
+  sessionsOfProject,
+  type ForgetCounts,
+  type ForgettableRow,
+  type RecordKind,
+} from '../db/forget';
+import { purgeDeletedTerms } from '../db/fts-purge';
+import { resolveVisibleProjects } from '../db/projects';
+import { settingsFor } from '../db/team-settings';
+import { viewerOf } from '../db/visibility';
+import type { CairnEnv } from '../env';
+import { AppError } from '../lib/errors';
+import { getVectorAdapters } from '../vectors/adapters';
+import { sessionStub } from '../session/session-do';
+
+/** `12`, `#12` or `O12` name an observation; `S12` a summary; `P12` a prompt (as search shows them). */
+export function parseRecordRef(ref: string | number): { kind: RecordKind; id: number } | null {
+  if (typeof ref === 'number') return Number.isSafeInteger(ref) && ref > 0 ? { kind: 'observation', id: ref } : null;
+  const m = /^\s*(#|o|s|p)?(\d{1,15})\s*$/i.exec(ref);
+  if (!m) return null;
+  const id = Number(m[2]);
+  if (!Number.isSafeInteger(id) || id <= 0) return null;
+  const tag = (m[1] ?? '').toLowerCase();
+  return { kind: tag === 's' ? 'summary' : tag === 'p' ? 'prompt' : 'observation', id };
+}
+
+export const ForgetBody = z.discriminatedUnion('kind', [
+  z.object({ kind: z.enum(['observation', 'summary', 'prompt']), id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }).strict(),
+  z.object({ kind: z.literal('session'), session_id: z.string().trim().min(1).max(200) }).strict(),
+  z.object({ kind: z.literal('project'), project: z.string().trim().min(1).max(500), confirm: z.number().int().nonnegative().optional() }).strict(),
+]);
+export type ForgetBody = z.infer<typeof ForgetBody>;
+
+export interface Forgotten {
+  kind: ForgetBody['kind'];
+  target: string;
+  counts: ForgetCounts;
+}
+
+const isAdmin = (auth: AuthContext) => auth.role === 'admin' || auth.role === 'owner';
+const none = (): ForgetCounts => ({ observations: 0, summaries: 0, prompts: 0, sessions: 0 });
+
+/** Vectors live outside D1 (Vectorize in production): removed after the rows, never blocking the answer on text. */
+async function dropVectors(env: CairnEnv, teamId: number, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  const adapters = getVectorAdapters(env);
+  if (adapters) await adapters.index.deleteByIds(teamId, ids);
+}
+
+/** The session's Durable Object may still hold buffered tool input/output and prompt texts. */
+async function wipeSessionObject(env: CairnEnv, teamId: number, sessionKey: string): Promise<void> {
+  await sessionStub(env, teamId, sessionKey).forgetAll();
+}
+
+const FINDERS: Record<RecordKind, (db: D1Database, teamId: number, id: number) => Promise<ForgettableRow | null>> = {
+  observation: findObservation,
+  summary: findSummary,
+  prompt: findPrompt,
+};
+
+const NAMES: Record<RecordKind, string> = { observation: 'observation', summary: 'summary', prompt: 'prompt' };
+
+export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: RecordKind, id: number, now: number): Promise<Forgotten> {
+  const viewer = viewerOf(auth, await settingsFor(env.DB, auth));
+  const row = (await canSee(env.DB, viewer, kind, id)) ? await FINDERS[kind](env.DB, auth.teamId, id) : null;
+  const label = `${NAMES[kind]} ${kind === 'observation' ? '#' : kind === 'summary' ? 'S' : 'P'}${id}`;
+  if (!row) throw new AppError(404, 'not_found', `No ${label}.`);
+  if (row.authorUserId !== auth.userId && !isAdmin(auth)) {
+    throw new AppError(403, 'not_allowed', `Only the author of the ${NAMES[kind]} or a team admin can forget it.`);
+  }
+  const audit = { actorUserId: auth.userId, target: `${kind}:${id}`, detail: { project_id: row.projectId, author_user_id: row.authorUserId }, at: now };
+  const counts = none();
+  if (kind === 'observation') {
+    counts.observations = await deleteObservations(env.DB, auth.teamId, [id], audit);
+    await dropVectors(env, auth.teamId, [id]);
+  } else if (kind === 'summary') counts.summaries = await deleteSummary(env.DB, auth.teamId, id, audit);
+  else counts.prompts = await deletePrompt(env.DB, auth.teamId, id, audit);
+  await purgeDeletedTerms(env.DB, [kind === 'observation' ? 'observations_fts' : kind === 'summary' ? 'summaries_fts' : 'prompts_fts']);
+  return { kind, target: `${kind}:${id}`, counts };
+}
+
+export async function forgetSession(env: CairnEnv, auth: AuthContext, sessionKey: string, now: number): Promise<Forgotten> {
+  const session = await findSession(env.DB, auth.teamId, sessionKey);
+  const visible = session ? await projectVisible(env.DB, auth.teamId, auth.userId, session.projectId) : false;
+  if (!session || !visible) throw new AppError(404, 'not_found', 'No such session.');
+  if (session.userId !== auth.userId && !isAdmin(auth)) throw new AppError(403, 'not_allowed', 'Only the person who ran a session or a team admin can forget it.');
+  const ids = await observationIdsOf(env.DB, auth.teamId, { sessionId: session.id });
+  const counts = await deleteSession(env.DB, auth.teamId, session.id, {
+    actorUserId: auth.userId,
+    target: `session:${session.id}`,
+    detail: { project_id: session.projectId, user_id: session.userId },
+    at: now,
+  });
+  await purgeDeletedTerms(env.DB);
+  await dropVectors(env, auth.teamId, ids);
+  await wipeSessionObject(env, auth.teamId, sessionKey);
+  return { kind: 'session', target: `session:${session.id}`, counts };
+}
+
+/**
+ * A whole project: its admin (or the owner of a private project) asks once and is told how much would go;
+ * the deletion happens when the request repeats that count as `confirm`.
+ */
+export async function forgetProject(env: CairnEnv, auth: AuthContext, key: string, confirm: number | undefined, now: number): Promise<Forgotten> {
+  const [project] = await resolveVisibleProjects(env.DB, auth, [key]);
+  if (!project) throw new AppError(404, 'not_found', `No project "${key}".`);
+  const mayDelete = project.visibility === 'private' ? project.ownerUserId === auth.userId || isAdmin(auth) : isAdmin(auth);
+  if (!mayDelete) throw new AppError(403, 'not_admin', 'Only a team admin (or the owner of a private project) can forget a project.');
+  const counts = await countProject(env.DB, auth.teamId, project.id);
+  const total = counts.observations + counts.summaries + counts.prompts;
+  if (confirm !== total) {
+    throw new AppError(
+      409,
+      'confirm_required',
+      `Forgetting "${project.key}" deletes ${counts.observations} observations, ${counts.summaries} summaries and ${counts.prompts} prompts ` +
+        `in ${counts.sessions} sessions. Send the request again with "confirm": ${total}.`,
+    );
+  }
+  return purgeProject(env, auth.teamId, auth.userId, project.id, project.key, now);
+}
+
+/** Deletes a project and everything in it (no permission check: callers decide). */
+export async function purgeProject(env: CairnEnv, teamId: number, actorUserId: number, projectId: number, key: string, now: number): Promise<Forgotten> {
+  const ids = await observationIdsOf(env.DB, teamId, { projectId });
+  const sessionKeys = await sessionsOfProject(env.DB, teamId, projectId);
+  const counts = await deleteProject(env.DB, teamId, projectId, { actorUserId, target: `project:${projectId}`, detail: { project_id: projectId }, at: now });
+  await purgeDeletedTerms(env.DB);
+  await dropVectors(env, teamId, ids);
+  for (const k of sessionKeys) await wipeSessionObject(env, teamId, k);
+  return { kind: 'project', target: `project:${key}`, counts };
+}

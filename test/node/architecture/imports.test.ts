@@ -1,0 +1,116 @@
+// The direction of imports, read from the source: folders of src/ form no cycle, the shared module stands
+// alone, and the hooks client reaches the Worker's code only through `#shared/*`. See docs/architecture.md.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const IMPORT = /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm;
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) return name === 'node_modules' || name === 'client' ? [] : tsFiles(p);
+    return p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** Every import of a file, resolved to a path relative to the repository (aliases included). */
+function importsOf(file: string): string[] {
+  const out: string[] = [];
+  for (const m of readFileSync(file, 'utf8').matchAll(IMPORT)) {
+    const spec = m[1]!;
+    if (spec.startsWith('#shared/')) out.push(`src/shared/${spec.slice('#shared/'.length)}`);
+    else if (spec.startsWith('.')) out.push(path.relative(ROOT, path.resolve(path.dirname(file), spec)));
+  }
+  return out;
+}
+
+/** src/<folder> for files in a folder, the file itself for files directly in src/. */
+function unitOf(rel: string): string {
+  const parts = rel.split('/');
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : rel.replace(/\.ts$/, '');
+}
+
+function folderGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of tsFiles(path.join(ROOT, 'src'))) {
+    const from = unitOf(path.relative(ROOT, file));
+    for (const target of importsOf(file)) {
+      const to = unitOf(target);
+      if (to === from || !to.startsWith('src/')) continue;
+      if (!graph.has(from)) graph.set(from, new Set());
+      graph.get(from)!.add(to);
+    }
+  }
+  return graph;
+}
+
+/** One cycle of the graph as a path a → … → a, or null when the graph is acyclic. */
+function findCycle(graph: Map<string, Set<string>>): string[] | null {
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string): string[] | null => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') return [...stack.slice(stack.indexOf(next)), next];
+      if (!state.has(next)) {
+        const found = visit(next);
+        if (found) return found;
+      }
+    }
+    stack.pop();
+    state.set(node, 'done');
+    return null;
+  };
+  for (const node of graph.keys()) {
+    if (state.has(node)) continue;
+    const found = visit(node);
+    if (found) return found;
+  }
+  return null;
+}
+
+describe('the direction of imports', () => {
+  it('finds the cycle in a graph that has one, so the next check can fail', () => {
+    const graph = new Map([
+      ['src/a', new Set(['src/b'])],
+      ['src/b', new Set(['src/c'])],
+      ['src/c', new Set(['src/a'])],
+    ]);
+    expect(findCycle(graph)).toEqual(['src/a', 'src/b', 'src/c', 'src/a']);
+  });
+
+  it('has no cycle between the folders of src/, so every import points downward', () => {
+    expect(findCycle(folderGraph())).toBeNull();
+  });
+
+  it('keeps env.ts, lib/ and shared/ at the bottom: they import nothing above them', () => {
+    const graph = folderGraph();
+    expect([...(graph.get('src/env') ?? [])]).toEqual([]);
+    expect([...(graph.get('src/lib') ?? [])].filter((to) => to !== 'src/shared' && to !== 'src/env')).toEqual([]);
+    expect([...(graph.get('src/shared') ?? [])]).toEqual([]);
+  });
+
+  it('lets nothing but the app import src/index.ts', () => {
+    const importers = tsFiles(path.join(ROOT, 'src')).filter((f) => importsOf(f).some((t) => t === 'src/index'));
+    expect(importers).toEqual([]);
+  });
+
+  it('keeps the shared module free of Worker and Node APIs, since both runtimes load it', () => {
+    for (const file of tsFiles(path.join(ROOT, 'src/shared'))) {
+      const text = readFileSync(file, 'utf8');
+      expect(text, file).not.toMatch(/from\s+['"](?:node:|cloudflare:)/);
+    }
+  });
+
+  it('has the hooks client reach Worker code only through #shared/*', () => {
+    const deep = tsFiles(path.join(ROOT, 'hooks-client')).flatMap((file) =>
+      importsOf(file)
+        .filter((t) => t.startsWith('src/') && !t.startsWith('src/shared/'))
+        .map((t) => `${path.relative(ROOT, file)} → ${t}`),
+    );
+    expect(deep).toEqual([]);
+  });
+});

@@ -1,0 +1,43 @@
+// The deployment's settings: parsed once from strings into one typed object, with defaults and loud errors.
+import { describe, expect, it } from 'vitest';
+import { ConfigError, configOf, parseConfig } from '../../../src/config';
+
+describe('parseConfig', () => {
+  it('gives every setting its default when nothing is set, as wrangler.toml leaves them', () => {
+    const c = parseConfig({ OBSERVER_PROVIDER: '', OBSERVER_MODEL: '', CAIRN_MODE: 'code', OBSERVER_CONCURRENCY: '4' });
+    expect(c).toEqual({
+      local: false,
+      adminSecret: undefined,
+      mode: 'code',
+      observer: { provider: undefined, model: undefined, concurrency: 4, anthropic: { apiKey: undefined, baseURL: undefined }, openai: { apiKey: undefined, baseURL: undefined } },
+      rateLimits: { ingest: 600, read: 120 },
+    });
+  });
+
+  it('turns strings into numbers, flags and a lower-cased provider name', () => {
+    const c = parseConfig({ CAIRN_LOCAL: '1', OBSERVER_PROVIDER: ' Anthropic ', RATE_LIMIT_INGEST_PER_MIN: '30', OBSERVER_MODEL: ' m ' });
+    expect(c.local).toBe(true);
+    expect(c.observer.provider).toBe('anthropic');
+    expect(c.observer.model).toBe('m');
+    expect(c.rateLimits.ingest).toBe(30);
+  });
+
+  it('names every setting that does not parse instead of quietly using a default', () => {
+    let err: unknown;
+    try {
+      parseConfig({ OBSERVER_PROVIDER: 'gpt', RATE_LIMIT_READ_PER_MIN: '-3' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).code).toBe('invalid_config');
+    expect((err as ConfigError).message).toMatch(/OBSERVER_PROVIDER/);
+    expect((err as ConfigError).message).toMatch(/RATE_LIMIT_READ_PER_MIN/);
+  });
+
+  it('parses one environment object once and reuses the result', () => {
+    const env = { RATE_LIMIT_READ_PER_MIN: '7' };
+    expect(configOf(env)).toBe(configOf(env));
+    expect(configOf({ RATE_LIMIT_READ_PER_MIN: '8' }).rateLimits.read).toBe(8);
+  });
+});

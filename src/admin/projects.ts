@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AuthContext } from '../auth/types';
-import { findVisibleProject as findProject, listVisibleProjects, type ProjectRef } from '../db/projects';
+import { findVisibleProject as findProject, isReservedProjectKey, listVisibleProjects, type ProjectRef } from '../db/projects';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
 import { readJson } from '../lib/validate';
@@ -48,6 +48,16 @@ async function keyOwner(db: D1Database, teamId: number, key: string): Promise<nu
   return r?.id ?? null;
 }
 
+/** `local/…` and `#` keys are made by the server only (see isReservedProjectKey). */
+function refuseReserved(key: string): void {
+  if (isReservedProjectKey(key)) {
+    throw new AppError(400, 'reserved_project_key', 'Keys starting with "local/" or holding "#" are made by the server; pick another key.');
+  }
+}
+
+const keyUnavailable = () =>
+  new AppError(409, 'project_key_unavailable', 'That key cannot be used for this project; pick another (to join two projects you both see, merge them).');
+
 /** Tables whose rows carry project_id; a merge moves all of them. */
 const MOVED_TABLES = ['observations', 'summaries', 'sessions', 'prompts', 'observation_files', 'local_vectors'] as const;
 
@@ -61,12 +71,13 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     const auth = c.get('auth');
     const body = await readJson(c, RenameBody, SMALL_BODY);
     const db = c.env.DB;
+    refuseReserved(body.to);
+    if (body.from.includes('#')) refuseReserved(body.from);
     const p = await mustFind(db, auth, body.from);
     if (body.to === p.key) return c.json({ project: { key: p.key, previous: p.key } });
     const taken = await keyOwner(db, auth.teamId, body.to);
-    if (taken !== null && taken !== p.id) {
-      throw new AppError(409, 'project_key_taken', 'That key already names a project; merge the two instead.');
-    }
+    // One answer whether the key names a project the caller sees or someone's private one it must not reveal.
+    if (taken !== null && taken !== p.id) throw keyUnavailable();
     const now = Date.now();
     await db.batch([
       // Renaming back to one of its own old keys: that alias is no longer needed.
@@ -82,8 +93,11 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     const auth = c.get('auth');
     const body = await readJson(c, MergeBody, SMALL_BODY);
     const db = c.env.DB;
+    refuseReserved(body.into);
+    if (body.from.includes('#')) refuseReserved(body.from);
     const from = await mustFind(db, auth, body.from);
     const into = await mustFind(db, auth, body.into);
+    if (isReservedProjectKey(into.key)) refuseReserved(into.key);
     if (from.id === into.id) throw new AppError(400, 'same_project', 'Both keys name the same project.');
     const now = Date.now();
     const counts = await db.batch<{ n: number }>(
@@ -110,6 +124,8 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     const body = await readJson(c, VisibilityBody, SMALL_BODY);
     const db = c.env.DB;
     const p = await mustFind(db, auth, body.key);
+    // A shadow project holds what its owner wrote under someone else's private key: it stays private.
+    if (p.key.includes('#')) refuseReserved(p.key);
     const now = Date.now();
     // Making a team project private gives it to whoever asked, so it never vanishes from the actor's view
     // into someone else's hands; making it team-visible keeps its owner.

@@ -10,6 +10,8 @@ import { parseWith, readJson } from '../lib/validate';
 import { assertCanManage } from './guard';
 import { auditStatement } from '../audit/audit';
 import { Name } from './bootstrap';
+import { privateProjectsOf } from '../db/forget';
+import { purgeProject } from '../forget/service';
 
 const SMALL_BODY = 10_000;
 const DAY = 86_400_000;
@@ -186,7 +188,17 @@ export const adminUserRoutes = new Hono<AppEnv>()
       auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'user.remove', target: `user:${handle}`, at: now }),
     ]);
     const n = revoked?.meta.changes ?? 0;
-    return c.json({ removed: handle, tokens_revoked: n });
+    // Their private projects stay unless asked: the answer lists them, with `?delete_private_projects=1` they go
+    // (everything in them, as `forget` deletes it).
+    const privates = await privateProjectsOf(db, auth.teamId, user.id);
+    const purge = ['1', 'true'].includes(c.req.query('delete_private_projects') ?? '');
+    if (purge) for (const p of privates) await purgeProject(c.env, auth.teamId, auth.userId, p.id, p.key, now);
+    return c.json({
+      removed: handle,
+      tokens_revoked: n,
+      private_projects: privates.map((p) => p.key),
+      private_projects_deleted: purge ? privates.map((p) => p.key) : [],
+    });
   })
 
   .get('/devices', async (c) => {

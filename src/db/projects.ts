@@ -1,6 +1,6 @@
 // Project identity: which projects a caller's keys name (through the one visibility rule), and creating one
 // on first ingest.
-import { and, count, desc, eq, inArray, isNull, max, or } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, max, ne, or } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Caller } from './caller';
 import { db as dbOf, type Db } from './client';
@@ -18,10 +18,18 @@ const REF = { id: projects.id, key: projects.key, visibility: projects.visibilit
  * so that two people's `local/app` never meet, and they are private.
  */
 export function storedProjectKey(key: string, handle: string): string {
-  const k = key.trim();
+  // `#` is the server's own separator for shadow projects (`<key>#<handle>`): a client's `#` is stored escaped,
+  // so no key a client sends can name a shadow.
+  const k = key.trim().replace(/#/g, '%23');
   if (k.startsWith('local/') && !k.startsWith(`local/${handle}/`)) return `local/${handle}/${k.slice('local/'.length)}`;
   return k;
 }
+
+/**
+ * Keys only the server makes: `local/…` (a user's own folder without a remote, `local/<handle>/…`) and any
+ * key holding `#` (shadow projects). Renames, merges and visibility changes may not produce or take them.
+ */
+export const isReservedProjectKey = (key: string): boolean => key.trim().startsWith('local/') || key.includes('#');
 
 /**
  * When a teammate works under a key that names someone else's private project, their memory goes to a
@@ -48,7 +56,14 @@ export async function resolveVisibleProjects(d1: D1Database | Db, auth: Caller, 
     const rows = await d
       .select(REF)
       .from(projects)
-      .where(and(canSeeProject(auth), or(eq(projects.key, key), eq(projects.key, shadow), inArray(projects.id, aliased))))
+      .where(
+        and(
+          canSeeProject(auth),
+          or(eq(projects.key, key), eq(projects.key, shadow), inArray(projects.id, aliased)),
+          // A shadow key matches only the caller's own private project.
+          or(ne(projects.key, shadow), and(eq(projects.visibility, 'private'), eq(projects.ownerUserId, auth.userId))),
+        ),
+      )
       .orderBy(eq(projects.key, shadow), projects.id);
     for (const row of rows) if (!out.some((p) => p.id === row.id)) out.push(row);
   }
@@ -63,7 +78,10 @@ export async function ensureProject(d1: D1Database | Db, auth: Caller, rawKey: s
   if (visible[0]) return visible[0];
   const created = await insertOrGet(d, auth, key, key.startsWith('local/') ? 'private' : 'team', now);
   if (created.visibility === 'team' || created.ownerUserId === auth.userId) return created;
-  return insertOrGet(d, auth, shadowProjectKey(key, auth.handle), 'private', now);
+  const shadow = await insertOrGet(d, auth, shadowProjectKey(key, auth.handle), 'private', now);
+  // Only the server makes `#` keys, so this holds; checked because a write must never land elsewhere.
+  if (shadow.visibility !== 'private' || shadow.ownerUserId !== auth.userId) throw new Error('shadow project is not the caller\'s own');
+  return shadow;
 }
 
 /** The one insert of a project row: idempotent per (team, key); answers the row that holds the key. */

@@ -13,12 +13,12 @@ export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessi
  * that holds the key, whether this call created it or an earlier one did (the no-op update makes RETURNING
  * answer for an existing row too).
  */
-export async function upsertSession(d1: D1Database | Db, s: NewSessionRow): Promise<Pick<Session, 'id' | 'userId'>> {
+export async function upsertSession(d1: D1Database | Db, s: NewSessionRow): Promise<Pick<Session, 'id' | 'userId' | 'projectId'>> {
   const row = await dbOf(d1)
     .insert(sessions)
     .values(s)
     .onConflictDoUpdate({ target: [sessions.teamId, sessions.sessionKey], set: { sessionKey: s.sessionKey } })
-    .returning({ id: sessions.id, userId: sessions.userId })
+    .returning({ id: sessions.id, userId: sessions.userId, projectId: sessions.projectId })
     .get();
   if (!row) throw new Error('session row vanished');
   return row;

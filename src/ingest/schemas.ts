@@ -26,7 +26,8 @@ const id = (max: number) => z.string().trim().min(1).max(max);
 
 export const EventBase = z.object({
   event_id: id(200),
-  session_id: id(200),
+  // `manual:` sessions hold what `remember` stores; only the server makes them.
+  session_id: id(200).refine((v) => !v.startsWith('manual:'), 'session ids starting with "manual:" are made by the server'),
   project: id(500),
   cwd: z.string().max(4_096).default(''),
   occurred_at: OccurredAt,

@@ -52,10 +52,15 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
 
   const d = db(env.DB);
   const project = await ensureProject(d, auth, input.project, now);
-  const { id: sessionId } = await upsertSession(d, {
+  const manual = await upsertSession(d, {
     teamId: auth.teamId, sessionKey: manualSessionKey(project.id, auth.userId), projectId: project.id, userId: auth.userId,
     deviceId: auth.deviceId, platform: 'manual', startedAt: now,
   });
+  // Clients cannot send `manual:` ids (400 at the edge); a row made before that rule is never borrowed.
+  if (manual.userId !== auth.userId || manual.projectId !== project.id) {
+    throw new AppError(409, 'session_conflict', 'The session that holds remembered notes for this project belongs to someone else.');
+  }
+  const sessionId = manual.id;
   const title = input.title || oneLine(input.text, 80);
   const narrative = input.text;
   const files = [...new Set((input.files ?? []).map(normalizePath).filter(Boolean))];

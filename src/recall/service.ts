@@ -29,6 +29,20 @@ async function scopeOf(env: CairnEnv, auth: AuthContext): Promise<Scope> {
   return { viewer: viewerOf(auth, settings), settings, mode: recallMode(modeIdFor(env, settings)) };
 }
 
+/**
+ * The mode's types and concepts, narrowed by the team's `observation_types` / `observation_concepts`
+ * allow-lists for the context index (ids the mode does not know are ignored; an absent list keeps the mode's).
+ */
+export function narrowedMode(mode: RecallMode, settings: Pick<TeamSettings, 'observation_types' | 'observation_concepts'>): RecallMode {
+  const types = settings.observation_types;
+  const concepts = settings.observation_concepts;
+  return {
+    ...mode,
+    types: types ? mode.types.filter((t) => types.includes(t.id)) : mode.types,
+    conceptIds: concepts ? mode.conceptIds.filter((c) => concepts.includes(c)) : mode.conceptIds,
+  };
+}
+
 export interface ContextOptions {
   projects: string[];
   observations?: number;
@@ -43,7 +57,7 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
   const projects = await resolveVisibleProjects(env.DB, auth, o.projects);
   const ids = projects.map((p) => p.id);
   const [observations, summaries] = await Promise.all([
-    contextObservations(env.DB, viewer, ids, mode, o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS),
+    contextObservations(env.DB, viewer, ids, narrowedMode(mode, settings), o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS),
     contextSummaries(env.DB, viewer, ids, o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS),
   ]);
   return renderContext({
@@ -52,7 +66,7 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
     summaries,
     mode,
     viewer: auth.handle,
-    fullCount: o.full ?? 0,
+    fullCount: o.full ?? settings.context_full_count ?? 0,
     now: o.now,
     timeZone: o.timeZone,
   });

@@ -80,7 +80,13 @@ export const appliesTo = (p: SearchParams, kind: RecordKind) =>
 export const hasFilter = (p: SearchParams) =>
   p.project.length + p.type.length + p.concept.length + p.file.length + p.author.length + p.platform.length > 0 || p.since !== undefined || p.until !== undefined;
 
-const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+/**
+ * A list is bound as ONE parameter (a JSON array read with json_each), never one `?` per value: D1 refuses
+ * statements over 100 bound parameters, and 10 project keys (each key, alias and shadow) plus every filter at
+ * 10 values used to pass that and answer 500.
+ */
+const IN_LIST = 'IN (SELECT value FROM json_each(?))';
+const asList = (values: readonly (string | number)[]) => JSON.stringify(values);
 
 /**
  * Filters other than visibility, on the record table aliased `alias` (observations `o` by default). Anonymous
@@ -92,33 +98,32 @@ export function filterSql(p: SearchParams, projectIds: number[] | null, kind: Re
   const parts: string[] = [];
   const params: (string | number)[] = [];
   if (projectIds) {
-    parts.push(`${a}.project_id IN (${marks(projectIds.length)})`);
-    params.push(...projectIds);
+    parts.push(`${a}.project_id ${IN_LIST}`);
+    params.push(asList(projectIds));
   }
   if (kind === 'observation' && p.type.length) {
-    parts.push(`${a}.type IN (${marks(p.type.length)})`);
-    params.push(...p.type);
+    parts.push(`${a}.type ${IN_LIST}`);
+    params.push(asList(p.type));
   }
   if (kind === 'observation' && p.concept.length) {
-    parts.push(`EXISTS (SELECT 1 FROM json_each(${a}.concepts) c WHERE c.value IN (${marks(p.concept.length)}))`);
-    params.push(...p.concept);
+    parts.push(`EXISTS (SELECT 1 FROM json_each(${a}.concepts) c WHERE c.value ${IN_LIST})`);
+    params.push(asList(p.concept));
   }
   if (kind === 'observation' && p.file.length) {
     // Stored paths may be absolute or relative: accept the same path or one that ends with "/<given>".
-    const one = `(f.path = ? OR substr(f.path, -length(?) - 1) = '/' || ?)`;
-    parts.push(`EXISTS (SELECT 1 FROM observation_files f WHERE f.observation_id = ${a}.id AND (${p.file.map(() => one).join(' OR ')}))`);
-    for (const file of p.file) {
-      const f = file.replace(/^\.\//, '');
-      params.push(f, f, f);
-    }
+    parts.push(
+      `EXISTS (SELECT 1 FROM observation_files f, json_each(?) g WHERE f.observation_id = ${a}.id
+          AND (f.path = g.value OR substr(f.path, -length(g.value) - 1) = '/' || g.value))`,
+    );
+    params.push(asList(p.file.map((file) => file.replace(/^\.\//, ''))));
   }
   if (p.author.length) {
-    parts.push(`${a}.author_user_id IN (SELECT id FROM users WHERE team_id = ${a}.team_id AND handle IN (${marks(p.author.length)}))`);
-    params.push(...p.author);
+    parts.push(`${a}.author_user_id IN (SELECT id FROM users WHERE team_id = ${a}.team_id AND handle ${IN_LIST})`);
+    params.push(asList(p.author));
   }
   if (p.platform.length) {
-    parts.push(`${a}.session_id IN (SELECT id FROM sessions WHERE team_id = ${a}.team_id AND platform IN (${marks(p.platform.length)}))`);
-    params.push(...p.platform);
+    parts.push(`${a}.session_id IN (SELECT id FROM sessions WHERE team_id = ${a}.team_id AND platform ${IN_LIST})`);
+    params.push(asList(p.platform));
   }
   if (p.since !== undefined) {
     parts.push(`${a}.created_at >= ?`);

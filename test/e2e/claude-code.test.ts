@@ -13,7 +13,7 @@ import { buildAll } from '../../scripts/build.mjs';
 import { deadPort } from '../../hooks-client/test/support';
 import { startFakeAgentModel, type AgentRequest, type FakeAgentModel } from '../support/fake-agent-model';
 import { startFakeLlm } from '../support/fake-llm';
-import { cairn, claudeBinary, claudeInteractive, claudePrint, newMachine, pinnedClaudeVersion, runProcess, waitFor, type Machine } from './support';
+import { cairn, claudeBinary, claudeInteractive, claudePrint, newMachine, pinnedClaudeVersion, ROOT, runProcess, waitFor, type Machine } from './support';
 
 const ADMIN = 'e2e-claude-admin';
 const RUNS = Number(process.env.CAIRN_E2E_RUNS ?? 20);
@@ -203,6 +203,26 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
     const v = await stored(r.sessionId);
     expect(v.observations.length).toBeGreaterThanOrEqual(1);
     await allDelivered();
+  });
+
+  it('works the same installed as a plugin from the repository’s marketplace, offline', async () => {
+    const p = newMachine(model.url);
+    const claude = (args: string[]) => runProcess(claudeBinary(), args, { env: p.env, cwd: p.repo, timeoutMs: 60_000 });
+    const added = await claude(['plugin', 'marketplace', 'add', ROOT]);
+    expect(added.code, added.stdout + added.stderr).toBe(0);
+    const installed = await claude(['plugin', 'install', 'cairn@cairn', '--config', `url=${dev.url}`, '--config', `token=${token}`]);
+    expect(installed.code, installed.stdout + installed.stderr).toBe(0);
+    model.script('e2e-plugin', [
+      [{ type: 'tool_use', name: 'Bash', input: { command: 'echo from-the-plugin', description: 'Print a marker' } }],
+      [{ type: 'text', text: 'The plugin recorded this.' }],
+    ]);
+    const r = await claudePrint(p, 'SCENARIO:e2e-plugin print a marker', ['Bash']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(loop('e2e-plugin')[0]!.raw).toContain('<cairn-context>');
+    const v = await stored(r.sessionId);
+    expect(v.observations.length).toBeGreaterThanOrEqual(1);
+    const list = await claude(['mcp', 'list']);
+    expect(list.stdout).toMatch(/cairn.*Connected/);
   });
 
   it('uninstalls cleanly: Claude Code starts and answers without cairn’s hooks or MCP server', async () => {

@@ -77,9 +77,13 @@ describe('README quick start', () => {
     const connect = quickStartBlocks().find((b) => b.some((l) => l.startsWith('npx cairn login')));
     expect(connect).toBeDefined();
     const home = tempDir('cairn-quickstart-');
-    const env: Record<string, string | undefined> = { ...process.env, HOME: home, XDG_CONFIG_HOME: '', XDG_STATE_HOME: '', XDG_DATA_HOME: '', CLAUDE_CONFIG_DIR: '', CAIRN_URL: '', CAIRN_TOKEN: '' };
-    // The README's machine has no `claude` on PATH here: install falls back to editing the files itself.
-    env.PATH = (process.env.PATH ?? '').split(':').filter((d) => !existsSync(join(d, 'claude'))).join(':');
+    const env: Record<string, string | undefined> = { ...process.env, HOME: home };
+    // A newcomer's machine: none of cairn's or Claude Code's location overrides set (unset, not empty: an empty
+    // CLAUDE_CONFIG_DIR makes the claude CLI write into the current folder).
+    for (const k of ['XDG_CONFIG_HOME', 'XDG_STATE_HOME', 'XDG_DATA_HOME', 'CLAUDE_CONFIG_DIR', 'CAIRN_URL', 'CAIRN_TOKEN']) delete env[k];
+    // npx puts node_modules/.bin (the pinned claude CLI) on PATH, so install registers the MCP server through
+    // `claude mcp add-json`, offline.
+    Object.assign(env, { DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
     for (const line of connect!) {
       const argv = line.replace('http://127.0.0.1:8787', url).replace('<dev token>', token).split(/\s+/);
       expect(argv[0]).toBe('npx');

@@ -53,7 +53,9 @@ export function markedBlockEdit(path: string, block: string): FileEdit {
     const start = text.indexOf(BEGIN);
     if (start < 0) return text;
     const endAt = text.indexOf(END, start);
-    const stop = endAt < 0 ? text.length : text.indexOf('\n', endAt) < 0 ? text.length : text.indexOf('\n', endAt) + 1;
+    // Without its end marker the block's extent is unknown: leave the file alone rather than guess.
+    if (endAt < 0) return text;
+    const stop = text.indexOf('\n', endAt) < 0 ? text.length : text.indexOf('\n', endAt) + 1;
     // Take out the blank line install put before the block too, so the user's bytes come back exactly.
     const head = text.slice(0, start);
     return (head.endsWith('\n\n') ? head.slice(0, -1) : head) + text.slice(stop);

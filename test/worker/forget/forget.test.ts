@@ -174,6 +174,25 @@ describe('forget', { timeout: 60_000 }, () => {
     expect(await d1Holding(s.word)).toContain('summaries.learned');
   });
 
+  it('offers to delete the private projects of a user being removed, and deletes them when asked', async () => {
+    const owner = await newIdentity();
+    const leaver = await newIdentity({ team: owner.team });
+    const kept = await liveSession(leaver, `local/${fresh('scratch')}`);
+    const gone = await liveSession(await newIdentity({ team: owner.team }), `local/${fresh('notes')}`);
+    const offer = await call(`/api/admin/users/${leaver.user}`, { token: owner.token, method: 'DELETE' });
+    expect(offer.status).toBe(200);
+    const offered = (await offer.json()) as { private_projects: string[]; private_projects_deleted: string[] };
+    expect(offered.private_projects).toHaveLength(1);
+    expect(offered.private_projects_deleted).toEqual([]);
+    expect(await d1Holding(kept.word)).not.toEqual([]);
+
+    const other = await env.DB.prepare('SELECT u.handle FROM users u JOIN sessions s ON s.user_id = u.id WHERE s.session_key = ?').bind(gone.sid).first<{ handle: string }>();
+    const res = await call(`/api/admin/users/${other!.handle}?delete_private_projects=1`, { token: owner.token, method: 'DELETE' });
+    expect(((await res.json()) as { private_projects_deleted: string[] }).private_projects_deleted).toHaveLength(1);
+    expect(await d1Holding(gone.word)).toEqual([]);
+    expect(await objectHolding(gone.teamId, gone.sid, gone.word)).toEqual([]);
+  });
+
   it('refuses malformed requests with a stable code', async () => {
     const who = await newIdentity();
     const bad = await forget(who.token, { kind: 'observation', id: 'twelve' });

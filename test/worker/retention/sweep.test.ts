@@ -72,3 +72,22 @@ describe('team retention sweep', () => {
     expect(res.status).toBe(400);
   });
 });
+
+describe('FTS after a restore', () => {
+  it('finds indexes out of step with their tables and rebuilds them, so search works again', async () => {
+    const { ftsOutOfStep, healFts } = await import('../../../src/db/fts-purge');
+    const w = await seedWorld();
+    const term = word();
+    await w.add({ title: `Restored ${term}` });
+    await healFts(env.DB);
+    expect(await ftsOutOfStep(env.DB)).toEqual([]);
+    // What a restore from `wrangler d1 export` leaves: the tables without their FTS5 index.
+    await env.DB.prepare("INSERT INTO observations_fts(observations_fts) VALUES ('delete-all')").run();
+    const match = () => env.DB.prepare(`SELECT COUNT(*) AS n FROM observations_fts WHERE observations_fts MATCH '"${term}"'`).first<{ n: number }>();
+    expect(await match()).toEqual({ n: 0 });
+    expect(await ftsOutOfStep(env.DB)).toEqual(['observations_fts']);
+    expect(await healFts(env.DB)).toEqual(['observations_fts']);
+    expect(await match()).toEqual({ n: 1 });
+    expect(await ftsOutOfStep(env.DB)).toEqual([]);
+  });
+});

@@ -35,7 +35,7 @@ describe('users', () => {
     expect(await json(patched)).toEqual({ user: { handle, role: 'admin' } });
 
     const removed = await call(`/api/admin/users/${handle}`, { token: owner.token, method: 'DELETE' });
-    expect(await json(removed)).toEqual({ removed: handle, tokens_revoked: 0 });
+    expect(await json(removed)).toEqual({ removed: handle, tokens_revoked: 0, private_projects: [], private_projects_deleted: [] });
     users = (await json<{ users: { handle: string; role: string; removed_at: number | null }[] }>(await call('/api/admin/users', { token: owner.token }))).users;
     expect(users.find((u) => u.handle === handle)?.removed_at).toEqual(expect.any(Number));
 

@@ -56,7 +56,7 @@ describe('project rename', () => {
     await seedProject(s.ids, other);
     const res = await call('/api/admin/projects/rename', { token: s.owner.token, json: { from: s.key, to: other } });
     expect(res.status).toBe(409);
-    expect(await errorCode(res)).toBe('project_key_taken');
+    expect(await errorCode(res)).toBe('project_key_unavailable');
   });
 
   it('can rename back to an old key', async () => {

@@ -7,7 +7,7 @@ import { findVisibleProject as findProject, isReservedProjectKey, listVisiblePro
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
 import { readJson } from '../lib/validate';
-import { auditStatement } from '../audit/audit';
+import { keyOwner, mergeProjects, renameProject, rowsOfProject, setProjectVisibility } from '../db/project-admin';
 
 const SMALL_BODY = 10_000;
 
@@ -36,18 +36,6 @@ async function mustFind(db: D1Database, auth: AuthContext, key: string): Promise
   return p;
 }
 
-/** Which project (if any) a key names in the whole team, through its key or an alias. */
-async function keyOwner(db: D1Database, teamId: number, key: string): Promise<number | null> {
-  const r = await db
-    .prepare(
-      `SELECT id FROM projects WHERE team_id = ?1 AND key = ?2
-       UNION ALL SELECT project_id FROM project_aliases WHERE team_id = ?1 AND key = ?2 LIMIT 1`,
-    )
-    .bind(teamId, key)
-    .first<{ id: number }>();
-  return r?.id ?? null;
-}
-
 /** `local/…` and `#` keys are made by the server only (see isReservedProjectKey). */
 function refuseReserved(key: string): void {
   if (isReservedProjectKey(key)) {
@@ -57,9 +45,6 @@ function refuseReserved(key: string): void {
 
 const keyUnavailable = () =>
   new AppError(409, 'project_key_unavailable', 'That key cannot be used for this project; pick another (to join two projects you both see, merge them).');
-
-/** Tables whose rows carry project_id; a merge moves all of them. */
-const MOVED_TABLES = ['observations', 'summaries', 'sessions', 'prompts', 'observation_files', 'local_vectors'] as const;
 
 export const adminProjectRoutes = new Hono<AppEnv>()
   .get('/projects', async (c) => {
@@ -79,13 +64,9 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     // One answer whether the key names a project the caller sees or someone's private one it must not reveal.
     if (taken !== null && taken !== p.id) throw keyUnavailable();
     const now = Date.now();
-    await db.batch([
-      // Renaming back to one of its own old keys: that alias is no longer needed.
-      db.prepare('DELETE FROM project_aliases WHERE team_id = ? AND key = ?').bind(auth.teamId, body.to),
-      db.prepare('UPDATE projects SET key = ? WHERE id = ?').bind(body.to, p.id),
-      db.prepare('INSERT OR REPLACE INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, ?)').bind(auth.teamId, p.key, p.id, now),
-      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'project.rename', target: `project:${body.to}`, detail: { from: p.key, to: body.to }, at: now }),
-    ]);
+    await renameProject(db, auth.teamId, p, body.to, now, {
+      teamId: auth.teamId, actorUserId: auth.userId, action: 'project.rename', target: `project:${body.to}`, detail: { from: p.key, to: body.to }, at: now,
+    });
     return c.json({ project: { key: body.to, previous: p.key } });
   })
 
@@ -100,22 +81,10 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     if (isReservedProjectKey(into.key)) refuseReserved(into.key);
     if (from.id === into.id) throw new AppError(400, 'same_project', 'Both keys name the same project.');
     const now = Date.now();
-    const counts = await db.batch<{ n: number }>(
-      MOVED_TABLES.slice(0, 4).map((t) => db.prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE team_id = ? AND project_id = ?`).bind(auth.teamId, from.id)),
-    );
-    const moved = Object.fromEntries(MOVED_TABLES.slice(0, 4).map((t, i) => [t, counts[i]?.results[0]?.n ?? 0]));
-    await db.batch([
-      ...MOVED_TABLES.map((t) =>
-        t === 'observations'
-          ? // embedded_at cleared so the vector index is rewritten with the new project in its metadata.
-            db.prepare('UPDATE observations SET project_id = ?, embedded_at = NULL WHERE team_id = ? AND project_id = ?').bind(into.id, auth.teamId, from.id)
-          : db.prepare(`UPDATE ${t} SET project_id = ? WHERE team_id = ? AND project_id = ?`).bind(into.id, auth.teamId, from.id),
-      ),
-      db.prepare('UPDATE project_aliases SET project_id = ? WHERE team_id = ? AND project_id = ?').bind(into.id, auth.teamId, from.id),
-      db.prepare('DELETE FROM projects WHERE id = ? AND team_id = ?').bind(from.id, auth.teamId),
-      db.prepare('INSERT OR REPLACE INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, ?)').bind(auth.teamId, from.key, into.id, now),
-      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'project.merge', target: `project:${into.key}`, detail: { from: from.key, into: into.key, moved }, at: now }),
-    ]);
+    const moved = await rowsOfProject(db, auth.teamId, from.id);
+    await mergeProjects(db, auth.teamId, from, into, now, {
+      teamId: auth.teamId, actorUserId: auth.userId, action: 'project.merge', target: `project:${into.key}`, detail: { from: from.key, into: into.key, moved }, at: now,
+    });
     return c.json({ project: { key: into.key, merged: from.key }, moved });
   })
 
@@ -130,12 +99,9 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     // Making a team project private gives it to whoever asked, so it never vanishes from the actor's view
     // into someone else's hands; making it team-visible keeps its owner.
     const owner = body.visibility === 'private' && p.visibility === 'team' ? auth.userId : p.ownerUserId;
-    await db.batch([
-      db.prepare('UPDATE projects SET visibility = ?, owner_user_id = ? WHERE id = ?').bind(body.visibility, owner, p.id),
-      auditStatement(db, {
-        teamId: auth.teamId, actorUserId: auth.userId, action: 'project.visibility', target: `project:${p.key}`,
-        detail: { from: p.visibility, to: body.visibility }, at: now,
-      }),
-    ]);
+    await setProjectVisibility(db, p.id, body.visibility, owner, {
+      teamId: auth.teamId, actorUserId: auth.userId, action: 'project.visibility', target: `project:${p.key}`,
+      detail: { from: p.visibility, to: body.visibility }, at: now,
+    });
     return c.json({ project: { key: p.key, visibility: body.visibility } });
   });

@@ -75,3 +75,6 @@ export const observationTokens = (): SQL<number> =>
 
 /** `hex(col)`: BLOBs cross the D1 boundary as arrays of numbers, hex strings far cheaper. */
 export const hexOf = (col: AnyColumn): SQL<string> => sql<string>`hex(${col})`;
+
+/** `col` starts with `prefix + '.'` (a dotted name below `prefix`), compared exactly (no LIKE wildcards). */
+export const startsWithDotted = (col: AnyColumn, prefix: string): SQL => sql`substr(${col}, 1, ${prefix.length + 1}) = ${`${prefix}.`}`;

@@ -1,5 +1,5 @@
 // Token issue and lookup. Plaintext tokens exist only in the response that mints them.
-import { asD1Statement, db } from '../db/client';
+import { db } from '../db/client';
 import { parseTeamSettings } from '../db/team-settings';
 import { insertToken, tokenByHash } from '../db/tokens';
 import { newToken, sha256Hex, timingSafeEqual, tokenPrefix } from '../lib/crypto';
@@ -46,7 +46,7 @@ export interface MintInput {
 }
 
 /**
- * A new token and the statement that stores it (for callers that batch it with other writes, e.g. rotate).
+ * A new token and the query that stores it (for callers that batch it with other writes, e.g. rotate).
  * The plaintext is returned once and never stored.
  */
 export async function prepareMint(d1: D1Database, input: MintInput, now: number) {
@@ -57,7 +57,7 @@ export async function prepareMint(d1: D1Database, input: MintInput, now: number)
     teamId: input.teamId, userId: input.userId, deviceId: input.deviceId, hash, prefix, label: input.label ?? null,
     scopes: input.scopes.join(','), createdAt: now, expiresAt: input.expiresAt ?? null,
   });
-  return { token, prefix, insert, statement: asD1Statement(d1, insert) };
+  return { token, prefix, insert };
 }
 
 /** Creates a token row and returns the plaintext once. */

@@ -1,5 +1,5 @@
 // Audit log in D1: the one insert path (anomaly rows are bounded in anomalies.ts).
-import { asD1Statement, db as dbOf, type Db } from './client';
+import { db as dbOf, type Db } from './client';
 import { auditLog } from './schema';
 
 export interface AuditEntry {
@@ -24,12 +24,4 @@ export const insertAudit = (d: Db, e: AuditEntry) =>
 
 export async function writeAudit(d1: D1Database | Db, e: AuditEntry): Promise<void> {
   await insertAudit(dbOf(d1), e).run();
-}
-
-/**
- * The same INSERT as a D1 statement, for admin code that still batches raw D1 statements (src/teams/ until it
- * moves onto src/db/ queries). Built from `insertAudit`, so there is still one insert path.
- */
-export function auditStatement(d1: D1Database, e: AuditEntry): D1PreparedStatement {
-  return asD1Statement(d1, insertAudit(dbOf(d1), e));
 }

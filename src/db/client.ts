@@ -23,11 +23,3 @@ export function db(binding: D1Database | Db): Db {
 /** The database of this Worker's bindings. Shard routing (by team) will choose the binding here. */
 export const dbOf = (env: { DB: D1Database }): Db => db(env.DB);
 
-/**
- * A drizzle query as a raw D1 statement, for code that still batches D1 statements directly (the admin API
- * in src/teams/ until its statements move here). The SQL is still built in src/db/.
- */
-export function asD1Statement(d1: D1Database, query: { toSQL(): { sql: string; params: unknown[] } }): D1PreparedStatement {
-  const q = query.toSQL();
-  return d1.prepare(q.sql).bind(...q.params);
-}

@@ -78,3 +78,10 @@ export const hexOf = (col: AnyColumn): SQL<string> => sql<string>`hex(${col})`;
 
 /** `col` starts with `prefix + '.'` (a dotted name below `prefix`), compared exactly (no LIKE wildcards). */
 export const startsWithDotted = (col: AnyColumn, prefix: string): SQL => sql`substr(${col}, 1, ${prefix.length + 1}) = ${`${prefix}.`}`;
+
+/** A comma-separated scope list (`ingest,read,admin`) holds `scope`. */
+export const hasListItem = (col: AnyColumn, item: string): SQL => sql`',' || ${col} || ',' LIKE ${`%,${item},%`}`;
+
+/** The comma-separated list in `col` without `item` (tidy commas, no empty items). */
+export const withoutListItem = (col: AnyColumn, item: string): SQL<string> =>
+  sql<string>`trim(replace(replace(replace(',' || ${col} || ',', ${`,${item},`}, ','), ',,', ','), ',,', ','), ',')`;

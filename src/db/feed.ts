@@ -1,16 +1,18 @@
 // Viewer read model in D1: feed pages, items by id (the live hub's re-check) and one session with its
-// rows. Every row passes the visibility rule; the row shapes are the viewer's wire types.
+// rows. Every row passes the visibility rule; the shapes match the viewer's wire types (src/feed/types.ts,
+// checked where src/feed/ uses them).
 import { and, asc, desc, eq, isNull, lt, or, type SQL } from 'drizzle-orm';
-import type { FeedItem, ObservationItem, SessionView, SummaryItem } from '../feed/types';
 import { db as dbOf, type Db } from './client';
 import { observations, projects, sessions, summaries, users } from './schema';
 import { inJsonList } from './sqlite';
 import { canReadObservation, canReadSummary, canSeeProject, type Viewer } from './visibility';
 
+type Kind = 'observation' | 'summary';
+
 /** Position in the feed: items sort by createdAt desc, then summaries before observations, then id desc. */
 export interface FeedCursor {
   createdAt: number;
-  kind: FeedItem['kind'];
+  kind: Kind;
   id: number;
 }
 
@@ -23,10 +25,10 @@ export interface FeedFilter {
   limit: number;
 }
 
-const KIND_RANK: Record<FeedItem['kind'], number> = { summary: 1, observation: 0 };
+const KIND_RANK: Record<Kind, number> = { summary: 1, observation: 0 };
 
 /** Feed order: newest first; at equal times summaries first; then higher ids first. */
-export function compareItems(a: FeedItem | FeedCursor, b: FeedItem | FeedCursor): number {
+export function compareItems(a: FeedCursor, b: FeedCursor): number {
   return b.createdAt - a.createdAt || KIND_RANK[b.kind] - KIND_RANK[a.kind] || b.id - a.id;
 }
 
@@ -43,7 +45,7 @@ const SUM_FIELDS = {
 
 type Order = 'newest' | 'oldest';
 
-async function selectObservations(d: Db, v: Viewer, where: (SQL | undefined)[], order: Order | null, limit?: number): Promise<ObservationItem[]> {
+async function selectObservations(d: Db, v: Viewer, where: (SQL | undefined)[], order: Order | null, limit?: number) {
   const dir = order === 'oldest' ? asc : desc;
   const q = d
     .select(OBS_FIELDS)
@@ -53,10 +55,10 @@ async function selectObservations(d: Db, v: Viewer, where: (SQL | undefined)[], 
     .where(and(canReadObservation(v), ...where))
     .orderBy(...(order ? [dir(observations.createdAt), dir(observations.id)] : []));
   const rows = limit === undefined ? await q : await q.limit(limit);
-  return rows.map((r) => ({ kind: 'observation', ...r }));
+  return rows.map((r) => ({ kind: 'observation' as const, ...r }));
 }
 
-async function selectSummaries(d: Db, v: Viewer, where: (SQL | undefined)[], order: Order | null, limit?: number): Promise<SummaryItem[]> {
+async function selectSummaries(d: Db, v: Viewer, where: (SQL | undefined)[], order: Order | null, limit?: number) {
   const dir = order === 'oldest' ? asc : desc;
   const q = d
     .select(SUM_FIELDS)
@@ -66,18 +68,18 @@ async function selectSummaries(d: Db, v: Viewer, where: (SQL | undefined)[], ord
     .where(and(canReadSummary(v), ...where))
     .orderBy(...(order ? [dir(summaries.createdAt), dir(summaries.id)] : []));
   const rows = limit === undefined ? await q : await q.limit(limit);
-  return rows.map((r) => ({ kind: 'summary', ...r }));
+  return rows.map((r) => ({ kind: 'summary' as const, ...r }));
 }
 
 /** Rows of one table that come after the cursor in feed order. */
-function afterCursor(t: typeof observations | typeof summaries, kind: FeedItem['kind'], c: FeedCursor): SQL {
+function afterCursor(t: typeof observations | typeof summaries, kind: Kind, c: FeedCursor): SQL {
   const rank = KIND_RANK[kind] - KIND_RANK[c.kind];
   // Same time: a lower-ranked kind comes after entirely, a higher-ranked one never does, the same kind by id.
   const idBound = rank < 0 ? Number.MAX_SAFE_INTEGER : rank > 0 ? 0 : c.id;
   return or(lt(t.createdAt, c.createdAt), and(eq(t.createdAt, c.createdAt), lt(t.id, idBound)))!;
 }
 
-function commonFilters(t: typeof observations | typeof summaries, kind: FeedItem['kind'], f: FeedFilter): (SQL | undefined)[] {
+function commonFilters(t: typeof observations | typeof summaries, kind: Kind, f: FeedFilter): (SQL | undefined)[] {
   return [
     f.projectIds ? inJsonList(t.projectId, f.projectIds) : undefined,
     f.author ? eq(users.handle, f.author) : undefined,
@@ -86,9 +88,11 @@ function commonFilters(t: typeof observations | typeof summaries, kind: FeedItem
 }
 
 /** One page of the feed (at most `limit + 1` items, newest first; the extra one tells there is a next page). */
-export async function feedPage(d1: D1Database | Db, viewer: Viewer, f: FeedFilter): Promise<FeedItem[]> {
+export type FeedRow = Awaited<ReturnType<typeof selectObservations>>[number] | Awaited<ReturnType<typeof selectSummaries>>[number];
+
+export async function feedPage(d1: D1Database | Db, viewer: Viewer, f: FeedFilter): Promise<FeedRow[]> {
   const d = dbOf(d1);
-  const queries: Promise<FeedItem[]>[] = [];
+  const queries: Promise<FeedRow[]>[] = [];
   if (f.type !== 'summary') {
     const where = [...commonFilters(observations, 'observation', f), f.type ? eq(observations.type, f.type) : undefined];
     queries.push(selectObservations(d, viewer, where, 'newest', f.limit + 1));
@@ -98,7 +102,7 @@ export async function feedPage(d1: D1Database | Db, viewer: Viewer, f: FeedFilte
 }
 
 /** The given rows, each only if the viewer may read it (used by the live hub to re-check every notice). */
-export async function feedItemsByIds(d1: D1Database | Db, viewer: Viewer, observationIds: number[], summaryIds: number[]): Promise<FeedItem[]> {
+export async function feedItemsByIds(d1: D1Database | Db, viewer: Viewer, observationIds: number[], summaryIds: number[]): Promise<FeedRow[]> {
   const d = dbOf(d1);
   const [obs, sums] = await Promise.all([
     observationIds.length ? selectObservations(d, viewer, [inJsonList(observations.id, observationIds)], null) : [],
@@ -108,7 +112,7 @@ export async function feedItemsByIds(d1: D1Database | Db, viewer: Viewer, observ
 }
 
 /** A session with its summaries and observations, oldest first; null when missing or not visible. */
-export async function sessionView(d1: D1Database | Db, viewer: Viewer, sessionId: number): Promise<SessionView | null> {
+export async function sessionView(d1: D1Database | Db, viewer: Viewer, sessionId: number) {
   const d = dbOf(d1);
   const session = await d
     .select({

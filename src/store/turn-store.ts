@@ -1,7 +1,6 @@
 // Writes one observer turn to D1 in a single batch: observations (deduplicated by content hash), their file
 // index rows and the summary. The batch is all-or-nothing, so a turn is either stored whole or not at all.
-import type { BatchItem } from 'drizzle-orm/batch';
-import { runBatch } from '../db/batch';
+import { runBatch, type BatchItem } from '../db/batch';
 import { db, type Db } from '../db/client';
 import { insertObservation, insertObservationFiles } from '../db/observations';
 import { insertSummary } from '../db/summaries';
@@ -79,7 +78,7 @@ export function isStorableSummary(s: ParsedSummary): boolean {
 export async function storeTurn(d1: D1Database | Db, turn: TurnRecord): Promise<StoredTurn> {
   const d = db(d1);
   const c = turn.context;
-  const queries: BatchItem<'sqlite'>[] = [];
+  const queries: BatchItem[] = [];
   const obsIndex: number[] = [];
   const tokens = spreadTokens(turn.discoveryTokens, turn.observations.length);
   const place = { teamId: c.teamId, projectId: c.projectId, sessionId: c.sessionDbId, promptNumber: c.promptNumber, authorUserId: c.authorUserId, deviceId: c.deviceId };

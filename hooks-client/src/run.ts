@@ -12,8 +12,10 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn uninstall [--agent NAME] [--project]         take them out again
   cairn status                                       server, token, project key, spool, last error
   cairn flush [--timeout <seconds>]                  send events kept while offline (default 120 s)
-  cairn search <query> [--all | --project <key>] [--limit N] [--json]
+  cairn search <query> [--all | --project <key>] [--platform <agent>] [--limit N] [--json]
   cairn import <transcript.jsonl…> [--project <key>]
+  cairn import --ndjson <file>                       a cairn export into this team (safe to repeat)
+  cairn export --output <file> [--project <key>]     the team's memory as NDJSON (admins)
   cairn forget <12|S12|P12> | --session <id> | --project <key> [--confirm N]
                                                      delete from the team's memory for good
   cairn admin …
@@ -34,7 +36,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   'mcp-headers': async () => (await import('./commands/install')).mcpHeaders,
   'mcp-stdio': async () => (await import('./agents/mcp-stdio')).mcpStdio,
   admin: async () => (await import('./commands/admin')).admin,
-  import: async () => (await import('./commands/import')).importTranscripts,
+  import: async () => (await import('./commands/import-any')).importAny,
+  export: async () => (await import('./commands/transfer')).exportNdjson,
   forget: async () => (await import('./commands/forget')).forget,
 };
 

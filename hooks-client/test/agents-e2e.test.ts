@@ -105,6 +105,13 @@ describe('other agents against wrangler dev', () => {
     expect(await searchIds({ q: 'geminiwidget', platform: 'codex', mode: 'fts' })).toEqual([]);
     expect(await searchIds({ q: 'codexwidget', platform: 'claude-code', mode: 'fts' })).toEqual([]);
 
+    const cli = memIo({ env });
+    expect(await run(['search', 'codexwidget', '--all', '--platform', 'codex', '--json'], cli)).toBe(0);
+    expect((JSON.parse(cli.stdout) as { results: { id: number }[] }).results.map((r) => r.id)).toEqual(codexIds);
+    const none = memIo({ env });
+    await run(['search', 'codexwidget', '--all', '--platform', 'gemini', '--json'], none);
+    expect((JSON.parse(none.stdout) as { results: unknown[] }).results).toEqual([]);
+
     const answers = await bridge(env, [
       { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'codex-e2e', version: '0' } } },
       { jsonrpc: '2.0', method: 'notifications/initialized' },

@@ -298,6 +298,25 @@ describe('stop and session-end', () => {
   });
 });
 
+describe('stop (synchronous: Claude Code waits for it)', () => {
+  it('gives up on a hanging server within its budget, keeps the summary spooled, and the next hook delivers it', async () => {
+    server.handler = (_req, _res) => true; // accept the connection, never answer
+    const env = machine(server.url).env;
+    const { code, ms } = await hook('stop', { last_assistant_message: 'Summary that must survive.', prompt_id: 'p-stop' }, env);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(1_200);
+    const spoolFile = join(env.HOME!, '.local', 'state', 'cairn', 'spool.jsonl');
+    expect(readFileSync(spoolFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l).kind)).toEqual(['summarize']);
+    server.handler = undefined;
+    server.requests.length = 0;
+    await hook('session-end', { reason: 'other', prompt_id: 'p-stop' }, env);
+    // Both go out together, oldest first: the spooled summary, then the end.
+    const batch = server.requests.find((r) => r.path === '/api/events/batch');
+    expect((batch!.json!.events as Array<Record<string, unknown>>).map((e) => [e.kind, e.prompt_id])).toEqual([['summarize', 'p-stop'], ['end', 'p-stop']]);
+    expect(readFileSync(spoolFile, 'utf8')).toBe('');
+  });
+});
+
 describe('hook mode never fails', () => {
   it('exits 0 and prints nothing for malformed input, unknown events and a missing login', async () => {
     const env = machine(null).env;

@@ -1,14 +1,14 @@
 // POST /api/admin/teams: the operator (CAIRN_ADMIN_SECRET) creates a team, its first user and device,
 // and gets a token for them. Idempotent on names: whatever already exists is reused.
 import { configOf } from '../config';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { mintToken } from '../auth/tokens';
 import type { Role } from '../auth/types';
 import type { AppEnv } from '../auth/types';
 import { sha256Hex, timingSafeEqual } from '../lib/crypto';
 import { AppError } from '../lib/errors';
-import { readJson } from '../lib/validate';
+import { jsonBody } from '../lib/validate';
 import { writeAudit } from '../audit/audit';
 import { ensureDevice, ensureTeam, ensureUser, memberCount } from '../db/teams';
 
@@ -23,7 +23,7 @@ export const BootstrapBody = z.object({
 });
 export type BootstrapBody = z.infer<typeof BootstrapBody>;
 
-export async function requireAdminSecret(header: string | undefined, secret: string | undefined) {
+async function requireAdminSecret(header: string | undefined, secret: string | undefined) {
   if (!secret) throw new AppError(403, 'admin_disabled', 'CAIRN_ADMIN_SECRET is not configured on this server.');
   const given = /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1] ?? '';
   // Compare digests so the comparison time does not depend on the secret's length.
@@ -41,9 +41,15 @@ export async function ensureTeamUserDevice(db: D1Database, body: BootstrapBody, 
   return { teamId, userId: user.id, role: user.role, deviceId };
 }
 
-export const bootstrapRoutes = new Hono<AppEnv>().post('/api/admin/teams', async (c) => {
+/** The operator's guard: the bearer must be CAIRN_ADMIN_SECRET (declared at the mount in src/app.ts). */
+export const requireOperator: MiddlewareHandler<AppEnv> = async (c, next) => {
   await requireAdminSecret(c.req.header('authorization'), configOf(c.env).adminSecret);
-  const body = await readJson(c, BootstrapBody, 10_000);
+  await next();
+};
+
+/** Mounted at /api/admin/teams behind requireOperator. */
+export const bootstrapRoutes = new Hono<AppEnv>().post('/', jsonBody(BootstrapBody, 10_000), async (c) => {
+  const body = c.req.valid('json');
   const now = Date.now();
   const ids = await ensureTeamUserDevice(c.env.DB, body, now);
   const scopes = ids.role === 'member' ? (['ingest', 'read'] as const) : (['ingest', 'read', 'admin'] as const);

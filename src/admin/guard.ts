@@ -1,12 +1,12 @@
 // Who may administer: a token with the `admin` scope held by a current owner or admin of the team.
 import type { MiddlewareHandler } from 'hono';
-import type { Role } from '../auth/types';
-import type { AppEnv } from '../auth/types';
+import { assertScope } from '../auth/scope';
+import type { AppEnv, Role } from '../auth/types';
 import { AppError } from '../lib/errors';
 
 export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
   const auth = c.get('auth');
-  if (!auth.scopes.includes('admin')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "admin" scope.');
+  assertScope(auth, ['admin']);
   if (auth.role !== 'owner' && auth.role !== 'admin') {
     throw new AppError(403, 'not_admin', 'Only team owners and admins can administer the team.');
   }

@@ -6,7 +6,7 @@ import type { AuthContext } from '../auth/types';
 import { findVisibleProject as findProject, isReservedProjectKey, listVisibleProjects, type ProjectRef } from '../db/projects';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
-import { readJson } from '../lib/validate';
+import { jsonBody } from '../lib/validate';
 import { keyOwner, mergeProjects, renameProject, rowsOfProject, setProjectVisibility } from '../db/project-admin';
 
 const SMALL_BODY = 10_000;
@@ -52,9 +52,9 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     return c.json({ projects: await listVisibleProjects(c.env.DB, auth) });
   })
 
-  .post('/projects/rename', async (c) => {
+  .post('/projects/rename', jsonBody(RenameBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
-    const body = await readJson(c, RenameBody, SMALL_BODY);
+    const body = c.req.valid('json');
     const db = c.env.DB;
     refuseReserved(body.to);
     if (body.from.includes('#')) refuseReserved(body.from);
@@ -70,9 +70,9 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     return c.json({ project: { key: body.to, previous: p.key } });
   })
 
-  .post('/projects/merge', async (c) => {
+  .post('/projects/merge', jsonBody(MergeBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
-    const body = await readJson(c, MergeBody, SMALL_BODY);
+    const body = c.req.valid('json');
     const db = c.env.DB;
     refuseReserved(body.into);
     if (body.from.includes('#')) refuseReserved(body.from);
@@ -88,9 +88,9 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     return c.json({ project: { key: into.key, merged: from.key }, moved });
   })
 
-  .post('/projects/visibility', async (c) => {
+  .post('/projects/visibility', jsonBody(VisibilityBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
-    const body = await readJson(c, VisibilityBody, SMALL_BODY);
+    const body = c.req.valid('json');
     const db = c.env.DB;
     const p = await mustFind(db, auth, body.key);
     // A shadow project holds what its owner wrote under someone else's private key: it stays private.

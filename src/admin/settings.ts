@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { parseTeamSettings } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
-import { parseWith, readJson } from '../lib/validate';
+import { jsonBody, query } from '../lib/validate';
 import { auditPage, teamSettingsText, writeTeamSettings } from '../db/teams';
 
 const Word = z.string().trim().min(1).max(100);
@@ -66,9 +66,9 @@ interface AuditRow {
 export const adminSettingsRoutes = new Hono<AppEnv>()
   .get('/settings', async (c) => c.json({ settings: await readSettings(c.env.DB, c.get('auth').teamId) }))
 
-  .patch('/settings', async (c) => {
+  .patch('/settings', jsonBody(SettingsPatch, 100_000), async (c) => {
     const auth = c.get('auth');
-    const patch = await readJson(c, SettingsPatch, 100_000);
+    const patch = c.req.valid('json');
     const db = c.env.DB;
     const next = applySettingsPatch(await readSettings(db, auth.teamId), patch);
     const now = Date.now();
@@ -76,9 +76,9 @@ export const adminSettingsRoutes = new Hono<AppEnv>()
     return c.json({ settings: next });
   })
 
-  .get('/audit', async (c) => {
+  .get('/audit', query(AuditQuery), async (c) => {
     const auth = c.get('auth');
-    const q = parseWith(AuditQuery, c.req.query());
+    const q = c.req.valid('query');
     const results: AuditRow[] = await auditPage(c.env.DB, auth.teamId, q);
     const entries = results.map((r) => ({ ...r, detail: safeJson(r.detail) }));
     const last = entries.at(-1);

@@ -6,7 +6,7 @@ import { mintToken, prepareMint } from '../auth/tokens';
 import type { Role, Scope } from '../auth/types';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
-import { parseWith, readJson } from '../lib/validate';
+import { jsonBody, parseWith, query } from '../lib/validate';
 import { assertCanManage } from './guard';
 import { writeAudit } from '../audit/audit';
 import {
@@ -75,6 +75,28 @@ async function teamToken(db: D1Database, teamId: number, id: number): Promise<To
   return t;
 }
 
+/**
+ * The owner-reads-private rule (issue 14, row 16), decided: an owner or admin MAY mint a token for a teammate
+ * (onboarding a laptop, rotating a leaked token), and such a token acts as that teammate in everything,
+ * including reading their private projects. It is not forbidden, because provisioning devices is what the
+ * admin role is for; it is said out loud instead: the answer carries `acts_as` + `reads_private` + a notice,
+ * and the audit row carries `minted_for_other: true` and `reads_private`, so the teammate (and every admin)
+ * sees it in the audit view. A teammate who wants no one else to ever hold such a token enrolls their own
+ * devices. Null when the caller mints for themselves.
+ */
+function actingAs(auth: { userId: number; handle: string }, userId: number, handle: string, scopes: readonly string[]) {
+  if (userId === auth.userId) return null;
+  const readsPrivate = scopes.includes('read');
+  return {
+    answer: {
+      acts_as: handle,
+      reads_private: readsPrivate,
+      notice: `This token acts as ${handle}${readsPrivate ? `, including reading ${handle}'s private projects` : ''}. Hand it to ${handle} and keep no copy; the audit log shows that ${auth.handle} minted it.`,
+    },
+    audit: { minted_for_other: true, reads_private: readsPrivate },
+  };
+}
+
 export const adminUserRoutes = new Hono<AppEnv>()
   .get('/team', async (c) => {
     const auth = c.get('auth');
@@ -86,9 +108,9 @@ export const adminUserRoutes = new Hono<AppEnv>()
     return c.json({ users: await listUsers(c.env.DB, c.get('auth').teamId) });
   })
 
-  .post('/users', async (c) => {
+  .post('/users', jsonBody(AddUserBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
-    const body = await readJson(c, AddUserBody, SMALL_BODY);
+    const body = c.req.valid('json');
     assertCanManage(auth.role, body.role, body.role);
     const db = c.env.DB;
     const now = Date.now();
@@ -100,10 +122,10 @@ export const adminUserRoutes = new Hono<AppEnv>()
     return c.json({ user: { handle: body.handle, role: body.role } }, 201);
   })
 
-  .patch('/users/:handle', async (c) => {
+  .patch('/users/:handle', jsonBody(RoleBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
     const handle = parseWith(Name, c.req.param('handle'), 'not_found');
-    const body = await readJson(c, RoleBody, SMALL_BODY);
+    const body = c.req.valid('json');
     const db = c.env.DB;
     const user = await activeUser(db, auth.teamId, handle);
     assertCanManage(auth.role, user.role, body.role);
@@ -145,9 +167,9 @@ export const adminUserRoutes = new Hono<AppEnv>()
     return c.json({ devices: await listDevices(c.env.DB, c.get('auth').teamId) });
   })
 
-  .post('/devices', async (c) => {
+  .post('/devices', jsonBody(EnrollBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
-    const body = await readJson(c, EnrollBody, SMALL_BODY);
+    const body = c.req.valid('json');
     const db = c.env.DB;
     const user = await activeUser(db, auth.teamId, body.user ?? auth.handle);
     assertCanManage(auth.role, user.role);
@@ -159,19 +181,20 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const deviceId = await ensureDevice(db, auth.teamId, user.id, body.name, now);
     const expiresAt = body.expires_in_days ? now + body.expires_in_days * DAY : null;
     const minted = await mintToken(db, { teamId: auth.teamId, userId: user.id, deviceId, scopes, label: body.label ?? body.name, expiresAt }, now);
+    const actsAs = actingAs(auth, user.id, user.handle, scopes);
     await writeAudit(db, {
       teamId: auth.teamId, actorUserId: auth.userId, action: 'device.enroll', target: `token:${minted.id}`,
-      detail: { user: user.handle, device: body.name, scopes, expires_at: expiresAt }, at: now,
+      detail: { user: user.handle, device: body.name, scopes, expires_at: expiresAt, ...actsAs?.audit }, at: now,
     });
     return c.json(
-      { token: minted.token, token_id: minted.id, prefix: minted.prefix, user: user.handle, device: body.name, scopes, expires_at: expiresAt },
+      { token: minted.token, token_id: minted.id, prefix: minted.prefix, user: user.handle, device: body.name, scopes, expires_at: expiresAt, ...actsAs?.answer },
       201,
     );
   })
 
-  .get('/tokens', async (c) => {
+  .get('/tokens', query(TokenListQuery), async (c) => {
     const auth = c.get('auth');
-    const q = parseWith(TokenListQuery, c.req.query());
+    const q = c.req.valid('query');
     const includeRevoked = q.include_revoked === '1' || q.include_revoked === 'true';
     const results = await listTokens(c.env.DB, auth.teamId, q.user ?? null, includeRevoked);
     return c.json({ tokens: results.map(tokenView) });
@@ -201,8 +224,10 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const expiresAt = t.expires_at === null ? null : now + (t.expires_at - t.created_at);
     const scopes = t.scopes.split(',').filter(Boolean) as Scope[];
     const mint = await prepareMint(db, { teamId: auth.teamId, userId: t.user_id, deviceId: t.device_id, scopes, label: t.label, expiresAt }, now);
+    const actsAs = actingAs(auth, t.user_id, t.handle, scopes);
     const id = await rotateToken(db, mint.insert, t.id, now, {
-      teamId: auth.teamId, actorUserId: auth.userId, action: 'token.rotate', target: `token:${t.id}`, detail: { user: t.handle, prefix: t.prefix, new_prefix: mint.prefix }, at: now,
+      teamId: auth.teamId, actorUserId: auth.userId, action: 'token.rotate', target: `token:${t.id}`,
+      detail: { user: t.handle, prefix: t.prefix, new_prefix: mint.prefix, ...actsAs?.audit }, at: now,
     });
-    return c.json({ token: mint.token, token_id: id, prefix: mint.prefix, revoked_token_id: t.id, scopes, expires_at: expiresAt }, 201);
+    return c.json({ token: mint.token, token_id: id, prefix: mint.prefix, revoked_token_id: t.id, scopes, expires_at: expiresAt, ...actsAs?.answer }, 201);
   });

@@ -1,11 +1,10 @@
-// Bearer-token authentication and scope checks for /api/* and /mcp.
+// Bearer-token authentication for /api/* and /mcp (scope checks: scope.ts).
 import { touchTokenUse } from '../db/tokens';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { AppEnv } from './types';
 import { AppError } from '../lib/errors';
 import { auditDeadTokenUse, auditNewDevice, DEVICE_HEADER } from './anomalies';
 import { lookupToken } from './tokens';
-import type { Scope } from './types';
+import type { AppEnv } from './types';
 
 const LAST_USED_GRANULARITY_MS = 60_000;
 
@@ -73,12 +72,3 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   await next();
 };
-
-export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    if (!c.get('auth').scopes.includes(scope)) {
-      throw new AppError(403, 'insufficient_scope', `This token lacks the "${scope}" scope.`);
-    }
-    await next();
-  };
-}

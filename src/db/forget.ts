@@ -202,3 +202,9 @@ export async function privateProjectsOf(d1: D1Database, teamId: number, userId: 
     .from(projects)
     .where(and(eq(projects.teamId, teamId), eq(projects.ownerUserId, userId), eq(projects.visibility, 'private')));
 }
+
+/** Ids of every project the user may read (team projects and their own private ones). */
+export async function visibleProjectIds(d1: D1Database, teamId: number, userId: number): Promise<number[]> {
+  const rows = await db(d1).select({ id: projects.id }).from(projects).where(canSeeProject({ teamId, userId })).orderBy(projects.id);
+  return rows.map((r) => r.id);
+}

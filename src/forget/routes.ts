@@ -1,14 +1,14 @@
 // HTTP side of forgetting: one route for every kind (record, session, project).
 import { Hono } from 'hono';
-import { requireScope } from '../auth/middleware';
 import type { AppEnv } from '../auth/types';
-import { readJson } from '../lib/validate';
+import { jsonBody } from '../lib/validate';
 import { ForgetBody, forgetProject, forgetRecord, forgetSession } from './service';
 
+/** Mounted at /api/forget (scope `ingest`, declared in src/app.ts). */
 export const forgetRoutes = new Hono<AppEnv>();
 
-forgetRoutes.post('/api/forget', requireScope('ingest'), async (c) => {
-  const body = await readJson(c, ForgetBody, 10_000);
+forgetRoutes.post('/', jsonBody(ForgetBody, 10_000), async (c) => {
+  const body = c.req.valid('json');
   const auth = c.get('auth');
   const now = Date.now();
   const done =

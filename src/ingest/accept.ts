@@ -33,7 +33,28 @@ const sessionRows = new TtlCache<number>(10 * 60_000);
 const clean = (text: string) => cleanField(text);
 
 export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<EventAck> {
-  const { env, auth } = ctx;
+  const skipped = skipReason(ctx, e);
+  if (skipped) return { accepted: false, duplicate: false, skipped };
+  const snapshot = await resolveSession(ctx, e);
+  const { input, promptText } = enqueueInput(e, {
+    eventId: e.event_id,
+    occurredAt: e.occurred_at,
+    snapshot,
+    modeId: modeIdFor(ctx.env, ctx.settings),
+    promptId: e.prompt_id ?? null,
+    clientSeq: e.client_seq ?? null,
+  });
+  const result = await sessionStub(ctx.env, ctx.auth.teamId, e.session_id).enqueue(input);
+  // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
+  await writeSessionRows(ctx, e, snapshot, result.promptNumber, promptText);
+  const ack: EventAck = { accepted: result.accepted, duplicate: result.duplicate };
+  if (result.skipped) ack.skipped = result.skipped;
+  if (e.kind === 'init') ack.prompt_number = result.promptNumber;
+  return ack;
+}
+
+/** Why the event is not taken at all (the team's gate, or protocol chatter), or null to take it. */
+function skipReason(ctx: IngestContext, e: IngestEvent): string | null {
   const gate = serverGate(ctx.settings as GateSettings, {
     kind: e.kind,
     project: e.project,
@@ -41,9 +62,14 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
     tool_name: e.kind === 'observation' ? e.tool_name : null,
     tool_input: e.kind === 'observation' ? e.tool_input : null,
   });
-  if (!gate.allow) return { accepted: false, duplicate: false, skipped: gate.reason };
-  if (e.kind === 'init' && isTaskNotificationOnly(e.prompt)) return { accepted: false, duplicate: false, skipped: 'internal_protocol' };
+  if (!gate.allow) return gate.reason;
+  if (e.kind === 'init' && isTaskNotificationOnly(e.prompt)) return 'internal_protocol';
+  return null;
+}
 
+/** The project and `sessions` row the event belongs to (created on first sight), as the DO will need them. */
+async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<EventSnapshot> {
+  const { env, auth } = ctx;
   const project = await projects.getOrLoad(`${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () => ensureProject(env.DB, auth, e.project, ctx.now));
   const sessionDbId = await sessionRows.getOrLoad(`${auth.teamId}:${auth.userId}:${e.session_id}`, ctx.now, () =>
     ensureSessionRow(env.DB, {
@@ -56,7 +82,7 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
       startedAt: e.occurred_at,
     }),
   );
-  const snapshot: EventSnapshot = {
+  return {
     teamId: auth.teamId,
     sessionKey: e.session_id,
     sessionDbId,
@@ -65,64 +91,56 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
     userId: auth.userId,
     deviceId: auth.deviceId,
   };
-  const common = {
-    eventId: e.event_id,
-    occurredAt: e.occurred_at,
-    snapshot,
-    modeId: modeIdFor(env, ctx.settings),
-    promptId: e.prompt_id ?? null,
-    clientSeq: e.client_seq ?? null,
-  };
+}
 
-  let input: EnqueueInput;
-  let promptText: string | null = null;
+type EnqueueCommon = Pick<EnqueueInput, 'eventId' | 'occurredAt' | 'snapshot' | 'modeId' | 'promptId' | 'clientSeq'>;
+
+/** What the session's Durable Object is given, every text field cleaned; the prompt text null when private. Pure. */
+function enqueueInput(e: IngestEvent, common: EnqueueCommon): { input: EnqueueInput; promptText: string | null } {
   switch (e.kind) {
     case 'init': {
       const isPrivate = e.private || isFullyPrivate(e.prompt);
-      promptText = isPrivate ? null : clean(e.prompt);
-      input = { ...common, kind: 'init', prompt: promptText ?? '', private: isPrivate };
-      break;
+      const promptText = isPrivate ? null : clean(e.prompt);
+      return { input: { ...common, kind: 'init', prompt: promptText ?? '', private: isPrivate }, promptText };
     }
     case 'observation':
-      input = {
-        ...common,
-        kind: 'observation',
-        toolName: e.tool_name,
-        toolInput: clean(serializeField(e.tool_input)),
-        toolResponse: clean(serializeField(e.tool_response ?? '')),
-        cwd: e.cwd,
-        projectRoot: e.project_root ?? null,
-        toolUseId: e.tool_use_id ?? null,
-        agentId: e.agent_id ?? null,
-        agentType: e.agent_type ?? null,
+      return {
+        input: {
+          ...common,
+          kind: 'observation',
+          toolName: e.tool_name,
+          toolInput: clean(serializeField(e.tool_input)),
+          toolResponse: clean(serializeField(e.tool_response ?? '')),
+          cwd: e.cwd,
+          projectRoot: e.project_root ?? null,
+          toolUseId: e.tool_use_id ?? null,
+          agentId: e.agent_id ?? null,
+          agentType: e.agent_type ?? null,
+        },
+        promptText: null,
       };
-      break;
     case 'summarize':
-      input = { ...common, kind: 'summarize', lastAssistantMessage: clean(e.last_assistant_message), agentId: e.agent_id ?? null };
-      break;
+      return { input: { ...common, kind: 'summarize', lastAssistantMessage: clean(e.last_assistant_message), agentId: e.agent_id ?? null }, promptText: null };
     case 'end':
-      input = { ...common, kind: 'end' };
-      break;
+      return { input: { ...common, kind: 'end' }, promptText: null };
   }
+}
 
-  const result = await sessionStub(env, auth.teamId, e.session_id).enqueue(input);
-  // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
+/** The D1 rows an event completes: the prompt of an init (its text only when not private), the end of a session. */
+async function writeSessionRows(ctx: IngestContext, e: IngestEvent, snapshot: EventSnapshot, promptNumber: number, promptText: string | null): Promise<void> {
+  const { env, auth } = ctx;
   if (e.kind === 'init') {
     await storePrompt(env.DB, {
       teamId: auth.teamId,
-      projectId: project.id,
-      sessionDbId,
-      promptNumber: result.promptNumber,
+      projectId: snapshot.projectId,
+      sessionDbId: snapshot.sessionDbId,
+      promptNumber,
       promptId: e.prompt_id ?? null,
       text: promptText,
       authorUserId: auth.userId,
       createdAt: e.occurred_at,
     });
   } else if (e.kind === 'end') {
-    await markSessionEnded(env.DB, sessionDbId, e.occurred_at);
+    await markSessionEnded(env.DB, snapshot.sessionDbId, e.occurred_at);
   }
-  const ack: EventAck = { accepted: result.accepted, duplicate: result.duplicate };
-  if (result.skipped) ack.skipped = result.skipped;
-  if (e.kind === 'init') ack.prompt_number = result.promptNumber;
-  return ack;
 }

@@ -1,18 +1,20 @@
 // Ingest API: session events from the hooks client, answered at once and handed to the SessionDO.
 import { Hono } from 'hono';
 import type { Context } from 'hono';
-import { requireScope } from '../auth/middleware';
 import { findVisibleSession } from '../db/sessions';
 import { settingsFor } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
-import { parseWith, readJson } from '../lib/validate';
+import { jsonBody, parseWith } from '../lib/validate';
 import { sessionStub } from '../session/session-do';
 import { acceptEvent, type IngestContext } from './accept';
 import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
 import type { BatchResult, EventAck } from '#shared/events';
 
-export const ingestRoutes = new Hono<AppEnv>();
+/** Mounted at /api/sessions: writes need the `ingest` scope, reads `ingest` or `read` (guards in src/app.ts). */
+export const sessionRoutes = new Hono<AppEnv>();
+/** Mounted at /api/events (scope `ingest`). */
+export const eventRoutes = new Hono<AppEnv>();
 
 async function context(c: Context<AppEnv>): Promise<IngestContext> {
   const auth = c.get('auth');
@@ -20,13 +22,13 @@ async function context(c: Context<AppEnv>): Promise<IngestContext> {
 }
 
 for (const [path, schema] of [
-  ['/api/sessions/init', InitEvent],
-  ['/api/sessions/observations', ObservationEvent],
-  ['/api/sessions/summarize', SummarizeEvent],
-  ['/api/sessions/end', EndEvent],
+  ['/init', InitEvent],
+  ['/observations', ObservationEvent],
+  ['/summarize', SummarizeEvent],
+  ['/end', EndEvent],
 ] as const) {
-  ingestRoutes.post(path, requireScope('ingest'), async (c) => {
-    const event = (await readJson(c, schema)) as IngestEvent;
+  sessionRoutes.post(path, jsonBody(schema), async (c) => {
+    const event = c.req.valid('json') as IngestEvent;
     const ack = await acceptEvent(await context(c), event);
     return c.json(ack, 202);
   });
@@ -34,8 +36,8 @@ for (const [path, schema] of [
 
 
 /** Spool replay: events are taken in order, each answered on its own; one bad event does not stop the rest. */
-ingestRoutes.post('/api/events/batch', requireScope('ingest'), async (c) => {
-  const { events } = await readJson(c, EventBatch);
+eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
+  const { events } = c.req.valid('json');
   const ctx = await context(c);
   const results: BatchResult[] = [];
   for (const raw of events) {
@@ -66,7 +68,7 @@ async function visibleSession(c: Context<AppEnv>, key: string): Promise<void> {
 }
 
 /** Re-queues a session's dead letters with a fresh retry budget; answers how many went back. */
-ingestRoutes.post('/api/sessions/:id/dead-letters/retry', requireScope('ingest'), async (c) => {
+sessionRoutes.post('/:id/dead-letters/retry', async (c) => {
   const key = c.req.param('id');
   await visibleSession(c, key);
   const requeued = await sessionStub(c.env, c.get('auth').teamId, key).retryDeadLetters();
@@ -74,9 +76,8 @@ ingestRoutes.post('/api/sessions/:id/dead-letters/retry', requireScope('ingest')
 });
 
 /** Progress of a session's observer. Sessions of other teams, or in projects the caller cannot see, do not exist. */
-ingestRoutes.get('/api/sessions/:id/status', async (c) => {
+sessionRoutes.get('/:id/status', async (c) => {
   const auth = c.get('auth');
-  if (!auth.scopes.includes('ingest') && !auth.scopes.includes('read')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "read" scope.');
   const key = c.req.param('id');
   await visibleSession(c, key);
   const status = await sessionStub(c.env, auth.teamId, key).status();

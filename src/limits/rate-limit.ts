@@ -1,11 +1,8 @@
-// Per-token rate limits (ingest and read counted separately, LimiterDO per token) and the /mcp body cap.
+// Per-token rate limits: ingest and read counted separately, one LimiterDO per token.
 import type { MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import type { AuthContext } from '../auth/types';
-import type { AppEnv } from '../auth/types';
+import type { AppEnv, AuthContext } from '../auth/types';
 import { configOf, type ConfigInput } from '../config';
 import { AppError } from '../lib/errors';
-import { MAX_BODY_BYTES } from '../lib/validate';
 import { limiterStub, type Bucket } from './limiter-do';
 
 
@@ -22,13 +19,6 @@ export function limitFor(env: ConfigInput, auth: Pick<AuthContext, 'settings'>, 
   const team = bucket === 'ingest' ? auth.settings?.rate_limit_ingest_per_min : auth.settings?.rate_limit_read_per_min;
   return team ? Math.min(team, server) : server;
 }
-
-const mcpBodyLimit = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  onError: () => {
-    throw new AppError(413, 'payload_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes.`);
-  },
-});
 
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const auth = c.get('auth');
@@ -52,6 +42,5 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
       });
     }
   }
-  if (c.req.path === '/mcp' || c.req.path.startsWith('/mcp/')) return mcpBodyLimit(c, next);
   await next();
 };

@@ -3,7 +3,6 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
-import { requireScope } from '../auth/middleware';
 import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 import { assertJsonShape } from '../lib/json-limits';
@@ -11,7 +10,10 @@ import { limiterStub } from '../limits/limiter-do';
 import { limitFor } from '../limits/rate-limit';
 import { buildMcpServer } from './server';
 
+/** Mounted at /mcp (scope `read`; write tools check `ingest` themselves). */
 export const mcpRoutes = new Hono<AppEnv>();
+
+export const MAX_BATCH_MESSAGES = 10;
 
 /**
  * A browser page of another site must not reach the endpoint (DNS rebinding, a token pasted into a page):
@@ -61,9 +63,9 @@ const methodNotAllowed = (c: Context<AppEnv>) => {
   return c.json({ error: { code: 'method_not_allowed', message: 'This MCP server is stateless: send JSON-RPC messages with POST.' } }, 405);
 };
 
-mcpRoutes.on(['GET', 'DELETE', 'PUT', 'PATCH'], '/mcp', methodNotAllowed);
+mcpRoutes.on(['GET', 'DELETE', 'PUT', 'PATCH'], '/', methodNotAllowed);
 
-mcpRoutes.post('/mcp', requireScope('read'), async (c) => {
+mcpRoutes.post('/', async (c) => {
   checkOrigin(c.req.header('origin'), c.req.url);
   const body = await c.req.text();
   assertJsonShape(body);
@@ -72,6 +74,11 @@ mcpRoutes.post('/mcp', requireScope('read'), async (c) => {
     message = JSON.parse(body);
   } catch {
     throw new AppError(400, 'malformed_json', 'The request body is not valid JSON.');
+  }
+  // MCP 2025-06-18 dropped JSON-RPC batching; older clients may still batch, but a few calls at a time: a
+  // batch of 100 searches held the isolate for seconds while everyone else waited.
+  if (Array.isArray(message) && message.length > MAX_BATCH_MESSAGES) {
+    throw new AppError(400, 'batch_too_large', `A JSON-RPC batch may hold at most ${MAX_BATCH_MESSAGES} messages.`);
   }
   await chargeExtraCalls(c, countCalls(message));
   const defer = (work: Promise<unknown>) => {

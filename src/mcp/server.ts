@@ -2,6 +2,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { assertScope } from '../auth/scope';
 import type { AuthContext } from '../auth/types';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
@@ -38,7 +39,7 @@ async function guarded(run: () => Promise<CallToolResult>): Promise<CallToolResu
 }
 
 function requireWrite(auth: AuthContext): void {
-  if (!auth.scopes.includes('ingest')) throw new AppError(403, 'insufficient_scope', 'This token lacks the "ingest" scope needed to change memory.');
+  assertScope(auth, ['ingest'], 'needed to change memory');
 }
 
 /** Read tools touch nothing and reach nothing outside this team's memory. */
@@ -62,9 +63,28 @@ export function splitRefs(refs: RecordRef[]): { observations: number[]; summarie
   return out;
 }
 
+/** What every tool handler needs: the bindings, the caller, and the clock and background-work seams. */
+interface ToolContext {
+  env: CairnEnv;
+  auth: AuthContext;
+  deps: McpDeps;
+}
+
 export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps): McpServer {
   const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION }, { instructions: INSTRUCTIONS });
+  const ctx: ToolContext = { env, auth, deps };
+  // Reading, in the order the instructions teach: find, look around, then fetch in full.
+  registerSearch(server, ctx);
+  registerTimeline(server, ctx);
+  registerGetObservations(server, ctx);
+  // Writing: both need the ingest scope.
+  registerRemember(server, ctx);
+  registerForget(server, ctx);
+  return server;
+}
 
+/** Step 1: one line per match across observations (and summaries, prompts). */
+function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
   server.registerTool(
     'search',
     {
@@ -101,7 +121,10 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         return text(renderSearchText(res, a.offset ?? 0));
       }),
   );
+}
 
+/** Step 2: what happened around one record. */
+function registerTimeline(server: McpServer, { env, auth }: ToolContext): void {
   server.registerTool(
     'timeline',
     {
@@ -127,7 +150,10 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         return text(renderTimeline({ result, mode, viewer: auth.handle, timeZone: 'UTC' }));
       }),
   );
+}
 
+/** Step 3: full records for chosen ids. */
+function registerGetObservations(server: McpServer, { env, auth }: ToolContext): void {
   server.registerTool(
     'get_observations',
     {
@@ -157,7 +183,10 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         return text(renderRecords(records, missing, mode, 'UTC', { summaries, prompts }));
       }),
   );
+}
 
+/** Saves a note as an observation; idempotent on its text. */
+function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): void {
   server.registerTool(
     'remember',
     {
@@ -186,7 +215,10 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         return text(saved.duplicate ? `Already remembered as #${saved.id} in ${saved.project}.` : `Remembered as #${saved.id} in ${saved.project}.`);
       }),
   );
+}
 
+/** Deletes one record from every index (its author or an admin). */
+function registerForget(server: McpServer, { env, auth, deps }: ToolContext): void {
   server.registerTool(
     'forget',
     {
@@ -208,6 +240,4 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
         return text(`Forgot ${ref.kind === 'observation' ? '#' : ref.kind === 'summary' ? 'S' : 'P'}${ref.id}; it is deleted from every index.`);
       }),
   );
-
-  return server;
 }

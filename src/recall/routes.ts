@@ -1,35 +1,27 @@
 // Recall API: context index, file context, prompt context, timeline, full records, project list.
-import { Hono, type Context } from 'hono';
-import { requireScope } from '../auth/middleware';
+import { Hono } from 'hono';
 import { settingsFor } from '../db/team-settings';
 import { viewerOf } from '../db/visibility';
 import type { AppEnv } from '../auth/types';
-import { parseWith } from '../lib/validate';
+import { query } from '../lib/validate';
 import { recallMode, modeIdFor } from './mode';
 import { ContextQuery, DEFAULT_DEPTH, FileContextQuery, PromptContextQuery, TimelineQuery } from './params';
 import { listProjects } from './queries';
 import { renderTimeline, type TimelineResult } from './render-timeline';
 import { contextText, fileContextText, observationRecords, parseIds, promptContextText, timelineFor } from './service';
 
-export const recallRoutes = new Hono<AppEnv>();
+// Each router is mounted at its prefix (scope `read`, declared in src/app.ts).
+/** /api/context: the session-start index, file context and prompt context. */
+export const contextRoutes = new Hono<AppEnv>();
+/** /api/timeline */
+export const timelineRoutes = new Hono<AppEnv>();
+/** /api/observations */
+export const observationRoutes = new Hono<AppEnv>();
+/** /api/projects */
+export const projectRoutes = new Hono<AppEnv>();
 
-/** Query values as zod sees them: lists for repeatable keys, single strings otherwise. */
-function query(c: Context<AppEnv>, lists: string[]): Record<string, string | string[] | undefined> {
-  const url = new URL(c.req.url);
-  const out: Record<string, string | string[] | undefined> = {};
-  for (const k of new Set(url.searchParams.keys())) out[k] = url.searchParams.get(k) ?? undefined;
-  for (const k of lists) out[k] = url.searchParams.getAll(k);
-  return out;
-}
-
-recallRoutes.use('/api/context', requireScope('read'));
-recallRoutes.use('/api/context/*', requireScope('read'));
-recallRoutes.use('/api/timeline', requireScope('read'));
-recallRoutes.use('/api/observations', requireScope('read'));
-recallRoutes.use('/api/projects', requireScope('read'));
-
-recallRoutes.get('/api/context', async (c) => {
-  const q = parseWith(ContextQuery, query(c, ['project']));
+contextRoutes.get('/', query(ContextQuery, { lists: ['project'] }), async (c) => {
+  const q = c.req.valid('query');
   const text = await contextText(c.env, c.get('auth'), {
     projects: q.project,
     observations: q.observations,
@@ -41,8 +33,8 @@ recallRoutes.get('/api/context', async (c) => {
   return c.text(text);
 });
 
-recallRoutes.get('/api/context/file', async (c) => {
-  const q = parseWith(FileContextQuery, query(c, ['project', 'path']));
+contextRoutes.get('/file', query(FileContextQuery, { lists: ['project', 'path'] }), async (c) => {
+  const q = c.req.valid('query');
   const text = await fileContextText(c.env, c.get('auth'), {
     projects: q.project,
     paths: q.path,
@@ -54,8 +46,8 @@ recallRoutes.get('/api/context/file', async (c) => {
   return c.text(text);
 });
 
-recallRoutes.get('/api/context/prompt', async (c) => {
-  const q = parseWith(PromptContextQuery, query(c, ['project']));
+contextRoutes.get('/prompt', query(PromptContextQuery, { lists: ['project'] }), async (c) => {
+  const q = c.req.valid('query');
   return c.text(await promptContextText(c.env, c.get('auth'), { projects: q.project, q: q.q, timeZone: q.tz }));
 });
 
@@ -73,8 +65,8 @@ export function timelineJson(r: TimelineResult) {
   };
 }
 
-recallRoutes.get('/api/timeline', async (c) => {
-  const q = parseWith(TimelineQuery, query(c, ['project']));
+timelineRoutes.get('/', query(TimelineQuery, { lists: ['project'] }), async (c) => {
+  const q = c.req.valid('query');
   const auth = c.get('auth');
   const { result, mode } = await timelineFor(c.env, auth, {
     anchor: q.anchor,
@@ -87,13 +79,13 @@ recallRoutes.get('/api/timeline', async (c) => {
   return c.json(timelineJson(result));
 });
 
-recallRoutes.get('/api/observations', async (c) => {
+observationRoutes.get('/', async (c) => {
   const ids = parseIds(c.req.query('ids'));
   const { records } = await observationRecords(c.env, c.get('auth'), ids);
   return c.json({ observations: records });
 });
 
-recallRoutes.get('/api/projects', async (c) => {
+projectRoutes.get('/', async (c) => {
   const auth = c.get('auth');
   const settings = await settingsFor(c.env.DB, auth);
   const projects = await listProjects(c.env.DB, viewerOf(auth, settings));

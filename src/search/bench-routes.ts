@@ -2,7 +2,6 @@
 import { configOf } from '../config';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { requireScope } from '../auth/middleware';
 import { runBatch } from '../db/batch';
 import { newestOfProjectKey } from '../db/bench';
 import { db } from '../db/client';
@@ -11,15 +10,16 @@ import { ensureProject } from '../db/projects';
 import { upsertSession } from '../db/sessions';
 import type { AppEnv } from '../auth/types';
 import { notFound } from '../lib/errors';
-import { readJson } from '../lib/validate';
+import { jsonBody } from '../lib/validate';
 
+/** Mounted at /api/admin/bench, under the admin guard (src/app.ts). */
 export const benchRoutes = new Hono<AppEnv>();
 
 // Outside local runs these routes do not exist at all.
-benchRoutes.use('/api/admin/bench/*', async (c, next) => {
+benchRoutes.use('*', async (c, next) => {
   if (!configOf(c.env).local) throw notFound('route');
   await next();
-}, requireScope('admin'));
+});
 
 const SeedObservation = z.object({
   type: z.string().min(1).max(40),
@@ -42,9 +42,9 @@ export const SeedBody = z.object({
 export type SeedBody = z.infer<typeof SeedBody>;
 
 /** Inserts observations (and their file rows) as the caller, in one D1 batch (≤ 1000); returns their ids in order. */
-benchRoutes.post('/api/admin/bench/seed', async (c) => {
+benchRoutes.post('/seed', jsonBody(SeedBody, 5_000_000), async (c) => {
   const auth = c.get('auth');
-  const body = await readJson(c, SeedBody, 5_000_000);
+  const body = c.req.valid('json');
   const now = Date.now();
   const project = await ensureProject(c.env.DB, auth, body.project, now);
   const d = db(c.env.DB);
@@ -75,7 +75,7 @@ benchRoutes.post('/api/admin/bench/seed', async (c) => {
 });
 
 /** The floor every recall route is compared with: one indexed query for the newest 50 rows of a project. */
-benchRoutes.get('/api/admin/bench/baseline', async (c) => {
+benchRoutes.get('/baseline', async (c) => {
   const auth = c.get('auth');
   const key = c.req.query('project') ?? '';
   const results = await newestOfProjectKey(db(c.env.DB), auth.teamId, key);

@@ -1,21 +1,21 @@
 // Search API: GET /api/search (observations, summaries, prompts; hybrid FTS5 + vectors) and the admin vector backfill.
 import { Hono } from 'hono';
-import { requireScope } from '../auth/middleware';
 import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
-import { parseWith } from '../lib/validate';
+import { query } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
 import { backfillVectors } from '../vectors/index-observations';
 import { z } from 'zod';
-import { benchRoutes } from './bench-routes';
 import type { SearchKind } from './params';
 import { renderSearchText } from './render';
 import { searchObservations } from './search';
 
+/** Mounted at /api/search (scope `read`). */
 export const searchRoutes = new Hono<AppEnv>();
-searchRoutes.route('/', benchRoutes);
+/** Mounted at /api/admin/backfill-vectors, under the admin guard. */
+export const backfillRoutes = new Hono<AppEnv>();
 
-searchRoutes.get('/api/search', requireScope('read'), async (c) => {
+searchRoutes.get('/', async (c) => {
   const url = new URL(c.req.url);
   const one = (k: string) => url.searchParams.get(k) ?? undefined;
   const many = (k: string) => url.searchParams.getAll(k);
@@ -62,8 +62,8 @@ const BackfillQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000)
 export type BackfillQuery = z.infer<typeof BackfillQuery>;
 
 /** Embeds the caller's team's observations that have no vector yet, a bounded batch per call. */
-searchRoutes.post('/api/admin/backfill-vectors', requireScope('admin'), async (c) => {
-  const { limit } = parseWith(BackfillQuery, { limit: c.req.query('limit') || undefined });
+backfillRoutes.post('/', query(BackfillQuery, { blankIsAbsent: true }), async (c) => {
+  const { limit } = c.req.valid('query');
   const adapters = getVectorAdapters(c.env);
   if (!adapters) throw new AppError(503, 'vectors_unavailable', 'No vector index is configured for this deployment.');
   const out = await backfillVectors(c.env, c.get('auth').teamId, limit, { adapters });

@@ -1,7 +1,6 @@
 // Token-authenticated data routes for the browser viewer: who am I, feed, session, authors, live stream.
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { requireScope } from '../auth/middleware';
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
 import { sessionIdByKey, teamHandles } from '../db/feed';
@@ -9,14 +8,14 @@ import { loadViewer } from '../db/visibility';
 import type { AppEnv } from '../auth/types';
 import type { CairnEnv } from '../env';
 import { AppError, notFound } from '../lib/errors';
-import { parseWith } from '../lib/validate';
+import { parseWith, query } from '../lib/validate';
 import { hubStub } from '../live/hub-do';
 import { loadFeed, loadSession, parseCursor } from '../feed/feed';
 
+/** Mounted at /api/viewer (scope `read`, declared in src/app.ts). */
 export const viewerApi = new Hono<AppEnv>();
-
-viewerApi.use('/api/viewer/*', requireScope('read'));
-viewerApi.use('/api/live', requireScope('read'));
+/** Mounted at /api/live (scope `read`). */
+export const liveRoutes = new Hono<AppEnv>();
 
 const projectKey = z.string().trim().min(1).max(300);
 
@@ -28,7 +27,7 @@ async function projectFilter(env: CairnEnv, auth: AuthContext, keys: string[]): 
   return refs.map((r) => r.id);
 }
 
-viewerApi.get('/api/viewer/me', (c) => {
+viewerApi.get('/me', (c) => {
   const a = c.get('auth');
   return c.json({ team: a.teamSlug, handle: a.handle, role: a.role, device: a.deviceName });
 });
@@ -45,14 +44,8 @@ export const FeedQuery = z.object({
 });
 export type FeedQuery = z.infer<typeof FeedQuery>;
 
-viewerApi.get('/api/viewer/feed', async (c) => {
-  const q = parseWith(FeedQuery, {
-    project: c.req.queries('project') ?? [],
-    before: c.req.query('before') || undefined,
-    type: c.req.query('type') || undefined,
-    author: c.req.query('author') || undefined,
-    limit: c.req.query('limit') || undefined,
-  });
+viewerApi.get('/feed', query(FeedQuery, { lists: ['project'], blankIsAbsent: true }), async (c) => {
+  const q = c.req.valid('query');
   const before = q.before === undefined ? null : parseCursor(q.before);
   if (q.before !== undefined && !before) throw new AppError(400, 'invalid_query', 'before: must be a time in ms or a cursor from a previous page.');
   const auth = c.get('auth');
@@ -63,7 +56,7 @@ viewerApi.get('/api/viewer/feed', async (c) => {
 
 const SessionParam = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
-viewerApi.get('/api/viewer/sessions/:id', async (c) => {
+viewerApi.get('/sessions/:id', async (c) => {
   const id = parseWith(SessionParam, c.req.param('id'));
   const view = await loadSession(c.env.DB, await loadViewer(c.env.DB, c.get('auth')), id);
   if (!view) throw notFound('session');
@@ -71,8 +64,10 @@ viewerApi.get('/api/viewer/sessions/:id', async (c) => {
 });
 
 /** A session by its agent-side key (what full observation records carry). */
-viewerApi.get('/api/viewer/sessions', async (c) => {
-  const key = parseWith(z.string().trim().min(1).max(200), c.req.query('key') ?? '');
+const SessionKeyQuery = z.object({ key: z.string().trim().min(1).max(200) });
+
+viewerApi.get('/sessions', query(SessionKeyQuery), async (c) => {
+  const { key } = c.req.valid('query');
   const auth = c.get('auth');
   const id = await sessionIdByKey(c.env.DB, auth.teamId, key);
   const view = id === undefined ? null : await loadSession(c.env.DB, await loadViewer(c.env.DB, auth), id);
@@ -80,7 +75,7 @@ viewerApi.get('/api/viewer/sessions', async (c) => {
   return c.json(view);
 });
 
-viewerApi.get('/api/viewer/authors', async (c) => {
+viewerApi.get('/authors', async (c) => {
   return c.json({ authors: await teamHandles(c.env.DB, c.get('auth').teamId) });
 });
 
@@ -88,8 +83,10 @@ viewerApi.get('/api/viewer/authors', async (c) => {
  * Server-sent events through the team's HubDO. Browsers read it with fetch() so the token travels in the
  * Authorization header, never in the URL. Events: `ready`, `item` (a feed item), `bye` (reconnect).
  */
-viewerApi.get('/api/live', async (c) => {
-  const keys = parseWith(z.array(projectKey).max(10), c.req.queries('project') ?? []);
+const LiveQuery = z.object({ project: z.array(projectKey).max(10) });
+
+liveRoutes.get('/', query(LiveQuery, { lists: ['project'] }), async (c) => {
+  const keys = c.req.valid('query').project;
   const auth = c.get('auth');
   const projectIds = await projectFilter(c.env, auth, keys);
   const hub = hubStub(c.env, auth.teamId);

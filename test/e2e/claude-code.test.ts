@@ -58,10 +58,11 @@ const spoolPending = (home: string) => {
  * Every event the hooks wrote is on the server: what a hook could not send in its budget (a busy server can
  * take longer than SessionEnd's 0.9 s) is sent by the next hook or `cairn flush`, which must leave nothing.
  */
-async function allDelivered(): Promise<void> {
-  const r = await cairn(m, ['flush', '--timeout', '30']);
+async function allDelivered(on: Machine = m): Promise<void> {
+  // The plugin's machine has no `cairn login`: its hooks get the server from the plugin options.
+  const r = await cairn({ ...on, env: { ...on.env, CAIRN_URL: dev.url, CAIRN_TOKEN: token } }, ['flush', '--timeout', '30']);
   expect(r.code, r.stdout + r.stderr).toBe(0);
-  expect(spoolPending(m.home)).toBe('');
+  expect(spoolPending(on.home)).toBe('');
 }
 
 beforeAll(async () => {
@@ -120,9 +121,9 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
     const results = JSON.stringify(loop('e2e-s1').at(-1)?.body.messages);
     expect(results).toContain('routes ok');
     firstSession = r.sessionId;
+    await allDelivered();
     firstView = await stored(r.sessionId, 2);
     expect(firstView.summaries[0]!.request.length).toBeGreaterThan(0);
-    await allDelivered();
   });
 
   it('gives the next session the stored memory in <cairn-context>, file notes on a Read, and the record through MCP search', async () => {
@@ -165,6 +166,7 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
     // Give the observer the time it takes to store an ordinary session, then look.
     model.script('e2e-after-private', [[{ type: 'tool_use', name: 'Bash', input: { command: 'ls', description: 'List files' } }], [{ type: 'text', text: 'Listed.' }]]);
     const ordinary = await claudePrint(m, 'SCENARIO:e2e-after-private list the files', ['Bash']);
+    await allDelivered();
     await stored(ordinary.sessionId);
     const view = await sessionView(r.sessionId);
     expect(view?.observations ?? []).toEqual([]);
@@ -185,6 +187,7 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
       sessions.push(r.sessionId);
     }
     expect(new Set(sessions).size).toBe(RUNS);
+    await allDelivered();
     for (const s of sessions) {
       const v = await stored(s);
       expect(v.observations.length).toBeGreaterThanOrEqual(1);
@@ -200,9 +203,9 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
     const r = await claudeInteractive(m, 'SCENARIO:e2e-tty print a marker', ['Bash'], 'mark-7q');
     expect(r.screen).toContain('Interactive turn finished');
     expect(loop('e2e-tty')[0]!.raw).toContain('<cairn-context>');
+    await allDelivered();
     const v = await stored(r.sessionId);
     expect(v.observations.length).toBeGreaterThanOrEqual(1);
-    await allDelivered();
   });
 
   it('works the same installed as a plugin from the repository’s marketplace, offline', async () => {
@@ -219,6 +222,7 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
     const r = await claudePrint(p, 'SCENARIO:e2e-plugin print a marker', ['Bash']);
     expect(r.code, r.stderr).toBe(0);
     expect(loop('e2e-plugin')[0]!.raw).toContain('<cairn-context>');
+    await allDelivered(p);
     const v = await stored(r.sessionId);
     expect(v.observations.length).toBeGreaterThanOrEqual(1);
     const list = await claude(['mcp', 'list']);

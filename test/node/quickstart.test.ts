@@ -3,12 +3,11 @@
 // and `npm test` is this suite, so those two are checked for presence only.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../../hooks-client/test/support';
+import { deadPort, tempDir } from '../../hooks-client/test/support';
 
 const exec = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,24 +21,13 @@ function quickStartBlocks(): string[][] {
   );
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 let start: ChildProcess;
 let output = '';
 let url = '';
 let token = '';
 
 beforeAll(async () => {
-  const port = await freePort();
+  const port = await deadPort(); // a free port: bound, then released
   // Its own process group, so stopping it stops npm, start.mjs and wrangler together.
   start = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, CAIRN_PORT: String(port) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   start.stdout!.on('data', (d) => (output += d));

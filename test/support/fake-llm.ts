@@ -32,11 +32,16 @@ interface Scenario {
 const blocks = (text: string) => [...text.matchAll(/<observed_from_primary_session>([\s\S]*?)<\/observed_from_primary_session>/g)].map((m) => m[1]!);
 const tag = (text: string, name: string) => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(text)?.[1]?.trim() ?? '';
 
-/** A plausible observer: one observation per tool-use block; a summary when the skeleton asks for one. */
+const SCRIPTED_SUMMARY =
+  '<summary><request>Scripted request</request><investigated>The scripted session</investigated><learned>Fakes answer deterministically</learned><completed>Recorded the session</completed><next_steps>None</next_steps></summary>';
+
+/**
+ * A plausible observer: one observation per tool-use block, and a summary whenever the request asks for one,
+ * also in a turn that asks for both (the summary last, as the observer prompt says).
+ */
 export function defaultReply(lastUser: string): string {
-  if (/<summary>/.test(lastUser) && !/<what_happened>/.test(lastUser)) {
-    return '<summary><request>Scripted request</request><investigated>The scripted session</investigated><learned>Fakes answer deterministically</learned><completed>Recorded the session</completed><next_steps>None</next_steps></summary>';
-  }
+  const wantsSummary = /<summary>/.test(lastUser);
+  if (wantsSummary && !/<what_happened>/.test(lastUser)) return SCRIPTED_SUMMARY;
   const out: string[] = [];
   for (const b of blocks(lastUser)) {
     const tool = tag(b, 'what_happened') || 'Tool';
@@ -47,6 +52,7 @@ export function defaultReply(lastUser: string): string {
         '<facts><fact>Observed by the fake observer</fact></facts><concepts><concept>how-it-works</concept></concepts></observation>',
     );
   }
+  if (wantsSummary) out.push(SCRIPTED_SUMMARY);
   return out.join('\n');
 }
 

@@ -108,10 +108,10 @@ export async function flush(args: string[], io: Io): Promise<number> {
 }
 
 export async function search(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { all: { type: 'boolean' }, project: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { all: { type: 'boolean' }, project: { type: 'string' }, platform: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } } });
   const q = positionals.join(' ').trim();
   if (!q) {
-    io.err('usage: cairn search <query> [--all] [--project <key>] [--limit N] [--json]\n');
+    io.err('usage: cairn search <query> [--all] [--project <key>] [--platform <agent>] [--limit N] [--json]\n');
     return 2;
   }
   const paths = pathsFor(io.env);
@@ -119,6 +119,7 @@ export async function search(args: string[], io: Io): Promise<number> {
   if (!config) return 1;
   const params = new URLSearchParams({ q });
   if (!values.all) params.set('project', values.project ?? projectKeyFor(io.cwd, paths.stateDir, io.now()));
+  if (values.platform) params.set('platform', values.platform);
   if (values.limit) params.set('limit', values.limit);
   if (!values.json) params.set('format', 'text');
   try {

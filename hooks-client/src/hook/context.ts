@@ -24,14 +24,19 @@ export interface HookContext {
   deadline: number;
 }
 
-/** Budgets per event, from process start: SessionEnd shares 1.5 s in Claude Code, node itself needs ~50 ms. */
+/**
+ * Budgets per event, from process start: SessionEnd shares 1.5 s in Claude Code, node itself needs ~50 ms.
+ * Stop is synchronous (Claude Code waits for it at the end of every turn), so its budget is kept short: the
+ * summary is in the spool before any network work, and what a slow server does not take in time is sent by
+ * SessionEnd or the next hook.
+ */
 export const BUDGET_MS: Record<HookEvent, number> = {
   'session-start': 3_000,
   'user-prompt-submit': 1_500,
   'pre-tool-use': 1_000,
   'post-tool-use': 1_000,
   'post-tool-use-failure': 1_000,
-  stop: 1_500,
+  stop: 1_000,
   'session-end': 900,
 };
 

@@ -67,11 +67,18 @@ describe('MCP transport', () => {
     await res.arrayBuffer();
   });
 
-  it('counts each JSON-RPC call of a batch: 20 calls under a read limit of 5 per minute are refused with 429', async () => {
+  it('refuses a JSON-RPC batch of more than 10 messages with 400 batch_too_large', async () => {
+    const owner = await newOwner();
+    const res = await postMcp(owner.token, Array.from({ length: 11 }, (_, i) => toolsCall(i + 1)));
+    expect(res.status).toBe(400);
+    expect(await errorCode(res)).toBe('batch_too_large');
+  });
+
+  it('counts each JSON-RPC call of a batch: 8 calls under a read limit of 5 per minute are refused with 429', async () => {
     const owner = await newOwner();
     await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_read_per_min: 5 } }));
     const bob = await addTeammate(owner, fresh('bob'));
-    const batch = Array.from({ length: 20 }, (_, i) => toolsCall(i + 1));
+    const batch = Array.from({ length: 8 }, (_, i) => toolsCall(i + 1));
     const res = await postMcp(bob.token, batch);
     expect(res.status).toBe(429);
     expect(await errorCode(res)).toBe('rate_limited');

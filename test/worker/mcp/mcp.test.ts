@@ -1,14 +1,26 @@
 // MCP over Streamable HTTP with the official SDK client, calling the Worker in-process: every tool, and auth.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { env, exports } from 'cloudflare:workers';
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BASE, fresh, newIdentity, type TestIdentity } from '../support/http';
+import worker from '../../../src/index';
 import { storePrompt } from '../../../src/store/sessions';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary, type Ids } from '../support/seed';
 
-const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
-const inProcess = (url: string | URL, init?: RequestInit) => worker.fetch(new Request(url, init));
+// Each request gets its own execution context, so a test can wait for the work the server deferred with
+// waitUntil (vector indexing after remember) instead of polling for its effect.
+const contexts: ExecutionContext[] = [];
+const inProcess = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+  const ctx = createExecutionContext();
+  contexts.push(ctx);
+  return worker.fetch(new Request(url, init), env, ctx);
+};
+/** Waits until everything the server deferred so far has finished. */
+async function deferredWork(): Promise<void> {
+  while (contexts.length) await waitOnExecutionContext(contexts.shift()!);
+}
 
 async function connect(token: string): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
@@ -26,14 +38,6 @@ const textOf = (r: ToolText) => r.content.map((c) => c.text).join('\n');
 
 const T0 = Date.parse('2026-07-01T10:00:00Z');
 
-/** Polls until the deferred (waitUntil) vector work has run, or gives up after ~2 s. */
-async function eventually(check: () => Promise<boolean>): Promise<boolean> {
-  for (let i = 0; i < 40; i++) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}
 const hasVector = async (id: number) => (await env.DB.prepare('SELECT 1 AS x FROM local_vectors WHERE observation_id = ?').bind(id).first()) !== null;
 let me: TestIdentity;
 let ids: Ids;
@@ -139,7 +143,8 @@ describe('MCP server', () => {
     expect(row!.cjk_terms).toContain('发布');
     const found = textOf(await call(client, 'search', { query: '发布', project: key }));
     expect(found).toContain(`#${id}`);
-    expect(await eventually(() => hasVector(id))).toBe(true);
+    await deferredWork();
+    expect(await hasVector(id)).toBe(true);
   });
 
   it('refuses to remember with a type the mode does not know', async () => {
@@ -153,7 +158,8 @@ describe('MCP server', () => {
     const client = await connect(me.token);
     const saved = textOf(await call(client, 'remember', { project: key, text: 'Temporary note about flaky CI runners' }));
     const id = Number(/#(\d+)/.exec(saved)![1]);
-    expect(await eventually(() => hasVector(id))).toBe(true);
+    await deferredWork();
+    expect(await hasVector(id)).toBe(true);
     const res = await call(client, 'forget', { id, reason: 'wrong' });
     expect(res.isError).toBeFalsy();
     expect(textOf(res)).toContain(`Forgot #${id}`);
@@ -164,7 +170,8 @@ describe('MCP server', () => {
     // The reason is not kept: it could repeat what was forgotten.
     expect(audit.results[0]!.detail).not.toContain('wrong');
     expect(textOf(await call(client, 'get_observations', { ids: [id] }))).toContain(`Not found: #${id}`);
-    expect(await eventually(async () => !(await hasVector(id)))).toBe(true);
+    await deferredWork();
+    expect(await hasVector(id)).toBe(false);
     const twice = await call(client, 'forget', { id });
     expect(twice.isError).toBe(true);
     expect(textOf(twice)).toContain('not_found');
@@ -205,13 +212,11 @@ describe('MCP server', () => {
 
   it('refuses a bad token at the HTTP layer, before any MCP exchange', async () => {
     await expect(connect('cairn_not_a_real_token')).rejects.toThrow();
-    const res = await worker.fetch(
-      new Request(`${BASE}/mcp`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer cairn_not_a_real_token', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
-      }),
-    );
+    const res = await inProcess(`${BASE}/mcp`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer cairn_not_a_real_token', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toContain('invalid_token');
   });

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
 import { createHeuristicProvider } from '../../../src/observer/providers/heuristic';
+import { defaultAfterStore } from '../../../src/store/after-store';
+import { indexObservations } from '../../../src/vectors/index-observations';
 import { base, countRows, insideSession, initEvent, lastUserText, recorded, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
 
 interface ObsRow {
@@ -118,19 +120,22 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
 
   it('embeds stored observations for semantic search off the critical path', async () => {
     const id = await newIdentity();
+    const { teamId } = await idsOf(id);
     const sid = fresh('s');
+    // The production after-store steps, with a signal when they are done (they run after the answer).
+    let afterStoreDone!: () => void;
+    const finished = new Promise<void>((resolve) => (afterStoreDone = resolve));
+    await insideSession(sessionStub(teamId, sid), (instance) => {
+      const real = defaultAfterStore(env, indexObservations);
+      instance.testSeams.afterStore = { run: (stored) => real.run(stored).finally(afterStoreDone) };
+    });
     await send(id.token, 'observations', toolEvent(sid, 'grep -r TODO src'));
     await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 1);
-    const until = Date.now() + 5_000;
-    let embedded: number | null = null;
-    while (embedded === null && Date.now() < until) {
-      const row = await env.DB.prepare('SELECT o.embedded_at FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?')
-        .bind(sid)
-        .first<{ embedded_at: number | null }>();
-      embedded = row?.embedded_at ?? null;
-      if (embedded === null) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(embedded).toEqual(expect.any(Number));
+    await finished;
+    const row = await env.DB.prepare('SELECT o.embedded_at FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?')
+      .bind(sid)
+      .first<{ embedded_at: number | null }>();
+    expect(row?.embedded_at).toEqual(expect.any(Number));
   });
 
   it('keeps what it stored when the after-store steps fail', async () => {

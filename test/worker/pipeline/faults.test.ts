@@ -1,6 +1,6 @@
 // Observer faults: back-off without losing events, prose/broken/empty replies confirmed once, crashes between
 // claim and confirm replayed into D1 exactly once, and a retry budget that ends in a visible dead letter.
-import { runInDurableObject } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity } from '../support/http';
@@ -65,12 +65,13 @@ describe('observer faults', { timeout: 30_000 }, () => {
 
   for (const [what, text] of dropCases) {
     it(`confirms the batch without retrying when the observer answers with ${what}`, async () => {
-      const { id, sid, scenario } = await startSession([{ text }], 1);
+      const { id, teamId, sid, scenario } = await startSession([{ text }], 1);
       const done = await waitFor(id.token, sid, (s) => settled(s) && s.turns >= 1);
       expect(done.observations_stored).toBe(0);
       expect(done.backoff_until).toBeNull();
       expect(done.dead_letters).toEqual([]);
-      await new Promise((r) => setTimeout(r, 300));
+      // Whatever alarm is still scheduled runs now: it must not ask the observer a second time.
+      await runDurableObjectAlarm(sessionStub(teamId, sid));
       expect((await recorded(scenario)).length).toBe(1);
       // The session goes on: the next event is observed normally.
       await send(id.token, 'observations', toolEvent(sid, 'after the odd reply'));
@@ -93,7 +94,8 @@ describe('observer faults', { timeout: 30_000 }, () => {
 
     // The dead turn keeps its claim and its lease: nothing is confirmed, nothing else runs meanwhile.
     const stuck = await waitFor(id.token, sid, (s) => s.in_flight > 0 && s.in_flight + s.pending === 3);
-    await new Promise((r) => setTimeout(r, 200));
+    // An alarm fired while the lease holds changes nothing.
+    await runDurableObjectAlarm(sessionStub(teamId, sid));
     expect(await status(id.token, sid)).toMatchObject({ turns: 0, in_flight: stuck.in_flight, pending: stuck.pending });
     expect(await countRows(sid)).toEqual({ total: stuck.in_flight, distinct: stuck.in_flight });
 

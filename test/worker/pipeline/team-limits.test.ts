@@ -1,6 +1,6 @@
 // Across the sessions of one team: at most OBSERVER_CONCURRENCY (4) observer calls at once, and a rate
 // limit seen by one session holds back the others.
-import { runInDurableObject } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
@@ -39,8 +39,9 @@ describe('team-wide observer limits', { timeout: 30_000 }, () => {
 
     await send(id.token, 'init', initEvent(b, 'another session of the team'));
     await send(id.token, 'observations', toolEvent(b, `SCENARIO:${scenarioB} second`));
-    // B's alarm asks the team, is refused, and is rescheduled for when the shared back-off ends.
-    await new Promise((r) => setTimeout(r, 500));
+    // B's alarm (fired here, whether or not it already ran on its own) asks the team, is refused, and is
+    // rescheduled for when the shared back-off ends.
+    await runDurableObjectAlarm(sessionStub(teamId, b));
     expect(await status(id.token, b)).toMatchObject({ pending: 1, in_flight: 0, observations_stored: 0 });
     expect(await recorded(scenarioB)).toHaveLength(0);
     const alarm = await runInDurableObject(sessionStub(teamId, b), (_i, state) => state.storage.getAlarm());

@@ -25,7 +25,8 @@ async function holding(w: string): Promise<string[]> {
   ];
   for (const [name, sql] of checks) {
     const stmt = env.DB.prepare(sql);
-    const bound = sql.includes('?2') ? stmt.bind(`%${w}%`, w) : sql.includes('?1') ? stmt.bind(`%${w}%`) : stmt;
+    // Segment blobs store terms prefix-compressed: the word's random tail is what stays contiguous.
+    const bound = sql.includes('?2') ? stmt.bind(`%${w}%`, w.slice(-6)) : sql.includes('?1') ? stmt.bind(`%${w}%`) : stmt;
     if (((await bound.first<{ n: number }>())?.n ?? 0) > 0) hits.push(name);
   }
   return hits;

@@ -1,0 +1,125 @@
+// `cairn export` / `cairn import --ndjson`: a team's memory out as NDJSON (streamed to a file) and back in,
+// sent in parts the server accepts (≤ 1 MB, ≤ 2,000 records each), with a progress bar on stderr.
+import { createWriteStream, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loggedInConfig, pathsFor } from '../config';
+import type { Io } from '../io';
+import { errorText } from '../net/http';
+
+const PART_BYTES = 900_000;
+const PART_LINES = 2_000;
+
+const authHeaders = (c: { token: string; device: string | null }): Record<string, string> => ({
+  authorization: `Bearer ${c.token}`,
+  'user-agent': 'cairn-client',
+  ...(c.device ? { 'x-cairn-device': c.device } : {}),
+});
+
+/** A one-line bar: `[#####-----] 50% 1,000/2,000 records`. Pure, for tests. */
+export function progressBar(done: number, total: number, width = 30): string {
+  const share = total === 0 ? 1 : Math.min(1, done / total);
+  const filled = Math.round(share * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${Math.round(share * 100)}% ${done.toLocaleString('en')}/${total.toLocaleString('en')} records`;
+}
+
+/** Cuts an NDJSON file into parts by line count and size, never inside a line. Linear in the text. */
+export function ndjsonParts(text: string, maxLines = PART_LINES, maxBytes = PART_BYTES): string[][] {
+  const parts: string[][] = [];
+  let part: string[] = [];
+  let bytes = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const size = Buffer.byteLength(line) + 1;
+    if (part.length && (part.length >= maxLines || bytes + size > maxBytes)) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(line);
+    bytes += size;
+  }
+  if (part.length) parts.push(part);
+  return parts;
+}
+
+export async function exportNdjson(args: string[], io: Io): Promise<number> {
+  const { values } = parseArgs({ args, options: { project: { type: 'string' }, output: { type: 'string', short: 'o' } } });
+  if (!values.output) {
+    io.err('usage: cairn export --output <file.ndjson> [--project <key>]\n');
+    return 2;
+  }
+  const config = loggedInConfig(io, pathsFor(io.env));
+  if (!config) return 1;
+  const url = new URL('/api/admin/export', `${config.url}/`);
+  if (values.project) url.searchParams.set('project', values.project);
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: authHeaders(config) });
+  } catch (e) {
+    io.err(`cairn: server not reachable (${String(e)})\n`);
+    return 1;
+  }
+  if (res.status !== 200 || !res.body) {
+    io.err(`cairn: export failed: ${errorText({ status: res.status, text: await res.text() } as Parameters<typeof errorText>[0])}\n`);
+    return 1;
+  }
+  const out = createWriteStream(values.output, { mode: 0o600 });
+  let records = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    for (const b of value) if (b === 10) records++;
+    if (!out.write(value)) await new Promise((r) => out.once('drain', r));
+    if (io.isTty) io.err(`\rcairn: exported ${records.toLocaleString('en')} records`);
+  }
+  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  io.err(`${io.isTty ? '\r' : ''}cairn: exported ${records.toLocaleString('en')} records to ${values.output}\n`);
+  return 0;
+}
+
+export async function importNdjson(args: string[], io: Io): Promise<number> {
+  const { values } = parseArgs({ args, options: { ndjson: { type: 'string' } } });
+  if (!values.ndjson) {
+    io.err('usage: cairn import --ndjson <file.ndjson>\n');
+    return 2;
+  }
+  const config = loggedInConfig(io, pathsFor(io.env));
+  if (!config) return 1;
+  let text: string;
+  try {
+    text = readFileSync(values.ndjson, 'utf8');
+  } catch (e) {
+    io.err(`cairn: cannot read ${values.ndjson}: ${(e as Error).message}\n`);
+    return 1;
+  }
+  const parts = ndjsonParts(text);
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const added: Record<string, number> = {};
+  let done = 0;
+  for (const part of parts) {
+    try {
+      const res = await fetch(new URL('/api/admin/import', `${config.url}/`), {
+        method: 'POST',
+        headers: { ...authHeaders(config), 'content-type': 'application/x-ndjson' },
+        body: `${part.join('\n')}\n`,
+        signal: AbortSignal.timeout(120_000),
+      });
+      const r = { status: res.status, text: await res.text() };
+      if (r.status !== 200) {
+        io.err(`\ncairn: import stopped after ${done} of ${total} records: ${errorText(r as Parameters<typeof errorText>[0])}\n`);
+        return 1;
+      }
+      const body = JSON.parse(r.text) as { imported: Record<string, number> };
+      for (const [k, n] of Object.entries(body.imported)) added[k] = (added[k] ?? 0) + n;
+    } catch (e) {
+      io.err(`\ncairn: server not reachable after ${done} of ${total} records (${String(e)}); running the same command again is safe\n`);
+      return 1;
+    }
+    done += part.length;
+    io.err(`${io.isTty ? '\r' : ''}cairn: ${progressBar(done, total)}${io.isTty ? '' : '\n'}`);
+  }
+  const summary = Object.entries(added).map(([k, n]) => `${n} ${k}`).join(', ');
+  io.out(`${io.isTty ? '\n' : ''}cairn: imported ${total} records: new ${summary || 'nothing'} (rows already there were left alone)\n`);
+  return 0;
+}

@@ -1,0 +1,89 @@
+// The HTTP app, assembled: each feature is mounted at its prefix with its guards declared beside it, and
+// every guard is registered before any route, so a route is protected because of where it lives, never
+// because of the order it was added in. test/worker/http/route-table.test.ts walks app.routes and proves that
+// every route outside PUBLIC_PATHS refuses a missing token (401) and a wrong scope (403).
+import { Hono, type MiddlewareHandler } from 'hono';
+import { except } from 'hono/combine';
+import { secureHeaders } from 'hono/secure-headers';
+import { bootstrapRoutes, requireOperator } from './admin/bootstrap';
+import { requireAdmin } from './admin/guard';
+import { adminRoutes } from './admin/routes';
+import { authenticate } from './auth/middleware';
+import { requireScope, scopeByMethod } from './auth/scope';
+import type { AppEnv } from './auth/types';
+import { eventRoutes, sessionRoutes } from './ingest/routes';
+import { installRoutes } from './install/routes';
+import { forgetRoutes } from './forget/routes';
+import { errorBody, handleError } from './lib/errors';
+import { bodyCap } from './limits/body-limit';
+import { rateLimit } from './limits/rate-limit';
+import { mcpRoutes } from './mcp/routes';
+import { contextRoutes, observationRoutes, projectRoutes, timelineRoutes } from './recall/routes';
+import { benchRoutes } from './search/bench-routes';
+import { backfillRoutes, searchRoutes } from './search/routes';
+import { liveRoutes, viewerApi } from './viewer/api';
+import { viewerRoutes } from './viewer/routes';
+
+
+type Guard = MiddlewareHandler<AppEnv>;
+interface Mount {
+  at: string;
+  guards: Guard[];
+  routes: Hono<AppEnv>;
+}
+
+/** The only paths under /api that take no bearer token: health, and operator bootstrap (its own secret). */
+export const PUBLIC_PATHS = ['/api/health', '/api/admin/teams'] as const;
+
+const health = new Hono<AppEnv>().get('/', (c) => c.json({ status: 'ok', service: 'cairn' }));
+
+/** Public: health, the viewer shell and assets, the client download, operator bootstrap. */
+const PUBLIC_MOUNTS: Mount[] = [
+  { at: '/api/health', guards: [], routes: health },
+  { at: '/api/admin/teams', guards: [requireOperator], routes: bootstrapRoutes },
+  { at: '/', guards: [], routes: viewerRoutes },
+  { at: '/', guards: [], routes: installRoutes },
+];
+
+/** Everything else: a bearer token (authenticate + rateLimit, below), then the scope this mount needs. */
+const TOKEN_MOUNTS: Mount[] = [
+  // Hooks write with `ingest`; a session's status may also be read with `read`.
+  { at: '/api/sessions', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: sessionRoutes },
+  { at: '/api/events', guards: [requireScope('ingest')], routes: eventRoutes },
+  { at: '/api/forget', guards: [requireScope('ingest')], routes: forgetRoutes },
+  { at: '/api/context', guards: [requireScope('read')], routes: contextRoutes },
+  { at: '/api/timeline', guards: [requireScope('read')], routes: timelineRoutes },
+  { at: '/api/observations', guards: [requireScope('read')], routes: observationRoutes },
+  { at: '/api/projects', guards: [requireScope('read')], routes: projectRoutes },
+  { at: '/api/search', guards: [requireScope('read')], routes: searchRoutes },
+  { at: '/api/viewer', guards: [requireScope('read')], routes: viewerApi },
+  { at: '/api/live', guards: [requireScope('read')], routes: liveRoutes },
+  {
+    at: '/api/admin',
+    guards: [requireAdmin],
+    routes: new Hono<AppEnv>().route('/', adminRoutes).route('/backfill-vectors', backfillRoutes).route('/bench', benchRoutes),
+  },
+  // The MCP transport parses the raw body itself: cap it here.
+  { at: '/mcp', guards: [requireScope('read'), bodyCap()], routes: mcpRoutes },
+];
+
+const app = new Hono<AppEnv>();
+app.onError(handleError);
+app.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
+
+// Guards first. Headers a handler set itself (the viewer's CSP) are kept.
+app.use(secureHeaders({ overwrite: false }));
+const tokenGuards = (...guards: Guard[]) => except([...PUBLIC_PATHS], ...guards);
+app.use('/api/*', tokenGuards(authenticate, rateLimit));
+app.use('/mcp', authenticate, rateLimit);
+for (const m of [...PUBLIC_MOUNTS, ...TOKEN_MOUNTS]) {
+  if (m.guards.length === 0) continue;
+  const guards = PUBLIC_MOUNTS.includes(m) ? m.guards : [tokenGuards(...m.guards)];
+  app.use(m.at, ...guards);
+  app.use(`${m.at}/*`, ...guards);
+}
+
+// Then the routes.
+for (const m of [...PUBLIC_MOUNTS, ...TOKEN_MOUNTS]) app.route(m.at, m.routes);
+
+export default app;

@@ -1,0 +1,111 @@
+// GET /api/admin/export: the team's memory (or one project's) as NDJSON, streamed page by page so a large
+// team never sits in memory. Projects the caller may not read (others' private ones) are left out.
+import type { AuthContext } from '../auth/types';
+import { resolveVisibleProjects } from '../db/projects';
+import { observationsPage, projectRow, promptsPage, sessionsPage, summariesPage, teamUsers } from '../db/transfer';
+import { visibleProjectIds } from '../db/forget';
+import type { CairnEnv } from '../env';
+import { AppError } from '../lib/errors';
+import type { ExportRecord } from './records';
+
+const list = (raw: string): string[] => {
+  try {
+    const v: unknown = JSON.parse(raw);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+};
+
+/** Pages through rows by id: `page(after)` returns rows sorted by id, an empty page ends it. */
+async function* paged<R extends { id: number }>(page: (after: number) => Promise<R[]>): AsyncGenerator<R> {
+  let after = 0;
+  for (;;) {
+    const rows = await page(after);
+    if (rows.length === 0) return;
+    yield* rows;
+    after = rows[rows.length - 1]!.id;
+  }
+}
+
+/** The projects an export covers; resolved before the answer starts, so an unknown key is a plain 404. */
+export async function exportProjects(env: CairnEnv, auth: AuthContext, projectKey: string | null): Promise<number[]> {
+  if (projectKey === null) return visibleProjectIds(env.DB, auth.teamId, auth.userId);
+  const [p] = await resolveVisibleProjects(env.DB, auth, [projectKey]);
+  if (!p) throw new AppError(404, 'not_found', `No project "${projectKey}".`);
+  return [p.id];
+}
+
+export async function* exportRecords(env: CairnEnv, auth: AuthContext, projectIds: number[]): AsyncGenerator<ExportRecord> {
+  const db = env.DB;
+  const t = auth.teamId;
+
+  const people = await teamUsers(db, t);
+  const handle = new Map(people.map((u) => [u.id, u.handle]));
+  const who = (id: number | null) => (id === null ? null : (handle.get(id) ?? `user-${id}`));
+  for (const u of people) yield { kind: 'user', handle: u.handle, role: u.role, created_at: u.createdAt };
+
+  for (const projectId of projectIds) {
+    const p = await projectRow(db, t, projectId);
+    if (!p) continue;
+    yield { kind: 'project', key: p.key, visibility: p.visibility, owner: who(p.ownerUserId), created_at: p.createdAt };
+    const keyOf = new Map<number, string>();
+    for await (const s of paged((a) => sessionsPage(db, t, projectId, a))) {
+      keyOf.set(s.id, s.sessionKey);
+      yield {
+        kind: 'session', session_key: s.sessionKey, project: p.key, user: who(s.userId)!, platform: s.platform,
+        prompt_count: s.promptCount, started_at: s.startedAt, ended_at: s.endedAt,
+      };
+    }
+    const base = (r: { sessionId: number; promptNumber: number; promptId: string | null; authorUserId: number; createdAt: number }) => ({
+      session_key: keyOf.get(r.sessionId) ?? `session-${r.sessionId}`,
+      prompt_number: r.promptNumber,
+      prompt_id: r.promptId,
+      author: who(r.authorUserId)!,
+      created_at: r.createdAt,
+    });
+    for await (const r of paged((a) => promptsPage(db, t, projectId, a))) yield { kind: 'prompt', ...base(r), text: r.text };
+    for await (const o of paged((a) => observationsPage(db, t, projectId, a))) {
+      // Sensitive observations go only with their author's export (as they are only shown to them).
+      if (o.type === 'sensitive' && o.authorUserId !== auth.userId && auth.settings?.share_sensitive !== true) continue;
+      yield {
+        kind: 'observation', ...base(o), type: o.type, title: o.title, subtitle: o.subtitle, facts: list(o.facts), narrative: o.narrative,
+        concepts: list(o.concepts), files_read: list(o.filesRead), files_modified: list(o.filesModified), discovery_tokens: o.discoveryTokens,
+        content_hash: o.contentHash, agent_id: o.agentId, agent_type: o.agentType, source: o.source,
+      };
+    }
+    for await (const s of paged((a) => summariesPage(db, t, projectId, a))) {
+      yield {
+        kind: 'summary', ...base(s), request: s.request, investigated: s.investigated, learned: s.learned, completed: s.completed,
+        next_steps: s.nextSteps, notes: s.notes, content_hash: s.contentHash,
+      };
+    }
+  }
+}
+
+/** The records as an NDJSON byte stream. */
+export function ndjsonStream(records: AsyncGenerator<ExportRecord>): ReadableStream<Uint8Array> {
+  const enc = new TextEncoder();
+  return new ReadableStream({
+    async pull(controller) {
+      try {
+        const batch: string[] = [];
+        for (let i = 0; i < 200; i++) {
+          const next = await records.next();
+          if (next.done) {
+            if (batch.length) controller.enqueue(enc.encode(batch.join('')));
+            controller.close();
+            return;
+          }
+          batch.push(`${JSON.stringify(next.value)}\n`);
+        }
+        controller.enqueue(enc.encode(batch.join('')));
+      } catch (err) {
+        controller.error(err);
+      }
+    },
+    async cancel() {
+      await records.return(undefined);
+    },
+  });
+}

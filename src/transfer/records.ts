@@ -1,0 +1,59 @@
+// The NDJSON export format: one record a line, each with a `kind`. Rows refer to each other by what keeps its
+// meaning in another team (project key, session key, user handle), never by database id; no token material.
+import { z } from 'zod';
+
+const text = (max: number) => z.string().max(max);
+const time = z.number().int().nonnegative().max(8_640_000_000_000_000);
+const list = z.array(z.string().max(4_000)).max(200);
+
+export const ProjectRecord = z.object({
+  kind: z.literal('project'),
+  key: text(500).min(1),
+  visibility: z.enum(['team', 'private']),
+  owner: text(100).nullable(),
+  created_at: time,
+});
+export const UserRecord = z.object({ kind: z.literal('user'), handle: text(100).min(1), role: z.enum(['owner', 'admin', 'member']), created_at: time });
+export const SessionRecord = z.object({
+  kind: z.literal('session'),
+  session_key: text(200).min(1),
+  project: text(500).min(1),
+  user: text(100).min(1),
+  platform: text(50).min(1),
+  prompt_count: z.number().int().nonnegative(),
+  started_at: time,
+  ended_at: time.nullable(),
+});
+const inSession = { session_key: text(200).min(1), prompt_number: z.number().int().nonnegative(), prompt_id: text(200).nullable(), author: text(100).min(1), created_at: time };
+export const PromptRecord = z.object({ kind: z.literal('prompt'), ...inSession, text: text(100_000) });
+export const ObservationRecord = z.object({
+  kind: z.literal('observation'),
+  ...inSession,
+  type: text(60).min(1),
+  title: text(2_000).nullable(),
+  subtitle: text(2_000).nullable(),
+  facts: list,
+  narrative: text(100_000).nullable(),
+  concepts: list,
+  files_read: list,
+  files_modified: list,
+  discovery_tokens: z.number().int().nonnegative(),
+  content_hash: text(200).min(1),
+  agent_id: text(200).nullable(),
+  agent_type: text(200).nullable(),
+  source: text(50).min(1),
+});
+export const SummaryRecord = z.object({
+  kind: z.literal('summary'),
+  ...inSession,
+  request: text(100_000),
+  investigated: text(100_000),
+  learned: text(100_000),
+  completed: text(100_000),
+  next_steps: text(100_000),
+  notes: text(100_000).nullable(),
+  content_hash: text(200).min(1),
+});
+
+export const ExportRecord = z.discriminatedUnion('kind', [ProjectRecord, UserRecord, SessionRecord, PromptRecord, ObservationRecord, SummaryRecord]);
+export type ExportRecord = z.infer<typeof ExportRecord>;

@@ -1,0 +1,38 @@
+// Export / import of a team's memory (admins): GET /api/admin/export[?project=KEY] streams NDJSON,
+// POST /api/admin/import takes it (in parts of at most 1 MB / 2,000 records) idempotently.
+import { Hono } from 'hono';
+import type { AppEnv } from '../auth/types';
+import { AppError } from '../lib/errors';
+import { indexObservations } from '../vectors/index-observations';
+import { exportProjects, exportRecords, ndjsonStream } from './export';
+import { importRecords, MAX_IMPORT_BYTES, parseNdjson } from './import';
+
+export const transferRoutes = new Hono<AppEnv>()
+  .get('/export', async (c) => {
+    const auth = c.get('auth');
+    const key = c.req.query('project');
+    const ids = await exportProjects(c.env, auth, key === undefined || key.trim() === '' ? null : key.trim());
+    return new Response(ndjsonStream(exportRecords(c.env, auth, ids)), {
+      headers: { 'content-type': 'application/x-ndjson; charset=utf-8', 'content-disposition': 'attachment; filename="cairn-export.ndjson"' },
+    });
+  })
+  .post('/import', async (c) => {
+    const declared = Number(c.req.header('content-length') ?? '0');
+    if (declared > MAX_IMPORT_BYTES) throw tooLarge();
+    const buf = await c.req.arrayBuffer();
+    if (buf.byteLength > MAX_IMPORT_BYTES) throw tooLarge();
+    let body: string;
+    try {
+      body = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(buf);
+    } catch {
+      throw new AppError(400, 'malformed_body', 'The body is not UTF-8 text.');
+    }
+    const records = parseNdjson(body);
+    const auth = c.get('auth');
+    const { counts, observationIds } = await importRecords(c.env, auth, records, Date.now());
+    // Vectors for search: off the answer's path; the backfill catches any that fail.
+    if (observationIds.length) c.executionCtx.waitUntil(indexObservations(c.env, auth.teamId, observationIds).then(() => undefined));
+    return c.json({ records: records.length, imported: counts });
+  });
+
+const tooLarge = () => new AppError(413, 'payload_too_large', `At most ${MAX_IMPORT_BYTES} bytes a request; send the file in parts.`);

@@ -25,7 +25,9 @@ try {
         type: o.type, title: o.title, narrative: o.narrative, facts: o.facts, concepts: o.concepts, files_modified: o.files, created_at: t0 + i * 60_000,
       })),
     );
-    ids.forEach((id, j) => keyById.set(id, items[j].o.key));
+    ids.forEach((id, j) => {
+      keyById.set(id, items[j].o.key);
+    });
   }
   await backfillAll(srv);
 

@@ -15,6 +15,7 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn search <query> [--all | --project <key>] [--platform <agent>] [--limit N] [--json]
   cairn import <transcript.jsonl…> [--project <key>]
   cairn import --ndjson <file>                       a cairn export into this team (safe to repeat)
+  cairn import --claude-mem [db] [--map NAME=KEY]…   claude-mem's history (default ~/.claude-mem/claude-mem.db)
   cairn export --output <file> [--project <key>]     the team's memory as NDJSON (admins)
   cairn forget <12|S12|P12> | --session <id> | --project <key> [--confirm N]
                                                      delete from the team's memory for good

@@ -2,7 +2,7 @@
 // reaches the server; ordinary code passes through unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redact, redactValue } from '../src/privacy/redact';
-import { redactAndCut, scrubPayload } from '../src/privacy/scrub';
+import { redactAndCut, scrubPayload, scrubText } from '../src/privacy/scrub';
 import { run } from '../src/run';
 import { fakeServer, hookJson, machine, memIo, type FakeServer } from './support';
 
@@ -150,6 +150,16 @@ describe('redaction on hostile text (linear patterns)', () => {
       const ms = performance.now() - t0;
       expect(out, name).not.toContain(secret.needle);
       expect(ms, name).toBeLessThan(2_000);
+    }
+  });
+
+  it('scrubs a 10 MB prompt of each hostile kind (10× the server body limit) within the same budget', () => {
+    for (const [name, text] of HOSTILE) {
+      const huge = text.repeat(Math.ceil(10_000_000 / text.length)).slice(0, 10_000_000);
+      const t0 = performance.now();
+      const out = scrubText(huge);
+      expect(out.length, name).toBeLessThanOrEqual(16_000);
+      expect(performance.now() - t0, name).toBeLessThan(2_000);
     }
   });
 

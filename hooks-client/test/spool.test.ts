@@ -185,13 +185,15 @@ describe('concurrency', () => {
     expect(meta.appended).toBe(24);
   });
 
-  it('keeps every line whole when 8 processes append 50 large events each', async () => {
+  // The lock wait is long here so that the count is exact however loaded the machine is; with the default 2 s an
+  // append that gives up still writes its line whole (O_APPEND), only uncounted.
+  it('keeps every line whole and counts each once when 8 processes append 50 large events each', async () => {
     const dir = tempDir();
     // The spool module is bundled on the fly so the child processes run the real code.
     const { build } = await import('esbuild');
     const out = join(dir, 'append.mjs');
     await build({
-      stdin: { contents: `import { Spool } from './spool.ts'; const s = new Spool(process.argv[2], { maxEvents: 1e6, maxBytes: 1e9 }); for (let i = 0; i < 50; i++) s.append({ kind: 'observation', body: { event_id: process.argv[3] + '-' + i, pad: 'p'.repeat(9000 + i) } });`, resolveDir: fileURLToPath(new URL('../src/spool/', import.meta.url)), loader: 'ts' },
+      stdin: { contents: `import { Spool } from './spool.ts'; const s = new Spool(process.argv[2], { maxEvents: 1e6, maxBytes: 1e9, lockWaitMs: 120000 }); for (let i = 0; i < 50; i++) s.append({ kind: 'observation', body: { event_id: process.argv[3] + '-' + i, pad: 'p'.repeat(9000 + i) } });`, resolveDir: fileURLToPath(new URL('../src/spool/', import.meta.url)), loader: 'ts' },
       bundle: true, platform: 'node', format: 'esm', outfile: out, logLevel: 'error',
     });
     const spoolDir = join(dir, 'state');

@@ -1,6 +1,6 @@
 // Observations in D1: the one insert path (observer turns, `remember`, bench seeding), their file index
 // rows (forgetting deletes them: forget.ts).
-import { and, eq } from 'drizzle-orm';
+import { and, eq, type SQL } from 'drizzle-orm';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
 import { observationFiles, observations, type NewObservation } from './schema';
@@ -18,10 +18,10 @@ export interface ObservationContent {
   filesModified: string[];
 }
 
-/** Where and by whom it is filed, and its bookkeeping. */
-export type ObservationPlace = Pick<
+/** Where and by whom it is filed, and its bookkeeping. The project may be read at store time (sqlite.ts). */
+export type ObservationPlace = { projectId: number | SQL<number> } & Pick<
   NewObservation,
-  'teamId' | 'projectId' | 'sessionId' | 'promptNumber' | 'authorUserId' | 'deviceId' | 'agentId' | 'agentType' | 'generationId' | 'source' | 'createdAt' | 'storedAt' | 'discoveryTokens' | 'contentHash' | 'promptId' | 'turnKey'
+  'teamId' | 'sessionId' | 'promptNumber' | 'authorUserId' | 'deviceId' | 'agentId' | 'agentType' | 'generationId' | 'source' | 'createdAt' | 'storedAt' | 'discoveryTokens' | 'contentHash' | 'promptId' | 'turnKey'
 >;
 
 export interface FileRef {
@@ -30,7 +30,7 @@ export interface FileRef {
 }
 
 /** The row for `o` at `place`: JSON lists and the CJK bigrams for FTS are derived here, nowhere else. */
-export function observationRow(place: ObservationPlace, o: ObservationContent): NewObservation {
+export function observationRow(place: ObservationPlace, o: ObservationContent): Omit<NewObservation, 'projectId'> & { projectId: number | SQL<number> } {
   return {
     ...place,
     type: o.type, title: o.title, subtitle: o.subtitle, narrative: o.narrative,

@@ -3,7 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { cjkTerms } from '../lib/cjk';
 import { db as dbOf, type Db } from './client';
 import { prompts, sessions, type Session } from './schema';
-import { maxOf, maxOfNullable } from './sqlite';
+import { maxOf, maxOfNullable, projectAtStoreTime, projectOrItsAlias } from './sqlite';
 import { visibleProjectIds, type ProjectViewer } from './visibility';
 
 export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessionKey' | 'projectId' | 'userId' | 'deviceId' | 'platform' | 'startedAt'>;
@@ -13,10 +13,12 @@ export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessi
  * that holds the key, whether this call created it or an earlier one did (the no-op update makes RETURNING
  * answer for an existing row too).
  */
-export async function upsertSession(d1: D1Database | Db, s: NewSessionRow): Promise<Pick<Session, 'id' | 'userId' | 'projectId'>> {
+export async function upsertSession(d1: D1Database | Db, s: NewSessionRow & { projectKey?: string }): Promise<Pick<Session, 'id' | 'userId' | 'projectId'>> {
+  const { projectKey, ...values } = s;
   const row = await dbOf(d1)
     .insert(sessions)
-    .values(s)
+    // A merge may have removed the project since its id was looked up by `projectKey`: its alias leads on.
+    .values({ ...values, projectId: projectOrItsAlias(s.teamId, s.projectId, projectKey ?? null) })
     .onConflictDoUpdate({ target: [sessions.teamId, sessions.sessionKey], set: { sessionKey: s.sessionKey } })
     .returning({ id: sessions.id, userId: sessions.userId, projectId: sessions.projectId })
     .get();
@@ -58,7 +60,7 @@ export async function storePrompt(d1: D1Database | Db, p: PromptInput): Promise<
   const insert = d
     .insert(prompts)
     .values({
-      teamId: p.teamId, projectId: p.projectId, sessionId: p.sessionDbId, promptNumber: p.promptNumber, text: p.text,
+      teamId: p.teamId, projectId: projectAtStoreTime(p.sessionDbId, p.projectId), sessionId: p.sessionDbId, promptNumber: p.promptNumber, text: p.text,
       cjkTerms: cjkTerms(p.text), authorUserId: p.authorUserId, createdAt: p.createdAt, promptId: p.promptId ?? null,
     })
     .onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });

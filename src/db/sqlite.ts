@@ -2,7 +2,7 @@
 // json_each lists, row-value comparisons and scalar functions drizzle has no builder for. Everything else in
 // src/db/ is drizzle's query builder; a test keeps the `sql` template confined to this file and schema.ts.
 import { sql, type AnyColumn, type SQL, type SQLWrapper } from 'drizzle-orm';
-import { observations } from './schema';
+import { observations, projectAliases, projects, sessions } from './schema';
 
 /**
  * `col IN (values)` with the whole list bound as ONE JSON parameter: D1 allows 100 bound parameters per
@@ -85,3 +85,14 @@ export const hasListItem = (col: AnyColumn, item: string): SQL => sql`',' || ${c
 /** The comma-separated list in `col` without `item` (tidy commas, no empty items). */
 export const withoutListItem = (col: AnyColumn, item: string): SQL<string> =>
   sql<string>`trim(replace(replace(replace(',' || ${col} || ',', ${`,${item},`}, ','), ',,', ','), ',,', ','), ',')`;
+
+/**
+ * The project a session's rows are filed under, read when they are stored: the session's project now (a merge
+ * moves sessions, so events buffered before it, or replayed from a dead letter after it, follow), else `fallback`.
+ */
+export const projectAtStoreTime = (sessionId: number, fallback: number): SQL<number> =>
+  sql<number>`(SELECT COALESCE((SELECT ${sessions.projectId} FROM ${sessions} WHERE ${sessions.id} = ${sessionId}), ${fallback}))`;
+
+/** `projectId` if that project still exists, else the project its old `key` is now an alias of, else `projectId`. */
+export const projectOrItsAlias = (teamId: number, projectId: number, key: string | null): SQL<number> =>
+  sql<number>`COALESCE((SELECT ${projects.id} FROM ${projects} WHERE ${projects.id} = ${projectId}), (SELECT ${projectAliases.projectId} FROM ${projectAliases} WHERE ${projectAliases.teamId} = ${teamId} AND ${projectAliases.key} = ${key}), ${projectId})`;

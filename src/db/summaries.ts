@@ -1,4 +1,5 @@
 // Session summaries in D1: the one insert path.
+import type { SQL } from 'drizzle-orm';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
 import { summaries, type NewSummary } from './schema';
@@ -12,7 +13,7 @@ export interface SummaryContent {
   notes: string | null;
 }
 
-export type SummaryPlace = Pick<NewSummary, 'teamId' | 'projectId' | 'sessionId' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId' | 'promptId' | 'turnKey'>;
+export type SummaryPlace = { projectId: number | SQL<number> } & Pick<NewSummary, 'teamId' | 'sessionId' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId' | 'promptId' | 'turnKey'>;
 
 /** The one summary INSERT, idempotent per (session, content hash): answers the new id, or nothing. Batchable. */
 export const insertSummary = (d: Db, place: SummaryPlace, s: SummaryContent) =>

@@ -76,6 +76,7 @@ async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<Event
       teamId: auth.teamId,
       sessionKey: e.session_id,
       projectId: project.id,
+      projectKey: project.key,
       userId: auth.userId,
       deviceId: auth.deviceId,
       platform: e.platform,

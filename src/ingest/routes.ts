@@ -5,6 +5,8 @@ import { findVisibleSession } from '../db/sessions';
 import { settingsFor } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
+import { limiterStub } from '../limits/limiter-do';
+import { limitFor } from '../limits/rate-limit';
 import { jsonBody, parseWith } from '../lib/validate';
 import { sessionStub } from '../session/session-do';
 import { acceptEvent, type IngestContext } from './accept';
@@ -39,10 +41,17 @@ for (const [path, schema] of [
 eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
   const { events } = c.req.valid('json');
   const ctx = await context(c);
+  // Each event is a unit of the ingest limit: the request paid for the first, the rest are granted while the
+  // window lasts; events past it are answered rate_limited one by one (the client retries exactly those).
+  const allowed = 1 + (await chargeExtraEvents(c, events.length - 1));
   const results: BatchResult[] = [];
-  for (const raw of events) {
+  for (const [i, raw] of events.entries()) {
     const rec = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
     const eventId = typeof rec.event_id === 'string' ? rec.event_id : null;
+    if (i >= allowed) {
+      results.push({ event_id: eventId, error: { code: 'rate_limited', message: 'Over this token\'s ingest limit for this minute; send it again later.' } });
+      continue;
+    }
     try {
       const kind = rec.kind;
       if (kind !== 'init' && kind !== 'observation' && kind !== 'summarize' && kind !== 'end') {
@@ -60,6 +69,21 @@ eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
   }
   return c.json({ results }, 200);
 });
+
+/** Charges the extra events of a batch to the token's ingest window; answers how many were granted. */
+async function chargeExtraEvents(c: Context<AppEnv>, extra: number): Promise<number> {
+  if (extra <= 0) return 0;
+  const auth = c.get('auth');
+  try {
+    const { verdict, granted } = await limiterStub(c.env, auth.tokenId).hitUpTo('ingest', limitFor(c.env, auth, 'ingest'), extra);
+    c.header('x-ratelimit-remaining', String(verdict.remaining));
+    return granted;
+  } catch (err) {
+    // Like the middleware: a limiter outage fails open.
+    console.error('rate limiter unavailable', { message: err instanceof Error ? err.message : String(err) });
+    return extra;
+  }
+}
 
 /** The caller's session row, or 404 alike for other teams' sessions and projects the caller cannot see. */
 async function visibleSession(c: Context<AppEnv>, key: string): Promise<void> {

@@ -8,6 +8,8 @@ export interface SessionRowInput {
   teamId: number;
   sessionKey: string;
   projectId: number;
+  /** The key the project id was looked up by: if a merge removed that project since, its alias leads on. */
+  projectKey?: string;
   userId: number;
   deviceId: number | null;
   platform: string;

@@ -3,6 +3,7 @@
 import { runBatch, type BatchItem } from '../db/batch';
 import { db, type Db } from '../db/client';
 import { insertObservation, insertObservationFiles } from '../db/observations';
+import { projectAtStoreTime } from '../db/sqlite';
 import { insertSummary } from '../db/summaries';
 import type { StoredNotice } from '../live/hub-do';
 import type { ParsedObservation, ParsedSummary } from '../observer/types';
@@ -46,6 +47,7 @@ export interface StoredTurn {
 
 const MAX_PATH_CHARS = 1_000;
 
+
 /** Read and modified paths of one observation as index rows, cleaned and without repeats. */
 export function fileRows(o: ParsedObservation): { path: string; kind: 'read' | 'modified' }[] {
   const out: { path: string; kind: 'read' | 'modified' }[] = [];
@@ -81,7 +83,8 @@ export async function storeTurn(d1: D1Database | Db, turn: TurnRecord): Promise<
   const queries: BatchItem[] = [];
   const obsIndex: number[] = [];
   const tokens = spreadTokens(turn.discoveryTokens, turn.observations.length);
-  const place = { teamId: c.teamId, projectId: c.projectId, sessionId: c.sessionDbId, promptNumber: c.promptNumber, authorUserId: c.authorUserId, deviceId: c.deviceId };
+  // The project is read when the rows are stored (projectAtStoreTime): a merge since the snapshot moves them along.
+  const place = { teamId: c.teamId, projectId: projectAtStoreTime(c.sessionDbId, c.projectId), sessionId: c.sessionDbId, promptNumber: c.promptNumber, authorUserId: c.authorUserId, deviceId: c.deviceId };
 
   for (const [i, { observation: o, createdAt }] of turn.observations.entries()) {
     const contentHash = await observationHash(c.sessionDbId, o);

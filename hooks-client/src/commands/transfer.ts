@@ -9,7 +9,7 @@ import { errorText } from '../net/http';
 const PART_BYTES = 900_000;
 const PART_LINES = 2_000;
 
-const authHeaders = (c: { token: string; device: string | null }): Record<string, string> => ({
+export const authHeaders = (c: { token: string; device: string | null }): Record<string, string> => ({
   authorization: `Bearer ${c.token}`,
   'user-agent': 'cairn-client',
   ...(c.device ? { 'x-cairn-device': c.device } : {}),
@@ -70,12 +70,43 @@ export async function exportNdjson(args: string[], io: Io): Promise<number> {
     const { done, value } = await reader.read();
     if (done) break;
     for (const b of value) if (b === 10) records++;
-    if (!out.write(value)) await new Promise((r) => out.once('drain', r));
+    if (!out.write(value)) await new Promise<void>((r) => out.once('drain', () => r()));
     if (io.isTty) io.err(`\rcairn: exported ${records.toLocaleString('en')} records`);
   }
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   io.err(`${io.isTty ? '\r' : ''}cairn: exported ${records.toLocaleString('en')} records to ${values.output}\n`);
   return 0;
+}
+
+/** Sends NDJSON parts to POST /api/admin/import in order with a progress bar; the new rows by kind, or null
+ * after printing why it stopped (the server import is idempotent, so running the command again is safe). */
+export async function sendParts(parts: string[][], config: { url: string; token: string; device: string | null }, io: Io): Promise<Record<string, number> | null> {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const added: Record<string, number> = {};
+  let done = 0;
+  for (const part of parts) {
+    try {
+      const res = await fetch(new URL('/api/admin/import', `${config.url}/`), {
+        method: 'POST',
+        headers: { ...authHeaders(config), 'content-type': 'application/x-ndjson' },
+        body: `${part.join('\n')}\n`,
+        signal: AbortSignal.timeout(120_000),
+      });
+      const r = { status: res.status, text: await res.text() };
+      if (r.status !== 200) {
+        io.err(`\ncairn: import stopped after ${done} of ${total} records: ${errorText(r as Parameters<typeof errorText>[0])}\n`);
+        return null;
+      }
+      const body = JSON.parse(r.text) as { imported: Record<string, number> };
+      for (const [k, n] of Object.entries(body.imported)) added[k] = (added[k] ?? 0) + n;
+    } catch (e) {
+      io.err(`\ncairn: server not reachable after ${done} of ${total} records (${String(e)}); running the same command again is safe\n`);
+      return null;
+    }
+    done += part.length;
+    io.err(`${io.isTty ? '\r' : ''}cairn: ${progressBar(done, total)}${io.isTty ? '' : '\n'}`);
+  }
+  return added;
 }
 
 export async function importNdjson(args: string[], io: Io): Promise<number> {
@@ -95,30 +126,8 @@ export async function importNdjson(args: string[], io: Io): Promise<number> {
   }
   const parts = ndjsonParts(text);
   const total = parts.reduce((n, p) => n + p.length, 0);
-  const added: Record<string, number> = {};
-  let done = 0;
-  for (const part of parts) {
-    try {
-      const res = await fetch(new URL('/api/admin/import', `${config.url}/`), {
-        method: 'POST',
-        headers: { ...authHeaders(config), 'content-type': 'application/x-ndjson' },
-        body: `${part.join('\n')}\n`,
-        signal: AbortSignal.timeout(120_000),
-      });
-      const r = { status: res.status, text: await res.text() };
-      if (r.status !== 200) {
-        io.err(`\ncairn: import stopped after ${done} of ${total} records: ${errorText(r as Parameters<typeof errorText>[0])}\n`);
-        return 1;
-      }
-      const body = JSON.parse(r.text) as { imported: Record<string, number> };
-      for (const [k, n] of Object.entries(body.imported)) added[k] = (added[k] ?? 0) + n;
-    } catch (e) {
-      io.err(`\ncairn: server not reachable after ${done} of ${total} records (${String(e)}); running the same command again is safe\n`);
-      return 1;
-    }
-    done += part.length;
-    io.err(`${io.isTty ? '\r' : ''}cairn: ${progressBar(done, total)}${io.isTty ? '' : '\n'}`);
-  }
+  const added = await sendParts(parts, config, io);
+  if (!added) return 1;
   const summary = Object.entries(added).map(([k, n]) => `${n} ${k}`).join(', ');
   io.out(`${io.isTty ? '\n' : ''}cairn: imported ${total} records: new ${summary || 'nothing'} (rows already there were left alone)\n`);
   return 0;

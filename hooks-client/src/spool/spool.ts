@@ -28,6 +28,8 @@ export interface SpoolMeta {
 export interface SpoolLimits {
   maxEvents: number;
   maxBytes: number;
+  /** How long an append waits for the lock before writing its line without counting it (default 2 s). */
+  lockWaitMs?: number;
 }
 
 export interface SpoolStats extends SpoolMeta {
@@ -88,7 +90,7 @@ export class Spool {
    */
   append(event: SpooledEvent): number | null {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const release = acquireLock(this.lockFile, LOCK_WAIT_MS);
+    const release = acquireLock(this.lockFile, this.limits.lockWaitMs ?? LOCK_WAIT_MS);
     try {
       const meta = this.readMeta();
       const size = sizeOf(this.file);
@@ -153,7 +155,7 @@ export class Spool {
 
   /** Moves the cursor past `count` events spanning `bytes`; compacts the file once everything is delivered. */
   advance(count: number, bytes: number): void {
-    const release = acquireLock(this.lockFile, LOCK_WAIT_MS);
+    const release = acquireLock(this.lockFile, this.limits.lockWaitMs ?? LOCK_WAIT_MS);
     try {
       const meta = this.readMeta();
       const next = { ...meta, offset: meta.offset + bytes, delivered: meta.delivered + count };

@@ -97,7 +97,10 @@ function signOut(message = ''): void {
 /** Any 401 while using the app means the token stopped working: back to sign-in with the reason. */
 function handle(e: unknown): void {
   if ((e as Error).name === 'AbortError') return;
-  if (e instanceof ApiError && e.status === 401) return signOut(messageFor(e));
+  if (e instanceof ApiError && e.status === 401) {
+    signOut(messageFor(e));
+    return;
+  }
   console.warn('viewer request failed', e instanceof ApiError ? e.code : (e as Error).message);
   showDetail(h('p', { class: 'error', role: 'alert', text: messageFor(e) }), false);
 }
@@ -309,7 +312,10 @@ async function openSession(ref: { id?: number; key?: string }): Promise<void> {
 
 function start(): void {
   const saved = sessionStorage.getItem(TOKEN_KEY) ?? localStorage.getItem(TOKEN_KEY);
-  if (!saved) return renderSignIn();
+  if (!saved) {
+    renderSignIn();
+    return;
+  }
   const remembered = localStorage.getItem(TOKEN_KEY) === saved;
   void signIn(saved, remembered).then((err) => {
     if (err !== null) signOut(err);

@@ -52,6 +52,16 @@ describe('memory-tag stripping in one pass', () => {
   });
 });
 
+describe('10× the body limit of worst-case characters', () => {
+  it('cleans and checks 10 MB of opening tags within a generous bound', () => {
+    const text = `${'<private>'.repeat(1_111_112)}SECRET`;
+    const { value, ms } = timed(() => [cleanField(text), isFullyPrivate(text)] as const);
+    expect(value[0]).not.toContain('SECRET');
+    expect(value[1]).toBe(true);
+    expect(ms).toBeLessThan(5_000);
+  });
+});
+
 describe('cleanField: cut first, then strip', () => {
   it('hides a private block that the cut splits, on both sides of the cut', () => {
     const text = `public head ${'h'.repeat(9_000)}<private>${'s'.repeat(100_000)}</private>${'t'.repeat(3_000)} public tail`;

@@ -85,9 +85,9 @@ describe('live stream', () => {
     await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: privateId, id: priv });
     await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: secret });
     await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: shared });
-    expect(((await sseMate.next())?.data as FeedItem).id).toBe(shared);
+    expect(((await sseMate.next())!.data as FeedItem).id).toBe(shared);
     expect(await sseMate.next(300)).toBeNull();
-    const mine = [await sseMe.next(), await sseMe.next(), await sseMe.next()].map((e) => (e?.data as FeedItem).id);
+    const mine = [await sseMe.next(), await sseMe.next(), await sseMe.next()].map((e) => (e!.data as FeedItem).id);
     expect(mine).toEqual([priv, secret, shared]);
     await sseMate.cancel();
     await sseMe.cancel();
@@ -107,7 +107,7 @@ describe('live stream', () => {
       { kind: 'observation', projectId: w.projectId, id: deleted },
       { kind: 'observation', projectId: w.projectId, id: here },
     ]);
-    expect(((await sse.next())?.data as { title: string }).title).toBe('here');
+    expect(((await sse.next())!.data as { title: string }).title).toBe('here');
     expect(await sse.next(300)).toBeNull();
     await sse.cancel();
   });
@@ -149,7 +149,7 @@ describe('live stream', () => {
     await leaving.cancel();
     const obs = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'after one left' });
     await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs });
-    expect(((await old.next())?.data as { title: string }).title).toBe('after one left');
+    expect(((await old.next())!.data as { title: string }).title).toBe('after one left');
     await expect.poll(async () => (await hub.sweep(Date.now()), hub.subscriberCount()), { timeout: 3000 }).toBe(1);
     await hub.sweep(Date.now() + MAX_STREAM_MS + 1);
     expect((await old.next())?.event).toBe('bye');

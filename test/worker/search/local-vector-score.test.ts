@@ -15,7 +15,9 @@ describe('scoreHexRows', () => {
     ];
     const scored = scoreHexRows(q, rows.map((v, i) => ({ id: 10 + i, hex: hexOf(v) })));
     expect(scored.map((s) => s.id)).toEqual([10, 11, 12, 13]);
-    scored.forEach((s, i) => expect(s.score).toBeCloseTo(cosine(q, rows[i]!), 5));
+    scored.forEach((s, i) => {
+      expect(s.score).toBeCloseTo(cosine(q, rows[i]!), 5);
+    });
     expect(scored[1]!.score).toBeCloseTo(1, 5);
     expect(scored[2]!.score).toBeCloseTo(-1, 5);
   });

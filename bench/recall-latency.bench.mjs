@@ -1,5 +1,6 @@
 // Latency of the recall routes on 10k and then 100k local observations (100 projects), each next to a plain
 // indexed `SELECT … LIMIT 50` measured in the same run. Writes the "recall-latency" section of BENCHMARKS.md.
+import { freePort } from '../scripts/dev-server.mjs';
 import { api, backfillAll, sample, seed, startBenchServer, writeSection } from './retrieval/harness.mjs';
 import { QUERIES, observationsFor, projectFiles } from './retrieval/synthetic.mjs';
 
@@ -9,7 +10,7 @@ const END = Date.UTC(2026, 10, 1);
 const key = (p) => `github.com/bench/project-${String(p).padStart(3, '0')}`;
 const enc = encodeURIComponent;
 
-const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? 8792));
+const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())));
 const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a);
 
 /** Probes a route once; a 404 "No such route" means another area has not shipped it yet. */
@@ -45,10 +46,10 @@ async function measure(label) {
     ['context (50 obs + 10 summaries)', (i) => `/api/context?project=${enc(proj(i))}`],
     ['file context', (i) => `/api/context/file?project=${enc(proj(i))}&path=${enc(projectFiles((i * 37) % PROJECTS)[i % 60])}&mtime=0`],
     ['search FTS, one project', (i) => `/api/search?q=${enc(q(i))}&project=${enc(proj(i))}&mode=fts`],
-    ['search hybrid, one project', (i) => `/api/search?q=${enc(q(i))}&project=${enc(proj(i))}`],
+    ['search default, one project', (i) => `/api/search?q=${enc(q(i))}&project=${enc(proj(i))}`],
     ['search FTS, whole team', (i) => `/api/search?q=${enc(q(i))}&mode=fts`],
     ['search FTS, whole team, code symbol', (i) => `/api/search?q=${enc(symbols.get((i * 37) % PROJECTS)[i % 20])}&mode=fts`],
-    ['search hybrid, whole team', (i) => `/api/search?q=${enc(q(i))}`],
+    ['search default, whole team', (i) => `/api/search?q=${enc(q(i))}`],
     ['timeline (anchor id, 5+5)', (i) => `/api/timeline?anchor=${someIds.get((i * 37) % PROJECTS)[i % 20]}&before=5&after=5`],
   ];
   const out = [];
@@ -92,8 +93,9 @@ ${lines.join('\n')}
 Notes: the synthetic vocabulary is small (20 modules × 20 components × 10 problems), so the phrase queries
 (\`token refresh timed out\`, \`connection pool\`, …) match a large share of all rows — a worst case for bm25,
 which scores every match. The "code symbol" row searches a function name shared by a handful of rows, the
-selective kind of query agents send most. "whole team" hybrid search scans at most the newest 5,000 local vectors (brute-force cosine in the
-Worker, \`LOCAL_SCAN_LIMIT\`); production queries Vectorize instead, so that row is a local-only cost.
+selective kind of query agents send most. Locally the default search is keyword search (the offline embedder has
+weight 0, see "Retrieval quality"), so the "default" rows embed nothing and scan no vectors; in production the
+default also embeds the query (Workers AI) and asks Vectorize, which this box cannot measure.
 Run at ${new Date().toISOString()}.`;
   writeSection('recall-latency', md);
   console.log(md);

@@ -1,6 +1,7 @@
 // Starts `wrangler dev` in local mode (local D1 + Durable Objects, migrations applied) and mints a dev
 // token. Used by `npm start` and by the Node-side tests and benchmarks.
 import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +83,18 @@ function snapshotWorker(dir) {
   writeLocalConfig(dir, path.join(dir, 'dist', 'index.js'));
 }
 
+/** A TCP port that was free a moment ago (the OS picks it), for wrangler's inspector and throwaway servers. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 /**
  * Runs wrangler dev and resolves once /api/health answers.
  * `snapshot: true` serves a bundled copy from a fresh temp folder (and database), removed on stop.
@@ -100,6 +113,8 @@ export async function startDevServer(opts = {}) {
   const vars = { CAIRN_LOCAL: '1', ...opts.vars };
   const args = [WRANGLER, 'dev', '--local', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', opts.logLevel ?? 'warn'];
   if (persistTo) args.push('--persist-to', persistTo);
+  // Several wrangler devs share this machine: the inspector's default port (9229) would collide.
+  args.push('--inspector-port', String(opts.inspectorPort ?? (await freePort())));
   for (const [k, v] of Object.entries(vars)) if (v !== undefined && v !== '') args.push('--var', `${k}:${v}`);
   const child = spawn(process.execPath, args, { cwd, stdio: opts.stdio ?? 'pipe', env: { ...process.env, ...QUIET_ENV }, detached: false });
   let output = '';

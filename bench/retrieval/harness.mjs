@@ -20,11 +20,22 @@ export async function startBenchServer(port, vars = {}) {
 }
 
 export async function api(srv, method, pathAndQuery, body) {
-  const res = await fetch(`${srv.url}${pathAndQuery}`, {
-    method,
-    headers: { authorization: `Bearer ${srv.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
+  const send = () =>
+    fetch(`${srv.url}${pathAndQuery}`, {
+      method,
+      headers: { authorization: `Bearer ${srv.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  let res;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      res = await send();
+      break;
+    } catch (err) {
+      // A kept-alive connection the local server closed just as we reused it: safe to resend a GET.
+      if (method !== 'GET' || attempt >= 3 || err?.cause?.code !== 'UND_ERR_SOCKET') throw err;
+    }
+  }
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${pathAndQuery} → ${res.status} ${text.slice(0, 300)}`);
   return text;

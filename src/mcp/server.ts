@@ -92,13 +92,15 @@ function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
       description:
         'Step 1: find observations (and, with kind, session summaries and your earlier prompts). Returns one line per match ' +
         '(id, time, type, title, project, author, token cost), not the bodies: #12 is an observation, S12 a session summary, P12 a prompt. ' +
-        'Give a query, filters, or both.',
+        'Give a query, filters, or both. Matching is by words: start with two to four distinctive words (a function or file name, ' +
+        'an error code, a library), not a whole sentence; rows holding all of them rank first. If that misses, search again with ' +
+        'the words a record would more likely use (synonyms, the error text itself, the component name) before concluding nothing is stored.',
       inputSchema: {
         kind: z
           .enum(['observations', 'summaries', 'prompts', 'all'])
           .optional()
           .describe('What to search (default observations); "all" also finds session summaries and user prompts. type, concept and file filters apply to observations only.'),
-        query: z.string().max(1000).optional().describe('Words, phrases, file names or error text; any language.'),
+        query: z.string().max(1000).optional().describe('A few distinctive words, a file name or error text, any language; e.g. "jwt refresh race" rather than "why did the login break?".'),
         project: oneOrMany.describe('Project key(s), e.g. github.com/acme/widgets.'),
         type: oneOrMany.describe('Observation type(s), e.g. bugfix, decision.'),
         concept: oneOrMany.describe('Concept(s), e.g. gotcha, trade-off.'),

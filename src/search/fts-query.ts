@@ -46,7 +46,10 @@ export function scopeMatch(expr: string, projectIds: readonly number[] | null): 
 const OPERATORS = new Set(['AND', 'OR', 'NOT', 'NEAR']);
 /** Filler words that would make an all-terms match fail for no reason; kept if they are all there is. */
 const STOPWORDS = new Set(
-  'a an the and or of to in on at for from by with is are was were be been it its this that these those how what why when where which who do does did we i you my our can could should would into about via not no'.split(' '),
+  ('a an the and or of to in on at for from by with is are was were be been being am it its this that these those how what why when where ' +
+    'which who whom whose do does did doing done we i you my our your me us he she him his her they them their there can could should ' +
+    'would will shall may might must has have had having into about via not no any some ever so if as than then just also s t')
+    .split(' '),
 );
 /** Japanese/Chinese particles that glue words together; a phrase is split at them so word order may vary. */
 const PARTICLES = new Set([...'のがをにはでともへや的了']);
@@ -55,7 +58,7 @@ const PARTICLES = new Set([...'のがをにはでともへや的了']);
 export function pathLikeTerms(text: string): string[] {
   const out = text
     .split(/\s+/)
-    .map((c) => c.replace(/^["'`(\[]+|["'`)\],;:]+$/g, '').replace(/^\.\//, ''))
+    .map((c) => c.replace(/^["'`(\[]+|["'`)\],;:?!]+$/g, '').replace(/^\.\//, ''))
     .filter((c) => c.length >= 3 && c.length <= 300 && /^[\w.@/-]+$/.test(c) && (/\/./.test(c) || /\w\.[A-Za-z0-9]{1,8}$/.test(c)));
   return [...new Set(out)].slice(0, 3);
 }
@@ -114,8 +117,23 @@ function cjkUnit(piece: string): Unit {
   };
 }
 
+const ALNUM = /[\p{L}\p{N}]/u;
+
+/**
+ * Drops a possessive `'s` (straight or curly apostrophe) ending a chunk, before trailing punctuation: `Kate's?`
+ * asks about Kate, and the phrase "kate s" would miss every row that just says Kate. One backward scan.
+ */
+export function dropPossessive(chunk: string): string {
+  let end = chunk.length;
+  while (end > 0 && !ALNUM.test(chunk[end - 1]!)) end--;
+  const s = chunk[end - 1];
+  const mark = chunk[end - 2];
+  if (end >= 3 && (s === 's' || s === 'S') && (mark === "'" || mark === '\u2019')) return chunk.slice(0, end - 2) + chunk.slice(end);
+  return chunk;
+}
+
 function latinUnit(chunk: string): Unit | null {
-  const ws = words(chunk);
+  const ws = words(dropPossessive(chunk));
   if (ws.length === 0) return null;
   if (ws.length === 1) {
     const w = ws[0]!;

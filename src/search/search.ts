@@ -1,4 +1,4 @@
-// searchObservations: FTS5 (AND first, OR to fill) over observations, summaries and prompts, observations fused with vectors by RRF, scoped to what the caller may read.
+// searchObservations: FTS5 (AND first, OR to fill) over observations, summaries and prompts, observations fused with vectors by weighted RRF, scoped to what the caller may read.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
 import { loadViewer, visibleObservations, visiblePrompts, visibleSummaries, type SqlFragment, type Viewer } from '../db/visibility';
@@ -9,6 +9,8 @@ import { getVectorAdapters } from '../vectors/adapters';
 import type { VectorAdapters } from '../vectors/types';
 import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeMatch, SUMMARY_BM25_WEIGHTS, type FtsQuery } from './fts-query';
 import { appliesTo, filterSql, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
+import { vectorWeightFor } from './config';
+import { weightedFusion } from './fusion';
 import { reciprocalRankFusion } from './rrf';
 
 export interface SearchResult {
@@ -318,7 +320,10 @@ async function rankText(db: D1Database, scope: Scope, r: RankInput, tm: Record<s
 async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParams, scope: Scope, r: RankInput, deps: SearchDeps): Promise<Ranking> {
   const tm = deps.timings;
   const { q, fts, pool, want } = r;
-  const adapters = p.mode === 'fts' ? null : deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
+  const candidate = p.mode === 'fts' ? null : deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
+  // An embedder with weight 0 (the offline one) is not asked at all: the default is then keyword search.
+  const weight = candidate ? vectorWeightFor(candidate.embedder.name, env.CAIRN_VECTOR_WEIGHT) : 0;
+  const adapters = weight > 0 ? candidate : null;
   const paths = pathLikeTerms(q);
   // Send the SQL first: the embedder runs synchronously until its first await, so starting it first would
   // leave the database idle while the query is embedded.
@@ -329,10 +334,10 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
   // file rank with the all-terms matches (first when the query is nothing but file names).
   const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;
-  const fileRanked = files.map((id) => ({ id, rank: 0 }));
-  const strict = ranked.filter((x) => x.full === 1);
-  const loose = ranked.filter((x) => x.full !== 1);
-  const ordered = onlyPaths ? [...fileRanked, ...ranked] : [...strict, ...fileRanked, ...loose];
+  const fileRanked = files.map((id) => ({ id, rank: 0, exact: true }));
+  const strict = ranked.filter((x) => x.full === 1).map((x) => ({ id: x.id, rank: x.rank, exact: true }));
+  const loose = ranked.filter((x) => x.full !== 1).map((x) => ({ id: x.id, rank: x.rank, exact: false }));
+  const ordered = onlyPaths ? [...fileRanked, ...strict, ...loose] : [...strict, ...fileRanked, ...loose];
   const seen = new Set<number>();
   const ftsList = ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id));
   const fileOnly = files.filter((id) => !ranked.some((x) => x.id === id)).length;
@@ -340,7 +345,7 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   if (vec === null) {
     return { scope, items: ftsList.map((x) => ({ id: x.id, score: -x.rank })), total: total + fileOnly, mode: 'fts', rows: new Map() };
   }
-  const fused = reciprocalRankFusion([ftsList.map((x) => x.id), vec]);
+  const fused = weightedFusion(ftsList, vec, { vectorWeight: weight });
   // FTS ids are already scoped; only vector ids can drop out, so want + |vec| candidates always fill the page.
   const rows = await timed(tm, 'hydrate', hydrate(env.DB, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vec])], scope));
   const allowed = fused.filter((f) => rows.has(f.id));

@@ -149,7 +149,7 @@ describe('GET /api/search?kind=…', () => {
     await theirs.prompt('narwhal plans in a private project');
     await theirs.summary({ learned: 'narwhal private learning' });
     await theirs.summary({ learned: 'narwhal deleted learning' }).then((id) => env.DB.prepare('UPDATE summaries SET deleted_at = 1 WHERE id = ?').bind(id).run());
-    expect((await search(me.id.token, { q: 'narwhal', kind: 'all' })).body).toEqual({ results: [], total: 0, mode: 'hybrid' });
+    expect((await search(me.id.token, { q: 'narwhal', kind: 'all' })).body).toEqual({ results: [], total: 0, mode: 'fts' });
     expect((await search(me.id.token, { q: 'narwhal', kind: 'prompts', project: theirs.key })).body.total).toBe(0);
     // The author still finds their own private prompt and summary (never the deleted one).
     expect((await search(mate.token, { q: 'narwhal', kind: 'all' })).body.results.map((r) => r.kind).sort()).toEqual(['prompt', 'summary']);

@@ -1,6 +1,6 @@
 // Pure parts of search: the FTS query builder, file-name detection, RRF, the text renderer and the params schema.
 import { describe, expect, it } from 'vitest';
-import { BM25_WEIGHTS, FTS_COLUMNS, MAX_SCOPE_PROJECTS, buildFtsQuery, pathLikeTerms, scopeMatch } from '../../../src/search/fts-query';
+import { BM25_WEIGHTS, FTS_COLUMNS, MAX_SCOPE_PROJECTS, buildFtsQuery, dropPossessive, pathLikeTerms, scopeMatch } from '../../../src/search/fts-query';
 import { SearchParams } from '../../../src/search/params';
 import { renderSearchText } from '../../../src/search/render';
 import { reciprocalRankFusion } from '../../../src/search/rrf';
@@ -33,8 +33,8 @@ describe('buildFtsQuery', () => {
   });
 
   it('never lets a double quote escape its phrase', () => {
-    const { all } = buildFtsQuery('say "hi" there');
-    expect(all).toBe('"say" AND "hi" AND "there"');
+    const { all } = buildFtsQuery('say "hi" loudly');
+    expect(all).toBe('"say" AND "hi" AND "loudly"');
   });
 
   it('turns CJK runs into bigram phrases on the cjk_terms column, split at particles', () => {
@@ -46,6 +46,34 @@ describe('buildFtsQuery', () => {
 
   it('mixes CJK and Latin terms in one query', () => {
     expect(buildFtsQuery('修复bug 超时').all).toBe('{cjk_terms} : "修复" AND "bug" AND {cjk_terms} : "超时"');
+  });
+
+  it('keeps what a question is about and drops its question words, auxiliaries and possessives', () => {
+    expect(buildFtsQuery("What are Kate's hobbies?").terms).toEqual(['kate', 'hobbies']);
+    expect(buildFtsQuery('Where did Kate’s brother move to?').terms).toEqual(['kate', 'brother', 'move']);
+    expect(buildFtsQuery('When did we rotate the signing keys?').terms).toEqual(['rotate', 'signing', 'keys']);
+    expect(buildFtsQuery('How has he been doing since then?').terms).toEqual(['since']);
+  });
+
+  it('keeps code identifiers and file names whole while letting their parts fill', () => {
+    expect(buildFtsQuery('getUserToken() throws').terms).toEqual(['getusertoken', 'throws']);
+    expect(buildFtsQuery('why is user_id null').terms).toEqual(['user id', 'null']);
+    expect(buildFtsQuery('Why does deploy.sh fail?').terms).toEqual(['deploy sh', 'fail']);
+    expect(pathLikeTerms('Why does deploy.sh fail?')).toEqual(['deploy.sh']);
+    expect(pathLikeTerms('what broke in src/auth/verify-token.ts?')).toEqual(['src/auth/verify-token.ts']);
+  });
+
+  it('handles questions that mix CJK and Latin words', () => {
+    expect(buildFtsQuery('Why does トークン expire?').terms).toEqual(['トークン', 'expire']);
+    expect(buildFtsQuery('为什么 token 过期?').terms).toEqual(['为什么', 'token', '过期']);
+  });
+
+  it('drops a possessive only at the end of a chunk, in one pass over any punctuation', () => {
+    expect(dropPossessive("Kate's?!")).toBe('Kate?!');
+    expect(dropPossessive("it's")).toBe('it');
+    expect(dropPossessive('its')).toBe('its');
+    expect(dropPossessive("'s")).toBe("'s");
+    expect(dropPossessive(`a${'!'.repeat(100_000)}`)).toBe(`a${'!'.repeat(100_000)}`);
   });
 
   it('caps the number of terms', () => {

@@ -273,9 +273,52 @@ describe('searchObservations with the vector side', () => {
   it('finds a fresh row by its words before the vector index has it', async () => {
     const w = await world();
     const id = await w.add({ title: 'Basilisk appears in the migration log' });
-    const res = await searchObservations(env, await authOf(w), { q: 'basilisk' });
+    const empty: VectorAdapters = { index: { ...broken.index, name: 'lagging', query: async () => [] }, embedder: broken.embedder };
+    const res = await searchObservations(env, await authOf(w), { q: 'basilisk' }, { vectors: empty });
     expect(res.mode).toBe('hybrid');
     expect(res.results.map((r) => r.id)).toEqual([id]);
+  });
+
+  it('answers by keywords alone locally: the offline embedder has no say in the default ranking', async () => {
+    const w = await world();
+    await w.add({ title: 'Chimera token cache warmed at boot' });
+    await w.add({ title: 'Sidebar colours', narrative: 'chimera mentioned once in passing' });
+    const auth = await authOf(w);
+    const dflt = await searchObservations(env, auth, { q: 'chimera cache', project: [w.key] });
+    const fts = await searchObservations(env, auth, { q: 'chimera cache', project: [w.key], mode: 'fts' });
+    expect(dflt.mode).toBe('fts');
+    expect(dflt.results.map((r) => r.id)).toEqual(fts.results.map((r) => r.id));
+  });
+
+  it('keeps an exact keyword hit in the top 3 however loudly a noisy vector list disagrees', async () => {
+    const w = await world();
+    const exact = await w.add({ title: 'Manticore lock timeout in the queue worker' });
+    const partial: number[] = [];
+    for (let i = 0; i < 12; i++) partial.push(await w.add({ title: `Queue worker note ${i}`, narrative: 'manticore mentioned' }));
+    const noisy: VectorAdapters = {
+      index: { ...broken.index, name: 'noisy', query: async () => [...partial.reverse(), exact].map((id, i) => ({ id, score: 0.99 - i * 0.01 })) },
+      embedder: broken.embedder,
+    };
+    const res = await searchObservations(env, await authOf(w), { q: 'manticore lock timeout', project: [w.key] }, { vectors: noisy });
+    expect(res.mode).toBe('hybrid');
+    expect(res.results.slice(0, 3).map((r) => r.id)).toContain(exact);
+    expect(res.results[0]!.id).toBe(exact);
+  });
+
+  it('drops vector neighbours below the embedder\'s similarity floor', async () => {
+    const w = await world();
+    const keyword = await w.add({ title: 'Hydra retry budget' });
+    const near = await w.add({ title: 'Unrelated words entirely' });
+    const far = await w.add({ title: 'Other unrelated words' });
+    const floored: VectorAdapters = {
+      index: { ...broken.index, name: 'floored', query: async () => [{ id: near, score: 0.8 }, { id: far, score: 0.3 }] },
+      embedder: { ...broken.embedder, minScore: 0.5 },
+    };
+    const res = await searchObservations(env, await authOf(w), { q: 'hydra', project: [w.key] }, { vectors: floored });
+    const ids = res.results.map((r) => r.id);
+    expect(ids).toContain(keyword);
+    expect(ids).toContain(near);
+    expect(ids).not.toContain(far);
   });
 
   it('drops vector hits the caller may not read', async () => {

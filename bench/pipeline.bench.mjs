@@ -5,10 +5,10 @@
 //    turns per 100 events, prompt characters per event, share of the prompt marked cacheable.
 import { percentile, writeSection } from './retrieval/harness.mjs';
 import { startFakeObserver, startPipelineServer } from './pipeline/server.mjs';
+import { checkoutBaseline, freePort } from './baseline.mjs';
 
-const PORT = Number(process.env.BENCH_PORT ?? 8794);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
-const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a);
+const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a.map((x) => (x && typeof x === 'object' && 'times' in x ? { ...x, times: undefined } : x)));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 let seq = 0;
@@ -37,8 +37,11 @@ async function post(srv, path, body) {
   });
 }
 
-/** `total` requests from `concurrency` workers; request i is made by `make(i, worker)`; `expected` says which statuses are right. */
-async function load(total, concurrency, make, expected = (status) => status < 300) {
+/**
+ * `total` requests from `concurrency` workers; request i is made by `make(i, worker)`; `expected` says which
+ * statuses are right; `onResponse` sees each answer (e.g. to read Server-Timing).
+ */
+async function load(total, concurrency, make, expected = (status) => status < 300, onResponse = () => {}) {
   const times = [];
   let next = 0;
   let failed = 0;
@@ -51,14 +54,97 @@ async function load(total, concurrency, make, expected = (status) => status < 30
         const t = performance.now();
         const res = await make(i, w);
         await res.text();
+        onResponse(res);
         if (!expected(res.status)) failed++;
         times.push(performance.now() - t);
       }
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  times.sort((a, b) => a - b);
-  return { perSecond: total / seconds, p50: percentile(times, 50), p95: percentile(times, 95), failed };
+  return summarize(times, seconds, failed);
+}
+
+function summarize(times, seconds, failed) {
+  const sorted = [...times].sort((a, b) => a - b);
+  return { perSecond: times.length / seconds, p50: percentile(sorted, 50), p95: percentile(sorted, 95), failed, times, seconds };
+}
+
+/** Adds one Server-Timing header's durations into `sums` (name → {total, n}). */
+function addTimings(sums, header) {
+  for (const part of (header ?? '').split(',')) {
+    const name = part.split(';')[0]?.trim();
+    const dur = /;dur=([\d.]+)/.exec(part)?.[1];
+    if (!name || dur === undefined) continue;
+    const s = (sums[name] ??= { total: 0, n: 0 });
+    s.total += Number(dur);
+    s.n++;
+  }
+}
+
+/**
+ * Today's main against this tree, both served at once and measured in alternating rounds so machine load hits
+ * both alike: 8 clients on `GET /api/health`, then 8 clients sending observations into one session.
+ */
+async function ingestBeforeAfter() {
+  const base = checkoutBaseline();
+  log(`starting wrangler dev for ${base.commit} (before) and this tree (after)…`);
+  const vars = { OBSERVER_PROVIDER: 'heuristic' };
+  const builds = [
+    { name: `before (${base.commit})`, srv: await startPipelineServer({ port: await freePort(), vars, root: base.root }) },
+    { name: 'after (this tree)', srv: await startPipelineServer({ port: await freePort(), vars }) },
+  ];
+  try {
+    const rounds = 4;
+    const per = Math.ceil(EVENTS / rounds);
+    for (const b of builds) {
+      await load(50, 4, () => fetch(`${b.srv.url}/api/health`));
+      await load(50, 4, (i) => post(b.srv, '/api/sessions/observations', toolEvent(`warm-${i % 4}`)));
+      b.health = { times: [], seconds: 0, failed: 0 };
+      b.ingest = { times: [], seconds: 0, failed: 0 };
+      b.timings = {};
+    }
+    // What any ingest request must pay here: the token check, the per-token limiter of an admin route, and one
+    // round trip to a SessionDO that does nothing.
+    const floor = { times: [], seconds: 0, failed: 0 };
+    const add = (acc, r) => {
+      acc.times.push(...r.times);
+      acc.seconds += r.seconds;
+      acc.failed += r.failed;
+    };
+    for (let r = 0; r < rounds; r++) {
+      for (const b of r % 2 ? [...builds].reverse() : builds) {
+        add(b.health, await load(per, 8, () => fetch(`${b.srv.url}/api/health`)));
+        const onResponse = (res) => addTimings(b.timings, res.headers.get('server-timing'));
+        add(b.ingest, await load(per, 8, () => post(b.srv, '/api/sessions/observations', toolEvent('compare-session')), undefined, onResponse));
+        if (b === builds[1]) add(floor, await load(per, 8, () => post(b.srv, '/api/admin/bench/session-ping', {})));
+      }
+    }
+    const f = summarize(floor.times, floor.seconds, floor.failed);
+    const h1 = summarize(builds[1].health.times, builds[1].health.seconds, 0);
+    const rows = builds.map((b) => {
+      const h = summarize(b.health.times, b.health.seconds, b.health.failed);
+      const i = summarize(b.ingest.times, b.ingest.seconds, b.ingest.failed);
+      log(b.name, { health: h.perSecond, ingest: i.perSecond, hp50: h.p50, ip50: i.p50 });
+      return `| ${b.name} | ${h.perSecond.toFixed(0)} | ${i.perSecond.toFixed(0)} | **${(i.perSecond / h.perSecond).toFixed(2)}×** | ${h.p50.toFixed(1)} | ${i.p50.toFixed(1)} | **${(i.p50 / h.p50).toFixed(2)}×** | ${i.p95.toFixed(1)} | ${h.failed + i.failed} |`;
+    });
+    const t = builds[1].timings;
+    const phases = Object.entries(t)
+      .map(([name, s]) => `${name} ${(s.total / s.n).toFixed(1)} ms`)
+      .join(', ');
+    return [
+      `### Ingest before/after (same run: ${per * rounds} requests per case and build, in ${rounds} alternating rounds, 8 clients, one session)`,
+      '',
+      '| build | `GET /api/health` req/s | `POST /api/sessions/observations` req/s | throughput ratio (goal ≥ 0.6×) | health p50 ms | ingest p50 ms | p50 ratio (goal ≤ 2×) | ingest p95 ms | failed |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...rows,
+      `| after: floor (token check, limiter, one empty SessionDO round trip) | ${h1.perSecond.toFixed(0)} | ${f.perSecond.toFixed(0)} | ${(f.perSecond / h1.perSecond).toFixed(2)}× | ${h1.p50.toFixed(1)} | ${f.p50.toFixed(1)} | ${(f.p50 / h1.p50).toFixed(2)}× | ${f.p95.toFixed(1)} | ${f.failed} |`,
+      '',
+      `Where an ingest request's time goes after (means of the Server-Timing header, as the Worker saw it): ${phases || 'no Server-Timing header'}.`,
+    ].join('\n');
+  } finally {
+    for (const b of builds) await b.srv.stop();
+    base.cleanup();
+  }
 }
 
 async function status(srv, sessionId) {
@@ -81,7 +167,7 @@ const row = (name, r) => `| ${name} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixe
 
 async function ingestThroughput() {
   log('starting wrangler dev (heuristic observer)…');
-  const srv = await startPipelineServer({ port: PORT, vars: { OBSERVER_PROVIDER: 'heuristic' } });
+  const srv = await startPipelineServer({ port: await freePort(), vars: { OBSERVER_PROVIDER: 'heuristic' } });
   try {
     await load(50, 4, () => fetch(`${srv.url}/api/health`));
     await load(50, 4, (i) => post(srv, '/api/sessions/observations', toolEvent(`warm-${i % 4}`)));
@@ -135,7 +221,7 @@ function promptChars(body) {
 async function observerEfficiency() {
   const fake = await startFakeObserver();
   log('starting wrangler dev (anthropic SDK → fake observer, 1 s per answer)…');
-  const srv = await startPipelineServer({ port: PORT + 1, vars: { OBSERVER_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: fake.url } });
+  const srv = await startPipelineServer({ port: await freePort(), vars: { OBSERVER_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: fake.url } });
   try {
     const scenario = 'efficiency';
     await fake.script(scenario, [], 1000);
@@ -178,7 +264,7 @@ async function observerEfficiency() {
   }
 }
 
-const parts = [await ingestThroughput(), await observerEfficiency()];
+const parts = [await ingestBeforeAfter(), await ingestThroughput(), await observerEfficiency()];
 writeSection(
   'pipeline',
   ['## Pipeline (`npm run bench` → bench/pipeline.bench.mjs)', '', ...parts.flatMap((p) => [p, '']), `Run at ${new Date().toISOString()} on this 2-core box, wrangler dev --local.`].join('\n'),

@@ -48,10 +48,17 @@ export function localWranglerToml(text, { main, migrationsDir, assetsDir = path.
   return out.join('\n');
 }
 
-/** Writes the local config into `dir` (with the checkout's .dev.vars/.env beside it, which wrangler reads from there). */
-function writeLocalConfig(dir, main) {
+/**
+ * Writes the local config into `dir` (with the checkout's .dev.vars/.env beside it, which wrangler reads from
+ * there). `root` is the checkout whose config, migrations and assets are used (benchmarks serve a baseline).
+ */
+function writeLocalConfig(dir, main, root = ROOT) {
   mkdirSync(dir, { recursive: true });
-  const toml = localWranglerToml(readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8'), { main, migrationsDir: path.join(ROOT, 'migrations') });
+  const toml = localWranglerToml(readFileSync(path.join(root, 'wrangler.toml'), 'utf8'), {
+    main,
+    migrationsDir: path.join(root, 'migrations'),
+    assetsDir: path.join(root, 'dist', 'assets'),
+  });
   // Atomic: several test files may start servers from this checkout at once.
   const tmp = path.join(dir, `wrangler.toml.${process.pid}.tmp`);
   writeFileSync(tmp, toml);
@@ -78,9 +85,9 @@ export function applyMigrations({ persistTo, cwd = ROOT } = {}) {
  * Bundles the Worker once into a temp folder with its own wrangler.toml, so that wrangler dev serves a
  * snapshot: benchmarks in a shared checkout must not restart when someone saves a source file.
  */
-function snapshotWorker(dir) {
-  wrangler(['deploy', '--dry-run', '--outdir', path.join(dir, 'dist')], ROOT);
-  writeLocalConfig(dir, path.join(dir, 'dist', 'index.js'));
+function snapshotWorker(dir, root = ROOT) {
+  wrangler(['deploy', '--dry-run', '--outdir', path.join(dir, 'dist')], root);
+  writeLocalConfig(dir, path.join(dir, 'dist', 'index.js'), root);
 }
 
 /** A TCP port that was free a moment ago (the OS picks it), for wrangler's inspector and throwaway servers. */
@@ -97,13 +104,14 @@ export function freePort() {
 
 /**
  * Runs wrangler dev and resolves once /api/health answers.
- * `snapshot: true` serves a bundled copy from a fresh temp folder (and database), removed on stop.
- * @param {{port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number, snapshot?: boolean, logLevel?: string}} opts
+ * `snapshot: true` serves a bundled copy from a fresh temp folder (and database), removed on stop; `root`
+ * (with `snapshot`) bundles another checkout instead of this one (benchmarks compare against a baseline).
+ * @param {{root?: string, port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number, snapshot?: boolean, logLevel?: string}} opts
  */
 export async function startDevServer(opts = {}) {
   const port = opts.port ?? 8787;
   const temp = opts.snapshot ? mkdtempSync(path.join(tmpdir(), 'cairn-snapshot-')) : null;
-  if (temp) snapshotWorker(temp);
+  if (temp) snapshotWorker(temp, opts.root);
   // Not a snapshot: the checkout's sources (wrangler dev reloads on save), config generated under .wrangler/.
   const cwd = temp ?? path.join(ROOT, '.wrangler', 'local');
   if (!temp) writeLocalConfig(cwd, path.join(ROOT, 'src', 'index.ts'));

@@ -5,6 +5,7 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { except } from 'hono/combine';
 import { secureHeaders } from 'hono/secure-headers';
+import { timing } from 'hono/timing';
 import { bootstrapRoutes, requireOperator } from './admin/bootstrap';
 import { requireAdmin } from './admin/guard';
 import { adminRoutes } from './admin/routes';
@@ -21,6 +22,7 @@ import { mcpRoutes } from './mcp/routes';
 import { contextRoutes, observationRoutes, projectRoutes, timelineRoutes } from './recall/routes';
 import { benchRoutes } from './search/bench-routes';
 import { backfillRoutes, searchRoutes } from './search/routes';
+import { budgetRoutes, usageRoutes } from './usage/routes';
 import { liveRoutes, viewerApi } from './viewer/api';
 import { viewerRoutes } from './viewer/routes';
 
@@ -58,16 +60,20 @@ const TOKEN_MOUNTS: Mount[] = [
   { at: '/api/search', guards: [requireScope('read')], routes: searchRoutes },
   { at: '/api/viewer', guards: [requireScope('read')], routes: viewerApi },
   { at: '/api/live', guards: [requireScope('read')], routes: liveRoutes },
+  // Whether the team's observer runs on its model or the heuristic fallback (`cairn status`): any device token.
+  { at: '/api/observer', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: budgetRoutes },
   {
     at: '/api/admin',
     guards: [requireAdmin],
-    routes: new Hono<AppEnv>().route('/', adminRoutes).route('/backfill-vectors', backfillRoutes).route('/bench', benchRoutes),
+    routes: new Hono<AppEnv>().route('/', adminRoutes).route('/usage', usageRoutes).route('/backfill-vectors', backfillRoutes).route('/bench', benchRoutes),
   },
   // The MCP transport parses the raw body itself: cap it here.
   { at: '/mcp', guards: [requireScope('read'), bodyCap()], routes: mcpRoutes },
 ];
 
 const app = new Hono<AppEnv>();
+// Server-Timing on every API answer: where a request's time went (token check, rate limiter, session object).
+app.use('/api/*', timing({ totalDescription: 'total' }));
 app.onError(handleError);
 app.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
 

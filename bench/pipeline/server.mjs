@@ -9,8 +9,8 @@ import { build } from 'esbuild';
 import { ROOT } from '../../scripts/dev-server.mjs';
 import { startBenchServer } from '../retrieval/harness.mjs';
 
-/** A snapshot wrangler dev with a fresh database and a bootstrap token (see bench/retrieval/harness.mjs). */
-export const startPipelineServer = ({ port, vars = {} }) => startBenchServer(port, vars);
+/** A snapshot wrangler dev with a fresh database and a bootstrap token (see bench/retrieval/harness.mjs); `root` serves another checkout. */
+export const startPipelineServer = ({ port, vars = {}, root }) => startBenchServer(port, vars, { root });
 
 /** Starts the scripted fake Messages API on 127.0.0.1 (bundled from the test support file). */
 export async function startFakeObserver() {

@@ -6,13 +6,17 @@ import { ROOT, mintDevToken, startDevServer } from '../../scripts/dev-server.mjs
 
 export const BENCHMARKS = path.join(ROOT, 'BENCHMARKS.md');
 
-/** Starts a snapshot wrangler dev on a fresh local database with generous rate limits; returns {url, token, stop}. */
-export async function startBenchServer(port, vars = {}) {
+/**
+ * Starts a snapshot wrangler dev on a fresh local database with generous rate limits; returns {url, token, stop}.
+ * `root` bundles another checkout (see bench/baseline.mjs) instead of this one.
+ */
+export async function startBenchServer(port, vars = {}, { root } = {}) {
   const secret = `bench-${Math.random().toString(36).slice(2)}`;
   const server = await startDevServer({
+    root,
     port,
     snapshot: true,
-    timeoutMs: 120_000,
+    timeoutMs: 300_000,
     vars: { CAIRN_ADMIN_SECRET: secret, RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000', ...vars },
   });
   const token = await mintDevToken(server.url, secret, { team: 'bench', user: 'bencher', device: 'bench-box' });

@@ -110,22 +110,21 @@ describe('cairn admin against wrangler dev', () => {
     expect(((await found.json()) as { total: number }).total).toBe(1);
   }, 60_000);
 
-  it('answers a burst of hook events past the ingest limit with 429 and the client keeps the refused ones', async () => {
+  it('answers a burst of hook events in one session past the ingest limit with 429 and the client keeps the refused ones', async () => {
     const op = machine(dev.url, '').env;
     op.CAIRN_ADMIN_SECRET = SECRET;
     const token = tokenIn((await cairn(op, 'team', 'create', '--team', 'bursty', '--user', 'dan')).out)!;
-    const probe = await fetch(`${dev.url}/api/sessions/end`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}',
-    });
-    expect(probe.status).toBe(400); // counts as one ingest request
     const m = machine(dev.url, token);
     const burst = INGEST_LIMIT + 4;
     for (let i = 0; i < burst; i++) {
       const io = memIo({ env: m.env, stdin: hookJson({ session_id: 'burst-1', cwd: m.home, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: `echo ${i}` }, tool_response: { stdout: String(i) }, tool_use_id: `t${i}` }) });
       expect(await run(['hook', 'post-tool-use'], io)).toBe(0);
     }
-    const raw = await fetch(`${dev.url}/api/sessions/end`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}',
+    // The session's count is spent (ingest is counted per session, by its Durable Object).
+    const raw = await fetch(`${dev.url}/api/sessions/observations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ event_id: 'raw-1', session_id: 'burst-1', project: 'local/bursty', occurred_at: Date.now(), tool_name: 'Bash', tool_input: { command: 'ls' } }),
     });
     expect(raw.status).toBe(429);
     const retryAfter = Number(raw.headers.get('retry-after'));

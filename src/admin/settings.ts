@@ -26,6 +26,8 @@ export const SettingsPatch = z
     share_sensitive: z.boolean().nullable(),
     rate_limit_ingest_per_min: z.number().int().min(1).max(100_000).nullable(),
     rate_limit_read_per_min: z.number().int().min(1).max(100_000).nullable(),
+    observer_budget_tokens_per_day: z.number().int().min(1).max(1e12).nullable(),
+    observer_budget_tokens_per_month: z.number().int().min(1).max(1e12).nullable(),
     retention_days: z.number().int().min(1).max(36_500).nullable(),
   })
   .partial()

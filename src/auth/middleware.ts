@@ -1,8 +1,10 @@
 // Bearer-token authentication for /api/* and /mcp (scope checks: scope.ts).
 import { touchTokenUse } from '../db/tokens';
 import type { Context, MiddlewareHandler } from 'hono';
+import { endTime, startTime } from 'hono/timing';
 import { AppError } from '../lib/errors';
 import { auditDeadTokenUse, auditNewDevice, DEVICE_HEADER } from './anomalies';
+import { forgetAllTokens, noteTokenUsed } from './token-cache';
 import { lookupToken } from './tokens';
 import type { AppEnv } from './types';
 
@@ -46,7 +48,9 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   rejectTokenInUrl(c.req.url);
   const token = bearerToken(c.req.header('authorization'));
   const now = Date.now();
-  const check = await lookupToken(c.env.DB, token, now);
+  startTime(c, 'auth', 'token check');
+  const { hash, check } = await lookupToken(c.env.DB, token, now);
+  endTime(c, 'auth');
   if (!check.ok) {
     if (check.reason !== 'unknown') {
       await background(c, auditDeadTokenUse(c.env.DB, { ...check, reason: check.reason, path: c.req.path }, now));
@@ -62,6 +66,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   // last_used_at / last_seen_at are advisory; write them at most once a minute and off the request path.
   if (check.lastUsedAt === null || now - check.lastUsedAt > LAST_USED_GRANULARITY_MS) {
     await background(c, touchTokenUse(c.env.DB, auth.tokenId, auth.deviceId, now));
+    noteTokenUsed(hash, now);
   }
   const device = c.req.header(DEVICE_HEADER)?.trim().slice(0, 64);
   if (device && device !== auth.deviceName) {
@@ -71,4 +76,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     );
   }
   await next();
+  // Admin writes can revoke tokens, remove members, change scopes or team settings: drop this isolate's
+  // memoised verdicts so the change holds here at once (other isolates within TOKEN_CACHE_MS).
+  if (c.req.method !== 'GET' && c.req.path.startsWith('/api/admin/')) forgetAllTokens();
 };

@@ -3,16 +3,22 @@ import { db } from '../db/client';
 import { parseTeamSettings } from '../db/team-settings';
 import { insertToken, tokenByHash } from '../db/tokens';
 import { newToken, sha256Hex, timingSafeEqual, tokenPrefix } from '../lib/crypto';
+import { cachedTokenCheck } from './token-cache';
 import type { AuthContext, Role, Scope } from './types';
 
 export type TokenCheck =
-  | { ok: true; auth: AuthContext; lastUsedAt: number | null }
+  | { ok: true; auth: AuthContext; lastUsedAt: number | null; expiresAt: number | null }
   | { ok: false; reason: 'unknown' }
   /** A real token that no longer works: team and token ids let the caller audit the attempt. */
   | { ok: false; reason: 'revoked' | 'expired'; teamId: number; tokenId: number; userId: number };
 
-export async function lookupToken(db: D1Database, token: string, now: number): Promise<TokenCheck> {
+/** The verdict for a bearer token: from this isolate's short memo when fresh (src/auth/token-cache.ts), else D1. */
+export async function lookupToken(db: D1Database, token: string, now: number): Promise<{ hash: string; check: TokenCheck }> {
   const hash = await sha256Hex(token);
+  return { hash, check: await cachedTokenCheck(hash, now, () => readToken(db, hash, now)) };
+}
+
+async function readToken(db: D1Database, hash: string, now: number): Promise<TokenCheck> {
   const row = await tokenByHash(db, hash);
   if (!row || !timingSafeEqual(row.hash, hash)) return { ok: false, reason: 'unknown' };
   const ids = { teamId: row.teamId, tokenId: row.id, userId: row.userId };
@@ -21,6 +27,7 @@ export async function lookupToken(db: D1Database, token: string, now: number): P
   return {
     ok: true,
     lastUsedAt: row.lastUsedAt,
+    expiresAt: row.expiresAt,
     auth: {
       tokenId: row.id,
       teamId: row.teamId,

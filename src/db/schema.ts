@@ -199,8 +199,25 @@ export const localVectors = sqliteTable('local_vectors', {
   embedding: blob('embedding', { mode: 'buffer' }).notNull(),
 }, (t) => [index('idx_local_vectors_scope').on(t.teamId, t.projectId)]);
 
+/** Observer spend: tokens per team, UTC day, session and model (src/db/usage.ts). */
+export const observerUsage = sqliteTable(
+  'observer_usage',
+  {
+    teamId: integer('team_id').notNull().references(() => teams.id),
+    day: text('day').notNull(),
+    sessionId: integer('session_id').notNull(),
+    model: text('model').notNull(),
+    calls: integer('calls').notNull().default(0),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    cacheReadTokens: integer('cache_read_tokens').notNull().default(0),
+    cacheWriteTokens: integer('cache_write_tokens').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.day, t.sessionId, t.model] })],
+);
+
 /** Every table above, for the schema-drift test. */
-export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors };
+export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, observerUsage };
 
 export type Team = typeof teams.$inferSelect;
 export type User = typeof users.$inferSelect;
@@ -214,3 +231,4 @@ export type NewObservation = typeof observations.$inferInsert;
 export type Summary = typeof summaries.$inferSelect;
 export type NewSummary = typeof summaries.$inferInsert;
 export type AuditRow = typeof auditLog.$inferSelect;
+export type ObserverUsage = typeof observerUsage.$inferSelect;

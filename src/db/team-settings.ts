@@ -29,6 +29,9 @@ export const TeamSettings = z
     /** Per-token requests/minute; may only lower the server's RATE_LIMIT_* values. */
     rate_limit_ingest_per_min: z.number().int().positive().optional(),
     rate_limit_read_per_min: z.number().int().positive().optional(),
+    /** Observer tokens (every token the provider reports) per UTC day / month; past it, the heuristic observer. */
+    observer_budget_tokens_per_day: z.number().int().positive().optional(),
+    observer_budget_tokens_per_month: z.number().int().positive().optional(),
     /** Observations, summaries and prompts older than this many days are deleted daily (absent = kept). */
     retention_days: z.number().int().min(1).max(36_500).optional(),
   })

@@ -1,11 +1,10 @@
 // Vector bookkeeping in D1: the local vector index (wrangler dev and tests; production uses Vectorize) and
 // which observations still need embedding.
-import { and, asc, count, desc, eq, inArray, isNull, type SQL } from 'drizzle-orm';
-import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import { and, asc, count, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
 import { localVectors, observations } from './schema';
-import { hexOf, inJsonList, notInJsonList } from './sqlite';
+import { blobFingerprint, hexOf, inJsonList, notInJsonList } from './sqlite';
 
 export interface LocalVectorRow {
   observationId: number;
@@ -38,24 +37,29 @@ export interface LocalVectorScope {
   types?: string[];
 }
 
-const qb = new QueryBuilder();
 
-/**
- * The newest `limit` vectors in scope as hex strings. The newest ids are picked first (index only) and only
- * those rows read: sorting with the vectors attached made SQLite hex-encode every vector of the team first.
- */
-export async function localVectorCandidates(d1: D1Database | Db, q: LocalVectorScope, limit: number): Promise<{ id: number; hex: string }[]> {
+/** The newest `limit` vectors in scope, each with a fingerprint (hex of its first and last 8 bytes). */
+export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVectorScope, limit: number): Promise<{ id: number; fp: string }[]> {
   const scope: (SQL | undefined)[] = [
     eq(localVectors.teamId, q.teamId),
     q.projectIds?.length ? inJsonList(localVectors.projectId, q.projectIds) : undefined,
     !q.projectIds?.length && q.excludeProjectIds?.length ? notInJsonList(localVectors.projectId, q.excludeProjectIds) : undefined,
     q.types?.length ? inJsonList(localVectors.type, q.types) : undefined,
   ];
-  const newest = qb.select({ id: localVectors.observationId }).from(localVectors).where(and(...scope)).orderBy(desc(localVectors.observationId)).limit(limit);
+  return dbOf(d1)
+    .select({ id: localVectors.observationId, fp: blobFingerprint(localVectors.embedding) })
+    .from(localVectors)
+    .where(and(...scope))
+    .orderBy(desc(localVectors.observationId))
+    .limit(limit);
+}
+
+/** The vectors of `ids` as hex strings. */
+export async function localVectorHex(d1: D1Database | Db, ids: number[]): Promise<{ id: number; hex: string }[]> {
   return dbOf(d1)
     .select({ id: localVectors.observationId, hex: hexOf(localVectors.embedding) })
     .from(localVectors)
-    .where(inArray(localVectors.observationId, newest));
+    .where(inJsonList(localVectors.observationId, ids));
 }
 
 /** The fields embedding needs, for the team's observations among `ids` (deleted ones included, to drop them). */

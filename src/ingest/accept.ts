@@ -8,9 +8,11 @@ import type { CairnEnv } from '../env';
 import { isFullyPrivate, isTaskNotificationOnly } from '#shared/tags';
 import { cleanField, serializeField } from '#shared/truncate';
 import { sessionStub } from '../session/session-do';
-import type { EnqueueInput, EventSnapshot } from '../session/types';
+import type { EnqueueInput, EnqueueResult, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
 import { serverGate, type GateSettings } from '../gate/gate';
+import { rateLimited } from '../limits/rate-limit';
+import type { Verdict } from '../limits/window';
 import { TtlCache } from './cache';
 import type { EventAck, IngestEvent } from './schemas';
 
@@ -19,9 +21,12 @@ export interface IngestContext {
   auth: AuthContext;
   settings: TeamSettings;
   now: number;
+  /** Calls per minute one session accepts (the token's ingest limit, counted in the SessionDO). */
+  ingestLimit: number;
 }
 
-/** One SessionDO per team and agent session. */
+/** Turned away at once, or what to send to the session (`session`: the agent's session id) and write after. */
+type Prepared = { ack: EventAck } | { session: string; input: EnqueueInput; finish: (result: EnqueueResult) => Promise<EventAck> };
 
 // A session row never changes owner or id, and a project key keeps its id unless projects are merged (then
 // events keep landing on the old id for at most a minute). Both lookups are per user, so a cached answer
@@ -32,9 +37,72 @@ const sessionRows = new TtlCache<number>(10 * 60_000);
 /** Server-side cleaning (the client already did it; this copy is the authoritative one): cut, then strip. */
 const clean = (text: string) => cleanField(text);
 
-export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<EventAck> {
+/** One event: one SessionDO round trip (admission and enqueue together). Throws 429 past the limit. */
+export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<{ ack: EventAck; verdict: Verdict | null }> {
+  const p = await prepare(ctx, e);
+  if ('ack' in p) return { ack: p.ack, verdict: null };
+  const admission = await sessionStub(ctx.env, ctx.auth.teamId, p.session).admit([p.input], ctx.ingestLimit);
+  const result = admission.results[0];
+  if (!result) throw rateLimited('ingest events in this session', admission.verdict);
+  return { ack: await p.finish(result), verdict: admission.verdict };
+}
+
+/**
+ * Spool replay: events are prepared one by one, then each session gets ONE SessionDO call with its events in
+ * the order sent. Answers one settled result per event, in input order (one bad event does not stop the rest),
+ * and the limit verdict of each session called.
+ */
+export async function acceptEvents(ctx: IngestContext, events: IngestEvent[]): Promise<{ settled: PromiseSettledResult<EventAck>[]; verdicts: Verdict[] }> {
+  const out: PromiseSettledResult<EventAck>[] = new Array(events.length);
+  const bySession = new Map<string, { index: number; p: Extract<Prepared, { session: string }> }[]>();
+  for (const [index, e] of events.entries()) {
+    try {
+      const p = await prepare(ctx, e);
+      if ('ack' in p) out[index] = { status: 'fulfilled', value: p.ack };
+      else bySession.set(p.session, [...(bySession.get(p.session) ?? []), { index, p }]);
+    } catch (reason) {
+      out[index] = { status: 'rejected', reason };
+    }
+  }
+  const verdicts: Verdict[] = [];
+  await Promise.all([...bySession].map(([session, group]) => admitGroup(ctx, session, group, out, verdicts)));
+  return { settled: out, verdicts };
+}
+
+/** One SessionDO call for a session's events of a batch; fills their slots of `out`. */
+async function admitGroup(
+  ctx: IngestContext,
+  session: string,
+  group: { index: number; p: Extract<Prepared, { session: string }> }[],
+  out: PromiseSettledResult<EventAck>[],
+  limited: Verdict[],
+): Promise<void> {
+  let admission;
+  try {
+    admission = await sessionStub(ctx.env, ctx.auth.teamId, session).admit(group.map((g) => g.p.input), ctx.ingestLimit);
+  } catch (reason) {
+    for (const g of group) out[g.index] = { status: 'rejected', reason };
+    return;
+  }
+  limited.push(admission.verdict);
+  for (const [k, g] of group.entries()) {
+    const result = admission.results[k];
+    if (!result) {
+      out[g.index] = { status: 'rejected', reason: rateLimited('ingest events in this session', admission.verdict) };
+      continue;
+    }
+    try {
+      out[g.index] = { status: 'fulfilled', value: await g.p.finish(result) };
+    } catch (reason) {
+      out[g.index] = { status: 'rejected', reason };
+    }
+  }
+}
+
+/** Everything before the SessionDO: gate, resolve project and session (memoised), clean. */
+async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
   const skipped = skipReason(ctx, e);
-  if (skipped) return { accepted: false, duplicate: false, skipped };
+  if (skipped) return { ack: { accepted: false, duplicate: false, skipped } };
   const snapshot = await resolveSession(ctx, e);
   const { input, promptText } = enqueueInput(e, {
     eventId: e.event_id,
@@ -44,13 +112,18 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<E
     promptId: e.prompt_id ?? null,
     clientSeq: e.client_seq ?? null,
   });
-  const result = await sessionStub(ctx.env, ctx.auth.teamId, e.session_id).enqueue(input);
-  // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
-  await writeSessionRows(ctx, e, snapshot, result.promptNumber, promptText);
-  const ack: EventAck = { accepted: result.accepted, duplicate: result.duplicate };
-  if (result.skipped) ack.skipped = result.skipped;
-  if (e.kind === 'init') ack.prompt_number = result.promptNumber;
-  return ack;
+  return {
+    session: e.session_id,
+    input,
+    finish: async (result) => {
+      // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
+      await writeSessionRows(ctx, e, snapshot, result.promptNumber, promptText);
+      const ack: EventAck = { accepted: result.accepted, duplicate: result.duplicate };
+      if (result.skipped) ack.skipped = result.skipped;
+      if (e.kind === 'init') ack.prompt_number = result.promptNumber;
+      return ack;
+    },
+  };
 }
 
 /** Why the event is not taken at all (the team's gate, or protocol chatter), or null to take it. */

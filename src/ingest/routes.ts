@@ -1,15 +1,16 @@
 // Ingest API: session events from the hooks client, answered at once and handed to the SessionDO.
 import { Hono } from 'hono';
 import type { Context } from 'hono';
+import { endTime, startTime } from 'hono/timing';
 import { findVisibleSession } from '../db/sessions';
 import { settingsFor } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
-import { limiterStub } from '../limits/limiter-do';
-import { limitFor } from '../limits/rate-limit';
 import { jsonBody, parseWith } from '../lib/validate';
+import { limitFor, limitHeaders } from '../limits/rate-limit';
+import type { Verdict } from '../limits/window';
 import { sessionStub } from '../session/session-do';
-import { acceptEvent, type IngestContext } from './accept';
+import { acceptEvent, acceptEvents, type IngestContext } from './accept';
 import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
 import type { BatchResult, EventAck } from '#shared/events';
 
@@ -20,7 +21,7 @@ export const eventRoutes = new Hono<AppEnv>();
 
 async function context(c: Context<AppEnv>): Promise<IngestContext> {
   const auth = c.get('auth');
-  return { env: c.env, auth, settings: await settingsFor(c.env.DB, auth), now: Date.now() };
+  return { env: c.env, auth, settings: await settingsFor(c.env.DB, auth), now: Date.now(), ingestLimit: limitFor(c.env, auth, 'ingest') };
 }
 
 for (const [path, schema] of [
@@ -31,59 +32,50 @@ for (const [path, schema] of [
 ] as const) {
   sessionRoutes.post(path, jsonBody(schema), async (c) => {
     const event = c.req.valid('json') as IngestEvent;
-    const ack = await acceptEvent(await context(c), event);
+    startTime(c, 'session', 'session object');
+    const { ack, verdict } = await acceptEvent(await context(c), event);
+    endTime(c, 'session');
+    if (verdict) limitHeaders(c, verdict);
     return c.json(ack, 202);
   });
 }
 
 
-/** Spool replay: events are taken in order, each answered on its own; one bad event does not stop the rest. */
+/** Spool replay: each event answered on its own (one bad event does not stop the rest); one SessionDO call per session. */
 eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
   const { events } = c.req.valid('json');
   const ctx = await context(c);
-  // Each event is a unit of the ingest limit: the request paid for the first, the rest are granted while the
-  // window lasts; events past it are answered rate_limited one by one (the client retries exactly those).
-  const allowed = 1 + (await chargeExtraEvents(c, events.length - 1));
-  const results: BatchResult[] = [];
-  for (const [i, raw] of events.entries()) {
+  // Checked one by one (a bad event is answered on its own), then handed over one SessionDO call per session.
+  const parsed = events.map((raw): { eventId: string | null; event?: IngestEvent; error?: unknown } => {
     const rec = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
     const eventId = typeof rec.event_id === 'string' ? rec.event_id : null;
-    if (i >= allowed) {
-      results.push({ event_id: eventId, error: { code: 'rate_limited', message: 'Over this token\'s ingest limit for this minute; send it again later.' } });
-      continue;
+    const kind = rec.kind;
+    if (kind !== 'init' && kind !== 'observation' && kind !== 'summarize' && kind !== 'end') {
+      return { eventId, error: new AppError(400, 'invalid_body', 'kind: must be one of init, observation, summarize, end') };
     }
     try {
-      const kind = rec.kind;
-      if (kind !== 'init' && kind !== 'observation' && kind !== 'summarize' && kind !== 'end') {
-        throw new AppError(400, 'invalid_body', 'kind: must be one of init, observation, summarize, end');
-      }
-      const event = parseWith(EVENT_SCHEMAS[kind], rec, 'invalid_body') as IngestEvent;
-      results.push({ event_id: eventId, ...(await acceptEvent(ctx, event)) });
-    } catch (err) {
-      if (err instanceof AppError) results.push({ event_id: eventId, error: { code: err.code, message: err.message } });
-      else {
-        console.error('batch event failed', { eventId, message: (err as Error).message });
-        results.push({ event_id: eventId, error: { code: 'internal_error', message: 'This event could not be accepted; send it again later.' } });
-      }
+      return { eventId, event: parseWith(EVENT_SCHEMAS[kind], rec, 'invalid_body') as IngestEvent };
+    } catch (error) {
+      return { eventId, error };
     }
-  }
+  });
+  const { settled, verdicts } = await acceptEvents(ctx, parsed.flatMap((p) => (p.event ? [p.event] : [])));
+  // Each event is a unit of its session's ingest limit; a request none of whose events was let in is refused whole.
+  const tightest = verdicts.reduce<Verdict | null>((m, v) => (m === null || v.remaining < m.remaining ? v : m), null);
+  if (tightest) limitHeaders(c, tightest);
+  const limited = (r: PromiseSettledResult<EventAck>) => r.status === 'rejected' && r.reason instanceof AppError && r.reason.code === 'rate_limited';
+  if (settled.length > 0 && settled.every(limited)) throw (settled[0] as PromiseRejectedResult).reason as AppError;
+  let next = 0;
+  const results = parsed.map(({ eventId, event, error }): BatchResult => {
+    const outcome: PromiseSettledResult<EventAck> = event ? settled[next++]! : { status: 'rejected', reason: error };
+    if (outcome.status === 'fulfilled') return { event_id: eventId, ...outcome.value };
+    const err: unknown = outcome.reason;
+    if (err instanceof AppError) return { event_id: eventId, error: { code: err.code, message: err.message } };
+    console.error('batch event failed', { eventId, message: err instanceof Error ? err.message : String(err) });
+    return { event_id: eventId, error: { code: 'internal_error', message: 'This event could not be accepted; send it again later.' } };
+  });
   return c.json({ results }, 200);
 });
-
-/** Charges the extra events of a batch to the token's ingest window; answers how many were granted. */
-async function chargeExtraEvents(c: Context<AppEnv>, extra: number): Promise<number> {
-  if (extra <= 0) return 0;
-  const auth = c.get('auth');
-  try {
-    const { verdict, granted } = await limiterStub(c.env, auth.tokenId).hitUpTo('ingest', limitFor(c.env, auth, 'ingest'), extra);
-    c.header('x-ratelimit-remaining', String(verdict.remaining));
-    return granted;
-  } catch (err) {
-    // Like the middleware: a limiter outage fails open.
-    console.error('rate limiter unavailable', { message: err instanceof Error ? err.message : String(err) });
-    return extra;
-  }
-}
 
 /** The caller's session row, or 404 alike for other teams' sessions and projects the caller cannot see. */
 async function visibleSession(c: Context<AppEnv>, key: string): Promise<void> {

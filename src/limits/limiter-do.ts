@@ -18,13 +18,6 @@ export class LimiterDO extends DurableObject<CairnEnv> {
     return verdict;
   }
 
-  /** Grants up to `want` units (the extra events of a batch); answers how many, with the verdict. */
-  async hitUpTo(bucket: Bucket, limit: number, want: number, now: number = Date.now()): Promise<{ verdict: Verdict; granted: number }> {
-    const { window, verdict, granted } = take(this.#windows.get(bucket), now, limit, WINDOW_MS, want, true);
-    this.#windows.set(bucket, window);
-    return { verdict, granted };
-  }
-
   async ping(): Promise<string> {
     return 'ok';
   }

@@ -1,6 +1,5 @@
 // MCP endpoint (Streamable HTTP, stateless): a fresh server and transport per request, behind token auth.
 // Only POST carries messages: a stateless server has no stream to offer on GET and no session to DELETE.
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import type { AppEnv } from '../auth/types';
@@ -8,7 +7,12 @@ import { AppError } from '../lib/errors';
 import { assertJsonShape } from '../lib/json-limits';
 import { limiterStub } from '../limits/limiter-do';
 import { limitFor } from '../limits/rate-limit';
-import { buildMcpServer } from './server';
+
+/**
+ * The MCP SDK (with its JSON-schema validator) is loaded on an isolate's first /mcp request, not when the
+ * isolate starts: hooks and the viewer never need it.
+ */
+const loadMcp = () => Promise.all([import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./server')]);
 
 /** Mounted at /mcp (scope `read`; write tools check `ingest` themselves). */
 export const mcpRoutes = new Hono<AppEnv>();
@@ -89,6 +93,7 @@ mcpRoutes.post('/', async (c) => {
       work.catch(() => undefined);
     }
   };
+  const [{ WebStandardStreamableHTTPServerTransport }, { buildMcpServer }] = await loadMcp();
   const server = buildMcpServer(c.env, c.get('auth'), { defer, now: Date.now });
   // A stateless transport serves exactly one request and a connected server cannot be reconnected.
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -46,6 +46,8 @@ export interface ContextInput {
   fullCount: number;
   now: number;
   timeZone: string;
+  /** A line about the memory itself (e.g. the observer budget is spent), shown under the header. */
+  notice?: string | null;
 }
 
 const TITLE_MAX = 90;
@@ -67,10 +69,11 @@ function header(input: Pick<ContextInput, 'projects' | 'now' | 'timeZone'>): str
 }
 
 /** Text shown when a project has nothing stored yet (or nothing the mode lets through). */
-export function renderWelcome(input: Pick<ContextInput, 'projects' | 'now' | 'timeZone'>): string {
+export function renderWelcome(input: Pick<ContextInput, 'projects' | 'now' | 'timeZone' | 'notice'>): string {
   return [
     CONTEXT_OPEN,
     header(input),
+    ...(input.notice ? [`Note: ${input.notice}`] : []),
     'Nothing is stored for this project yet. cairn is recording this session; from the next session on,',
     'an index of what you and your teammates learned here will appear at this spot.',
     CONTEXT_CLOSE,
@@ -134,6 +137,7 @@ export function renderContext(input: ContextInput): string {
   const out: string[] = [
     CONTEXT_OPEN,
     header(input),
+    ...(input.notice ? [`Note: ${input.notice}`] : []),
     ['Legend: S=session', ...icons, `${SAME_TIME}=same time`, '@x=teammate'].join(' '),
     statsLine(observations, summaries),
   ];

@@ -5,6 +5,8 @@ import { settingsFor, type TeamSettings } from '../db/team-settings';
 import { viewerOf, type Viewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
+import { budgetNotice, hasBudget } from '../observer/budget';
+import { teamBudget } from '../observer/spend';
 import { searchObservations } from '../search/search';
 import { changedSince, pathCandidates, renderFileContext, scoreFileHistory } from './file-context';
 import { modeIdFor, recallMode, type RecallMode } from './mode';
@@ -56,9 +58,11 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
   const { viewer, settings, mode } = await scopeOf(env, auth);
   const projects = await resolveVisibleProjects(env.DB, auth, o.projects);
   const ids = projects.map((p) => p.id);
-  const [observations, summaries] = await Promise.all([
+  const [observations, summaries, budget] = await Promise.all([
     contextObservations(env.DB, viewer, ids, narrowedMode(mode, settings), o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS),
     contextSummaries(env.DB, viewer, ids, o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS),
+    // Read only for teams that set an observer budget.
+    hasBudget(settings) ? teamBudget(env.DB, auth.teamId, o.now, settings) : null,
   ]);
   return renderContext({
     projects: projects.length ? projects.map((p) => p.key) : o.projects,
@@ -69,6 +73,7 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
     fullCount: o.full ?? settings.context_full_count ?? 0,
     now: o.now,
     timeZone: o.timeZone,
+    notice: budget ? budgetNotice(budget) : null,
   });
 }
 

@@ -11,6 +11,7 @@ import { upsertSession } from '../db/sessions';
 import type { AppEnv } from '../auth/types';
 import { notFound } from '../lib/errors';
 import { jsonBody } from '../lib/validate';
+import { sessionStub } from '../session/session-do';
 
 /** Mounted at /api/admin/bench, under the admin guard (src/app.ts). */
 export const benchRoutes = new Hono<AppEnv>();
@@ -81,4 +82,16 @@ benchRoutes.get('/baseline', async (c) => {
   const results = await newestOfProjectKey(db(c.env.DB), auth.teamId, key);
   if (!results) throw notFound('project');
   return c.json({ rows: results.length });
+});
+
+/** The local database's size in bytes (D1 reports it with every result), for bench/capacity.bench.mjs. */
+benchRoutes.get('/size', async (c) => {
+  const result = await c.env.DB.prepare('SELECT COUNT(*) AS n FROM observations').first<{ n: number }>();
+  const meta = await c.env.DB.prepare('SELECT 1').run();
+  return c.json({ observations: result?.n ?? 0, bytes: meta.meta.size_after ?? null });
+});
+
+/** The floor of an ingest request: one round trip to a SessionDO that does nothing (bench/pipeline.bench.mjs). */
+benchRoutes.post('/session-ping', async (c) => {
+  return c.json({ answer: await sessionStub(c.env, c.get('auth').teamId, 'bench-floor').ping() });
 });

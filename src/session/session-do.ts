@@ -5,6 +5,7 @@ import { DurableObject } from 'cloudflare:workers';
 import type { CairnEnv } from '../env';
 import type { ConversationState } from '../observer/conversation';
 import { loadMode } from '../observer/modes';
+import { createHeuristicProvider } from '../observer/providers/heuristic';
 import { createProvider } from '../observer/providers/index';
 import { runTurn } from '../observer/turn';
 import type { ObserverProvider } from '../observer/types';
@@ -15,6 +16,8 @@ import { indexObservations } from '../vectors/index-observations';
 import { addDeadLetters } from '../db/retention';
 import { turnStored } from '../db/turns';
 import { EventBuffer } from './buffer';
+import { IngestGate, type Admission } from './admission';
+import { meterCall, teamBudget } from '../observer/spend';
 import { fileEvent } from './filing';
 import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
 import { MAX_ATTEMPTS, planFailure, selectBatch, type FailureKind } from './policy';
@@ -31,6 +34,8 @@ export interface SessionSeams {
   fault?: (point: FaultPoint) => 'crash' | void;
   afterStore?: AfterStore;
   provider?: ObserverProvider;
+  /** The clock observer budgets and usage days are read with. */
+  now?: () => number;
 }
 
 class Abandoned extends Error {}
@@ -47,6 +52,20 @@ export class SessionDO extends DurableObject<CairnEnv> {
 
   async ping(): Promise<string> {
     return 'ok';
+  }
+
+  readonly #ingestGate = new IngestGate();
+
+  /**
+   * Ingest's one round trip: counts the events against the session's per-minute ingest limit, then enqueues
+   * those let in, in order (batch replay sends all of a session's events in one call). Refused events are
+   * neither enqueued nor counted.
+   */
+  async admit(inputs: EnqueueInput[], limit: number): Promise<Admission> {
+    const { verdict, granted } = this.#ingestGate.take(Date.now(), limit, inputs.length);
+    const results: EnqueueResult[] = [];
+    for (const input of inputs.slice(0, granted)) results.push(await this.enqueue(input));
+    return { verdict, results };
   }
 
   /**
@@ -235,7 +254,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const events = batch.filter((r) => r.kind === 'observation').map(toToolEvent);
     const summaryRow = batch.find((r) => r.kind === 'summarize');
     const state = b.get<ConversationState | null>('conversation', null);
-    const outcome = await runTurn(this.#provider(), {
+    const provider = await this.#budgetedProvider(head.snapshot.teamId);
+    const outcome = await runTurn(provider, {
       mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.env).mode),
       session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
       events,
@@ -243,6 +263,11 @@ export class SessionDO extends DurableObject<CairnEnv> {
       now: Date.now(),
       state,
     });
+    if (provider.name !== 'heuristic' && outcome.kind !== 'failure') {
+      await meterCall(this.env, head.snapshot, outcome.model, outcome.usage, this.#now()).catch((err: unknown) =>
+        console.warn('observer usage not recorded', { message: String(err) }),
+      );
+    }
     if (b.lease(Date.now())?.claimId !== claimId) {
       // Release touches only rows still claimed under this id: if another turn took them over, it keeps them.
       console.warn('observer turn outlived its lease; its events will be observed again', { claimId });
@@ -333,16 +358,40 @@ export class SessionDO extends DurableObject<CairnEnv> {
     if (this.testSeams.fault?.(point) === 'crash') throw new Abandoned();
   }
 
+  #now(): number {
+    return this.testSeams.now?.() ?? Date.now();
+  }
+
+  /**
+   * The configured provider, or the heuristic one while the team's observer budget for the day or month is
+   * spent. The state is kept (`budget`) so status and the context index can say so.
+   */
+  async #budgetedProvider(teamId: number): Promise<ObserverProvider> {
+    const configured = this.#provider();
+    if (configured.name === 'heuristic') return configured;
+    const budget = await teamBudget(this.env.DB, teamId, this.#now()).catch((err: unknown) => {
+      console.warn('observer budget unknown; observing as configured', { message: String(err) });
+      return null;
+    });
+    this.#buffer.set('budget', budget?.exhausted ? { exhausted: budget.exhausted, until: budget.until } : null);
+    return budget?.exhausted ? (this.#heuristic ??= createHeuristicProvider()) : configured;
+  }
+
+  #heuristic: ObserverProvider | null = null;
   #providerCache: ObserverProvider | null = null;
   #provider(): ObserverProvider {
     return this.testSeams.provider ?? (this.#providerCache ??= createProvider(this.env));
   }
 
-  /** Makes sure an alarm comes by the time work is due: an earlier alarm is kept, a later one brought forward. */
+  /**
+   * Makes sure an alarm comes by the time work is due: an earlier alarm is kept, a later one brought forward
+   * (one set during a turn points at that turn's lease expiry, minutes away). The alarm is read before the
+   * lease: a turn that ends while we wait must not leave us aiming at its expired lease.
+   */
   async #ensureAlarm(now: number, waiting = false): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
     const lease = this.#buffer.lease(now);
     const due = lease ? lease.expiresAt : waiting ? now + WAIT_FOR_PROMPT_MS : Math.max(now, this.#buffer.get<number>('backoff_until', 0));
-    const current = await this.ctx.storage.getAlarm();
     if (current === null || current > due) await this.ctx.storage.setAlarm(due);
   }
 

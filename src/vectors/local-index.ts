@@ -1,5 +1,5 @@
 // D1-backed vector index for local runs and tests: float32 BLOBs, brute-force cosine, scoped by team and project.
-import { deleteLocalVectors, localVectorCandidates, upsertLocalVectors } from '../db/vectors';
+import { deleteLocalVectors, localVectorFingerprints, localVectorHex, upsertLocalVectors } from '../db/vectors';
 import type { VectorIndex, VectorMatch, VectorQuery, VectorRecord } from './types';
 
 /**
@@ -29,33 +29,16 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return na && nb ? dot / Math.sqrt(na * nb) : 0;
 }
 
-/**
- * Cosine of `query` against each row's hex() of a float32 BLOB (strings cross the D1 boundary far cheaper than
- * BLOBs, which arrive as arrays of numbers). One project is ~1k rows per search, so the
- * rows are decoded into one reused buffer and the query's norm is computed once, not once per row.
- */
+/** A float32 BLOB from its SQLite hex() string (strings cross the D1 boundary far cheaper than BLOBs). */
+export function decodeHex(hex: string): Float32Array {
+  const bytes = new Uint8Array((hex.length >> 1) & ~3);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (HEX[hex.charCodeAt(2 * i)]! << 4) | HEX[hex.charCodeAt(2 * i + 1)]!;
+  return new Float32Array(bytes.buffer);
+}
+
+/** Cosine of `query` against each row's hex() of a float32 BLOB. */
 export function scoreHexRows(query: number[], rows: { id: number; hex: string }[]): VectorMatch[] {
-  let qq = 0;
-  for (const x of query) qq += x * x;
-  let bytes = new Uint8Array(0);
-  let floats = new Float32Array(0);
-  return rows.map(({ id, hex }) => {
-    const len = hex.length >> 1;
-    if (bytes.length !== len) {
-      bytes = new Uint8Array(len & ~3);
-      floats = new Float32Array(bytes.buffer);
-    }
-    for (let i = 0; i < bytes.length; i++) bytes[i] = (HEX[hex.charCodeAt(2 * i)]! << 4) | HEX[hex.charCodeAt(2 * i + 1)]!;
-    let dot = 0;
-    let vv = 0;
-    const n = Math.min(query.length, floats.length);
-    for (let i = 0; i < n; i++) {
-      const v = floats[i]!;
-      dot += query[i]! * v;
-      vv += v * v;
-    }
-    return { id, score: qq && vv ? dot / Math.sqrt(qq * vv) : 0 };
-  });
+  return scoreVectors(query, rows.map(({ id, hex }) => ({ id, floats: decodeHex(hex) })));
 }
 
 export class LocalVectorIndex implements VectorIndex {
@@ -76,9 +59,46 @@ export class LocalVectorIndex implements VectorIndex {
   }
 
   async query(vector: number[], q: VectorQuery): Promise<VectorMatch[]> {
-    const results = await localVectorCandidates(this.db, q, this.scanLimit);
-    const scored = scoreHexRows(vector, results);
+    // The newest ids with a fingerprint of each vector (its first and last 8 bytes), from the index and 16
+    // bytes per row; only vectors this isolate has not decoded yet (or whose fingerprint changed) are read in
+    // full. Re-reading a whole team's vectors as hex was most of a team-wide query's time.
+    const candidates = await localVectorFingerprints(this.db, q, this.scanLimit);
+    const missing = candidates.filter((c) => decoded.get(c.id)?.fp !== c.fp).map((c) => c.id);
+    for (let i = 0; i < missing.length; i += 1_000) {
+      for (const r of await localVectorHex(this.db, missing.slice(i, i + 1_000))) remember(r.id, r.hex);
+    }
+    const scored = scoreVectors(vector, candidates.flatMap((c) => {
+      const hit = decoded.get(c.id);
+      return hit ? [{ id: c.id, floats: hit.floats }] : [];
+    }));
     scored.sort((a, b) => b.score - a.score);
     return scored.slice(0, q.topK);
   }
+}
+
+/** Vectors this isolate has decoded, by observation id (ids are never reused), each with its fingerprint. */
+const decoded = new Map<number, { fp: string; floats: Float32Array }>();
+const MAX_DECODED = 40_000;
+
+function remember(id: number, hex: string): void {
+  // Maps iterate in insertion order: dropping the first key evicts the oldest entry.
+  if (decoded.size >= MAX_DECODED) decoded.delete(decoded.keys().next().value as number);
+  decoded.set(id, { fp: hex.slice(0, 16) + hex.slice(-16), floats: decodeHex(hex) });
+}
+
+/** Cosine of `query` against decoded vectors; the query's norm is computed once. */
+export function scoreVectors(query: number[], rows: { id: number; floats: Float32Array }[]): VectorMatch[] {
+  let qq = 0;
+  for (const x of query) qq += x * x;
+  return rows.map(({ id, floats }) => {
+    let dot = 0;
+    let vv = 0;
+    const n = Math.min(query.length, floats.length);
+    for (let i = 0; i < n; i++) {
+      const v = floats[i]!;
+      dot += query[i]! * v;
+      vv += v * v;
+    }
+    return { id, score: qq && vv ? dot / Math.sqrt(qq * vv) : 0 };
+  });
 }

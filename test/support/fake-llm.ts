@@ -14,6 +14,8 @@ export interface FakeResponse {
   /** Error body `error` object for non-200 answers. */
   error?: { type: string; message: string; details?: Record<string, unknown> };
   delayMs?: number;
+  /** Token counts to report for a 200 (uncached input; cache reads and writes apart). Omitted → sized from the text. */
+  usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
 }
 
 export interface RecordedRequest {
@@ -129,13 +131,18 @@ export async function startFakeLlm(port = 0) {
           id: `msg_fake_${counter}`, type: 'message', role: 'assistant', model,
           content: text ? [{ type: 'text', text }] : [],
           stop_reason: 'end_turn', stop_sequence: null,
-          usage: { input_tokens: Math.ceil(raw.length / 4), output_tokens: Math.ceil(text.length / 4), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+          usage: scripted.usage
+            ? { input_tokens: scripted.usage.input, output_tokens: scripted.usage.output, cache_creation_input_tokens: scripted.usage.cacheWrite ?? 0, cache_read_input_tokens: scripted.usage.cacheRead ?? 0 }
+            : { input_tokens: Math.ceil(raw.length / 4), output_tokens: Math.ceil(text.length / 4), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
         }, scripted.headers);
       }
       return send(res, 200, {
         id: `chatcmpl_fake_${counter}`, object: 'chat.completion', model,
         choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: Math.ceil(raw.length / 4), completion_tokens: Math.ceil(text.length / 4), total_tokens: 0 },
+        // OpenAI counts cached prompt tokens inside prompt_tokens and names them apart in prompt_tokens_details.
+        usage: scripted.usage
+          ? { prompt_tokens: scripted.usage.input + (scripted.usage.cacheRead ?? 0), completion_tokens: scripted.usage.output, total_tokens: 0, prompt_tokens_details: { cached_tokens: scripted.usage.cacheRead ?? 0 } }
+          : { prompt_tokens: Math.ceil(raw.length / 4), completion_tokens: Math.ceil(text.length / 4), total_tokens: 0 },
       }, scripted.headers);
     } catch (err) {
       send(res, 500, { error: { type: 'api_error', message: String(err) } });

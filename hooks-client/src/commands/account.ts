@@ -58,6 +58,20 @@ async function checkToken(url: string, token: string | null, device: string | nu
   }
 }
 
+/** Which observer the team's events get: the configured model, or the heuristic fallback while the budget is spent. */
+async function observerLine(url: string, token: string | null, device: string | null): Promise<string | null> {
+  try {
+    const r = await call(url, '/api/observer/budget', { token, device, timeoutMs: 3_000 });
+    if (r.status !== 200) return null;
+    const body = JSON.parse(r.text) as { observer?: { provider?: string; model?: string | null }; budget?: { notice?: string | null } | null };
+    if (body.budget?.notice) return body.budget.notice;
+    const o = body.observer;
+    return o?.provider ? `${o.provider}${o.model ? ` (${o.model})` : ''}` : null;
+  } catch {
+    return null;
+  }
+}
+
 const kb = (n: number) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
 
 export async function status(_args: string[], io: Io): Promise<number> {
@@ -71,6 +85,10 @@ export async function status(_args: string[], io: Io): Promise<number> {
   else {
     const check = await checkToken(config.url, config.token, config.device);
     lines.push(`server:  ${check.message}`);
+    if (check.ok) {
+      const observer = await observerLine(config.url, config.token, config.device);
+      if (observer) lines.push(`observer: ${observer}`);
+    }
     try {
       const r = await call(config.url, '/install/cairn.mjs', { method: 'HEAD', timeoutMs: 3_000 });
       const served = r.headers['x-cairn-client-version'];

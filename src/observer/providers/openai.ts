@@ -1,5 +1,5 @@
 // Observer provider on any OpenAI-compatible chat-completions endpoint, over plain fetch.
-import { ObserverFailure, type ObserverProvider, type ObserverReply, type ObserverRequest } from '../types';
+import { ObserverFailure, type ObserverProvider, type ObserverReply, type ObserverRequest, type ObserverUsage } from '../types';
 import { retryAfterMs } from './anthropic';
 
 export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
@@ -76,13 +76,15 @@ export function createOpenAiProvider(options: OpenAiOptions): ObserverProvider {
       return {
         text: msg?.refusal ? '' : (msg?.content ?? ''),
         model: completion.model || model,
-        usage: {
-          inputTokens: completion.usage?.prompt_tokens ?? 0,
-          outputTokens: completion.usage?.completion_tokens ?? 0,
-          cacheReadTokens: completion.usage?.prompt_tokens_details?.cached_tokens ?? 0,
-          cacheWriteTokens: 0,
-        },
+        usage: usageOf(completion.usage),
       };
     },
   };
+}
+
+/** OpenAI counts cached prompt tokens inside prompt_tokens; ours are uncached input, like Anthropic's. */
+export function usageOf(u: ChatCompletion['usage']): ObserverUsage {
+  const prompt = u?.prompt_tokens ?? 0;
+  const cached = Math.min(prompt, u?.prompt_tokens_details?.cached_tokens ?? 0);
+  return { inputTokens: prompt - cached, outputTokens: u?.completion_tokens ?? 0, cacheReadTokens: cached, cacheWriteTokens: 0 };
 }

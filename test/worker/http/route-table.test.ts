@@ -19,6 +19,7 @@ const NEEDS: { prefix: string; need: (method: string) => Need }[] = [
   { prefix: '/api/search', need: () => 'read' },
   { prefix: '/api/viewer', need: () => 'read' },
   { prefix: '/api/live', need: () => 'read' },
+  { prefix: '/api/observer', need: (m) => (m === 'GET' ? 'ingest-or-read' : 'ingest') },
   { prefix: '/api/admin', need: () => 'admin' },
   { prefix: '/mcp', need: () => 'read' },
 ];

@@ -3,7 +3,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../src/lib/crypto';
-import { call, fresh, newIdentity } from '../support/http';
+import { call, fresh, newIdentity, forgetTokenMemo } from '../support/http';
 import { idsOf } from '../support/seed';
 import { base, initEvent, send, sessionStub, toolEvent } from '../pipeline/support';
 
@@ -134,6 +134,7 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     expect(await errorCode(wrong)).toBe('invalid_token');
     const id = await newIdentity();
     await env.DB.prepare("UPDATE tokens SET scopes = 'read' WHERE hash = ?").bind(await sha256Hex(id.token)).run();
+    forgetTokenMemo();
     const readOnly = await call('/api/sessions/init', { token: id.token, json: initEvent(sid, 'x') });
     expect(readOnly.status).toBe(403);
     expect(await errorCode(readOnly)).toBe('insufficient_scope');
@@ -146,6 +147,7 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     const todo = await send(id.token, 'observations', { ...toolEvent(sid, 'x'), tool_name: 'TodoWrite' });
     expect(todo).toEqual({ status: 202, body: { accepted: false, duplicate: false, skipped: 'tool_excluded' } });
     await env.DB.prepare('UPDATE teams SET settings = ? WHERE id = ?').bind(JSON.stringify({ excluded_projects: ['**/secret-*'] }), ids.teamId).run();
+    forgetTokenMemo();
     const excluded = await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), cwd: '/home/dev/secret-plans' });
     expect(excluded.body).toMatchObject({ accepted: false, skipped: 'project_excluded' });
   });

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BASE, fresh, newIdentity, type TestIdentity } from '../support/http';
+import { BASE, fresh, newIdentity, type TestIdentity, forgetTokenMemo } from '../support/http';
 import worker from '../../../src/index';
 import { storePrompt } from '../../../src/store/sessions';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary, type Ids } from '../support/seed';
@@ -203,6 +203,7 @@ describe('MCP server', () => {
   it('refuses a token without the ingest scope for remember and forget, but still serves reads', async () => {
     const reader = await newIdentity({ team: me.team });
     await env.DB.prepare(`UPDATE tokens SET scopes = 'read' WHERE user_id = (SELECT id FROM users WHERE team_id = ? AND handle = ?)`).bind(ids.teamId, reader.user).run();
+    forgetTokenMemo();
     const client = await connect(reader.token);
     const res = await call(client, 'remember', { project: key, text: 'nope' });
     expect(res.isError).toBe(true);

@@ -1,7 +1,7 @@
 // GET /api/context over HTTP against real D1: scoping, allow-lists, handles, options and refusals.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
+import { call, fresh, newIdentity, type TestIdentity, forgetTokenMemo } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary, type Ids } from '../support/seed';
 import { recallMode } from '../../../src/recall/mode';
 
@@ -106,6 +106,7 @@ describe('GET /api/context', () => {
     expect(author).toContain('Staging DB password rotated');
 
     await env.DB.prepare(`UPDATE teams SET settings = '{"share_sensitive":true}' WHERE slug = ?`).bind(t.me.team).run();
+    forgetTokenMemo();
     const after = await (await context(t.me.token, `project=${encodeURIComponent(t.key)}`)).text();
     expect(after).toContain('Staging DB password rotated');
   });
@@ -134,6 +135,7 @@ describe('GET /api/context', () => {
     expect(text.match(/Request \d/g)).toEqual(['Request 2']);
 
     await env.DB.prepare(`UPDATE teams SET settings = '{"context_observations":3,"context_sessions":0}' WHERE slug = ?`).bind(t.me.team).run();
+    forgetTokenMemo();
     const bySetting = await (await context(t.me.token, `project=${encodeURIComponent(t.key)}`)).text();
     expect(bySetting.match(/Row number/g)).toHaveLength(3);
     expect(bySetting).not.toContain('Request');
@@ -167,6 +169,7 @@ describe('GET /api/context', () => {
   it('refuses a token without the read scope', async () => {
     const t = await team();
     await env.DB.prepare(`UPDATE tokens SET scopes = 'ingest' WHERE team_id = ?`).bind(t.mine.teamId).run();
+    forgetTokenMemo();
     const res = await context(t.me.token, `project=${encodeURIComponent(t.key)}`);
     expect(res.status).toBe(403);
   });

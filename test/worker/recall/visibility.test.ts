@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { parseTeamSettings } from '../../../src/db/team-settings';
 import { loadViewer, visibleObservations, visibleSummaries, type Viewer } from '../../../src/db/visibility';
-import { fresh, newIdentity } from '../support/http';
+import { fresh, newIdentity, forgetTokenMemo } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary } from '../support/seed';
 
 async function readable(v: Viewer, ids: number[]): Promise<number[]> {
@@ -46,6 +46,7 @@ describe('visibleObservations', () => {
     const ids = await idsOf(me);
     expect((await loadViewer(env.DB, ids)).shareSensitive).toBe(false);
     await env.DB.prepare(`UPDATE teams SET settings = '{"share_sensitive":true}' WHERE id = ?`).bind(ids.teamId).run();
+    forgetTokenMemo();
     expect((await loadViewer(env.DB, ids)).shareSensitive).toBe(true);
   });
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types';
 import { searchObservations } from '../../../src/search/search';
 import type { VectorAdapters } from '../../../src/vectors/types';
-import { call, fresh, newIdentity } from '../support/http';
+import { call, fresh, newIdentity, forgetTokenMemo } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedWorld, type SeedWorld } from '../support/seed';
 
 interface Hit {
@@ -221,6 +221,7 @@ describe('GET /api/search', () => {
     await seedObservation(mate, w.projectId, w.sessionId, { title: 'Quokka sensitive note', type: 'sensitive', authorUserId: mate.userId });
     expect((await search(w.id.token, { q: 'quokka' })).body.total).toBe(0);
     await env.DB.prepare(`UPDATE teams SET settings = '{"share_sensitive":true}' WHERE id = ?`).bind(w.ids.teamId).run();
+    forgetTokenMemo();
     expect((await search(w.id.token, { q: 'quokka' })).body.total).toBe(1);
   });
 

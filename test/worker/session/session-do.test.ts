@@ -36,6 +36,21 @@ async function heldSession() {
 }
 
 describe('SessionDO buffer', () => {
+  it('pulls in an alarm left far ahead by an earlier turn when a new event arrives with no turn running', async () => {
+    const key = fresh('s');
+    const stub = sessionStub(env, 999_999, key);
+    const far = Date.now() + 10 * 60_000;
+    const backoffUntil = Date.now() + 60_000;
+    // What a turn leaves behind when an event arrived during it: an alarm at its lease expiry, lease gone.
+    // (A back-off keeps the pulled-in alarm from firing during the test, so it can be read.)
+    await runInDurableObject(stub, async (_i, state) => {
+      state.storage.sql.exec("INSERT INTO meta (k, v) VALUES ('backoff_until', ?)", JSON.stringify(backoffUntil));
+      await state.storage.setAlarm(far);
+    });
+    await stub.enqueue(obs(key));
+    expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBe(backoffUntil);
+  });
+
   it('stamps each event with the prompt current when it arrived, and its own snapshot', async () => {
     const { key, stub } = await heldSession();
     await stub.enqueue(obs(key));

@@ -38,3 +38,10 @@ export async function newIdentity(opts: Partial<Omit<TestIdentity, 'token'>> & {
   const { token } = (await res.json()) as { token: string };
   return { token, team, user, device };
 }
+
+/**
+ * A test that changes tokens, members or team settings straight in D1 acts like another isolate: this
+ * isolate's token memo (src/auth/token-cache.ts) would show the change only after TOKEN_CACHE_MS, so the
+ * test drops the memo instead of waiting.
+ */
+export { forgetAllTokens as forgetTokenMemo } from '../../../src/auth/token-cache';

@@ -2,7 +2,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../src/lib/crypto';
-import { call, fresh } from '../support/http';
+import { call, fresh, forgetTokenMemo } from '../support/http';
 import { addTeammate, errorCode, json, newOwner } from './support';
 
 interface TokenView {
@@ -171,6 +171,7 @@ describe('devices and tokens', () => {
     expect(bob.expires_at).toEqual(expect.any(Number));
     expect((await call('/api/admin/tokens', { token: bob.token })).status).toBe(403);
     await env.DB.prepare('UPDATE tokens SET expires_at = ? WHERE id = ?').bind(Date.now() - 1, bob.token_id).run();
+    forgetTokenMemo();
     const next = await call('/api/projects', { token: bob.token });
     expect(next.status).toBe(401);
     expect(await errorCode(next)).toBe('token_expired');
@@ -227,6 +228,7 @@ describe('who may administer', () => {
     const owner = await newOwner();
     const bob = await addTeammate(owner, fresh('bob'));
     await env.DB.prepare("UPDATE tokens SET scopes = 'ingest,read,admin' WHERE id = ?").bind(bob.token_id).run();
+    forgetTokenMemo();
     const res = await call('/api/admin/tokens', { token: bob.token });
     expect(res.status).toBe(403);
     expect(await errorCode(res)).toBe('not_admin');

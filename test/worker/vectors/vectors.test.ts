@@ -5,7 +5,7 @@ import type { CairnEnv } from '../../../src/env';
 import { getVectorAdapters } from '../../../src/vectors/adapters';
 import { backfillVectors, embeddingText, indexObservations } from '../../../src/vectors/index-observations';
 import { LocalEmbedder, embedText } from '../../../src/vectors/local-embedder';
-import { LocalVectorIndex, cosine } from '../../../src/vectors/local-index';
+import { LocalVectorIndex, cosine, toBlob } from '../../../src/vectors/local-index';
 import type { VectorAdapters } from '../../../src/vectors/types';
 import { VectorizeVectorIndex, teamNamespace } from '../../../src/vectors/vectorize-index';
 import { BGE_M3, WorkersAiEmbedder } from '../../../src/vectors/workers-ai-embedder';
@@ -77,6 +77,17 @@ describe('local D1 vector index', () => {
     expect(await idx.query(unit(4, 1), { teamId: 7100, topK: 5 })).toHaveLength(1);
     await idx.deleteByIds(7100, [id]);
     expect(await idx.query(unit(4, 1), { teamId: 7100, topK: 5 })).toHaveLength(0);
+  });
+
+  it('scores a vector rewritten in D1 after this isolate decoded it with the new values, not the remembered ones', async () => {
+    const idx = new LocalVectorIndex(env.DB);
+    const id = 8_200_000 + Math.floor(Math.random() * 100_000);
+    await idx.upsert([{ id, teamId: 7200, projectId: 1, type: 'bugfix', values: unit(4, 0) }]);
+    expect((await idx.query(unit(4, 0), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(1, 5);
+    // Written behind the index's back (another isolate re-embedding the observation).
+    await env.DB.prepare('UPDATE local_vectors SET embedding = ? WHERE observation_id = ?').bind(toBlob(unit(4, 2)), id).run();
+    expect((await idx.query(unit(4, 0), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(0, 5);
+    expect((await idx.query(unit(4, 2), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(1, 5);
   });
 });
 

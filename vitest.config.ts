@@ -2,6 +2,8 @@
 // client, fake servers, scripts) runs in plain Node.
 import { defineConfig } from 'vitest/config';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
+import { generateSQLiteDrizzleJson, generateSQLiteMigration } from 'drizzle-kit/api';
+import * as schema from './src/db/schema';
 import { startFakeLlm } from './test/support/fake-llm';
 
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
@@ -9,6 +11,8 @@ process.env.WRANGLER_SEND_METRICS ??= 'false';
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations('migrations');
+  // The DDL drizzle-kit derives from src/db/schema.ts, for the test that compares it with the migrations.
+  const schemaDdl = await generateSQLiteMigration(await generateSQLiteDrizzleJson({}), await generateSQLiteDrizzleJson(schema));
   // Worker tests observe through the real Anthropic SDK, answered by a scripted fake on 127.0.0.1.
   const fakeLlm = await startFakeLlm();
   return {
@@ -22,6 +26,7 @@ export default defineConfig(async () => {
               miniflare: {
                 bindings: {
                   TEST_MIGRATIONS: migrations,
+                  SCHEMA_DDL: schemaDdl,
                   CAIRN_LOCAL: '1',
                   CAIRN_ADMIN_SECRET: 'test-admin-secret',
                   OBSERVER_PROVIDER: 'anthropic',

@@ -10,6 +10,7 @@ import { sha256Hex, timingSafeEqual } from '../lib/crypto';
 import { AppError } from '../lib/errors';
 import { jsonBody } from '../lib/validate';
 import { writeAudit } from '../audit/audit';
+import { ensureDevice, ensureTeam, ensureUser, memberCount } from '../db/teams';
 
 /** Team, user and device names: short, URL- and shell-safe. */
 export const Name = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only');
@@ -33,24 +34,11 @@ async function requireAdminSecret(header: string | undefined, secret: string | u
 
 /** Creates (or finds) team, user and device. Returns their ids. */
 export async function ensureTeamUserDevice(db: D1Database, body: BootstrapBody, now: number) {
-  await db.prepare('INSERT INTO teams (slug, name, created_at) VALUES (?, ?, ?) ON CONFLICT(slug) DO NOTHING').bind(body.team, body.team, now).run();
-  const team = await db.prepare('SELECT id FROM teams WHERE slug = ?').bind(body.team).first<{ id: number }>();
-  const existingUsers = await db.prepare('SELECT COUNT(*) AS n FROM users WHERE team_id = ?').bind(team!.id).first<{ n: number }>();
-  const role: Role = body.role ?? (existingUsers!.n === 0 ? 'owner' : 'member');
-  await db
-    .prepare('INSERT INTO users (team_id, handle, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(team_id, handle) DO NOTHING')
-    .bind(team!.id, body.user, role, now)
-    .run();
-  const user = await db.prepare('SELECT id, role FROM users WHERE team_id = ? AND handle = ?').bind(team!.id, body.user).first<{ id: number; role: Role }>();
-  let deviceId: number | null = null;
-  if (body.device) {
-    await db
-      .prepare('INSERT INTO devices (team_id, user_id, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(team_id, user_id, name) DO NOTHING')
-      .bind(team!.id, user!.id, body.device, now)
-      .run();
-    deviceId = (await db.prepare('SELECT id FROM devices WHERE team_id = ? AND user_id = ? AND name = ?').bind(team!.id, user!.id, body.device).first<{ id: number }>())!.id;
-  }
-  return { teamId: team!.id, userId: user!.id, role: user!.role, deviceId };
+  const teamId = await ensureTeam(db, body.team, body.team, now);
+  const role: Role = body.role ?? ((await memberCount(db, teamId)) === 0 ? 'owner' : 'member');
+  const user = await ensureUser(db, teamId, body.user, role, now);
+  const deviceId = body.device ? await ensureDevice(db, teamId, user.id, body.device, now) : null;
+  return { teamId, userId: user.id, role: user.role, deviceId };
 }
 
 /** The operator's guard: the bearer must be CAIRN_ADMIN_SECRET (declared at the mount in src/app.ts). */

@@ -3,11 +3,11 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AuthContext } from '../auth/types';
-import { isReservedProjectKey, storedProjectKey } from '../db/projects';
+import { findVisibleProject as findProject, isReservedProjectKey, listVisibleProjects, type ProjectRef } from '../db/projects';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
 import { jsonBody } from '../lib/validate';
-import { auditStatement } from '../audit/audit';
+import { keyOwner, mergeProjects, renameProject, rowsOfProject, setProjectVisibility } from '../db/project-admin';
 
 const SMALL_BODY = 10_000;
 
@@ -25,45 +25,15 @@ export type MergeBody = z.infer<typeof MergeBody>;
 export const VisibilityBody = z.object({ key: ProjectKey, visibility: z.enum(['team', 'private']) }).strict();
 export type VisibilityBody = z.infer<typeof VisibilityBody>;
 
-interface ProjectRow {
-  id: number;
-  key: string;
-  visibility: 'team' | 'private';
-  owner_user_id: number | null;
-}
+type ProjectRow = ProjectRef;
 
 /** A visible project by its stored key, an alias, or the caller's own `local/<folder>` shorthand. */
-export async function findVisibleProject(db: D1Database, auth: AuthContext, key: string): Promise<ProjectRow | null> {
-  for (const k of new Set([key, storedProjectKey(key, auth.handle)])) {
-    const row = await db
-      .prepare(
-        `SELECT id, key, visibility, owner_user_id FROM projects
-          WHERE team_id = ?1 AND (key = ?2 OR id = (SELECT project_id FROM project_aliases WHERE team_id = ?1 AND key = ?2))
-            AND (visibility = 'team' OR owner_user_id = ?3) LIMIT 1`,
-      )
-      .bind(auth.teamId, k, auth.userId)
-      .first<ProjectRow>();
-    if (row) return row;
-  }
-  return null;
-}
+export const findVisibleProject = (db: D1Database, auth: AuthContext, key: string) => findProject(db, auth, key);
 
 async function mustFind(db: D1Database, auth: AuthContext, key: string): Promise<ProjectRow> {
   const p = await findVisibleProject(db, auth, key);
   if (!p) throw notFound('project');
   return p;
-}
-
-/** Which project (if any) a key names in the whole team, through its key or an alias. */
-async function keyOwner(db: D1Database, teamId: number, key: string): Promise<number | null> {
-  const r = await db
-    .prepare(
-      `SELECT id FROM projects WHERE team_id = ?1 AND key = ?2
-       UNION ALL SELECT project_id FROM project_aliases WHERE team_id = ?1 AND key = ?2 LIMIT 1`,
-    )
-    .bind(teamId, key)
-    .first<{ id: number }>();
-  return r?.id ?? null;
 }
 
 /** `local/…` and `#` keys are made by the server only (see isReservedProjectKey). */
@@ -76,25 +46,10 @@ function refuseReserved(key: string): void {
 const keyUnavailable = () =>
   new AppError(409, 'project_key_unavailable', 'That key cannot be used for this project; pick another (to join two projects you both see, merge them).');
 
-/** Tables whose rows carry project_id; a merge moves all of them. */
-const MOVED_TABLES = ['observations', 'summaries', 'sessions', 'prompts', 'observation_files', 'local_vectors'] as const;
-
 export const adminProjectRoutes = new Hono<AppEnv>()
   .get('/projects', async (c) => {
     const auth = c.get('auth');
-    const { results } = await c.env.DB.prepare(
-      `SELECT p.key, p.visibility, u.handle AS owner, p.created_at,
-              (SELECT COUNT(*) FROM observations o WHERE o.project_id = p.id AND o.deleted_at IS NULL) AS observations,
-              (SELECT COUNT(*) FROM sessions s WHERE s.project_id = p.id) AS sessions,
-              (SELECT MAX(s.started_at) FROM sessions s WHERE s.project_id = p.id) AS last_activity,
-              (SELECT group_concat(a.key, ' ') FROM project_aliases a WHERE a.team_id = p.team_id AND a.project_id = p.id) AS aliases
-         FROM projects p LEFT JOIN users u ON u.id = p.owner_user_id
-        WHERE p.team_id = ?1 AND (p.visibility = 'team' OR p.owner_user_id = ?2)
-        ORDER BY last_activity IS NULL, last_activity DESC, p.key`,
-    )
-      .bind(auth.teamId, auth.userId)
-      .all<{ aliases: string | null }>();
-    return c.json({ projects: results.map((p) => ({ ...p, aliases: p.aliases ? p.aliases.split(' ') : [] })) });
+    return c.json({ projects: await listVisibleProjects(c.env.DB, auth) });
   })
 
   .post('/projects/rename', jsonBody(RenameBody, SMALL_BODY), async (c) => {
@@ -109,13 +64,9 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     // One answer whether the key names a project the caller sees or someone's private one it must not reveal.
     if (taken !== null && taken !== p.id) throw keyUnavailable();
     const now = Date.now();
-    await db.batch([
-      // Renaming back to one of its own old keys: that alias is no longer needed.
-      db.prepare('DELETE FROM project_aliases WHERE team_id = ? AND key = ?').bind(auth.teamId, body.to),
-      db.prepare('UPDATE projects SET key = ? WHERE id = ?').bind(body.to, p.id),
-      db.prepare('INSERT OR REPLACE INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, ?)').bind(auth.teamId, p.key, p.id, now),
-      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'project.rename', target: `project:${body.to}`, detail: { from: p.key, to: body.to }, at: now }),
-    ]);
+    await renameProject(db, auth.teamId, p, body.to, now, {
+      teamId: auth.teamId, actorUserId: auth.userId, action: 'project.rename', target: `project:${body.to}`, detail: { from: p.key, to: body.to }, at: now,
+    });
     return c.json({ project: { key: body.to, previous: p.key } });
   })
 
@@ -130,22 +81,10 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     if (isReservedProjectKey(into.key)) refuseReserved(into.key);
     if (from.id === into.id) throw new AppError(400, 'same_project', 'Both keys name the same project.');
     const now = Date.now();
-    const counts = await db.batch<{ n: number }>(
-      MOVED_TABLES.slice(0, 4).map((t) => db.prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE team_id = ? AND project_id = ?`).bind(auth.teamId, from.id)),
-    );
-    const moved = Object.fromEntries(MOVED_TABLES.slice(0, 4).map((t, i) => [t, counts[i]?.results[0]?.n ?? 0]));
-    await db.batch([
-      ...MOVED_TABLES.map((t) =>
-        t === 'observations'
-          ? // embedded_at cleared so the vector index is rewritten with the new project in its metadata.
-            db.prepare('UPDATE observations SET project_id = ?, embedded_at = NULL WHERE team_id = ? AND project_id = ?').bind(into.id, auth.teamId, from.id)
-          : db.prepare(`UPDATE ${t} SET project_id = ? WHERE team_id = ? AND project_id = ?`).bind(into.id, auth.teamId, from.id),
-      ),
-      db.prepare('UPDATE project_aliases SET project_id = ? WHERE team_id = ? AND project_id = ?').bind(into.id, auth.teamId, from.id),
-      db.prepare('DELETE FROM projects WHERE id = ? AND team_id = ?').bind(from.id, auth.teamId),
-      db.prepare('INSERT OR REPLACE INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, ?)').bind(auth.teamId, from.key, into.id, now),
-      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'project.merge', target: `project:${into.key}`, detail: { from: from.key, into: into.key, moved }, at: now }),
-    ]);
+    const moved = await rowsOfProject(db, auth.teamId, from.id);
+    await mergeProjects(db, auth.teamId, from, into, now, {
+      teamId: auth.teamId, actorUserId: auth.userId, action: 'project.merge', target: `project:${into.key}`, detail: { from: from.key, into: into.key, moved }, at: now,
+    });
     return c.json({ project: { key: into.key, merged: from.key }, moved });
   })
 
@@ -159,13 +98,10 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     const now = Date.now();
     // Making a team project private gives it to whoever asked, so it never vanishes from the actor's view
     // into someone else's hands; making it team-visible keeps its owner.
-    const owner = body.visibility === 'private' && p.visibility === 'team' ? auth.userId : p.owner_user_id;
-    await db.batch([
-      db.prepare('UPDATE projects SET visibility = ?, owner_user_id = ? WHERE id = ?').bind(body.visibility, owner, p.id),
-      auditStatement(db, {
-        teamId: auth.teamId, actorUserId: auth.userId, action: 'project.visibility', target: `project:${p.key}`,
-        detail: { from: p.visibility, to: body.visibility }, at: now,
-      }),
-    ]);
+    const owner = body.visibility === 'private' && p.visibility === 'team' ? auth.userId : p.ownerUserId;
+    await setProjectVisibility(db, p.id, body.visibility, owner, {
+      teamId: auth.teamId, actorUserId: auth.userId, action: 'project.visibility', target: `project:${p.key}`,
+      detail: { from: p.visibility, to: body.visibility }, at: now,
+    });
     return c.json({ project: { key: p.key, visibility: body.visibility } });
   });

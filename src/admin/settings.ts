@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { parseTeamSettings } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
 import { jsonBody, query } from '../lib/validate';
-import { auditStatement } from '../audit/audit';
+import { auditPage, teamSettingsText, writeTeamSettings } from '../db/teams';
 
 const Word = z.string().trim().min(1).max(100);
 const List = (max: number) => z.array(Word).max(max);
@@ -53,8 +53,7 @@ export function applySettingsPatch(current: Record<string, unknown>, patch: Sett
 }
 
 async function readSettings(db: D1Database, teamId: number): Promise<Record<string, unknown>> {
-  const row = await db.prepare('SELECT settings FROM teams WHERE id = ?').bind(teamId).first<{ settings: string }>();
-  return parseTeamSettings(row?.settings) as Record<string, unknown>;
+  return parseTeamSettings(await teamSettingsText(db, teamId)) as Record<string, unknown>;
 }
 
 interface AuditRow {
@@ -75,24 +74,14 @@ export const adminSettingsRoutes = new Hono<AppEnv>()
     const db = c.env.DB;
     const next = applySettingsPatch(await readSettings(db, auth.teamId), patch);
     const now = Date.now();
-    await db.batch([
-      db.prepare('UPDATE teams SET settings = ? WHERE id = ?').bind(JSON.stringify(next), auth.teamId),
-      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'settings.update', target: 'team', detail: { changed: patch }, at: now }),
-    ]);
+    await writeTeamSettings(db, auth.teamId, next, { teamId: auth.teamId, actorUserId: auth.userId, action: 'settings.update', target: 'team', detail: { changed: patch }, at: now });
     return c.json({ settings: next });
   })
 
   .get('/audit', query(AuditQuery), async (c) => {
     const auth = c.get('auth');
     const q = c.req.valid('query');
-    const { results } = await c.env.DB.prepare(
-      `SELECT a.id, a.created_at, u.handle AS actor, a.action, a.target, a.detail
-         FROM audit_log a LEFT JOIN users u ON u.id = a.actor_user_id AND u.team_id = a.team_id
-        WHERE a.team_id = ?1 AND (?2 IS NULL OR a.id < ?2) AND (?3 IS NULL OR a.action = ?3 OR substr(a.action, 1, length(?3) + 1) = ?3 || '.')
-        ORDER BY a.id DESC LIMIT ?4`,
-    )
-      .bind(auth.teamId, q.before ?? null, q.action ?? null, q.limit)
-      .all<AuditRow>();
+    const results: AuditRow[] = await auditPage(c.env.DB, auth.teamId, q);
     const entries = results.map((r) => ({ ...r, detail: safeJson(r.detail) }));
     const last = entries.at(-1);
     return c.json({ entries, next_before: entries.length === q.limit && last ? last.id : null });

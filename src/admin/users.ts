@@ -8,7 +8,12 @@ import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
 import { jsonBody, parseWith, query } from '../lib/validate';
 import { assertCanManage } from './guard';
-import { auditStatement } from '../audit/audit';
+import { writeAudit } from '../audit/audit';
+import {
+  addUser, findUser, listDevices, listTokens, listUsers, ownerCount, removeUser, revokeToken, rotateToken, setRole,
+  teamToken as findTeamToken, type TokenRow, type UserRow,
+} from '../db/members';
+import { ensureDevice, teamInfo } from '../db/teams';
 import { Name } from './bootstrap';
 import { privateProjectsOf } from '../db/forget';
 import { purgeProject } from '../forget/service';
@@ -39,53 +44,16 @@ export type EnrollBody = z.infer<typeof EnrollBody>;
 export const TokenListQuery = z.object({ user: Name.optional(), include_revoked: z.enum(['0', '1', 'true', 'false']).optional() });
 export type TokenListQuery = z.infer<typeof TokenListQuery>;
 
-interface UserRow {
-  id: number;
-  handle: string;
-  role: Role;
-  removed_at: number | null;
-}
-
-async function findUser(db: D1Database, teamId: number, handle: string): Promise<UserRow | null> {
-  return db.prepare('SELECT id, handle, role, removed_at FROM users WHERE team_id = ? AND handle = ?').bind(teamId, handle).first<UserRow>();
-}
-
 async function activeUser(db: D1Database, teamId: number, handle: string): Promise<UserRow> {
   const u = await findUser(db, teamId, handle);
   if (!u || u.removed_at !== null) throw notFound('user');
   return u;
 }
 
-async function ownerCount(db: D1Database, teamId: number): Promise<number> {
-  const r = await db.prepare("SELECT COUNT(*) AS n FROM users WHERE team_id = ? AND role = 'owner' AND removed_at IS NULL").bind(teamId).first<{ n: number }>();
-  return r?.n ?? 0;
-}
-
 const parseTokenId = (raw: string) => {
   if (!/^[1-9][0-9]{0,15}$/.test(raw)) throw notFound('token');
   return Number(raw);
 };
-
-interface TokenRow {
-  id: number;
-  prefix: string;
-  label: string | null;
-  scopes: string;
-  created_at: number;
-  last_used_at: number | null;
-  expires_at: number | null;
-  revoked_at: number | null;
-  user_id: number;
-  device_id: number | null;
-  handle: string;
-  role: Role;
-  removed_at: number | null;
-  device: string | null;
-}
-
-const TOKEN_SELECT = `SELECT t.id, t.prefix, t.label, t.scopes, t.created_at, t.last_used_at, t.expires_at, t.revoked_at,
-        t.user_id, t.device_id, u.handle, u.role, u.removed_at, d.name AS device
-   FROM tokens t JOIN users u ON u.id = t.user_id LEFT JOIN devices d ON d.id = t.device_id`;
 
 /** What an admin sees of a token: never the hash, never the plaintext. */
 const tokenView = (t: TokenRow) => ({
@@ -102,7 +70,7 @@ const tokenView = (t: TokenRow) => ({
 });
 
 async function teamToken(db: D1Database, teamId: number, id: number): Promise<TokenRow> {
-  const t = await db.prepare(`${TOKEN_SELECT} WHERE t.team_id = ? AND t.id = ?`).bind(teamId, id).first<TokenRow>();
+  const t = await findTeamToken(db, teamId, id);
   if (!t) throw notFound('token');
   return t;
 }
@@ -132,20 +100,12 @@ function actingAs(auth: { userId: number; handle: string }, userId: number, hand
 export const adminUserRoutes = new Hono<AppEnv>()
   .get('/team', async (c) => {
     const auth = c.get('auth');
-    const team = await c.env.DB.prepare('SELECT slug, name, created_at FROM teams WHERE id = ?').bind(auth.teamId).first();
+    const team = (await teamInfo(c.env.DB, auth.teamId)) ?? null;
     return c.json({ team, you: { handle: auth.handle, role: auth.role, device: auth.deviceName, scopes: auth.scopes } });
   })
 
   .get('/users', async (c) => {
-    const { results } = await c.env.DB.prepare(
-      `SELECT u.handle, u.role, u.created_at, u.removed_at,
-              (SELECT COUNT(*) FROM devices d WHERE d.user_id = u.id) AS devices,
-              (SELECT COUNT(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL) AS active_tokens
-         FROM users u WHERE u.team_id = ? ORDER BY u.removed_at IS NOT NULL, u.handle`,
-    )
-      .bind(c.get('auth').teamId)
-      .all();
-    return c.json({ users: results });
+    return c.json({ users: await listUsers(c.env.DB, c.get('auth').teamId) });
   })
 
   .post('/users', jsonBody(AddUserBody, SMALL_BODY), async (c) => {
@@ -156,13 +116,9 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const now = Date.now();
     const existing = await findUser(db, auth.teamId, body.handle);
     if (existing && existing.removed_at === null) throw new AppError(409, 'user_exists', `"${body.handle}" is already a member of this team.`);
-    const write = existing
-      ? db.prepare('UPDATE users SET role = ?, removed_at = NULL WHERE id = ?').bind(body.role, existing.id)
-      : db.prepare('INSERT INTO users (team_id, handle, role, created_at) VALUES (?, ?, ?, ?)').bind(auth.teamId, body.handle, body.role, now);
-    await db.batch([
-      write,
-      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'user.add', target: `user:${body.handle}`, detail: { role: body.role, restored: !!existing }, at: now }),
-    ]);
+    await addUser(db, auth.teamId, body.handle, body.role, existing?.id ?? null, now, {
+      teamId: auth.teamId, actorUserId: auth.userId, action: 'user.add', target: `user:${body.handle}`, detail: { role: body.role, restored: !!existing }, at: now,
+    });
     return c.json({ user: { handle: body.handle, role: body.role } }, 201);
   })
 
@@ -177,20 +133,9 @@ export const adminUserRoutes = new Hono<AppEnv>()
       throw new AppError(409, 'last_owner', 'A team needs at least one owner; make someone else owner first.');
     }
     const now = Date.now();
-    const statements = [
-      db.prepare('UPDATE users SET role = ? WHERE id = ?').bind(body.role, user.id),
-      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'user.role', target: `user:${handle}`, detail: { from: user.role, to: body.role }, at: now }),
-    ];
-    // A member cannot hold admin credentials: demotion strips the admin scope from their tokens.
-    if (body.role === 'member') {
-      statements.push(
-        db.prepare(
-          `UPDATE tokens SET scopes = trim(replace(replace(replace(',' || scopes || ',', ',admin,', ','), ',,', ','), ',,', ','), ',')
-            WHERE user_id = ? AND ',' || scopes || ',' LIKE '%,admin,%'`,
-        ).bind(user.id),
-      );
-    }
-    await db.batch(statements);
+    await setRole(db, user.id, body.role, {
+      teamId: auth.teamId, actorUserId: auth.userId, action: 'user.role', target: `user:${handle}`, detail: { from: user.role, to: body.role }, at: now,
+    });
     return c.json({ user: { handle, role: body.role } });
   })
 
@@ -204,12 +149,7 @@ export const adminUserRoutes = new Hono<AppEnv>()
       throw new AppError(409, 'last_owner', 'The last owner cannot be removed.');
     }
     const now = Date.now();
-    const [, revoked] = await db.batch([
-      db.prepare('UPDATE users SET removed_at = ? WHERE id = ?').bind(now, user.id),
-      db.prepare('UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL').bind(now, user.id),
-      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'user.remove', target: `user:${handle}`, at: now }),
-    ]);
-    const n = revoked?.meta.changes ?? 0;
+    const n = await removeUser(db, user.id, now, { teamId: auth.teamId, actorUserId: auth.userId, action: 'user.remove', target: `user:${handle}`, at: now });
     // Their private projects stay unless asked: the answer lists them, with `?delete_private_projects=1` they go
     // (everything in them, as `forget` deletes it).
     const privates = await privateProjectsOf(db, auth.teamId, user.id);
@@ -224,15 +164,7 @@ export const adminUserRoutes = new Hono<AppEnv>()
   })
 
   .get('/devices', async (c) => {
-    const { results } = await c.env.DB.prepare(
-      `SELECT d.id, u.handle AS user, d.name, d.created_at, d.last_seen_at,
-              (SELECT COUNT(*) FROM tokens t WHERE t.device_id = d.id AND t.revoked_at IS NULL) AS active_tokens
-         FROM devices d JOIN users u ON u.id = d.user_id
-        WHERE d.team_id = ? AND u.removed_at IS NULL ORDER BY u.handle, d.name`,
-    )
-      .bind(c.get('auth').teamId)
-      .all();
-    return c.json({ devices: results });
+    return c.json({ devices: await listDevices(c.env.DB, c.get('auth').teamId) });
   })
 
   .post('/devices', jsonBody(EnrollBody, SMALL_BODY), async (c) => {
@@ -246,18 +178,14 @@ export const adminUserRoutes = new Hono<AppEnv>()
       throw new AppError(400, 'scope_not_allowed', 'Only owners and admins can hold the "admin" scope.');
     }
     const now = Date.now();
-    await db
-      .prepare('INSERT INTO devices (team_id, user_id, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(team_id, user_id, name) DO NOTHING')
-      .bind(auth.teamId, user.id, body.name, now)
-      .run();
-    const device = await db.prepare('SELECT id FROM devices WHERE team_id = ? AND user_id = ? AND name = ?').bind(auth.teamId, user.id, body.name).first<{ id: number }>();
+    const deviceId = await ensureDevice(db, auth.teamId, user.id, body.name, now);
     const expiresAt = body.expires_in_days ? now + body.expires_in_days * DAY : null;
-    const minted = await mintToken(db, { teamId: auth.teamId, userId: user.id, deviceId: device!.id, scopes, label: body.label ?? body.name, expiresAt }, now);
+    const minted = await mintToken(db, { teamId: auth.teamId, userId: user.id, deviceId, scopes, label: body.label ?? body.name, expiresAt }, now);
     const actsAs = actingAs(auth, user.id, user.handle, scopes);
-    await auditStatement(db, {
+    await writeAudit(db, {
       teamId: auth.teamId, actorUserId: auth.userId, action: 'device.enroll', target: `token:${minted.id}`,
       detail: { user: user.handle, device: body.name, scopes, expires_at: expiresAt, ...actsAs?.audit }, at: now,
-    }).run();
+    });
     return c.json(
       { token: minted.token, token_id: minted.id, prefix: minted.prefix, user: user.handle, device: body.name, scopes, expires_at: expiresAt, ...actsAs?.answer },
       201,
@@ -268,12 +196,7 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const auth = c.get('auth');
     const q = c.req.valid('query');
     const includeRevoked = q.include_revoked === '1' || q.include_revoked === 'true';
-    const { results } = await c.env.DB.prepare(
-      `${TOKEN_SELECT} WHERE t.team_id = ?1 AND (?2 IS NULL OR u.handle = ?2) AND (?3 = 1 OR t.revoked_at IS NULL)
-        ORDER BY t.created_at DESC, t.id DESC LIMIT 500`,
-    )
-      .bind(auth.teamId, q.user ?? null, includeRevoked ? 1 : 0)
-      .all<TokenRow>();
+    const results = await listTokens(c.env.DB, auth.teamId, q.user ?? null, includeRevoked);
     return c.json({ tokens: results.map(tokenView) });
   })
 
@@ -284,10 +207,7 @@ export const adminUserRoutes = new Hono<AppEnv>()
     assertCanManage(auth.role, t.role);
     if (t.revoked_at !== null) return c.json({ token: tokenView(t) });
     const now = Date.now();
-    await db.batch([
-      db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').bind(now, t.id),
-      auditStatement(db, { teamId: auth.teamId, actorUserId: auth.userId, action: 'token.revoke', target: `token:${t.id}`, detail: { user: t.handle, prefix: t.prefix }, at: now }),
-    ]);
+    await revokeToken(db, t.id, now, { teamId: auth.teamId, actorUserId: auth.userId, action: 'token.revoke', target: `token:${t.id}`, detail: { user: t.handle, prefix: t.prefix }, at: now });
     return c.json({ token: tokenView({ ...t, revoked_at: now }) });
   })
 
@@ -305,14 +225,9 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const scopes = t.scopes.split(',').filter(Boolean) as Scope[];
     const mint = await prepareMint(db, { teamId: auth.teamId, userId: t.user_id, deviceId: t.device_id, scopes, label: t.label, expiresAt }, now);
     const actsAs = actingAs(auth, t.user_id, t.handle, scopes);
-    const [inserted] = await db.batch<{ id: number }>([
-      mint.statement,
-      db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ?').bind(now, t.id),
-      auditStatement(db, {
-        teamId: auth.teamId, actorUserId: auth.userId, action: 'token.rotate', target: `token:${t.id}`,
-        detail: { user: t.handle, prefix: t.prefix, new_prefix: mint.prefix, ...actsAs?.audit }, at: now,
-      }),
-    ]);
-    const id = inserted!.results[0]!.id;
+    const id = await rotateToken(db, mint.insert, t.id, now, {
+      teamId: auth.teamId, actorUserId: auth.userId, action: 'token.rotate', target: `token:${t.id}`,
+      detail: { user: t.handle, prefix: t.prefix, new_prefix: mint.prefix, ...actsAs?.audit }, at: now,
+    });
     return c.json({ token: mint.token, token_id: id, prefix: mint.prefix, revoked_token_id: t.id, scopes, expires_at: expiresAt, ...actsAs?.answer }, 201);
   });

@@ -1,4 +1,5 @@
 // Bearer-token authentication for /api/* and /mcp (scope checks: scope.ts).
+import { touchTokenUse } from '../db/tokens';
 import type { Context, MiddlewareHandler } from 'hono';
 import { endTime, startTime } from 'hono/timing';
 import { AppError } from '../lib/errors';
@@ -64,10 +65,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set('auth', auth);
   // last_used_at / last_seen_at are advisory; write them at most once a minute and off the request path.
   if (check.lastUsedAt === null || now - check.lastUsedAt > LAST_USED_GRANULARITY_MS) {
-    const db = c.env.DB;
-    const writes = [db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?').bind(now, auth.tokenId)];
-    if (auth.deviceId !== null) writes.push(db.prepare('UPDATE devices SET last_seen_at = ? WHERE id = ?').bind(now, auth.deviceId));
-    await background(c, db.batch(writes));
+    await background(c, touchTokenUse(c.env.DB, auth.tokenId, auth.deviceId, now));
     noteTokenUsed(hash, now);
   }
   const device = c.req.header(DEVICE_HEADER)?.trim().slice(0, 64);

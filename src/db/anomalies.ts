@@ -1,7 +1,7 @@
 // Audit rows for anomalies (a dead token still in use, a token seen from another device name), bounded:
 // one row per token and kind per hour, carrying a count and a few sample values, so a client sending 50
 // different device names (or retrying a revoked token all day) adds one row an hour, not one per request.
-import { auditStatement, type AuditEntry } from '../audit/audit';
+import { writeAudit, type AuditEntry } from './audit';
 
 export const ANOMALY_WINDOW_MS = 3_600_000;
 /** Distinct sample values (device names) kept on one row. */
@@ -36,7 +36,7 @@ export async function recordAnomaly(db: D1Database, e: Anomaly): Promise<void> {
     .first<{ id: number }>();
   if (!recent) {
     const detail = { ...e.detail, count: 1, ...(e.sample !== undefined ? { devices: [e.sample] } : {}) };
-    await auditStatement(db, { ...e, detail }).run();
+    await writeAudit(db, { ...e, detail });
     return;
   }
   await db

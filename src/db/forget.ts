@@ -1,12 +1,12 @@
 // Forgetting in D1: memory rows are deleted, not hidden. Deleting a row fires its FTS5 delete trigger, so
 // the text leaves the full-text index too; file rows and local vectors go in the same batch. What remains is
 // the audit row (who forgot which id, when; never the text). Vectorize is cleared by the caller.
-import { and, eq, inArray, sql, type AnyColumn } from 'drizzle-orm';
-import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
-import { VISIBLE_PROJECT_IDS_SQL } from './projects';
-import type { Viewer } from './visibility';
-import { visibleObservations, visiblePrompts, visibleSummaries } from './visibility';
-import { auditLog, localVectors, observationFiles, observations, projectAliases, projects, prompts, sessions, summaries } from './schema';
+import { and, count as countAll, eq, inArray } from 'drizzle-orm';
+import { db, type Db } from './client';
+import { insertAudit } from './audit';
+import { inJsonList } from './sqlite';
+import { canReadObservation, canReadPrompt, canReadSummary, canSeeProject, type Viewer } from './visibility';
+import { localVectors, observationFiles, observations, projectAliases, projects, prompts, sessions, summaries } from './schema';
 
 /** A memory row the caller named, with what the permission check needs. */
 export interface ForgettableRow {
@@ -32,48 +32,47 @@ export interface ForgetCounts {
 }
 
 /** Ids as one JSON parameter: any number of them stays one bound parameter (D1 allows 100 per statement). */
-const idsIn = (column: AnyColumn, ids: number[]) => sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+const idsIn = inJsonList;
 
 export type RecordKind = 'observation' | 'summary' | 'prompt';
 
-const VISIBLE: Record<RecordKind, { table: string; alias: string; rule: (v: Viewer, a: string) => { sql: string; params: (string | number)[] } }> = {
-  observation: { table: 'observations', alias: 'o', rule: visibleObservations },
-  summary: { table: 'summaries', alias: 's', rule: visibleSummaries },
-  prompt: { table: 'prompts', alias: 'p', rule: visiblePrompts },
-};
+const READABLE = {
+  observation: { table: observations, rule: (v: Viewer) => canReadObservation(v) },
+  summary: { table: summaries, rule: (v: Viewer) => canReadSummary(v) },
+  prompt: { table: prompts, rule: (v: Viewer) => canReadPrompt(v) },
+} as const;
 
 /** Whether the viewer may read the record at all (the one visibility rule decides; unseen = not found). */
-export async function canSee(db: D1Database, v: Viewer, kind: RecordKind, id: number): Promise<boolean> {
-  const t = VISIBLE[kind];
-  const f = t.rule(v, t.alias);
-  const row = await db.prepare(`SELECT 1 AS ok FROM ${t.table} ${t.alias} WHERE ${t.alias}.id = ? AND ${f.sql}`).bind(id, ...f.params).first<{ ok: number }>();
-  return row !== null;
+export async function canSee(d1: D1Database, v: Viewer, kind: RecordKind, id: number): Promise<boolean> {
+  const t = READABLE[kind];
+  const row = await db(d1).select({ id: t.table.id }).from(t.table).where(and(eq(t.table.id, id), t.rule(v))).get();
+  return row !== undefined;
 }
 
 /** Whether a project is one the user may read (team-visible, or their own private one). */
-export async function projectVisible(db: D1Database, teamId: number, userId: number, projectId: number): Promise<boolean> {
-  const row = await db.prepare(`SELECT 1 AS ok WHERE ? IN (${VISIBLE_PROJECT_IDS_SQL})`).bind(projectId, teamId, userId).first<{ ok: number }>();
-  return row !== null;
+export async function projectVisible(d1: D1Database, teamId: number, userId: number, projectId: number): Promise<boolean> {
+  const row = await db(d1).select({ id: projects.id }).from(projects).where(and(eq(projects.id, projectId), canSeeProject({ teamId, userId }))).get();
+  return row !== undefined;
 }
 
-export async function findObservation(db: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
-  const [row] = await drizzle(db)
+export async function findObservation(d1: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
+  const [row] = await db(d1)
     .select({ id: observations.id, projectId: observations.projectId, authorUserId: observations.authorUserId, sessionId: observations.sessionId })
     .from(observations)
     .where(and(eq(observations.teamId, teamId), eq(observations.id, id)));
   return row ?? null;
 }
 
-export async function findSummary(db: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
-  const [row] = await drizzle(db)
+export async function findSummary(d1: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
+  const [row] = await db(d1)
     .select({ id: summaries.id, projectId: summaries.projectId, authorUserId: summaries.authorUserId, sessionId: summaries.sessionId })
     .from(summaries)
     .where(and(eq(summaries.teamId, teamId), eq(summaries.id, id)));
   return row ?? null;
 }
 
-export async function findPrompt(db: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
-  const [row] = await drizzle(db)
+export async function findPrompt(d1: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
+  const [row] = await db(d1)
     .select({ id: prompts.id, projectId: prompts.projectId, authorUserId: prompts.authorUserId, sessionId: prompts.sessionId })
     .from(prompts)
     .where(and(eq(prompts.teamId, teamId), eq(prompts.id, id)));
@@ -87,28 +86,28 @@ export interface SessionRef {
   userId: number;
 }
 
-export async function findSession(db: D1Database, teamId: number, sessionKey: string): Promise<SessionRef | null> {
-  const [row] = await drizzle(db)
+export async function findSession(d1: D1Database, teamId: number, sessionKey: string): Promise<SessionRef | null> {
+  const [row] = await db(d1)
     .select({ id: sessions.id, sessionKey: sessions.sessionKey, projectId: sessions.projectId, userId: sessions.userId })
     .from(sessions)
     .where(and(eq(sessions.teamId, teamId), eq(sessions.sessionKey, sessionKey)));
   return row ?? null;
 }
 
-export async function sessionsOfProject(db: D1Database, teamId: number, projectId: number): Promise<string[]> {
-  const rows = await drizzle(db)
+export async function sessionsOfProject(d1: D1Database, teamId: number, projectId: number): Promise<string[]> {
+  const rows = await db(d1)
     .select({ key: sessions.sessionKey })
     .from(sessions)
     .where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId)));
   return rows.map((r) => r.key);
 }
 
-const auditRow = (d: DrizzleD1Database, teamId: number, a: ForgetAudit) =>
-  d.insert(auditLog).values({ teamId, actorUserId: a.actorUserId, action: 'forget', target: a.target, detail: JSON.stringify(a.detail), createdAt: a.at });
+const auditRow = (d: Db, teamId: number, a: ForgetAudit) =>
+  insertAudit(d, { teamId, actorUserId: a.actorUserId, action: 'forget', target: a.target, detail: a.detail, at: a.at });
 
 /** Deletes observations (with their file rows and local vectors) and writes the audit row, in one batch. */
-export async function deleteObservations(db: D1Database, teamId: number, ids: number[], audit: ForgetAudit): Promise<number> {
-  const d = drizzle(db);
+export async function deleteObservations(d1: D1Database, teamId: number, ids: number[], audit: ForgetAudit): Promise<number> {
+  const d = db(d1);
   const [, , gone] = await d.batch([
     d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), idsIn(observationFiles.observationId, ids))),
     d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), idsIn(localVectors.observationId, ids))),
@@ -118,8 +117,8 @@ export async function deleteObservations(db: D1Database, teamId: number, ids: nu
   return gone.length;
 }
 
-export async function deleteSummary(db: D1Database, teamId: number, id: number, audit: ForgetAudit): Promise<number> {
-  const d = drizzle(db);
+export async function deleteSummary(d1: D1Database, teamId: number, id: number, audit: ForgetAudit): Promise<number> {
+  const d = db(d1);
   const [gone] = await d.batch([
     d.delete(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.id, id))).returning({ id: summaries.id }),
     auditRow(d, teamId, audit),
@@ -127,8 +126,8 @@ export async function deleteSummary(db: D1Database, teamId: number, id: number, 
   return gone.length;
 }
 
-export async function deletePrompt(db: D1Database, teamId: number, id: number, audit: ForgetAudit): Promise<number> {
-  const d = drizzle(db);
+export async function deletePrompt(d1: D1Database, teamId: number, id: number, audit: ForgetAudit): Promise<number> {
+  const d = db(d1);
   const [gone] = await d.batch([
     d.delete(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.id, id))).returning({ id: prompts.id }),
     auditRow(d, teamId, audit),
@@ -137,8 +136,8 @@ export async function deletePrompt(db: D1Database, teamId: number, id: number, a
 }
 
 /** Ids of the observations of a session or a project (for the vector index, which lives outside D1). */
-export async function observationIdsOf(db: D1Database, teamId: number, where: { sessionId?: number; projectId?: number }): Promise<number[]> {
-  const rows = await drizzle(db)
+export async function observationIdsOf(d1: D1Database, teamId: number, where: { sessionId?: number; projectId?: number }): Promise<number[]> {
+  const rows = await db(d1)
     .select({ id: observations.id })
     .from(observations)
     .where(
@@ -151,9 +150,9 @@ export async function observationIdsOf(db: D1Database, teamId: number, where: { 
   return rows.map((r) => r.id);
 }
 
-export async function countProject(db: D1Database, teamId: number, projectId: number): Promise<ForgetCounts> {
-  const d = drizzle(db);
-  const count = sql<number>`COUNT(*)`;
+export async function countProject(d1: D1Database, teamId: number, projectId: number): Promise<ForgetCounts> {
+  const d = db(d1);
+  const count = countAll();
   const [o, s, p, se] = await d.batch([
     d.select({ n: count }).from(observations).where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId))),
     d.select({ n: count }).from(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.projectId, projectId))),
@@ -164,8 +163,8 @@ export async function countProject(db: D1Database, teamId: number, projectId: nu
 }
 
 /** Deletes everything a session remembered, and the session row, in one batch. */
-export async function deleteSession(db: D1Database, teamId: number, sessionId: number, audit: ForgetAudit): Promise<ForgetCounts> {
-  const d = drizzle(db);
+export async function deleteSession(d1: D1Database, teamId: number, sessionId: number, audit: ForgetAudit): Promise<ForgetCounts> {
+  const d = db(d1);
   const ofSession = d.select({ id: observations.id }).from(observations).where(and(eq(observations.teamId, teamId), eq(observations.sessionId, sessionId)));
   const [, , o, s, p, se] = await d.batch([
     d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), inArray(observationFiles.observationId, ofSession))),
@@ -180,8 +179,8 @@ export async function deleteSession(db: D1Database, teamId: number, sessionId: n
 }
 
 /** Deletes a project with everything in it (memory rows, sessions, aliases), in one batch. */
-export async function deleteProject(db: D1Database, teamId: number, projectId: number, audit: ForgetAudit): Promise<ForgetCounts> {
-  const d = drizzle(db);
+export async function deleteProject(d1: D1Database, teamId: number, projectId: number, audit: ForgetAudit): Promise<ForgetCounts> {
+  const d = db(d1);
   const [, , o, s, p, se] = await d.batch([
     d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), eq(observationFiles.projectId, projectId))),
     d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.projectId, projectId))),
@@ -197,15 +196,15 @@ export async function deleteProject(db: D1Database, teamId: number, projectId: n
 }
 
 /** Private projects owned by a user (offered for deletion when the user is removed). */
-export async function privateProjectsOf(db: D1Database, teamId: number, userId: number): Promise<{ id: number; key: string }[]> {
-  return drizzle(db)
+export async function privateProjectsOf(d1: D1Database, teamId: number, userId: number): Promise<{ id: number; key: string }[]> {
+  return db(d1)
     .select({ id: projects.id, key: projects.key })
     .from(projects)
     .where(and(eq(projects.teamId, teamId), eq(projects.ownerUserId, userId), eq(projects.visibility, 'private')));
 }
 
 /** Ids of every project the user may read (team projects and their own private ones). */
-export async function visibleProjectIds(db: D1Database, teamId: number, userId: number): Promise<number[]> {
-  const rows = await db.prepare(`${VISIBLE_PROJECT_IDS_SQL} ORDER BY id`).bind(teamId, userId).all<{ id: number }>();
-  return rows.results.map((r) => r.id);
+export async function visibleProjectIds(d1: D1Database, teamId: number, userId: number): Promise<number[]> {
+  const rows = await db(d1).select({ id: projects.id }).from(projects).where(canSeeProject({ teamId, userId })).orderBy(projects.id);
+  return rows.map((r) => r.id);
 }

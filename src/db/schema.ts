@@ -1,6 +1,10 @@
-// Drizzle description of the D1 tables (the SQL itself lives in migrations/; FTS5 tables and triggers are
-// hand-written there). Kept in step with the migrations by test/worker/db/schema.test.ts.
-import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+// Drizzle description of the D1 tables: the source of the row types (`$inferSelect`) and of generated
+// migrations (drizzle-kit, see drizzle.config.ts). It must describe exactly what migrations/ builds:
+// test/worker/db/schema.test.ts applies this schema's DDL to an empty SQLite and compares it with D1 after
+// the migrations, and scripts/check-migrations.mjs fails when drizzle-kit would generate a new migration.
+// FTS5 tables and their triggers are hand-written SQL migrations (drizzle-kit cannot express them).
+import { desc, sql } from 'drizzle-orm';
+import { blob, check, index, integer, primaryKey, sqliteTable, text, unique } from 'drizzle-orm/sqlite-core';
 
 export const teams = sqliteTable('teams', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -17,7 +21,7 @@ export const users = sqliteTable('users', {
   role: text('role', { enum: ['owner', 'admin', 'member'] }).notNull().default('member'),
   createdAt: integer('created_at').notNull(),
   removedAt: integer('removed_at'),
-}, (t) => [uniqueIndex('users_team_handle').on(t.teamId, t.handle)]);
+}, (t) => [unique().on(t.teamId, t.handle), check('users_role', sql`role IN ('owner','admin','member')`)]);
 
 export const devices = sqliteTable('devices', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -26,7 +30,7 @@ export const devices = sqliteTable('devices', {
   name: text('name').notNull(),
   createdAt: integer('created_at').notNull(),
   lastSeenAt: integer('last_seen_at'),
-});
+}, (t) => [unique().on(t.teamId, t.userId, t.name)]);
 
 export const tokens = sqliteTable('tokens', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -41,7 +45,7 @@ export const tokens = sqliteTable('tokens', {
   lastUsedAt: integer('last_used_at'),
   expiresAt: integer('expires_at'),
   revokedAt: integer('revoked_at'),
-});
+}, (t) => [index('idx_tokens_team').on(t.teamId, t.userId)]);
 
 export const projects = sqliteTable('projects', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -50,8 +54,9 @@ export const projects = sqliteTable('projects', {
   ownerUserId: integer('owner_user_id').references(() => users.id),
   visibility: text('visibility', { enum: ['team', 'private'] }).notNull().default('team'),
   createdAt: integer('created_at').notNull(),
-});
+}, (t) => [unique().on(t.teamId, t.key), check('projects_visibility', sql`visibility IN ('team','private')`)]);
 
+/** Old keys of renamed or merged projects keep resolving to the surviving project. */
 export const projectAliases = sqliteTable('project_aliases', {
   teamId: integer('team_id').notNull().references(() => teams.id),
   key: text('key').notNull(),
@@ -70,8 +75,9 @@ export const sessions = sqliteTable('sessions', {
   promptCount: integer('prompt_count').notNull().default(0),
   startedAt: integer('started_at').notNull(),
   endedAt: integer('ended_at'),
+  /** Events the SessionDO gave up on, counted before retention empties its storage. */
   deadLetters: integer('dead_letters').notNull().default(0),
-});
+}, (t) => [unique().on(t.teamId, t.sessionKey), index('idx_sessions_project').on(t.teamId, t.projectId, desc(t.startedAt))]);
 
 export const prompts = sqliteTable('prompts', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -80,11 +86,13 @@ export const prompts = sqliteTable('prompts', {
   sessionId: integer('session_id').notNull().references(() => sessions.id),
   promptNumber: integer('prompt_number').notNull(),
   text: text('text').notNull(),
+  /** CJK bigrams computed by the app (src/lib/cjk.ts) so 2-character terms match in FTS5. */
   cjkTerms: text('cjk_terms').notNull().default(''),
   authorUserId: integer('author_user_id').notNull().references(() => users.id),
   createdAt: integer('created_at').notNull(),
+  /** The agent's own prompt id, when it sends one. */
   promptId: text('prompt_id'),
-});
+}, (t) => [unique().on(t.sessionId, t.promptNumber), index('idx_prompts_project').on(t.teamId, t.projectId, desc(t.createdAt))]);
 
 export const observations = sqliteTable('observations', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -114,9 +122,25 @@ export const observations = sqliteTable('observations', {
   supersededBy: integer('superseded_by'),
   deletedAt: integer('deleted_at'),
   embeddedAt: integer('embedded_at'),
+  /**
+   * Team and project as FTS5 tokens (migrations/0002_fts_scope.sql): a MATCH intersects with the caller's
+   * scope inside the index. U+E000 starts each token so no user search text can produce one.
+   */
+  ftsScope: text('fts_scope').generatedAlwaysAs(
+    sql`(char(57344) || 't' || team_id || ' ' || char(57344) || 'p' || project_id)`,
+    { mode: 'virtual' },
+  ),
   promptId: text('prompt_id'),
+  /** The observer turn that stored the row: a turn replayed after a crash is recognised as stored. */
   turnKey: text('turn_key'),
-}, (t) => [index('idx_obs_project_time').on(t.teamId, t.projectId, t.createdAt)]);
+}, (t) => [
+  unique().on(t.sessionId, t.contentHash),
+  index('idx_obs_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
+  index('idx_obs_team_time').on(t.teamId, desc(t.createdAt)),
+  index('idx_obs_session').on(t.sessionId, t.createdAt),
+  index('idx_obs_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
+  index('idx_obs_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
+]);
 
 export const observationFiles = sqliteTable('observation_files', {
   observationId: integer('observation_id').notNull().references(() => observations.id),
@@ -124,7 +148,11 @@ export const observationFiles = sqliteTable('observation_files', {
   projectId: integer('project_id').notNull(),
   path: text('path').notNull(),
   kind: text('kind', { enum: ['read', 'modified'] }).notNull(),
-}, (t) => [primaryKey({ columns: [t.observationId, t.path, t.kind] })]);
+}, (t) => [
+  primaryKey({ columns: [t.observationId, t.path, t.kind] }),
+  index('idx_obs_files_path').on(t.teamId, t.projectId, t.path),
+  check('observation_files_kind', sql`kind IN ('read','modified')`),
+]);
 
 export const summaries = sqliteTable('summaries', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -146,7 +174,11 @@ export const summaries = sqliteTable('summaries', {
   deletedAt: integer('deleted_at'),
   promptId: text('prompt_id'),
   turnKey: text('turn_key'),
-});
+}, (t) => [
+  unique().on(t.sessionId, t.contentHash),
+  index('idx_summaries_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
+  index('idx_summaries_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
+]);
 
 export const auditLog = sqliteTable('audit_log', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -156,15 +188,16 @@ export const auditLog = sqliteTable('audit_log', {
   target: text('target'),
   detail: text('detail').notNull().default('{}'),
   createdAt: integer('created_at').notNull(),
-});
+}, (t) => [index('idx_audit_team_time').on(t.teamId, desc(t.createdAt))]);
 
+/** Local vector index (wrangler dev and tests); production uses Vectorize. */
 export const localVectors = sqliteTable('local_vectors', {
   observationId: integer('observation_id').primaryKey(),
   teamId: integer('team_id').notNull(),
   projectId: integer('project_id').notNull(),
   type: text('type').notNull(),
   embedding: blob('embedding', { mode: 'buffer' }).notNull(),
-});
+}, (t) => [index('idx_local_vectors_scope').on(t.teamId, t.projectId)]);
 
 /** Observer spend: tokens per team, UTC day, session and model (src/db/usage.ts). */
 export const observerUsage = sqliteTable(
@@ -185,3 +218,17 @@ export const observerUsage = sqliteTable(
 
 /** Every table above, for the schema-drift test. */
 export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, observerUsage };
+
+export type Team = typeof teams.$inferSelect;
+export type User = typeof users.$inferSelect;
+export type Device = typeof devices.$inferSelect;
+export type Token = typeof tokens.$inferSelect;
+export type Project = typeof projects.$inferSelect;
+export type Session = typeof sessions.$inferSelect;
+export type Prompt = typeof prompts.$inferSelect;
+export type Observation = typeof observations.$inferSelect;
+export type NewObservation = typeof observations.$inferInsert;
+export type Summary = typeof summaries.$inferSelect;
+export type NewSummary = typeof summaries.$inferInsert;
+export type AuditRow = typeof auditLog.$inferSelect;
+export type ObserverUsage = typeof observerUsage.$inferSelect;

@@ -1,6 +1,9 @@
 // Per-team settings stored as JSON in teams.settings: read tolerantly, one schema for every key we know.
 import { z } from 'zod';
+import { eq } from 'drizzle-orm';
 import type { Caller } from './caller';
+import { db as dbOf, type Db } from './client';
+import { teams } from './schema';
 
 /**
  * Known keys. Unknown keys are kept (passthrough) so other areas can add theirs; a key with a bad value is
@@ -57,12 +60,12 @@ export function parseTeamSettings(raw: string | null | undefined): TeamSettings 
   return out as TeamSettings;
 }
 
-export async function getTeamSettings(db: D1Database, teamId: number): Promise<TeamSettings> {
-  const row = await db.prepare('SELECT settings FROM teams WHERE id = ?').bind(teamId).first<{ settings: string }>();
+export async function getTeamSettings(d1: D1Database | Db, teamId: number): Promise<TeamSettings> {
+  const row = await dbOf(d1).select({ settings: teams.settings }).from(teams).where(eq(teams.id, teamId)).get();
   return parseTeamSettings(row?.settings);
 }
 
 /** The caller's team settings: those read with the token when present, else one D1 read. */
-export async function settingsFor(db: D1Database, auth: Pick<Caller, 'teamId' | 'settings'>): Promise<TeamSettings> {
+export async function settingsFor(db: D1Database | Db, auth: Pick<Caller, 'teamId' | 'settings'>): Promise<TeamSettings> {
   return auth.settings ?? getTeamSettings(db, auth.teamId);
 }

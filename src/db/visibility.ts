@@ -1,5 +1,11 @@
-// The one read-visibility predicate for memory rows: team, visible projects, not deleted, sensitive rule.
+// THE visibility rule: which projects a caller may see, and from it which memory rows they may read. Every
+// read of projects, observations, summaries and prompts builds its WHERE from the functions below; nothing
+// else in the code base spells the rule out (test/worker/teams/isolation.test.ts proves each read route
+// goes through `canSeeProject`).
+import { and, eq, inArray, isNull, notInArray, or, type SQL } from 'drizzle-orm';
+import { alias, QueryBuilder, SQLiteAsyncDialect, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Caller } from './caller';
+import { observations, projects, prompts, summaries } from './schema';
 import { settingsFor, type TeamSettings } from './team-settings';
 
 /** Observation types that only their author may read unless the team sets `share_sensitive: true`. */
@@ -12,47 +18,82 @@ export interface Viewer {
   shareSensitive: boolean;
 }
 
-/** A WHERE fragment with anonymous `?` placeholders and its binds, in order. Combine with AND. */
-export interface SqlFragment {
-  sql: string;
-  params: (string | number)[];
-}
+/** The caller as the project rule needs them. */
+export type ProjectViewer = Pick<Viewer, 'teamId' | 'userId'>;
 
 /** The Viewer for settings the caller already loaded. */
 export function viewerOf(auth: Pick<Caller, 'teamId' | 'userId'>, settings: TeamSettings): Viewer {
   return { teamId: auth.teamId, userId: auth.userId, shareSensitive: settings.share_sensitive === true };
 }
 
-/** Resolves the sensitive-sharing setting (read with the token); pass the Viewer to the `visible*` builders below. */
-export async function loadViewer(db: D1Database, auth: Pick<Caller, 'teamId' | 'userId' | 'settings'>): Promise<Viewer> {
-  return viewerOf(auth, await settingsFor(db, auth));
+/** Resolves the sensitive-sharing setting (read with the token); pass the Viewer to the builders below. */
+export async function loadViewer(d1: D1Database, auth: Pick<Caller, 'teamId' | 'userId' | 'settings'>): Promise<Viewer> {
+  return viewerOf(auth, await settingsFor(d1, auth));
 }
 
-const projectClause = (a: string) =>
-  `${a}.project_id IN (SELECT id FROM projects WHERE team_id = ? AND (visibility = 'team' OR owner_user_id = ?))`;
+const qb = new QueryBuilder();
+
+// Parameters take the columns the rule reads, so aliases (`alias(observations, 'o')`) fit as well as tables.
+type Cols<K extends string> = Record<K, AnySQLiteColumn>;
+type ProjectCols = Cols<'teamId' | 'visibility' | 'ownerUserId'>;
+type ObservationCols = Cols<'teamId' | 'projectId' | 'deletedAt' | 'type' | 'authorUserId'>;
+type SummaryCols = Cols<'teamId' | 'projectId' | 'deletedAt'>;
+type PromptCols = Cols<'teamId' | 'projectId'>;
+
+let ruleUses = 0;
+/** How often the rule has been built in this isolate: the isolation suite checks every read route raises it. */
+export const visibilityRuleUses = (): number => ruleUses;
 
 /**
- * Observations the viewer may read: `alias.team_id` is theirs, the project is team-visible or theirs,
- * `deleted_at IS NULL`, and `sensitive` rows only when they wrote them (or the team shares them).
- * Usage: `WHERE ${f.sql} AND o.project_id IN (…)` with `.bind(...f.params, …)`. Uses `?` placeholders only,
- * so do not mix it with numbered `?1` placeholders in the same statement.
+ * The rule. A project is visible to a caller when it belongs to their team and is team-visible or theirs.
+ * `p` may be an alias of `projects`.
  */
-export function visibleObservations(v: Viewer, alias = 'o'): SqlFragment {
-  const sensitive = v.shareSensitive
-    ? ''
-    : ` AND (${alias}.type NOT IN (${SENSITIVE_TYPES.map(() => '?').join(', ')}) OR ${alias}.author_user_id = ?)`;
-  return {
-    sql: `${alias}.team_id = ? AND ${alias}.deleted_at IS NULL AND ${projectClause(alias)}${sensitive}`,
-    params: [v.teamId, v.teamId, v.userId, ...(v.shareSensitive ? [] : [...SENSITIVE_TYPES, v.userId])],
-  };
+export function canSeeProject(v: ProjectViewer, p: ProjectCols = projects): SQL {
+  ruleUses++;
+  return and(eq(p.teamId, v.teamId), or(eq(p.visibility, 'team'), eq(p.ownerUserId, v.userId)))!;
+}
+
+/** `SELECT id FROM projects WHERE <the rule>`, for `inArray(x.projectId, visibleProjectIds(v))`. */
+export const visibleProjectIds = (v: ProjectViewer) => qb.select({ id: projects.id }).from(projects).where(canSeeProject(v));
+
+/**
+ * Observations the viewer may read: their team, a visible project, not deleted, and `sensitive` rows only
+ * when they wrote them (or the team shares them). `o` may be an alias of `observations`.
+ */
+export function canReadObservation(v: Viewer, o: ObservationCols = observations): SQL {
+  return and(
+    eq(o.teamId, v.teamId),
+    isNull(o.deletedAt),
+    inArray(o.projectId, visibleProjectIds(v)),
+    v.shareSensitive ? undefined : or(notInArray(o.type, [...SENSITIVE_TYPES]), eq(o.authorUserId, v.userId)),
+  )!;
 }
 
 /** Session summaries the viewer may read (team, visible project, not deleted). */
-export function visibleSummaries(v: Viewer, alias = 's'): SqlFragment {
-  return { sql: `${alias}.team_id = ? AND ${alias}.deleted_at IS NULL AND ${projectClause(alias)}`, params: [v.teamId, v.teamId, v.userId] };
+export function canReadSummary(v: Viewer, s: SummaryCols = summaries): SQL {
+  return and(eq(s.teamId, v.teamId), isNull(s.deletedAt), inArray(s.projectId, visibleProjectIds(v)))!;
 }
 
 /** User prompts the viewer may read (team, visible project). Prompts have no soft delete. */
-export function visiblePrompts(v: Viewer, alias = 'p'): SqlFragment {
-  return { sql: `${alias}.team_id = ? AND ${projectClause(alias)}`, params: [v.teamId, v.teamId, v.userId] };
+export function canReadPrompt(v: Viewer, pm: PromptCols = prompts): SQL {
+  return and(eq(pm.teamId, v.teamId), inArray(pm.projectId, visibleProjectIds(v)))!;
 }
+
+// ---- Bridge for statements still written as SQL text (FTS5 queries): the same rule, rendered. ----
+
+/** A WHERE fragment with anonymous `?` placeholders and its binds, in order. Combine with AND. */
+export interface SqlFragment {
+  sql: string;
+  params: (string | number)[];
+}
+
+const dialect = new SQLiteAsyncDialect();
+const render = (cond: SQL): SqlFragment => {
+  const q = dialect.sqlToQuery(cond);
+  return { sql: `(${q.sql})`, params: q.params as (string | number)[] };
+};
+
+/** `canReadObservation` as SQL text over the table alias `a`. Uses `?` placeholders only (not `?1`). */
+export const visibleObservations = (v: Viewer, a = 'o'): SqlFragment => render(canReadObservation(v, alias(observations, a)));
+export const visibleSummaries = (v: Viewer, a = 's'): SqlFragment => render(canReadSummary(v, alias(summaries, a)));
+export const visiblePrompts = (v: Viewer, a = 'p'): SqlFragment => render(canReadPrompt(v, alias(prompts, a)));

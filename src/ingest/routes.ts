@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { endTime, startTime } from 'hono/timing';
-import { VISIBLE_PROJECT_IDS_SQL, visibleProjectParams } from '../db/projects';
+import { findVisibleSession } from '../db/sessions';
 import { settingsFor } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
@@ -80,10 +80,7 @@ eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
 /** The caller's session row, or 404 alike for other teams' sessions and projects the caller cannot see. */
 async function visibleSession(c: Context<AppEnv>, key: string): Promise<void> {
   const auth = c.get('auth');
-  const row = await c.env.DB.prepare(`SELECT id FROM sessions WHERE team_id = ? AND session_key = ? AND project_id IN (${VISIBLE_PROJECT_IDS_SQL})`)
-    .bind(auth.teamId, key, ...visibleProjectParams(auth))
-    .first<{ id: number }>();
-  if (!row) throw notFound('session');
+  if ((await findVisibleSession(c.env.DB, auth, key)) === undefined) throw notFound('session');
 }
 
 /** Re-queues a session's dead letters with a fresh retry budget; answers how many went back. */

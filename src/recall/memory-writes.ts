@@ -1,10 +1,12 @@
 // Explicit memory edits by an agent: `remember` stores an observation directly (forgetting: src/forget/).
 import { z } from 'zod';
 import type { AuthContext } from '../auth/types';
+import { db } from '../db/client';
+import { insertObservation, insertObservationFiles, observationIdByHash } from '../db/observations';
 import { ensureProject } from '../db/projects';
+import { upsertSession } from '../db/sessions';
 import { settingsFor } from '../db/team-settings';
 import type { CairnEnv } from '../env';
-import { cjkTerms } from '../lib/cjk';
 import { AppError } from '../lib/errors';
 import { observationHash } from '../store/hash';
 import { normalizePath } from './file-context';
@@ -33,23 +35,6 @@ const DEFAULT_TYPE = 'discovery';
 /** Key of the per-user, per-project session that holds remembered observations. */
 export const manualSessionKey = (projectId: number, userId: number) => `manual:${projectId}:${userId}`;
 
-async function manualSession(db: D1Database, auth: AuthContext, projectId: number, now: number): Promise<number> {
-  const key = manualSessionKey(projectId, auth.userId);
-  const row = await db
-    .prepare(
-      `INSERT INTO sessions (team_id, session_key, project_id, user_id, device_id, platform, started_at) VALUES (?, ?, ?, ?, ?, 'manual', ?)
-       ON CONFLICT(team_id, session_key) DO UPDATE SET session_key = excluded.session_key RETURNING id, user_id, project_id`,
-    )
-    .bind(auth.teamId, key, projectId, auth.userId, auth.deviceId, now)
-    .first<{ id: number; user_id: number; project_id: number }>();
-  if (!row) throw new Error('manual session row missing');
-  // Clients cannot send `manual:` ids (400 at the edge); a row made before that rule is never borrowed.
-  if (row.user_id !== auth.userId || row.project_id !== projectId) {
-    throw new AppError(409, 'session_conflict', 'The session that holds remembered notes for this project belongs to someone else.');
-  }
-  return row.id;
-}
-
 /**
  * Stores what the agent was asked to remember as an observation (source `remember`), deduplicated by content
  * within the user's manual session of that project. Type and concepts must belong to the team's mode.
@@ -65,38 +50,32 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
   const unknown = concepts.filter((c) => !mode.conceptIds.includes(c));
   if (unknown.length) throw new AppError(400, 'invalid_concept', `unknown concept "${unknown[0]}"; use: ${mode.conceptIds.join(', ')}.`);
 
-  const project = await ensureProject(env.DB, auth, input.project, now);
-  const sessionId = await manualSession(env.DB, auth, project.id, now);
+  const d = db(env.DB);
+  const project = await ensureProject(d, auth, input.project, now);
+  const manual = await upsertSession(d, {
+    teamId: auth.teamId, sessionKey: manualSessionKey(project.id, auth.userId), projectId: project.id, userId: auth.userId,
+    deviceId: auth.deviceId, platform: 'manual', startedAt: now,
+  });
+  // Clients cannot send `manual:` ids (400 at the edge); a row made before that rule is never borrowed.
+  if (manual.userId !== auth.userId || manual.projectId !== project.id) {
+    throw new AppError(409, 'session_conflict', 'The session that holds remembered notes for this project belongs to someone else.');
+  }
+  const sessionId = manual.id;
   const title = input.title || oneLine(input.text, 80);
   const narrative = input.text;
-  const facts = input.facts ?? [];
   const files = [...new Set((input.files ?? []).map(normalizePath).filter(Boolean))];
-  const hash = await observationHash(sessionId, { title, narrative });
-
-  const inserted = await env.DB.prepare(
-    `INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, subtitle, facts, narrative, concepts,
-        files_read, files_modified, cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id, source)
-     VALUES (?, ?, ?, 0, ?, ?, NULL, ?, ?, ?, ?, '[]', ?, ?, ?, 0, ?, ?, ?, 'remember')
-     ON CONFLICT(session_id, content_hash) DO NOTHING RETURNING id`,
-  )
-    .bind(
-      auth.teamId, project.id, sessionId, type, title, JSON.stringify(facts), narrative, JSON.stringify(concepts), JSON.stringify(files),
-      cjkTerms(title, narrative, ...facts), now, now, hash, auth.userId, auth.deviceId,
-    )
-    .first<{ id: number }>();
+  const contentHash = await observationHash(sessionId, { title, narrative });
+  const place = {
+    teamId: auth.teamId, projectId: project.id, sessionId, promptNumber: 0, authorUserId: auth.userId, deviceId: auth.deviceId,
+    source: 'remember', createdAt: now, storedAt: now, discoveryTokens: 0, contentHash,
+  };
+  const content = { type, title, subtitle: null, facts: input.facts ?? [], narrative, concepts, filesRead: files, filesModified: [] };
+  const [inserted] = await insertObservation(d, place, content);
   if (!inserted) {
-    const existing = await env.DB.prepare('SELECT id FROM observations WHERE session_id = ? AND content_hash = ?').bind(sessionId, hash).first<{ id: number }>();
-    if (!existing) throw new Error('duplicate observation vanished');
-    return { id: existing.id, project: project.key, duplicate: true };
+    const existing = await observationIdByHash(d, sessionId, contentHash);
+    if (existing === undefined) throw new Error('duplicate observation vanished');
+    return { id: existing, project: project.key, duplicate: true };
   }
-  if (files.length) {
-    await env.DB.batch(
-      files.map((path) =>
-        env.DB.prepare(`INSERT OR IGNORE INTO observation_files (observation_id, team_id, project_id, path, kind) VALUES (?, ?, ?, ?, 'read')`).bind(
-          inserted.id, auth.teamId, project.id, path,
-        ),
-      ),
-    );
-  }
+  if (files.length) await insertObservationFiles(d, sessionId, contentHash, files.map((path) => ({ path, kind: 'read' as const }))).run();
   return { id: inserted.id, project: project.key, duplicate: false };
 }

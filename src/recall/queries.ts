@@ -1,5 +1,8 @@
-// D1 reads behind recall: every statement starts from the shared visibility predicate (src/db/visibility.ts).
-import { visibleObservations, visibleSummaries, type Viewer } from '../db/visibility';
+// Recall reads: shapes the records the API answers with from the queries in src/db/recall.ts (every one of
+// them built on the one visibility rule).
+import { projectsWithActivity } from '../db/projects';
+import { contextObservationsOf, contextSummariesOf, fileHistoryOf, observationsWithContext } from '../db/recall';
+import type { Viewer } from '../db/visibility';
 import { jsonList, readTokens } from './format';
 import type { RecallMode } from './mode';
 import type { ObservationRecord, ProjectSummary } from './record-types';
@@ -7,18 +10,8 @@ import type { ContextObservation, ContextSummary } from './render-context';
 
 export type { ObservationRecord, ProjectSummary } from './record-types';
 
-type Param = string | number | null;
-
-async function all<T>(db: D1Database, sql: string, params: Param[]): Promise<T[]> {
-  const { results } = await db.prepare(sql).bind(...params).all<T>();
-  return results;
-}
-
-const ids = (projectIds: number[]) => JSON.stringify(projectIds);
-
 /**
- * Runs a newest-first query once per project (`project_id = ?` lets SQLite walk the (team, project, time)
- * index and stop after `limit` rows; an IN-list makes it scan the whole team's time index instead) and
+ * Runs a newest-first query once per project (see src/db/recall.ts for why one project at a time) and
  * merges the answers.
  */
 export async function newestPerProject<T extends { id: number }>(
@@ -47,39 +40,15 @@ export async function contextObservations(
   limit: number,
 ): Promise<ContextObservation[]> {
   if (!projectIds.length || limit <= 0) return [];
-  const vis = visibleObservations(viewer, 'o');
-  const types = JSON.stringify(mode.types.map((t) => t.id));
-  const concepts = JSON.stringify(mode.conceptIds);
-  // Columns are aliased to ContextObservation's names, so rows need no mapping.
+  const types = mode.types.map((t) => t.id);
   return newestPerProject(projectIds, limit, (r: ContextObservation) => r.createdAt, (projectId) =>
-    all<ContextObservation>(
-      db,
-      `SELECT o.id, o.created_at AS createdAt, o.type, o.title, o.subtitle, o.narrative, o.facts,
-              o.discovery_tokens AS discoveryTokens, u.handle AS author
-         FROM observations o JOIN users u ON u.id = o.author_user_id
-        WHERE o.project_id = ? AND ${vis.sql} AND o.superseded_by IS NULL
-          AND o.type IN (SELECT value FROM json_each(?))
-          AND (o.concepts = '[]' OR EXISTS (SELECT 1 FROM json_each(o.concepts) c WHERE c.value IN (SELECT value FROM json_each(?))))
-        ORDER BY o.created_at DESC, o.id DESC LIMIT ?`,
-      [projectId, ...vis.params, types, concepts, limit],
-    ),
+    contextObservationsOf(db, viewer, projectId, types, mode.conceptIds, limit),
   );
 }
 
 export async function contextSummaries(db: D1Database, viewer: Viewer, projectIds: number[], limit: number): Promise<ContextSummary[]> {
   if (!projectIds.length || limit <= 0) return [];
-  const vis = visibleSummaries(viewer, 's');
-  return newestPerProject(projectIds, limit, (r: ContextSummary) => r.createdAt, (projectId) =>
-    all<ContextSummary>(
-      db,
-      `SELECT s.id, s.created_at AS createdAt, s.request, s.investigated, s.learned, s.completed, s.next_steps AS nextSteps,
-              u.handle AS author, ss.platform AS platform
-         FROM summaries s JOIN users u ON u.id = s.author_user_id JOIN sessions ss ON ss.id = s.session_id
-        WHERE s.project_id = ? AND ${vis.sql}
-        ORDER BY s.created_at DESC, s.id DESC LIMIT ?`,
-      [projectId, ...vis.params, limit],
-    ),
-  );
+  return newestPerProject(projectIds, limit, (r: ContextSummary) => r.createdAt, (projectId) => contextSummariesOf(db, viewer, projectId, limit));
 }
 
 export interface FileHistoryRow {
@@ -96,102 +65,33 @@ export interface FileHistoryRow {
 /** Observations (newest first, at most `limit`) whose read or modified files include one of `paths`. */
 export async function fileHistory(db: D1Database, viewer: Viewer, projectIds: number[], paths: string[], limit = 100): Promise<FileHistoryRow[]> {
   if (!projectIds.length || !paths.length) return [];
-  const vis = visibleObservations(viewer, 'o');
-  type Row = { id: number; session_id: number; created_at: number; type: string; title: string | null; files_read: string; files_modified: string; author: string };
-  // Driven from the file index (CROSS JOIN keeps observation_files as the outer loop), one project at a time.
-  const rows = await newestPerProject(projectIds, limit, (r: Row) => r.created_at, (projectId) =>
-    all<Row>(
-      db,
-      `SELECT DISTINCT o.id, o.session_id, o.created_at, o.type, o.title, o.files_read, o.files_modified, u.handle AS author
-         FROM observation_files f CROSS JOIN observations o ON o.id = f.observation_id JOIN users u ON u.id = o.author_user_id
-        WHERE f.team_id = ? AND f.project_id = ? AND f.path IN (SELECT value FROM json_each(?)) AND ${vis.sql}
-        ORDER BY o.created_at DESC, o.id DESC LIMIT ?`,
-      [viewer.teamId, projectId, JSON.stringify(paths), ...vis.params, limit],
-    ),
-  );
-  return rows.map((r) => ({
-    id: r.id,
-    sessionId: r.session_id,
-    createdAt: r.created_at,
-    type: r.type,
-    title: r.title,
-    filesRead: jsonList(r.files_read),
-    filesModified: jsonList(r.files_modified),
-    author: r.author,
-  }));
+  const rows = await newestPerProject(projectIds, limit, (r: Awaited<ReturnType<typeof fileHistoryOf>>[number]) => r.createdAt, (projectId) => fileHistoryOf(db, viewer, projectId, paths, limit));
+  return rows.map((r) => ({ ...r, filesRead: jsonList(r.filesRead), filesModified: jsonList(r.filesModified) }));
 }
-
-interface FullRow {
-  id: number;
-  project: string;
-  session: string;
-  prompt_number: number;
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  facts: string;
-  narrative: string | null;
-  concepts: string;
-  files_read: string;
-  files_modified: string;
-  created_at: number;
-  author: string;
-  device: string | null;
-  source: string;
-  agent_type: string | null;
-  discovery_tokens: number;
-}
-
-const toRecord = (r: FullRow): ObservationRecord => ({
-  id: r.id,
-  project: r.project,
-  session: r.session,
-  promptNumber: r.prompt_number,
-  type: r.type,
-  title: r.title,
-  subtitle: r.subtitle,
-  facts: jsonList(r.facts),
-  narrative: r.narrative,
-  concepts: jsonList(r.concepts),
-  filesRead: jsonList(r.files_read),
-  filesModified: jsonList(r.files_modified),
-  createdAt: new Date(r.created_at).toISOString(),
-  author: r.author,
-  device: r.device,
-  source: r.source,
-  agentType: r.agent_type,
-  discoveryTokens: r.discovery_tokens,
-  tokens: readTokens(r),
-});
 
 /** Full records for `wanted` ids the viewer may read, in the order asked; others are silently absent. */
 export async function observationsByIds(db: D1Database, viewer: Viewer, wanted: number[]): Promise<ObservationRecord[]> {
   if (!wanted.length) return [];
-  const vis = visibleObservations(viewer, 'o');
-  const rows = await all<FullRow>(
-    db,
-    `SELECT o.id, p.key AS project, s.session_key AS session, o.prompt_number, o.type, o.title, o.subtitle, o.facts, o.narrative,
-            o.concepts, o.files_read, o.files_modified, o.created_at, u.handle AS author, d.name AS device, o.source, o.agent_type,
-            o.discovery_tokens
-       FROM observations o JOIN projects p ON p.id = o.project_id JOIN sessions s ON s.id = o.session_id
-       JOIN users u ON u.id = o.author_user_id LEFT JOIN devices d ON d.id = o.device_id
-      WHERE o.id IN (SELECT value FROM json_each(?)) AND ${vis.sql}`,
-    [JSON.stringify(wanted), ...vis.params],
+  const rows = await observationsWithContext(db, viewer, wanted);
+  const byId = new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        ...r,
+        facts: jsonList(r.facts),
+        concepts: jsonList(r.concepts),
+        filesRead: jsonList(r.filesRead),
+        filesModified: jsonList(r.filesModified),
+        createdAt: new Date(r.createdAt).toISOString(),
+        tokens: readTokens(r),
+      } satisfies ObservationRecord,
+    ]),
   );
-  const byId = new Map(rows.map((r) => [r.id, toRecord(r)]));
   return wanted.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
 }
 
 /** Projects the viewer may see, with the number of observations they may read and the newest one's time. */
 export async function listProjects(db: D1Database, viewer: Viewer): Promise<ProjectSummary[]> {
-  const vis = visibleObservations(viewer, 'o');
-  const rows = await all<{ key: string; visibility: 'team' | 'private'; n: number; last: number | null }>(
-    db,
-    `SELECT p.key, p.visibility, count(o.id) AS n, max(o.created_at) AS last
-       FROM projects p LEFT JOIN observations o ON o.project_id = p.id AND ${vis.sql}
-      WHERE p.team_id = ? AND (p.visibility = 'team' OR p.owner_user_id = ?)
-      GROUP BY p.id ORDER BY last IS NULL, last DESC, p.key`,
-    [...vis.params, viewer.teamId, viewer.userId],
-  );
-  return rows.map((r) => ({ key: r.key, visibility: r.visibility, observations: r.n, last_activity: r.last === null ? null : new Date(r.last).toISOString() }));
+  const rows = await projectsWithActivity(db, viewer);
+  return rows.map((r) => ({ key: r.key, visibility: r.visibility, observations: r.observations, last_activity: r.last === null ? null : new Date(r.last).toISOString() }));
 }

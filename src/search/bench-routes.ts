@@ -2,9 +2,13 @@
 import { configOf } from '../config';
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { runBatch } from '../db/batch';
+import { newestOfProjectKey } from '../db/bench';
+import { db } from '../db/client';
+import { insertObservation, insertObservationFiles } from '../db/observations';
 import { ensureProject } from '../db/projects';
+import { upsertSession } from '../db/sessions';
 import type { AppEnv } from '../auth/types';
-import { cjkTerms } from '../lib/cjk';
 import { notFound } from '../lib/errors';
 import { jsonBody } from '../lib/validate';
 import { sessionStub } from '../session/session-do';
@@ -44,34 +48,30 @@ benchRoutes.post('/seed', jsonBody(SeedBody, 5_000_000), async (c) => {
   const body = c.req.valid('json');
   const now = Date.now();
   const project = await ensureProject(c.env.DB, auth, body.project, now);
-  const session = await c.env.DB.prepare(
-    `INSERT INTO sessions (team_id, session_key, project_id, user_id, device_id, started_at) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT(team_id, session_key) DO UPDATE SET prompt_count = prompt_count RETURNING id`,
-  )
-    .bind(auth.teamId, body.session, project.id, auth.userId, auth.deviceId, now)
-    .first<{ id: number }>();
-  const insert = c.env.DB.prepare(
-    `INSERT INTO observations (team_id, project_id, session_id, type, title, subtitle, facts, narrative, concepts, files_read,
-        files_modified, cjk_terms, created_at, stored_at, content_hash, author_user_id, device_id, source)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'bench') RETURNING id`,
-  );
+  const d = db(c.env.DB);
+  const { id: sessionId } = await upsertSession(d, {
+    teamId: auth.teamId, sessionKey: body.session, projectId: project.id, userId: auth.userId, deviceId: auth.deviceId,
+    platform: 'claude-code', startedAt: now,
+  });
   const stamp = `${now.toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  const rows = await c.env.DB.batch<{ id: number }>(
+  const place = { teamId: auth.teamId, projectId: project.id, sessionId, authorUserId: auth.userId, deviceId: auth.deviceId, source: 'bench', storedAt: now };
+  const rows = (await runBatch(
+    d,
     body.observations.map((o, i) =>
-      insert.bind(
-        auth.teamId, project.id, session!.id, o.type, o.title, o.subtitle ?? null, JSON.stringify(o.facts), o.narrative, JSON.stringify(o.concepts),
-        JSON.stringify(o.files_read), JSON.stringify(o.files_modified), cjkTerms(o.title, o.subtitle, o.narrative, ...o.facts), o.created_at, now,
-        `${stamp}-${i}`, auth.userId, auth.deviceId,
-      ),
+      insertObservation(d, { ...place, createdAt: o.created_at, contentHash: `${stamp}-${i}` }, {
+        type: o.type, title: o.title, subtitle: o.subtitle ?? null, facts: o.facts, narrative: o.narrative, concepts: o.concepts,
+        filesRead: o.files_read, filesModified: o.files_modified,
+      }),
     ),
+  )) as { id: number }[][];
+  const ids = rows.map((r) => r[0]!.id);
+  await runBatch(
+    d,
+    body.observations.flatMap((o, i) => {
+      const files = [...o.files_read.map((path) => ({ path, kind: 'read' as const })), ...o.files_modified.map((path) => ({ path, kind: 'modified' as const }))];
+      return files.length ? [insertObservationFiles(d, sessionId, `${stamp}-${i}`, files)] : [];
+    }),
   );
-  const ids = rows.map((r) => r.results[0]!.id);
-  const fileStmt = c.env.DB.prepare('INSERT OR IGNORE INTO observation_files (observation_id, team_id, project_id, path, kind) VALUES (?, ?, ?, ?, ?)');
-  const files = body.observations.flatMap((o, i) => [
-    ...o.files_read.map((p) => fileStmt.bind(ids[i]!, auth.teamId, project.id, p, 'read')),
-    ...o.files_modified.map((p) => fileStmt.bind(ids[i]!, auth.teamId, project.id, p, 'modified')),
-  ]);
-  if (files.length) await c.env.DB.batch(files);
   return c.json({ project: project.key, ids }, 201);
 });
 
@@ -79,13 +79,8 @@ benchRoutes.post('/seed', jsonBody(SeedBody, 5_000_000), async (c) => {
 benchRoutes.get('/baseline', async (c) => {
   const auth = c.get('auth');
   const key = c.req.query('project') ?? '';
-  const project = await c.env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?').bind(auth.teamId, key).first<{ id: number }>();
-  if (!project) throw notFound('project');
-  const { results } = await c.env.DB.prepare(
-    'SELECT id, type, title, created_at FROM observations WHERE team_id = ? AND project_id = ? ORDER BY created_at DESC LIMIT 50',
-  )
-    .bind(auth.teamId, project.id)
-    .all();
+  const results = await newestOfProjectKey(db(c.env.DB), auth.teamId, key);
+  if (!results) throw notFound('project');
   return c.json({ rows: results.length });
 });
 

@@ -1,5 +1,6 @@
 // The SessionDO's durable state in its own SQLite: pending events (claim → confirm), ids already seen,
 // dead letters, prompts of this session, the turn lease and small counters. Synchronous SQL only.
+import { migrateDoSqlite, type DoSchemaSteps } from '../db/do-schema';
 import type { PromptMark } from './filing';
 import type { BufferedEvent, EventSnapshot, PendingRow } from './types';
 
@@ -12,7 +13,12 @@ export const WAITING = -1;
 /** Rows looked at when choosing a turn: far more than one turn takes (20), far fewer than a backlog can hold. */
 const CANDIDATE_LIMIT = 200;
 
-const SCHEMA = `
+/**
+ * The buffer's schema, one step per version (src/db/do-schema.ts). Step 1 is the schema from before versioning,
+ * written with IF NOT EXISTS so objects created then adopt it; later steps append here.
+ */
+export const BUFFER_SCHEMA: DoSchemaSteps = [
+  `
 CREATE TABLE IF NOT EXISTS pending (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   event_id TEXT NOT NULL UNIQUE,
@@ -39,9 +45,12 @@ CREATE TABLE IF NOT EXISTS prompts (prompt_number INTEGER PRIMARY KEY, private I
 CREATE INDEX IF NOT EXISTS idx_pending_time ON pending (occurred_at);
 CREATE TABLE IF NOT EXISTS lease (id INTEGER PRIMARY KEY CHECK (id = 1), claim_id TEXT NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
-`;
+`,
+  // 2: prompt ids, client order and turn keys. Objects that predate versioning may have some of these already.
+  (sql) => addMissingColumns(sql),
+];
 
-/** Columns added after the first release: created on objects whose tables predate them. */
+/** Columns of step 2, each added only where missing (objects written before versioning may have it). */
 const ADDED_COLUMNS: [table: string, column: string, decl: string][] = [
   ['pending', 'prompt_id', 'TEXT'],
   ['pending', 'client_seq', 'INTEGER'],
@@ -99,8 +108,7 @@ export const groupKey = (s: EventSnapshot, promptNumber: number, agentId: string
 
 export class EventBuffer {
   constructor(private readonly sql: SqlStorage) {
-    sql.exec(SCHEMA);
-    addMissingColumns(sql);
+    migrateDoSqlite(sql, BUFFER_SCHEMA);
   }
 
   // --- meta -------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 // TeamDO: one per team; caps concurrent observer calls across the team's sessions and holds the shared back-off.
+import { migrateDoSqlite, type DoSchemaSteps } from '../db/do-schema';
 import { DurableObject } from 'cloudflare:workers';
 import { configOf } from '../config';
 import type { CairnEnv } from '../env';
@@ -23,14 +24,17 @@ export interface TeamBackoff {
   kind: BackoffKind | null;
 }
 
+/** Observer slots and the team's provider backoff, one step per version (src/db/do-schema.ts). */
+export const TEAM_SCHEMA: DoSchemaSteps = [
+  `CREATE TABLE IF NOT EXISTS slots (session_key TEXT PRIMARY KEY, acquired_at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
+   CREATE TABLE IF NOT EXISTS backoff (id INTEGER PRIMARY KEY CHECK (id = 1), until INTEGER NOT NULL, kind TEXT);`,
+];
+
 export class TeamDO extends DurableObject<CairnEnv> {
   constructor(ctx: DurableObjectState, env: CairnEnv) {
     super(ctx, env);
     // Synchronous SQL in the constructor runs before any request is delivered.
-    ctx.storage.sql.exec(`
-      CREATE TABLE IF NOT EXISTS slots (session_key TEXT PRIMARY KEY, acquired_at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS backoff (id INTEGER PRIMARY KEY CHECK (id = 1), until INTEGER NOT NULL, kind TEXT);
-    `);
+    migrateDoSqlite(ctx.storage.sql, TEAM_SCHEMA);
   }
 
   async ping(): Promise<string> {

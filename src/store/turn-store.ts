@@ -1,6 +1,10 @@
 // Writes one observer turn to D1 in a single batch: observations (deduplicated by content hash), their file
 // index rows and the summary. The batch is all-or-nothing, so a turn is either stored whole or not at all.
-import { cjkTerms } from '../lib/cjk';
+import { runBatch, type BatchItem } from '../db/batch';
+import { db, type Db } from '../db/client';
+import { insertObservation, insertObservationFiles } from '../db/observations';
+import { projectAtStoreTime } from '../db/sqlite';
+import { insertSummary } from '../db/summaries';
 import type { StoredNotice } from '../live/hub-do';
 import type { ParsedObservation, ParsedSummary } from '../observer/types';
 import { observationHash, summaryHash } from './hash';
@@ -43,12 +47,6 @@ export interface StoredTurn {
 
 const MAX_PATH_CHARS = 1_000;
 
-/**
- * The project a turn's rows are filed under, read when they are stored: the session's project now (a merge
- * moves sessions, so events buffered before it, or replayed from a dead letter after it, follow), else the
- * snapshot's. Binds: session row id, snapshot project id.
- */
-export const PROJECT_AT_STORE_TIME = '(SELECT COALESCE((SELECT project_id FROM sessions WHERE id = ?), ?))';
 
 /** Read and modified paths of one observation as index rows, cleaned and without repeats. */
 export function fileRows(o: ParsedObservation): { path: string; kind: 'read' | 'modified' }[] {
@@ -79,74 +77,51 @@ export function isStorableSummary(s: ParsedSummary): boolean {
   return [s.request, s.investigated, s.learned, s.completed, s.nextSteps].some((v) => (v ?? '').trim() !== '');
 }
 
-export async function storeTurn(db: D1Database, turn: TurnRecord): Promise<StoredTurn> {
+export async function storeTurn(d1: D1Database | Db, turn: TurnRecord): Promise<StoredTurn> {
+  const d = db(d1);
   const c = turn.context;
-  const stmts: D1PreparedStatement[] = [];
+  const queries: BatchItem[] = [];
   const obsIndex: number[] = [];
   const tokens = spreadTokens(turn.discoveryTokens, turn.observations.length);
+  // The project is read when the rows are stored (projectAtStoreTime): a merge since the snapshot moves them along.
+  const place = { teamId: c.teamId, projectId: projectAtStoreTime(c.sessionDbId, c.projectId), sessionId: c.sessionDbId, promptNumber: c.promptNumber, authorUserId: c.authorUserId, deviceId: c.deviceId };
 
   for (const [i, { observation: o, createdAt }] of turn.observations.entries()) {
-    const hash = await observationHash(c.sessionDbId, o);
-    obsIndex.push(stmts.length);
-    stmts.push(
-      db
-        .prepare(
-          `INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, subtitle, facts, narrative, concepts,
-              files_read, files_modified, cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id,
-              agent_id, agent_type, generation_id, prompt_id, turn_key)
-           VALUES (?, ${PROJECT_AT_STORE_TIME}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(session_id, content_hash) DO NOTHING RETURNING id, type, title, created_at`,
-        )
-        .bind(
-          c.teamId, c.sessionDbId, c.projectId, c.sessionDbId, c.promptNumber, o.type, o.title, o.subtitle, JSON.stringify(o.facts), o.narrative,
-          JSON.stringify(o.concepts), JSON.stringify(o.filesRead), JSON.stringify(o.filesModified),
-          cjkTerms(o.title, o.subtitle, o.narrative, ...o.facts, ...o.concepts), createdAt, turn.storedAt, tokens[i] ?? 0, hash,
-          c.authorUserId, c.deviceId, c.agentId, c.agentType, turn.generationId, c.promptId, turn.turnKey,
-        ),
+    const contentHash = await observationHash(c.sessionDbId, o);
+    obsIndex.push(queries.length);
+    queries.push(
+      insertObservation(d, {
+        ...place, agentId: c.agentId, agentType: c.agentType, generationId: turn.generationId, promptId: c.promptId, turnKey: turn.turnKey,
+        createdAt, storedAt: turn.storedAt, discoveryTokens: tokens[i] ?? 0, contentHash,
+      }, o),
     );
     const files = fileRows(o);
-    // One statement per observation whatever its file count: the rows travel as one JSON parameter, which
-    // keeps every statement far below D1's 100 bound parameters. The id is looked up by hash, so rows of an
-    // observation stored by an earlier attempt are completed too.
-    if (files.length) {
-      stmts.push(
-        db
-          .prepare(
-            `INSERT OR IGNORE INTO observation_files (observation_id, team_id, project_id, path, kind)
-             SELECT o.id, o.team_id, o.project_id, json_extract(j.value, '$.path'), json_extract(j.value, '$.kind')
-               FROM observations o, json_each(?1) j
-              WHERE o.session_id = ?2 AND o.content_hash = ?3`,
-          )
-          .bind(JSON.stringify(files), c.sessionDbId, hash),
-      );
-    }
+    if (files.length) queries.push(insertObservationFiles(d, c.sessionDbId, contentHash, files));
   }
 
   let summaryAt = -1;
   if (turn.summary && isStorableSummary(turn.summary.summary)) {
     const s = turn.summary.summary;
-    summaryAt = stmts.length;
-    stmts.push(
-      db
-        .prepare(
-          `INSERT INTO summaries (team_id, project_id, session_id, prompt_number, request, investigated, learned, completed, next_steps,
-              notes, cjk_terms, created_at, content_hash, author_user_id, device_id, prompt_id, turn_key)
-           VALUES (?, ${PROJECT_AT_STORE_TIME}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(session_id, content_hash) DO NOTHING RETURNING id`,
-        )
-        .bind(
-          c.teamId, c.sessionDbId, c.projectId, c.sessionDbId, c.promptNumber, s.request ?? '', s.investigated ?? '', s.learned ?? '', s.completed ?? '',
-          s.nextSteps ?? '', s.notes, cjkTerms(s.request, s.investigated, s.learned, s.completed, s.nextSteps, s.notes),
-          turn.summary.createdAt, await summaryHash(c.sessionDbId, c.promptNumber, s), c.authorUserId, c.deviceId, c.promptId, turn.turnKey,
-        ),
+    summaryAt = queries.length;
+    queries.push(
+      insertSummary(
+        d,
+        {
+          ...place, promptId: c.promptId, turnKey: turn.turnKey, createdAt: turn.summary.createdAt,
+          contentHash: await summaryHash(c.sessionDbId, c.promptNumber, s),
+        },
+        {
+          request: s.request ?? '', investigated: s.investigated ?? '', learned: s.learned ?? '', completed: s.completed ?? '',
+          nextSteps: s.nextSteps ?? '', notes: s.notes,
+        },
+      ),
     );
   }
 
   const stored: StoredTurn = { teamId: c.teamId, observationIds: [], duplicates: 0, summaryId: null, notices: [] };
-  if (stmts.length === 0) return stored;
-  const results = await db.batch(stmts);
+  const results = await runBatch(d, queries);
   for (const at of obsIndex) {
-    const row = (results[at]?.results as { id: number; type: string; title: string | null; created_at: number }[] | undefined)?.[0];
+    const row = (results[at] as { id: number; type: string; title: string | null; createdAt: number }[] | undefined)?.[0];
     if (!row) {
       stored.duplicates++;
       continue;
@@ -154,11 +129,11 @@ export async function storeTurn(db: D1Database, turn: TurnRecord): Promise<Store
     stored.observationIds.push(row.id);
     stored.notices.push({
       kind: 'observation', projectId: c.projectId, id: row.id, sessionId: c.sessionDbId, type: row.type, title: row.title,
-      createdAt: row.created_at, authorUserId: c.authorUserId,
+      createdAt: row.createdAt, authorUserId: c.authorUserId,
     });
   }
   if (summaryAt >= 0) {
-    const row = (results[summaryAt]?.results as { id: number }[] | undefined)?.[0];
+    const row = (results[summaryAt] as { id: number }[] | undefined)?.[0];
     if (row) {
       stored.summaryId = row.id;
       stored.notices.push({ kind: 'summary', projectId: c.projectId, id: row.id, sessionId: c.sessionDbId, createdAt: turn.summary!.createdAt, authorUserId: c.authorUserId });

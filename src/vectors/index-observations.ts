@@ -1,21 +1,10 @@
 // Embeds stored observations into the vector index (after a turn is stored, and by the backfill).
+import { countUnembedded, markEmbedded, observationsToEmbed, unembeddedIds } from '../db/vectors';
 import type { CairnEnv } from '../env';
 import { getVectorAdapters } from './adapters';
 import type { VectorAdapters } from './types';
 
-interface ObservationDoc {
-  id: number;
-  project_id: number;
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  narrative: string | null;
-  facts: string;
-  concepts: string;
-  files_read: string;
-  files_modified: string;
-  deleted_at: number | null;
-}
+type ObservationDoc = Awaited<ReturnType<typeof observationsToEmbed>>[number];
 
 const jsonList = (raw: string): string[] => {
   try {
@@ -59,12 +48,7 @@ export async function indexObservations(
   const adapters = opts.adapters === undefined ? getVectorAdapters(env) : opts.adapters;
   if (!adapters) return outcome;
   try {
-    const { results } = await env.DB.prepare(
-      `SELECT id, project_id, type, title, subtitle, narrative, facts, concepts, files_read, files_modified, deleted_at
-         FROM observations WHERE team_id = ? AND id IN (SELECT value FROM json_each(?))`,
-    )
-      .bind(teamId, JSON.stringify(unique))
-      .all<ObservationDoc>();
+    const results = await observationsToEmbed(env.DB, teamId, unique);
     const live = results.filter((r) => r.deleted_at === null);
     const gone = results.filter((r) => r.deleted_at !== null).map((r) => r.id);
     if (gone.length) {
@@ -74,9 +58,7 @@ export async function indexObservations(
     if (live.length === 0) return outcome;
     const vectors = await adapters.embedder.embed(live.map(embeddingText));
     await adapters.index.upsert(live.map((r, i) => ({ id: r.id, teamId, projectId: r.project_id, type: r.type, values: vectors[i]! })));
-    await env.DB.prepare(`UPDATE observations SET embedded_at = ? WHERE team_id = ? AND id IN (SELECT value FROM json_each(?))`)
-      .bind(opts.now ?? Date.now(), teamId, JSON.stringify(live.map((r) => r.id)))
-      .run();
+    await markEmbedded(env.DB, teamId, live.map((r) => r.id), opts.now ?? Date.now());
     outcome.indexed = live.length;
   } catch (err) {
     outcome.failed = unique.length - outcome.removed;
@@ -92,14 +74,7 @@ export async function backfillVectors(
   limit: number,
   opts: { adapters?: VectorAdapters | null; now?: number } = {},
 ): Promise<IndexOutcome & { remaining: number }> {
-  const { results } = await env.DB.prepare(
-    'SELECT id FROM observations WHERE team_id = ? AND embedded_at IS NULL AND deleted_at IS NULL ORDER BY id LIMIT ?',
-  )
-    .bind(teamId, Math.min(limit, MAX_PER_CALL))
-    .all<{ id: number }>();
-  const outcome = await indexObservations(env, teamId, results.map((r) => r.id), opts);
-  const left = await env.DB.prepare('SELECT count(*) AS n FROM observations WHERE team_id = ? AND embedded_at IS NULL AND deleted_at IS NULL')
-    .bind(teamId)
-    .first<{ n: number }>();
-  return { ...outcome, remaining: left?.n ?? 0 };
+  const ids = await unembeddedIds(env.DB, teamId, Math.min(limit, MAX_PER_CALL));
+  const outcome = await indexObservations(env, teamId, ids, opts);
+  return { ...outcome, remaining: await countUnembedded(env.DB, teamId) };
 }

@@ -1,4 +1,5 @@
 // D1-backed vector index for local runs and tests: float32 BLOBs, brute-force cosine, scoped by team and project.
+import { deleteLocalVectors, localVectorFingerprints, localVectorHex, upsertLocalVectors } from '../db/vectors';
 import type { VectorIndex, VectorMatch, VectorQuery, VectorRecord } from './types';
 
 /**
@@ -46,53 +47,25 @@ export class LocalVectorIndex implements VectorIndex {
 
   async upsert(records: VectorRecord[]): Promise<void> {
     if (records.length === 0) return;
-    const stmt = this.db.prepare(
-      `INSERT INTO local_vectors (observation_id, team_id, project_id, type, embedding) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT(observation_id) DO UPDATE SET team_id = excluded.team_id, project_id = excluded.project_id,
-         type = excluded.type, embedding = excluded.embedding`,
+    await upsertLocalVectors(
+      this.db,
+      records.map((r) => ({ observationId: r.id, teamId: r.teamId, projectId: r.projectId, type: r.type, embedding: toBlob(r.values) })),
     );
-    await this.db.batch(records.map((r) => stmt.bind(r.id, r.teamId, r.projectId, r.type, toBlob(r.values))));
   }
 
   async deleteByIds(teamId: number, ids: number[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.db
-      .prepare('DELETE FROM local_vectors WHERE team_id = ? AND observation_id IN (SELECT value FROM json_each(?))')
-      .bind(teamId, JSON.stringify(ids))
-      .run();
+    await deleteLocalVectors(this.db, teamId, ids);
   }
 
   async query(vector: number[], q: VectorQuery): Promise<VectorMatch[]> {
-    const where = ['team_id = ?'];
-    const params: (string | number)[] = [q.teamId];
-    if (q.projectIds?.length) {
-      where.push('project_id IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(q.projectIds));
-    } else if (q.excludeProjectIds?.length) {
-      where.push('project_id NOT IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(q.excludeProjectIds));
-    }
-    if (q.types?.length) {
-      where.push('type IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(q.types));
-    }
     // The newest ids with a fingerprint of each vector (its first and last 8 bytes), from the index and 16
     // bytes per row; only vectors this isolate has not decoded yet (or whose fingerprint changed) are read in
     // full. Re-reading a whole team's vectors as hex was most of a team-wide query's time.
-    const { results: candidates } = await this.db
-      .prepare(
-        `SELECT observation_id AS id, hex(substr(embedding, 1, 8)) || hex(substr(embedding, -8)) AS fp FROM local_vectors
-          WHERE ${where.join(' AND ')} ORDER BY observation_id DESC LIMIT ?`,
-      )
-      .bind(...params, this.scanLimit)
-      .all<{ id: number; fp: string }>();
+    const candidates = await localVectorFingerprints(this.db, q, this.scanLimit);
     const missing = candidates.filter((c) => decoded.get(c.id)?.fp !== c.fp).map((c) => c.id);
     for (let i = 0; i < missing.length; i += 1_000) {
-      const { results } = await this.db
-        .prepare('SELECT observation_id AS id, hex(embedding) AS hex FROM local_vectors WHERE observation_id IN (SELECT value FROM json_each(?))')
-        .bind(JSON.stringify(missing.slice(i, i + 1_000)))
-        .all<{ id: number; hex: string }>();
-      for (const r of results) remember(r.id, r.hex);
+      for (const r of await localVectorHex(this.db, missing.slice(i, i + 1_000))) remember(r.id, r.hex);
     }
     const scored = scoreVectors(vector, candidates.flatMap((c) => {
       const hit = decoded.get(c.id);

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
+import { sessionIdByKey, teamHandles } from '../db/feed';
 import { loadViewer } from '../db/visibility';
 import type { AppEnv } from '../auth/types';
 import type { CairnEnv } from '../env';
@@ -68,17 +69,14 @@ const SessionKeyQuery = z.object({ key: z.string().trim().min(1).max(200) });
 viewerApi.get('/sessions', query(SessionKeyQuery), async (c) => {
   const { key } = c.req.valid('query');
   const auth = c.get('auth');
-  const row = await c.env.DB.prepare('SELECT id FROM sessions WHERE team_id = ? AND session_key = ?').bind(auth.teamId, key).first<{ id: number }>();
-  const view = row ? await loadSession(c.env.DB, await loadViewer(c.env.DB, auth), row.id) : null;
+  const id = await sessionIdByKey(c.env.DB, auth.teamId, key);
+  const view = id === undefined ? null : await loadSession(c.env.DB, await loadViewer(c.env.DB, auth), id);
   if (!view) throw notFound('session');
   return c.json(view);
 });
 
 viewerApi.get('/authors', async (c) => {
-  const rows = await c.env.DB.prepare('SELECT handle FROM users WHERE team_id = ? AND removed_at IS NULL ORDER BY handle LIMIT 500')
-    .bind(c.get('auth').teamId)
-    .all<{ handle: string }>();
-  return c.json({ authors: rows.results.map((r) => r.handle) });
+  return c.json({ authors: await teamHandles(c.env.DB, c.get('auth').teamId) });
 });
 
 /**

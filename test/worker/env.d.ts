@@ -9,3 +9,9 @@ declare namespace Cloudflare {
     FAKE_LLM_URL: string;
   }
 }
+declare namespace Cloudflare {
+  interface Env {
+    /** CREATE statements drizzle-kit derives from src/db/schema.ts. */
+    SCHEMA_DDL: string[];
+  }
+}

@@ -4,6 +4,7 @@
 // project is invisible to a teammate until it is made team-visible.
 import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { visibilityRuleUses } from '../../../src/db/visibility';
 import { storePrompt } from '../../../src/store/sessions';
 import { call, fresh, type TestIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary, type Ids } from '../support/seed';
@@ -279,6 +280,21 @@ describe("team B's token against team A's data", () => {
     expect(await teamSnapshot(A.ids.teamId)).toBe(before);
     const control = await callTool(A.owner.token, 'search', { query: A.adm.secret });
     expect(control.text).toContain(A.adm.secret);
+  });
+});
+
+describe('the one visibility rule', () => {
+  // The routes run in this isolate (same module instances as the test), so the rule's use counter is shared.
+  it('is what every read route and listing of the walk builds its query from', async () => {
+    // (/api/viewer/authors is left out: it lists the team's members, not memory of any project.)
+    const listings = ['/api/projects', '/api/viewer/feed', '/api/admin/projects', '/api/search?q=ledger'];
+    const probes = [...READ_PROBES, ...listings.map((path) => get(path, () => path))];
+    for (const p of probes) {
+      const before = visibilityRuleUses();
+      const res = await p.run(A.owner.token, A.real);
+      await res.arrayBuffer();
+      expect(visibilityRuleUses(), `${p.name} answered without the visibility rule`).toBeGreaterThan(before);
+    }
   });
 });
 

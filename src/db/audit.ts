@@ -1,0 +1,27 @@
+// Audit log in D1: the one insert path (anomaly rows are bounded in anomalies.ts).
+import { db as dbOf, type Db } from './client';
+import { auditLog } from './schema';
+
+export interface AuditEntry {
+  teamId: number;
+  /** The user who acted; null for the operator or an unauthenticated anomaly. */
+  actorUserId: number | null;
+  /** Stable dotted name, e.g. `user.add`, `token.revoke`, `token.revoked_used`, `forget`. */
+  action: string;
+  /** What was acted on, e.g. `user:12`, `token:34`, `project:github.com/acme/w`, `observation:9`. */
+  target?: string | null;
+  detail?: Record<string, unknown>;
+  /** Defaults to Date.now(); pass it when the caller already holds a clock. */
+  at?: number;
+}
+
+/** The one audit INSERT, for callers that put it in their own batch. */
+export const insertAudit = (d: Db, e: AuditEntry) =>
+  d.insert(auditLog).values({
+    teamId: e.teamId, actorUserId: e.actorUserId, action: e.action, target: e.target ?? null,
+    detail: JSON.stringify(e.detail ?? {}), createdAt: e.at ?? Date.now(),
+  });
+
+export async function writeAudit(d1: D1Database | Db, e: AuditEntry): Promise<void> {
+  await insertAudit(dbOf(d1), e).run();
+}

@@ -1,0 +1,110 @@
+// Recall reads in D1: the context index, file history and full records by id. Every statement starts from
+// the visibility rule (src/db/visibility.ts). Newest-first reads take ONE project at a time: `project_id = ?`
+// lets SQLite walk the (team, project, time) index and stop after `limit` rows, where an IN-list would scan
+// the whole team's time index.
+import { and, desc, eq, isNull, or } from 'drizzle-orm';
+import { db as dbOf, type Db } from './client';
+import { devices, observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
+import { inJsonList, jsonListIntersects } from './sqlite';
+import { canReadObservation, canReadPrompt, canReadSummary, type Viewer } from './visibility';
+
+/**
+ * Newest observations of one project that pass the allow-lists: the type must be one of `types`, and a row
+ * that has concepts needs at least one of `concepts` (rows without concepts pass). Superseded rows are left out.
+ */
+export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer, projectId: number, types: string[], concepts: string[], limit: number) {
+  return dbOf(d1)
+    .select({
+      id: observations.id, createdAt: observations.createdAt, type: observations.type, title: observations.title,
+      subtitle: observations.subtitle, narrative: observations.narrative, facts: observations.facts,
+      discoveryTokens: observations.discoveryTokens, author: users.handle,
+    })
+    .from(observations)
+    .innerJoin(users, eq(users.id, observations.authorUserId))
+    .where(
+      and(
+        eq(observations.projectId, projectId), canReadObservation(viewer), isNull(observations.supersededBy),
+        inJsonList(observations.type, types), or(eq(observations.concepts, '[]'), jsonListIntersects(observations.concepts, concepts)),
+      ),
+    )
+    .orderBy(desc(observations.createdAt), desc(observations.id))
+    .limit(limit);
+}
+
+/** Newest session summaries of one project. */
+export async function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, projectId: number, limit: number) {
+  return dbOf(d1)
+    .select({
+      id: summaries.id, createdAt: summaries.createdAt, request: summaries.request, investigated: summaries.investigated,
+      learned: summaries.learned, completed: summaries.completed, nextSteps: summaries.nextSteps, author: users.handle,
+      platform: sessions.platform,
+    })
+    .from(summaries)
+    .innerJoin(users, eq(users.id, summaries.authorUserId))
+    .innerJoin(sessions, eq(sessions.id, summaries.sessionId))
+    .where(and(eq(summaries.projectId, projectId), canReadSummary(viewer)))
+    .orderBy(desc(summaries.createdAt), desc(summaries.id))
+    .limit(limit);
+}
+
+/** Newest observations of one project whose read or modified files include one of `paths`. */
+export async function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, projectId: number, paths: string[], limit: number) {
+  return dbOf(d1)
+    .selectDistinct({
+      id: observations.id, sessionId: observations.sessionId, createdAt: observations.createdAt, type: observations.type,
+      title: observations.title, filesRead: observations.filesRead, filesModified: observations.filesModified, author: users.handle,
+    })
+    .from(observationFiles)
+    .innerJoin(observations, eq(observations.id, observationFiles.observationId))
+    .innerJoin(users, eq(users.id, observations.authorUserId))
+    .where(
+      and(
+        eq(observationFiles.teamId, viewer.teamId), eq(observationFiles.projectId, projectId), inJsonList(observationFiles.path, paths),
+        canReadObservation(viewer),
+      ),
+    )
+    .orderBy(desc(observations.createdAt), desc(observations.id))
+    .limit(limit);
+}
+
+/** Full rows for `ids` the viewer may read (any order; others are absent). */
+export async function observationsWithContext(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
+  return dbOf(d1)
+    .select({
+      id: observations.id, project: projects.key, session: sessions.sessionKey, promptNumber: observations.promptNumber,
+      type: observations.type, title: observations.title, subtitle: observations.subtitle, facts: observations.facts,
+      narrative: observations.narrative, concepts: observations.concepts, filesRead: observations.filesRead,
+      filesModified: observations.filesModified, createdAt: observations.createdAt, author: users.handle, device: devices.name,
+      source: observations.source, agentType: observations.agentType, discoveryTokens: observations.discoveryTokens,
+    })
+    .from(observations)
+    .innerJoin(projects, eq(projects.id, observations.projectId))
+    .innerJoin(sessions, eq(sessions.id, observations.sessionId))
+    .innerJoin(users, eq(users.id, observations.authorUserId))
+    .leftJoin(devices, eq(devices.id, observations.deviceId))
+    .where(and(inJsonList(observations.id, ids), canReadObservation(viewer)));
+}
+
+/** Full session summaries among `ids` the viewer may read (any order). */
+export async function summariesByIds(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
+  return dbOf(d1)
+    .select({
+      id: summaries.id, createdAt: summaries.createdAt, project: projects.key, author: users.handle, request: summaries.request,
+      investigated: summaries.investigated, learned: summaries.learned, completed: summaries.completed, nextSteps: summaries.nextSteps,
+      notes: summaries.notes,
+    })
+    .from(summaries)
+    .innerJoin(projects, eq(projects.id, summaries.projectId))
+    .innerJoin(users, eq(users.id, summaries.authorUserId))
+    .where(and(inJsonList(summaries.id, ids), canReadSummary(viewer)));
+}
+
+/** User prompts among `ids` the viewer may read (any order). */
+export async function promptsByIds(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
+  return dbOf(d1)
+    .select({ id: prompts.id, createdAt: prompts.createdAt, project: projects.key, author: users.handle, promptNumber: prompts.promptNumber, text: prompts.text })
+    .from(prompts)
+    .innerJoin(projects, eq(projects.id, prompts.projectId))
+    .innerJoin(users, eq(users.id, prompts.authorUserId))
+    .where(and(inJsonList(prompts.id, ids), canReadPrompt(viewer)));
+}

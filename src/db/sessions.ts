@@ -1,0 +1,73 @@
+// Sessions and prompts in D1: the one insert path for each, the counters, and finding a visible session.
+import { and, eq, inArray } from 'drizzle-orm';
+import { cjkTerms } from '../lib/cjk';
+import { db as dbOf, type Db } from './client';
+import { prompts, sessions, type Session } from './schema';
+import { maxOf, maxOfNullable, projectAtStoreTime, projectOrItsAlias } from './sqlite';
+import { visibleProjectIds, type ProjectViewer } from './visibility';
+
+export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessionKey' | 'projectId' | 'userId' | 'deviceId' | 'platform' | 'startedAt'>;
+
+/**
+ * The one insert of a session row, idempotent per (team, session key): answers the id and owner of the row
+ * that holds the key, whether this call created it or an earlier one did (the no-op update makes RETURNING
+ * answer for an existing row too).
+ */
+export async function upsertSession(d1: D1Database | Db, s: NewSessionRow & { projectKey?: string }): Promise<Pick<Session, 'id' | 'userId' | 'projectId'>> {
+  const { projectKey, ...values } = s;
+  const row = await dbOf(d1)
+    .insert(sessions)
+    // A merge may have removed the project since its id was looked up by `projectKey`: its alias leads on.
+    .values({ ...values, projectId: projectOrItsAlias(s.teamId, s.projectId, projectKey ?? null) })
+    .onConflictDoUpdate({ target: [sessions.teamId, sessions.sessionKey], set: { sessionKey: s.sessionKey } })
+    .returning({ id: sessions.id, userId: sessions.userId, projectId: sessions.projectId })
+    .get();
+  if (!row) throw new Error('session row vanished');
+  return row;
+}
+
+/** The id of session `key` when it is in a project the caller may see; undefined otherwise (other teams' too). */
+export async function findVisibleSession(d1: D1Database | Db, v: ProjectViewer, key: string): Promise<number | undefined> {
+  const row = await dbOf(d1)
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.teamId, v.teamId), eq(sessions.sessionKey, key), inArray(sessions.projectId, visibleProjectIds(v))))
+    .get();
+  return row?.id;
+}
+
+export interface PromptInput {
+  teamId: number;
+  projectId: number;
+  sessionDbId: number;
+  promptNumber: number;
+  /** The agent's own prompt id, when its client sent one. */
+  promptId?: string | null;
+  /** null for a fully private prompt: the count moves on, nothing of the text is stored. */
+  text: string | null;
+  authorUserId: number;
+  createdAt: number;
+}
+
+/** Stores a prompt (the one insert path; idempotent per session and number) and raises the session's prompt count. */
+export async function storePrompt(d1: D1Database | Db, p: PromptInput): Promise<void> {
+  const d = dbOf(d1);
+  const count = d.update(sessions).set({ promptCount: maxOf(sessions.promptCount, p.promptNumber) }).where(eq(sessions.id, p.sessionDbId));
+  if (p.text === null) {
+    await count.run();
+    return;
+  }
+  const insert = d
+    .insert(prompts)
+    .values({
+      teamId: p.teamId, projectId: projectAtStoreTime(p.sessionDbId, p.projectId), sessionId: p.sessionDbId, promptNumber: p.promptNumber, text: p.text,
+      cjkTerms: cjkTerms(p.text), authorUserId: p.authorUserId, createdAt: p.createdAt, promptId: p.promptId ?? null,
+    })
+    .onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
+  await d.batch([count, insert]);
+}
+
+/** Marks a session ended; a later end time wins, an earlier one never moves it back. */
+export async function markSessionEnded(d1: D1Database | Db, sessionDbId: number, endedAt: number): Promise<void> {
+  await dbOf(d1).update(sessions).set({ endedAt: maxOfNullable(sessions.endedAt, endedAt) }).where(eq(sessions.id, sessionDbId)).run();
+}

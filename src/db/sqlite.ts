@@ -1,0 +1,101 @@
+// Every SQLite-specific piece of SQL the queries need, in one place: FTS5 (MATCH, bm25, rowid joins),
+// json_each lists, row-value comparisons and scalar functions drizzle has no builder for. Everything else in
+// src/db/ is drizzle's query builder; a test keeps the `sql` template confined to this file and schema.ts.
+import { sql, type AnyColumn, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { observations, projectAliases, projects, sessions } from './schema';
+
+/**
+ * `col IN (values)` with the whole list bound as ONE JSON parameter: D1 allows 100 bound parameters per
+ * statement, and an IN-list of ids or paths would otherwise spend one per element.
+ */
+export const inJsonList = (col: SQLWrapper, values: readonly (string | number)[]): SQL =>
+  sql`${col} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/** `col NOT IN (values)`, the list bound as one JSON parameter (see inJsonList). */
+export const notInJsonList = (col: SQLWrapper, values: readonly (string | number)[]): SQL =>
+  sql`${col} NOT IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/** `MAX(col, value)`: SQLite's two-argument scalar max, for counters that only move up. */
+export const maxOf = (col: AnyColumn, value: number): SQL<number> => sql<number>`MAX(${col}, ${value})`;
+
+/** `MAX(COALESCE(col, 0), value)`. */
+export const maxOfNullable = (col: AnyColumn, value: number): SQL<number> => sql<number>`MAX(COALESCE(${col}, 0), ${value})`;
+
+/** `json_extract(col, path)`: one field of a JSON text column. */
+export const jsonField = (col: AnyColumn, path: string): SQL<unknown> => sql`json_extract(${col}, ${path})`;
+
+/**
+ * Rows (observation id, team, project, path, kind) for `observation_files`, one per element of `files`,
+ * taken from the observation stored under (session, content hash). The files travel as ONE JSON parameter, so
+ * an observation with many paths still binds three parameters; looking the id up by hash lets the rows go in
+ * the same batch as the observation itself (and completes rows of an observation an earlier attempt stored).
+ */
+export const observationFileRows = (sessionId: number, contentHash: string, files: readonly { path: string; kind: 'read' | 'modified' }[]): SQL =>
+  sql`SELECT ${observations.id}, ${observations.teamId}, ${observations.projectId}, json_extract(j.value, '$.path'), json_extract(j.value, '$.kind')
+        FROM ${observations}, json_each(${JSON.stringify(files)}) j
+       WHERE ${observations.sessionId} = ${sessionId} AND ${observations.contentHash} = ${contentHash}`;
+
+/** A one-row, one-column subquery used as a value: `(SELECT …)`. */
+export const scalar = <T>(query: SQLWrapper): SQL<T> => sql<T>`(${query})`;
+
+/** `group_concat(col, sep)` over a subquery's rows. */
+export const groupConcat = (col: AnyColumn, sep: string): SQL<string | null> => sql<string | null>`group_concat(${col}, ${sep})`;
+
+/** `x IS NULL` as a sortable value (SQLite sorts false before true): puts rows without a value last. */
+export const nullsLast = (x: SQLWrapper): SQL => sql`${x} IS NULL`;
+
+/** A JSON-array text column (`["a","b"]`) shares at least one element with `values`. */
+export const jsonListIntersects = (col: AnyColumn, values: readonly string[]): SQL =>
+  sql`EXISTS (SELECT 1 FROM json_each(${col}) c WHERE c.value IN (SELECT value FROM json_each(${JSON.stringify(values)})))`;
+
+/**
+ * Runs a drizzle SELECT with `INDEXED BY index` after its `FROM "table"` and answers rows keyed like `fields`
+ * (whose key order is the SELECT's column order). Without statistics SQLite prefers the team-wide time index
+ * even when one project is fixed (the visibility rule's `project_id IN (…)` hides that the project is
+ * fixed), and drizzle has no builder for an index hint.
+ */
+export async function allIndexedBy<T extends Record<string, unknown>>(
+  client: D1Database,
+  query: { toSQL(): { sql: string; params: unknown[] } },
+  fields: Record<keyof T, unknown>,
+  table: string,
+  index: string,
+): Promise<T[]> {
+  const q = query.toSQL();
+  const from = `from "${table}"`;
+  if (!q.sql.includes(from)) throw new Error(`allIndexedBy: no ${from} in the query`);
+  const keys = Object.keys(fields) as (keyof T)[];
+  const rows = await client.prepare(q.sql.replace(from, `${from} INDEXED BY ${index}`)).bind(...q.params).raw();
+  return rows.map((r) => Object.fromEntries(keys.map((k, i) => [k, r[i]])) as T);
+}
+
+/** Approximate tokens (chars / 4) of an observation's text, computed in SQL for listings. */
+export const observationTokens = (): SQL<number> =>
+  sql<number>`CAST((length(coalesce(${observations.title}, '')) + length(coalesce(${observations.subtitle}, '')) + length(coalesce(${observations.narrative}, '')) + length(${observations.facts}) + 3) / 4 AS INTEGER)`;
+
+/** `hex(col)`: BLOBs cross the D1 boundary as arrays of numbers, hex strings far cheaper. */
+export const hexOf = (col: AnyColumn): SQL<string> => sql<string>`hex(${col})`;
+
+/** `col` starts with `prefix + '.'` (a dotted name below `prefix`), compared exactly (no LIKE wildcards). */
+export const startsWithDotted = (col: AnyColumn, prefix: string): SQL => sql`substr(${col}, 1, ${prefix.length + 1}) = ${`${prefix}.`}`;
+
+/** A comma-separated scope list (`ingest,read,admin`) holds `scope`. */
+export const hasListItem = (col: AnyColumn, item: string): SQL => sql`',' || ${col} || ',' LIKE ${`%,${item},%`}`;
+
+/** The comma-separated list in `col` without `item` (tidy commas, no empty items). */
+export const withoutListItem = (col: AnyColumn, item: string): SQL<string> =>
+  sql<string>`trim(replace(replace(replace(',' || ${col} || ',', ${`,${item},`}, ','), ',,', ','), ',,', ','), ',')`;
+
+/**
+ * The project a session's rows are filed under, read when they are stored: the session's project now (a merge
+ * moves sessions, so events buffered before it, or replayed from a dead letter after it, follow), else `fallback`.
+ */
+export const projectAtStoreTime = (sessionId: number, fallback: number): SQL<number> =>
+  sql<number>`(SELECT COALESCE((SELECT ${sessions.projectId} FROM ${sessions} WHERE ${sessions.id} = ${sessionId}), ${fallback}))`;
+
+/** `projectId` if that project still exists, else the project its old `key` is now an alias of, else `projectId`. */
+export const projectOrItsAlias = (teamId: number, projectId: number, key: string | null): SQL<number> =>
+  sql<number>`COALESCE((SELECT ${projects.id} FROM ${projects} WHERE ${projects.id} = ${projectId}), (SELECT ${projectAliases.projectId} FROM ${projectAliases} WHERE ${projectAliases.teamId} = ${teamId} AND ${projectAliases.key} = ${key}), ${projectId})`;
+
+/** Hex of a BLOB's first and last 8 bytes: tells whether a cached decode of it is still current. */
+export const blobFingerprint = (col: AnyColumn): SQL<string> => sql<string>`hex(substr(${col}, 1, 8)) || hex(substr(${col}, -8))`;

@@ -14,3 +14,10 @@ export async function newestOfProjectKey(d: Db, teamId: number, key: string) {
     .orderBy(desc(observations.createdAt))
     .limit(50);
 }
+
+/** Rows and bytes of the local database (D1 reports its size with every result), for the capacity bench. */
+export async function databaseSize(raw: D1Database): Promise<{ observations: number; bytes: number | null }> {
+  const count = await raw.prepare('SELECT COUNT(*) AS n FROM observations').first<{ n: number }>();
+  const meta = await raw.prepare('SELECT 1').run();
+  return { observations: count?.n ?? 0, bytes: meta.meta.size_after ?? null };
+}

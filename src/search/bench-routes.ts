@@ -3,7 +3,7 @@ import { configOf } from '../config';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { runBatch } from '../db/batch';
-import { newestOfProjectKey } from '../db/bench';
+import { databaseSize, newestOfProjectKey } from '../db/bench';
 import { db } from '../db/client';
 import { insertObservation, insertObservationFiles } from '../db/observations';
 import { ensureProject } from '../db/projects';
@@ -86,9 +86,7 @@ benchRoutes.get('/baseline', async (c) => {
 
 /** The local database's size in bytes (D1 reports it with every result), for bench/capacity.bench.mjs. */
 benchRoutes.get('/size', async (c) => {
-  const result = await c.env.DB.prepare('SELECT COUNT(*) AS n FROM observations').first<{ n: number }>();
-  const meta = await c.env.DB.prepare('SELECT 1').run();
-  return c.json({ observations: result?.n ?? 0, bytes: meta.meta.size_after ?? null });
+  return c.json(await databaseSize(c.env.DB));
 });
 
 /** The floor of an ingest request: one round trip to a SessionDO that does nothing (bench/pipeline.bench.mjs). */

@@ -3,7 +3,9 @@
 import { and, asc, eq, gt, isNull } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
 import { cjkTerms } from '../lib/cjk';
-import { observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
+import { db as dbHandle } from './client';
+import { insertObservation as insertObservationRow, insertObservationFiles, type FileRef, type ObservationContent } from './observations';
+import { observations, projects, prompts, sessions, summaries, users } from './schema';
 
 export const PAGE = 500;
 
@@ -130,17 +132,10 @@ export async function insertPrompt(db: D1Database, s: Scope, p: { promptNumber: 
   return rows.length > 0;
 }
 
-export interface ObservationIn {
+/** An imported observation: its content plus the bookkeeping the export carried. */
+export interface ObservationIn extends ObservationContent {
   promptNumber: number;
   promptId: string | null;
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  facts: string[];
-  narrative: string | null;
-  concepts: string[];
-  filesRead: string[];
-  filesModified: string[];
   createdAt: number;
   discoveryTokens: number;
   contentHash: string;
@@ -149,48 +144,19 @@ export interface ObservationIn {
   source: string;
 }
 
-/** The new row's id, or null when the session already holds this content. */
+/** The new row's id, or null when the session already holds this content (through the one observation insert). */
 export async function insertObservation(db: D1Database, s: Scope, o: ObservationIn, storedAt: number): Promise<number | null> {
-  const d = drizzle(db);
-  const rows = await d
-    .insert(observations)
-    .values({
-      ...s,
-      promptNumber: o.promptNumber,
-      promptId: o.promptId,
-      type: o.type,
-      title: o.title,
-      subtitle: o.subtitle,
-      facts: JSON.stringify(o.facts),
-      narrative: o.narrative,
-      concepts: JSON.stringify(o.concepts),
-      filesRead: JSON.stringify(o.filesRead),
-      filesModified: JSON.stringify(o.filesModified),
-      cjkTerms: cjkTerms(o.title, o.subtitle, o.narrative, ...o.facts, ...o.concepts),
-      createdAt: o.createdAt,
-      storedAt,
-      discoveryTokens: o.discoveryTokens,
-      contentHash: o.contentHash,
-      agentId: o.agentId,
-      agentType: o.agentType,
-      source: o.source,
-    })
-    .onConflictDoNothing()
-    .returning({ id: observations.id });
-  const id = rows[0]?.id ?? null;
-  if (id === null) return null;
-  const files: { path: string; kind: 'read' | 'modified' }[] = [
+  const d = dbHandle(db);
+  const { promptNumber, promptId, createdAt, discoveryTokens, contentHash, agentId, agentType, source } = o;
+  const place = { ...s, promptNumber, promptId, createdAt, storedAt, discoveryTokens, contentHash, agentId, agentType, source };
+  const [row] = await insertObservationRow(d, place, o);
+  if (!row) return null;
+  const files: FileRef[] = [
     ...[...new Set(o.filesModified)].map((path) => ({ path, kind: 'modified' as const })),
     ...[...new Set(o.filesRead)].map((path) => ({ path, kind: 'read' as const })),
   ];
-  // 5 parameters a row: 15 rows a statement stays under D1's 100 bound parameters.
-  for (let i = 0; i < files.length; i += 15) {
-    await d
-      .insert(observationFiles)
-      .values(files.slice(i, i + 15).map((f) => ({ observationId: id, teamId: s.teamId, projectId: s.projectId, path: f.path, kind: f.kind })))
-      .onConflictDoNothing();
-  }
-  return id;
+  if (files.length > 0) await insertObservationFiles(d, s.sessionId, contentHash, files);
+  return row.id;
 }
 
 export interface SummaryIn {

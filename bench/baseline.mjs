@@ -3,10 +3,12 @@
 // scripts/build.mjs run, where it has one); it is removed by `cleanup`.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../scripts/dev-server.mjs';
+
+// One free-port helper for every bench: the dev-server starter's.
+export { freePort } from '../scripts/dev-server.mjs';
 
 /** main before the ingest fast path (token memo, limit in the SessionDO, Server-Timing); override with BENCH_BASELINE_REF. */
 export const BASELINE_REF = process.env.BENCH_BASELINE_REF ?? '450aca0';
@@ -22,14 +24,3 @@ export function checkoutBaseline(ref = BASELINE_REF) {
   return { root: dir, commit, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** A TCP port nobody is listening on right now (benchmarks run beside other people's servers). */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}

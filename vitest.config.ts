@@ -5,6 +5,7 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-worker
 import { generateSQLiteDrizzleJson, generateSQLiteMigration } from 'drizzle-kit/api';
 import * as schema from './src/db/schema';
 import { startFakeLlm } from './test/support/fake-llm';
+import { embedderHandler } from './scripts/sentence-embedder.mjs';
 
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
 process.env.WRANGLER_SEND_METRICS ??= 'false';
@@ -38,6 +39,9 @@ export default defineConfig(async () => {
                   // Longer than any test: retention tests move the session's end back instead of waiting.
                   SESSION_RETENTION_SECONDS: '600',
                 },
+                // The sentence model, run in this Node process and loaded on first use. Only tests that build its
+                // adapter on this binding use it; every other test keeps the offline embedder (keyword search).
+                serviceBindings: { EMBEDDER: { node: embedderHandler } },
               },
             }),
           ],

@@ -48,6 +48,9 @@ function execOnD1(source: string): boolean {
 /** SQL text through drizzle (`sql` template, sql.raw/join) or straight on a client. */
 const SQL_TEXT = /\bsql\s*(`|<|\.raw\s*\(|\.join\s*\()|\.prepare\s*\(|\.\$client\b|\.exec\s*\(/;
 
+/** A drizzle INSERT into a table (or an alias of one). */
+const INSERT = /\.insert\(\s*(\w+)\s*\)/g;
+
 describe('the data layer door', () => {
   it('leaves no D1 prepare, batch or raw client call outside src/db/', () => {
     expect(outsideDb.filter((f) => D1_CALL.test(text(f)))).toEqual([]);
@@ -64,6 +67,15 @@ describe('the data layer door', () => {
   it('writes SQL text inside src/db/ only in the FTS, SQLite-fragment, schema and migrator modules', () => {
     const writers = insideDb.filter((f) => SQL_TEXT.test(text(f)));
     expect(writers.filter((f) => !SQL_TEXT_MODULES.includes(f)).sort()).toEqual(NOT_YET_MOVED);
+  });
+
+  it('inserts into each table from one place only (one insert path per table)', () => {
+    const places = new Map<string, string[]>();
+    for (const f of all) {
+      for (const m of text(f).matchAll(INSERT)) places.set(m[1]!, [...(places.get(m[1]!) ?? []), f]);
+    }
+    expect(places.size).toBeGreaterThan(10);
+    expect([...places].filter(([, at]) => at.length > 1)).toEqual([]);
   });
 
   it('spells the visibility rule in one place only', () => {
@@ -84,5 +96,6 @@ describe('the data layer door', () => {
     expect(SQL_TEXT.test('d.select().where(sql`${t.id} = 1`)')).toBe(true);
     expect(SQL_TEXT.test("sql.raw('bm25(x)')")).toBe(true);
     expect(SQL_TEXT.test('d.select({ id: t.id }).from(t).where(eq(t.id, 1))')).toBe(false);
+    expect([...'d.insert(prompts).values(a); d.insert( prompts ).values(b)'.matchAll(INSERT)].map((m) => m[1])).toEqual(['prompts', 'prompts']);
   });
 });

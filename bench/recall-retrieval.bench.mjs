@@ -79,7 +79,8 @@ async function runMode(srv, set, keyById, mode) {
 const f = (x) => x.toFixed(3);
 // CAIRN_VECTOR_WEIGHT=<0–1> replays the run with the vector channel weighted so (weight sweeps).
 const weightVar = process.env.CAIRN_VECTOR_WEIGHT ? { CAIRN_VECTOR_WEIGHT: process.env.CAIRN_VECTOR_WEIGHT } : {};
-const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())), weightVar);
+// The local stack as `npm start` runs it: the sentence model beside wrangler dev (CAIRN_EMBEDDER=off: without).
+const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())), weightVar, { embedder: process.env.CAIRN_EMBEDDER !== 'off' });
 const sections = [];
 const failures = [];
 try {

@@ -7,6 +7,8 @@ export interface KeywordHit {
   id: number;
   /** Matches every query term (or names a file the query names). */
   exact: boolean;
+  /** Higher is better (negated bm25); only score fusion reads it. */
+  score?: number;
 }
 
 export interface FusionOptions {
@@ -15,6 +17,23 @@ export interface FusionOptions {
   k?: number;
   /** How many leading exact keyword hits keep their rank. */
   pinExact?: number;
+}
+
+/** Pinned ids first (the leading exact keyword hits), then the rest by score; scores made non-increasing. */
+function pinAndSort(keyword: readonly KeywordHit[], scores: Map<number, number>, order: Map<number, number>, pin: number): { id: number; score: number }[] {
+  const pinned: number[] = [];
+  for (const h of keyword) {
+    if (pinned.length >= pin || !h.exact) break;
+    pinned.push(h.id);
+  }
+  const isPinned = new Set(pinned);
+  const rest = [...scores.keys()]
+    .filter((id) => !isPinned.has(id))
+    .sort((a, b) => scores.get(b)! - scores.get(a)! || order.get(a)! - order.get(b)!);
+  const out = [...pinned, ...rest].map((id) => ({ id, score: scores.get(id)! }));
+  // Pinned rows may have scored below what follows them; lift scores so they never increase down the list.
+  for (let i = out.length - 2; i >= 0; i--) out[i]!.score = Math.max(out[i]!.score, out[i + 1]!.score);
+  return out;
 }
 
 /** Fuses ranked keyword hits with ranked vector ids (best first); returns ids best first with non-increasing scores. */
@@ -31,17 +50,37 @@ export function weightedFusion(keyword: readonly KeywordHit[], vector: readonly 
   };
   for (const [r, h] of keyword.entries()) add(h.id, kw / (k + r + 1));
   if (vw > 0) for (const [r, id] of vector.entries()) add(id, vw / (k + r + 1));
-  const pinned: number[] = [];
-  for (const h of keyword) {
-    if (pinned.length >= pin || !h.exact) break;
-    pinned.push(h.id);
-  }
-  const isPinned = new Set(pinned);
-  const rest = [...scores.keys()]
-    .filter((id) => !isPinned.has(id))
-    .sort((a, b) => scores.get(b)! - scores.get(a)! || order.get(a)! - order.get(b)!);
-  const out = [...pinned, ...rest].map((id) => ({ id, score: scores.get(id)! }));
-  // Pinned rows may have scored below what follows them; lift scores so they never increase down the list.
-  for (let i = out.length - 2; i >= 0; i--) out[i]!.score = Math.max(out[i]!.score, out[i + 1]!.score);
-  return out;
+  return pinAndSort(keyword, scores, order, pin);
+}
+
+export interface ScoreFusionOptions {
+  /** The vector channel's share, 0–1; keyword search gets the rest. */
+  vectorWeight: number;
+  /** The embedder's similarity floor: a neighbour at the floor adds nothing, the best neighbour adds the full share. */
+  floor: number;
+  pinExact?: number;
+}
+
+/**
+ * Normalised score fusion: each keyword hit scores by its bm25 on a scale where the list's first hit is 1 and its
+ * last is 0; each vector neighbour by its similarity on a scale where the floor is 0 and the best neighbour is 1;
+ * the two are mixed by `vectorWeight`. Unlike RRF, a neighbour barely above the floor adds almost nothing, so a
+ * model that is unsure cannot push keyword hits down. The leading exact keyword hits stay pinned.
+ */
+export function scoreFusion(keyword: readonly KeywordHit[], vector: readonly { id: number; score: number }[], opts: ScoreFusionOptions): { id: number; score: number }[] {
+  const vw = Math.min(1, Math.max(0, opts.vectorWeight));
+  const pin = opts.pinExact ?? SEARCH_CONFIG.pinExact;
+  const scores = new Map<number, number>();
+  const order = new Map<number, number>();
+  const add = (id: number, s: number): void => {
+    scores.set(id, (scores.get(id) ?? 0) + s);
+    if (!order.has(id)) order.set(id, order.size);
+  };
+  const first = keyword[0]?.score ?? 0;
+  const last = keyword.at(-1)?.score ?? 0;
+  for (const h of keyword) add(h.id, (1 - vw) * (first > last ? ((h.score ?? last) - last) / (first - last) : 1));
+  const near = vector.filter((m) => m.score >= opts.floor);
+  const best = near.reduce((m, x) => Math.max(m, x.score), opts.floor);
+  for (const m of near) add(m.id, vw * (best > opts.floor ? (m.score - opts.floor) / (best - opts.floor) : 1));
+  return pinAndSort(keyword, scores, order, pin);
 }

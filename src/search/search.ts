@@ -7,11 +7,11 @@ import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
-import type { VectorAdapters } from '../vectors/types';
+import type { VectorAdapters, VectorMatch } from '../vectors/types';
 import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeMatch, SUMMARY_BM25_WEIGHTS, type FtsQuery } from './fts-query';
 import { appliesTo, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
-import { vectorWeightFor } from './config';
-import { weightedFusion } from './fusion';
+import { fusionMethodFor, vectorWeightFor } from './config';
+import { scoreFusion, weightedFusion } from './fusion';
 import { reciprocalRankFusion } from './rrf';
 
 /** One result: the record's row (db/fts.ts) and its score. */
@@ -116,7 +116,7 @@ async function vectorIds(
   scope: RecordScope,
   topK: number,
   timeoutMs: number,
-): Promise<number[] | null> {
+): Promise<VectorMatch[] | null> {
   const work = (async () => {
     const [vec] = await adapters.embedder.embed([q]);
     if (!vec) return [];
@@ -127,7 +127,7 @@ async function vectorIds(
       types: p.type.length ? p.type : undefined,
       topK,
     });
-    return matches.filter((m) => m.score >= adapters.embedder.minScore).map((m) => m.id);
+    return matches.filter((m) => m.score >= adapters.embedder.minScore);
   })();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
@@ -184,9 +184,11 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
   // file rank with the all-terms matches (first when the query is nothing but file names).
   const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;
-  const fileRanked = files.map((id) => ({ id, rank: 0, exact: true }));
-  const strict = ranked.filter((x) => x.full === 1).map((x) => ({ id: x.id, rank: x.rank, exact: true }));
-  const loose = ranked.filter((x) => x.full !== 1).map((x) => ({ id: x.id, rank: x.rank, exact: false }));
+  // For score fusion a row that touched a named file scores like the best keyword hit.
+  const bestScore = ranked.reduce((m, x) => Math.max(m, -x.rank), 0);
+  const fileRanked = files.map((id) => ({ id, rank: 0, exact: true, score: bestScore }));
+  const strict = ranked.filter((x) => x.full === 1).map((x) => ({ id: x.id, rank: x.rank, exact: true, score: -x.rank }));
+  const loose = ranked.filter((x) => x.full !== 1).map((x) => ({ id: x.id, rank: x.rank, exact: false, score: -x.rank }));
   const ordered = onlyPaths ? [...fileRanked, ...strict, ...loose] : [...strict, ...fileRanked, ...loose];
   const seen = new Set<number>();
   const ftsList = ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id));
@@ -195,9 +197,13 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   if (vec === null) {
     return { scope, items: ftsList.map((x) => ({ id: x.id, score: -x.rank })), total: total + fileOnly, mode: 'fts', rows: new Map() };
   }
-  const fused = weightedFusion(ftsList, vec, { vectorWeight: weight });
+  const fused =
+    adapters && fusionMethodFor(adapters.embedder.name) === 'score'
+      ? scoreFusion(ftsList, vec, { vectorWeight: weight, floor: adapters.embedder.minScore })
+      : weightedFusion(ftsList, vec.map((m) => m.id), { vectorWeight: weight });
   // FTS ids are already scoped; only vector ids can drop out, so want + |vec| candidates always fill the page.
-  const rows = await timed(tm, 'hydrate', recordRows(env.DB, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vec])], scope));
+  const vecIds = vec.map((m) => m.id);
+  const rows = await timed(tm, 'hydrate', recordRows(env.DB, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vecIds])], scope));
   const allowed = fused.filter((f) => rows.has(f.id));
   const ftsSet = new Set(ftsList.map((x) => x.id));
   const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;

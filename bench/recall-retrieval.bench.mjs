@@ -1,7 +1,8 @@
 // Retrieval quality on public sets nobody here wrote (plus our own set as a regression check): recall@5,
 // recall@10 and MRR for a plain SQLite FTS5 script, `mode=fts` and the default search, all in the same run,
-// through the real HTTP API of a local wrangler dev. Writes the "recall-retrieval" section of BENCHMARKS.md and
-// FAILS when the default's recall@10 trails `mode=fts` on any set.
+// through the real HTTP API of a local wrangler dev with the local sentence model beside it (as `npm start` runs:
+// every seeded record is embedded by the backfill before any question). Writes the "recall-retrieval" section of
+// BENCHMARKS.md and FAILS when the default's recall@10 trails `mode=fts` on any set.
 //
 // Public sets are read at run time from repository snapshots the developer points at (never downloaded here):
 //   CAIRN_BENCH_REALTALK=<git dir of github.com/danny911kr/REALTALK>

@@ -7,6 +7,6 @@ export const MAX_TEXTS: number;
 export const MAX_CHARS: number;
 export const MAX_BODY_BYTES: number;
 export function loadSentenceModel(): Promise<unknown>;
-export function embedTexts(texts: string[]): Promise<number[][]>;
+export function embedTexts(texts: string[], opts?: { query?: boolean }): Promise<number[][]>;
 export function embedderHandler(req: IncomingMessage, res: ServerResponse): void;
 export function startEmbedderServer(opts?: { port?: number; warm?: boolean }): Promise<{ url: string; stop(): Promise<void> }>;

@@ -35,26 +35,49 @@ export function loadSentenceModel() {
   return loading;
 }
 
-// One model call at a time: the WebAssembly backend runs on this thread anyway, and interleaved calls would
-// only hold more tensors in memory at once.
-let queue = Promise.resolve();
+// One model call at a time (the WebAssembly backend runs on this thread anyway). Jobs advance one batch per
+// turn and a search's query goes before stored rows waiting to be embedded, so a backfill or a burst of
+// `remember` calls cannot hold a query past the Worker's vector deadline.
+const jobs = [];
+let pumping = false;
 
-/** Embeds texts (each cut to MAX_CHARS first); unit-length vectors of DIMENSIONS floats, in order. */
-export async function embedTexts(texts) {
-  const model = await loadSentenceModel();
-  const run = queue.then(async () => {
-    const out = [];
-    for (let i = 0; i < texts.length; i += BATCH) {
-      const chunk = texts.slice(i, i + BATCH).map((t) => (t.trim() === '' ? '.' : t.slice(0, MAX_CHARS)));
-      for (const v of await model.embed(chunk)) {
-        const norm = Math.hypot(...v) || 1;
-        out.push(v.map((x) => x / norm));
+async function pump() {
+  if (pumping) return;
+  pumping = true;
+  try {
+    const model = await loadSentenceModel();
+    while (jobs.length) {
+      const job = jobs.find((j) => j.query) ?? jobs[0];
+      try {
+        const chunk = job.texts.slice(job.out.length, job.out.length + BATCH).map((t) => (t.trim() === '' ? '.' : t.slice(0, MAX_CHARS)));
+        for (const v of await model.embed(chunk)) {
+          const norm = Math.hypot(...v) || 1;
+          job.out.push(v.map((x) => x / norm));
+        }
+        if (job.out.length < job.texts.length) continue;
+        job.resolve(job.out);
+      } catch (err) {
+        job.reject(err);
       }
+      jobs.splice(jobs.indexOf(job), 1);
     }
-    return out;
+  } catch (err) {
+    for (const job of jobs.splice(0)) job.reject(err);
+  } finally {
+    pumping = false;
+  }
+}
+
+/**
+ * Embeds texts (each cut to MAX_CHARS first); unit-length vectors of DIMENSIONS floats, in order. `query: true`
+ * goes ahead of other work.
+ */
+export function embedTexts(texts, { query = false } = {}) {
+  if (texts.length === 0) return Promise.resolve([]);
+  return new Promise((resolve, reject) => {
+    jobs.push({ texts, out: [], query, resolve, reject });
+    void pump();
   });
-  queue = run.catch(() => undefined);
-  return run;
 }
 
 const refuse = (res, status, code, message) => {
@@ -63,8 +86,9 @@ const refuse = (res, status, code, message) => {
 };
 
 /**
- * POST /embed {"texts": string[]} → {"model", "dimensions", "vectors": number[][]}. Bad input is a 4xx with a
- * snake_case code; the body is bounded before it is read in full.
+ * POST /embed {"texts": string[]} → {"model", "dimensions", "vectors": number[][]}; the header
+ * `x-embed-priority: query` puts a search's query first. Bad input is a 4xx with a snake_case code; the body is
+ * bounded before it is read in full.
  */
 export function embedderHandler(req, res) {
   const url = new URL(req.url ?? '/', 'http://embedder');
@@ -97,7 +121,7 @@ export function embedderHandler(req, res) {
       return refuse(res, 400, 'invalid_body', `"texts" must be an array of at most ${MAX_TEXTS} strings.`);
     }
     try {
-      const vectors = await embedTexts(texts);
+      const vectors = await embedTexts(texts, { query: req.headers['x-embed-priority'] === 'query' });
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ model: MODEL_NAME, dimensions: DIMENSIONS, vectors }));
     } catch (err) {

@@ -118,7 +118,7 @@ async function vectorIds(
   timeoutMs: number,
 ): Promise<VectorMatch[] | null> {
   const work = (async () => {
-    const [vec] = await adapters.embedder.embed([q]);
+    const vec = adapters.embedder.embedQuery ? await adapters.embedder.embedQuery(q) : (await adapters.embedder.embed([q]))[0];
     if (!vec) return [];
     const matches = await adapters.index.query(vec, {
       teamId: auth.teamId,

@@ -27,22 +27,31 @@ export class SentenceEmbedder implements Embedder {
 
   async embed(texts: string[]): Promise<number[][]> {
     const out: number[][] = [];
-    for (let i = 0; i < texts.length; i += BATCH) {
-      const chunk = texts.slice(i, i + BATCH).map((t) => t.slice(0, MAX_CHARS));
-      const res = await this.service.fetch(this.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ texts: chunk }),
-      });
-      if (!res.ok) throw new Error(`sentence embedder answered ${res.status}`);
-      const body = (await res.json()) as { vectors?: unknown };
-      const vectors = body?.vectors;
-      if (!Array.isArray(vectors) || vectors.length !== chunk.length || !vectors.every((v) => isVector(v, this.dimensions))) {
-        throw new Error('sentence embedder returned an unexpected shape');
-      }
-      out.push(...(vectors as number[][]));
-    }
+    for (let i = 0; i < texts.length; i += BATCH) out.push(...(await this.request(texts.slice(i, i + BATCH), false)));
     return out;
+  }
+
+  /** Queries go ahead of stored rows waiting in the service, so indexing never makes search miss its deadline. */
+  async embedQuery(text: string): Promise<number[]> {
+    const [v] = await this.request([text], true);
+    if (!v) throw new Error('sentence embedder returned no vector');
+    return v;
+  }
+
+  private async request(texts: string[], query: boolean): Promise<number[][]> {
+    const chunk = texts.map((t) => t.slice(0, MAX_CHARS));
+    const res = await this.service.fetch(this.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(query ? { 'x-embed-priority': 'query' } : {}) },
+      body: JSON.stringify({ texts: chunk }),
+    });
+    if (!res.ok) throw new Error(`sentence embedder answered ${res.status}`);
+    const body = (await res.json()) as { vectors?: unknown };
+    const vectors = body?.vectors;
+    if (!Array.isArray(vectors) || vectors.length !== chunk.length || !vectors.every((v) => isVector(v, this.dimensions))) {
+      throw new Error('sentence embedder returned an unexpected shape');
+    }
+    return vectors as number[][];
   }
 }
 

@@ -41,6 +41,14 @@ describe('the sentence model', () => {
     expect(cos(a!, near!)).toBeGreaterThan(cos(a!, far!));
     expect(empty!.every((x) => Number.isFinite(x))).toBe(true);
   });
+
+  it('serves a search query before stored rows already waiting to be embedded', async () => {
+    const done: string[] = [];
+    const rows = embedTexts(Array.from({ length: 64 }, (_, i) => `stored row number ${i}`)).then((v) => done.push(`rows:${v.length}`));
+    const query = embedTexts(['what did we decide about the cache?'], { query: true }).then((v) => done.push(`query:${v.length}`));
+    await Promise.all([rows, query]);
+    expect(done).toEqual(['query:1', 'rows:64']);
+  });
 });
 
 describe('the sentence model service', () => {

@@ -45,6 +45,21 @@ describe('the sentence embedder adapter', () => {
     await expect(new SentenceEmbedder(answering(503, { error: {} })).embed(['x'])).rejects.toThrow(/503/);
   });
 
+  it('marks a search query so the service serves it before stored rows, and gives the same vector as embed', async () => {
+    const seen: (string | null)[] = [];
+    const spy: EmbedderService = {
+      fetch: (input, init) => {
+        seen.push(new Headers(init.headers).get('x-embed-priority'));
+        return env.EMBEDDER.fetch(input, init);
+      },
+    };
+    const e = new SentenceEmbedder(spy);
+    const q = await e.embedQuery('where is the rate limiter?');
+    const [stored] = await e.embed(['where is the rate limiter?']);
+    expect(seen).toEqual(['query', null]);
+    expect(cosine(q, stored!)).toBeCloseTo(1, 4);
+  });
+
   it('is what local runs pick when the model service URL is set, and the offline embedder otherwise', () => {
     const withUrl = { ...env, CAIRN_EMBEDDER_URL: 'http://127.0.0.1:9/embed' } as CairnEnv;
     expect(getVectorAdapters(withUrl)?.embedder.name).toBe(SENTENCE_EMBEDDER);

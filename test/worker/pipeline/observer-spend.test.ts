@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { budgetNotice, budgetState, periodOf } from '../../../src/observer/budget';
 import { estimateCost, priceTable } from '../../../src/observer/prices';
 import { usageOf } from '../../../src/observer/providers/openai';
+import { modelTotals, totalCost } from '../../../src/usage/report';
 import { call, fresh } from '../support/http';
 import { idsOf } from '../support/seed';
 import { addTeammate, json, newOwner } from '../teams/support';
@@ -60,6 +61,7 @@ describe('observer usage', { timeout: 30_000 }, () => {
       estimated_cost_usd: number | null;
       days: { model: string; calls: number; input_tokens: number; estimated_cost_usd: number | null }[];
       sessions: { session_id: string; calls: number }[];
+      models: { model: string; calls: number; input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number; total_tokens: number; estimated_cost_usd: number | null }[];
     }>(await call('/api/admin/usage?days=7', { token: owner.token }));
     expect(report.total_tokens).toBe(calls * (usage.input + usage.output + usage.cacheRead + usage.cacheWrite));
     const expected = estimateCost(priceTable(undefined), model, { inputTokens: calls * 1_200, outputTokens: calls * 300, cacheReadTokens: calls * 800, cacheWriteTokens: calls * 100 });
@@ -67,6 +69,29 @@ describe('observer usage', { timeout: 30_000 }, () => {
     expect(report.days).toEqual([expect.objectContaining({ model, calls, input_tokens: calls * usage.input, estimated_cost_usd: expected })]);
     expect(report.estimated_cost_usd).toBe(expected);
     expect(report.sessions).toEqual([expect.objectContaining({ session_id: sid, calls })]);
+    // The viewer's spend panel reads the per-model totals.
+    expect(report.models).toEqual([
+      {
+        model, calls, input_tokens: calls * usage.input, output_tokens: calls * usage.output, cache_read_tokens: calls * usage.cacheRead,
+        cache_write_tokens: calls * usage.cacheWrite, total_tokens: report.total_tokens, estimated_cost_usd: expected,
+      },
+    ]);
+  });
+
+  it('totals each model over its days, costliest first, and gives no estimate for a model without a price', () => {
+    const prices = priceTable(undefined);
+    const row = (day: string, model: string, inputTokens: number) => ({ day, model, calls: 1, inputTokens, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    const rows = [row('2027-01-02', 'claude-haiku-4-5', 1_000), row('2027-01-02', 'house-model', 5_000), row('2027-01-01', 'claude-haiku-4-5', 3_000), row('2027-01-01', 'claude-sonnet-4-5', 2_000)];
+    const models = modelTotals(rows, (r) => estimateCost(prices, r.model, r));
+    expect(models.map((m) => [m.model, m.calls, m.input_tokens, m.total_tokens])).toEqual([
+      ['claude-sonnet-4-5', 1, 2_000, 2_010],
+      ['claude-haiku-4-5', 2, 4_000, 4_020],
+      ['house-model', 1, 5_000, 5_010],
+    ]);
+    // haiku: 4,000 in at $1/M + 20 out at $5/M; sonnet: 2,000 in at $3/M + 10 out at $15/M.
+    expect(models.map((m) => m.estimated_cost_usd)).toEqual([0.00615, 0.0041, null]);
+    expect(totalCost(models)).toBeNull();
+    expect(totalCost(models.slice(0, 2))).toBe(0.01025);
   });
 
   it('shows the usage report to admins only', async () => {

@@ -18,7 +18,7 @@ const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).defa
 
 function observerOf(env: CairnEnv): UsageReport['observer'] {
   const p = createProvider(env);
-  return { provider: p.name, model: p.name === 'heuristic' ? null : p.model };
+  return { provider: p.name, model: p.name === 'heuristic' ? null : p.model, read_only_model: p.readOnlyModel ?? null };
 }
 
 const budgetJson = (b: BudgetState | null): BudgetJson | null =>

@@ -10,6 +10,7 @@ import type { VectorAdapters } from '../vectors/types';
 import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeMatch, SUMMARY_BM25_WEIGHTS, type FtsQuery } from './fts-query';
 import { appliesTo, filterSql, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
 import { vectorWeightFor } from './config';
+import { DIVERSIFY, diversify } from './diversify';
 import { weightedFusion } from './fusion';
 import { reciprocalRankFusion } from './rrf';
 
@@ -354,30 +355,42 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   return { scope, items: allowed, total: total + fileOnly + vectorOnly, mode: 'hybrid', rows };
 }
 
+interface Pick {
+  ranking: Ranking;
+  id: number;
+  score: number;
+}
+
 /**
- * Cuts the page: one kind's list as it is, several kinds fused by RRF over their ranked lists. Rows not yet
- * loaded are loaded per kind (scope re-applied).
+ * Cuts the page: one kind's list as it is, several kinds fused by RRF over their ranked lists, then the head
+ * of the list thinned of near-duplicates (src/search/diversify.ts). Rows not yet loaded are loaded per kind
+ * (scope re-applied): the diversified head and the page, so every page sees the same order.
  */
 async function pageOf(db: D1Database, rankings: Ranking[], offset: number, want: number, tm: Record<string, number> | undefined): Promise<SearchResult[]> {
-  const picked: { ranking: Ranking; id: number; score: number }[] =
+  const merged: Pick[] =
     rankings.length === 1
-      ? rankings[0]!.items.slice(offset, want).map((it) => ({ ranking: rankings[0]!, ...it }))
+      ? rankings[0]!.items.slice(0, Math.max(want, DIVERSIFY.window)).map((it) => ({ ranking: rankings[0]!, ...it }))
       : reciprocalRankFusion(rankings.map((rk, i) => rk.items.map((it) => `${i}:${it.id}`)))
-          .slice(offset, want)
+          .slice(0, Math.max(want, DIVERSIFY.window))
           .map((f) => {
             const [i, id] = f.id.split(':').map(Number) as [number, number];
             return { ranking: rankings[i]!, id, score: f.score };
           });
+  const needed = [...merged.slice(0, DIVERSIFY.window), ...merged.slice(Math.max(offset, DIVERSIFY.window), want)];
   await timed(tm, 'hydrate_page', Promise.all(
     rankings.map(async (rk) => {
-      const missing = picked.filter((x) => x.ranking === rk && !rk.rows.has(x.id)).map((x) => x.id);
+      const missing = needed.filter((x) => x.ranking === rk && !rk.rows.has(x.id)).map((x) => x.id);
       for (const [id, row] of await hydrate(db, missing, rk.scope)) rk.rows.set(id, row);
     }),
   ));
-  return picked.flatMap((x) => {
+  const ordered = diversify(merged, (x) => x.ranking.rows.get(x.id)?.title ?? '');
+  const page = ordered.slice(offset, want).flatMap((x) => {
     const row = x.ranking.rows.get(x.id);
     return row ? [toResult(x.ranking.scope.source.kind, row, x.score)] : [];
   });
+  // A deferred near-duplicate keeps its own score only where that does not rise above the row before it.
+  for (let i = 1; i < page.length; i++) page[i]!.score = Math.min(page[i]!.score, page[i - 1]!.score);
+  return page;
 }
 
 /**

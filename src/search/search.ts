@@ -11,6 +11,7 @@ import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeM
 import { appliesTo, filterSql, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
 import { vectorWeightFor } from './config';
 import { DIVERSIFY, diversify } from './diversify';
+import { dayWindow, liftDated, namedDays } from './dates';
 import { weightedFusion } from './fusion';
 import { reciprocalRankFusion } from './rrf';
 
@@ -187,6 +188,19 @@ async function fileHits(db: D1Database, paths: string[], scope: Scope, limit: nu
   return results.map((r) => r.id);
 }
 
+/**
+ * Matches stored within `window` (around days the query names), all-terms matches first, then bm25; empty
+ * without a window. One more statement, only for queries that name a day.
+ */
+async function datedHits(db: D1Database, fts: RankInput['fts'], scope: Scope, window: RankInput['window'], pool: number): Promise<number[]> {
+  if (!window) return [];
+  const a = scope.source.alias;
+  const narrow = (expr: string) => (scope.source.scoped ? scopeMatch(expr, scope.projectIds) : expr);
+  const where = { sql: `${scope.where.sql} AND ${a}.created_at >= ? AND ${a}.created_at <= ?`, params: [...scope.where.params, window.since, window.until] };
+  const { rows } = await ftsRanked(db, narrow(fts.all), narrow(fts.any), { ...scope, where }, pool);
+  return rows.map((x) => x.id);
+}
+
 interface Row {
   id: number;
   created_at: number;
@@ -307,14 +321,20 @@ interface Ranking {
 interface RankInput {
   q: string;
   fts: { all: string; any: string; terms: string[] };
+  /** Stored-at window around calendar days the query names (src/search/dates.ts); rows in it are lifted. */
+  window: { since: number; until: number } | null;
   pool: number;
   want: number;
 }
 
 /** Summaries and prompts: FTS only (the vector index holds observations). */
 async function rankText(db: D1Database, scope: Scope, r: RankInput, tm: Record<string, number> | undefined): Promise<Ranking> {
-  const { rows, total } = await timed(tm, `fts_${scope.source.kind}`, ftsSearch(db, r.fts.all, r.fts.any, scope, r.pool));
-  return { scope, items: rows.map((x) => ({ id: x.id, score: -x.rank })), total, mode: 'fts', rows: new Map() };
+  const [{ rows, total }, dated] = await Promise.all([
+    timed(tm, `fts_${scope.source.kind}`, ftsSearch(db, r.fts.all, r.fts.any, scope, r.pool)),
+    timed(tm, `dated_${scope.source.kind}`, datedHits(db, r.fts, scope, r.window, r.pool)),
+  ]);
+  const items = liftDated(rows.map((x) => ({ id: x.id, score: -x.rank })), dated, (id) => ({ id, score: 0 }));
+  return { scope, items, total, mode: 'fts', rows: new Map() };
 }
 
 /** Observations: FTS, files named in the query, and vector neighbours when available. */
@@ -331,7 +351,8 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   const ftsPromise = timed(tm, 'fts', ftsSearch(env.DB, fts.all, fts.any, scope, pool));
   const filesPromise = timed(tm, 'files', fileHits(env.DB, paths, scope, pool));
   const vectorPromise = adapters ? vectorIds(env, adapters, q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
-  const [{ rows: ranked, total }, files, vec] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise)]);
+  const datedPromise = timed(tm, 'dated', datedHits(env.DB, fts, scope, r.window, pool));
+  const [{ rows: ranked, total }, files, vec, dated] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise), datedPromise]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
   // file rank with the all-terms matches (first when the query is nothing but file names).
   const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;
@@ -340,7 +361,7 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   const loose = ranked.filter((x) => x.full !== 1).map((x) => ({ id: x.id, rank: x.rank, exact: false }));
   const ordered = onlyPaths ? [...fileRanked, ...strict, ...loose] : [...strict, ...fileRanked, ...loose];
   const seen = new Set<number>();
-  const ftsList = ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id));
+  const ftsList = liftDated(ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id)), dated, (id) => ({ id, rank: 0, exact: false }));
   const fileOnly = files.filter((id) => !ranked.some((x) => x.id === id)).length;
 
   if (vec === null) {
@@ -405,12 +426,15 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const scopes = await timed(tm, 'scope', scopesFor(env, auth, p));
   if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
   if (!p.q) return filterOnly(env.DB, p, scopes);
-  const fts: FtsQuery = buildFtsQuery(p.q);
+  // Digit-only dates leave the words; when nothing else is left, the query is searched as typed.
+  const named = namedDays(p.q);
+  const stripped = named.days.length ? buildFtsQuery(named.rest) : null;
+  const fts: FtsQuery = stripped?.all ? stripped : buildFtsQuery(p.q);
   // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
   if (!fts.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
 
   const want = p.offset + p.limit;
-  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, pool: Math.min(1000, Math.max(want, 60)), want };
+  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, window: stripped?.all ? dayWindow(named.days) : null, pool: Math.min(1000, Math.max(want, 60)), want };
   // Summary and prompt statements go out first; the observation side may then spend time embedding the query.
   const text = scopes.filter((s) => s.source.kind !== 'observation').map((s) => rankText(env.DB, s, r, tm));
   const obs = scopes.filter((s) => s.source.kind === 'observation').map((s) => rankObservations(env, auth, p, s, r, deps));

@@ -66,6 +66,8 @@ export interface ObserverRequest {
   maxTokens: number;
   events: ToolEvent[];
   summary: SummaryRequest | null;
+  /** Asks this model instead of the provider's own for this call (read-only turns, observer/model-choice.ts). */
+  model?: string;
 }
 
 export interface ObserverUsage {
@@ -84,6 +86,8 @@ export interface ObserverReply {
 export interface ObserverProvider {
   readonly name: 'anthropic' | 'openai' | 'workers-ai' | 'heuristic';
   readonly model: string;
+  /** The model read-only turns ask instead, when the deployment names one. */
+  readonly readOnlyModel?: string;
   complete(request: ObserverRequest): Promise<ObserverReply>;
 }
 

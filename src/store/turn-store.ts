@@ -6,7 +6,7 @@ import { insertObservation, insertObservationFiles } from '../db/observations';
 import { projectAtStoreTime } from '../db/sqlite';
 import { insertSummary } from '../db/summaries';
 import type { StoredNotice } from '../live/hub-do';
-import type { ParsedObservation, ParsedSummary } from '../observer/types';
+import type { ObservationContent, ParsedSummary } from '../observer/types';
 import { observationHash, summaryHash } from './hash';
 
 /** Where a turn's rows are filed: the snapshot taken when its events were enqueued. */
@@ -26,7 +26,7 @@ export interface TurnContext {
 export interface TurnRecord {
   context: TurnContext;
   /** createdAt = when the underlying tool call happened, not when the observer answered. */
-  observations: { observation: ParsedObservation; createdAt: number }[];
+  observations: { observation: ObservationContent; createdAt: number }[];
   summary: { summary: ParsedSummary; createdAt: number } | null;
   /** Tokens the observer spent on this turn; spread over its observations. */
   discoveryTokens: number;
@@ -49,7 +49,7 @@ const MAX_PATH_CHARS = 1_000;
 
 
 /** Read and modified paths of one observation as index rows, cleaned and without repeats. */
-export function fileRows(o: ParsedObservation): { path: string; kind: 'read' | 'modified' }[] {
+export function fileRows(o: ObservationContent): { path: string; kind: 'read' | 'modified' }[] {
   const out: { path: string; kind: 'read' | 'modified' }[] = [];
   const seen = new Set<string>();
   const add = (raw: string, kind: 'read' | 'modified') => {

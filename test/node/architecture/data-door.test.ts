@@ -76,6 +76,12 @@ describe('the data layer door', () => {
     expect([...places].filter(([, at]) => at.length > 1)).toEqual([]);
   });
 
+  it('declares what an observation says once (db/observation-content.ts); other shapes derive from it', () => {
+    const shape = /\bfilesModified\??\s*:\s*(string\s*\[\]|Array<|z\.)/;
+    expect(all.filter((f) => shape.test(text(f)))).toEqual(['src/db/observation-content.ts']);
+    expect(shape.test('  filesModified: string[];')).toBe(true);
+  });
+
   it('spells the visibility rule in one place only', () => {
     const rule = /visibility\s*=\s*'team'\s+OR\s+\w*\.?owner_user_id/i;
     expect(all.filter((f) => rule.test(text(f)))).toEqual([]);

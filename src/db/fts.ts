@@ -3,7 +3,8 @@
 // specifics are written with drizzle's `sql` template here and nowhere else; what can be a query builder is one.
 // Ranking policy (bm25 weights, MATCH expressions, fusion) belongs to src/search/ and arrives as arguments.
 import { and, count, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
-import { alias, QueryBuilder } from 'drizzle-orm/sqlite-core';
+import { alias, QueryBuilder, type SQLiteTable } from 'drizzle-orm/sqlite-core';
+import { runBatch } from './batch';
 import { db } from './client';
 import type { RecordKind } from './forget';
 import { observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
@@ -123,6 +124,12 @@ export function recordScope(kind: RecordKind, viewer: Viewer, filter: RecordFilt
   return { kind, teamId: viewer.teamId, projectIds: filter.projectIds, where };
 }
 
+/** The scope narrowed to rows stored from `since` to `until` (inclusive ms): search's window around a named day. */
+export function storedWithin(scope: RecordScope, since: number, until: number): RecordScope {
+  const a = SOURCES[scope.kind].alias;
+  return { ...scope, where: and(scope.where, gte(a.createdAt, since), lte(a.createdAt, until))! };
+}
+
 /** One FTS match: bm25 rank (lower is better) and whether it matched every term. */
 export interface FtsRanked {
   id: number;
@@ -197,4 +204,55 @@ export async function newestRecords(d1: D1Database, scope: RecordScope, limit: n
     db(d1).select({ n: count() }).from(a).where(scope.where).get(),
   ]);
   return { rows: rows as RecordRow[], total: counted?.n ?? 0 };
+}
+
+// ---- Index maintenance ----------------------------------------------------------------------------------
+// Deleting a row from an external-content FTS5 table (our delete triggers) only adds a delete marker: the
+// forgotten terms stay inside the index's segment blobs until the segments are merged. 'optimize' merges every
+// segment into one and drops the deleted entries, so the text is gone from the index itself, not just from
+// query results. Its cost grows with the index: called once per forget.
+
+export type FtsTable = 'observations_fts' | 'summaries_fts' | 'prompts_fts';
+
+export const ALL_FTS: readonly FtsTable[] = ['observations_fts', 'summaries_fts', 'prompts_fts'];
+
+const CONTENT: Record<FtsTable, SQLiteTable> = { observations_fts: observations, summaries_fts: summaries, prompts_fts: prompts };
+
+/** An FTS5 special command (`INSERT INTO t(t) VALUES ('optimize')`) on each table, in one batch. */
+async function ftsCommand(d1: D1Database, tables: readonly FtsTable[], command: 'optimize' | 'rebuild'): Promise<void> {
+  if (tables.length === 0) return;
+  const d = db(d1);
+  const statements = tables.map((t) => d.run(sql`INSERT INTO ${sql.identifier(t)}(${sql.identifier(t)}) VALUES (${sql.raw(`'${command}'`)})`));
+  await runBatch(d, statements);
+}
+
+export const purgeDeletedTerms = (d1: D1Database, tables: readonly FtsTable[] = ALL_FTS): Promise<void> => ftsCommand(d1, tables, 'optimize');
+
+/** Rebuilds the indexes from their content tables (after a restore of D1 from a backup or an import). */
+export const rebuildFts = (d1: D1Database, tables: readonly FtsTable[] = ALL_FTS): Promise<void> => ftsCommand(d1, tables, 'rebuild');
+
+/**
+ * Indexes whose row count differs from their content table's: what a restore from `wrangler d1 export` (which
+ * leaves FTS5 tables out) or an import leaves behind. Counted through each index's docsize table.
+ */
+export async function ftsOutOfStep(d1: D1Database): Promise<FtsTable[]> {
+  const d = db(d1);
+  const counts = ALL_FTS.map((t) =>
+    d.get<{ content: number; indexed: number }>(
+      sql`SELECT (SELECT COUNT(*) FROM ${CONTENT[t]}) AS content, (SELECT COUNT(*) FROM ${sql.identifier(`${t}_docsize`)}) AS indexed`,
+    ),
+  );
+  // No bound parameters: drizzle's D1 batch cannot bind them for raw statements.
+  const rows = (await runBatch(d, counts)) as ({ content: number; indexed: number } | undefined)[];
+  return ALL_FTS.filter((_, i) => {
+    const r = rows[i];
+    return r !== undefined && r.content !== r.indexed;
+  });
+}
+
+/** Rebuilds the indexes that are out of step; returns which. Run by the daily cron, so a restore heals itself. */
+export async function healFts(d1: D1Database): Promise<FtsTable[]> {
+  const broken = await ftsOutOfStep(d1);
+  if (broken.length) await rebuildFts(d1, broken);
+  return broken;
 }

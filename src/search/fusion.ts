@@ -22,9 +22,10 @@ export interface FusionOptions {
 /** Pinned ids first (the leading exact keyword hits), then the rest by score; scores made non-increasing. */
 function pinAndSort(keyword: readonly KeywordHit[], scores: Map<number, number>, order: Map<number, number>, pin: number): { id: number; score: number }[] {
   const pinned: number[] = [];
+  // The first exact hits wherever they stand: a row lifted by a date the query names may precede them.
   for (const h of keyword) {
-    if (pinned.length >= pin || !h.exact) break;
-    pinned.push(h.id);
+    if (pinned.length >= pin) break;
+    if (h.exact) pinned.push(h.id);
   }
   const isPinned = new Set(pinned);
   const rest = [...scores.keys()]
@@ -62,8 +63,8 @@ export interface ScoreFusionOptions {
 }
 
 /**
- * Normalised score fusion: each keyword hit scores by its bm25 on a scale where the list's first hit is 1 and its
- * last is 0; each vector neighbour by its similarity on a scale where the floor is 0 and the best neighbour is 1;
+ * Normalised score fusion: each keyword hit scores by the bm25 of its place in the list on a scale where the best is
+ * 1 and the worst 0; each vector neighbour by its similarity on a scale where the floor is 0 and the best neighbour is 1;
  * the two are mixed by `vectorWeight`. Unlike RRF, a neighbour barely above the floor adds almost nothing, so a
  * model that is unsure cannot push keyword hits down. The leading exact keyword hits stay pinned.
  */
@@ -76,9 +77,12 @@ export function scoreFusion(keyword: readonly KeywordHit[], vector: readonly { i
     scores.set(id, (scores.get(id) ?? 0) + s);
     if (!order.has(id)) order.set(id, order.size);
   };
-  const first = keyword[0]?.score ?? 0;
-  const last = keyword.at(-1)?.score ?? 0;
-  for (const h of keyword) add(h.id, (1 - vw) * (first > last ? ((h.score ?? last) - last) / (first - last) : 1));
+  // The list's order is kept (all-terms hits first, rows lifted by a named day where they were put): the i-th hit
+  // gets the i-th best bm25 score of the list, scaled so the best is 1 and the worst 0.
+  const bm25 = keyword.flatMap((h) => (h.score === undefined ? [] : [h.score])).sort((a, b) => b - a);
+  const hi = bm25[0] ?? 0;
+  const lo = bm25.at(-1) ?? 0;
+  for (const [i, h] of keyword.entries()) add(h.id, (1 - vw) * (hi > lo ? ((bm25[i] ?? lo) - lo) / (hi - lo) : 1));
   const near = vector.filter((m) => m.score >= opts.floor);
   const best = near.reduce((m, x) => Math.max(m, x.score), opts.floor);
   for (const m of near) add(m.id, vw * (best > opts.floor ? (m.score - opts.floor) / (best - opts.floor) : 1));

@@ -1,7 +1,7 @@
 // Observer spend: `GET /api/admin/usage` (tokens and estimated cost per day, model and session, the budget in
 // force) and `GET /api/observer/budget` (for any token: is the LLM observer on, or its heuristic fallback).
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { settingsFor } from '../db/team-settings';
 import { usageByDay, usageBySession, type TokenCounts } from '../db/usage';
 import type { AppEnv } from '../auth/types';
@@ -18,7 +18,7 @@ const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).defa
 
 function observerOf(env: CairnEnv): UsageReport['observer'] {
   const p = createProvider(env);
-  return { provider: p.name, model: p.name === 'heuristic' ? null : p.model };
+  return { provider: p.name, model: p.name === 'heuristic' ? null : p.model, read_only_model: p.readOnlyModel ?? null };
 }
 
 const budgetJson = (b: BudgetState | null): BudgetJson | null =>

@@ -27,7 +27,8 @@ export interface BudgetJson {
 
 export interface UsageReport {
   from: string;
-  observer: { provider: string; model: string | null };
+  /** `read_only_model`: what turns that only read ask instead of `model` (OBSERVER_READONLY_MODEL), or null. */
+  observer: { provider: string; model: string | null; read_only_model: string | null };
   budget: BudgetJson | null;
   total_tokens: number;
   estimated_cost_usd: number | null;

@@ -40,7 +40,8 @@ function budgetLine(lang: Lang, r: UsageReport): Child {
 
 export function spendPanel(lang: Lang, r: UsageReport): HTMLElement {
   const t = (key: Key, vars?: Record<string, string | number>) => translate(lang, key, vars);
-  const observer = r.observer.model ? `${r.observer.provider} · ${r.observer.model}` : t('spendHeuristic');
+  const readOnly = r.observer.read_only_model ? ` ${t('spendReadOnly', { model: r.observer.read_only_model })}` : '';
+  const observer = r.observer.model ? `${r.observer.provider} · ${r.observer.model}${readOnly}` : t('spendHeuristic');
   const total = formatUsd(lang, r.estimated_cost_usd) ?? t('spendNoPrice');
   const table = r.models.length
     ? h(

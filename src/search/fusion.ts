@@ -19,22 +19,33 @@ export interface FusionOptions {
   pinExact?: number;
 }
 
-/** Pinned ids first (the leading exact keyword hits), then the rest by score; scores made non-increasing. */
-function pinAndSort(keyword: readonly KeywordHit[], scores: Map<number, number>, order: Map<number, number>, pin: number): { id: number; score: number }[] {
-  const pinned: number[] = [];
-  // The first exact hits wherever they stand: a row lifted by a date the query names may precede them.
-  for (const h of keyword) {
-    if (pinned.length >= pin) break;
-    if (h.exact) pinned.push(h.id);
-  }
-  const isPinned = new Set(pinned);
-  const rest = [...scores.keys()]
-    .filter((id) => !isPinned.has(id))
-    .sort((a, b) => scores.get(b)! - scores.get(a)! || order.get(a)! - order.get(b)!);
-  const out = [...pinned, ...rest].map((id) => ({ id, score: scores.get(id)! }));
-  // Pinned rows may have scored below what follows them; lift scores so they never increase down the list.
-  for (let i = out.length - 2; i >= 0; i--) out[i]!.score = Math.max(out[i]!.score, out[i + 1]!.score);
-  return out;
+/**
+ * Sums each id's contributions; `ranked()` puts the first `pin` exact keyword hits first (wherever they stand: a
+ * row lifted by a date the query names may precede them), then the rest by score, earlier-seen first on ties,
+ * with scores lifted so they never increase down the list.
+ */
+function tally(keyword: readonly KeywordHit[], pin: number) {
+  const scores = new Map<number, number>();
+  const order = new Map<number, number>();
+  const add = (id: number, s: number): void => {
+    scores.set(id, (scores.get(id) ?? 0) + s);
+    if (!order.has(id)) order.set(id, order.size);
+  };
+  const ranked = (): { id: number; score: number }[] => {
+    const pinned: number[] = [];
+    for (const h of keyword) {
+      if (pinned.length >= pin) break;
+      if (h.exact) pinned.push(h.id);
+    }
+    const isPinned = new Set(pinned);
+    const rest = [...scores.keys()]
+      .filter((id) => !isPinned.has(id))
+      .sort((a, b) => scores.get(b)! - scores.get(a)! || order.get(a)! - order.get(b)!);
+    const out = [...pinned, ...rest].map((id) => ({ id, score: scores.get(id)! }));
+    for (let i = out.length - 2; i >= 0; i--) out[i]!.score = Math.max(out[i]!.score, out[i + 1]!.score);
+    return out;
+  };
+  return { add, ranked };
 }
 
 /** Fuses ranked keyword hits with ranked vector ids (best first); returns ids best first with non-increasing scores. */
@@ -43,15 +54,10 @@ export function weightedFusion(keyword: readonly KeywordHit[], vector: readonly 
   const kw = opts.keywordWeight ?? SEARCH_CONFIG.keywordWeight;
   const vw = Math.max(0, opts.vectorWeight);
   const pin = opts.pinExact ?? SEARCH_CONFIG.pinExact;
-  const scores = new Map<number, number>();
-  const order = new Map<number, number>();
-  const add = (id: number, s: number): void => {
-    scores.set(id, (scores.get(id) ?? 0) + s);
-    if (!order.has(id)) order.set(id, order.size);
-  };
+  const { add, ranked } = tally(keyword, pin);
   for (const [r, h] of keyword.entries()) add(h.id, kw / (k + r + 1));
   if (vw > 0) for (const [r, id] of vector.entries()) add(id, vw / (k + r + 1));
-  return pinAndSort(keyword, scores, order, pin);
+  return ranked();
 }
 
 export interface ScoreFusionOptions {
@@ -71,12 +77,7 @@ export interface ScoreFusionOptions {
 export function scoreFusion(keyword: readonly KeywordHit[], vector: readonly { id: number; score: number }[], opts: ScoreFusionOptions): { id: number; score: number }[] {
   const vw = Math.min(1, Math.max(0, opts.vectorWeight));
   const pin = opts.pinExact ?? SEARCH_CONFIG.pinExact;
-  const scores = new Map<number, number>();
-  const order = new Map<number, number>();
-  const add = (id: number, s: number): void => {
-    scores.set(id, (scores.get(id) ?? 0) + s);
-    if (!order.has(id)) order.set(id, order.size);
-  };
+  const { add, ranked } = tally(keyword, pin);
   // The list's order is kept (all-terms hits first, rows lifted by a named day where they were put): the i-th hit
   // gets the i-th best bm25 score of the list, scaled so the best is 1 and the worst 0.
   const bm25 = keyword.flatMap((h) => (h.score === undefined ? [] : [h.score])).sort((a, b) => b - a);
@@ -86,5 +87,5 @@ export function scoreFusion(keyword: readonly KeywordHit[], vector: readonly { i
   const near = vector.filter((m) => m.score >= opts.floor);
   const best = near.reduce((m, x) => Math.max(m, x.score), opts.floor);
   for (const m of near) add(m.id, vw * (best > opts.floor ? (m.score - opts.floor) / (best - opts.floor) : 1));
-  return pinAndSort(keyword, scores, order, pin);
+  return ranked();
 }

@@ -2,7 +2,7 @@
 // and gets a token for them. Idempotent on names: whatever already exists is reused.
 import { configOf } from '../config';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { mintToken } from '../auth/tokens';
 import type { Role } from '../auth/types';
 import type { AppEnv } from '../auth/types';

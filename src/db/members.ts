@@ -6,6 +6,7 @@ import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
 import { devices, tokens, users, type User } from './schema';
 import { hasListItem, scalar, withoutListItem } from './sqlite';
+import { insertUser } from './teams';
 import type { insertToken } from './tokens';
 
 const qb = new QueryBuilder();
@@ -60,7 +61,7 @@ export async function addUser(d1: D1Database | Db, teamId: number, handle: strin
   const d = dbOf(d1);
   const write = existingId !== null
     ? d.update(users).set({ role, removedAt: null }).where(eq(users.id, existingId))
-    : d.insert(users).values({ teamId, handle, role, createdAt: now });
+    : insertUser(d, { teamId, handle, role, createdAt: now });
   await runBatch(d, [write, insertAudit(d, audit)]);
 }
 

@@ -20,10 +20,14 @@ export async function memberCount(d1: D1Database | Db, teamId: number): Promise<
   return row?.n ?? 0;
 }
 
-/** The one user INSERT (idempotent per team and handle); answers the row that holds the handle. */
+/** The one user INSERT, idempotent per (team, handle). Batchable; add `.returning()` to learn if it was new. */
+export const insertUser = (d: Db, u: Pick<User, 'teamId' | 'handle' | 'role' | 'createdAt'>) =>
+  d.insert(users).values(u).onConflictDoNothing({ target: [users.teamId, users.handle] });
+
+/** The user with `handle`, created if missing; answers the row that holds the handle. */
 export async function ensureUser(d1: D1Database | Db, teamId: number, handle: string, role: User['role'], now: number): Promise<Pick<User, 'id' | 'role'>> {
   const d = dbOf(d1);
-  await d.insert(users).values({ teamId, handle, role, createdAt: now }).onConflictDoNothing({ target: [users.teamId, users.handle] });
+  await insertUser(d, { teamId, handle, role, createdAt: now });
   const row = await d.select({ id: users.id, role: users.role }).from(users).where(and(eq(users.teamId, teamId), eq(users.handle, handle))).get();
   if (!row) throw new Error('user row vanished');
   return row;

@@ -4,21 +4,22 @@ import { ConfigError, configOf, parseConfig } from '../../../src/config';
 
 describe('parseConfig', () => {
   it('gives every setting its default when nothing is set, as wrangler.toml leaves them', () => {
-    const c = parseConfig({ OBSERVER_PROVIDER: '', OBSERVER_MODEL: '', CAIRN_MODE: 'code', OBSERVER_CONCURRENCY: '4' });
+    const c = parseConfig({ OBSERVER_PROVIDER: '', OBSERVER_MODEL: '', OBSERVER_READONLY_MODEL: '', CAIRN_MODE: 'code', OBSERVER_CONCURRENCY: '4' });
     expect(c).toEqual({
       local: false,
       adminSecret: undefined,
       mode: 'code',
-      observer: { provider: undefined, model: undefined, concurrency: 4, anthropic: { apiKey: undefined, baseURL: undefined }, openai: { apiKey: undefined, baseURL: undefined } },
+      observer: { provider: undefined, model: undefined, readOnlyModel: undefined, concurrency: 4, anthropic: { apiKey: undefined, baseURL: undefined }, openai: { apiKey: undefined, baseURL: undefined } },
       rateLimits: { ingest: 600, read: 120 },
     });
   });
 
   it('turns strings into numbers, flags and a lower-cased provider name', () => {
-    const c = parseConfig({ CAIRN_LOCAL: '1', OBSERVER_PROVIDER: ' Anthropic ', RATE_LIMIT_INGEST_PER_MIN: '30', OBSERVER_MODEL: ' m ' });
+    const c = parseConfig({ CAIRN_LOCAL: '1', OBSERVER_PROVIDER: ' Anthropic ', RATE_LIMIT_INGEST_PER_MIN: '30', OBSERVER_MODEL: ' m ', OBSERVER_READONLY_MODEL: ' small ' });
     expect(c.local).toBe(true);
     expect(c.observer.provider).toBe('anthropic');
     expect(c.observer.model).toBe('m');
+    expect(c.observer.readOnlyModel).toBe('small');
     expect(c.rateLimits.ingest).toBe(30);
   });
 

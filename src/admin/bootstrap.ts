@@ -10,6 +10,7 @@ import { sha256Hex, timingSafeEqual } from '../lib/crypto';
 import { AppError } from '../lib/errors';
 import { jsonBody } from '../lib/validate';
 import { writeAudit } from '../audit/audit';
+import { directoryDb, placeTeam, syncTeamCopy, teamDbs } from '../db/shards';
 import { ensureDevice, ensureTeam, ensureUser, memberCount } from '../db/teams';
 
 /** Team, user and device names: short, URL- and shell-safe. */
@@ -51,10 +52,14 @@ export const requireOperator: MiddlewareHandler<AppEnv> = async (c, next) => {
 export const bootstrapRoutes = new Hono<AppEnv>().post('/', jsonBody(BootstrapBody, 10_000), async (c) => {
   const body = c.req.valid('json');
   const now = Date.now();
-  const ids = await ensureTeamUserDevice(c.env.DB, body, now);
+  const ids = await ensureTeamUserDevice(directoryDb(c.env), body, now);
   const scopes = ids.role === 'member' ? (['ingest', 'read'] as const) : (['ingest', 'read', 'admin'] as const);
-  const minted = await mintToken(c.env.DB, { teamId: ids.teamId, userId: ids.userId, deviceId: ids.deviceId, scopes: [...scopes], label: 'bootstrap' }, now);
-  await writeAudit(c.env.DB, {
+  const minted = await mintToken(directoryDb(c.env), { teamId: ids.teamId, userId: ids.userId, deviceId: ids.deviceId, scopes: [...scopes], label: 'bootstrap' }, now);
+  // A new team is placed on a shard by the configured rule; that shard gets a copy of its new member rows.
+  await placeTeam(c.env, ids.teamId, now);
+  const h = await teamDbs(c.env, ids.teamId);
+  await syncTeamCopy(h);
+  await writeAudit(h.team, {
     teamId: ids.teamId, actorUserId: null, action: 'team.bootstrap', target: `token:${minted.id}`,
     detail: { user: body.user, device: body.device ?? null, role: ids.role, scopes }, at: now,
   });

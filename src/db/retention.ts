@@ -3,7 +3,7 @@
 // summaries, prompts). Deleting fires the FTS delete triggers; the caller purges the index segments.
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
-import { localVectors, observationFiles, observations, prompts, sessions, summaries, teams } from './schema';
+import { localVectors, observationFiles, observations, prompts, sessions, summaries } from './schema';
 
 export async function addDeadLetters(db: D1Database, teamId: number, sessionKey: string, n: number): Promise<void> {
   if (n <= 0) return;
@@ -11,11 +11,6 @@ export async function addDeadLetters(db: D1Database, teamId: number, sessionKey:
     .update(sessions)
     .set({ deadLetters: sql`${sessions.deadLetters} + ${n}` })
     .where(and(eq(sessions.teamId, teamId), eq(sessions.sessionKey, sessionKey)));
-}
-
-/** Teams and their raw settings (the caller parses them). */
-export async function teamSettingsRows(db: D1Database): Promise<{ id: number; settings: string }[]> {
-  return drizzle(db).select({ id: teams.id, settings: teams.settings }).from(teams);
 }
 
 /** Rows deleted per statement: a long-kept team's first sweep is spread over several batches. */

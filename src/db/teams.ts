@@ -1,9 +1,9 @@
 // Teams, their members' rows and devices in D1: the insert paths (idempotent), settings and the audit listing.
 import { and, count, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import { insertAudit, type AuditEntry } from './audit';
-import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
 import { auditLog, devices, teams, users, type User } from './schema';
+import { writeTeam, type TeamDbs } from './shards';
 import { startsWithDotted } from './sqlite';
 
 /** The team named `slug`, created if missing; answers its id. */
@@ -48,10 +48,9 @@ export async function teamSettingsText(d1: D1Database | Db, teamId: number): Pro
   return row?.settings;
 }
 
-/** Replaces the team's settings, with the audit row, in one batch. */
-export async function writeTeamSettings(d1: D1Database | Db, teamId: number, settings: Record<string, unknown>, audit: AuditEntry): Promise<void> {
-  const d = dbOf(d1);
-  await runBatch(d, [d.update(teams).set({ settings: JSON.stringify(settings) }).where(eq(teams.id, teamId)), insertAudit(d, audit)]);
+/** Replaces the team's settings (directory) with the audit row (the team's shard); see writeTeam. */
+export async function writeTeamSettings(h: TeamDbs, settings: Record<string, unknown>, audit: AuditEntry): Promise<void> {
+  await writeTeam(h, [dbOf(h.dir).update(teams).set({ settings: JSON.stringify(settings) }).where(eq(teams.id, h.teamId))], [insertAudit(dbOf(h.team), audit)]);
 }
 
 /** Slug, name and creation time of the team. */

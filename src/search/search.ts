@@ -12,6 +12,7 @@ import { appliesTo, filterSql, hasFilter, kindsOf, SearchParams, type RecordKind
 import { vectorWeightFor } from './config';
 import { weightedFusion } from './fusion';
 import { reciprocalRankFusion } from './rrf';
+import { teamDb } from '../db/shards';
 
 export interface SearchResult {
   /** Which table `id` belongs to; text output writes `#12`, `S12` (summary) or `P12` (prompt). */
@@ -103,15 +104,18 @@ const SOURCES: Record<RecordKind, Source> = {
 interface Scope {
   source: Source;
   teamId: number;
+  /** The team's database (its shard, src/db/shards.ts). */
+  db: D1Database;
   where: SqlFragment;
   projectIds: number[] | null;
 }
 
 /** One scope per kind asked for and not excluded by an observation-only filter; none when no project is visible. */
 async function scopesFor(env: CairnEnv, auth: AuthContext, p: SearchParams): Promise<Scope[]> {
+  const db = await teamDb(env, auth.teamId);
   const [viewer, projects] = await Promise.all([
-    loadViewer(env.DB, auth),
-    p.project.length ? resolveVisibleProjects(env.DB, auth, p.project) : Promise.resolve(null),
+    loadViewer(db, auth),
+    p.project.length ? resolveVisibleProjects(db, auth, p.project) : Promise.resolve(null),
   ]);
   const projectIds = projects ? projects.map((r) => r.id) : null;
   if (projectIds && projectIds.length === 0) return []; // unknown, invisible and foreign projects all look alike: empty
@@ -121,7 +125,7 @@ async function scopesFor(env: CairnEnv, auth: AuthContext, p: SearchParams): Pro
       const source = SOURCES[k];
       const vis = source.visible(viewer, source.alias);
       const f = filterSql(p, projectIds, k, source.alias);
-      return { source, teamId: auth.teamId, where: { sql: `${vis.sql} AND ${f.sql}`, params: [...vis.params, ...f.params] }, projectIds };
+      return { source, teamId: auth.teamId, db, where: { sql: `${vis.sql} AND ${f.sql}`, params: [...vis.params, ...f.params] }, projectIds };
     });
 }
 
@@ -258,7 +262,6 @@ async function hiddenProjectIds(db: D1Database, auth: AuthContext): Promise<numb
 }
 
 async function vectorIds(
-  env: CairnEnv,
   adapters: VectorAdapters,
   q: string,
   auth: AuthContext,
@@ -273,7 +276,7 @@ async function vectorIds(
     const matches = await adapters.index.query(vec, {
       teamId: auth.teamId,
       projectIds: scope.projectIds ?? undefined,
-      excludeProjectIds: scope.projectIds ? undefined : await hiddenProjectIds(env.DB, auth),
+      excludeProjectIds: scope.projectIds ? undefined : await hiddenProjectIds(scope.db, auth),
       types: p.type.length ? p.type : undefined,
       topK,
     });
@@ -327,9 +330,9 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   const paths = pathLikeTerms(q);
   // Send the SQL first: the embedder runs synchronously until its first await, so starting it first would
   // leave the database idle while the query is embedded.
-  const ftsPromise = timed(tm, 'fts', ftsSearch(env.DB, fts.all, fts.any, scope, pool));
-  const filesPromise = timed(tm, 'files', fileHits(env.DB, paths, scope, pool));
-  const vectorPromise = adapters ? vectorIds(env, adapters, q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
+  const ftsPromise = timed(tm, 'fts', ftsSearch(scope.db, fts.all, fts.any, scope, pool));
+  const filesPromise = timed(tm, 'files', fileHits(scope.db, paths, scope, pool));
+  const vectorPromise = adapters ? vectorIds(adapters, q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
   const [{ rows: ranked, total }, files, vec] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise)]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
   // file rank with the all-terms matches (first when the query is nothing but file names).
@@ -347,7 +350,7 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   }
   const fused = weightedFusion(ftsList, vec, { vectorWeight: weight });
   // FTS ids are already scoped; only vector ids can drop out, so want + |vec| candidates always fill the page.
-  const rows = await timed(tm, 'hydrate', hydrate(env.DB, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vec])], scope));
+  const rows = await timed(tm, 'hydrate', hydrate(scope.db, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vec])], scope));
   const allowed = fused.filter((f) => rows.has(f.id));
   const ftsSet = new Set(ftsList.map((x) => x.id));
   const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;
@@ -391,7 +394,8 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const tm = deps.timings;
   const scopes = await timed(tm, 'scope', scopesFor(env, auth, p));
   if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
-  if (!p.q) return filterOnly(env.DB, p, scopes);
+  const db = scopes[0]!.db;
+  if (!p.q) return filterOnly(db, p, scopes);
   const fts: FtsQuery = buildFtsQuery(p.q);
   // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
   if (!fts.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
@@ -399,9 +403,9 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const want = p.offset + p.limit;
   const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, pool: Math.min(1000, Math.max(want, 60)), want };
   // Summary and prompt statements go out first; the observation side may then spend time embedding the query.
-  const text = scopes.filter((s) => s.source.kind !== 'observation').map((s) => rankText(env.DB, s, r, tm));
+  const text = scopes.filter((s) => s.source.kind !== 'observation').map((s) => rankText(db, s, r, tm));
   const obs = scopes.filter((s) => s.source.kind === 'observation').map((s) => rankObservations(env, auth, p, s, r, deps));
   const byKind = await Promise.all([...obs, ...text]);
-  const results = await pageOf(env.DB, byKind, p.offset, want, tm);
+  const results = await pageOf(db, byKind, p.offset, want, tm);
   return { results, total: byKind.reduce((n, k) => n + k.total, 0), mode: byKind.some((k) => k.mode === 'hybrid') ? 'hybrid' : 'fts' };
 }

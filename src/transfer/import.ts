@@ -1,12 +1,11 @@
 // POST /api/admin/import: an NDJSON export (or part of one) into the caller's team. Every line is checked
 // before anything is written; rows are matched by handle, project key, session key and content hash, so
 // importing the same file twice adds nothing. Imported users are members without tokens.
-import type { AuthContext } from '../auth/types';
 import { findSession } from '../db/forget';
 import { insertObservation, insertPrompt, insertSummary, projectByKey, sessionByKey, userByHandle } from '../db/transfer';
-import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { ExportRecord } from './records';
+import { syncTeamCopy, type TeamDbs } from '../db/shards';
 
 export const MAX_IMPORT_BYTES = 1_000_000;
 export const MAX_IMPORT_LINES = 2_000;
@@ -43,9 +42,13 @@ export function parseNdjson(body: string): ExportRecord[] {
   return out;
 }
 
-export async function importRecords(env: CairnEnv, auth: AuthContext, records: ExportRecord[], now: number): Promise<{ counts: ImportCounts; observationIds: number[] }> {
-  const db = env.DB;
-  const t = auth.teamId;
+/**
+ * Writes `records` into the team of `h`: members on the directory (a new one copied to the team's shard at
+ * once, as memory rows reference it), everything else on the team's database.
+ */
+export async function importRecords(h: TeamDbs, records: ExportRecord[], now: number): Promise<{ counts: ImportCounts; observationIds: number[] }> {
+  const db = h.team;
+  const t = h.teamId;
   const counts: ImportCounts = { users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 };
   const observationIds: number[] = [];
   const userIds = new Map<string, number>();
@@ -55,8 +58,11 @@ export async function importRecords(env: CairnEnv, auth: AuthContext, records: E
   const user = async (handle: string, at: number) => {
     let id = userIds.get(handle);
     if (id === undefined) {
-      const u = await userByHandle(db, t, handle, at);
-      if (u.created) counts.users++;
+      const u = await userByHandle(h.dir, t, handle, at);
+      if (u.created) {
+        counts.users++;
+        await syncTeamCopy(h);
+      }
       userIds.set(handle, (id = u.id));
     }
     return id;

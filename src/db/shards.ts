@@ -53,10 +53,15 @@ export async function shardOf(env: ShardEnv, teamId: number, now = Date.now()): 
   if (boundShards(env).length === 1) return DIRECTORY;
   const hit = memo.get(teamId);
   if (hit && hit.until > now) return hit.shard;
-  const row = await db(env.DB).select({ shard: teamShards.shard }).from(teamShards).where(eq(teamShards.teamId, teamId)).get();
-  const shard = row?.shard ?? DIRECTORY;
+  const shard = await mappedShard(env, teamId);
   memo.set(teamId, { shard, until: now + SHARD_MEMO_MS });
   return shard;
+}
+
+/** The shard the map names for `teamId` (the directory when it names none), read now. */
+export async function mappedShard(env: ShardEnv, teamId: number): Promise<string> {
+  const row = await db(env.DB).select({ shard: teamShards.shard }).from(teamShards).where(eq(teamShards.teamId, teamId)).get();
+  return row?.shard ?? DIRECTORY;
 }
 
 /** The database of `teamId`'s memory: the one function that routes a team-scoped query. */
@@ -130,6 +135,15 @@ async function teamsPerShard(dir: Db, teamId: number): Promise<Map<string, numbe
   return out;
 }
 
+/** The shards that take new teams (SHARD_NEW_TEAMS); `invalid_config` when one of them is not bound. */
+export function openShards(env: ShardEnv): string[] {
+  const open = configOf(env).shards.newTeams;
+  const bound = new Set(boundShards(env));
+  const unbound = open.filter((s) => !bound.has(s));
+  if (unbound.length) throw new ConfigError(`SHARD_NEW_TEAMS names ${unbound.join(', ')}, which this Worker has no D1 binding for.`);
+  return open;
+}
+
 /**
  * Places a new team by the configured rule (SHARD_NEW_TEAMS, see config.ts) and copies its directory rows
  * there. A team that already has a place keeps it. Answers the shard's name.
@@ -138,10 +152,7 @@ export async function placeTeam(env: ShardEnv, teamId: number, now: number): Pro
   const dir = db(env.DB);
   const placed = await dir.select({ shard: teamShards.shard }).from(teamShards).where(eq(teamShards.teamId, teamId)).get();
   if (placed) return placed.shard;
-  const open = configOf(env).shards.newTeams;
-  const bound = new Set(boundShards(env));
-  const unbound = open.filter((s) => !bound.has(s));
-  if (unbound.length) throw new ConfigError(`SHARD_NEW_TEAMS names ${unbound.join(', ')}, which this Worker has no D1 binding for.`);
+  const open = openShards(env);
   const shard = open.length > 1 ? chooseShard(open, await teamsPerShard(dir, teamId)) : (open[0] ?? DIRECTORY);
   if (shard !== DIRECTORY) await setTeamShard(env, teamId, shard, now);
   return shard;

@@ -6,13 +6,14 @@ import { auditLog, devices, teams, users, type User } from './schema';
 import { writeTeam, type TeamDbs } from './shards';
 import { startsWithDotted } from './sqlite';
 
-/** The team named `slug`, created if missing; answers its id. */
-export async function ensureTeam(d1: D1Database | Db, slug: string, name: string, now: number): Promise<number> {
+/** The team named `slug`, created if missing; answers its id and whether this call created it. */
+export async function ensureTeam(d1: D1Database | Db, slug: string, name: string, now: number): Promise<{ id: number; created: boolean }> {
   const d = dbOf(d1);
-  await d.insert(teams).values({ slug, name, createdAt: now }).onConflictDoNothing({ target: teams.slug });
+  const [made] = await d.insert(teams).values({ slug, name, createdAt: now }).onConflictDoNothing({ target: teams.slug }).returning({ id: teams.id });
+  if (made) return { id: made.id, created: true };
   const row = await d.select({ id: teams.id }).from(teams).where(eq(teams.slug, slug)).get();
   if (!row) throw new Error('team row vanished');
-  return row.id;
+  return { id: row.id, created: false };
 }
 
 export async function memberCount(d1: D1Database | Db, teamId: number): Promise<number> {
@@ -71,4 +72,10 @@ export function auditPage(d1: D1Database | Db, teamId: number, q: { before?: num
     .where(and(eq(auditLog.teamId, teamId), q.before == null ? undefined : lt(auditLog.id, q.before), action))
     .orderBy(desc(auditLog.id))
     .limit(q.limit);
+}
+
+/** The id of the team named `slug`, if there is one. */
+export async function teamIdBySlug(d1: D1Database | Db, slug: string): Promise<number | undefined> {
+  const row = await dbOf(d1).select({ id: teams.id }).from(teams).where(eq(teams.slug, slug)).get();
+  return row?.id;
 }

@@ -19,8 +19,10 @@ import type { EventAck, IngestEvent } from './schemas';
 export interface IngestContext {
   env: CairnEnv;
   auth: AuthContext;
-  /** The team's database (its shard, src/db/shards.ts). */
+  /** The team's database and its name (src/db/shards.ts); the name keys this isolate's id memos, so ids
+   * read from one shard are never used on another after the team moves. */
   db: D1Database;
+  shard: string;
   settings: TeamSettings;
   now: number;
   /** Calls per minute one session accepts (the token's ingest limit, counted in the SessionDO). */
@@ -145,8 +147,8 @@ function skipReason(ctx: IngestContext, e: IngestEvent): string | null {
 /** The project and `sessions` row the event belongs to (created on first sight), as the DO will need them. */
 async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<EventSnapshot> {
   const { db, auth } = ctx;
-  const project = await projects.getOrLoad(`${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () => ensureProject(db, auth, e.project, ctx.now));
-  const sessionDbId = await sessionRows.getOrLoad(`${auth.teamId}:${auth.userId}:${e.session_id}`, ctx.now, () =>
+  const project = await projects.getOrLoad(`${ctx.shard}:${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () => ensureProject(db, auth, e.project, ctx.now));
+  const sessionDbId = await sessionRows.getOrLoad(`${ctx.shard}:${auth.teamId}:${auth.userId}:${e.session_id}`, ctx.now, () =>
     ensureSessionRow(db, {
       teamId: auth.teamId,
       sessionKey: e.session_id,

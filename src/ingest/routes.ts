@@ -13,7 +13,7 @@ import { sessionStub } from '../session/session-do';
 import { acceptEvent, acceptEvents, type IngestContext } from './accept';
 import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
 import type { BatchResult, EventAck } from '#shared/events';
-import { teamDb } from '../db/shards';
+import { shardDb, shardOf, teamDb } from '../db/shards';
 
 /** Mounted at /api/sessions: writes need the `ingest` scope, reads `ingest` or `read` (guards in src/app.ts). */
 export const sessionRoutes = new Hono<AppEnv>();
@@ -22,8 +22,9 @@ export const eventRoutes = new Hono<AppEnv>();
 
 async function context(c: Context<AppEnv>): Promise<IngestContext> {
   const auth = c.get('auth');
-  const db = await teamDb(c.env, auth.teamId);
-  return { env: c.env, auth, db, settings: await settingsFor(db, auth), now: Date.now(), ingestLimit: limitFor(c.env, auth, 'ingest') };
+  const shard = await shardOf(c.env, auth.teamId);
+  const db = shardDb(c.env, shard);
+  return { env: c.env, auth, db, shard, settings: await settingsFor(db, auth), now: Date.now(), ingestLimit: limitFor(c.env, auth, 'ingest') };
 }
 
 for (const [path, schema] of [

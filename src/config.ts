@@ -19,6 +19,7 @@ const ConfigSchema = z
     CAIRN_MODE: text(),
     OBSERVER_PROVIDER: z.preprocess((v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v), z.enum(['anthropic', 'openai', 'workers-ai', 'heuristic']).optional()),
     OBSERVER_MODEL: text(),
+    OBSERVER_READONLY_MODEL: text(),
     OBSERVER_CONCURRENCY: positiveInt(DEFAULT_OBSERVER_CONCURRENCY, 64),
     ANTHROPIC_API_KEY: text(),
     ANTHROPIC_BASE_URL: text(),
@@ -44,6 +45,8 @@ const ConfigSchema = z
     observer: {
       provider: e.OBSERVER_PROVIDER,
       model: e.OBSERVER_MODEL,
+      /** Asked instead of `model` for turns whose tool calls all only read (unset: off). */
+      readOnlyModel: e.OBSERVER_READONLY_MODEL,
       concurrency: e.OBSERVER_CONCURRENCY,
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseURL: e.ANTHROPIC_BASE_URL },
       openai: { apiKey: e.OPENAI_API_KEY, baseURL: e.OPENAI_BASE_URL },

@@ -1,7 +1,7 @@
 // cairn Worker entry: the HTTP app (src/app.ts), the daily retention sweep and the Durable Object classes.
 import app from './app';
 import type { CairnEnv } from './env';
-import { healFts } from './db/fts-purge';
+import { healFts } from './db/fts';
 import { allShardDbs } from './db/shards';
 import { applyRetention } from './retention/sweep';
 

@@ -1,7 +1,11 @@
 // Audit rows for anomalies (a dead token still in use, a token seen from another device name), bounded:
 // one row per token and kind per hour, carrying a count and a few sample values, so a client sending 50
 // different device names (or retrying a revoked token all day) adds one row an hour, not one per request.
+import { and, desc, eq, gt, isNull, or } from 'drizzle-orm';
 import { writeAudit, type AuditEntry } from './audit';
+import { db } from './client';
+import { auditLog } from './schema';
+import { anomalyCounted, jsonArrayHas, jsonField } from './sqlite';
 
 export const ANOMALY_WINDOW_MS = 3_600_000;
 /** Distinct sample values (device names) kept on one row. */
@@ -18,38 +22,25 @@ export interface Anomaly extends AuditEntry {
  * of an earlier row for the same action and target, that row's count goes up (and the sample joins its
  * list while there is room) instead of a new row being written.
  */
-export async function recordAnomaly(db: D1Database, e: Anomaly): Promise<void> {
+export async function recordAnomaly(d1: D1Database, e: Anomaly): Promise<void> {
+  const d = db(d1);
+  const a = auditLog;
+  const same = and(eq(a.teamId, e.teamId), eq(a.action, e.action), e.target == null ? isNull(a.target) : eq(a.target, e.target));
   if (e.sample !== undefined) {
-    const seen = await db
-      .prepare(
-        `SELECT 1 FROM audit_log a WHERE a.team_id = ?1 AND a.action = ?2 AND a.target IS ?3
-            AND (json_extract(a.detail, '$.device') = ?4
-                 OR EXISTS (SELECT 1 FROM json_each(a.detail, '$.devices') d WHERE d.value = ?4)) LIMIT 1`,
-      )
-      .bind(e.teamId, e.action, e.target ?? null, e.sample)
-      .first();
-    if (seen) return;
+    const listed = or(eq(jsonField(a.detail, '$.device'), e.sample), jsonArrayHas(a.detail, '$.devices', e.sample));
+    if (await d.select({ id: a.id }).from(a).where(and(same, listed)).limit(1).get()) return;
   }
-  const recent = await db
-    .prepare('SELECT id FROM audit_log WHERE team_id = ? AND action = ? AND target IS ? AND created_at > ? ORDER BY id DESC LIMIT 1')
-    .bind(e.teamId, e.action, e.target ?? null, e.at - ANOMALY_WINDOW_MS)
-    .first<{ id: number }>();
+  const recent = await d
+    .select({ id: a.id })
+    .from(a)
+    .where(and(same, gt(a.createdAt, e.at - ANOMALY_WINDOW_MS)))
+    .orderBy(desc(a.id))
+    .limit(1)
+    .get();
   if (!recent) {
     const detail = { ...e.detail, count: 1, ...(e.sample !== undefined ? { devices: [e.sample] } : {}) };
-    await writeAudit(db, { ...e, detail });
+    await writeAudit(d, { ...e, detail });
     return;
   }
-  await db
-    .prepare(
-      `UPDATE audit_log SET detail = json_set(detail,
-           '$.count', COALESCE(json_extract(detail, '$.count'), 1) + 1,
-           '$.last_at', ?2,
-           '$.devices', CASE
-             WHEN ?3 IS NULL THEN json_extract(detail, '$.devices')
-             WHEN json_array_length(COALESCE(json_extract(detail, '$.devices'), '[]')) >= ?4 THEN json_extract(detail, '$.devices')
-             ELSE json_insert(COALESCE(json_extract(detail, '$.devices'), '[]'), '$[#]', ?3) END)
-        WHERE id = ?1`,
-    )
-    .bind(recent.id, e.at, e.sample ?? null, ANOMALY_SAMPLES)
-    .run();
+  await d.update(a).set({ detail: anomalyCounted(a.detail, e.at, e.sample ?? null, ANOMALY_SAMPLES) }).where(eq(a.id, recent.id));
 }

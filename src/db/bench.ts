@@ -1,7 +1,7 @@
 // The benchmark floor (local-only bench routes): one indexed query for the newest rows of a project.
-import { and, desc, eq } from 'drizzle-orm';
-import type { Db } from './client';
-import { observations, projects } from './schema';
+import { and, count, desc, eq } from 'drizzle-orm';
+import { db, type Db } from './client';
+import { observations, projects, teams } from './schema';
 
 /** Newest 50 observations of the team's project `key` (no visibility: an admin-only local bench), or null. */
 export async function newestOfProjectKey(d: Db, teamId: number, key: string) {
@@ -16,8 +16,9 @@ export async function newestOfProjectKey(d: Db, teamId: number, key: string) {
 }
 
 /** Rows and bytes of the local database (D1 reports its size with every result), for the capacity bench. */
-export async function databaseSize(raw: D1Database): Promise<{ observations: number; bytes: number | null }> {
-  const count = await raw.prepare('SELECT COUNT(*) AS n FROM observations').first<{ n: number }>();
-  const meta = await raw.prepare('SELECT 1').run();
-  return { observations: count?.n ?? 0, bytes: meta.meta.size_after ?? null };
+export async function databaseSize(d1: D1Database): Promise<{ observations: number; bytes: number | null }> {
+  const d = db(d1);
+  const counted = await d.select({ n: count() }).from(observations).get();
+  const { meta } = await d.select({ id: teams.id }).from(teams).limit(1).run();
+  return { observations: counted?.n ?? 0, bytes: meta.size_after ?? null };
 }

@@ -5,8 +5,8 @@ import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { insertAudit, type AuditEntry } from './audit';
 import { db as dbOf, type Db } from './client';
 import { devices, tokens, users, type User } from './schema';
-import { writeTeam, type TeamDbs } from './shards';
 import { hasListItem, scalar, withoutListItem } from './sqlite';
+import { insertUser, writeTeam, type TeamDbs } from './teams';
 import type { insertToken } from './tokens';
 
 const qb = new QueryBuilder();
@@ -61,7 +61,7 @@ export async function addUser(h: TeamDbs, handle: string, role: User['role'], ex
   const d = dbOf(h.dir);
   const write = existingId !== null
     ? d.update(users).set({ role, removedAt: null }).where(eq(users.id, existingId))
-    : d.insert(users).values({ teamId: h.teamId, handle, role, createdAt: now });
+    : insertUser(d, { teamId: h.teamId, handle, role, createdAt: now });
   await writeTeam(h, [write], [insertAudit(dbOf(h.team), audit)]);
 }
 

@@ -1,8 +1,11 @@
 // The D1 side of moving a team between shards (src/transfer/move.ts runs the move): the rows the NDJSON export
 // does not carry (audit log, observer usage, project aliases), and emptying the old shard of the team.
 import { eq } from 'drizzle-orm';
+import { insertAudit } from './audit';
 import { runBatch } from './batch';
 import { db } from './client';
+import { putAlias } from './project-admin';
+import { recordObserverUsage } from './usage';
 import {
   auditLog, devices, localVectors, observationFiles, observations, observerUsage, projectAliases, projects, prompts, sessions, summaries, teams, users,
 } from './schema';
@@ -13,19 +16,11 @@ export async function teamProjectIds(d1: D1Database, teamId: number): Promise<nu
   return rows.map((r) => r.id);
 }
 
-/** Rows per INSERT statement, under D1's 100 bound parameters a statement. */
-const ROWS_PER_INSERT = 10;
-
-function chunks<T>(rows: T[], n = ROWS_PER_INSERT): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += n) out.push(rows.slice(i, i + n));
-  return out;
-}
-
 /**
  * Copies what the export leaves out from `from` to `to`, after the export's rows were imported there: the
  * audit log as it is (actors are directory ids, the same on both), observer usage with its session ids and
- * project aliases with their project ids translated through session keys and project keys.
+ * project aliases with their project ids translated through session keys and project keys. Each goes
+ * through its table's one insert path.
  */
 export async function copyTeamExtras(from: D1Database, to: D1Database, teamId: number): Promise<void> {
   const [src, dst] = [db(from), db(to)];
@@ -44,14 +39,24 @@ export async function copyTeamExtras(from: D1Database, to: D1Database, teamId: n
   };
   const session = translate(oldSessions, newSessions);
   const project = translate(oldProjects, newProjects);
-  const movedUsage = usage.flatMap((u) => (session.has(u.sessionId) ? [{ ...u, sessionId: session.get(u.sessionId)! }] : []));
-  const movedAliases = aliases.flatMap((a) => (project.has(a.projectId) ? [{ ...a, projectId: project.get(a.projectId)! }] : []));
   await runBatch(dst, [
-    ...chunks(audit.map(({ id: _id, ...row }) => row)).map((rows) => dst.insert(auditLog).values(rows)),
-    ...chunks(movedUsage).map((rows) => dst.insert(observerUsage).values(rows).onConflictDoNothing()),
-    ...chunks(movedAliases).map((rows) => dst.insert(projectAliases).values(rows).onConflictDoNothing()),
+    ...audit.map((a) => insertAudit(dst, { teamId, actorUserId: a.actorUserId, action: a.action, target: a.target, detail: parsedDetail(a.detail), at: a.createdAt })),
+    ...aliases.flatMap((a) => (project.has(a.projectId) ? [putAlias(dst, teamId, a.key, project.get(a.projectId)!, a.createdAt)] : [])),
   ]);
+  for (const { teamId: _t, sessionId, ...u } of usage) {
+    const moved = session.get(sessionId);
+    if (moved !== undefined) await recordObserverUsage(to, { ...u, teamId, sessionId: moved });
+  }
 }
+
+const parsedDetail = (text: string): Record<string, unknown> => {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+};
 
 /**
  * Deletes every row of the team's memory from `d1` (FTS rows go with their delete triggers; the caller purges

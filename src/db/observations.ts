@@ -3,20 +3,9 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
+import type { ObservationContent } from './observation-content';
 import { observationFiles, observations, type NewObservation } from './schema';
 import { observationFileRows } from './sqlite';
-
-/** What an observation says; lists are stored as JSON text. */
-export interface ObservationContent {
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  facts: string[];
-  narrative: string | null;
-  concepts: string[];
-  filesRead: string[];
-  filesModified: string[];
-}
 
 /** Where and by whom it is filed, and its bookkeeping. The project may be read at store time (sqlite.ts). */
 export type ObservationPlace = { projectId: number | SQL<number> } & Pick<
@@ -29,7 +18,9 @@ export interface FileRef {
   kind: 'read' | 'modified';
 }
 
-/** The row for `o` at `place`: JSON lists and the CJK bigrams for FTS are derived here, nowhere else. */
+export type { ObservationContent };
+
+/** The row for `o` at `place`: JSON lists (stored as JSON text) and the CJK bigrams for FTS are derived here, nowhere else. */
 export function observationRow(place: ObservationPlace, o: ObservationContent): Omit<NewObservation, 'projectId'> & { projectId: number | SQL<number> } {
   return {
     ...place,

@@ -84,9 +84,13 @@ export async function ensureProject(d1: D1Database | Db, auth: Caller, rawKey: s
   return shadow;
 }
 
-/** The one insert of a project row: idempotent per (team, key); answers the row that holds the key. */
+/** The one project INSERT, idempotent per (team, key). Add `.returning()` to learn if it was new. */
+export const insertProject = (d: Db, p: Pick<typeof projects.$inferInsert, 'teamId' | 'key' | 'visibility' | 'ownerUserId' | 'createdAt'>) =>
+  d.insert(projects).values(p).onConflictDoNothing({ target: [projects.teamId, projects.key] });
+
+/** The project `key`, created (owned by the caller) if missing; answers the row that holds the key. */
 async function insertOrGet(d: Db, auth: Caller, key: string, visibility: 'team' | 'private', now: number): Promise<ProjectRef> {
-  await d.insert(projects).values({ teamId: auth.teamId, key, ownerUserId: auth.userId, visibility, createdAt: now }).onConflictDoNothing();
+  await insertProject(d, { teamId: auth.teamId, key, ownerUserId: auth.userId, visibility, createdAt: now });
   const row = await d.select(REF).from(projects).where(and(eq(projects.teamId, auth.teamId), eq(projects.key, key))).get();
   if (!row) throw new Error('project row vanished');
   return row;

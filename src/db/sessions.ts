@@ -1,12 +1,12 @@
 // Sessions and prompts in D1: the one insert path for each, the counters, and finding a visible session.
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import { cjkTerms } from '../lib/cjk';
 import { db as dbOf, type Db } from './client';
 import { prompts, sessions, type Session } from './schema';
 import { maxOf, maxOfNullable, projectAtStoreTime, projectOrItsAlias } from './sqlite';
 import { visibleProjectIds, type ProjectViewer } from './visibility';
 
-export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessionKey' | 'projectId' | 'userId' | 'deviceId' | 'platform' | 'startedAt'>;
+export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessionKey' | 'projectId' | 'userId' | 'deviceId' | 'platform' | 'startedAt' | 'promptCount' | 'endedAt'>;
 
 /**
  * The one insert of a session row, idempotent per (team, session key): answers the id and owner of the row
@@ -49,7 +49,16 @@ export interface PromptInput {
   createdAt: number;
 }
 
-/** Stores a prompt (the one insert path; idempotent per session and number) and raises the session's prompt count. */
+/** A prompt row as stored; the CJK bigrams for FTS are derived by `insertPrompt`. */
+export type PromptRow = Pick<typeof prompts.$inferInsert, 'teamId' | 'sessionId' | 'promptNumber' | 'text' | 'authorUserId' | 'createdAt' | 'promptId'> & {
+  projectId: number | SQL<number>;
+};
+
+/** The one prompt INSERT, idempotent per (session, prompt number). Batchable; add `.returning()` to learn if it was new. */
+export const insertPrompt = (d: Db, row: PromptRow) =>
+  d.insert(prompts).values({ ...row, cjkTerms: cjkTerms(row.text) }).onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
+
+/** Stores a prompt (idempotent per session and number) and raises the session's prompt count. */
 export async function storePrompt(d1: D1Database | Db, p: PromptInput): Promise<void> {
   const d = dbOf(d1);
   const count = d.update(sessions).set({ promptCount: maxOf(sessions.promptCount, p.promptNumber) }).where(eq(sessions.id, p.sessionDbId));
@@ -57,13 +66,10 @@ export async function storePrompt(d1: D1Database | Db, p: PromptInput): Promise<
     await count.run();
     return;
   }
-  const insert = d
-    .insert(prompts)
-    .values({
-      teamId: p.teamId, projectId: projectAtStoreTime(p.sessionDbId, p.projectId), sessionId: p.sessionDbId, promptNumber: p.promptNumber, text: p.text,
-      cjkTerms: cjkTerms(p.text), authorUserId: p.authorUserId, createdAt: p.createdAt, promptId: p.promptId ?? null,
-    })
-    .onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
+  const insert = insertPrompt(d, {
+    teamId: p.teamId, projectId: projectAtStoreTime(p.sessionDbId, p.projectId), sessionId: p.sessionDbId, promptNumber: p.promptNumber, text: p.text,
+    authorUserId: p.authorUserId, createdAt: p.createdAt, promptId: p.promptId ?? null,
+  });
   await d.batch([count, insert]);
 }
 

@@ -6,14 +6,16 @@
 //
 // A shard also keeps a copy of its teams' directory rows (teams, users, devices, same ids), because memory rows
 // reference them (foreign keys) and name their authors (joins). The directory stays the source: every write
-// to those rows goes there first and then refreshes the copy (`writeTeam`).
-import { eq, ne, sql } from 'drizzle-orm';
+// to those rows goes there first and then refreshes the copy (`writeTeam`, `syncTeamCopy` in db/teams.ts).
+import { count, eq, ne } from 'drizzle-orm';
 import { configOf, ConfigError } from '../config';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
-import { runBatch, type BatchItem } from './batch';
 import { db, type Db } from './client';
-import { devices, teams, teamShards, users } from './schema';
+import { teams, teamShards } from './schema';
+import { syncTeamCopy, type TeamDbs } from './teams';
+
+export { syncTeamCopy, writeTeam, type TeamDbs } from './teams';
 
 /** The directory's binding, which is also the first shard. */
 export const DIRECTORY = 'DB';
@@ -69,50 +71,8 @@ export async function teamDb(env: ShardEnv, teamId: number): Promise<D1Database>
   return shardDb(env, await shardOf(env, teamId));
 }
 
-/** The directory and the team's shard together, for writes that touch both (members, settings + audit). */
-export interface TeamDbs {
-  teamId: number;
-  dir: D1Database;
-  team: D1Database;
-}
-
 export async function teamDbs(env: ShardEnv, teamId: number): Promise<TeamDbs> {
   return { teamId, dir: directoryDb(env), team: await teamDb(env, teamId) };
-}
-
-/**
- * Directory writes, then the shard's: its copy of the team's directory rows refreshed, then `teamQueries`.
- * When the team lives on the directory it is one batch, all-or-nothing, exactly as before sharding; across
- * two databases there is no shared transaction, so the directory (the source) is written first and a failed
- * second half leaves a copy that the next write of the team refreshes. Answers each query's result, in order.
- */
-export async function writeTeam(h: TeamDbs, dirQueries: BatchItem[], teamQueries: BatchItem[]): Promise<unknown[]> {
-  if (h.dir === h.team) return runBatch(db(h.dir), [...dirQueries, ...teamQueries]);
-  const first = await runBatch(db(h.dir), dirQueries);
-  const copy = await copyQueries(h);
-  const second = await runBatch(db(h.team), [...copy, ...teamQueries]);
-  return [...first, ...second.slice(copy.length)];
-}
-
-/** Refreshes the shard's copy of the team's directory rows (nothing when the team lives on the directory). */
-export async function syncTeamCopy(h: TeamDbs): Promise<void> {
-  if (h.dir !== h.team) await runBatch(db(h.team), await copyQueries(h));
-}
-
-/** Upserts of the team's teams, users and devices rows from the directory into the shard, by id. */
-async function copyQueries(h: TeamDbs): Promise<BatchItem[]> {
-  const [dir, team, teamId] = [db(h.dir), db(h.team), h.teamId];
-  const [teamRows, userRows, deviceRows] = await dir.batch([
-    dir.select().from(teams).where(eq(teams.id, teamId)),
-    dir.select().from(users).where(eq(users.teamId, teamId)),
-    dir.select().from(devices).where(eq(devices.teamId, teamId)),
-  ]);
-  const excluded = (col: string) => sql.raw(`excluded.${col}`);
-  return [
-    ...teamRows.map((r) => team.insert(teams).values(r).onConflictDoUpdate({ target: teams.id, set: { slug: excluded('slug'), name: excluded('name'), settings: excluded('settings') } })),
-    ...userRows.map((r) => team.insert(users).values(r).onConflictDoUpdate({ target: users.id, set: { handle: excluded('handle'), role: excluded('role'), removedAt: excluded('removed_at') } })),
-    ...deviceRows.map((r) => team.insert(devices).values(r).onConflictDoUpdate({ target: devices.id, set: { name: excluded('name') } })),
-  ];
 }
 
 // --- placement -------------------------------------------------------------------------------------------
@@ -127,8 +87,8 @@ export function chooseShard(open: readonly string[], teamsOn: ReadonlyMap<string
 /** Teams per shard (the directory's count is every team without a map row), `teamId` itself not counted. */
 async function teamsPerShard(dir: Db, teamId: number): Promise<Map<string, number>> {
   const [all, mapped] = await dir.batch([
-    dir.select({ n: sql<number>`count(*)` }).from(teams).where(ne(teams.id, teamId)),
-    dir.select({ shard: teamShards.shard, n: sql<number>`count(*)` }).from(teamShards).where(ne(teamShards.teamId, teamId)).groupBy(teamShards.shard),
+    dir.select({ n: count() }).from(teams).where(ne(teams.id, teamId)),
+    dir.select({ shard: teamShards.shard, n: count() }).from(teamShards).where(ne(teamShards.teamId, teamId)).groupBy(teamShards.shard),
   ]);
   const out = new Map(mapped.map((r) => [r.shard, r.n] as const));
   out.set(DIRECTORY, (all[0]?.n ?? 0) - mapped.reduce((n, r) => n + r.n, 0));

@@ -2,6 +2,7 @@
 // json_each lists, row-value comparisons and scalar functions drizzle has no builder for. Everything else in
 // src/db/ is drizzle's query builder; a test keeps the `sql` template confined to this file and schema.ts.
 import { sql, type AnyColumn, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { Db } from './client';
 import { observations, projectAliases, projects, sessions } from './schema';
 
 /**
@@ -55,7 +56,7 @@ export const jsonListIntersects = (col: AnyColumn, values: readonly string[]): S
  * fixed), and drizzle has no builder for an index hint.
  */
 export async function allIndexedBy<T extends Record<string, unknown>>(
-  client: D1Database,
+  d: Db,
   query: { toSQL(): { sql: string; params: unknown[] } },
   fields: Record<keyof T, unknown>,
   table: string,
@@ -65,7 +66,7 @@ export async function allIndexedBy<T extends Record<string, unknown>>(
   const from = `from "${table}"`;
   if (!q.sql.includes(from)) throw new Error(`allIndexedBy: no ${from} in the query`);
   const keys = Object.keys(fields) as (keyof T)[];
-  const rows = await client.prepare(q.sql.replace(from, `${from} INDEXED BY ${index}`)).bind(...q.params).raw();
+  const rows = await d.$client.prepare(q.sql.replace(from, `${from} INDEXED BY ${index}`)).bind(...q.params).raw();
   return rows.map((r) => Object.fromEntries(keys.map((k, i) => [k, r[i]])) as T);
 }
 
@@ -99,3 +100,35 @@ export const projectOrItsAlias = (teamId: number, projectId: number, key: string
 
 /** Hex of a BLOB's first and last 8 bytes: tells whether a cached decode of it is still current. */
 export const blobFingerprint = (col: AnyColumn): SQL<string> => sql<string>`hex(substr(${col}, 1, 8)) || hex(substr(${col}, -8))`;
+
+/** The JSON array at `path` inside a JSON text column holds `value`. */
+export const jsonArrayHas = (col: AnyColumn, path: string, value: string): SQL =>
+  sql`EXISTS (SELECT 1 FROM json_each(${col}, ${path}) d WHERE d.value = ${value})`;
+
+/**
+ * An anomaly row's detail one occurrence later: `count` up by one, `last_at` set, and `sample` added to the
+ * `devices` list while it holds fewer than `max` (a null sample leaves the list as it is).
+ */
+export const anomalyCounted = (detail: AnyColumn, at: number, sample: string | null, max: number): SQL<string> =>
+  sql<string>`json_set(${detail},
+           '$.count', COALESCE(json_extract(${detail}, '$.count'), 1) + 1,
+           '$.last_at', ${at},
+           '$.devices', CASE
+             WHEN ${sample} IS NULL THEN json_extract(${detail}, '$.devices')
+             WHEN json_array_length(COALESCE(json_extract(${detail}, '$.devices'), '[]')) >= ${max} THEN json_extract(${detail}, '$.devices')
+             ELSE json_insert(COALESCE(json_extract(${detail}, '$.devices'), '[]'), '$[#]', ${sample}) END)`;
+
+/** `col + by`: a counter moved in SQL, so concurrent writers never lose an increment. */
+export const plus = (col: AnyColumn, by: number | SQL): SQL<number> => sql<number>`${col} + ${by}`;
+
+/** `col + excluded.col`: in an upsert, the stored value plus the one the refused insert carried. */
+/** In an upsert's DO UPDATE: the value the conflicting INSERT brought for `col`. */
+export const excluded = (col: AnyColumn): SQL => sql`excluded.${sql.identifier(col.name)}`;
+
+export const plusExcluded = (col: AnyColumn): SQL<number> => sql<number>`${col} + excluded.${sql.identifier(col.name)}`;
+
+/** `COALESCE(SUM(a + b + …), 0)` over the rows, or only over those where `when` holds. */
+export const totalOf = (cols: readonly AnyColumn[], when?: SQL): SQL<number> => {
+  const added = sql.join(cols.map((c) => sql`${c}`), sql` + `);
+  return when ? sql<number>`COALESCE(SUM(CASE WHEN ${when} THEN ${added} END), 0)` : sql<number>`COALESCE(SUM(${added}), 0)`;
+};

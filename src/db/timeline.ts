@@ -69,7 +69,7 @@ export function observationsBeside(d1: D1Database | Db, v: Viewer, projectId: nu
     .orderBy(dir(observations.createdAt), dir(observations.id))
     .limit(limit);
   if (projectId === null) return query;
-  return allIndexedBy<TimelineObservationRow>(d.$client, query, OBS_FIELDS, 'observations', 'idx_obs_project_time');
+  return allIndexedBy<TimelineObservationRow>(d, query, OBS_FIELDS, 'observations', 'idx_obs_project_time');
 }
 
 /** Up to `limit` session summaries on `side` of `key`, nearest first. */

@@ -1,7 +1,8 @@
 // Observer spend in D1: one row per team, UTC day, session and model, summed as calls come in.
-import { and, desc, eq, gte, lte, sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/d1';
+import { and, desc, eq, gte, lte, sum } from 'drizzle-orm';
+import { db } from './client';
 import { observerUsage, sessions } from './schema';
+import { plusExcluded, totalOf } from './sqlite';
 
 export interface TokenCounts {
   inputTokens: number;
@@ -16,35 +17,38 @@ export interface UsageRecord extends TokenCounts {
   day: string;
   sessionId: number;
   model: string;
+  /** Calls the tokens were spent in: one observer call, or a whole row when a team moves (src/db/move.ts). */
+  calls?: number;
 }
 
-/** Adds one observer call to its (team, day, session, model) row. */
+/** Adds one observer call (or `calls` of them) to its (team, day, session, model) row. */
 export async function recordObserverUsage(d1: D1Database, r: UsageRecord): Promise<void> {
   const u = observerUsage;
-  await drizzle(d1)
+  await db(d1)
     .insert(u)
-    .values({ teamId: r.teamId, day: r.day, sessionId: r.sessionId, model: r.model, calls: 1, inputTokens: r.inputTokens, outputTokens: r.outputTokens, cacheReadTokens: r.cacheReadTokens, cacheWriteTokens: r.cacheWriteTokens })
+    .values({ teamId: r.teamId, day: r.day, sessionId: r.sessionId, model: r.model, calls: r.calls ?? 1, inputTokens: r.inputTokens, outputTokens: r.outputTokens, cacheReadTokens: r.cacheReadTokens, cacheWriteTokens: r.cacheWriteTokens })
     .onConflictDoUpdate({
       target: [u.teamId, u.day, u.sessionId, u.model],
       set: {
-        calls: sql`${u.calls} + 1`,
-        inputTokens: sql`${u.inputTokens} + excluded.input_tokens`,
-        outputTokens: sql`${u.outputTokens} + excluded.output_tokens`,
-        cacheReadTokens: sql`${u.cacheReadTokens} + excluded.cache_read_tokens`,
-        cacheWriteTokens: sql`${u.cacheWriteTokens} + excluded.cache_write_tokens`,
+        calls: plusExcluded(u.calls),
+        inputTokens: plusExcluded(u.inputTokens),
+        outputTokens: plusExcluded(u.outputTokens),
+        cacheReadTokens: plusExcluded(u.cacheReadTokens),
+        cacheWriteTokens: plusExcluded(u.cacheWriteTokens),
       },
     });
 }
 
 /** Every token a provider reported, the measure observer budgets count in. */
-const allTokens = sql<number>`COALESCE(SUM(${observerUsage.inputTokens} + ${observerUsage.outputTokens} + ${observerUsage.cacheReadTokens} + ${observerUsage.cacheWriteTokens}), 0)`;
+const TOKEN_COLUMNS = [observerUsage.inputTokens, observerUsage.outputTokens, observerUsage.cacheReadTokens, observerUsage.cacheWriteTokens];
+const allTokens = totalOf(TOKEN_COLUMNS);
 
 /** The team's tokens on `day` and from `monthStart` to `day` (UTC day keys). */
 export async function teamSpend(d1: D1Database, teamId: number, day: string, monthStart: string): Promise<{ day: number; month: number }> {
   const u = observerUsage;
-  const [row] = await drizzle(d1)
+  const [row] = await db(d1)
     .select({
-      day: sql<number>`COALESCE(SUM(CASE WHEN ${u.day} = ${day} THEN ${u.inputTokens} + ${u.outputTokens} + ${u.cacheReadTokens} + ${u.cacheWriteTokens} END), 0)`,
+      day: totalOf(TOKEN_COLUMNS, eq(u.day, day)),
       month: allTokens,
     })
     .from(u)
@@ -59,17 +63,17 @@ export interface UsageRow extends TokenCounts {
 }
 
 const sums = {
-  calls: sql<number>`SUM(${observerUsage.calls})`,
-  inputTokens: sql<number>`SUM(${observerUsage.inputTokens})`,
-  outputTokens: sql<number>`SUM(${observerUsage.outputTokens})`,
-  cacheReadTokens: sql<number>`SUM(${observerUsage.cacheReadTokens})`,
-  cacheWriteTokens: sql<number>`SUM(${observerUsage.cacheWriteTokens})`,
+  calls: sum(observerUsage.calls).mapWith(Number),
+  inputTokens: sum(observerUsage.inputTokens).mapWith(Number),
+  outputTokens: sum(observerUsage.outputTokens).mapWith(Number),
+  cacheReadTokens: sum(observerUsage.cacheReadTokens).mapWith(Number),
+  cacheWriteTokens: sum(observerUsage.cacheWriteTokens).mapWith(Number),
 };
 
 /** The team's spend per day and model from `fromDay` on, newest day first. */
 export async function usageByDay(d1: D1Database, teamId: number, fromDay: string): Promise<UsageRow[]> {
   const u = observerUsage;
-  return drizzle(d1)
+  return db(d1)
     .select({ day: u.day, model: u.model, ...sums })
     .from(u)
     .where(and(eq(u.teamId, teamId), gte(u.day, fromDay)))
@@ -86,7 +90,7 @@ export interface SessionUsageRow extends TokenCounts {
 /** The team's costliest sessions since `fromDay` (by tokens), per model. */
 export async function usageBySession(d1: D1Database, teamId: number, fromDay: string, limit: number): Promise<SessionUsageRow[]> {
   const u = observerUsage;
-  return drizzle(d1)
+  return db(d1)
     .select({ sessionKey: sessions.sessionKey, model: u.model, ...sums })
     .from(u)
     .leftJoin(sessions, eq(sessions.id, u.sessionId))

@@ -2,8 +2,9 @@
 // read of projects, observations, summaries and prompts builds its WHERE from the functions below; nothing
 // else in the code base spells the rule out (test/worker/teams/isolation.test.ts proves each read route
 // goes through `canSeeProject`).
-import { and, eq, inArray, isNull, notInArray, or, type SQL } from 'drizzle-orm';
-import { alias, QueryBuilder, SQLiteAsyncDialect, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { and, eq, inArray, isNull, ne, notInArray, or, type SQL } from 'drizzle-orm';
+import { QueryBuilder, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { db } from './client';
 import type { Caller } from './caller';
 import { observations, projects, prompts, summaries } from './schema';
 import { settingsFor, type TeamSettings } from './team-settings';
@@ -79,21 +80,16 @@ export function canReadPrompt(v: Viewer, pm: PromptCols = prompts): SQL {
   return and(eq(pm.teamId, v.teamId), inArray(pm.projectId, visibleProjectIds(v)))!;
 }
 
-// ---- Bridge for statements still written as SQL text (FTS5 queries): the same rule, rendered. ----
-
-/** A WHERE fragment with anonymous `?` placeholders and its binds, in order. Combine with AND. */
-export interface SqlFragment {
-  sql: string;
-  params: (string | number)[];
+/**
+ * The team's projects the caller may not read (other users' private ones), at most `max` + 1 of them: the
+ * vector index is told to leave these out (its filters have a size limit, so a caller with more gets none and
+ * visibility rests on the D1 re-check alone).
+ */
+export async function projectsHiddenFrom(d1: D1Database, v: ProjectViewer, max: number): Promise<number[]> {
+  const rows = await db(d1)
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.teamId, v.teamId), eq(projects.visibility, 'private'), or(isNull(projects.ownerUserId), ne(projects.ownerUserId, v.userId))))
+    .limit(max + 1);
+  return rows.map((r) => r.id);
 }
-
-const dialect = new SQLiteAsyncDialect();
-const render = (cond: SQL): SqlFragment => {
-  const q = dialect.sqlToQuery(cond);
-  return { sql: `(${q.sql})`, params: q.params as (string | number)[] };
-};
-
-/** `canReadObservation` as SQL text over the table alias `a`. Uses `?` placeholders only (not `?1`). */
-export const visibleObservations = (v: Viewer, a = 'o'): SqlFragment => render(canReadObservation(v, alias(observations, a)));
-export const visibleSummaries = (v: Viewer, a = 's'): SqlFragment => render(canReadSummary(v, alias(summaries, a)));
-export const visiblePrompts = (v: Viewer, a = 'p'): SqlFragment => render(canReadPrompt(v, alias(prompts, a)));

@@ -22,7 +22,7 @@ import {
   type ForgettableRow,
   type RecordKind,
 } from '../db/forget';
-import { purgeDeletedTerms } from '../db/fts-purge';
+import { purgeDeletedTerms } from '../db/fts';
 import { resolveVisibleProjects } from '../db/projects';
 import { settingsFor } from '../db/team-settings';
 import { viewerOf } from '../db/visibility';

@@ -1,5 +1,5 @@
 // Corrects the model's file lists from what the batch's tool calls actually read and modified.
-import type { ParsedObservation, ToolEvent } from './types';
+import type { ObservationContent, ToolEvent } from './types';
 
 export interface FileEvidence {
   read: string[];
@@ -96,7 +96,7 @@ export function extractFileEvidence(events: ToolEvent[]): FileEvidence {
  * claims that the evidence confirms are kept; when it confirms none, the observation gets every modified file
  * of the batch. files_read is the read evidence followed by the model's own claims, without repeats.
  */
-export function correctFileLists(observations: ParsedObservation[], events: ToolEvent[]): ParsedObservation[] {
+export function correctFileLists(observations: ObservationContent[], events: ToolEvent[]): ObservationContent[] {
   const evidence = extractFileEvidence(events);
   const modified = new Set(evidence.modified);
   return observations.map((obs) => {

@@ -1,6 +1,6 @@
 // Tolerant parser for the observer's XML replies: observations, a summary, or a skipped summary.
 import type { Mode } from './modes';
-import type { ParsedObservation, ParsedSummary, ParseResult } from './types';
+import type { ObservationContent, ParsedSummary, ParseResult } from './types';
 
 export interface ParseOptions {
   /**
@@ -46,7 +46,7 @@ function list(text: string, container: string, item: string): string[] {
 
 const dedupe = (items: string[]) => [...new Set(items)];
 
-function parseObservation(body: string, mode: Mode): ParsedObservation | null {
+function parseObservation(body: string, mode: Mode): ObservationContent | null {
   const known = mode.observationTypes.map((t) => t.id);
   const emitted = field(body, 'type');
   // A type the mode does not know is kept as written (after case folding), so nothing the model said is lost.
@@ -56,7 +56,7 @@ function parseObservation(body: string, mode: Mode): ParsedObservation | null {
       .map((c) => c.split(':')[0]!.trim())
       .filter((c) => c !== '' && c.toLowerCase() !== type.toLowerCase()),
   );
-  const obs: ParsedObservation = {
+  const obs: ObservationContent = {
     type,
     title: field(body, 'title'),
     subtitle: field(body, 'subtitle'),
@@ -107,7 +107,7 @@ export function parseObserverOutput(raw: unknown, mode: Mode, options: ParseOpti
   const observationsOf = () =>
     blocks(text, 'observation')
       .map((b) => parseObservation(b, mode))
-      .filter((o): o is ParsedObservation => o !== null);
+      .filter((o): o is ObservationContent => o !== null);
 
   const skip = SKIP_SUMMARY.exec(text);
   if (skip) {

@@ -3,7 +3,7 @@ import { classifyOutput, isAuthFailureText, isQuotaText, previewOutput } from '.
 import { dropPending, prepareTurn, recordReply, type ConversationState, type PrepareInput } from './conversation';
 import { correctFileLists } from './evidence';
 import { parseObserverOutput } from './parser';
-import { ObserverFailure, type ObserverProvider, type ObserverUsage, type ParsedObservation, type ParsedSummary } from './types';
+import { ObserverFailure, type ObserverProvider, type ObserverUsage, type ObservationContent, type ParsedSummary } from './types';
 
 export interface TurnInput extends PrepareInput {
   /** The conversation as stored after the last successful turn; null for a new session. */
@@ -17,7 +17,7 @@ export interface TurnInput extends PrepareInput {
  * events and keep `state`; `failure` → keep the events and the old state, back off per `failure.kind`.
  */
 export type TurnOutcome =
-  | { kind: 'parsed'; observations: ParsedObservation[]; summary: ParsedSummary | null; usage: ObserverUsage; model: string; state: ConversationState }
+  | { kind: 'parsed'; observations: ObservationContent[]; summary: ParsedSummary | null; usage: ObserverUsage; model: string; state: ConversationState }
   | { kind: 'empty'; usage: ObserverUsage; model: string; state: ConversationState }
   | { kind: 'prose'; preview: string; usage: ObserverUsage; model: string; state: ConversationState }
   | { kind: 'failure'; failure: ObserverFailure };

@@ -1,4 +1,7 @@
 // Contracts between the SessionDO, the observer (prompts, providers, parser) and the store.
+import type { ObservationContent } from '../db/observation-content';
+
+export type { ObservationContent };
 
 /** One buffered hook event, as the SessionDO hands it to a turn (after claim and snapshot). */
 export interface ToolEvent {
@@ -25,17 +28,6 @@ export interface SummaryRequest {
   promptNumber: number;
 }
 
-export interface ParsedObservation {
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  facts: string[];
-  narrative: string | null;
-  concepts: string[];
-  filesRead: string[];
-  filesModified: string[];
-}
-
 export interface ParsedSummary {
   request: string | null;
   investigated: string | null;
@@ -48,7 +40,7 @@ export interface ParsedSummary {
 }
 
 export type ParseResult =
-  | { valid: true; observations: ParsedObservation[]; summary: ParsedSummary | null }
+  | { valid: true; observations: ObservationContent[]; summary: ParsedSummary | null }
   | { valid: false };
 
 export type OutputClass = 'xml' | 'idle' | 'prose';
@@ -66,6 +58,8 @@ export interface ObserverRequest {
   maxTokens: number;
   events: ToolEvent[];
   summary: SummaryRequest | null;
+  /** Asks this model instead of the provider's own for this call (read-only turns, observer/model-choice.ts). */
+  model?: string;
 }
 
 export interface ObserverUsage {
@@ -84,6 +78,8 @@ export interface ObserverReply {
 export interface ObserverProvider {
   readonly name: 'anthropic' | 'openai' | 'workers-ai' | 'heuristic';
   readonly model: string;
+  /** The model read-only turns ask instead, when the deployment names one. */
+  readonly readOnlyModel?: string;
   complete(request: ObserverRequest): Promise<ObserverReply>;
 }
 

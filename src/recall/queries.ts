@@ -5,6 +5,7 @@ import { contextObservationsOf, contextSummariesOf, fileHistoryOf, observationsW
 import type { Viewer } from '../db/visibility';
 import { jsonList, readTokens } from './format';
 import type { RecallMode } from './mode';
+import type { ObservationContent } from '../db/observation-content';
 import type { ObservationRecord, ProjectSummary } from './record-types';
 import type { ContextObservation, ContextSummary } from './render-context';
 
@@ -51,14 +52,10 @@ export async function contextSummaries(db: D1Database, viewer: Viewer, projectId
   return newestPerProject(projectIds, limit, (r: ContextSummary) => r.createdAt, (projectId) => contextSummariesOf(db, viewer, projectId, limit));
 }
 
-export interface FileHistoryRow {
+export interface FileHistoryRow extends Pick<ObservationContent, 'type' | 'title' | 'filesRead' | 'filesModified'> {
   id: number;
   sessionId: number;
   createdAt: number;
-  type: string;
-  title: string | null;
-  filesRead: string[];
-  filesModified: string[];
   author: string;
 }
 

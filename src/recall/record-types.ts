@@ -1,19 +1,13 @@
-// Record shapes the recall API answers with, shared by the Worker and the browser viewer: types only, no imports.
+// Record shapes the recall API answers with, shared by the Worker and the browser viewer: types only, and type
+// imports only from modules that import nothing the browser lacks.
+import type { ObservationContent } from '../db/observation-content';
 
 /** A full observation as the API hands it out (`GET /api/observations`, MCP `get_observations`). */
-export interface ObservationRecord {
+export interface ObservationRecord extends ObservationContent {
   id: number;
   project: string;
   session: string;
   promptNumber: number;
-  type: string;
-  title: string | null;
-  subtitle: string | null;
-  facts: string[];
-  narrative: string | null;
-  concepts: string[];
-  filesRead: string[];
-  filesModified: string[];
   createdAt: string;
   author: string;
   device: string | null;

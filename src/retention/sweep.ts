@@ -1,7 +1,7 @@
 // Team retention: a team that sets `retention_days` keeps observations, summaries and prompts that long. The
 // daily cron (wrangler.toml [triggers]) deletes older ones from D1, the FTS indexes and the vector index.
 import { parseTeamSettings } from '../db/team-settings';
-import { purgeDeletedTerms } from '../db/fts-purge';
+import { purgeDeletedTerms } from '../db/fts';
 import { oldObservationIds, sweepOlderThan } from '../db/retention';
 import { shardDb, teamsWithShards } from '../db/shards';
 import { writeAudit } from '../audit/audit';

@@ -1,6 +1,8 @@
-// Search parameters: one zod schema for HTTP query strings and MCP tool arguments, and their SQL filters.
+// Search parameters: one zod schema for HTTP query strings and MCP tool arguments (the filters they give are
+// applied in SQL by db/fts.ts, each list bound as ONE JSON parameter: D1 refuses statements over 100 bound
+// parameters, and 10 project keys plus every filter at 10 values used to pass that and answer 500).
 import { z } from 'zod';
-import type { SqlFragment } from '../db/visibility';
+import type { RecordKind } from '../db/fts';
 
 const MAX_LIST = 10;
 
@@ -65,7 +67,7 @@ export type SearchInput = z.input<typeof SearchParams>;
 export type SearchKind = SearchParams['kind'];
 
 /** The kind of one stored record a result points at. */
-export type RecordKind = 'observation' | 'summary' | 'prompt';
+export type { RecordKind };
 
 /** The record kinds a `kind` parameter asks for, in the order their lists are fused. */
 export function kindsOf(kind: SearchKind): RecordKind[] {
@@ -79,59 +81,3 @@ export const appliesTo = (p: SearchParams, kind: RecordKind) =>
 
 export const hasFilter = (p: SearchParams) =>
   p.project.length + p.type.length + p.concept.length + p.file.length + p.author.length + p.platform.length > 0 || p.since !== undefined || p.until !== undefined;
-
-/**
- * A list is bound as ONE parameter (a JSON array read with json_each), never one `?` per value: D1 refuses
- * statements over 100 bound parameters, and 10 project keys (each key, alias and shadow) plus every filter at
- * 10 values used to pass that and answer 500.
- */
-const IN_LIST = 'IN (SELECT value FROM json_each(?))';
-const asList = (values: readonly (string | number)[]) => JSON.stringify(values);
-
-/**
- * Filters other than visibility, on the record table aliased `alias` (observations `o` by default). Anonymous
- * `?` placeholders only, to combine with the shared visibility fragment. The observation-only filters (type,
- * concept, file) are left out for other tables; callers drop those kinds first (see `appliesTo`).
- */
-export function filterSql(p: SearchParams, projectIds: number[] | null, kind: RecordKind = 'observation', alias = 'o'): SqlFragment {
-  const a = alias;
-  const parts: string[] = [];
-  const params: (string | number)[] = [];
-  if (projectIds) {
-    parts.push(`${a}.project_id ${IN_LIST}`);
-    params.push(asList(projectIds));
-  }
-  if (kind === 'observation' && p.type.length) {
-    parts.push(`${a}.type ${IN_LIST}`);
-    params.push(asList(p.type));
-  }
-  if (kind === 'observation' && p.concept.length) {
-    parts.push(`EXISTS (SELECT 1 FROM json_each(${a}.concepts) c WHERE c.value ${IN_LIST})`);
-    params.push(asList(p.concept));
-  }
-  if (kind === 'observation' && p.file.length) {
-    // Stored paths may be absolute or relative: accept the same path or one that ends with "/<given>".
-    parts.push(
-      `EXISTS (SELECT 1 FROM observation_files f, json_each(?) g WHERE f.observation_id = ${a}.id
-          AND (f.path = g.value OR substr(f.path, -length(g.value) - 1) = '/' || g.value))`,
-    );
-    params.push(asList(p.file.map((file) => file.replace(/^\.\//, ''))));
-  }
-  if (p.author.length) {
-    parts.push(`${a}.author_user_id IN (SELECT id FROM users WHERE team_id = ${a}.team_id AND handle ${IN_LIST})`);
-    params.push(asList(p.author));
-  }
-  if (p.platform.length) {
-    parts.push(`${a}.session_id IN (SELECT id FROM sessions WHERE team_id = ${a}.team_id AND platform ${IN_LIST})`);
-    params.push(asList(p.platform));
-  }
-  if (p.since !== undefined) {
-    parts.push(`${a}.created_at >= ?`);
-    params.push(p.since);
-  }
-  if (p.until !== undefined) {
-    parts.push(`${a}.created_at <= ?`);
-    params.push(p.until);
-  }
-  return { sql: parts.length ? parts.join(' AND ') : '1', params };
-}

@@ -1,6 +1,6 @@
 // Pure translation between the buffer's pending rows and the observer/store inputs of one turn.
 import { relativeToRoots } from '#shared/paths';
-import type { ParsedObservation, ParsedSummary, SummaryRequest, ToolEvent } from '../observer/types';
+import type { ObservationContent, ParsedSummary, SummaryRequest, ToolEvent } from '../observer/types';
 import type { TurnContext, TurnRecord } from '../store/turn-store';
 import { observationTimes } from './policy';
 import type { PendingRow } from './types';
@@ -43,7 +43,7 @@ export function turnContext(head: PendingRow): TurnContext {
 
 export function turnRecord(
   batch: readonly PendingRow[],
-  observations: ParsedObservation[],
+  observations: ObservationContent[],
   summary: ParsedSummary | null,
   tokens: number,
   ids: { generationId: string | null; turnKey: string; promptId: string | null; storedAt: number },
@@ -54,7 +54,7 @@ export function turnRecord(
   );
   const last = batch[batch.length - 1]!;
   const roots = batch.map((r) => r.payload.projectRoot ?? '').filter(Boolean);
-  const portable = (o: ParsedObservation): ParsedObservation =>
+  const portable = (o: ObservationContent): ObservationContent =>
     roots.length ? { ...o, filesRead: relativeToRoots(o.filesRead, roots), filesModified: relativeToRoots(o.filesModified, roots) } : o;
   const summaryRow = batch.find((r) => r.kind === 'summarize');
   return {

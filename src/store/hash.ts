@@ -1,11 +1,11 @@
 // Content hashes that make a turn's rows idempotent: the same observation written twice is stored once.
 import { sha256Hex } from '../lib/crypto';
-import type { ParsedObservation, ParsedSummary } from '../observer/types';
+import type { ObservationContent, ParsedSummary } from '../observer/types';
 
 const SEP = '\u0000';
 
 /** First 16 hex chars of sha256(session id, title, narrative): unique per session in D1. */
-export async function observationHash(sessionDbId: number, o: Pick<ParsedObservation, 'title' | 'narrative'>): Promise<string> {
+export async function observationHash(sessionDbId: number, o: Pick<ObservationContent, 'title' | 'narrative'>): Promise<string> {
   return (await sha256Hex([String(sessionDbId), o.title ?? '', o.narrative ?? ''].join(SEP))).slice(0, 16);
 }
 

@@ -6,7 +6,7 @@ import { insertObservation, insertObservationFiles } from '../db/observations';
 import { projectAtStoreTime } from '../db/sqlite';
 import { insertSummary } from '../db/summaries';
 import type { StoredNotice } from '../live/hub-do';
-import type { ParsedObservation, ParsedSummary } from '../observer/types';
+import type { ObservationContent, ParsedSummary } from '../observer/types';
 import { observationHash, summaryHash } from './hash';
 
 /** Where a turn's rows are filed: the snapshot taken when its events were enqueued. */
@@ -26,7 +26,7 @@ export interface TurnContext {
 export interface TurnRecord {
   context: TurnContext;
   /** createdAt = when the underlying tool call happened, not when the observer answered. */
-  observations: { observation: ParsedObservation; createdAt: number }[];
+  observations: { observation: ObservationContent; createdAt: number }[];
   summary: { summary: ParsedSummary; createdAt: number } | null;
   /** Tokens the observer spent on this turn; spread over its observations. */
   discoveryTokens: number;
@@ -49,7 +49,7 @@ const MAX_PATH_CHARS = 1_000;
 
 
 /** Read and modified paths of one observation as index rows, cleaned and without repeats. */
-export function fileRows(o: ParsedObservation): { path: string; kind: 'read' | 'modified' }[] {
+export function fileRows(o: ObservationContent): { path: string; kind: 'read' | 'modified' }[] {
   const out: { path: string; kind: 'read' | 'modified' }[] = [];
   const seen = new Set<string>();
   const add = (raw: string, kind: 'read' | 'modified') => {
@@ -77,51 +77,64 @@ export function isStorableSummary(s: ParsedSummary): boolean {
   return [s.request, s.investigated, s.learned, s.completed, s.nextSteps].some((v) => (v ?? '').trim() !== '');
 }
 
+/** Stores one turn in one all-or-nothing batch; answers the new ids (repeats count as duplicates) and live notices. */
 export async function storeTurn(d1: D1Database | Db, turn: TurnRecord): Promise<StoredTurn> {
   const d = db(d1);
-  const c = turn.context;
-  const queries: BatchItem[] = [];
-  const obsIndex: number[] = [];
-  const tokens = spreadTokens(turn.discoveryTokens, turn.observations.length);
-  // The project is read when the rows are stored (projectAtStoreTime): a merge since the snapshot moves them along.
-  const place = { teamId: c.teamId, projectId: projectAtStoreTime(c.sessionDbId, c.projectId), sessionId: c.sessionDbId, promptNumber: c.promptNumber, authorUserId: c.authorUserId, deviceId: c.deviceId };
+  const plan = await planTurn(d, turn);
+  const results = await runBatch(d, plan.queries);
+  return storedFrom(turn, plan, results);
+}
 
+/** The turn's statements, and where in them the observation and summary inserts sit (their RETURNING rows). */
+interface TurnPlan {
+  queries: BatchItem[];
+  observationAt: number[];
+  summaryAt: number | null;
+}
+
+async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
+  const c = turn.context;
+  // The project is read when the rows are stored (projectAtStoreTime): a merge since the snapshot moves them along.
+  const place = {
+    teamId: c.teamId, projectId: projectAtStoreTime(c.sessionDbId, c.projectId), sessionId: c.sessionDbId, promptNumber: c.promptNumber,
+    authorUserId: c.authorUserId, deviceId: c.deviceId, promptId: c.promptId, turnKey: turn.turnKey,
+  };
+  const plan: TurnPlan = { queries: [], observationAt: [], summaryAt: null };
+  const tokens = spreadTokens(turn.discoveryTokens, turn.observations.length);
   for (const [i, { observation: o, createdAt }] of turn.observations.entries()) {
     const contentHash = await observationHash(c.sessionDbId, o);
-    obsIndex.push(queries.length);
-    queries.push(
+    plan.observationAt.push(plan.queries.length);
+    plan.queries.push(
       insertObservation(d, {
-        ...place, agentId: c.agentId, agentType: c.agentType, generationId: turn.generationId, promptId: c.promptId, turnKey: turn.turnKey,
-        createdAt, storedAt: turn.storedAt, discoveryTokens: tokens[i] ?? 0, contentHash,
+        ...place, agentId: c.agentId, agentType: c.agentType, generationId: turn.generationId, createdAt, storedAt: turn.storedAt,
+        discoveryTokens: tokens[i] ?? 0, contentHash,
       }, o),
     );
     const files = fileRows(o);
-    if (files.length) queries.push(insertObservationFiles(d, c.sessionDbId, contentHash, files));
+    if (files.length) plan.queries.push(insertObservationFiles(d, c.sessionDbId, contentHash, files));
   }
-
-  let summaryAt = -1;
-  if (turn.summary && isStorableSummary(turn.summary.summary)) {
-    const s = turn.summary.summary;
-    summaryAt = queries.length;
-    queries.push(
-      insertSummary(
-        d,
-        {
-          ...place, promptId: c.promptId, turnKey: turn.turnKey, createdAt: turn.summary.createdAt,
-          contentHash: await summaryHash(c.sessionDbId, c.promptNumber, s),
-        },
-        {
-          request: s.request ?? '', investigated: s.investigated ?? '', learned: s.learned ?? '', completed: s.completed ?? '',
-          nextSteps: s.nextSteps ?? '', notes: s.notes,
-        },
-      ),
+  const summary = turn.summary;
+  if (summary && isStorableSummary(summary.summary)) {
+    const s = summary.summary;
+    const contentHash = await summaryHash(c.sessionDbId, c.promptNumber, s);
+    plan.summaryAt = plan.queries.length;
+    plan.queries.push(
+      insertSummary(d, { ...place, createdAt: summary.createdAt, contentHash }, {
+        request: s.request ?? '', investigated: s.investigated ?? '', learned: s.learned ?? '', completed: s.completed ?? '',
+        nextSteps: s.nextSteps ?? '', notes: s.notes,
+      }),
     );
   }
+  return plan;
+}
 
+/** Reads the batch's RETURNING rows: an insert that returned nothing met content already stored. */
+function storedFrom(turn: TurnRecord, plan: TurnPlan, results: unknown[]): StoredTurn {
+  const c = turn.context;
   const stored: StoredTurn = { teamId: c.teamId, observationIds: [], duplicates: 0, summaryId: null, notices: [] };
-  const results = await runBatch(d, queries);
-  for (const at of obsIndex) {
-    const row = (results[at] as { id: number; type: string; title: string | null; createdAt: number }[] | undefined)?.[0];
+  const firstRow = <R>(at: number) => (results[at] as R[] | undefined)?.[0];
+  for (const at of plan.observationAt) {
+    const row = firstRow<{ id: number; type: string; title: string | null; createdAt: number }>(at);
     if (!row) {
       stored.duplicates++;
       continue;
@@ -132,12 +145,10 @@ export async function storeTurn(d1: D1Database | Db, turn: TurnRecord): Promise<
       createdAt: row.createdAt, authorUserId: c.authorUserId,
     });
   }
-  if (summaryAt >= 0) {
-    const row = (results[summaryAt] as { id: number }[] | undefined)?.[0];
-    if (row) {
-      stored.summaryId = row.id;
-      stored.notices.push({ kind: 'summary', projectId: c.projectId, id: row.id, sessionId: c.sessionDbId, createdAt: turn.summary!.createdAt, authorUserId: c.authorUserId });
-    }
+  const summary = plan.summaryAt === null ? undefined : firstRow<{ id: number }>(plan.summaryAt);
+  if (summary && turn.summary) {
+    stored.summaryId = summary.id;
+    stored.notices.push({ kind: 'summary', projectId: c.projectId, id: summary.id, sessionId: c.sessionDbId, createdAt: turn.summary.createdAt, authorUserId: c.authorUserId });
   }
   return stored;
 }

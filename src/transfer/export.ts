@@ -2,7 +2,7 @@
 // team never sits in memory. Projects the caller may not read (others' private ones) are left out.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
-import { observationsPage, projectRow, promptsPage, sessionsPage, summariesPage, teamUsers } from '../db/transfer';
+import { exportPage, projectRow, teamUsers } from '../db/transfer';
 import { visibleProjectIds } from '../db/forget';
 import { AppError } from '../lib/errors';
 import type { ExportRecord } from './records';
@@ -57,7 +57,7 @@ export async function* exportRecords(db: D1Database, t: number, projectIds: numb
     if (!p) continue;
     yield { kind: 'project', key: p.key, visibility: p.visibility, owner: who(p.ownerUserId), created_at: p.createdAt };
     const keyOf = new Map<number, string>();
-    for await (const s of paged((a) => sessionsPage(db, t, projectId, a))) {
+    for await (const s of paged((a) => exportPage(db, 'sessions', t, projectId, a))) {
       keyOf.set(s.id, s.sessionKey);
       yield {
         kind: 'session', session_key: s.sessionKey, project: p.key, user: who(s.userId)!, platform: s.platform,
@@ -71,8 +71,8 @@ export async function* exportRecords(db: D1Database, t: number, projectIds: numb
       author: who(r.authorUserId)!,
       created_at: r.createdAt,
     });
-    for await (const r of paged((a) => promptsPage(db, t, projectId, a))) yield { kind: 'prompt', ...base(r), text: r.text };
-    for await (const o of paged((a) => observationsPage(db, t, projectId, a))) {
+    for await (const r of paged((a) => exportPage(db, 'prompts', t, projectId, a))) yield { kind: 'prompt', ...base(r), text: r.text };
+    for await (const o of paged((a) => exportPage(db, 'observations', t, projectId, a))) {
       if (!keep(o)) continue;
       yield {
         kind: 'observation', ...base(o), type: o.type, title: o.title, subtitle: o.subtitle, facts: list(o.facts), narrative: o.narrative,
@@ -80,7 +80,7 @@ export async function* exportRecords(db: D1Database, t: number, projectIds: numb
         content_hash: o.contentHash, agent_id: o.agentId, agent_type: o.agentType, source: o.source,
       };
     }
-    for await (const s of paged((a) => summariesPage(db, t, projectId, a))) {
+    for await (const s of paged((a) => exportPage(db, 'summaries', t, projectId, a))) {
       yield {
         kind: 'summary', ...base(s), request: s.request, investigated: s.investigated, learned: s.learned, completed: s.completed,
         next_steps: s.nextSteps, notes: s.notes, content_hash: s.contentHash,

@@ -6,7 +6,7 @@
 // "what is not done").
 import { copyTeamExtras, deleteTeamRows, teamProjectIds } from '../db/move';
 import { observationIdsOf } from '../db/forget';
-import { purgeDeletedTerms } from '../db/fts-purge';
+import { purgeDeletedTerms } from '../db/fts';
 import { DIRECTORY, directoryDb, mappedShard, setTeamShard, shardDb, syncTeamCopy, type TeamDbs } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { getVectorAdapters } from '../vectors/adapters';

@@ -12,22 +12,17 @@ import { estimateCost, priceTable, type Price } from '../observer/prices';
 import { createProvider } from '../observer/providers/index';
 import { teamBudget } from '../observer/spend';
 import { teamDb } from '../db/shards';
+import { modelTotals, tokenJson as tokens, totalCost } from './report';
+import type { BudgetJson, UsageReport } from './types';
 
 const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 
-const tokens = (t: TokenCounts) => ({
-  input_tokens: t.inputTokens,
-  output_tokens: t.outputTokens,
-  cache_read_tokens: t.cacheReadTokens,
-  cache_write_tokens: t.cacheWriteTokens,
-});
-
-function observerOf(env: CairnEnv) {
+function observerOf(env: CairnEnv): UsageReport['observer'] {
   const p = createProvider(env);
-  return { provider: p.name, model: p.name === 'heuristic' ? null : p.model };
+  return { provider: p.name, model: p.name === 'heuristic' ? null : p.model, read_only_model: p.readOnlyModel ?? null };
 }
 
-const budgetJson = (b: BudgetState | null) =>
+const budgetJson = (b: BudgetState | null): BudgetJson | null =>
   b && { per_day: b.budgets.day, per_month: b.budgets.month, spent_today: b.spent.day, spent_this_month: b.spent.month, exhausted: b.exhausted, until: b.until, notice: budgetNotice(b) };
 
 /** Mounted at /api/admin/usage (admin guard at the mount, src/app.ts). */
@@ -44,18 +39,20 @@ export const usageRoutes = new Hono<AppEnv>().get('/', async (c) => {
       teamBudget(d, auth.teamId, now, await settingsFor(d, auth)),
     ]);
     const cost = (r: TokenCounts & { model: string }) => estimateCost(prices, r.model, r);
-    const total = byDay.reduce((n, r) => n + r.inputTokens + r.outputTokens + r.cacheReadTokens + r.cacheWriteTokens, 0);
     const costs = byDay.map(cost);
-    return c.json({
+    const models = modelTotals(byDay, cost);
+    const report: UsageReport = {
       from,
       observer: observerOf(c.env),
       budget: budgetJson(budget),
-      total_tokens: total,
+      total_tokens: models.reduce((n, m) => n + m.total_tokens, 0),
       // Null when some model in the range has no price (the table is in src/observer/prices.ts and OBSERVER_PRICES).
-      estimated_cost_usd: costs.some((x) => x === null) ? null : Math.round(costs.reduce((n: number, x) => n + (x ?? 0), 0) * 1e6) / 1e6,
-      days: byDay.map((r, i) => ({ day: r.day, model: r.model, calls: r.calls, ...tokens(r), estimated_cost_usd: costs[i] })),
+      estimated_cost_usd: totalCost(models),
+      models,
+      days: byDay.map((r, i) => ({ day: r.day, model: r.model, calls: r.calls, ...tokens(r), estimated_cost_usd: costs[i] ?? null })),
       sessions: bySession.map((r) => ({ session_id: r.sessionKey, model: r.model, calls: r.calls, ...tokens(r), estimated_cost_usd: cost(r) })),
-    });
+    };
+    return c.json(report);
 });
 
 /** Mounted at /api/observer (any device token). */

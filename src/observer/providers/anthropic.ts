@@ -75,10 +75,11 @@ export function createAnthropicProvider(options: AnthropicOptions): ObserverProv
     model,
     async complete(request: ObserverRequest): Promise<ObserverReply> {
       let message;
+      const asked = request.model ?? model;
       try {
         // No temperature/top_p/top_k: API version 2026-10-21 rejects them. Thinking off: compression needs none.
         message = await client.messages.create({
-          model,
+          model: asked,
           max_tokens: request.maxTokens,
           system: [{ type: 'text', text: request.system, cache_control: { type: 'ephemeral' } }],
           messages: toMessageParams(request.messages),
@@ -98,7 +99,7 @@ export function createAnthropicProvider(options: AnthropicOptions): ObserverProv
       const usage = message.usage;
       return {
         text,
-        model: message.model || model,
+        model: message.model || asked,
         usage: {
           inputTokens: usage?.input_tokens ?? 0,
           outputTokens: usage?.output_tokens ?? 0,

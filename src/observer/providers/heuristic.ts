@@ -1,5 +1,5 @@
 // Observer without an LLM: deterministic observations from the tool calls themselves (the offline default).
-import type { ObserverProvider, ObserverReply, ObserverRequest, SummaryRequest, ToolEvent } from '../types';
+import type { ObservationContent, ObserverProvider, ObserverReply, ObserverRequest, SummaryRequest, ToolEvent } from '../types';
 import { extractFileEvidence } from '../evidence';
 import { pathInsideRoot, relativeToRoot } from '#shared/paths';
 
@@ -30,15 +30,11 @@ function asObject(text: string): Json | null {
 }
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
-interface Draft {
-  type: string;
+/** An observation before it is rendered as the observer's XML: title and narrative always written. */
+interface Draft extends Pick<ObservationContent, 'type' | 'facts' | 'concepts'>, Partial<Pick<ObservationContent, 'filesRead' | 'filesModified'>> {
   title: string;
   subtitle?: string;
-  facts: string[];
   narrative: string;
-  concepts: string[];
-  filesRead?: string[];
-  filesModified?: string[];
 }
 
 function render(d: Draft): string {

@@ -1,6 +1,7 @@
 // Picks the observer provider from the environment: OBSERVER_PROVIDER, else anthropic with a key, else heuristic.
 import { configOf, type ConfigInput } from '../../config';
 import type { CairnEnv } from '../../env';
+import { withReadOnlyModel } from '../model-choice';
 import type { ObserverProvider } from '../types';
 import { createAnthropicProvider } from './anthropic';
 import { createHeuristicProvider } from './heuristic';
@@ -26,7 +27,12 @@ export function selectProviderName(env: ConfigInput & Pick<CairnEnv, 'AI'>): Pro
   }
 }
 
+/** The configured provider; with OBSERVER_READONLY_MODEL set, read-only turns ask that model. */
 export function createProvider(env: CairnEnv): ObserverProvider {
+  return withReadOnlyModel(createBaseProvider(env), configOf(env).observer.readOnlyModel);
+}
+
+function createBaseProvider(env: CairnEnv): ObserverProvider {
   const { model, anthropic, openai } = configOf(env).observer;
   switch (selectProviderName(env)) {
     case 'anthropic':

@@ -48,12 +48,13 @@ export function createOpenAiProvider(options: OpenAiOptions): ObserverProvider {
     model,
     async complete(request: ObserverRequest): Promise<ObserverReply> {
       let res: Response;
+      const asked = request.model ?? model;
       try {
         res = await doFetch(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${options.apiKey}` },
           body: JSON.stringify({
-            model,
+            model: asked,
             max_tokens: request.maxTokens,
             messages: [{ role: 'system', content: request.system }, ...request.messages.map((m) => ({ role: m.role, content: m.content }))],
           }),
@@ -75,7 +76,7 @@ export function createOpenAiProvider(options: OpenAiOptions): ObserverProvider {
       const msg = completion.choices[0]?.message;
       return {
         text: msg?.refusal ? '' : (msg?.content ?? ''),
-        model: completion.model || model,
+        model: completion.model || asked,
         usage: usageOf(completion.usage),
       };
     },

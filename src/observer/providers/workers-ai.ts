@@ -38,8 +38,9 @@ export function createWorkersAiProvider(ai: AiRunner, model = DEFAULT_WORKERS_AI
     model,
     async complete(request: ObserverRequest): Promise<ObserverReply> {
       let result: unknown;
+      const asked = request.model ?? model;
       try {
-        result = await ai.run(model, {
+        result = await ai.run(asked, {
           messages: [{ role: 'system', content: request.system }, ...request.messages],
           max_tokens: request.maxTokens,
         });
@@ -49,7 +50,7 @@ export function createWorkersAiProvider(ai: AiRunner, model = DEFAULT_WORKERS_AI
       const usage = (result as { usage?: { prompt_tokens?: number; completion_tokens?: number } } | null)?.usage;
       return {
         text: textOf(result),
-        model,
+        model: asked,
         usage: { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
       };
     },

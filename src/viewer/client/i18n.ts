@@ -63,6 +63,28 @@ const en = {
   language: '中文',
   by: 'by {who}',
   signedInAs: '{who} · {team}',
+  spend: 'Spend',
+  spendTitle: 'Observer spend, last {n} days',
+  spendObserver: 'Observer: {who}',
+  spendHeuristic: 'heuristic (no model, no cost)',
+  spendReadOnly: '(read-only turns: {model})',
+  spendModel: 'Model',
+  spendCalls: 'Calls',
+  spendInput: 'Input',
+  spendOutput: 'Output',
+  spendCacheRead: 'Cache read',
+  spendCacheWrite: 'Cache write',
+  spendCost: 'Est. cost',
+  spendTotal: 'Total',
+  spendTokensN: '{n} tokens',
+  spendNoPrice: 'no price',
+  spendNone: 'No observer calls in this period.',
+  spendNoBudget: 'No token budget set for this team.',
+  spendBudgetDay: 'today {spent} of {of} tokens',
+  spendBudgetMonth: 'this month {spent} of {of} tokens',
+  spendBudgetOut: 'budget spent: heuristic observer until {t}',
+  spendEstimate: 'Costs are estimates from the server’s price table (US dollars); the provider’s bill is authoritative.',
+  spendAdminOnly: 'Only team owners and admins, signed in with an admin token, can see spend.',
 } as const;
 
 export type Key = keyof typeof en;
@@ -129,6 +151,28 @@ const zh: Record<Key, string> = {
   language: 'English',
   by: '{who}',
   signedInAs: '{who} · {team}',
+  spend: '花费',
+  spendTitle: '观察模型花费（最近 {n} 天）',
+  spendObserver: '观察模型：{who}',
+  spendHeuristic: '启发式（不调用模型，无花费）',
+  spendReadOnly: '（只读轮次：{model}）',
+  spendModel: '模型',
+  spendCalls: '调用次数',
+  spendInput: '输入',
+  spendOutput: '输出',
+  spendCacheRead: '缓存读取',
+  spendCacheWrite: '缓存写入',
+  spendCost: '估算费用',
+  spendTotal: '合计',
+  spendTokensN: '{n} 个 token',
+  spendNoPrice: '无价格',
+  spendNone: '此期间没有观察模型调用。',
+  spendNoBudget: '团队未设置 token 预算。',
+  spendBudgetDay: '今日 {spent} / {of} token',
+  spendBudgetMonth: '本月 {spent} / {of} token',
+  spendBudgetOut: '预算已用完：在 {t} 之前使用启发式观察',
+  spendEstimate: '费用是根据服务器价格表估算的（美元），以服务商账单为准。',
+  spendAdminOnly: '只有团队所有者和管理员使用带管理权限的令牌登录后才能查看花费。',
 };
 
 const TYPE_LABELS: Record<Lang, Record<string, string>> = {
@@ -173,4 +217,15 @@ export function relativeTime(lang: Lang, ms: number, now: number): string {
 
 export function absoluteTime(lang: Lang, ms: number): string {
   return new Intl.DateTimeFormat(lang === 'zh' ? 'zh-CN' : 'en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(ms));
+}
+
+export function formatTokens(lang: Lang, n: number): string {
+  return new Intl.NumberFormat(lang === 'zh' ? 'zh-CN' : 'en').format(n);
+}
+
+/** US dollars, with enough digits that a few thousand tokens do not read as $0.00; null (no price) stays null. */
+export function formatUsd(lang: Lang, usd: number | null): string | null {
+  if (usd === null) return null;
+  const digits = usd !== 0 && Math.abs(usd) < 1 ? 4 : 2;
+  return new Intl.NumberFormat(lang === 'zh' ? 'zh-CN' : 'en', { style: 'currency', currency: 'USD', minimumFractionDigits: digits, maximumFractionDigits: digits }).format(usd);
 }

@@ -12,16 +12,19 @@ export interface MainControls {
   q: HTMLInputElement;
   searchForm: HTMLFormElement;
   signout: HTMLButtonElement;
+  /** Opens the spend panel; hidden for members, who cannot read it. */
+  spend: HTMLButtonElement;
 }
 
 /** Builds the screen into `root`; the caller wires the returned controls (other parts are found by id). */
-export function mainLayout(root: HTMLElement, t: Translate, who: string, query: string, langButton: HTMLElement): MainControls {
+export function mainLayout(root: HTMLElement, t: Translate, who: string, query: string, langButton: HTMLElement, canSeeSpend: boolean): MainControls {
   const project = h('select', { id: 'project', 'aria-label': t('allProjects') });
   const type = h('select', { id: 'type', 'aria-label': t('allTypes') });
   const author = h('select', { id: 'author', 'aria-label': t('allAuthors') });
   const q = h('input', { id: 'q', type: 'search', placeholder: t('searchPlaceholder'), enterkeyhint: 'search', value: query });
   const searchForm = h('form', { class: 'search', role: 'search' }, q, h('button', { class: 'primary', type: 'submit', text: t('search') }));
   const signout = h('button', { id: 'signout', class: 'ghost', type: 'button', text: t('signOut') });
+  const spend = h('button', { id: 'spend', class: 'ghost', type: 'button', text: t('spend'), hidden: canSeeSpend ? undefined : '' });
   root.append(
     h(
       'header',
@@ -30,7 +33,7 @@ export function mainLayout(root: HTMLElement, t: Translate, who: string, query: 
       h('div', { class: 'filters' }, project, type, author),
       searchForm,
       h('div', { class: 'account' }, h('span', { id: 'live-status', class: 'live', 'data-state': 'connecting', text: t('connecting') }),
-        h('span', { class: 'who', text: who }), langButton, signout),
+        h('span', { class: 'who', text: who }), spend, langButton, signout),
     ),
     h(
       'div',
@@ -47,7 +50,7 @@ export function mainLayout(root: HTMLElement, t: Translate, who: string, query: 
       h('aside', { id: 'detail', class: 'detail' }, h('p', { class: 'empty', text: t('pickItem') })),
     ),
   );
-  return { project, type, author, q, searchForm, signout };
+  return { project, type, author, q, searchForm, signout, spend };
 }
 
 /** What the filter lists show, and what is selected in each ('' = all). */

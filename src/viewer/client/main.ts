@@ -5,6 +5,7 @@ import { KNOWN_TYPES, pickLang, translate, type Key, type Lang } from './i18n';
 import { fillFilterLists, mainLayout } from './layout';
 import { runLive, type LiveState } from './live';
 import { signInScreen } from './sign-in';
+import { SPEND_DAYS, spendPanel, type UsageReport } from './spend';
 import { detailHeader, feedCard, itemKey, observationDetail, sessionDetail, summaryDetail, type ViewCtx } from './views';
 
 const TOKEN_KEY = 'cairn.token';
@@ -13,7 +14,7 @@ const LANG_KEY = 'cairn.lang';
 const state = {
   lang: pickLang(localStorage.getItem(LANG_KEY), navigator.language) as Lang,
   api: null as Api | null,
-  me: null as { team: string; handle: string } | null,
+  me: null as { team: string; handle: string; role: string } | null,
   projects: [] as Project[],
   authors: [] as string[],
   types: new Set<string>(KNOWN_TYPES),
@@ -74,7 +75,7 @@ function renderSignIn(message = ''): void {
 async function signIn(token: string, remember: boolean): Promise<string | null> {
   const api = new Api(token);
   try {
-    state.me = await api.get<{ team: string; handle: string }>('/api/viewer/me');
+    state.me = await api.get<{ team: string; handle: string; role: string }>('/api/viewer/me');
   } catch (e) {
     return messageFor(e);
   }
@@ -111,7 +112,8 @@ function renderMain(): void {
   setLang();
   clear(root);
   const who = state.me ? t('signedInAs', { who: `@${state.me.handle}`, team: state.me.team }) : '';
-  const { project, type, author, q, searchForm, signout } = mainLayout(root, t, who, state.q, langButton());
+  const admin = state.me?.role === 'owner' || state.me?.role === 'admin';
+  const { project, type, author, q, searchForm, signout, spend } = mainLayout(root, t, who, state.q, langButton(), admin);
   fillFilters();
   on(project, 'change', () => { state.project = project.value; void reload(true); });
   on(type, 'change', () => { state.type = type.value; void reload(false); });
@@ -125,6 +127,7 @@ function renderMain(): void {
   on(byId('clear-search'), 'click', () => { state.q = ''; q.value = ''; state.mode = 'feed'; void reload(false); });
   on(byId('more'), 'click', () => void loadFeed(true));
   on(signout, 'click', () => signOut());
+  on(spend, 'click', () => void openSpend());
   void Promise.all([loadProjects(), loadAuthors()]).then(fillFilters, handle);
   void reload(true);
 }
@@ -304,6 +307,18 @@ async function openSession(ref: { id?: number; key?: string }): Promise<void> {
     showDetail(sessionDetail(ctx(), view, (o) => openItem(o, true)), true);
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) showDetail(h('p', { class: 'empty', text: t('notAvailable') }), true);
+    else handle(e);
+  }
+}
+
+/** The spend panel in the detail pane; a token without the admin scope gets a sentence, not an error. */
+async function openSpend(): Promise<void> {
+  showDetail(h('p', { class: 'empty', text: t('loading') }), false);
+  try {
+    const report = await state.api!.get<UsageReport>('/api/admin/usage', { days: String(SPEND_DAYS) });
+    showDetail(spendPanel(state.lang, report), false);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 403) showDetail(h('p', { id: 'spend-denied', class: 'empty', text: t('spendAdminOnly') }), false);
     else handle(e);
   }
 }

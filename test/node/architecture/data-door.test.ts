@@ -1,5 +1,6 @@
-// src/db/ is the only door to D1: no feature folder prepares or batches D1 statements or builds drizzle
-// queries itself. The one module still on hand-written SQL outside src/db/ is listed here and may only shrink.
+// src/db/ is the only door to D1: no feature folder prepares, batches or executes D1 statements or builds
+// drizzle queries itself. Inside src/db/ the queries are drizzle's query builder; SQL text (the `sql` template,
+// raw statements on the D1 client) is confined to the modules listed below.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,8 +8,12 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(__dirname, '../../..');
 const SRC = path.join(ROOT, 'src');
 
-/** Still talking to D1 directly: the search engine's FTS statements (next to move into src/db/). */
-const NOT_YET_MOVED = ['src/search/search.ts'];
+/**
+ * Where SQL text may be written: the FTS5 statements (MATCH, bm25), SQLite fragments drizzle has no builder
+ * for (json_each lists, scalar functions, an index hint), the schema (generated columns) and the Durable
+ * Objects' schema migrator (their own SQLite, not D1).
+ */
+const SQL_TEXT_MODULES = ['src/db/do-schema.ts', 'src/db/fts.ts', 'src/db/schema.ts', 'src/db/sqlite.ts'];
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -18,27 +23,68 @@ function tsFiles(dir: string): string[] {
   });
 }
 
-const outsideDb = tsFiles(SRC)
-  .map((f) => path.relative(ROOT, f))
-  .filter((f) => !f.startsWith('src/db/'));
+const all = tsFiles(SRC).map((f) => path.relative(ROOT, f));
+const outsideDb = all.filter((f) => !f.startsWith('src/db/'));
+const insideDb = all.filter((f) => f.startsWith('src/db/'));
 const text = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
 
+/** A D1 statement: prepare/batch on any receiver, the drizzle handle's raw client. */
+const D1_CALL = /\.(prepare|batch)\s*[(<]|\.\$client\b/;
+/**
+ * `.exec(` on anything but a Durable Object's SQL handle (`sql.exec`, `storage.sql.exec`) or a regular
+ * expression (a literal `/…/.exec` or an UPPER_CASE constant): D1's `exec` runs raw SQL text.
+ */
+function execOnD1(source: string): boolean {
+  for (const m of source.matchAll(/([\w$.)\]/]+)\s*\.exec\s*\(/g)) {
+    const receiver = m[1]!;
+    if (/(^|\.)sql$/.test(receiver) || receiver.endsWith('/') || /^[A-Z][A-Z0-9_]*$/.test(receiver)) continue;
+    if (/\/[dgimsuyv]*$/.test(receiver)) continue; // a regex literal with flags
+    return true;
+  }
+  return false;
+}
+/** SQL text through drizzle (`sql` template, sql.raw/join) or straight on a client. */
+const SQL_TEXT = /\bsql\s*(`|<|\.raw\s*\(|\.join\s*\()|\.prepare\s*\(|\.\$client\b|\.exec\s*\(/;
+
+/** A drizzle INSERT into a table (or an alias of one). */
+const INSERT = /\.insert\(\s*(\w+)\s*\)/g;
+
 describe('the data layer door', () => {
-  it('leaves no D1 prepare or batch call outside src/db/ but the listed module', () => {
-    const users = outsideDb.filter((f) => /\.(prepare|batch)\s*[(<]/.test(text(f)));
-    expect(users.sort()).toEqual(NOT_YET_MOVED);
+  it('leaves no D1 prepare, batch or raw client call outside src/db/', () => {
+    expect(outsideDb.filter((f) => D1_CALL.test(text(f)))).toEqual([]);
+  });
+
+  it('leaves no D1 exec outside src/db/ (Durable Object SQL and regular expressions are not D1)', () => {
+    expect(outsideDb.filter((f) => execOnD1(text(f)))).toEqual([]);
   });
 
   it('keeps drizzle itself inside src/db/: feature code calls src/db functions', () => {
     expect(outsideDb.filter((f) => /from ['"]drizzle-orm/.test(text(f)))).toEqual([]);
   });
 
+  it('writes SQL text inside src/db/ only in the FTS, SQLite-fragment, schema and migrator modules', () => {
+    const writers = insideDb.filter((f) => SQL_TEXT.test(text(f)));
+    expect(writers.filter((f) => !SQL_TEXT_MODULES.includes(f))).toEqual([]);
+  });
+
+  it('inserts into each table from one place only (one insert path per table)', () => {
+    const places = new Map<string, string[]>();
+    for (const f of all) {
+      for (const m of text(f).matchAll(INSERT)) places.set(m[1]!, [...(places.get(m[1]!) ?? []), f]);
+    }
+    expect(places.size).toBeGreaterThan(10);
+    expect([...places].filter(([, at]) => at.length > 1)).toEqual([]);
+  });
+
+  it('declares what an observation says once (db/observation-content.ts); other shapes derive from it', () => {
+    const shape = /\bfilesModified\??\s*:\s*(string\s*\[\]|Array<|z\.)/;
+    expect(all.filter((f) => shape.test(text(f)))).toEqual(['src/db/observation-content.ts']);
+    expect(shape.test('  filesModified: string[];')).toBe(true);
+  });
+
   it('spells the visibility rule in one place only', () => {
     const rule = /visibility\s*=\s*'team'\s+OR\s+\w*\.?owner_user_id/i;
-    const copies = tsFiles(SRC)
-      .map((f) => path.relative(ROOT, f))
-      .filter((f) => rule.test(text(f)));
-    expect(copies).toEqual([]);
+    expect(all.filter((f) => rule.test(text(f)))).toEqual([]);
     expect(text('src/db/visibility.ts')).toContain("or(eq(p.visibility, 'team'), eq(p.ownerUserId, v.userId))");
   });
 
@@ -49,7 +95,18 @@ describe('the data layer door', () => {
     expect(binding.test('teamDb(this.env, teamId)')).toBe(false);
   });
 
-  it('would notice a D1 call outside src/db/ (the check can fail)', () => {
-    expect(/\.(prepare|batch)\s*[(<]/.test("await env.DB.prepare('SELECT 1')")).toBe(true);
+  it('would notice a D1 statement or SQL text where it does not belong (the checks can fail)', () => {
+    expect(D1_CALL.test("await env.DB.prepare('SELECT 1')")).toBe(true);
+    expect(D1_CALL.test('await env.DB.batch([a, b])')).toBe(true);
+    expect(D1_CALL.test('d.$client.prepare(q)')).toBe(true);
+    expect(execOnD1("await env.DB.exec('DELETE FROM observations')")).toBe(true);
+    expect(execOnD1("await d1.exec('DELETE FROM observations')")).toBe(true);
+    expect(execOnD1("this.ctx.storage.sql.exec('DELETE FROM slots')")).toBe(false);
+    expect(execOnD1("/^#?(\\d+)$/.exec(s)")).toBe(false);
+    expect(execOnD1('WHOLE_FENCE.exec(raw)')).toBe(false);
+    expect(SQL_TEXT.test('d.select().where(sql`${t.id} = 1`)')).toBe(true);
+    expect(SQL_TEXT.test("sql.raw('bm25(x)')")).toBe(true);
+    expect(SQL_TEXT.test('d.select({ id: t.id }).from(t).where(eq(t.id, 1))')).toBe(false);
+    expect([...'d.insert(prompts).values(a); d.insert( prompts ).values(b)'.matchAll(INSERT)].map((m) => m[1])).toEqual(['prompts', 'prompts']);
   });
 });

@@ -2,37 +2,15 @@
 // type filter, escaping of stored text, and the wrong-token message. Saves test-results/viewer*.png.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_PATH, chromiumAvailable } from '../../support/chromium';
-
-interface DevServer {
-  url: string;
-  stop(): Promise<void>;
-}
-interface DevServerModule {
-  startDevServer(opts: { port: number; persistTo: string; vars: Record<string, string> }): Promise<DevServer>;
-  mintDevToken(url: string, secret: string, who?: { team?: string; user?: string; device?: string }): Promise<string>;
-  ROOT: string;
-}
+import { CHROMIUM_FLAGS, loadDevServer, openPage as openBrowserPage, signIn, type DevServer, type DevServerModule } from './browser';
 
 const ADMIN = 'viewer-e2e-admin-secret';
 const XSS = '<img src=x onerror=alert(1)>';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 let dev: DevServerModule;
 let server: DevServer;
@@ -68,43 +46,17 @@ async function waitForFeed(predicate: (titles: string[]) => boolean, ms = 15_000
   throw new Error(`feed never matched; last titles: ${JSON.stringify(titles)}`);
 }
 
-interface Watch {
-  dialogs: string[];
-  errors: string[];
-  urls: string[];
-}
-
-async function openPage(viewport = { width: 1366, height: 860 }, locale = 'en-US'): Promise<{ page: Page; watch: Watch }> {
-  const context = await browser.newContext({ viewport, locale });
-  const page = await context.newPage();
-  const watch: Watch = { dialogs: [], errors: [], urls: [] };
-  page.on('dialog', (d) => {
-    watch.dialogs.push(d.message());
-    void d.dismiss();
-  });
-  page.on('pageerror', (e) => watch.errors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/401|404/.test(m.text())) watch.errors.push(m.text());
-  });
-  page.on('request', (r) => watch.urls.push(r.url()));
-  await page.goto(`${server.url}/`);
-  return { page, watch };
-}
-
-async function signIn(page: Page, value: string): Promise<void> {
-  await page.fill('#token', value);
-  await page.click('form.signin-card button[type=submit]');
-}
+const openPage = (viewport?: { width: number; height: number }, locale?: string) => openBrowserPage(browser, server.url, viewport, locale);
 
 const runBrowser = chromiumAvailable();
 
 beforeAll(async () => {
   if (!runBrowser) return;
-  dev = (await import(new URL('../../../scripts/dev-server.mjs', import.meta.url).href)) as DevServerModule;
+  dev = await loadDevServer();
   results = path.join(dev.ROOT, 'test-results');
   mkdirSync(results, { recursive: true });
   persist = mkdtempSync(path.join(tmpdir(), 'cairn-viewer-'));
-  server = await dev.startDevServer({ port: await freePort(), persistTo: persist, vars: { CAIRN_ADMIN_SECRET: ADMIN } });
+  server = await dev.startDevServer({ port: await dev.freePort(), persistTo: persist, vars: { CAIRN_ADMIN_SECRET: ADMIN } });
   token = await dev.mintDevToken(server.url, ADMIN, { team: 'viewer-e2e', user: 'ada', device: 'laptop' });
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_FLAGS });
   await ingest('/api/sessions/init', { prompt: 'Make the widget build green' });

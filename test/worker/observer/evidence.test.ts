@@ -1,7 +1,7 @@
 // File lists corrected from what the batch's tool calls really read and modified.
 import { describe, expect, it } from 'vitest';
 import { correctFileLists, extractFileEvidence } from '../../../src/observer/evidence';
-import type { ParsedObservation, ToolEvent } from '../../../src/observer/types';
+import type { ObservationContent, ToolEvent } from '../../../src/observer/types';
 
 let n = 0;
 const ev = (toolName: string, input: unknown): ToolEvent => ({
@@ -16,7 +16,7 @@ const ev = (toolName: string, input: unknown): ToolEvent => ({
   occurredAt: 1_700_000_000_000,
   promptNumber: 1,
 });
-const obs = (over: Partial<ParsedObservation> = {}): ParsedObservation => ({
+const obs = (over: Partial<ObservationContent> = {}): ObservationContent => ({
   type: 'discovery', title: 't', subtitle: null, facts: [], narrative: null, concepts: [], filesRead: [], filesModified: [], ...over,
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadMode } from '../../../src/observer/modes';
 import { createHeuristicProvider } from '../../../src/observer/providers/heuristic';
 import { runTurn } from '../../../src/observer/turn';
-import type { ParsedObservation, SummaryRequest, ToolEvent } from '../../../src/observer/types';
+import type { ObservationContent, SummaryRequest, ToolEvent } from '../../../src/observer/types';
 import { summaryRequest, T0, toolEvent } from './support/events';
 
 const mode = loadMode('code');
@@ -13,7 +13,7 @@ async function observe(events: ToolEvent[], summary: SummaryRequest | null = nul
   const outcome = await runTurn(createHeuristicProvider(), { mode, session, events, summary, now: T0, state: null });
   return outcome;
 }
-async function observations(events: ToolEvent[]): Promise<ParsedObservation[]> {
+async function observations(events: ToolEvent[]): Promise<ObservationContent[]> {
   const outcome = await observe(events);
   if (outcome.kind === 'empty') return [];
   if (outcome.kind !== 'parsed') throw new Error(`unexpected ${outcome.kind}`);

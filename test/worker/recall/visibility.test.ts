@@ -1,20 +1,24 @@
 // The shared read-visibility predicate and the team settings reader, against real D1 rows.
 import { env } from 'cloudflare:workers';
+import { and, asc, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { db } from '../../../src/db/client';
+import { observations, summaries } from '../../../src/db/schema';
 import { parseTeamSettings } from '../../../src/db/team-settings';
-import { loadViewer, visibleObservations, visibleSummaries, type Viewer } from '../../../src/db/visibility';
+import { canReadObservation, canReadSummary, loadViewer, type Viewer } from '../../../src/db/visibility';
 import { fresh, newIdentity, forgetTokenMemo } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary } from '../support/seed';
 
 async function readable(v: Viewer, ids: number[]): Promise<number[]> {
-  const f = visibleObservations(v, 'o');
-  const { results } = await env.DB.prepare(`SELECT o.id FROM observations o WHERE o.id IN (SELECT value FROM json_each(?)) AND ${f.sql} ORDER BY o.id`)
-    .bind(JSON.stringify(ids), ...f.params)
-    .all<{ id: number }>();
-  return results.map((r) => r.id);
+  const rows = await db(env.DB)
+    .select({ id: observations.id })
+    .from(observations)
+    .where(and(inArray(observations.id, ids), canReadObservation(v)))
+    .orderBy(asc(observations.id));
+  return rows.map((r) => r.id);
 }
 
-describe('visibleObservations', () => {
+describe('canReadObservation', () => {
   it('admits team rows and own private rows, and rejects deleted, foreign-team, teammate-private and teammate-sensitive rows', async () => {
     const me = await newIdentity();
     const mate = await newIdentity({ team: me.team });
@@ -60,9 +64,9 @@ describe('visibleObservations', () => {
     const gone = await seedSummary(mi, p, await seedSession(mi, p, fresh('s')), { request: 'b' });
     await env.DB.prepare('UPDATE summaries SET deleted_at = 1 WHERE id = ?').bind(gone).run();
     const theirs = await seedSummary(si, q, await seedSession(si, q, fresh('s')), { request: 'c' });
-    const f = visibleSummaries(await loadViewer(env.DB, mi), 's');
-    const { results } = await env.DB.prepare(`SELECT s.id FROM summaries s WHERE s.id IN (?, ?, ?) AND ${f.sql}`).bind(mine, gone, theirs, ...f.params).all<{ id: number }>();
-    expect(results.map((r) => r.id)).toEqual([mine]);
+    const rule = canReadSummary(await loadViewer(env.DB, mi));
+    const rows = await db(env.DB).select({ id: summaries.id }).from(summaries).where(and(inArray(summaries.id, [mine, gone, theirs]), rule));
+    expect(rows.map((r) => r.id)).toEqual([mine]);
   });
 });
 

@@ -76,7 +76,7 @@ describe('team retention sweep', () => {
 
 describe('FTS after a restore', () => {
   it('finds indexes out of step with their tables and rebuilds them, so search works again', async () => {
-    const { ftsOutOfStep, healFts } = await import('../../../src/db/fts-purge');
+    const { ftsOutOfStep, healFts } = await import('../../../src/db/fts');
     const w = await seedWorld();
     const term = word();
     await w.add({ title: `Restored ${term}` });

@@ -1,7 +1,7 @@
 // The D1 side of a turn: one batch, content-hash dedupe, file index rows, summaries, CJK terms, prompts.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
-import type { ParsedObservation, ParsedSummary } from '../../../src/observer/types';
+import type { ObservationContent, ParsedSummary } from '../../../src/observer/types';
 import { defaultAfterStore } from '../../../src/store/after-store';
 import { storePrompt } from '../../../src/store/sessions';
 import { spreadTokens, storeTurn, type TurnRecord } from '../../../src/store/turn-store';
@@ -16,7 +16,7 @@ async function fixture() {
   return { ids, projectId, sessionDbId };
 }
 
-const observation = (over: Partial<ParsedObservation> = {}): ParsedObservation => ({
+const observation = (over: Partial<ObservationContent> = {}): ObservationContent => ({
   type: 'bugfix',
   title: 'Fixed token refresh',
   subtitle: null,

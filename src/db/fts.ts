@@ -1,0 +1,252 @@
+// The search statements: FTS5 MATCH/bm25 ranking over observations, summaries and prompts, and the plain reads
+// that go with it (file hits, result rows, newest rows), all scoped by the one visibility rule. The FTS5
+// specifics are written with drizzle's `sql` template here and nowhere else; what can be a query builder is one.
+// Ranking policy (bm25 weights, MATCH expressions, fusion) belongs to src/search/ and arrives as arguments.
+import { and, count, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { alias, QueryBuilder, type SQLiteTable } from 'drizzle-orm/sqlite-core';
+import { runBatch } from './batch';
+import { db } from './client';
+import type { RecordKind } from './forget';
+import { observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
+import { inJsonList, jsonListIntersects } from './sqlite';
+import { canReadObservation, canReadPrompt, canReadSummary, type Viewer } from './visibility';
+
+export type { RecordKind };
+
+/** Filters other than visibility; lists are bound as one JSON parameter each (D1 allows 100 per statement). */
+export interface RecordFilter {
+  /** null: every project the caller may see. */
+  projectIds: number[] | null;
+  type: string[];
+  concept: string[];
+  file: string[];
+  author: string[];
+  platform: string[];
+  since?: number;
+  until?: number;
+}
+
+/** What one kind's statements may read: built once per search by `recordScope`, passed to every statement. */
+export interface RecordScope {
+  kind: RecordKind;
+  teamId: number;
+  projectIds: number[] | null;
+  /** The visibility rule AND the filters, over the kind's table alias. */
+  where: SQL;
+}
+
+const o = alias(observations, 'o');
+const s = alias(summaries, 's');
+const pm = alias(prompts, 'pm');
+const p = alias(projects, 'p');
+const u = alias(users, 'u');
+const qb = new QueryBuilder();
+
+const SOURCES = {
+  observation: { table: observations, alias: o, fts: 'observations_fts', visible: (v: Viewer) => canReadObservation(v, o) },
+  summary: { table: summaries, alias: s, fts: 'summaries_fts', visible: (v: Viewer) => canReadSummary(v, s) },
+  prompt: { table: prompts, alias: pm, fts: 'prompts_fts', visible: (v: Viewer) => canReadPrompt(v, pm) },
+} as const;
+
+/** The columns of a result row, per kind: title and approximate tokens (chars / 4) computed in SQL. */
+const FIELDS = {
+  observation: {
+    id: o.id,
+    createdAt: o.createdAt,
+    type: o.type,
+    title: o.title,
+    projectKey: p.key,
+    author: u.handle,
+    tokens: sql<number>`CAST((length(coalesce(${o.title}, '')) + length(coalesce(${o.subtitle}, '')) + length(coalesce(${o.narrative}, '')) + length(${o.facts}) + 3) / 4 AS INTEGER)`,
+  },
+  summary: {
+    id: s.id,
+    createdAt: s.createdAt,
+    type: sql<string>`'summary'`,
+    title: sql<string | null>`substr(coalesce(nullif(${s.request}, ''), nullif(${s.learned}, ''), nullif(${s.completed}, ''), nullif(${s.investigated}, ''), nullif(${s.nextSteps}, ''), ${s.notes}), 1, 300)`,
+    projectKey: p.key,
+    author: u.handle,
+    tokens: sql<number>`CAST((length(${s.request}) + length(${s.investigated}) + length(${s.learned}) + length(${s.completed}) + length(${s.nextSteps}) + length(coalesce(${s.notes}, '')) + 3) / 4 AS INTEGER)`,
+  },
+  prompt: {
+    id: pm.id,
+    createdAt: pm.createdAt,
+    type: sql<string>`'prompt'`,
+    title: sql<string | null>`substr(${pm.text}, 1, 300)`,
+    projectKey: p.key,
+    author: u.handle,
+    tokens: sql<number>`CAST((length(${pm.text}) + 3) / 4 AS INTEGER)`,
+  },
+} as const;
+
+/** One search result's row before scoring. */
+export interface RecordRow {
+  id: number;
+  createdAt: number;
+  /** The observation type; `summary` or `prompt` for those kinds. */
+  type: string;
+  /** Observation title; a summary's request (or first filled field); a prompt's opening text. */
+  title: string | null;
+  projectKey: string;
+  author: string;
+  /** Approximate tokens (chars/4) to read the full record. */
+  tokens: number;
+}
+
+/** Filters on the kind's table; observation-only ones (type, concept, file) only for observations. */
+function filterWhere(kind: RecordKind, f: RecordFilter): SQL[] {
+  const a = SOURCES[kind].alias;
+  const parts: (SQL | undefined)[] = [f.projectIds ? inJsonList(a.projectId, f.projectIds) : undefined];
+  if (kind === 'observation') {
+    if (f.type.length) parts.push(inJsonList(o.type, f.type));
+    if (f.concept.length) parts.push(jsonListIntersects(o.concepts, f.concept));
+    // Stored paths may be absolute or relative: accept the same path or one that ends with "/<given>".
+    if (f.file.length) {
+      const given = JSON.stringify(f.file.map((file) => file.replace(/^\.\//, '')));
+      parts.push(sql`EXISTS (SELECT 1 FROM ${observationFiles} f, json_each(${given}) g WHERE f.observation_id = ${o.id}
+          AND (f.path = g.value OR substr(f.path, -length(g.value) - 1) = '/' || g.value))`);
+    }
+  }
+  if (f.author.length) {
+    parts.push(inArray(a.authorUserId, qb.select({ id: users.id }).from(users).where(and(eq(users.teamId, a.teamId), inJsonList(users.handle, f.author)))));
+  }
+  if (f.platform.length) {
+    parts.push(inArray(a.sessionId, qb.select({ id: sessions.id }).from(sessions).where(and(eq(sessions.teamId, a.teamId), inJsonList(sessions.platform, f.platform)))));
+  }
+  if (f.since !== undefined) parts.push(gte(a.createdAt, f.since));
+  if (f.until !== undefined) parts.push(lte(a.createdAt, f.until));
+  return parts.filter((x): x is SQL => x !== undefined);
+}
+
+/** The scope of one kind's statements: what the viewer may read, narrowed by the filters. */
+export function recordScope(kind: RecordKind, viewer: Viewer, filter: RecordFilter): RecordScope {
+  const where = and(SOURCES[kind].visible(viewer), ...filterWhere(kind, filter))!;
+  return { kind, teamId: viewer.teamId, projectIds: filter.projectIds, where };
+}
+
+/** One FTS match: bm25 rank (lower is better) and whether it matched every term. */
+export interface FtsRanked {
+  id: number;
+  rank: number;
+  /** 1 when the row matches every term (the AND query), 0 for a partial match. */
+  full: number;
+  total: number;
+}
+
+/**
+ * One statement for ranking and counting: rows matching `any`, rows matching `all` first, then bm25 with
+ * `weights` (one per FTS column, written into the SQL as numbers). CROSS JOIN pins the FTS index as the outer
+ * loop; with a plain JOIN SQLite may walk observations by the team index and re-run the MATCH for every row,
+ * which took seconds at 10k rows. `all` and `any` are MATCH expressions (search/fts-query.ts quotes every term).
+ */
+export async function ftsRanked(
+  d1: D1Database,
+  scope: RecordScope,
+  match: { all: string; any: string },
+  weights: readonly number[],
+  limit: number,
+): Promise<{ rows: FtsRanked[]; total: number }> {
+  const { table, alias: a, fts } = SOURCES[scope.kind];
+  const index = sql.raw(fts);
+  const rank = sql.raw(`bm25(${fts}, ${weights.map((w) => Number(w)).join(', ')})`);
+  const full = match.all === match.any ? sql`1` : sql`${a.id} IN (SELECT rowid FROM ${index} WHERE ${index} MATCH ${match.all})`;
+  const rows = await db(d1).all<FtsRanked>(sql`WITH m AS MATERIALIZED (
+         SELECT ${a.id} AS id, ${rank} AS rank, ${full} AS full
+           FROM ${index} CROSS JOIN ${table} ${a} ON ${a.id} = ${index}.rowid
+          WHERE ${index} MATCH ${match.any} AND ${scope.where})
+       SELECT id, rank, full, count(*) OVER () AS total FROM m ORDER BY full DESC, rank LIMIT ${limit}`);
+  return { rows, total: rows[0]?.total ?? 0 };
+}
+
+/**
+ * Observations in scope that touched a file named by `paths` (exact path or "/<name>" suffix), newest first.
+ * File lists are not in the FTS index, so a query like `verify-token.ts` is looked up here too.
+ */
+export async function observationsTouching(d1: D1Database, paths: string[], scope: RecordScope, limit: number): Promise<number[]> {
+  if (paths.length === 0) return [];
+  const f = observationFiles;
+  const named = paths.map((x) => sql`(${f.path} = ${x} OR substr(${f.path}, -length(${x}) - 1) = '/' || ${x})`);
+  const rows = await db(d1)
+    .selectDistinct({ id: o.id, createdAt: o.createdAt })
+    .from(f)
+    .innerJoin(o, eq(o.id, f.observationId))
+    .where(and(eq(f.teamId, scope.teamId), sql`(${sql.join(named, sql` OR `)})`, scope.where))
+    .orderBy(desc(o.createdAt))
+    .limit(limit);
+  return rows.map((r) => r.id);
+}
+
+/** SELECT <result columns> FROM <kind> JOIN projects JOIN users. */
+function rowsOf(d1: D1Database, kind: RecordKind) {
+  const a = SOURCES[kind].alias;
+  return db(d1).select(FIELDS[kind]).from(a).innerJoin(p, eq(p.id, a.projectId)).innerJoin(u, eq(u.id, a.authorUserId)).$dynamic();
+}
+
+/** Rows for `ids` that pass the scope; the scope is re-applied so vector hits never bypass visibility. */
+export async function recordRows(d1: D1Database, ids: number[], scope: RecordScope): Promise<Map<number, RecordRow>> {
+  if (ids.length === 0) return new Map();
+  const a = SOURCES[scope.kind].alias;
+  const rows: RecordRow[] = await rowsOf(d1, scope.kind).where(and(inJsonList(a.id, ids), scope.where));
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** The newest rows of one kind that pass the scope, and how many pass it. */
+export async function newestRecords(d1: D1Database, scope: RecordScope, limit: number, offset: number): Promise<{ rows: RecordRow[]; total: number }> {
+  const a = SOURCES[scope.kind].alias;
+  const [rows, counted] = await Promise.all([
+    rowsOf(d1, scope.kind).where(scope.where).orderBy(desc(a.createdAt), desc(a.id)).limit(limit).offset(offset),
+    db(d1).select({ n: count() }).from(a).where(scope.where).get(),
+  ]);
+  return { rows: rows as RecordRow[], total: counted?.n ?? 0 };
+}
+
+// ---- Index maintenance ----------------------------------------------------------------------------------
+// Deleting a row from an external-content FTS5 table (our delete triggers) only adds a delete marker: the
+// forgotten terms stay inside the index's segment blobs until the segments are merged. 'optimize' merges every
+// segment into one and drops the deleted entries, so the text is gone from the index itself, not just from
+// query results. Its cost grows with the index: called once per forget.
+
+export type FtsTable = 'observations_fts' | 'summaries_fts' | 'prompts_fts';
+
+export const ALL_FTS: readonly FtsTable[] = ['observations_fts', 'summaries_fts', 'prompts_fts'];
+
+const CONTENT: Record<FtsTable, SQLiteTable> = { observations_fts: observations, summaries_fts: summaries, prompts_fts: prompts };
+
+/** An FTS5 special command (`INSERT INTO t(t) VALUES ('optimize')`) on each table, in one batch. */
+async function ftsCommand(d1: D1Database, tables: readonly FtsTable[], command: 'optimize' | 'rebuild'): Promise<void> {
+  if (tables.length === 0) return;
+  const d = db(d1);
+  const statements = tables.map((t) => d.run(sql`INSERT INTO ${sql.identifier(t)}(${sql.identifier(t)}) VALUES (${sql.raw(`'${command}'`)})`));
+  await runBatch(d, statements);
+}
+
+export const purgeDeletedTerms = (d1: D1Database, tables: readonly FtsTable[] = ALL_FTS): Promise<void> => ftsCommand(d1, tables, 'optimize');
+
+/** Rebuilds the indexes from their content tables (after a restore of D1 from a backup or an import). */
+export const rebuildFts = (d1: D1Database, tables: readonly FtsTable[] = ALL_FTS): Promise<void> => ftsCommand(d1, tables, 'rebuild');
+
+/**
+ * Indexes whose row count differs from their content table's: what a restore from `wrangler d1 export` (which
+ * leaves FTS5 tables out) or an import leaves behind. Counted through each index's docsize table.
+ */
+export async function ftsOutOfStep(d1: D1Database): Promise<FtsTable[]> {
+  const d = db(d1);
+  const counts = ALL_FTS.map((t) =>
+    d.get<{ content: number; indexed: number }>(
+      sql`SELECT (SELECT COUNT(*) FROM ${CONTENT[t]}) AS content, (SELECT COUNT(*) FROM ${sql.identifier(`${t}_docsize`)}) AS indexed`,
+    ),
+  );
+  // No bound parameters: drizzle's D1 batch cannot bind them for raw statements.
+  const rows = (await runBatch(d, counts)) as ({ content: number; indexed: number } | undefined)[];
+  return ALL_FTS.filter((_, i) => {
+    const r = rows[i];
+    return r !== undefined && r.content !== r.indexed;
+  });
+}
+
+/** Rebuilds the indexes that are out of step; returns which. Run by the daily cron, so a restore heals itself. */
+export async function healFts(d1: D1Database): Promise<FtsTable[]> {
+  const broken = await ftsOutOfStep(d1);
+  if (broken.length) await rebuildFts(d1, broken);
+  return broken;
+}

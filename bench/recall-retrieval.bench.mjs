@@ -6,7 +6,8 @@
 // Public sets are read at run time from repository snapshots the developer points at (never downloaded here):
 //   CAIRN_BENCH_REALTALK=<git dir of github.com/danny911kr/REALTALK>
 //   CAIRN_BENCH_CHANGESETS=<git dir of github.com/honojs/middleware>
-// A set whose snapshot is missing is reported as skipped. BENCH_SETS=own,realtalk limits the run. The plain
+// A set whose snapshot is missing is reported as skipped. BENCH_SETS=own,realtalk limits the run.
+// BENCH_DUMP=/tmp/x writes each set's questions and ranked keys to /tmp/x-<set>.json (per-question diffs). The plain
 // baseline runs under python3 (its sqlite3 module, built with FTS5 on Debian).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -96,6 +97,7 @@ try {
     const script = baseline(set).map((ranked, i) => ({ expected: set.queries[i].expected, ranked, kind: set.queries[i].kind }));
     const fts = await runMode(srv, set, keyById, 'fts');
     const dflt = await runMode(srv, set, keyById, null);
+    if (process.env.BENCH_DUMP) (await import('node:fs')).writeFileSync(`${process.env.BENCH_DUMP}-${s.id}.json`, JSON.stringify({ q: set.queries.map((x) => x.q), fts: fts.runs, dflt: dflt.runs }));
     const rows = [
       ['plain FTS5 script (porter, bm25, OR of non-stopword terms)', summarise(script)],
       ['cairn `mode=fts`', summarise(fts.runs)],

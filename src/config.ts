@@ -1,6 +1,6 @@
 // The deployment's settings, parsed once from the Worker environment (vars and secrets are strings) into
 // one typed object. Everything else reads `configOf(env)`, never a raw `env.X` string.
-import { z } from 'zod';
+import * as z from 'zod';
 import { AppError } from './lib/errors';
 
 /** An unset or empty variable means "use the default"; anything else must parse. */

@@ -3,7 +3,7 @@
 // POST /api/admin/teams/:slug/move: the operator moves a team to another D1 database.
 import { configOf } from '../config';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { mintToken } from '../auth/tokens';
 import type { Role } from '../auth/types';
 import type { AppEnv } from '../auth/types';

@@ -1,7 +1,7 @@
 // Admin API, projects: list, rename (old key stays an alias), merge (rows move in one batch, alias left
 // behind), and visibility. Only projects the caller may see are found; others answer as "no such project".
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AuthContext } from '../auth/types';
 import { findVisibleProject as findProject, isReservedProjectKey, listVisibleProjects, type ProjectRef } from '../db/projects';
 import type { AppEnv } from '../auth/types';

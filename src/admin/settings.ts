@@ -1,6 +1,6 @@
 // Admin API, team settings (validated patch over teams.settings JSON) and the audit log reader.
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseTeamSettings } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
 import { jsonBody, query } from '../lib/validate';

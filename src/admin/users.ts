@@ -1,7 +1,7 @@
 // Admin API, people and credentials: team info, users (add, role, remove), devices (enroll), tokens
 // (list, revoke, rotate). Every lookup is scoped to the caller's team, so another team's ids are 404s.
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { mintToken, prepareMint } from '../auth/tokens';
 import type { Role, Scope } from '../auth/types';
 import type { AppEnv } from '../auth/types';

@@ -124,6 +124,12 @@ export function recordScope(kind: RecordKind, viewer: Viewer, filter: RecordFilt
   return { kind, teamId: viewer.teamId, projectIds: filter.projectIds, where };
 }
 
+/** The scope narrowed to rows stored from `since` to `until` (inclusive ms): search's window around a named day. */
+export function storedWithin(scope: RecordScope, since: number, until: number): RecordScope {
+  const a = SOURCES[scope.kind].alias;
+  return { ...scope, where: and(scope.where, gte(a.createdAt, since), lte(a.createdAt, until))! };
+}
+
 /** One FTS match: bm25 rank (lower is better) and whether it matched every term. */
 export interface FtsRanked {
   id: number;

@@ -1,7 +1,7 @@
 // What an observation says: the one definition. The observer's parser produces it, the store and import write
 // it (db/observations.ts), the recall API hands it out inside ObservationRecord. It imports nothing but zod, so
 // the browser viewer's types (recall/record-types.ts) can use it too.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const ObservationContent = z.object({
   type: z.string(),

@@ -1,5 +1,5 @@
 // Per-team settings stored as JSON in teams.settings: read tolerantly, one schema for every key we know.
-import { z } from 'zod';
+import * as z from 'zod';
 import { eq } from 'drizzle-orm';
 import type { Caller } from './caller';
 import { db as dbOf, type Db } from './client';

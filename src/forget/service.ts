@@ -1,7 +1,7 @@
 // Forget that forgets: a record, a session or a project is deleted from every D1 table, the FTS indexes
 // (delete triggers), the vector index and the session's Durable Object. Only an audit row stays: who forgot
 // which id and when, never the text (a reason given for the audit is not kept either: it may repeat it).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AuthContext } from '../auth/types';
 import {
   canSee,

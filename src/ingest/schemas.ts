@@ -1,5 +1,5 @@
 // Wire shapes of the ingest API (zod at the edge); one name for each schema and its type.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { WireEndEvent, WireInitEvent, WireObservationEvent, WireSummarizeEvent } from '#shared/events';
 import { MAX_BATCH_EVENTS } from '#shared/events';
 

@@ -1,7 +1,7 @@
 // The Worker's built files (hooks client, viewer code) live in Workers Static Assets, not in the bundle.
 // scripts/build.mjs writes them with a manifest naming their versions; routes read both through the ASSETS
 // binding so they can add their own headers (CSP, version, caching) to what they serve.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const ManifestSchema = z.object({
   client: z.object({ version: z.string(), sha256: z.string() }),

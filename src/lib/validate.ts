@@ -1,7 +1,7 @@
 // Edge validation: read a bounded JSON body and check it against a zod schema, with stable error codes.
 import { zValidator } from '@hono/zod-validator';
 import type { Context, Env, MiddlewareHandler } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AppError } from './errors';
 import { assertJsonShape } from './json-limits';
 

@@ -1,7 +1,7 @@
 // Builds the MCP server for one request: the recall tools bound to the caller's identity.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { assertScope } from '../auth/scope';
 import type { AuthContext } from '../auth/types';
 import type { CairnEnv } from '../env';

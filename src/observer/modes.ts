@@ -1,5 +1,5 @@
 // Observer modes: the vocabulary (types, concepts) and prompt text, as bundled JSON with chained overrides.
-import { z } from 'zod';
+import * as z from 'zod';
 import code from './modes/code.json';
 import codeZh from './modes/code--zh.json';
 import codeJa from './modes/code--ja.json';

@@ -1,5 +1,5 @@
 // Explicit memory edits by an agent: `remember` stores an observation directly (forgetting: src/forget/).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AuthContext } from '../auth/types';
 import { db } from '../db/client';
 import { insertObservation, insertObservationFiles, observationIdByHash } from '../db/observations';

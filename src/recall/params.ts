@@ -1,5 +1,5 @@
 // Query-string schemas of the recall routes (zod at the edge; one name for a schema and its type).
-import { z } from 'zod';
+import * as z from 'zod';
 import { isTimeZone } from './format';
 
 /** A value that may arrive once or repeated (also comma-separated for project keys); blanks dropped. */

@@ -1,7 +1,7 @@
 // Local-only benchmark helpers (CAIRN_LOCAL=1, admin scope): bulk-seed observations and a baseline query.
 import { configOf } from '../config';
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { runBatch } from '../db/batch';
 import { databaseSize, newestOfProjectKey } from '../db/bench';
 import { db } from '../db/client';

@@ -32,9 +32,10 @@ export function weightedFusion(keyword: readonly KeywordHit[], vector: readonly 
   for (const [r, h] of keyword.entries()) add(h.id, kw / (k + r + 1));
   if (vw > 0) for (const [r, id] of vector.entries()) add(id, vw / (k + r + 1));
   const pinned: number[] = [];
+  // The first exact hits wherever they stand: a row lifted by a date the query names may precede them.
   for (const h of keyword) {
-    if (pinned.length >= pin || !h.exact) break;
-    pinned.push(h.id);
+    if (pinned.length >= pin) break;
+    if (h.exact) pinned.push(h.id);
   }
   const isPinned = new Set(pinned);
   const rest = [...scores.keys()]

@@ -1,7 +1,7 @@
 // Search parameters: one zod schema for HTTP query strings and MCP tool arguments (the filters they give are
 // applied in SQL by db/fts.ts, each list bound as ONE JSON parameter: D1 refuses statements over 100 bound
 // parameters, and 10 project keys plus every filter at 10 values used to pass that and answer 500).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RecordKind } from '../db/fts';
 
 const MAX_LIST = 10;

@@ -5,7 +5,7 @@ import { AppError } from '../lib/errors';
 import { query } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
 import { backfillVectors } from '../vectors/index-observations';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SearchKind } from './params';
 import { renderSearchText } from './render';
 import { searchObservations } from './search';

@@ -1,7 +1,7 @@
 // searchObservations: FTS5 (AND first, OR to fill) over observations, summaries and prompts, observations fused with vectors by weighted RRF, scoped to what the caller may read.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
-import { ftsRanked, newestRecords, observationsTouching, recordRows, recordScope, type FtsRanked, type RecordRow, type RecordScope } from '../db/fts';
+import { ftsRanked, newestRecords, observationsTouching, recordRows, recordScope, storedWithin, type FtsRanked, type RecordRow, type RecordScope } from '../db/fts';
 import { loadViewer, projectsHiddenFrom } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
@@ -11,6 +11,8 @@ import type { VectorAdapters } from '../vectors/types';
 import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeMatch, SUMMARY_BM25_WEIGHTS, type FtsQuery } from './fts-query';
 import { appliesTo, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
 import { vectorWeightFor } from './config';
+import { DIVERSIFY, diversify } from './diversify';
+import { dayWindow, liftDated, namedDays } from './dates';
 import { weightedFusion } from './fusion';
 import { reciprocalRankFusion } from './rrf';
 import { teamDb } from '../db/shards';
@@ -82,6 +84,18 @@ async function ftsSearch(db: D1Database, allTerms: string, anyTerms: string, sco
   const strict = await ftsRanked(db, scope, { all, any: all }, weights, pool);
   if (all === any || strict.rows.length >= pool) return strict;
   return ftsRanked(db, scope, { all, any }, weights, pool);
+}
+
+/**
+ * Matches stored within `window` (around days the query names), all-terms matches first, then bm25; empty
+ * without a window. One more statement, only for queries that name a day.
+ */
+async function datedHits(db: D1Database, fts: RankInput['fts'], scope: RecordScope, window: RankInput['window'], pool: number): Promise<number[]> {
+  if (!window) return [];
+  const { weights, scoped } = RANKING[scope.kind];
+  const narrow = (expr: string) => (scoped ? scopeMatch(expr, scope.projectIds) : expr);
+  const { rows } = await ftsRanked(db, storedWithin(scope, window.since, window.until), { all: narrow(fts.all), any: narrow(fts.any) }, weights, pool);
+  return rows.map((x) => x.id);
 }
 
 const toResult = (kind: RecordKind, r: RecordRow, score: number): SearchResult => ({ kind, ...r, score: Math.round(score * 1e5) / 1e5 });
@@ -157,14 +171,20 @@ interface Ranking {
 interface RankInput {
   q: string;
   fts: { all: string; any: string; terms: string[] };
+  /** Stored-at window around calendar days the query names (src/search/dates.ts); rows in it are lifted. */
+  window: { since: number; until: number } | null;
   pool: number;
   want: number;
 }
 
 /** Summaries and prompts: FTS only (the vector index holds observations). */
 async function rankText(db: D1Database, scope: RecordScope, r: RankInput, tm: Record<string, number> | undefined): Promise<Ranking> {
-  const { rows, total } = await timed(tm, `fts_${scope.kind}`, ftsSearch(db, r.fts.all, r.fts.any, scope, r.pool));
-  return { scope, items: rows.map((x) => ({ id: x.id, score: -x.rank })), total, mode: 'fts', rows: new Map() };
+  const [{ rows, total }, dated] = await Promise.all([
+    timed(tm, `fts_${scope.kind}`, ftsSearch(db, r.fts.all, r.fts.any, scope, r.pool)),
+    timed(tm, `dated_${scope.kind}`, datedHits(db, r.fts, scope, r.window, r.pool)),
+  ]);
+  const items = liftDated(rows.map((x) => ({ id: x.id, score: -x.rank })), dated, (id) => ({ id, score: 0 }));
+  return { scope, items, total, mode: 'fts', rows: new Map() };
 }
 
 /** Observations: FTS, files named in the query, and vector neighbours when available. */
@@ -181,7 +201,8 @@ async function rankObservations(env: CairnEnv, db: D1Database, auth: AuthContext
   const ftsPromise = timed(tm, 'fts', ftsSearch(db, fts.all, fts.any, scope, pool));
   const filesPromise = timed(tm, 'files', observationsTouching(db, paths, scope, pool));
   const vectorPromise = adapters ? vectorIds(db, adapters, q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
-  const [{ rows: ranked, total }, files, vec] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise)]);
+  const datedPromise = timed(tm, 'dated', datedHits(db, fts, scope, r.window, pool));
+  const [{ rows: ranked, total }, files, vec, dated] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise), datedPromise]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
   // file rank with the all-terms matches (first when the query is nothing but file names).
   const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;
@@ -190,7 +211,7 @@ async function rankObservations(env: CairnEnv, db: D1Database, auth: AuthContext
   const loose = ranked.filter((x) => x.full !== 1).map((x) => ({ id: x.id, rank: x.rank, exact: false }));
   const ordered = onlyPaths ? [...fileRanked, ...strict, ...loose] : [...strict, ...fileRanked, ...loose];
   const seen = new Set<number>();
-  const ftsList = ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id));
+  const ftsList = liftDated(ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id)), dated, (id) => ({ id, rank: 0, exact: false }));
   const fileOnly = files.filter((id) => !ranked.some((x) => x.id === id)).length;
 
   if (vec === null) {
@@ -205,30 +226,42 @@ async function rankObservations(env: CairnEnv, db: D1Database, auth: AuthContext
   return { scope, items: allowed, total: total + fileOnly + vectorOnly, mode: 'hybrid', rows };
 }
 
+interface Pick {
+  ranking: Ranking;
+  id: number;
+  score: number;
+}
+
 /**
- * Cuts the page: one kind's list as it is, several kinds fused by RRF over their ranked lists. Rows not yet
- * loaded are loaded per kind (scope re-applied).
+ * Cuts the page: one kind's list as it is, several kinds fused by RRF over their ranked lists, then the head
+ * of the list thinned of near-duplicates (src/search/diversify.ts). Rows not yet loaded are loaded per kind
+ * (scope re-applied): the diversified head and the page, so every page sees the same order.
  */
 async function pageOf(db: D1Database, rankings: Ranking[], offset: number, want: number, tm: Record<string, number> | undefined): Promise<SearchResult[]> {
-  const picked: { ranking: Ranking; id: number; score: number }[] =
+  const merged: Pick[] =
     rankings.length === 1
-      ? rankings[0]!.items.slice(offset, want).map((it) => ({ ranking: rankings[0]!, ...it }))
+      ? rankings[0]!.items.slice(0, Math.max(want, DIVERSIFY.window)).map((it) => ({ ranking: rankings[0]!, ...it }))
       : reciprocalRankFusion(rankings.map((rk, i) => rk.items.map((it) => `${i}:${it.id}`)))
-          .slice(offset, want)
+          .slice(0, Math.max(want, DIVERSIFY.window))
           .map((f) => {
             const [i, id] = f.id.split(':').map(Number) as [number, number];
             return { ranking: rankings[i]!, id, score: f.score };
           });
+  const needed = [...merged.slice(0, DIVERSIFY.window), ...merged.slice(Math.max(offset, DIVERSIFY.window), want)];
   await timed(tm, 'hydrate_page', Promise.all(
     rankings.map(async (rk) => {
-      const missing = picked.filter((x) => x.ranking === rk && !rk.rows.has(x.id)).map((x) => x.id);
+      const missing = needed.filter((x) => x.ranking === rk && !rk.rows.has(x.id)).map((x) => x.id);
       for (const [id, row] of await recordRows(db, missing, rk.scope)) rk.rows.set(id, row);
     }),
   ));
-  return picked.flatMap((x) => {
+  const ordered = diversify(merged, (x) => x.ranking.rows.get(x.id)?.title ?? '');
+  const page = ordered.slice(offset, want).flatMap((x) => {
     const row = x.ranking.rows.get(x.id);
     return row ? [toResult(x.ranking.scope.kind, row, x.score)] : [];
   });
+  // A deferred near-duplicate keeps its own score only where that does not rise above the row before it.
+  for (let i = 1; i < page.length; i++) page[i]!.score = Math.min(page[i]!.score, page[i - 1]!.score);
+  return page;
 }
 
 /**
@@ -245,12 +278,15 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
   if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
   if (!p.q) return filterOnly(db, p, scopes);
-  const fts: FtsQuery = buildFtsQuery(p.q);
+  // Digit-only dates leave the words; when nothing else is left, the query is searched as typed.
+  const named = namedDays(p.q);
+  const stripped = named.days.length ? buildFtsQuery(named.rest) : null;
+  const fts: FtsQuery = stripped?.all ? stripped : buildFtsQuery(p.q);
   // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
   if (!fts.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
 
   const want = p.offset + p.limit;
-  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, pool: Math.min(1000, Math.max(want, 60)), want };
+  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, window: stripped?.all ? dayWindow(named.days) : null, pool: Math.min(1000, Math.max(want, 60)), want };
   // Summary and prompt statements go out first; the observation side may then spend time embedding the query.
   const text = scopes.filter((s) => s.kind !== 'observation').map((s) => rankText(db, s, r, tm));
   const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(env, db, auth, p, s, r, deps));

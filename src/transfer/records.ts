@@ -1,6 +1,6 @@
 // The NDJSON export format: one record a line, each with a `kind`. Rows refer to each other by what keeps its
 // meaning in another team (project key, session key, user handle), never by database id; no token material.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const text = (max: number) => z.string().max(max);
 const time = z.number().int().nonnegative().max(8_640_000_000_000_000);

@@ -1,7 +1,7 @@
 // Observer spend: `GET /api/admin/usage` (tokens and estimated cost per day, model and session, the budget in
 // force) and `GET /api/observer/budget` (for any token: is the LLM observer on, or its heuristic fallback).
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { settingsFor } from '../db/team-settings';
 import { usageByDay, usageBySession, type TokenCounts } from '../db/usage';
 import type { AppEnv } from '../auth/types';

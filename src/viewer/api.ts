@@ -1,6 +1,6 @@
 // Token-authenticated data routes for the browser viewer: who am I, feed, session, authors, live stream.
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
 import { sessionIdByKey, teamHandles } from '../db/feed';

@@ -1,9 +1,19 @@
 // Observer provider on the Anthropic Messages API through the official SDK, with prompt caching.
-import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
-import type { MessageParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages/messages';
+import { BaseAnthropic } from '@anthropic-ai/sdk/client';
+import { APIConnectionError, APIError } from '@anthropic-ai/sdk/core/error';
+import { Messages, type MessageParam, type TextBlockParam } from '@anthropic-ai/sdk/resources/messages/messages';
 import { ObserverFailure, type ChatMessage, type ObserverProvider, type ObserverReply, type ObserverRequest } from '../types';
 
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-haiku-5-5';
+
+/**
+ * The SDK's own client (auth, headers, errors, timeouts) with only the Messages resource. The SDK's `Anthropic`
+ * class constructs every resource (beta, files, models, organization, skills, …), which keeps ~320 KB of
+ * minified code in the Worker bundle for the one call the observer makes (BENCHMARKS.md, "Cold start").
+ */
+export class MessagesClient extends BaseAnthropic {
+  readonly messages: Messages = new Messages(this);
+}
 
 export interface AnthropicOptions {
   apiKey: string;
@@ -11,7 +21,7 @@ export interface AnthropicOptions {
   model?: string;
   timeoutMs?: number;
   /** For unit tests: a pre-built client. */
-  client?: Anthropic;
+  client?: MessagesClient;
 }
 
 const SPEND_CODES = new Set(['enforced_spend_limit_reached', 'contract_spend_limit_reached', 'linked_organization_spend_limit_reached']);
@@ -68,7 +78,7 @@ export function createAnthropicProvider(options: AnthropicOptions): ObserverProv
   // Retries belong to the SessionDO's alarm schedule, not to a request that holds the turn open.
   const client =
     options.client ??
-    new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL || undefined, maxRetries: 0, timeout: options.timeoutMs ?? 120_000 });
+    new MessagesClient({ apiKey: options.apiKey, baseURL: options.baseURL || undefined, maxRetries: 0, timeout: options.timeoutMs ?? 120_000 });
 
   return {
     name: 'anthropic',

@@ -113,4 +113,17 @@ describe('the direction of imports', () => {
     );
     expect(deep).toEqual([]);
   });
+
+  it('keeps the Worker bundle lean: zod as a namespace, and the Anthropic SDK without its every-resource client', () => {
+    // `import { z }` binds zod's namespace object, which esbuild cannot shake: every locale (~260 KB) ships.
+    // The SDK's `Anthropic` class builds every resource (~320 KB); the observer's MessagesClient needs only Messages.
+    const heavy = tsFiles(path.join(ROOT, 'src')).flatMap((file) => {
+      const text = readFileSync(file, 'utf8');
+      const hits = [];
+      if (/import\s*\{[^}]*\bz\b[^}]*\}\s*from\s*['"]zod['"]/.test(text)) hits.push('{ z } from zod');
+      if (/from\s*['"]@anthropic-ai\/sdk['"]/.test(text)) hits.push('@anthropic-ai/sdk root');
+      return hits.map((h) => `${path.relative(ROOT, file)}: ${h}`);
+    });
+    expect(heavy).toEqual([]);
+  });
 });

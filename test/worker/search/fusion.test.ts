@@ -16,6 +16,12 @@ describe('weightedFusion', () => {
     }
   });
 
+  it('pins the first exact keyword hits even when a row lifted by a named day stands before them', () => {
+    const keyword = [{ id: 9, exact: false }, { id: 1, exact: true }, { id: 2, exact: true }, { id: 3, exact: false }];
+    const top2 = weightedFusion(keyword, [3, 50, 51, 9], { vectorWeight: 1 }).slice(0, 2).map((x) => x.id);
+    expect(top2).toEqual([1, 2]);
+  });
+
   it('lets vectors reorder partial keyword matches and bring in rows keyword search missed', () => {
     const keyword = hits([1, 2, 3, 4], 1);
     const fused = weightedFusion(keyword, [4, 50], { vectorWeight: 1 }).map((x) => x.id);

@@ -7,6 +7,7 @@ import { SentenceEmbedder } from './sentence-embedder';
 import type { VectorAdapters } from './types';
 import { VectorizeVectorIndex } from './vectorize-index';
 import { WorkersAiEmbedder } from './workers-ai-embedder';
+import { teamDb } from '../db/shards';
 
 /**
  * Local runs (CAIRN_LOCAL=1: wrangler dev, tests) use D1 because the Vectorize and Workers AI bindings only work
@@ -19,7 +20,7 @@ export function getVectorAdapters(env: CairnEnv): VectorAdapters | null {
   if (config.local) {
     const url = config.embedderUrl;
     const embedder = url ? new SentenceEmbedder({ fetch: (input, init) => fetch(input, init) }, url) : new LocalEmbedder();
-    return { index: new LocalVectorIndex(env.DB), embedder };
+    return { index: new LocalVectorIndex((teamId) => teamDb(env, teamId)), embedder };
   }
   if (env.VECTORS && env.AI) {
     return {

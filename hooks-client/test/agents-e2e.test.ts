@@ -2,18 +2,16 @@
 // `wrangler dev`: stored with the agent as platform, found by search with platform=, and reachable through the
 // `cairn mcp-stdio` bridge the agents are configured with (a real MCP server behind it).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { mintDevToken, startDevServer } from '../../scripts/dev-server.mjs';
 import { buildClient } from '../build.mjs';
 import { run } from '../src/run';
-import { deadPort, machine, memIo, tempDir } from './support';
+import { agentFixture, deadPort, machine, memIo, tempDir } from './support';
 
 const SECRET = 'agents-e2e-secret';
 const CLIENT = fileURLToPath(new URL('../dist/cairn.cjs', import.meta.url));
-const fixture = (agent: string) => JSON.parse(readFileSync(new URL(`./fixtures/agents/${agent}.json`, import.meta.url), 'utf8')) as Record<string, Record<string, unknown>>;
 
 interface Dev { url: string; stop(): Promise<void> }
 let dev: Dev;
@@ -75,8 +73,8 @@ function bridge(env: Record<string, string | undefined>, messages: Array<Record<
 describe('other agents against wrangler dev', () => {
   it('stores Codex and Gemini sessions under their own platform, and platform= separates them in search and over the MCP bridge', async () => {
     const { env } = machine(dev.url, token);
-    const codex = fixture('codex');
-    const gemini = fixture('gemini');
+    const codex = agentFixture('codex');
+    const gemini = agentFixture('gemini');
     const cs = `codex-${run36}`;
     const gs = `gemini-${run36}`;
     const cwd = tempDir('cairn-agents-repo-');

@@ -5,23 +5,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../src/run';
-import { fakeServer, machine, memIo, tempDir, type FakeServer } from './support';
+import { agentFixture, agentHome as home, fakeServer, machine, memIo, tempDir, type FakeServer } from './support';
 
-const fixture = (agent: string) => JSON.parse(readFileSync(new URL(`./fixtures/agents/${agent}.json`, import.meta.url), 'utf8')) as Record<string, Record<string, unknown>>;
-const CODEX = fixture('codex');
-const GEMINI = fixture('gemini');
+const CODEX = agentFixture('codex');
+const GEMINI = agentFixture('gemini');
 
 let server: FakeServer;
 beforeAll(async () => {
   server = await fakeServer();
 });
 afterAll(() => server.close());
-
-function home(url: string | null = 'https://cairn.example.dev') {
-  const m = machine(url);
-  m.env.PATH = tempDir('cairn-path-');
-  return m;
-}
 
 async function hook(env: Record<string, string | undefined>, event: string, agent: string, payload: unknown) {
   const io = memIo({ env, stdin: JSON.stringify(payload) });

@@ -1,5 +1,5 @@
 // Test helpers: an in-memory Io, throwaway homes, and a fake cairn API on 127.0.0.1 that records requests.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,3 +137,14 @@ export async function deadPort(): Promise<number> {
 
 /** Claude Code's hook stdin for an event. */
 export const hookJson = (fields: Record<string, unknown>) => JSON.stringify({ session_id: 'sess-1', transcript_path: '/nonexistent.jsonl', cwd: '/tmp', ...fields });
+
+/** A payload transcribed from another agent's source: test/fixtures/agents/<agent>.json (each names its source). */
+export const agentFixture = (agent: string) =>
+  JSON.parse(readFileSync(new URL(`./fixtures/agents/${agent}.json`, import.meta.url), 'utf8')) as Record<string, Record<string, unknown>>;
+
+/** A machine logged in to a placeholder server, with an empty PATH (no agent CLI is found), for install tests. */
+export function agentHome(url: string | null = 'https://cairn.example.dev') {
+  const m = machine(url);
+  m.env.PATH = tempDir('cairn-path-');
+  return m;
+}

@@ -1,6 +1,7 @@
 // The SessionDO's durable state in its own SQLite: pending events (claim → confirm), ids already seen,
 // dead letters, prompts of this session, the turn lease and small counters. Synchronous SQL only.
-import { migrateDoSqlite, type DoSchemaSteps } from '../db/do-schema';
+import { migrateDoSqlite } from '../db/do-schema';
+import { BUFFER_SCHEMA, toRow, type PendingSql } from './buffer-schema';
 import type { PromptMark } from './filing';
 import type { BufferedEvent, EventSnapshot, PendingRow } from './types';
 
@@ -12,95 +13,6 @@ const PROMPTS_KEPT = 20;
 export const WAITING = -1;
 /** Rows looked at when choosing a turn: far more than one turn takes (20), far fewer than a backlog can hold. */
 const CANDIDATE_LIMIT = 200;
-
-/**
- * The buffer's schema, one step per version (src/db/do-schema.ts). Step 1 is the schema from before versioning,
- * written with IF NOT EXISTS so objects created then adopt it; later steps append here.
- */
-export const BUFFER_SCHEMA: DoSchemaSteps = [
-  `
-CREATE TABLE IF NOT EXISTS pending (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  event_id TEXT NOT NULL UNIQUE,
-  kind TEXT NOT NULL CHECK (kind IN ('observation','summarize')),
-  payload TEXT NOT NULL,
-  chars INTEGER NOT NULL,
-  occurred_at INTEGER NOT NULL,
-  received_at INTEGER NOT NULL,
-  prompt_number INTEGER NOT NULL,
-  snapshot TEXT NOT NULL,
-  group_key TEXT NOT NULL,
-  attempts INTEGER NOT NULL DEFAULT 0,
-  last_error TEXT,
-  claim_id TEXT
-);
-CREATE INDEX IF NOT EXISTS idx_pending_claim ON pending (claim_id);
-CREATE TABLE IF NOT EXISTS seen (event_id TEXT PRIMARY KEY, prompt_number INTEGER NOT NULL, seen_at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS idx_seen_time ON seen (seen_at);
-CREATE TABLE IF NOT EXISTS dead_letters (
-  event_id TEXT PRIMARY KEY, kind TEXT NOT NULL, tool_name TEXT, payload TEXT NOT NULL, snapshot TEXT NOT NULL,
-  occurred_at INTEGER NOT NULL, prompt_number INTEGER NOT NULL, attempts INTEGER NOT NULL, last_error TEXT, failed_at INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS prompts (prompt_number INTEGER PRIMARY KEY, private INTEGER NOT NULL, text TEXT NOT NULL, occurred_at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS idx_pending_time ON pending (occurred_at);
-CREATE TABLE IF NOT EXISTS lease (id INTEGER PRIMARY KEY CHECK (id = 1), claim_id TEXT NOT NULL, expires_at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
-`,
-  // 2: prompt ids, client order and turn keys. Objects that predate versioning may have some of these already.
-  (sql) => addMissingColumns(sql),
-];
-
-/** Columns of step 2, each added only where missing (objects written before versioning may have it). */
-const ADDED_COLUMNS: [table: string, column: string, decl: string][] = [
-  ['pending', 'prompt_id', 'TEXT'],
-  ['pending', 'client_seq', 'INTEGER'],
-  ['pending', 'turn_key', 'TEXT'],
-  ['prompts', 'prompt_id', 'TEXT'],
-  ['prompts', 'client_seq', 'INTEGER'],
-];
-
-function addMissingColumns(sql: SqlStorage): void {
-  for (const [table, column, decl] of ADDED_COLUMNS) {
-    const has = sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pragma_table_info(?) WHERE name = ?', table, column).one().n > 0;
-    if (!has) sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
-  }
-}
-
-interface PendingSql extends Record<string, SqlStorageValue> {
-  seq: number;
-  event_id: string;
-  kind: 'observation' | 'summarize';
-  payload: string;
-  chars: number;
-  occurred_at: number;
-  prompt_number: number;
-  snapshot: string;
-  group_key: string;
-  attempts: number;
-  last_error: string | null;
-  claim_id: string | null;
-  prompt_id: string | null;
-  client_seq: number | null;
-  turn_key: string | null;
-}
-
-const toRow = (r: PendingSql): PendingRow => ({
-  seq: r.seq,
-  eventId: r.event_id,
-  kind: r.kind,
-  payload: (JSON.parse(r.payload) as PendingRow['payload'] | null) ?? { agentId: null, agentType: null },
-  chars: r.chars,
-  occurredAt: r.occurred_at,
-  promptNumber: r.prompt_number,
-  snapshot: JSON.parse(r.snapshot) as EventSnapshot,
-  groupKey: r.group_key,
-  attempts: r.attempts,
-  lastError: r.last_error,
-  claimId: r.claim_id,
-  promptId: r.prompt_id,
-  clientSeq: r.client_seq,
-  turnKey: r.turn_key,
-});
 
 /** Events filed under the same key may share an observer turn: same project, prompt, author, device, agent. */
 export const groupKey = (s: EventSnapshot, promptNumber: number, agentId: string | null) =>

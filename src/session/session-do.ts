@@ -7,7 +7,7 @@ import type { ConversationState } from '../observer/conversation';
 import { loadMode } from '../observer/modes';
 import { createHeuristicProvider } from '../observer/providers/heuristic';
 import { createProvider } from '../observer/providers/index';
-import { runTurn } from '../observer/turn';
+import { runTurn, type TurnOutcome } from '../observer/turn';
 import type { ObserverProvider } from '../observer/types';
 import { defaultAfterStore, type AfterStore } from '../store/after-store';
 import { storeTurn } from '../store/turn-store';
@@ -243,6 +243,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     }
   }
 
+  /** One claimed batch: observe it, then store and confirm what came back (or back off). */
   async #turn(claimId: string, turnKey: string, batch: PendingRow[], replay: boolean): Promise<void> {
     const b = this.#buffer;
     const head = batch[0]!;
@@ -251,30 +252,13 @@ export class SessionDO extends DurableObject<CairnEnv> {
     // Stored once with any observer: a replayed turn already in D1 is confirmed, not observed (and reworded) again.
     if (replay && (await turnStored(this.env.DB, head.snapshot.teamId, turnKey))) return this.#confirm(claimId, null, 0);
 
-    const events = batch.filter((r) => r.kind === 'observation').map(toToolEvent);
-    const summaryRow = batch.find((r) => r.kind === 'summarize');
-    const state = b.get<ConversationState | null>('conversation', null);
-    const provider = await this.#budgetedProvider(head.snapshot.teamId);
-    const outcome = await runTurn(provider, {
-      mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.env).mode),
-      session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
-      events,
-      summary: summaryRow ? toSummaryRequest(summaryRow) : null,
-      now: Date.now(),
-      state,
-    });
-    if (provider.name !== 'heuristic' && outcome.kind !== 'failure') {
-      await meterCall(this.env, head.snapshot, outcome.model, outcome.usage, this.#now()).catch((err: unknown) =>
-        console.warn('observer usage not recorded', { message: String(err) }),
-      );
-    }
+    const outcome = await this.#observe(batch, prompt);
     if (b.lease(Date.now())?.claimId !== claimId) {
       // Release touches only rows still claimed under this id: if another turn took them over, it keeps them.
       console.warn('observer turn outlived its lease; its events will be observed again', { claimId });
       b.release(claimId, false, 'observer turn outlived its lease');
       return;
     }
-
     if (this.#refiledDuring(claimId, batch)) return;
 
     switch (outcome.kind) {
@@ -286,23 +270,49 @@ export class SessionDO extends DurableObject<CairnEnv> {
         console.warn('observer answered in prose; events confirmed without observations', { claimId, preview: outcome.preview });
         b.set('last_error', `prose reply: ${outcome.preview}`.slice(0, 300));
         return this.#confirm(claimId, outcome.state, 0);
-      case 'parsed': {
-        const u = outcome.usage;
-        const record = turnRecord(batch, outcome.observations, outcome.summary, u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens, {
-          generationId: outcome.state.generation,
-          turnKey,
-          promptId: prompt?.promptId ?? null,
-          storedAt: Date.now(),
-        });
-        this.#seam('before-store');
-        const stored = await storeTurn(this.env.DB, record);
-        this.#seam('after-store');
-        this.#confirm(claimId, outcome.state, stored.observationIds.length);
-        if (stored.observationIds.length || stored.summaryId !== null) {
-          const after = this.testSeams.afterStore ?? defaultAfterStore(this.env, indexObservations);
-          this.ctx.waitUntil(after.run(stored).catch((err: unknown) => console.warn('after-store failed', { message: String(err) })));
-        }
-      }
+      case 'parsed':
+        return this.#store(claimId, turnKey, batch, prompt?.promptId ?? null, outcome);
+    }
+  }
+
+  /** Asks the observer (the heuristic one while the team's budget is spent) and meters the call. */
+  async #observe(batch: PendingRow[], prompt: { text: string } | null): Promise<TurnOutcome> {
+    const b = this.#buffer;
+    const head = batch[0]!;
+    const summaryRow = batch.find((r) => r.kind === 'summarize');
+    const provider = await this.#budgetedProvider(head.snapshot.teamId);
+    const outcome = await runTurn(provider, {
+      mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.env).mode),
+      session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
+      events: batch.filter((r) => r.kind === 'observation').map(toToolEvent),
+      summary: summaryRow ? toSummaryRequest(summaryRow) : null,
+      now: Date.now(),
+      state: b.get<ConversationState | null>('conversation', null),
+    });
+    if (provider.name !== 'heuristic' && outcome.kind !== 'failure') {
+      await meterCall(this.env, head.snapshot, outcome.model, outcome.usage, this.#now()).catch((err: unknown) =>
+        console.warn('observer usage not recorded', { message: String(err) }),
+      );
+    }
+    return outcome;
+  }
+
+  /** Writes a parsed turn to D1, confirms its events, and hands new rows to the after-store work (vectors, live). */
+  async #store(claimId: string, turnKey: string, batch: PendingRow[], promptId: string | null, outcome: Extract<TurnOutcome, { kind: 'parsed' }>): Promise<void> {
+    const u = outcome.usage;
+    const record = turnRecord(batch, outcome.observations, outcome.summary, u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens, {
+      generationId: outcome.state.generation,
+      turnKey,
+      promptId,
+      storedAt: Date.now(),
+    });
+    this.#seam('before-store');
+    const stored = await storeTurn(this.env.DB, record);
+    this.#seam('after-store');
+    this.#confirm(claimId, outcome.state, stored.observationIds.length);
+    if (stored.observationIds.length || stored.summaryId !== null) {
+      const after = this.testSeams.afterStore ?? defaultAfterStore(this.env, indexObservations);
+      this.ctx.waitUntil(after.run(stored).catch((err: unknown) => console.warn('after-store failed', { message: String(err) })));
     }
   }
 

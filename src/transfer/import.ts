@@ -44,88 +44,107 @@ export function parseNdjson(body: string): ExportRecord[] {
 }
 
 export async function importRecords(env: CairnEnv, auth: AuthContext, records: ExportRecord[], now: number): Promise<{ counts: ImportCounts; observationIds: number[] }> {
-  const db = env.DB;
-  const t = auth.teamId;
-  const counts: ImportCounts = { users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 };
-  const observationIds: number[] = [];
-  const userIds = new Map<string, number>();
-  const projectIds = new Map<string, number>();
-  const sessionRefs = new Map<string, { id: number; projectId: number }>();
+  const run = new ImportRun(env.DB, auth.teamId, now);
+  for (const r of records) await run.add(r);
+  return { counts: run.counts, observationIds: run.observationIds };
+}
 
-  const user = async (handle: string, at: number) => {
-    let id = userIds.get(handle);
-    if (id === undefined) {
-      const u = await userByHandle(db, t, handle, at);
-      if (u.created) counts.users++;
-      userIds.set(handle, (id = u.id));
-    }
-    return id;
-  };
-  const project = async (key: string) => {
-    const id = projectIds.get(key);
-    if (id !== undefined) return id;
-    // A project line comes before its sessions in an export; a part of a file may rely on an earlier part.
-    const made = await projectByKey(db, t, { key, visibility: 'team', ownerUserId: null, createdAt: now });
-    if (made.created) counts.projects++;
-    projectIds.set(key, made.id);
-    return made.id;
-  };
-  const session = async (key: string) => {
-    let ref = sessionRefs.get(key);
-    if (!ref) {
-      const found = await findSession(db, t, key);
-      if (!found) throw new AppError(400, 'unknown_session', `Session "${key}" is neither in this file before its rows nor in the team.`);
-      sessionRefs.set(key, (ref = { id: found.id, projectId: found.projectId }));
-    }
-    return ref;
-  };
+type RowRecord = Extract<ExportRecord, { kind: 'prompt' | 'observation' | 'summary' }>;
 
-  for (const r of records) {
+/** One import request: what it wrote so far, and the users, projects and sessions it already matched. */
+class ImportRun {
+  readonly counts: ImportCounts = { users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 };
+  readonly observationIds: number[] = [];
+  readonly #userIds = new Map<string, number>();
+  readonly #projectIds = new Map<string, number>();
+  readonly #sessions = new Map<string, { id: number; projectId: number }>();
+
+  constructor(
+    private readonly db: D1Database,
+    private readonly teamId: number,
+    private readonly now: number,
+  ) {}
+
+  async add(r: ExportRecord): Promise<void> {
     switch (r.kind) {
       case 'user':
-        await user(r.handle, r.created_at);
-        break;
+        await this.#user(r.handle, r.created_at);
+        return;
       case 'project': {
-        const owner = r.owner === null ? null : await user(r.owner, r.created_at);
-        const p = await projectByKey(db, t, { key: r.key, visibility: r.visibility, ownerUserId: owner, createdAt: r.created_at });
-        if (p.created) counts.projects++;
-        projectIds.set(r.key, p.id);
-        break;
+        const owner = r.owner === null ? null : await this.#user(r.owner, r.created_at);
+        const p = await projectByKey(this.db, this.teamId, { key: r.key, visibility: r.visibility, ownerUserId: owner, createdAt: r.created_at });
+        if (p.created) this.counts.projects++;
+        this.#projectIds.set(r.key, p.id);
+        return;
       }
       case 'session': {
-        const projectId = await project(r.project);
-        const made = await sessionByKey(db, {
-          teamId: t, sessionKey: r.session_key, projectId, userId: await user(r.user, r.started_at), platform: r.platform,
+        const projectId = await this.#project(r.project);
+        const made = await sessionByKey(this.db, {
+          teamId: this.teamId, sessionKey: r.session_key, projectId, userId: await this.#user(r.user, r.started_at), platform: r.platform,
           promptCount: r.prompt_count, startedAt: r.started_at, endedAt: r.ended_at,
         });
-        if (made.created) counts.sessions++;
+        if (made.created) this.counts.sessions++;
         // An existing session keeps its project: its rows go where it already is.
-        sessionRefs.set(r.session_key, { id: made.id, projectId: made.projectId });
-        break;
+        this.#sessions.set(r.session_key, { id: made.id, projectId: made.projectId });
+        return;
       }
-      default: {
-        const s = await session(r.session_key);
-        const scope = { teamId: t, projectId: s.projectId, sessionId: s.id, authorUserId: await user(r.author, r.created_at) };
-        if (r.kind === 'prompt') {
-          if (await insertPrompt(db, scope, { promptNumber: r.prompt_number, promptId: r.prompt_id, text: r.text, createdAt: r.created_at })) counts.prompts++;
-        } else if (r.kind === 'observation') {
-          const id = await insertObservation(db, scope, {
-            promptNumber: r.prompt_number, promptId: r.prompt_id, type: r.type, title: r.title, subtitle: r.subtitle, facts: r.facts,
-            narrative: r.narrative, concepts: r.concepts, filesRead: r.files_read, filesModified: r.files_modified, createdAt: r.created_at,
-            discoveryTokens: r.discovery_tokens, contentHash: r.content_hash, agentId: r.agent_id, agentType: r.agent_type, source: r.source,
-          }, now);
-          if (id !== null) {
-            counts.observations++;
-            observationIds.push(id);
-          }
-        } else if (
-          await insertSummary(db, scope, {
-            promptNumber: r.prompt_number, promptId: r.prompt_id, request: r.request, investigated: r.investigated, learned: r.learned,
-            completed: r.completed, nextSteps: r.next_steps, notes: r.notes, createdAt: r.created_at, contentHash: r.content_hash,
-          })
-        ) counts.summaries++;
-      }
+      default:
+        return this.#row(r);
     }
   }
-  return { counts, observationIds };
+
+  /** A prompt, observation or summary, filed under its session's project. */
+  async #row(r: RowRecord): Promise<void> {
+    const s = await this.#session(r.session_key);
+    const scope = { teamId: this.teamId, projectId: s.projectId, sessionId: s.id, authorUserId: await this.#user(r.author, r.created_at) };
+    const base = { promptNumber: r.prompt_number, promptId: r.prompt_id, createdAt: r.created_at };
+    if (r.kind === 'prompt') {
+      if (await insertPrompt(this.db, scope, { ...base, text: r.text })) this.counts.prompts++;
+    } else if (r.kind === 'observation') {
+      const id = await insertObservation(this.db, scope, {
+        ...base, type: r.type, title: r.title, subtitle: r.subtitle, facts: r.facts, narrative: r.narrative, concepts: r.concepts,
+        filesRead: r.files_read, filesModified: r.files_modified, discoveryTokens: r.discovery_tokens, contentHash: r.content_hash,
+        agentId: r.agent_id, agentType: r.agent_type, source: r.source,
+      }, this.now);
+      if (id !== null) {
+        this.counts.observations++;
+        this.observationIds.push(id);
+      }
+    } else {
+      const made = await insertSummary(this.db, scope, {
+        ...base, request: r.request, investigated: r.investigated, learned: r.learned, completed: r.completed, nextSteps: r.next_steps,
+        notes: r.notes, contentHash: r.content_hash,
+      });
+      if (made) this.counts.summaries++;
+    }
+  }
+
+  async #user(handle: string, at: number): Promise<number> {
+    const known = this.#userIds.get(handle);
+    if (known !== undefined) return known;
+    const u = await userByHandle(this.db, this.teamId, handle, at);
+    if (u.created) this.counts.users++;
+    this.#userIds.set(handle, u.id);
+    return u.id;
+  }
+
+  async #project(key: string): Promise<number> {
+    const known = this.#projectIds.get(key);
+    if (known !== undefined) return known;
+    // A project line comes before its sessions in an export; a part of a file may rely on an earlier part.
+    const made = await projectByKey(this.db, this.teamId, { key, visibility: 'team', ownerUserId: null, createdAt: this.now });
+    if (made.created) this.counts.projects++;
+    this.#projectIds.set(key, made.id);
+    return made.id;
+  }
+
+  async #session(key: string): Promise<{ id: number; projectId: number }> {
+    const known = this.#sessions.get(key);
+    if (known) return known;
+    const found = await findSession(this.db, this.teamId, key);
+    if (!found) throw new AppError(400, 'unknown_session', `Session "${key}" is neither in this file before its rows nor in the team.`);
+    const ref = { id: found.id, projectId: found.projectId };
+    this.#sessions.set(key, ref);
+    return ref;
+  }
 }

@@ -32,9 +32,9 @@ export function shellHtml(version: string): string {
 <meta name="referrer" content="no-referrer">
 <meta name="color-scheme" content="light dark">
 <title>cairn</title>
-<link rel="icon" href="/viewer/icon.svg?v=${v}" type="image/svg+xml">
-<link rel="stylesheet" href="/viewer/app.css?v=${v}">
-<script src="/viewer/app.js?v=${v}" defer></script>
+<link rel="icon" href="/viewer/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/viewer/app.${v}.css">
+<script src="/viewer/app.${v}.js" defer></script>
 </head>
 <body>
 <div id="app"><noscript>The cairn viewer needs JavaScript. / cairn 查看器需要启用 JavaScript。</noscript></div>

@@ -1,37 +1,12 @@
 // `cairn hook <event> --agent NAME`: each agent's hook payload read into the shape the hook handlers read
 // (Claude Code's field names), and cairn's answer written back the way that agent reads hook output.
 // Shapes are pinned from each agent's source; docs/agents.md cites the versions.
-import type { HookOutput } from '../hook/context';
-import type { HookEvent } from '../hook/gate';
+import { cursorAdapter } from './cursor';
+import { opencodeAdapter } from './opencode';
+import { parseObject, renamedTool, type Adapter, type Raw } from './payload';
 
-export const AGENTS = ['claude-code', 'codex', 'gemini'] as const;
+export const AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] as const;
 export type AgentName = (typeof AGENTS)[number];
-
-export interface AdaptedInput {
-  /** The cairn event to run (an agent may report a failed tool call through its ordinary after-tool event). */
-  event: HookEvent;
-  /** Claude Code-shaped JSON text for parseHookInput. */
-  stdin: string;
-}
-
-export interface Adapter {
-  /** What the server stores as the session's platform. */
-  platform: AgentName;
-  input(event: HookEvent, stdin: string): AdaptedInput;
-  /** The JSON the agent reads on stdout, or null to print nothing. */
-  output(out: HookOutput): unknown;
-}
-
-type Raw = Record<string, unknown>;
-
-function parseObject(stdin: string): Raw {
-  try {
-    const v: unknown = JSON.parse(stdin || '{}');
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Raw) : {};
-  } catch {
-    return {};
-  }
-}
 
 // Claude Code is the reference shape: nothing to translate.
 const claudeCode: Adapter = { platform: 'claude-code', input: (event, stdin) => ({ event, stdin }), output: (out) => out };
@@ -64,7 +39,7 @@ const GEMINI_TOOLS: Record<string, string> = {
   list_directory: 'LS',
   web_fetch: 'WebFetch',
 };
-const geminiTool = (name: unknown): unknown => (typeof name === 'string' && Object.hasOwn(GEMINI_TOOLS, name) ? GEMINI_TOOLS[name] : name);
+const geminiTool = (name: unknown): unknown => renamedTool(GEMINI_TOOLS, name);
 
 // Gemini CLI: BeforeAgent (prompt), AfterTool (tool_response = {llmContent, returnDisplay, error}),
 // AfterAgent (prompt_response, stop_hook_active), SessionStart (source), SessionEnd (reason).
@@ -103,7 +78,7 @@ const gemini: Adapter = {
   },
 };
 
-const ADAPTERS: Record<AgentName, Adapter> = { 'claude-code': claudeCode, codex, gemini };
+const ADAPTERS: Record<AgentName, Adapter> = { 'claude-code': claudeCode, codex, gemini, cursor: cursorAdapter, opencode: opencodeAdapter };
 
 export const adapterFor = (name: string): Adapter | null => (Object.hasOwn(ADAPTERS, name) ? ADAPTERS[name as AgentName] : null);
 

@@ -26,6 +26,22 @@ export function renderJson(value: Settings, like: string | null): string {
   return `${JSON.stringify(value, null, like ? detectIndent(like) : 2)}\n`;
 }
 
+const isObject = (v: unknown): v is Settings => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * `s` with `entry` as `s[container].cairn` (the container created as needed), or without it when `entry` is
+ * null (the container dropped when that emptied it): how every agent's MCP server list takes cairn's server.
+ */
+export function withCairnEntry(s: Settings, container: string, entry: Settings | null): Settings {
+  const next = JSON.parse(JSON.stringify(s)) as Settings;
+  const servers = isObject(next[container]) ? next[container] : {};
+  if (entry) servers.cairn = entry;
+  else delete servers.cairn;
+  if (Object.keys(servers).length) next[container] = servers;
+  else delete next[container];
+  return next;
+}
+
 /** An edit of a JSON settings file through two pure object transforms. */
 export function jsonEdit(path: string, add: (s: Settings) => Settings, remove: (s: Settings) => Settings): FileEdit {
   return {

@@ -2,7 +2,7 @@
 // Payload and output shapes: see adapters.ts and docs/agents.md (pinned from docs/hooks/reference.md).
 import { join } from 'node:path';
 import { addOurHooks, removeOurHooks, type PlannedHook, type Settings } from '../commands/settings-merge';
-import { jsonEdit, type FileEdit } from './file-edit';
+import { jsonEdit, withCairnEntry, type FileEdit } from './file-edit';
 
 /** Gemini's names for cairn's events; it has no context injection before a tool runs. Timeouts in seconds here. */
 export const GEMINI_PLAN: PlannedHook[] = [
@@ -13,24 +13,12 @@ export const GEMINI_PLAN: PlannedHook[] = [
   { claudeEvent: 'SessionEnd', event: 'session-end', timeout: 5 },
 ];
 
-const isObject = (v: unknown): v is Settings => !!v && typeof v === 'object' && !Array.isArray(v);
-
-function withServer(s: Settings, entry: Settings | null): Settings {
-  const next = JSON.parse(JSON.stringify(s)) as Settings;
-  const servers = isObject(next.mcpServers) ? next.mcpServers : {};
-  if (entry) servers.cairn = entry;
-  else delete servers.cairn;
-  if (Object.keys(servers).length) next.mcpServers = servers;
-  else delete next.mcpServers;
-  return next;
-}
-
 export function geminiEdits(home: string, clientPath: string, withMcp: boolean): FileEdit[] {
   // A local stdio server that forwards to cairn: the token stays in cairn's config, out of Gemini's.
   const server: Settings = { command: 'node', args: [clientPath, 'mcp-stdio'] };
   const add = (s: Settings) => {
     const hooked = addOurHooks(s, clientPath, { plan: GEMINI_PLAN, agent: 'gemini', timeoutUnitMs: 1 });
-    return withMcp ? withServer(hooked, server) : hooked;
+    return withMcp ? withCairnEntry(hooked, 'mcpServers', server) : hooked;
   };
-  return [jsonEdit(join(home, '.gemini', 'settings.json'), add, (s) => withServer(removeOurHooks(s), null))];
+  return [jsonEdit(join(home, '.gemini', 'settings.json'), add, (s) => withCairnEntry(removeOurHooks(s), 'mcpServers', null))];
 }

@@ -6,8 +6,10 @@ import { applyEdits, revertEdits } from '../agents/apply';
 import { AGENTS } from '../agents/adapters';
 import { claudeHookEdit, claudeMcpEdit, claudeTargets, findClaudeCli, MCP_NAME, mcpServerEntry } from '../agents/claude-code';
 import { codexEdits } from '../agents/codex';
+import { cursorEdits } from '../agents/cursor';
 import type { FileEdit } from '../agents/file-edit';
 import { geminiEdits } from '../agents/gemini';
+import { opencodeEdits } from '../agents/opencode';
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { BUNDLED } from '../version';
@@ -53,7 +55,16 @@ const OPTIONS = {
 
 /** The edits for an agent other than Claude Code (user scope only: their project files are committed). */
 function otherAgentEdits(agent: string, io: Io, home: string, clientPath: string, withMcp: boolean): FileEdit[] {
-  return agent === 'codex' ? codexEdits(io.env, home, clientPath, withMcp) : geminiEdits(home, clientPath, withMcp);
+  switch (agent) {
+    case 'codex':
+      return codexEdits(io.env, home, clientPath, withMcp);
+    case 'cursor':
+      return cursorEdits(home, clientPath, withMcp);
+    case 'opencode':
+      return opencodeEdits(io.env, home, clientPath, withMcp);
+    default:
+      return geminiEdits(home, clientPath, withMcp);
+  }
 }
 
 /** The agent named by --agent, or null (after saying why) when it is not one cairn knows or cannot combine with --project. */

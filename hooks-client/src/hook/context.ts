@@ -18,7 +18,7 @@ export interface HookContext {
   /** The git top level (or cwd): sent with every event so the server can store paths that hold on any machine. */
   projectRoot: string;
   delivery: DeliveryContext;
-  /** The agent the payload came from, stored as the session's platform (claude-code, codex, gemini). */
+  /** The agent the payload came from, stored as the session's platform (claude-code, codex, gemini, cursor, opencode). */
   platform: string;
   /** ms epoch by which the hook must be done talking to the network. */
   deadline: number;

@@ -15,10 +15,14 @@ describe('viewer assets', () => {
     };
     const a = await build.buildViewer();
     const b = await build.buildViewer();
-    expect(Object.keys(a.files).sort()).toEqual(['viewer/app.css', 'viewer/app.js', 'viewer/icon.svg']);
-    expect(a.files['viewer/app.js']).toContain('/api/viewer/me');
     expect(a.version).toMatch(/^[0-9a-f]{12}$/);
+    expect(Object.keys(a.files).sort()).toEqual(['_headers', `viewer/app.${a.version}.css`, `viewer/app.${a.version}.js`, 'viewer/icon.svg']);
+    expect(a.files[`viewer/app.${a.version}.js`]).toContain('/api/viewer/me');
     expect(b.version).toBe(a.version);
+    // The assets server answers /viewer/* without the Worker: _headers carries the page's security headers.
+    const { SECURITY_HEADERS } = await import('../../../src/viewer/page');
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) expect(a.files._headers).toContain(`  ${k}: ${v}\n`);
+    expect(a.files._headers).toMatch(/^\/viewer\/app\.\*\n {2}cache-control: public, max-age=31536000, immutable$/m);
   });
 
   it('type-checks the browser code with the DOM library', () => {

@@ -73,6 +73,23 @@ afterAll(async () => {
 });
 
 describe.skipIf(!runBrowser)('viewer in the browser', () => {
+  it('serves the viewer’s files from static assets with the page’s security headers, and keeps the manifest private', async () => {
+    const html = await (await fetch(`${server.url}/`)).text();
+    const js = /src="(\/viewer\/app\.[0-9a-f]{12}\.js)"/.exec(html)![1]!;
+    const css = /href="(\/viewer\/app\.[0-9a-f]{12}\.css)"/.exec(html)![1]!;
+    const { SECURITY_HEADERS } = await import('../../../src/viewer/page');
+    for (const [file, type] of [[js, /^text\/javascript/], [css, /^text\/css/], ['/viewer/icon.svg', /^image\/svg\+xml/]] as const) {
+      const res = await fetch(`${server.url}${file}`);
+      expect(res.status, file).toBe(200);
+      expect(res.headers.get('content-type'), file).toMatch(type);
+      for (const [k, v] of Object.entries(SECURITY_HEADERS)) expect(res.headers.get(k), `${file} ${k}`).toBe(v);
+      // Versioned names may be cached forever; the icon's name does not change, so it is revalidated.
+      expect(res.headers.get('cache-control')?.includes('immutable'), file).toBe(file !== '/viewer/icon.svg');
+      await res.arrayBuffer();
+    }
+    for (const hidden of ['/manifest.json', '/_headers', '/viewer/app.js', '/viewer/nope.js']) expect((await fetch(`${server.url}${hidden}`)).status, hidden).toBe(404);
+  });
+
   it('tells a user with a wrong token what went wrong instead of showing a blank page', async () => {
     const { page, watch } = await openPage();
     await signIn(page, 'cairn_thisIsNotARealTokenAtAll000000000000000');

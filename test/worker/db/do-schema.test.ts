@@ -4,7 +4,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { migrateDoSqlite } from '../../../src/db/do-schema';
-import { BUFFER_SCHEMA } from '../../../src/session/buffer';
+import { BUFFER_SCHEMA } from '../../../src/session/buffer-schema';
 import { TEAM_SCHEMA } from '../../../src/slots/team-do';
 
 /** Runs `fn` against the SQLite storage of a fresh object that keeps no tables of its own (a LimiterDO). */

@@ -9,7 +9,9 @@ import { call } from '../support/http';
 import { seedWorld, type SeedWorld } from '../support/seed';
 
 const DAY = 86_400_000;
-const word = () => `rtn${Math.random().toString(36).slice(2, 10)}`;
+// Ends in a digit: FTS5's porter stemmer rewrites endings like -s or -ed, and the segment check below looks for
+// the word's tail as stored.
+const word = () => `rtn${Math.random().toString(36).slice(2, 10)}7`;
 
 async function holding(w: string): Promise<string[]> {
   const hits: string[] = [];

@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { generateSQLiteDrizzleJson, generateSQLiteMigration } from 'drizzle-kit/api';
 import * as schema from './src/db/schema';
+// @ts-expect-error plain ESM script without types
+import { poolWranglerConfig } from './scripts/dev-server.mjs';
 import { startFakeLlm } from './test/support/fake-llm';
 
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
@@ -22,7 +24,9 @@ export default defineConfig(async () => {
           plugins: [
             cloudflareTest({
               remoteBindings: false,
-              wrangler: { configPath: './wrangler.toml' },
+              // wrangler.toml with Workers AI and Vectorize marked remote: the tests stub both, so wrangler's
+              // warnings about serving them locally say nothing (see poolWranglerConfig).
+              wrangler: { configPath: poolWranglerConfig() },
               miniflare: {
                 bindings: {
                   TEST_MIGRATIONS: migrations,

@@ -97,6 +97,11 @@ async function ingestBeforeAfter() {
     const rounds = 4;
     const per = Math.ceil(EVENTS / rounds);
     for (const b of builds) {
+      // The viewer's script as its page names it (the baseline may name it differently).
+      const shell = await (await fetch(`${b.srv.url}/`)).text();
+      b.script = `${b.srv.url}${/<script src="([^"]+)"/.exec(shell)?.[1] ?? '/viewer/app.js'}`;
+      b.asset = { times: [], seconds: 0, failed: 0 };
+      await load(50, 4, () => fetch(b.script));
       await load(50, 4, () => fetch(`${b.srv.url}/api/health`));
       await load(50, 4, (i) => post(b.srv, '/api/sessions/observations', toolEvent(`warm-${i % 4}`)));
       b.health = { times: [], seconds: 0, failed: 0 };
@@ -114,6 +119,7 @@ async function ingestBeforeAfter() {
     for (let r = 0; r < rounds; r++) {
       for (const b of r % 2 ? [...builds].reverse() : builds) {
         add(b.health, await load(per, 8, () => fetch(`${b.srv.url}/api/health`)));
+        add(b.asset, await load(per, 8, () => fetch(b.script)));
         const onResponse = (res) => addTimings(b.timings, res.headers.get('server-timing'));
         add(b.ingest, await load(per, 8, () => post(b.srv, '/api/sessions/observations', toolEvent('compare-session')), undefined, onResponse));
         if (b === builds[1]) add(floor, await load(per, 8, () => post(b.srv, '/api/admin/bench/session-ping', {})));
@@ -126,6 +132,11 @@ async function ingestBeforeAfter() {
       const i = summarize(b.ingest.times, b.ingest.seconds, b.ingest.failed);
       log(b.name, { health: h.perSecond, ingest: i.perSecond, hp50: h.p50, ip50: i.p50 });
       return `| ${b.name} | ${h.perSecond.toFixed(0)} | ${i.perSecond.toFixed(0)} | **${(i.perSecond / h.perSecond).toFixed(2)}×** | ${h.p50.toFixed(1)} | ${i.p50.toFixed(1)} | **${(i.p50 / h.p50).toFixed(2)}×** | ${i.p95.toFixed(1)} | ${h.failed + i.failed} |`;
+    });
+    const assetRows = builds.map((b) => {
+      const a = summarize(b.asset.times, b.asset.seconds, b.asset.failed);
+      const h = summarize(b.health.times, b.health.seconds, b.health.failed);
+      return `| ${b.name} | ${a.perSecond.toFixed(0)} | ${a.p50.toFixed(1)} | ${a.p95.toFixed(1)} | ${(a.p50 / h.p50).toFixed(2)}× | ${a.failed} |`;
     });
     const t = builds[1].timings;
     const phases = Object.entries(t)
@@ -140,6 +151,12 @@ async function ingestBeforeAfter() {
       `| after: floor (token check, limiter, one empty SessionDO round trip) | ${h1.perSecond.toFixed(0)} | ${f.perSecond.toFixed(0)} | ${(f.perSecond / h1.perSecond).toFixed(2)}× | ${h1.p50.toFixed(1)} | ${f.p50.toFixed(1)} | ${(f.p50 / h1.p50).toFixed(2)}× | ${f.p95.toFixed(1)} | ${f.failed} |`,
       '',
       `Where an ingest request's time goes after (means of the Server-Timing header, as the Worker saw it): ${phases || 'no Server-Timing header'}.`,
+      '',
+      `The viewer's script as the page names it, same rounds and clients (before: through the Worker; after: \`run_worker_first\` leaves /viewer/* to the assets server):`,
+      '',
+      '| build | viewer script req/s | p50 ms | p95 ms | p50 vs the same build\'s health p50 | failed |',
+      '|---|---|---|---|---|---|',
+      ...assetRows,
     ].join('\n');
   } finally {
     for (const b of builds) await b.srv.stop();

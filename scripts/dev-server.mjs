@@ -25,18 +25,22 @@ export const PASSTHROUGH_VARS = [
  * and wrangler dev never fires cron triggers (tests call the scheduled handler themselves).
  */
 const REMOTE_ONLY_TABLES = new Set(['[[vectorize]]', '[ai]', '[triggers]']);
+/** Of those, the bindings (wrangler warns about each one it cannot serve locally). */
+const REMOTE_ONLY_BINDINGS = new Set(['[[vectorize]]', '[ai]']);
 
 /**
  * wrangler.toml for local runs: the same Worker without the remote-only bindings (Vectorize, Workers AI) and cron triggers, so
  * `wrangler dev` has nothing to warn about; `main`, `migrations_dir` and the assets `directory` absolute, so the file can live anywhere.
- * Line-based: a table runs from its header to the next header.
+ * With `keepRemoteBindings` (the vitest pool, whose tests stub env.AI and env.VECTORS) every table stays and those bindings are marked
+ * `remote = true`: without a remote proxy (the pool runs with remoteBindings off) that changes nothing but
+ * wrangler's two warnings about them. Line-based: a table runs from its header to the next header.
  */
-export function localWranglerToml(text, { main, migrationsDir, assetsDir = path.join(ROOT, 'dist', 'assets') }) {
+export function localWranglerToml(text, { main, migrationsDir, assetsDir = path.join(ROOT, 'dist', 'assets'), keepRemoteBindings = false }) {
   const out = [];
   let dropping = false;
   for (const line of text.split('\n')) {
     const header = /^\s*(\[\[?[^\]]+\]\]?)\s*(?:#.*)?$/.exec(line)?.[1]?.replace(/\s+/g, '');
-    if (header) dropping = REMOTE_ONLY_TABLES.has(header);
+    if (header) dropping = !keepRemoteBindings && REMOTE_ONLY_TABLES.has(header);
     if (dropping) continue;
     out.push(
       line
@@ -44,8 +48,30 @@ export function localWranglerToml(text, { main, migrationsDir, assetsDir = path.
         .replace(/^migrations_dir = .*$/, `migrations_dir = ${JSON.stringify(migrationsDir)}`)
         .replace(/^directory = .*$/, `directory = ${JSON.stringify(assetsDir)}`),
     );
+    if (header && keepRemoteBindings && REMOTE_ONLY_BINDINGS.has(header)) out.push('remote = true');
   }
   return out.join('\n');
+}
+
+/**
+ * The vitest pool's wrangler.toml (see localWranglerToml's keepRemoteBindings), written under node_modules/.cache
+ * of this checkout; returns its path.
+ */
+export function poolWranglerConfig(root = ROOT) {
+  const dir = path.join(root, 'node_modules', '.cache', 'cairn-vitest-pool');
+  mkdirSync(dir, { recursive: true });
+  const text = readFileSync(path.join(root, 'wrangler.toml'), 'utf8');
+  const toml = localWranglerToml(text, {
+    main: path.join(root, /^main = "(.*)"$/m.exec(text)?.[1] ?? 'src/index.ts'),
+    migrationsDir: path.join(root, 'migrations'),
+    assetsDir: path.join(root, 'dist', 'assets'),
+    keepRemoteBindings: true,
+  });
+  const file = path.join(dir, 'wrangler.toml');
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, toml);
+  renameSync(tmp, file);
+  return file;
 }
 
 /**

@@ -12,6 +12,13 @@ interface SseEvent {
   data: unknown;
 }
 
+/**
+ * How long next() waits for an event that should come. Not a speed claim (bench/ measures that): a bound on a
+ * stall, generous so a loaded machine cannot fail a correct run. That something does NOT arrive is shown by
+ * order instead of by waiting: a later event the viewer may see arrives first (see `nextIs`).
+ */
+const STALL_MS = 20_000;
+
 /** Reads SSE frames from a response body; next() waits up to `ms` for the next event (null on timeout). */
 function sseReader(res: Response) {
   const reader = res.body!.getReader();
@@ -19,7 +26,7 @@ function sseReader(res: Response) {
   let buf = '';
   const queue: SseEvent[] = [];
   let pending: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
-  async function next(ms = 2000): Promise<SseEvent | null> {
+  async function next(ms = STALL_MS): Promise<SseEvent | null> {
     const deadline = Date.now() + ms;
     while (queue.length === 0) {
       const left = deadline - Date.now();
@@ -55,6 +62,17 @@ async function connect(who: TestIdentity, query = '') {
 
 const world = () => seedWorld();
 
+/**
+ * Notifies the team's hub of a fresh row the viewer may see, and answers the id of the next event the stream
+ * delivers. Events of one stream arrive in the order they were notified, so when this is the marker, nothing
+ * notified before it was delivered in between.
+ */
+async function nextAfterMarker(w: Awaited<ReturnType<typeof world>>, sse: ReturnType<typeof sseReader>): Promise<{ next: unknown; marker: number }> {
+  const marker = await seedObservation(w.ids, w.projectId, w.sessionId, { title: `marker ${fresh('m')}` });
+  await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: marker });
+  return { next: ((await sse.next())?.data as FeedItem | undefined)?.id, marker };
+}
+
 describe('live stream', () => {
   it('delivers a stored observation and summary to a connected viewer', async () => {
     const w = await world();
@@ -86,9 +104,10 @@ describe('live stream', () => {
     await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: secret });
     await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: shared });
     expect(((await sseMate.next())!.data as FeedItem).id).toBe(shared);
-    expect(await sseMate.next(300)).toBeNull();
     const mine = [await sseMe.next(), await sseMe.next(), await sseMe.next()].map((e) => (e!.data as FeedItem).id);
     expect(mine).toEqual([priv, secret, shared]);
+    const { next, marker } = await nextAfterMarker(w, sseMate);
+    expect(next).toBe(marker);
     await sseMate.cancel();
     await sseMe.cancel();
   });
@@ -108,7 +127,8 @@ describe('live stream', () => {
       { kind: 'observation', projectId: w.projectId, id: here },
     ]);
     expect(((await sse.next())!.data as { title: string }).title).toBe('here');
-    expect(await sse.next(300)).toBeNull();
+    const { next, marker } = await nextAfterMarker(w, sse);
+    expect(next).toBe(marker);
     await sse.cancel();
   });
 
@@ -119,7 +139,8 @@ describe('live stream', () => {
     const secret = await seedObservation(a.ids, a.projectId, a.sessionId, { title: 'team A only' });
     // A confused or malicious caller names team B's hub with team A's row id.
     await notifyStored(env, b.ids.teamId, { kind: 'observation', projectId: a.projectId, id: secret });
-    expect(await sseB.next(300)).toBeNull();
+    const { next, marker } = await nextAfterMarker(b, sseB);
+    expect(next).toBe(marker);
     await sseB.cancel();
   });
 
@@ -150,7 +171,7 @@ describe('live stream', () => {
     const obs = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'after one left' });
     await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs });
     expect(((await old.next())!.data as { title: string }).title).toBe('after one left');
-    await expect.poll(async () => (await hub.sweep(Date.now()), hub.subscriberCount()), { timeout: 3000 }).toBe(1);
+    await expect.poll(async () => (await hub.sweep(Date.now()), hub.subscriberCount()), { timeout: STALL_MS }).toBe(1);
     await hub.sweep(Date.now() + MAX_STREAM_MS + 1);
     expect((await old.next())?.event).toBe('bye');
     expect(await hub.subscriberCount()).toBe(0);

@@ -40,13 +40,14 @@ describe('stripMemoryTags', () => {
     expect(stripMemoryTags('<private-notes>kept</private-notes>')).toBe('<private-notes>kept</private-notes>');
   });
 
-  it('stays fast on many blocks and on one huge block', () => {
+  // How fast it is on hostile input (900 KB blocks, 100,000 unclosed tags) is measured in bench/hostile.bench.mjs.
+  it('strips every one of many blocks and one huge block', () => {
     const many = Array.from({ length: 150 }, (_, i) => `<private>s${i}</private> p${i}`).join(' ');
-    const t0 = Date.now();
     const out = stripMemoryTags(many);
     expect(out).not.toContain('<private>');
+    expect(out).not.toMatch(/\bs\d+\b/);
+    expect(out.match(/\bp\d+\b/g)).toHaveLength(150);
     expect(stripMemoryTags(`<private>${'x'.repeat(10_000)}</private> keep this`)).toBe('keep this');
-    expect(Date.now() - t0).toBeLessThan(1000);
   });
 
   it('strips inside serialised JSON without breaking it', () => {

@@ -1,7 +1,9 @@
 // npm run deploy: build the static assets (hooks client, viewer), apply D1 migrations to the remote database, deploy the Worker.
 // Needs a Cloudflare login (wrangler login or CLOUDFLARE_API_TOKEN); see README "Deploy to Cloudflare".
 import { spawnSync } from 'node:child_process';
-import { ROOT } from './dev-server.mjs';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, d1Bindings } from './dev-server.mjs';
 
 const run = (cmd, args) => {
   console.log(`$ ${cmd} ${args.join(' ')}`);
@@ -10,5 +12,8 @@ const run = (cmd, args) => {
 };
 
 run('npm', ['run', 'build']);
-run('npx', ['wrangler', 'd1', 'migrations', 'apply', 'DB', '--remote']);
+// Every D1 binding (the directory `DB` and each shard `DB_1`, …) carries the same schema.
+for (const binding of d1Bindings(readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8'))) {
+  run('npx', ['wrangler', 'd1', 'migrations', 'apply', binding, '--remote']);
+}
 run('npx', ['wrangler', 'deploy']);

@@ -101,10 +101,26 @@ function wrangler(args, cwd) {
   if (r.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
 }
 
+/** The D1 bindings a wrangler.toml declares (`DB` and the shards `DB_1`, …), in file order. */
+export function d1Bindings(text) {
+  const out = [];
+  let inD1 = false;
+  for (const line of text.split('\n')) {
+    const header = /^\s*(\[\[?[^\]]+\]\]?)\s*(?:#.*)?$/.exec(line)?.[1]?.replace(/\s+/g, '');
+    if (header) inD1 = header === '[[d1_databases]]';
+    const binding = inD1 ? /^\s*binding\s*=\s*"([^"]+)"/.exec(line)?.[1] : undefined;
+    if (binding) out.push(binding);
+  }
+  return out;
+}
+
+/** Applies the migrations to every D1 binding of the config in `cwd` (each shard carries the same schema). */
 export function applyMigrations({ persistTo, cwd = ROOT } = {}) {
-  const args = ['d1', 'migrations', 'apply', 'DB', '--local'];
-  if (persistTo) args.push('--persist-to', persistTo);
-  wrangler(args, cwd);
+  for (const binding of d1Bindings(readFileSync(path.join(cwd, 'wrangler.toml'), 'utf8'))) {
+    const args = ['d1', 'migrations', 'apply', binding, '--local'];
+    if (persistTo) args.push('--persist-to', persistTo);
+    wrangler(args, cwd);
+  }
 }
 
 /**

@@ -34,8 +34,8 @@ interface Mount {
   routes: Hono<AppEnv>;
 }
 
-/** The only paths under /api that take no bearer token: health, and operator bootstrap (its own secret). */
-export const PUBLIC_PATHS = ['/api/health', '/api/admin/teams'] as const;
+/** The only paths under /api that take no bearer token: health, and the operator's team routes (bootstrap, move: their own secret). */
+export const PUBLIC_PATHS = ['/api/health', '/api/admin/teams', '/api/admin/teams/*'] as const;
 
 const health = new Hono<AppEnv>().get('/', (c) => c.json({ status: 'ok', service: 'cairn' }));
 

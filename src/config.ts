@@ -27,6 +27,15 @@ const ConfigSchema = z
     OPENAI_BASE_URL: text(),
     RATE_LIMIT_INGEST_PER_MIN: positiveInt(DEFAULT_RATE_LIMITS.ingest),
     RATE_LIMIT_READ_PER_MIN: positiveInt(DEFAULT_RATE_LIMITS.read),
+    /** D1 bindings that take new teams, comma-separated (src/db/shards.ts); default the directory, `DB`. */
+    SHARD_NEW_TEAMS: z.preprocess(
+      blankToUndefined,
+      z
+        .string()
+        .transform((v) => [...new Set(v.split(',').map((s) => s.trim()).filter(Boolean))])
+        .pipe(z.array(z.string().regex(/^DB(?:_[1-9]\d{0,3})?$/, 'shard names are D1 bindings: DB, DB_1, DB_2, …')).min(1))
+        .default(['DB']),
+    ),
   })
   .transform((e) => ({
     /** wrangler dev and tests: the local vector index and embedder instead of Vectorize + Workers AI. */
@@ -43,6 +52,7 @@ const ConfigSchema = z
       openai: { apiKey: e.OPENAI_API_KEY, baseURL: e.OPENAI_BASE_URL },
     },
     rateLimits: { ingest: e.RATE_LIMIT_INGEST_PER_MIN, read: e.RATE_LIMIT_READ_PER_MIN },
+    shards: { newTeams: e.SHARD_NEW_TEAMS },
   }));
 
 export type Config = z.output<typeof ConfigSchema>;

@@ -2,6 +2,7 @@
 import app from './app';
 import type { CairnEnv } from './env';
 import { healFts } from './db/fts';
+import { allShardDbs } from './db/shards';
 import { applyRetention } from './retention/sweep';
 
 export { SessionDO } from './session/session-do';
@@ -14,7 +15,8 @@ export default {
   // Daily (wrangler.toml [triggers]): FTS indexes healed after a restore, then teams' retention_days.
   scheduled(controller, env, ctx) {
     ctx.waitUntil(
-      healFts(env.DB)
+      Promise.all(allShardDbs(env).map(healFts))
+        .then((healed) => healed.flat())
         .then((rebuilt) => rebuilt.length && console.warn('FTS indexes were out of step with their tables and were rebuilt', { rebuilt }))
         .then(() => applyRetention(env, controller.scheduledTime))
         .then((r) => console.log('retention sweep', r)),

@@ -1,4 +1,4 @@
-// Codex and Gemini CLI payloads (the documented shapes in fixtures/agents) through the real client into a real
+// Codex, Gemini CLI, Cursor and OpenCode payloads (the documented shapes in fixtures/agents) through the real client into a real
 // `wrangler dev`: stored with the agent as platform, found by search with platform=, and reachable through the
 // `cairn mcp-stdio` bridge the agents are configured with (a real MCP server behind it).
 import { spawn } from 'node:child_process';
@@ -118,5 +118,42 @@ describe('other agents against wrangler dev', () => {
     const text = answers.find((a) => a.id === 2)?.result?.content?.map((c) => c.text).join('\n') ?? '';
     expect(text).toContain(`#${codexIds[0]}`);
     expect(text).not.toContain(`#${geminiIds[0]}`);
+  }, 120_000);
+
+  it('stores Cursor and OpenCode sessions under their own platform, found by platform= and by no other', async () => {
+    const { env } = machine(dev.url, token);
+    const cursor = agentFixture('cursor');
+    const oc = agentFixture('opencode');
+    const cs = `cursor-${run36}`;
+    const os = `opencode-${run36}`;
+    const cwd = tempDir('cairn-agents-repo-');
+    const cursorEvent = (name: string) => ({ ...cursor[name], conversation_id: cs, session_id: cs, workspace_roots: [cwd] });
+    const shell = cursorEvent('postToolUseShell');
+    await hook(env, 'session-start', 'cursor', cursorEvent('sessionStart'));
+    await hook(env, 'user-prompt-submit', 'cursor', cursorEvent('beforeSubmitPrompt'));
+    await hook(env, 'post-tool-use', 'cursor', { ...shell, cwd, tool_input: { command: 'npm run lint-cursorwidget', cwd }, tool_output: JSON.stringify({ output: 'lint-cursorwidget: 2 problems', exitCode: 0 }) });
+    await hook(env, 'stop', 'cursor', cursorEvent('afterAgentResponse'));
+    await hook(env, 'session-end', 'cursor', cursorEvent('sessionEnd'));
+    const chat = oc.chatMessage as { input: Record<string, unknown>; output: Record<string, unknown> };
+    const bash = oc.toolBash as { input: Record<string, unknown>; output: Record<string, unknown> };
+    await hook(env, 'session-start', 'opencode', { directory: cwd, sessionID: os });
+    await hook(env, 'user-prompt-submit', 'opencode', { directory: cwd, input: { ...chat.input, sessionID: os }, output: chat.output });
+    await hook(env, 'post-tool-use', 'opencode', { directory: cwd, input: { ...bash.input, sessionID: os, args: { command: 'npm run lint-opencodewidget' } }, output: { ...bash.output, output: 'lint-opencodewidget: clean' } });
+    await hook(env, 'stop', 'opencode', { directory: cwd, sessionID: os, text: 'The widget build is green: npm test passes.' });
+    await hook(env, 'session-end', 'opencode', { directory: cwd, sessionID: os, reason: 'exit' });
+
+    const cursorIds = await eventually(async () => {
+      const ids = await searchIds({ q: 'cursorwidget', platform: 'cursor', mode: 'fts' });
+      return ids.length ? ids : null;
+    });
+    const opencodeIds = await eventually(async () => {
+      const ids = await searchIds({ q: 'opencodewidget', platform: 'opencode', mode: 'fts' });
+      return ids.length ? ids : null;
+    });
+    expect(cursorIds.length).toBeGreaterThan(0);
+    expect(opencodeIds.length).toBeGreaterThan(0);
+    expect(await searchIds({ q: 'cursorwidget', platform: 'opencode', mode: 'fts' })).toEqual([]);
+    expect(await searchIds({ q: 'opencodewidget', platform: 'cursor', mode: 'fts' })).toEqual([]);
+    expect(await searchIds({ q: 'cursorwidget opencodewidget', platform: 'claude-code', mode: 'fts' })).toEqual([]);
   }, 120_000);
 });

@@ -1,5 +1,6 @@
 // POST /api/admin/teams: the operator (CAIRN_ADMIN_SECRET) creates a team, its first user and device,
 // and gets a token for them. Idempotent on names: whatever already exists is reused.
+// POST /api/admin/teams/:slug/move: the operator moves a team to another D1 database.
 import { configOf } from '../config';
 import { Hono, type MiddlewareHandler } from 'hono';
 import * as z from 'zod';
@@ -7,13 +8,17 @@ import { mintToken } from '../auth/tokens';
 import type { Role } from '../auth/types';
 import type { AppEnv } from '../auth/types';
 import { sha256Hex, timingSafeEqual } from '../lib/crypto';
-import { AppError } from '../lib/errors';
-import { jsonBody } from '../lib/validate';
+import { AppError, notFound } from '../lib/errors';
+import { jsonBody, parseWith } from '../lib/validate';
 import { writeAudit } from '../audit/audit';
-import { ensureDevice, ensureTeam, ensureUser, memberCount } from '../db/teams';
+import { boundShards, directoryDb, openShards, placeTeam, syncTeamCopy, teamDbs } from '../db/shards';
+import { ensureDevice, ensureTeam, ensureUser, memberCount, teamIdBySlug } from '../db/teams';
+import { moveTeam } from '../transfer/move';
 
 /** Team, user and device names: short, URL- and shell-safe. */
 export const Name = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only');
+
+export const MoveBody = z.object({ shard: z.string().trim().min(1).max(20) });
 
 export const BootstrapBody = z.object({
   team: Name,
@@ -34,11 +39,11 @@ async function requireAdminSecret(header: string | undefined, secret: string | u
 
 /** Creates (or finds) team, user and device. Returns their ids. */
 export async function ensureTeamUserDevice(db: D1Database, body: BootstrapBody, now: number) {
-  const teamId = await ensureTeam(db, body.team, body.team, now);
+  const { id: teamId, created } = await ensureTeam(db, body.team, body.team, now);
   const role: Role = body.role ?? ((await memberCount(db, teamId)) === 0 ? 'owner' : 'member');
   const user = await ensureUser(db, teamId, body.user, role, now);
   const deviceId = body.device ? await ensureDevice(db, teamId, user.id, body.device, now) : null;
-  return { teamId, userId: user.id, role: user.role, deviceId };
+  return { teamId, created, userId: user.id, role: user.role, deviceId };
 }
 
 /** The operator's guard: the bearer must be CAIRN_ADMIN_SECRET (declared at the mount in src/app.ts). */
@@ -51,12 +56,33 @@ export const requireOperator: MiddlewareHandler<AppEnv> = async (c, next) => {
 export const bootstrapRoutes = new Hono<AppEnv>().post('/', jsonBody(BootstrapBody, 10_000), async (c) => {
   const body = c.req.valid('json');
   const now = Date.now();
-  const ids = await ensureTeamUserDevice(c.env.DB, body, now);
+  // A placement rule naming an unbound database fails here, before anything is written.
+  openShards(c.env);
+  const ids = await ensureTeamUserDevice(directoryDb(c.env), body, now);
   const scopes = ids.role === 'member' ? (['ingest', 'read'] as const) : (['ingest', 'read', 'admin'] as const);
-  const minted = await mintToken(c.env.DB, { teamId: ids.teamId, userId: ids.userId, deviceId: ids.deviceId, scopes: [...scopes], label: 'bootstrap' }, now);
-  await writeAudit(c.env.DB, {
+  const minted = await mintToken(directoryDb(c.env), { teamId: ids.teamId, userId: ids.userId, deviceId: ids.deviceId, scopes: [...scopes], label: 'bootstrap' }, now);
+  // A new team is placed on a shard by the configured rule (an existing one stays where it is); the team's
+  // shard gets a copy of its member rows.
+  if (ids.created) await placeTeam(c.env, ids.teamId, now);
+  const h = await teamDbs(c.env, ids.teamId);
+  await syncTeamCopy(h);
+  await writeAudit(h.team, {
     teamId: ids.teamId, actorUserId: null, action: 'team.bootstrap', target: `token:${minted.id}`,
     detail: { user: body.user, device: body.device ?? null, role: ids.role, scopes }, at: now,
   });
   return c.json({ token: minted.token, team: body.team, user: body.user, device: body.device ?? null, role: ids.role, scopes }, 201);
-});
+})
+
+/**
+ * Moves a team to another D1 database (src/transfer/move.ts): `{"shard": "DB_1"}`. The team should be quiet
+ * (no agent session with events still waiting), see docs/capacity.md.
+ */
+  .post('/:slug/move', jsonBody(MoveBody, 1_000), async (c) => {
+    const slug = parseWith(Name, c.req.param('slug'), 'not_found');
+    const { shard } = c.req.valid('json');
+    const bound = boundShards(c.env);
+    if (!bound.includes(shard)) throw new AppError(400, 'unknown_shard', `"${shard}" is not a D1 binding of this server (bound: ${bound.join(', ')}).`);
+    const teamId = await teamIdBySlug(directoryDb(c.env), slug);
+    if (teamId === undefined) throw notFound('team');
+    return c.json({ team: slug, ...(await moveTeam(c.env, teamId, shard, Date.now())) });
+  });

@@ -8,6 +8,7 @@ import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
 import { jsonBody } from '../lib/validate';
 import { keyOwner, mergeProjects, renameProject, rowsOfProject, setProjectVisibility } from '../db/project-admin';
+import { teamDb } from '../db/shards';
 
 const SMALL_BODY = 10_000;
 
@@ -49,13 +50,13 @@ const keyUnavailable = () =>
 export const adminProjectRoutes = new Hono<AppEnv>()
   .get('/projects', async (c) => {
     const auth = c.get('auth');
-    return c.json({ projects: await listVisibleProjects(c.env.DB, auth) });
+    return c.json({ projects: await listVisibleProjects(await teamDb(c.env, auth.teamId), auth) });
   })
 
   .post('/projects/rename', jsonBody(RenameBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
     const body = c.req.valid('json');
-    const db = c.env.DB;
+    const db = await teamDb(c.env, auth.teamId);
     refuseReserved(body.to);
     if (body.from.includes('#')) refuseReserved(body.from);
     const p = await mustFind(db, auth, body.from);
@@ -73,7 +74,7 @@ export const adminProjectRoutes = new Hono<AppEnv>()
   .post('/projects/merge', jsonBody(MergeBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
     const body = c.req.valid('json');
-    const db = c.env.DB;
+    const db = await teamDb(c.env, auth.teamId);
     refuseReserved(body.into);
     if (body.from.includes('#')) refuseReserved(body.from);
     const from = await mustFind(db, auth, body.from);
@@ -91,7 +92,7 @@ export const adminProjectRoutes = new Hono<AppEnv>()
   .post('/projects/visibility', jsonBody(VisibilityBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
     const body = c.req.valid('json');
-    const db = c.env.DB;
+    const db = await teamDb(c.env, auth.teamId);
     const p = await mustFind(db, auth, body.key);
     // A shadow project holds what its owner wrote under someone else's private key: it stays private.
     if (p.key.includes('#')) refuseReserved(p.key);

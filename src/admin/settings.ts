@@ -5,6 +5,7 @@ import { parseTeamSettings } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
 import { jsonBody, query } from '../lib/validate';
 import { auditPage, teamSettingsText, writeTeamSettings } from '../db/teams';
+import { directoryDb, teamDb, teamDbs } from '../db/shards';
 
 const Word = z.string().trim().min(1).max(100);
 const List = (max: number) => z.array(Word).max(max);
@@ -66,22 +67,22 @@ interface AuditRow {
 }
 
 export const adminSettingsRoutes = new Hono<AppEnv>()
-  .get('/settings', async (c) => c.json({ settings: await readSettings(c.env.DB, c.get('auth').teamId) }))
+  .get('/settings', async (c) => c.json({ settings: await readSettings(directoryDb(c.env), c.get('auth').teamId) }))
 
   .patch('/settings', jsonBody(SettingsPatch, 100_000), async (c) => {
     const auth = c.get('auth');
     const patch = c.req.valid('json');
-    const db = c.env.DB;
-    const next = applySettingsPatch(await readSettings(db, auth.teamId), patch);
+    const h = await teamDbs(c.env, auth.teamId);
+    const next = applySettingsPatch(await readSettings(h.dir, auth.teamId), patch);
     const now = Date.now();
-    await writeTeamSettings(db, auth.teamId, next, { teamId: auth.teamId, actorUserId: auth.userId, action: 'settings.update', target: 'team', detail: { changed: patch }, at: now });
+    await writeTeamSettings(h, next, { teamId: auth.teamId, actorUserId: auth.userId, action: 'settings.update', target: 'team', detail: { changed: patch }, at: now });
     return c.json({ settings: next });
   })
 
   .get('/audit', query(AuditQuery), async (c) => {
     const auth = c.get('auth');
     const q = c.req.valid('query');
-    const results: AuditRow[] = await auditPage(c.env.DB, auth.teamId, q);
+    const results: AuditRow[] = await auditPage(await teamDb(c.env, auth.teamId), auth.teamId, q);
     const entries = results.map((r) => ({ ...r, detail: safeJson(r.detail) }));
     const last = entries.at(-1);
     return c.json({ entries, next_before: entries.length === q.limit && last ? last.id : null });

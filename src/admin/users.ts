@@ -13,6 +13,7 @@ import {
   addUser, findUser, listDevices, listTokens, listUsers, ownerCount, removeUser, revokeToken, rotateToken, setRole,
   teamToken as findTeamToken, type TokenRow, type UserRow,
 } from '../db/members';
+import { directoryDb, syncTeamCopy, teamDbs } from '../db/shards';
 import { ensureDevice, teamInfo } from '../db/teams';
 import { Name } from './bootstrap';
 import { privateProjectsOf } from '../db/forget';
@@ -100,23 +101,24 @@ function actingAs(auth: { userId: number; handle: string }, userId: number, hand
 export const adminUserRoutes = new Hono<AppEnv>()
   .get('/team', async (c) => {
     const auth = c.get('auth');
-    const team = (await teamInfo(c.env.DB, auth.teamId)) ?? null;
+    const team = (await teamInfo(directoryDb(c.env), auth.teamId)) ?? null;
     return c.json({ team, you: { handle: auth.handle, role: auth.role, device: auth.deviceName, scopes: auth.scopes } });
   })
 
   .get('/users', async (c) => {
-    return c.json({ users: await listUsers(c.env.DB, c.get('auth').teamId) });
+    return c.json({ users: await listUsers(directoryDb(c.env), c.get('auth').teamId) });
   })
 
   .post('/users', jsonBody(AddUserBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
     const body = c.req.valid('json');
     assertCanManage(auth.role, body.role, body.role);
-    const db = c.env.DB;
+    const h = await teamDbs(c.env, auth.teamId);
+    const db = h.dir;
     const now = Date.now();
     const existing = await findUser(db, auth.teamId, body.handle);
     if (existing && existing.removed_at === null) throw new AppError(409, 'user_exists', `"${body.handle}" is already a member of this team.`);
-    await addUser(db, auth.teamId, body.handle, body.role, existing?.id ?? null, now, {
+    await addUser(h, body.handle, body.role, existing?.id ?? null, now, {
       teamId: auth.teamId, actorUserId: auth.userId, action: 'user.add', target: `user:${body.handle}`, detail: { role: body.role, restored: !!existing }, at: now,
     });
     return c.json({ user: { handle: body.handle, role: body.role } }, 201);
@@ -126,14 +128,15 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const auth = c.get('auth');
     const handle = parseWith(Name, c.req.param('handle'), 'not_found');
     const body = c.req.valid('json');
-    const db = c.env.DB;
+    const h = await teamDbs(c.env, auth.teamId);
+    const db = h.dir;
     const user = await activeUser(db, auth.teamId, handle);
     assertCanManage(auth.role, user.role, body.role);
     if (user.role === 'owner' && body.role !== 'owner' && (await ownerCount(db, auth.teamId)) <= 1) {
       throw new AppError(409, 'last_owner', 'A team needs at least one owner; make someone else owner first.');
     }
     const now = Date.now();
-    await setRole(db, user.id, body.role, {
+    await setRole(h, user.id, body.role, {
       teamId: auth.teamId, actorUserId: auth.userId, action: 'user.role', target: `user:${handle}`, detail: { from: user.role, to: body.role }, at: now,
     });
     return c.json({ user: { handle, role: body.role } });
@@ -142,17 +145,18 @@ export const adminUserRoutes = new Hono<AppEnv>()
   .delete('/users/:handle', async (c) => {
     const auth = c.get('auth');
     const handle = parseWith(Name, c.req.param('handle'), 'not_found');
-    const db = c.env.DB;
+    const h = await teamDbs(c.env, auth.teamId);
+    const db = h.dir;
     const user = await activeUser(db, auth.teamId, handle);
     assertCanManage(auth.role, user.role);
     if (user.role === 'owner' && (await ownerCount(db, auth.teamId)) <= 1) {
       throw new AppError(409, 'last_owner', 'The last owner cannot be removed.');
     }
     const now = Date.now();
-    const n = await removeUser(db, user.id, now, { teamId: auth.teamId, actorUserId: auth.userId, action: 'user.remove', target: `user:${handle}`, at: now });
+    const n = await removeUser(h, user.id, now, { teamId: auth.teamId, actorUserId: auth.userId, action: 'user.remove', target: `user:${handle}`, at: now });
     // Their private projects stay unless asked: the answer lists them, with `?delete_private_projects=1` they go
     // (everything in them, as `forget` deletes it).
-    const privates = await privateProjectsOf(db, auth.teamId, user.id);
+    const privates = await privateProjectsOf(h.team, auth.teamId, user.id);
     const purge = ['1', 'true'].includes(c.req.query('delete_private_projects') ?? '');
     if (purge) for (const p of privates) await purgeProject(c.env, auth.teamId, auth.userId, p.id, p.key, now);
     return c.json({
@@ -164,13 +168,14 @@ export const adminUserRoutes = new Hono<AppEnv>()
   })
 
   .get('/devices', async (c) => {
-    return c.json({ devices: await listDevices(c.env.DB, c.get('auth').teamId) });
+    return c.json({ devices: await listDevices(directoryDb(c.env), c.get('auth').teamId) });
   })
 
   .post('/devices', jsonBody(EnrollBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
     const body = c.req.valid('json');
-    const db = c.env.DB;
+    const h = await teamDbs(c.env, auth.teamId);
+    const db = h.dir;
     const user = await activeUser(db, auth.teamId, body.user ?? auth.handle);
     assertCanManage(auth.role, user.role);
     const scopes: Scope[] = [...new Set(body.scopes ?? (['ingest', 'read'] as Scope[]))];
@@ -182,7 +187,8 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const expiresAt = body.expires_in_days ? now + body.expires_in_days * DAY : null;
     const minted = await mintToken(db, { teamId: auth.teamId, userId: user.id, deviceId, scopes, label: body.label ?? body.name, expiresAt }, now);
     const actsAs = actingAs(auth, user.id, user.handle, scopes);
-    await writeAudit(db, {
+    await syncTeamCopy(h);
+    await writeAudit(h.team, {
       teamId: auth.teamId, actorUserId: auth.userId, action: 'device.enroll', target: `token:${minted.id}`,
       detail: { user: user.handle, device: body.name, scopes, expires_at: expiresAt, ...actsAs?.audit }, at: now,
     });
@@ -196,24 +202,26 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const auth = c.get('auth');
     const q = c.req.valid('query');
     const includeRevoked = q.include_revoked === '1' || q.include_revoked === 'true';
-    const results = await listTokens(c.env.DB, auth.teamId, q.user ?? null, includeRevoked);
+    const results = await listTokens(directoryDb(c.env), auth.teamId, q.user ?? null, includeRevoked);
     return c.json({ tokens: results.map(tokenView) });
   })
 
   .post('/tokens/:id/revoke', async (c) => {
     const auth = c.get('auth');
-    const db = c.env.DB;
+    const h = await teamDbs(c.env, auth.teamId);
+    const db = h.dir;
     const t = await teamToken(db, auth.teamId, parseTokenId(c.req.param('id')));
     assertCanManage(auth.role, t.role);
     if (t.revoked_at !== null) return c.json({ token: tokenView(t) });
     const now = Date.now();
-    await revokeToken(db, t.id, now, { teamId: auth.teamId, actorUserId: auth.userId, action: 'token.revoke', target: `token:${t.id}`, detail: { user: t.handle, prefix: t.prefix }, at: now });
+    await revokeToken(h, t.id, now, { teamId: auth.teamId, actorUserId: auth.userId, action: 'token.revoke', target: `token:${t.id}`, detail: { user: t.handle, prefix: t.prefix }, at: now });
     return c.json({ token: tokenView({ ...t, revoked_at: now }) });
   })
 
   .post('/tokens/:id/rotate', async (c) => {
     const auth = c.get('auth');
-    const db = c.env.DB;
+    const h = await teamDbs(c.env, auth.teamId);
+    const db = h.dir;
     const now = Date.now();
     const t = await teamToken(db, auth.teamId, parseTokenId(c.req.param('id')));
     assertCanManage(auth.role, t.role);
@@ -225,7 +233,7 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const scopes = t.scopes.split(',').filter(Boolean) as Scope[];
     const mint = await prepareMint(db, { teamId: auth.teamId, userId: t.user_id, deviceId: t.device_id, scopes, label: t.label, expiresAt }, now);
     const actsAs = actingAs(auth, t.user_id, t.handle, scopes);
-    const id = await rotateToken(db, mint.insert, t.id, now, {
+    const id = await rotateToken(h, mint.insert, t.id, now, {
       teamId: auth.teamId, actorUserId: auth.userId, action: 'token.rotate', target: `token:${t.id}`,
       detail: { user: t.handle, prefix: t.prefix, new_prefix: mint.prefix, ...actsAs?.audit }, at: now,
     });

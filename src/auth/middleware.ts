@@ -7,6 +7,7 @@ import { auditDeadTokenUse, auditNewDevice, DEVICE_HEADER } from './anomalies';
 import { forgetAllTokens, noteTokenUsed } from './token-cache';
 import { lookupToken } from './tokens';
 import type { AppEnv } from './types';
+import { directoryDb, teamDb } from '../db/shards';
 
 const LAST_USED_GRANULARITY_MS = 60_000;
 
@@ -49,11 +50,11 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = bearerToken(c.req.header('authorization'));
   const now = Date.now();
   startTime(c, 'auth', 'token check');
-  const { hash, check } = await lookupToken(c.env.DB, token, now);
+  const { hash, check } = await lookupToken(directoryDb(c.env), token, now);
   endTime(c, 'auth');
   if (!check.ok) {
     if (check.reason !== 'unknown') {
-      await background(c, auditDeadTokenUse(c.env.DB, { ...check, reason: check.reason, path: c.req.path }, now));
+      await background(c, teamDb(c.env, check.teamId).then((d) => auditDeadTokenUse(d, { ...check, reason: check.reason, path: c.req.path }, now)));
     }
     const message =
       check.reason === 'expired' ? 'This token has expired.' : check.reason === 'revoked' ? 'This token has been revoked.' : 'This token is not valid.';
@@ -65,14 +66,14 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set('auth', auth);
   // last_used_at / last_seen_at are advisory; write them at most once a minute and off the request path.
   if (check.lastUsedAt === null || now - check.lastUsedAt > LAST_USED_GRANULARITY_MS) {
-    await background(c, touchTokenUse(c.env.DB, auth.tokenId, auth.deviceId, now));
+    await background(c, touchTokenUse(directoryDb(c.env), auth.tokenId, auth.deviceId, now));
     noteTokenUsed(hash, now);
   }
   const device = c.req.header(DEVICE_HEADER)?.trim().slice(0, 64);
   if (device && device !== auth.deviceName) {
     await background(
       c,
-      auditNewDevice(c.env.DB, { teamId: auth.teamId, tokenId: auth.tokenId, userId: auth.userId, enrolled: auth.deviceName, device }, now),
+      teamDb(c.env, auth.teamId).then((d) => auditNewDevice(d, { teamId: auth.teamId, tokenId: auth.tokenId, userId: auth.userId, enrolled: auth.deviceName, device }, now)),
     );
   }
   await next();

@@ -1,5 +1,5 @@
 // Token issue and lookup. Plaintext tokens exist only in the response that mints them.
-import { db } from '../db/client';
+import { db, type Db } from '../db/client';
 import { parseTeamSettings } from '../db/team-settings';
 import { insertToken, tokenByHash } from '../db/tokens';
 import { newToken, sha256Hex, timingSafeEqual, tokenPrefix } from '../lib/crypto';
@@ -56,7 +56,7 @@ export interface MintInput {
  * A new token and the query that stores it (for callers that batch it with other writes, e.g. rotate).
  * The plaintext is returned once and never stored.
  */
-export async function prepareMint(d1: D1Database, input: MintInput, now: number) {
+export async function prepareMint(d1: D1Database | Db, input: MintInput, now: number) {
   const token = newToken();
   const hash = await sha256Hex(token);
   const prefix = tokenPrefix(token);
@@ -68,7 +68,7 @@ export async function prepareMint(d1: D1Database, input: MintInput, now: number)
 }
 
 /** Creates a token row and returns the plaintext once. */
-export async function mintToken(d1: D1Database, input: MintInput, now: number) {
+export async function mintToken(d1: D1Database | Db, input: MintInput, now: number) {
   const { token, prefix, insert } = await prepareMint(d1, input, now);
   const [row] = await insert;
   return { token, id: row!.id, prefix };

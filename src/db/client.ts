@@ -1,5 +1,5 @@
-// The one door to D1: a drizzle handle over a D1 binding. Every query in src/db/ takes a `Db`, so a second
-// binding (a shard) can be routed later by handing a different handle in, without touching the queries.
+// The one door to D1: a drizzle handle over a D1 binding. Every query in src/db/ takes its database as an
+// argument; which database holds a team is decided in one place, src/db/shards.ts (`teamDb`).
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
 import * as schema from './schema';
 
@@ -19,7 +19,4 @@ export function db(binding: D1Database | Db): Db {
   }
   return handle;
 }
-
-/** The database of this Worker's bindings. Shard routing (by team) will choose the binding here. */
-export const dbOf = (env: { DB: D1Database }): Db => db(env.DB);
 

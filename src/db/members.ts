@@ -1,12 +1,12 @@
-// Team members, devices and tokens as the admin API manages them. Writes go with their audit row in one batch.
+// Team members, devices and tokens as the admin API manages them. They live on the directory; their audit rows
+// on the team's shard (writeTeam: one batch when that is the directory, src/db/shards.ts).
 import { and, count, desc, eq, isNotNull, isNull, type SQL } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { insertAudit, type AuditEntry } from './audit';
-import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
 import { devices, tokens, users, type User } from './schema';
 import { hasListItem, scalar, withoutListItem } from './sqlite';
-import { insertUser } from './teams';
+import { insertUser, writeTeam, type TeamDbs } from './teams';
 import type { insertToken } from './tokens';
 
 const qb = new QueryBuilder();
@@ -57,32 +57,32 @@ export function listDevices(d1: D1Database | Db, teamId: number) {
 }
 
 /** Adds a member, or restores a removed one with a new role. */
-export async function addUser(d1: D1Database | Db, teamId: number, handle: string, role: User['role'], existingId: number | null, now: number, audit: AuditEntry): Promise<void> {
-  const d = dbOf(d1);
+export async function addUser(h: TeamDbs, handle: string, role: User['role'], existingId: number | null, now: number, audit: AuditEntry): Promise<void> {
+  const d = dbOf(h.dir);
   const write = existingId !== null
     ? d.update(users).set({ role, removedAt: null }).where(eq(users.id, existingId))
-    : insertUser(d, { teamId, handle, role, createdAt: now });
-  await runBatch(d, [write, insertAudit(d, audit)]);
+    : insertUser(d, { teamId: h.teamId, handle, role, createdAt: now });
+  await writeTeam(h, [write], [insertAudit(dbOf(h.team), audit)]);
 }
 
 /** Changes a member's role; a member cannot hold admin credentials, so demotion strips `admin` from their tokens. */
-export async function setRole(d1: D1Database | Db, userId: number, role: User['role'], audit: AuditEntry): Promise<void> {
-  const d = dbOf(d1);
+export async function setRole(h: TeamDbs, userId: number, role: User['role'], audit: AuditEntry): Promise<void> {
+  const d = dbOf(h.dir);
   const strip = d
     .update(tokens)
     .set({ scopes: withoutListItem(tokens.scopes, 'admin') })
     .where(and(eq(tokens.userId, userId), hasListItem(tokens.scopes, 'admin')));
-  await runBatch(d, [d.update(users).set({ role }).where(eq(users.id, userId)), insertAudit(d, audit), ...(role === 'member' ? [strip] : [])]);
+  await writeTeam(h, [d.update(users).set({ role }).where(eq(users.id, userId)), ...(role === 'member' ? [strip] : [])], [insertAudit(dbOf(h.team), audit)]);
 }
 
 /** Removes a member and revokes their live tokens; answers how many were revoked. */
-export async function removeUser(d1: D1Database | Db, userId: number, now: number, audit: AuditEntry): Promise<number> {
-  const d = dbOf(d1);
-  const [, revoked] = (await runBatch(d, [
-    d.update(users).set({ removedAt: now }).where(eq(users.id, userId)),
-    d.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.userId, userId), isNull(tokens.revokedAt))),
-    insertAudit(d, audit),
-  ])) as D1Result[];
+export async function removeUser(h: TeamDbs, userId: number, now: number, audit: AuditEntry): Promise<number> {
+  const d = dbOf(h.dir);
+  const [, revoked] = (await writeTeam(
+    h,
+    [d.update(users).set({ removedAt: now }).where(eq(users.id, userId)), d.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.userId, userId), isNull(tokens.revokedAt)))],
+    [insertAudit(dbOf(h.team), audit)],
+  )) as D1Result[];
   return revoked?.meta.changes ?? 0;
 }
 
@@ -113,14 +113,14 @@ export function listTokens(d1: D1Database | Db, teamId: number, handle: string |
     .limit(500);
 }
 
-export async function revokeToken(d1: D1Database | Db, tokenId: number, now: number, audit: AuditEntry): Promise<void> {
-  const d = dbOf(d1);
-  await runBatch(d, [d.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.id, tokenId), isNull(tokens.revokedAt))), insertAudit(d, audit)]);
+export async function revokeToken(h: TeamDbs, tokenId: number, now: number, audit: AuditEntry): Promise<void> {
+  const d = dbOf(h.dir);
+  await writeTeam(h, [d.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.id, tokenId), isNull(tokens.revokedAt)))], [insertAudit(dbOf(h.team), audit)]);
 }
 
 /** Stores the new token (`insert`, from auth/tokens.ts) and revokes the old one in one batch; answers the new id. */
-export async function rotateToken(d1: D1Database | Db, insert: ReturnType<typeof insertToken>, oldId: number, now: number, audit: AuditEntry): Promise<number> {
-  const d = dbOf(d1);
-  const [inserted] = (await runBatch(d, [insert, d.update(tokens).set({ revokedAt: now }).where(eq(tokens.id, oldId)), insertAudit(d, audit)])) as [{ id: number }[]];
+export async function rotateToken(h: TeamDbs, insert: ReturnType<typeof insertToken>, oldId: number, now: number, audit: AuditEntry): Promise<number> {
+  const d = dbOf(h.dir);
+  const [inserted] = (await writeTeam(h, [insert, d.update(tokens).set({ revokedAt: now }).where(eq(tokens.id, oldId))], [insertAudit(dbOf(h.team), audit)])) as [{ id: number }[]];
   return inserted[0]!.id;
 }

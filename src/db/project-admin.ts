@@ -21,7 +21,7 @@ export async function keyOwner(d1: D1Database | Db, teamId: number, key: string)
 }
 
 /** Upserts the alias `key` → project (the alias table's one insert path). */
-const putAlias = (d: Db, teamId: number, key: string, projectId: number, now: number) =>
+export const putAlias = (d: Db, teamId: number, key: string, projectId: number, now: number) =>
   d
     .insert(projectAliases)
     .values({ teamId, key, projectId, createdAt: now })

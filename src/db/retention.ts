@@ -3,7 +3,7 @@
 // summaries, prompts). Deleting fires the FTS delete triggers; the caller purges the index segments.
 import { and, eq, inArray, lt } from 'drizzle-orm';
 import { db } from './client';
-import { localVectors, observationFiles, observations, prompts, sessions, summaries, teams } from './schema';
+import { localVectors, observationFiles, observations, prompts, sessions, summaries } from './schema';
 import { inJsonList, plus } from './sqlite';
 
 export async function addDeadLetters(d1: D1Database, teamId: number, sessionKey: string, n: number): Promise<void> {
@@ -12,11 +12,6 @@ export async function addDeadLetters(d1: D1Database, teamId: number, sessionKey:
     .update(sessions)
     .set({ deadLetters: plus(sessions.deadLetters, n) })
     .where(and(eq(sessions.teamId, teamId), eq(sessions.sessionKey, sessionKey)));
-}
-
-/** Teams and their raw settings (the caller parses them). */
-export async function teamSettingsRows(d1: D1Database): Promise<{ id: number; settings: string }[]> {
-  return db(d1).select({ id: teams.id, settings: teams.settings }).from(teams);
 }
 
 /** Rows deleted per statement: a long-kept team's first sweep is spread over several batches. */

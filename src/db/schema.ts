@@ -216,8 +216,19 @@ export const observerUsage = sqliteTable(
   (t) => [primaryKey({ columns: [t.teamId, t.day, t.sessionId, t.model] })],
 );
 
+/**
+ * Which database a team's content lives on (src/db/shards.ts), kept on the directory (the `DB` binding). A team
+ * without a row lives on `DB`, so a one-database install has an empty map.
+ */
+export const teamShards = sqliteTable('team_shards', {
+  teamId: integer('team_id').primaryKey().references(() => teams.id),
+  /** The D1 binding's name: `DB_1`, `DB_2`, … */
+  shard: text('shard').notNull(),
+  placedAt: integer('placed_at').notNull(),
+});
+
 /** Every table above, for the schema-drift test. */
-export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, observerUsage };
+export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, observerUsage, teamShards };
 
 export type Team = typeof teams.$inferSelect;
 export type User = typeof users.$inferSelect;

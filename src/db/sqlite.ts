@@ -122,6 +122,9 @@ export const anomalyCounted = (detail: AnyColumn, at: number, sample: string | n
 export const plus = (col: AnyColumn, by: number | SQL): SQL<number> => sql<number>`${col} + ${by}`;
 
 /** `col + excluded.col`: in an upsert, the stored value plus the one the refused insert carried. */
+/** In an upsert's DO UPDATE: the value the conflicting INSERT brought for `col`. */
+export const excluded = (col: AnyColumn): SQL => sql`excluded.${sql.identifier(col.name)}`;
+
 export const plusExcluded = (col: AnyColumn): SQL<number> => sql<number>`${col} + excluded.${sql.identifier(col.name)}`;
 
 /** `COALESCE(SUM(a + b + …), 0)` over the rows, or only over those where `when` holds. */

@@ -1,18 +1,25 @@
-// Teams, their members' rows and devices in D1: the insert paths (idempotent), settings and the audit listing.
+// Teams, their members' rows and devices in D1: the insert paths (idempotent), the copy of those rows a team's
+// shard keeps (src/db/shards.ts), settings and the audit listing.
 import { and, count, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import { insertAudit, type AuditEntry } from './audit';
-import { runBatch } from './batch';
+import { runBatch, type BatchItem } from './batch';
 import { db as dbOf, type Db } from './client';
-import { auditLog, devices, teams, users, type User } from './schema';
-import { startsWithDotted } from './sqlite';
+import { auditLog, devices, teams, users, type Device, type Team, type User } from './schema';
+import { excluded, startsWithDotted } from './sqlite';
 
-/** The team named `slug`, created if missing; answers its id. */
-export async function ensureTeam(d1: D1Database | Db, slug: string, name: string, now: number): Promise<number> {
+// The one INSERT of each table; callers add their conflict clause.
+const teamInsert = (d: Db, row: Pick<Team, 'slug' | 'name' | 'createdAt'> & Partial<Team>) => d.insert(teams).values(row);
+const userInsert = (d: Db, row: Pick<User, 'teamId' | 'handle' | 'role' | 'createdAt'> & Partial<User>) => d.insert(users).values(row);
+const deviceInsert = (d: Db, row: Pick<Device, 'teamId' | 'userId' | 'name' | 'createdAt'> & Partial<Device>) => d.insert(devices).values(row);
+
+/** The team named `slug`, created if missing; answers its id and whether this call created it. */
+export async function ensureTeam(d1: D1Database | Db, slug: string, name: string, now: number): Promise<{ id: number; created: boolean }> {
   const d = dbOf(d1);
-  await d.insert(teams).values({ slug, name, createdAt: now }).onConflictDoNothing({ target: teams.slug });
+  const [made] = await teamInsert(d, { slug, name, createdAt: now }).onConflictDoNothing({ target: teams.slug }).returning({ id: teams.id });
+  if (made) return { id: made.id, created: true };
   const row = await d.select({ id: teams.id }).from(teams).where(eq(teams.slug, slug)).get();
   if (!row) throw new Error('team row vanished');
-  return row.id;
+  return { id: row.id, created: false };
 }
 
 export async function memberCount(d1: D1Database | Db, teamId: number): Promise<number> {
@@ -22,7 +29,7 @@ export async function memberCount(d1: D1Database | Db, teamId: number): Promise<
 
 /** The one user INSERT, idempotent per (team, handle). Batchable; add `.returning()` to learn if it was new. */
 export const insertUser = (d: Db, u: Pick<User, 'teamId' | 'handle' | 'role' | 'createdAt'>) =>
-  d.insert(users).values(u).onConflictDoNothing({ target: [users.teamId, users.handle] });
+  userInsert(d, u).onConflictDoNothing({ target: [users.teamId, users.handle] });
 
 /** The user with `handle`, created if missing; answers the row that holds the handle. */
 export async function ensureUser(d1: D1Database | Db, teamId: number, handle: string, role: User['role'], now: number): Promise<Pick<User, 'id' | 'role'>> {
@@ -36,7 +43,7 @@ export async function ensureUser(d1: D1Database | Db, teamId: number, handle: st
 /** The one device INSERT (idempotent per team, user and name); answers the device's id. */
 export async function ensureDevice(d1: D1Database | Db, teamId: number, userId: number, name: string, now: number): Promise<number> {
   const d = dbOf(d1);
-  await d.insert(devices).values({ teamId, userId, name, createdAt: now }).onConflictDoNothing({ target: [devices.teamId, devices.userId, devices.name] });
+  await deviceInsert(d, { teamId, userId, name, createdAt: now }).onConflictDoNothing({ target: [devices.teamId, devices.userId, devices.name] });
   const row = await d
     .select({ id: devices.id })
     .from(devices)
@@ -46,16 +53,59 @@ export async function ensureDevice(d1: D1Database | Db, teamId: number, userId: 
   return row.id;
 }
 
+/** The directory and the team's shard (src/db/shards.ts `teamDbs`): the same database for a team on `DB`. */
+export interface TeamDbs {
+  teamId: number;
+  dir: D1Database;
+  team: D1Database;
+}
+
+/**
+ * Directory writes, then the shard's: its copy of the team's directory rows refreshed, then `teamQueries`.
+ * When the team lives on the directory it is one batch, all-or-nothing, exactly as before sharding; across
+ * two databases there is no shared transaction, so the directory (the source) is written first and a failed
+ * second half leaves a copy that the next write of the team refreshes. Answers each query's result, in order.
+ */
+export async function writeTeam(h: TeamDbs, dirQueries: BatchItem[], teamQueries: BatchItem[]): Promise<unknown[]> {
+  if (h.dir === h.team) return runBatch(dbOf(h.dir), [...dirQueries, ...teamQueries]);
+  const first = await runBatch(dbOf(h.dir), dirQueries);
+  const copy = await copyQueries(h);
+  const second = await runBatch(dbOf(h.team), [...copy, ...teamQueries]);
+  return [...first, ...second.slice(copy.length)];
+}
+
+/** Refreshes the shard's copy of the team's directory rows (nothing when the team lives on the directory). */
+export async function syncTeamCopy(h: TeamDbs): Promise<void> {
+  if (h.dir !== h.team) await runBatch(dbOf(h.team), await copyQueries(h));
+}
+
+/**
+ * Upserts of the team's teams, users and devices rows from the directory into the shard, by id: memory rows
+ * reference them (foreign keys) and name their authors and devices (joins).
+ */
+async function copyQueries(h: TeamDbs): Promise<BatchItem[]> {
+  const [dir, team] = [dbOf(h.dir), dbOf(h.team)];
+  const [teamRows, userRows, deviceRows] = await dir.batch([
+    dir.select().from(teams).where(eq(teams.id, h.teamId)),
+    dir.select().from(users).where(eq(users.teamId, h.teamId)),
+    dir.select().from(devices).where(eq(devices.teamId, h.teamId)),
+  ]);
+  return [
+    ...teamRows.map((r) => teamInsert(team, r).onConflictDoUpdate({ target: teams.id, set: { slug: excluded(teams.slug), name: excluded(teams.name), settings: excluded(teams.settings) } })),
+    ...userRows.map((r) => userInsert(team, r).onConflictDoUpdate({ target: users.id, set: { handle: excluded(users.handle), role: excluded(users.role), removedAt: excluded(users.removedAt) } })),
+    ...deviceRows.map((r) => deviceInsert(team, r).onConflictDoUpdate({ target: devices.id, set: { name: excluded(devices.name) } })),
+  ];
+}
+
 /** The team's settings JSON as stored. */
 export async function teamSettingsText(d1: D1Database | Db, teamId: number): Promise<string | undefined> {
   const row = await dbOf(d1).select({ settings: teams.settings }).from(teams).where(eq(teams.id, teamId)).get();
   return row?.settings;
 }
 
-/** Replaces the team's settings, with the audit row, in one batch. */
-export async function writeTeamSettings(d1: D1Database | Db, teamId: number, settings: Record<string, unknown>, audit: AuditEntry): Promise<void> {
-  const d = dbOf(d1);
-  await runBatch(d, [d.update(teams).set({ settings: JSON.stringify(settings) }).where(eq(teams.id, teamId)), insertAudit(d, audit)]);
+/** Replaces the team's settings (directory) with the audit row (the team's shard); see writeTeam. */
+export async function writeTeamSettings(h: TeamDbs, settings: Record<string, unknown>, audit: AuditEntry): Promise<void> {
+  await writeTeam(h, [dbOf(h.dir).update(teams).set({ settings: JSON.stringify(settings) }).where(eq(teams.id, h.teamId))], [insertAudit(dbOf(h.team), audit)]);
 }
 
 /** Slug, name and creation time of the team. */
@@ -76,4 +126,10 @@ export function auditPage(d1: D1Database | Db, teamId: number, q: { before?: num
     .where(and(eq(auditLog.teamId, teamId), q.before == null ? undefined : lt(auditLog.id, q.before), action))
     .orderBy(desc(auditLog.id))
     .limit(q.limit);
+}
+
+/** The id of the team named `slug`, if there is one. */
+export async function teamIdBySlug(d1: D1Database | Db, slug: string): Promise<number | undefined> {
+  const row = await dbOf(d1).select({ id: teams.id }).from(teams).where(eq(teams.slug, slug)).get();
+  return row?.id;
 }

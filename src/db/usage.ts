@@ -2,7 +2,7 @@
 import { and, desc, eq, gte, lte, sum } from 'drizzle-orm';
 import { db } from './client';
 import { observerUsage, sessions } from './schema';
-import { plus, plusExcluded, totalOf } from './sqlite';
+import { plusExcluded, totalOf } from './sqlite';
 
 export interface TokenCounts {
   inputTokens: number;
@@ -17,18 +17,20 @@ export interface UsageRecord extends TokenCounts {
   day: string;
   sessionId: number;
   model: string;
+  /** Calls the tokens were spent in: one observer call, or a whole row when a team moves (src/db/move.ts). */
+  calls?: number;
 }
 
-/** Adds one observer call to its (team, day, session, model) row. */
+/** Adds one observer call (or `calls` of them) to its (team, day, session, model) row. */
 export async function recordObserverUsage(d1: D1Database, r: UsageRecord): Promise<void> {
   const u = observerUsage;
   await db(d1)
     .insert(u)
-    .values({ teamId: r.teamId, day: r.day, sessionId: r.sessionId, model: r.model, calls: 1, inputTokens: r.inputTokens, outputTokens: r.outputTokens, cacheReadTokens: r.cacheReadTokens, cacheWriteTokens: r.cacheWriteTokens })
+    .values({ teamId: r.teamId, day: r.day, sessionId: r.sessionId, model: r.model, calls: r.calls ?? 1, inputTokens: r.inputTokens, outputTokens: r.outputTokens, cacheReadTokens: r.cacheReadTokens, cacheWriteTokens: r.cacheWriteTokens })
     .onConflictDoUpdate({
       target: [u.teamId, u.day, u.sessionId, u.model],
       set: {
-        calls: plus(u.calls, 1),
+        calls: plusExcluded(u.calls),
         inputTokens: plusExcluded(u.inputTokens),
         outputTokens: plusExcluded(u.outputTokens),
         cacheReadTokens: plusExcluded(u.cacheReadTokens),

@@ -30,6 +30,7 @@ import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { getVectorAdapters } from '../vectors/adapters';
 import { sessionStub } from '../session/session-do';
+import { teamDb } from '../db/shards';
 
 /** `12`, `#12` or `O12` name an observation; `S12` a summary; `P12` a prompt (as search shows them). */
 export function parseRecordRef(ref: string | number): { kind: RecordKind; id: number } | null {
@@ -79,8 +80,9 @@ const FINDERS: Record<RecordKind, (db: D1Database, teamId: number, id: number) =
 const NAMES: Record<RecordKind, string> = { observation: 'observation', summary: 'summary', prompt: 'prompt' };
 
 export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: RecordKind, id: number, now: number): Promise<Forgotten> {
-  const viewer = viewerOf(auth, await settingsFor(env.DB, auth));
-  const row = (await canSee(env.DB, viewer, kind, id)) ? await FINDERS[kind](env.DB, auth.teamId, id) : null;
+  const d = await teamDb(env, auth.teamId);
+  const viewer = viewerOf(auth, await settingsFor(d, auth));
+  const row = (await canSee(d, viewer, kind, id)) ? await FINDERS[kind](d, auth.teamId, id) : null;
   const label = `${NAMES[kind]} ${kind === 'observation' ? '#' : kind === 'summary' ? 'S' : 'P'}${id}`;
   if (!row) throw new AppError(404, 'not_found', `No ${label}.`);
   if (row.authorUserId !== auth.userId && !isAdmin(auth)) {
@@ -89,27 +91,28 @@ export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: Recor
   const audit = { actorUserId: auth.userId, target: `${kind}:${id}`, detail: { project_id: row.projectId, author_user_id: row.authorUserId }, at: now };
   const counts = none();
   if (kind === 'observation') {
-    counts.observations = await deleteObservations(env.DB, auth.teamId, [id], audit);
+    counts.observations = await deleteObservations(d, auth.teamId, [id], audit);
     await dropVectors(env, auth.teamId, [id]);
-  } else if (kind === 'summary') counts.summaries = await deleteSummary(env.DB, auth.teamId, id, audit);
-  else counts.prompts = await deletePrompt(env.DB, auth.teamId, id, audit);
-  await purgeDeletedTerms(env.DB, [kind === 'observation' ? 'observations_fts' : kind === 'summary' ? 'summaries_fts' : 'prompts_fts']);
+  } else if (kind === 'summary') counts.summaries = await deleteSummary(d, auth.teamId, id, audit);
+  else counts.prompts = await deletePrompt(d, auth.teamId, id, audit);
+  await purgeDeletedTerms(d, [kind === 'observation' ? 'observations_fts' : kind === 'summary' ? 'summaries_fts' : 'prompts_fts']);
   return { kind, target: `${kind}:${id}`, counts };
 }
 
 export async function forgetSession(env: CairnEnv, auth: AuthContext, sessionKey: string, now: number): Promise<Forgotten> {
-  const session = await findSession(env.DB, auth.teamId, sessionKey);
-  const visible = session ? await projectVisible(env.DB, auth.teamId, auth.userId, session.projectId) : false;
+  const d = await teamDb(env, auth.teamId);
+  const session = await findSession(d, auth.teamId, sessionKey);
+  const visible = session ? await projectVisible(d, auth.teamId, auth.userId, session.projectId) : false;
   if (!session || !visible) throw new AppError(404, 'not_found', 'No such session.');
   if (session.userId !== auth.userId && !isAdmin(auth)) throw new AppError(403, 'not_allowed', 'Only the person who ran a session or a team admin can forget it.');
-  const ids = await observationIdsOf(env.DB, auth.teamId, { sessionId: session.id });
-  const counts = await deleteSession(env.DB, auth.teamId, session.id, {
+  const ids = await observationIdsOf(d, auth.teamId, { sessionId: session.id });
+  const counts = await deleteSession(d, auth.teamId, session.id, {
     actorUserId: auth.userId,
     target: `session:${session.id}`,
     detail: { project_id: session.projectId, user_id: session.userId },
     at: now,
   });
-  await purgeDeletedTerms(env.DB);
+  await purgeDeletedTerms(d);
   await dropVectors(env, auth.teamId, ids);
   await wipeSessionObject(env, auth.teamId, sessionKey);
   return { kind: 'session', target: `session:${session.id}`, counts };
@@ -120,11 +123,12 @@ export async function forgetSession(env: CairnEnv, auth: AuthContext, sessionKey
  * the deletion happens when the request repeats that count as `confirm`.
  */
 export async function forgetProject(env: CairnEnv, auth: AuthContext, key: string, confirm: number | undefined, now: number): Promise<Forgotten> {
-  const [project] = await resolveVisibleProjects(env.DB, auth, [key]);
+  const d = await teamDb(env, auth.teamId);
+  const [project] = await resolveVisibleProjects(d, auth, [key]);
   if (!project) throw new AppError(404, 'not_found', `No project "${key}".`);
   const mayDelete = project.visibility === 'private' ? project.ownerUserId === auth.userId || isAdmin(auth) : isAdmin(auth);
   if (!mayDelete) throw new AppError(403, 'not_admin', 'Only a team admin (or the owner of a private project) can forget a project.');
-  const counts = await countProject(env.DB, auth.teamId, project.id);
+  const counts = await countProject(d, auth.teamId, project.id);
   const total = counts.observations + counts.summaries + counts.prompts;
   if (confirm !== total) {
     throw new AppError(
@@ -139,10 +143,11 @@ export async function forgetProject(env: CairnEnv, auth: AuthContext, key: strin
 
 /** Deletes a project and everything in it (no permission check: callers decide). */
 export async function purgeProject(env: CairnEnv, teamId: number, actorUserId: number, projectId: number, key: string, now: number): Promise<Forgotten> {
-  const ids = await observationIdsOf(env.DB, teamId, { projectId });
-  const sessionKeys = await sessionsOfProject(env.DB, teamId, projectId);
-  const counts = await deleteProject(env.DB, teamId, projectId, { actorUserId, target: `project:${projectId}`, detail: { project_id: projectId }, at: now });
-  await purgeDeletedTerms(env.DB);
+  const d = await teamDb(env, teamId);
+  const ids = await observationIdsOf(d, teamId, { projectId });
+  const sessionKeys = await sessionsOfProject(d, teamId, projectId);
+  const counts = await deleteProject(d, teamId, projectId, { actorUserId, target: `project:${projectId}`, detail: { project_id: projectId }, at: now });
+  await purgeDeletedTerms(d);
   await dropVectors(env, teamId, ids);
   for (const k of sessionKeys) await wipeSessionObject(env, teamId, k);
   return { kind: 'project', target: `project:${key}`, counts };

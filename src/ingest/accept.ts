@@ -19,6 +19,10 @@ import type { EventAck, IngestEvent } from './schemas';
 export interface IngestContext {
   env: CairnEnv;
   auth: AuthContext;
+  /** The team's database and its name (src/db/shards.ts); the name keys this isolate's id memos, so ids
+   * read from one shard are never used on another after the team moves. */
+  db: D1Database;
+  shard: string;
   settings: TeamSettings;
   now: number;
   /** Calls per minute one session accepts (the token's ingest limit, counted in the SessionDO). */
@@ -142,10 +146,10 @@ function skipReason(ctx: IngestContext, e: IngestEvent): string | null {
 
 /** The project and `sessions` row the event belongs to (created on first sight), as the DO will need them. */
 async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<EventSnapshot> {
-  const { env, auth } = ctx;
-  const project = await projects.getOrLoad(`${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () => ensureProject(env.DB, auth, e.project, ctx.now));
-  const sessionDbId = await sessionRows.getOrLoad(`${auth.teamId}:${auth.userId}:${e.session_id}`, ctx.now, () =>
-    ensureSessionRow(env.DB, {
+  const { db, auth } = ctx;
+  const project = await projects.getOrLoad(`${ctx.shard}:${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () => ensureProject(db, auth, e.project, ctx.now));
+  const sessionDbId = await sessionRows.getOrLoad(`${ctx.shard}:${auth.teamId}:${auth.userId}:${e.session_id}`, ctx.now, () =>
+    ensureSessionRow(db, {
       teamId: auth.teamId,
       sessionKey: e.session_id,
       projectId: project.id,
@@ -202,9 +206,9 @@ function enqueueInput(e: IngestEvent, common: EnqueueCommon): { input: EnqueueIn
 
 /** The D1 rows an event completes: the prompt of an init (its text only when not private), the end of a session. */
 async function writeSessionRows(ctx: IngestContext, e: IngestEvent, snapshot: EventSnapshot, promptNumber: number, promptText: string | null): Promise<void> {
-  const { env, auth } = ctx;
+  const { db, auth } = ctx;
   if (e.kind === 'init') {
-    await storePrompt(env.DB, {
+    await storePrompt(db, {
       teamId: auth.teamId,
       projectId: snapshot.projectId,
       sessionDbId: snapshot.sessionDbId,
@@ -215,6 +219,6 @@ async function writeSessionRows(ctx: IngestContext, e: IngestEvent, snapshot: Ev
       createdAt: e.occurred_at,
     });
   } else if (e.kind === 'end') {
-    await markSessionEnded(env.DB, snapshot.sessionDbId, e.occurred_at);
+    await markSessionEnded(db, snapshot.sessionDbId, e.occurred_at);
   }
 }

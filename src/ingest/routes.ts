@@ -13,6 +13,7 @@ import { sessionStub } from '../session/session-do';
 import { acceptEvent, acceptEvents, type IngestContext } from './accept';
 import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
 import type { BatchResult, EventAck } from '#shared/events';
+import { shardDb, shardOf, teamDb } from '../db/shards';
 
 /** Mounted at /api/sessions: writes need the `ingest` scope, reads `ingest` or `read` (guards in src/app.ts). */
 export const sessionRoutes = new Hono<AppEnv>();
@@ -21,7 +22,9 @@ export const eventRoutes = new Hono<AppEnv>();
 
 async function context(c: Context<AppEnv>): Promise<IngestContext> {
   const auth = c.get('auth');
-  return { env: c.env, auth, settings: await settingsFor(c.env.DB, auth), now: Date.now(), ingestLimit: limitFor(c.env, auth, 'ingest') };
+  const shard = await shardOf(c.env, auth.teamId);
+  const db = shardDb(c.env, shard);
+  return { env: c.env, auth, db, shard, settings: await settingsFor(db, auth), now: Date.now(), ingestLimit: limitFor(c.env, auth, 'ingest') };
 }
 
 for (const [path, schema] of [
@@ -80,7 +83,7 @@ eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
 /** The caller's session row, or 404 alike for other teams' sessions and projects the caller cannot see. */
 async function visibleSession(c: Context<AppEnv>, key: string): Promise<void> {
   const auth = c.get('auth');
-  if ((await findVisibleSession(c.env.DB, auth, key)) === undefined) throw notFound('session');
+  if ((await findVisibleSession(await teamDb(c.env, auth.teamId), auth, key)) === undefined) throw notFound('session');
 }
 
 /** Re-queues a session's dead letters with a fresh retry budget; answers how many went back. */

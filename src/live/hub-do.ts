@@ -4,6 +4,7 @@ import { getTeamSettings } from '../db/team-settings';
 import type { CairnEnv } from '../env';
 import { loadItemsByIds, type FeedItem } from '../feed/feed';
 import { sseComment, sseEvent } from './sse';
+import { teamDb } from '../db/shards';
 
 /**
  * What the store tells the hub. Only kind, projectId and id are needed: the hub re-reads the row with each
@@ -75,13 +76,14 @@ export class HubDO extends DurableObject<CairnEnv> {
     const obsIds = unique(notices.filter((n) => n.kind === 'observation').map((n) => n.id));
     const sumIds = unique(notices.filter((n) => n.kind === 'summary').map((n) => n.id));
     if (!obsIds.length && !sumIds.length) return 0;
-    const settings = await getTeamSettings(this.env.DB, teamId);
+    const d = await teamDb(this.env, teamId);
+    const settings = await getTeamSettings(d, teamId);
     const byUser = new Map<number, number[]>();
     for (const [id, s] of this.#subs) byUser.set(s.userId, [...(byUser.get(s.userId) ?? []), id]);
     let sent = 0;
     for (const [userId, subIds] of byUser) {
       const viewer = { teamId, userId, shareSensitive: settings.share_sensitive === true };
-      const items = await loadItemsByIds(this.env.DB, viewer, obsIds, sumIds);
+      const items = await loadItemsByIds(d, viewer, obsIds, sumIds);
       for (const subId of subIds) {
         const s = this.#subs.get(subId);
         if (!s) continue;

@@ -5,6 +5,7 @@ import { recordObserverUsage, teamSpend } from '../db/usage';
 import type { CairnEnv } from '../env';
 import { budgetState, hasBudget, periodOf, type Budgets, type BudgetState } from './budget';
 import type { ObserverUsage } from './types';
+import { teamDb } from '../db/shards';
 
 /**
  * The team's budget state at `now`, or null when the team set no budget (then nothing is read but the
@@ -19,5 +20,5 @@ export async function teamBudget(db: D1Database, teamId: number, now: number, kn
 
 /** Adds one call's tokens to the team's, day's, session's and model's row. */
 export async function meterCall(env: Pick<CairnEnv, 'DB'>, who: { teamId: number; sessionDbId: number }, model: string, usage: ObserverUsage, now: number): Promise<void> {
-  await recordObserverUsage(env.DB, { teamId: who.teamId, sessionId: who.sessionDbId, day: periodOf(now).day, model, ...usage });
+  await recordObserverUsage(await teamDb(env, who.teamId), { teamId: who.teamId, sessionId: who.sessionDbId, day: periodOf(now).day, model, ...usage });
 }

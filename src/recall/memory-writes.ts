@@ -12,6 +12,7 @@ import { observationHash } from '../store/hash';
 import { normalizePath } from './file-context';
 import { oneLine } from './format';
 import { modeIdFor, recallMode } from './mode';
+import { directoryDb, teamDb } from '../db/shards';
 
 export const RememberInput = z.object({
   project: z.string().trim().min(1, 'give the project key').max(300),
@@ -40,7 +41,7 @@ export const manualSessionKey = (projectId: number, userId: number) => `manual:$
  * within the user's manual session of that project. Type and concepts must belong to the team's mode.
  */
 export async function remember(env: CairnEnv, auth: AuthContext, input: RememberInput, now: number): Promise<Remembered> {
-  const settings = await settingsFor(env.DB, auth);
+  const settings = await settingsFor(directoryDb(env), auth);
   const mode = recallMode(modeIdFor(env, settings));
   const type = input.type || DEFAULT_TYPE;
   if (!mode.types.some((t) => t.id === type)) {
@@ -50,7 +51,7 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
   const unknown = concepts.filter((c) => !mode.conceptIds.includes(c));
   if (unknown.length) throw new AppError(400, 'invalid_concept', `unknown concept "${unknown[0]}"; use: ${mode.conceptIds.join(', ')}.`);
 
-  const d = db(env.DB);
+  const d = db(await teamDb(env, auth.teamId));
   const project = await ensureProject(d, auth, input.project, now);
   const manual = await upsertSession(d, {
     teamId: auth.teamId, sessionKey: manualSessionKey(project.id, auth.userId), projectId: project.id, userId: auth.userId,

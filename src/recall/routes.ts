@@ -9,6 +9,7 @@ import { ContextQuery, DEFAULT_DEPTH, FileContextQuery, PromptContextQuery, Time
 import { listProjects } from './queries';
 import { renderTimeline, type TimelineResult } from './render-timeline';
 import { contextText, fileContextText, observationRecords, parseIds, promptContextText, timelineFor } from './service';
+import { directoryDb, teamDb } from '../db/shards';
 
 // Each router is mounted at its prefix (scope `read`, declared in src/app.ts).
 /** /api/context: the session-start index, file context and prompt context. */
@@ -87,7 +88,7 @@ observationRoutes.get('/', async (c) => {
 
 projectRoutes.get('/', async (c) => {
   const auth = c.get('auth');
-  const settings = await settingsFor(c.env.DB, auth);
-  const projects = await listProjects(c.env.DB, viewerOf(auth, settings));
+  const settings = await settingsFor(directoryDb(c.env), auth);
+  const projects = await listProjects(await teamDb(c.env, auth.teamId), viewerOf(auth, settings));
   return c.json({ projects, mode: recallMode(modeIdFor(c.env, settings)).id });
 });

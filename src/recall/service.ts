@@ -15,20 +15,23 @@ import { renderContext } from './render-context';
 import { renderPromptContext } from './render-prompt';
 import { parseAnchor, type Anchor, type TimelineResult } from './render-timeline';
 import { loadTimeline } from './timeline';
+import { directoryDb, teamDb } from '../db/shards';
 
 export const DEFAULT_CONTEXT_OBSERVATIONS = 50;
 export const DEFAULT_CONTEXT_SESSIONS = 10;
 export const MAX_IDS = 100;
 
 interface Scope {
+  /** The team's database (its shard). */
+  d: D1Database;
   viewer: Viewer;
   settings: TeamSettings;
   mode: RecallMode;
 }
 
 async function scopeOf(env: CairnEnv, auth: AuthContext): Promise<Scope> {
-  const settings = await settingsFor(env.DB, auth);
-  return { viewer: viewerOf(auth, settings), settings, mode: recallMode(modeIdFor(env, settings)) };
+  const [settings, d] = await Promise.all([settingsFor(directoryDb(env), auth), teamDb(env, auth.teamId)]);
+  return { d, viewer: viewerOf(auth, settings), settings, mode: recallMode(modeIdFor(env, settings)) };
 }
 
 /**
@@ -55,14 +58,14 @@ export interface ContextOptions {
 }
 
 export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOptions): Promise<string> {
-  const { viewer, settings, mode } = await scopeOf(env, auth);
-  const projects = await resolveVisibleProjects(env.DB, auth, o.projects);
+  const { d, viewer, settings, mode } = await scopeOf(env, auth);
+  const projects = await resolveVisibleProjects(d, auth, o.projects);
   const ids = projects.map((p) => p.id);
   const [observations, summaries, budget] = await Promise.all([
-    contextObservations(env.DB, viewer, ids, narrowedMode(mode, settings), o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS),
-    contextSummaries(env.DB, viewer, ids, o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS),
+    contextObservations(d, viewer, ids, narrowedMode(mode, settings), o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS),
+    contextSummaries(d, viewer, ids, o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS),
     // Read only for teams that set an observer budget.
-    hasBudget(settings) ? teamBudget(env.DB, auth.teamId, o.now, settings) : null,
+    hasBudget(settings) ? teamBudget(d, auth.teamId, o.now, settings) : null,
   ]);
   return renderContext({
     projects: projects.length ? projects.map((p) => p.key) : o.projects,
@@ -87,10 +90,10 @@ export interface FileContextOptions {
 }
 
 export async function fileContextText(env: CairnEnv, auth: AuthContext, o: FileContextOptions): Promise<string> {
-  const { viewer, mode } = await scopeOf(env, auth);
-  const projects = await resolveVisibleProjects(env.DB, auth, o.projects);
+  const { d, viewer, mode } = await scopeOf(env, auth);
+  const projects = await resolveVisibleProjects(d, auth, o.projects);
   const candidates = pathCandidates(o.paths, o.cwd);
-  const rows = await fileHistory(env.DB, viewer, projects.map((p) => p.id), candidates.all);
+  const rows = await fileHistory(d, viewer, projects.map((p) => p.id), candidates.all);
   if (!rows.length || changedSince(rows, o.mtime)) return '';
   const scored = scoreFileHistory(rows, candidates.all);
   const shown = candidates.relative[0] ?? candidates.all[0] ?? o.paths[0] ?? '';
@@ -104,9 +107,9 @@ export const PROMPT_MIN_CHARS = 4;
 export async function promptContextText(env: CairnEnv, auth: AuthContext, o: { projects: string[]; q: string; timeZone: string }): Promise<string> {
   const q = o.q.trim();
   if ([...q].length < PROMPT_MIN_CHARS || !o.projects.length) return '';
-  const { viewer, mode } = await scopeOf(env, auth);
+  const { d, viewer, mode } = await scopeOf(env, auth);
   const found = await searchObservations(env, auth, { q: q.slice(0, 1000), project: o.projects, limit: PROMPT_CONTEXT_LIMIT });
-  const records = await observationsByIds(env.DB, viewer, found.results.map((r) => r.id));
+  const records = await observationsByIds(d, viewer, found.results.map((r) => r.id));
   return renderPromptContext({ records, mode, viewer: auth.handle, timeZone: o.timeZone });
 }
 
@@ -120,10 +123,10 @@ export interface TimelineOptions {
 
 /** Resolves the anchor (or picks one with search) and loads the items around it. */
 export async function timelineFor(env: CairnEnv, auth: AuthContext, o: TimelineOptions): Promise<{ result: TimelineResult; mode: RecallMode }> {
-  const { viewer, mode } = await scopeOf(env, auth);
+  const { d, viewer, mode } = await scopeOf(env, auth);
   let projectIds: number[] | null = null;
   if (o.projects.length) {
-    projectIds = (await resolveVisibleProjects(env.DB, auth, o.projects)).map((p) => p.id);
+    projectIds = (await resolveVisibleProjects(d, auth, o.projects)).map((p) => p.id);
     if (!projectIds.length) throw new AppError(404, 'anchor_not_found', 'No such observation or session summary.');
   }
   let anchor: Anchor | null;
@@ -138,7 +141,7 @@ export async function timelineFor(env: CairnEnv, auth: AuthContext, o: TimelineO
   } else {
     throw new AppError(400, 'anchor_required', 'Give an anchor (id, S<id> or ISO time) or a query q to pick one.');
   }
-  const result = await loadTimeline(env.DB, viewer, { anchor, before: o.before, after: o.after, projectIds });
+  const result = await loadTimeline(d, viewer, { anchor, before: o.before, after: o.after, projectIds });
   return { result, mode };
 }
 
@@ -157,6 +160,6 @@ export function parseIds(raw: string | (string | number)[] | undefined): number[
 }
 
 export async function observationRecords(env: CairnEnv, auth: AuthContext, ids: number[]): Promise<{ records: ObservationRecord[]; mode: RecallMode }> {
-  const { viewer, mode } = await scopeOf(env, auth);
-  return { records: await observationsByIds(env.DB, viewer, ids), mode };
+  const { d, viewer, mode } = await scopeOf(env, auth);
+  return { records: await observationsByIds(d, viewer, ids), mode };
 }

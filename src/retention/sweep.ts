@@ -2,7 +2,8 @@
 // daily cron (wrangler.toml [triggers]) deletes older ones from D1, the FTS indexes and the vector index.
 import { parseTeamSettings } from '../db/team-settings';
 import { purgeDeletedTerms } from '../db/fts';
-import { oldObservationIds, sweepOlderThan, teamSettingsRows } from '../db/retention';
+import { oldObservationIds, sweepOlderThan } from '../db/retention';
+import { shardDb, teamsWithShards } from '../db/shards';
 import { writeAudit } from '../audit/audit';
 import type { CairnEnv } from '../env';
 import { getVectorAdapters } from '../vectors/adapters';
@@ -21,14 +22,16 @@ export interface SweepReport {
 export async function applyRetention(env: CairnEnv, now: number): Promise<SweepReport> {
   const report: SweepReport = { teams: 0, observations: 0, summaries: 0, prompts: 0 };
   const adapters = getVectorAdapters(env);
-  for (const team of await teamSettingsRows(env.DB)) {
+  const swept = new Set<D1Database>();
+  for (const team of await teamsWithShards(env)) {
     const days = parseTeamSettings(team.settings).retention_days;
     if (!days) continue;
+    const d = shardDb(env, team.shard);
     const before = now - days * DAY_MS;
     const gone = { observations: 0, summaries: 0, prompts: 0 };
     for (let i = 0; i < MAX_CHUNKS; i++) {
-      const ids = await oldObservationIds(env.DB, team.id, before);
-      const c = await sweepOlderThan(env.DB, team.id, before, ids);
+      const ids = await oldObservationIds(d, team.id, before);
+      const c = await sweepOlderThan(d, team.id, before, ids);
       if (adapters && ids.length) await adapters.index.deleteByIds(team.id, ids);
       gone.observations += c.observations;
       gone.summaries += c.summaries;
@@ -37,11 +40,12 @@ export async function applyRetention(env: CairnEnv, now: number): Promise<SweepR
     }
     if (gone.observations + gone.summaries + gone.prompts === 0) continue;
     report.teams++;
+    swept.add(d);
     report.observations += gone.observations;
     report.summaries += gone.summaries;
     report.prompts += gone.prompts;
-    await writeAudit(env.DB, { teamId: team.id, actorUserId: null, action: 'retention.sweep', target: `before:${before}`, detail: { days, ...gone }, at: now });
+    await writeAudit(d, { teamId: team.id, actorUserId: null, action: 'retention.sweep', target: `before:${before}`, detail: { days, ...gone }, at: now });
   }
-  if (report.teams > 0) await purgeDeletedTerms(env.DB);
+  for (const d of swept) await purgeDeletedTerms(d);
   return report;
 }

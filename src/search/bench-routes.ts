@@ -12,6 +12,7 @@ import type { AppEnv } from '../auth/types';
 import { notFound } from '../lib/errors';
 import { jsonBody } from '../lib/validate';
 import { sessionStub } from '../session/session-do';
+import { teamDb } from '../db/shards';
 
 /** Mounted at /api/admin/bench, under the admin guard (src/app.ts). */
 export const benchRoutes = new Hono<AppEnv>();
@@ -47,8 +48,8 @@ benchRoutes.post('/seed', jsonBody(SeedBody, 5_000_000), async (c) => {
   const auth = c.get('auth');
   const body = c.req.valid('json');
   const now = Date.now();
-  const project = await ensureProject(c.env.DB, auth, body.project, now);
-  const d = db(c.env.DB);
+  const d = db(await teamDb(c.env, auth.teamId));
+  const project = await ensureProject(d, auth, body.project, now);
   const { id: sessionId } = await upsertSession(d, {
     teamId: auth.teamId, sessionKey: body.session, projectId: project.id, userId: auth.userId, deviceId: auth.deviceId,
     platform: 'claude-code', startedAt: now,
@@ -79,14 +80,14 @@ benchRoutes.post('/seed', jsonBody(SeedBody, 5_000_000), async (c) => {
 benchRoutes.get('/baseline', async (c) => {
   const auth = c.get('auth');
   const key = c.req.query('project') ?? '';
-  const results = await newestOfProjectKey(db(c.env.DB), auth.teamId, key);
+  const results = await newestOfProjectKey(db(await teamDb(c.env, auth.teamId)), auth.teamId, key);
   if (!results) throw notFound('project');
   return c.json({ rows: results.length });
 });
 
 /** The local database's size in bytes (D1 reports it with every result), for bench/capacity.bench.mjs. */
 benchRoutes.get('/size', async (c) => {
-  return c.json(await databaseSize(c.env.DB));
+  return c.json(await databaseSize(await teamDb(c.env, c.get('auth').teamId)));
 });
 
 /** The floor of an ingest request: one round trip to a SessionDO that does nothing (bench/pipeline.bench.mjs). */

@@ -3,6 +3,7 @@ import type { AuthContext } from '../auth/types';
 import { promptsByIds, summariesByIds } from '../db/recall';
 import { loadViewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
+import { teamDb } from '../db/shards';
 
 export interface SummaryRecord {
   id: number;
@@ -35,13 +36,15 @@ function inIdOrder<T extends { id: number }>(ids: number[], rows: T[]): T[] {
 /** The summaries among `ids` the caller may read, in the order asked. */
 export async function summaryRecords(env: CairnEnv, auth: AuthContext, ids: number[]): Promise<SummaryRecord[]> {
   if (!ids.length) return [];
-  const results = await summariesByIds(env.DB, await loadViewer(env.DB, auth), ids);
+  const d = await teamDb(env, auth.teamId);
+  const results = await summariesByIds(d, await loadViewer(d, auth), ids);
   return inIdOrder(ids, results);
 }
 
 /** The prompts among `ids` the caller may read (`visiblePrompts`), in the order asked. */
 export async function promptRecords(env: CairnEnv, auth: AuthContext, ids: number[]): Promise<PromptRecord[]> {
   if (!ids.length) return [];
-  const results = await promptsByIds(env.DB, await loadViewer(env.DB, auth), ids);
+  const d = await teamDb(env, auth.teamId);
+  const results = await promptsByIds(d, await loadViewer(d, auth), ids);
   return inIdOrder(ids, results);
 }

@@ -15,6 +15,7 @@ import { DIVERSIFY, diversify } from './diversify';
 import { dayWindow, liftDated, namedDays } from './dates';
 import { weightedFusion } from './fusion';
 import { reciprocalRankFusion } from './rrf';
+import { teamDb } from '../db/shards';
 
 /** One result: the record's row (db/fts.ts) and its score. */
 export interface SearchResult extends RecordRow {
@@ -37,6 +38,8 @@ export interface SearchDeps {
   vectorTimeoutMs?: number;
   /** Filled with phase durations in ms (for the Server-Timing header). */
   timings?: Record<string, number>;
+  /** The time "yesterday" and "3 days ago" in a query count from (default: the clock). */
+  now?: number;
 }
 
 /** Runs `work` and records its duration under `name` when timings are wanted. */
@@ -58,10 +61,10 @@ const RANKING: Record<RecordKind, { weights: readonly number[]; scoped: boolean 
 };
 
 /** One scope per kind asked for and not excluded by an observation-only filter; none when no project is visible. */
-async function scopesFor(env: CairnEnv, auth: AuthContext, p: SearchParams): Promise<RecordScope[]> {
+async function scopesFor(db: D1Database, auth: AuthContext, p: SearchParams): Promise<RecordScope[]> {
   const [viewer, projects] = await Promise.all([
-    loadViewer(env.DB, auth),
-    p.project.length ? resolveVisibleProjects(env.DB, auth, p.project) : Promise.resolve(null),
+    loadViewer(db, auth),
+    p.project.length ? resolveVisibleProjects(db, auth, p.project) : Promise.resolve(null),
   ]);
   const projectIds = projects ? projects.map((r) => r.id) : null;
   if (projectIds && projectIds.length === 0) return []; // unknown, invisible and foreign projects all look alike: empty
@@ -122,7 +125,7 @@ async function hiddenProjectIds(db: D1Database, auth: AuthContext): Promise<numb
 }
 
 async function vectorIds(
-  env: CairnEnv,
+  db: D1Database,
   adapters: VectorAdapters,
   q: string,
   auth: AuthContext,
@@ -137,7 +140,7 @@ async function vectorIds(
     const matches = await adapters.index.query(vec, {
       teamId: auth.teamId,
       projectIds: scope.projectIds ?? undefined,
-      excludeProjectIds: scope.projectIds ? undefined : await hiddenProjectIds(env.DB, auth),
+      excludeProjectIds: scope.projectIds ? undefined : await hiddenProjectIds(db, auth),
       types: p.type.length ? p.type : undefined,
       topK,
     });
@@ -187,7 +190,7 @@ async function rankText(db: D1Database, scope: RecordScope, r: RankInput, tm: Re
 }
 
 /** Observations: FTS, files named in the query, and vector neighbours when available. */
-async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, deps: SearchDeps): Promise<Ranking> {
+async function rankObservations(env: CairnEnv, db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, deps: SearchDeps): Promise<Ranking> {
   const tm = deps.timings;
   const { q, fts, pool, want } = r;
   const candidate = p.mode === 'fts' ? null : deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
@@ -197,10 +200,10 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   const paths = pathLikeTerms(q);
   // Send the SQL first: the embedder runs synchronously until its first await, so starting it first would
   // leave the database idle while the query is embedded.
-  const ftsPromise = timed(tm, 'fts', ftsSearch(env.DB, fts.all, fts.any, scope, pool));
-  const filesPromise = timed(tm, 'files', observationsTouching(env.DB, paths, scope, pool));
-  const vectorPromise = adapters ? vectorIds(env, adapters, q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
-  const datedPromise = timed(tm, 'dated', datedHits(env.DB, fts, scope, r.window, pool));
+  const ftsPromise = timed(tm, 'fts', ftsSearch(db, fts.all, fts.any, scope, pool));
+  const filesPromise = timed(tm, 'files', observationsTouching(db, paths, scope, pool));
+  const vectorPromise = adapters ? vectorIds(db, adapters, q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
+  const datedPromise = timed(tm, 'dated', datedHits(db, fts, scope, r.window, pool));
   const [{ rows: ranked, total }, files, vec, dated] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise), datedPromise]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
   // file rank with the all-terms matches (first when the query is nothing but file names).
@@ -218,7 +221,7 @@ async function rankObservations(env: CairnEnv, auth: AuthContext, p: SearchParam
   }
   const fused = weightedFusion(ftsList, vec, { vectorWeight: weight });
   // FTS ids are already scoped; only vector ids can drop out, so want + |vec| candidates always fill the page.
-  const rows = await timed(tm, 'hydrate', recordRows(env.DB, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vec])], scope));
+  const rows = await timed(tm, 'hydrate', recordRows(db, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vec])], scope));
   const allowed = fused.filter((f) => rows.has(f.id));
   const ftsSet = new Set(ftsList.map((x) => x.id));
   const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;
@@ -272,22 +275,29 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const p = parseWith(SearchParams, input);
   if (!p.q && !hasFilter(p)) throw new AppError(400, 'query_required', 'Give a query (q) or at least one filter.');
   const tm = deps.timings;
-  const scopes = await timed(tm, 'scope', scopesFor(env, auth, p));
+  // The team's database (its shard, src/db/shards.ts): every statement of this search goes there.
+  const db = await teamDb(env, auth.teamId);
+  const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
   if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
-  if (!p.q) return filterOnly(env.DB, p, scopes);
+  if (!p.q) return filterOnly(db, p, scopes);
   // Digit-only dates leave the words; when nothing else is left, the query is searched as typed.
-  const named = namedDays(p.q);
+  const named = namedDays(p.q, deps.now ?? Date.now());
+  const window = dayWindow(named.days);
   const stripped = named.days.length ? buildFtsQuery(named.rest) : null;
+  // "What did we do yesterday?": nothing left to match but the day, so that day's records, newest first.
+  if (window && stripped && (!stripped.all || stripped.fillerOnly)) {
+    return filterOnly(env.DB, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
+  }
   const fts: FtsQuery = stripped?.all ? stripped : buildFtsQuery(p.q);
   // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
   if (!fts.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
 
   const want = p.offset + p.limit;
-  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, window: stripped?.all ? dayWindow(named.days) : null, pool: Math.min(1000, Math.max(want, 60)), want };
+  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, window: stripped?.all ? window : null, pool: Math.min(1000, Math.max(want, 60)), want };
   // Summary and prompt statements go out first; the observation side may then spend time embedding the query.
-  const text = scopes.filter((s) => s.kind !== 'observation').map((s) => rankText(env.DB, s, r, tm));
-  const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(env, auth, p, s, r, deps));
+  const text = scopes.filter((s) => s.kind !== 'observation').map((s) => rankText(db, s, r, tm));
+  const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(env, db, auth, p, s, r, deps));
   const byKind = await Promise.all([...obs, ...text]);
-  const results = await pageOf(env.DB, byKind, p.offset, want, tm);
+  const results = await pageOf(db, byKind, p.offset, want, tm);
   return { results, total: byKind.reduce((n, k) => n + k.total, 0), mode: byKind.some((k) => k.mode === 'hybrid') ? 'hybrid' : 'fts' };
 }

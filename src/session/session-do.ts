@@ -24,6 +24,7 @@ import { MAX_ATTEMPTS, planFailure, selectBatch, type FailureKind } from './poli
 import { fileOverdue, refileForPrompt, targetOf, WAIT_FOR_PROMPT_MS } from './refile';
 import { retentionMs, retentionStep } from './retention';
 import type { EnqueueInput, EnqueueResult, PendingRow, SessionStatus } from './types';
+import { teamDb } from '../db/shards';
 
 /** How long one turn may hold the session; a turn that died is taken over after this. */
 export const LEASE_MS = 10 * 60_000;
@@ -149,7 +150,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const session = b.get<{ teamId: number; sessionKey: string } | null>('session', null);
     const dead = b.deadLetterCount();
     // Counted into D1 first: if that fails, the alarm throws and is retried with the storage still there.
-    if (session) await addDeadLetters(this.env.DB, session.teamId, session.sessionKey, dead);
+    if (session) await addDeadLetters(await teamDb(this.env, session.teamId), session.teamId, session.sessionKey, dead);
     await this.#empty();
     return true;
   }
@@ -250,7 +251,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const prompt = b.prompt(head.promptNumber);
     if (prompt?.private) return this.#confirm(claimId, null, 0);
     // Stored once with any observer: a replayed turn already in D1 is confirmed, not observed (and reworded) again.
-    if (replay && (await turnStored(this.env.DB, head.snapshot.teamId, turnKey))) return this.#confirm(claimId, null, 0);
+    if (replay && (await turnStored(await teamDb(this.env, head.snapshot.teamId), head.snapshot.teamId, turnKey))) return this.#confirm(claimId, null, 0);
 
     const outcome = await this.#observe(batch, prompt);
     if (b.lease(Date.now())?.claimId !== claimId) {
@@ -307,7 +308,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
       storedAt: Date.now(),
     });
     this.#seam('before-store');
-    const stored = await storeTurn(this.env.DB, record);
+    const stored = await storeTurn(await teamDb(this.env, record.context.teamId), record);
     this.#seam('after-store');
     this.#confirm(claimId, outcome.state, stored.observationIds.length);
     if (stored.observationIds.length || stored.summaryId !== null) {
@@ -379,7 +380,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
   async #budgetedProvider(teamId: number): Promise<ObserverProvider> {
     const configured = this.#provider();
     if (configured.name === 'heuristic') return configured;
-    const budget = await teamBudget(this.env.DB, teamId, this.#now()).catch((err: unknown) => {
+    const budget = await teamBudget(await teamDb(this.env, teamId), teamId, this.#now()).catch((err: unknown) => {
       console.warn('observer budget unknown; observing as configured', { message: String(err) });
       return null;
     });

@@ -4,7 +4,6 @@ import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
 import { exportPage, projectRow, teamUsers } from '../db/transfer';
 import { visibleProjectIds } from '../db/forget';
-import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import type { ExportRecord } from './records';
 
@@ -29,16 +28,24 @@ async function* paged<R extends { id: number }>(page: (after: number) => Promise
 }
 
 /** The projects an export covers; resolved before the answer starts, so an unknown key is a plain 404. */
-export async function exportProjects(env: CairnEnv, auth: AuthContext, projectKey: string | null): Promise<number[]> {
-  if (projectKey === null) return visibleProjectIds(env.DB, auth.teamId, auth.userId);
-  const [p] = await resolveVisibleProjects(env.DB, auth, [projectKey]);
+export async function exportProjects(db: D1Database, auth: AuthContext, projectKey: string | null): Promise<number[]> {
+  if (projectKey === null) return visibleProjectIds(db, auth.teamId, auth.userId);
+  const [p] = await resolveVisibleProjects(db, auth, [projectKey]);
   if (!p) throw new AppError(404, 'not_found', `No project "${projectKey}".`);
   return [p.id];
 }
 
-export async function* exportRecords(env: CairnEnv, auth: AuthContext, projectIds: number[]): AsyncGenerator<ExportRecord> {
-  const db = env.DB;
-  const t = auth.teamId;
+/**
+ * Whether a row goes into the export. A member's export leaves out others' sensitive observations (as they
+ * are only shown to their author); a team moving between databases takes everything (src/db/move.ts).
+ */
+export type ExportFilter = (o: { type: string; authorUserId: number }) => boolean;
+
+export const readerFilter = (auth: Pick<AuthContext, 'userId' | 'settings'>): ExportFilter => (o) =>
+  o.type !== 'sensitive' || o.authorUserId === auth.userId || auth.settings?.share_sensitive === true;
+
+/** The team's rows of `projectIds` on `db` (the team's database), as export records. */
+export async function* exportRecords(db: D1Database, t: number, projectIds: number[], keep: ExportFilter): AsyncGenerator<ExportRecord> {
 
   const people = await teamUsers(db, t);
   const handle = new Map(people.map((u) => [u.id, u.handle]));
@@ -66,8 +73,7 @@ export async function* exportRecords(env: CairnEnv, auth: AuthContext, projectId
     });
     for await (const r of paged((a) => exportPage(db, 'prompts', t, projectId, a))) yield { kind: 'prompt', ...base(r), text: r.text };
     for await (const o of paged((a) => exportPage(db, 'observations', t, projectId, a))) {
-      // Sensitive observations go only with their author's export (as they are only shown to them).
-      if (o.type === 'sensitive' && o.authorUserId !== auth.userId && auth.settings?.share_sensitive !== true) continue;
+      if (!keep(o)) continue;
       yield {
         kind: 'observation', ...base(o), type: o.type, title: o.title, subtitle: o.subtitle, facts: list(o.facts), narrative: o.narrative,
         concepts: list(o.concepts), files_read: list(o.filesRead), files_modified: list(o.filesModified), discovery_tokens: o.discoveryTokens,

@@ -1,12 +1,11 @@
 // POST /api/admin/import: an NDJSON export (or part of one) into the caller's team. Every line is checked
 // before anything is written; rows are matched by handle, project key, session key and content hash, so
 // importing the same file twice adds nothing. Imported users are members without tokens.
-import type { AuthContext } from '../auth/types';
 import { findSession } from '../db/forget';
 import { insertObservation, insertPrompt, insertSummary, projectByKey, sessionByKey, userByHandle } from '../db/transfer';
-import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { ExportRecord } from './records';
+import { syncTeamCopy, type TeamDbs } from '../db/shards';
 
 export const MAX_IMPORT_BYTES = 1_000_000;
 export const MAX_IMPORT_LINES = 2_000;
@@ -43,8 +42,12 @@ export function parseNdjson(body: string): ExportRecord[] {
   return out;
 }
 
-export async function importRecords(env: CairnEnv, auth: AuthContext, records: ExportRecord[], now: number): Promise<{ counts: ImportCounts; observationIds: number[] }> {
-  const run = new ImportRun(env.DB, auth.teamId, now);
+/**
+ * Writes `records` into the team of `h`: members on the directory (a new one copied to the team's shard at
+ * once, as memory rows reference it), everything else on the team's database.
+ */
+export async function importRecords(h: TeamDbs, records: ExportRecord[], now: number): Promise<{ counts: ImportCounts; observationIds: number[] }> {
+  const run = new ImportRun(h, now);
   for (const r of records) await run.add(r);
   return { counts: run.counts, observationIds: run.observationIds };
 }
@@ -59,11 +62,16 @@ class ImportRun {
   readonly #projectIds = new Map<string, number>();
   readonly #sessions = new Map<string, { id: number; projectId: number }>();
 
+  private readonly db: D1Database;
+  private readonly teamId: number;
+
   constructor(
-    private readonly db: D1Database,
-    private readonly teamId: number,
+    private readonly h: TeamDbs,
     private readonly now: number,
-  ) {}
+  ) {
+    this.db = h.team;
+    this.teamId = h.teamId;
+  }
 
   async add(r: ExportRecord): Promise<void> {
     switch (r.kind) {
@@ -122,8 +130,11 @@ class ImportRun {
   async #user(handle: string, at: number): Promise<number> {
     const known = this.#userIds.get(handle);
     if (known !== undefined) return known;
-    const u = await userByHandle(this.db, this.teamId, handle, at);
-    if (u.created) this.counts.users++;
+    const u = await userByHandle(this.h.dir, this.teamId, handle, at);
+    if (u.created) {
+      this.counts.users++;
+      await syncTeamCopy(this.h);
+    }
     this.#userIds.set(handle, u.id);
     return u.id;
   }

@@ -4,15 +4,17 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 import { indexObservations } from '../vectors/index-observations';
-import { exportProjects, exportRecords, ndjsonStream } from './export';
+import { exportProjects, exportRecords, ndjsonStream, readerFilter } from './export';
 import { importRecords, MAX_IMPORT_BYTES, parseNdjson } from './import';
+import { teamDb, teamDbs } from '../db/shards';
 
 export const transferRoutes = new Hono<AppEnv>()
   .get('/export', async (c) => {
     const auth = c.get('auth');
     const key = c.req.query('project');
-    const ids = await exportProjects(c.env, auth, key === undefined || key.trim() === '' ? null : key.trim());
-    return new Response(ndjsonStream(exportRecords(c.env, auth, ids)), {
+    const db = await teamDb(c.env, auth.teamId);
+    const ids = await exportProjects(db, auth, key === undefined || key.trim() === '' ? null : key.trim());
+    return new Response(ndjsonStream(exportRecords(db, auth.teamId, ids, readerFilter(auth))), {
       headers: { 'content-type': 'application/x-ndjson; charset=utf-8', 'content-disposition': 'attachment; filename="cairn-export.ndjson"' },
     });
   })
@@ -29,7 +31,7 @@ export const transferRoutes = new Hono<AppEnv>()
     }
     const records = parseNdjson(body);
     const auth = c.get('auth');
-    const { counts, observationIds } = await importRecords(c.env, auth, records, Date.now());
+    const { counts, observationIds } = await importRecords(await teamDbs(c.env, auth.teamId), records, Date.now());
     // Vectors for search: off the answer's path; the backfill catches any that fail.
     if (observationIds.length) c.executionCtx.waitUntil(indexObservations(c.env, auth.teamId, observationIds).then(() => undefined));
     return c.json({ records: records.length, imported: counts });

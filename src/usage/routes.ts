@@ -11,6 +11,7 @@ import { budgetNotice, periodOf, type BudgetState } from '../observer/budget';
 import { estimateCost, priceTable, type Price } from '../observer/prices';
 import { createProvider } from '../observer/providers/index';
 import { teamBudget } from '../observer/spend';
+import { teamDb } from '../db/shards';
 import { modelTotals, tokenJson as tokens, totalCost } from './report';
 import type { BudgetJson, UsageReport } from './types';
 
@@ -31,10 +32,11 @@ export const usageRoutes = new Hono<AppEnv>().get('/', async (c) => {
     const now = Date.now();
     const from = periodOf(now - (days - 1) * 86_400_000).day;
     const prices: Record<string, Price> = priceTable(c.env.OBSERVER_PRICES);
+    const d = await teamDb(c.env, auth.teamId);
     const [byDay, bySession, budget] = await Promise.all([
-      usageByDay(c.env.DB, auth.teamId, from),
-      usageBySession(c.env.DB, auth.teamId, from, 20),
-      teamBudget(c.env.DB, auth.teamId, now, await settingsFor(c.env.DB, auth)),
+      usageByDay(d, auth.teamId, from),
+      usageBySession(d, auth.teamId, from, 20),
+      teamBudget(d, auth.teamId, now, await settingsFor(d, auth)),
     ]);
     const cost = (r: TokenCounts & { model: string }) => estimateCost(prices, r.model, r);
     const costs = byDay.map(cost);
@@ -56,6 +58,7 @@ export const usageRoutes = new Hono<AppEnv>().get('/', async (c) => {
 /** Mounted at /api/observer (any device token). */
 export const budgetRoutes = new Hono<AppEnv>().get('/budget', async (c) => {
     const auth = c.get('auth');
-    const budget = await teamBudget(c.env.DB, auth.teamId, Date.now(), await settingsFor(c.env.DB, auth));
+    const d = await teamDb(c.env, auth.teamId);
+    const budget = await teamBudget(d, auth.teamId, Date.now(), await settingsFor(d, auth));
     return c.json({ observer: observerOf(c.env), budget: budgetJson(budget) });
   });

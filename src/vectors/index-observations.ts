@@ -3,6 +3,7 @@ import { countUnembedded, markEmbedded, observationsToEmbed, unembeddedIds } fro
 import type { CairnEnv } from '../env';
 import { getVectorAdapters } from './adapters';
 import type { VectorAdapters } from './types';
+import { teamDb } from '../db/shards';
 
 type ObservationDoc = Awaited<ReturnType<typeof observationsToEmbed>>[number];
 
@@ -48,7 +49,8 @@ export async function indexObservations(
   const adapters = opts.adapters === undefined ? getVectorAdapters(env) : opts.adapters;
   if (!adapters) return outcome;
   try {
-    const results = await observationsToEmbed(env.DB, teamId, unique);
+    const d = await teamDb(env, teamId);
+    const results = await observationsToEmbed(d, teamId, unique);
     const live = results.filter((r) => r.deleted_at === null);
     const gone = results.filter((r) => r.deleted_at !== null).map((r) => r.id);
     if (gone.length) {
@@ -58,7 +60,7 @@ export async function indexObservations(
     if (live.length === 0) return outcome;
     const vectors = await adapters.embedder.embed(live.map(embeddingText));
     await adapters.index.upsert(live.map((r, i) => ({ id: r.id, teamId, projectId: r.project_id, type: r.type, values: vectors[i]! })));
-    await markEmbedded(env.DB, teamId, live.map((r) => r.id), opts.now ?? Date.now());
+    await markEmbedded(d, teamId, live.map((r) => r.id), opts.now ?? Date.now());
     outcome.indexed = live.length;
   } catch (err) {
     outcome.failed = unique.length - outcome.removed;
@@ -74,7 +76,8 @@ export async function backfillVectors(
   limit: number,
   opts: { adapters?: VectorAdapters | null; now?: number } = {},
 ): Promise<IndexOutcome & { remaining: number }> {
-  const ids = await unembeddedIds(env.DB, teamId, Math.min(limit, MAX_PER_CALL));
+  const d = await teamDb(env, teamId);
+  const ids = await unembeddedIds(d, teamId, Math.min(limit, MAX_PER_CALL));
   const outcome = await indexObservations(env, teamId, ids, opts);
-  return { ...outcome, remaining: await countUnembedded(env.DB, teamId) };
+  return { ...outcome, remaining: await countUnembedded(d, teamId) };
 }

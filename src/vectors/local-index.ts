@@ -41,31 +41,41 @@ export function scoreHexRows(query: number[], rows: { id: number; hex: string }[
   return scoreVectors(query, rows.map(({ id, hex }) => ({ id, floats: decodeHex(hex) })));
 }
 
+/** The database holding a team's rows (src/db/shards.ts `teamDb`), or one database for every team. */
+export type TeamDatabase = D1Database | ((teamId: number) => Promise<D1Database>);
+
 export class LocalVectorIndex implements VectorIndex {
   readonly name = 'local-d1';
-  constructor(private readonly db: D1Database, private readonly scanLimit = LOCAL_SCAN_LIMIT) {}
+  constructor(private readonly database: TeamDatabase, private readonly scanLimit = LOCAL_SCAN_LIMIT) {}
+
+  /** A team's vectors sit beside its observations, on the team's shard. */
+  #db(teamId: number): Promise<D1Database> {
+    return typeof this.database === 'function' ? this.database(teamId) : Promise.resolve(this.database);
+  }
 
   async upsert(records: VectorRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    await upsertLocalVectors(
-      this.db,
-      records.map((r) => ({ observationId: r.id, teamId: r.teamId, projectId: r.projectId, type: r.type, embedding: toBlob(r.values) })),
-    );
+    for (const teamId of new Set(records.map((r) => r.teamId))) {
+      await upsertLocalVectors(
+        await this.#db(teamId),
+        records.filter((r) => r.teamId === teamId).map((r) => ({ observationId: r.id, teamId: r.teamId, projectId: r.projectId, type: r.type, embedding: toBlob(r.values) })),
+      );
+    }
   }
 
   async deleteByIds(teamId: number, ids: number[]): Promise<void> {
     if (ids.length === 0) return;
-    await deleteLocalVectors(this.db, teamId, ids);
+    await deleteLocalVectors(await this.#db(teamId), teamId, ids);
   }
 
   async query(vector: number[], q: VectorQuery): Promise<VectorMatch[]> {
     // The newest ids with a fingerprint of each vector (its first and last 8 bytes), from the index and 16
     // bytes per row; only vectors this isolate has not decoded yet (or whose fingerprint changed) are read in
     // full. Re-reading a whole team's vectors as hex was most of a team-wide query's time.
-    const candidates = await localVectorFingerprints(this.db, q, this.scanLimit);
+    const db = await this.#db(q.teamId);
+    const candidates = await localVectorFingerprints(db, q, this.scanLimit);
     const missing = candidates.filter((c) => decoded.get(c.id)?.fp !== c.fp).map((c) => c.id);
     for (let i = 0; i < missing.length; i += 1_000) {
-      for (const r of await localVectorHex(this.db, missing.slice(i, i + 1_000))) remember(r.id, r.hex);
+      for (const r of await localVectorHex(db, missing.slice(i, i + 1_000))) remember(r.id, r.hex);
     }
     const scored = scoreVectors(vector, candidates.flatMap((c) => {
       const hit = decoded.get(c.id);
@@ -76,7 +86,11 @@ export class LocalVectorIndex implements VectorIndex {
   }
 }
 
-/** Vectors this isolate has decoded, by observation id (ids are never reused), each with its fingerprint. */
+/**
+ * Vectors this isolate has decoded, by observation id (ids are never reused), each with its fingerprint. Two
+ * shards number their observations independently, so the same id can name two vectors: the fingerprint
+ * differs, and the vector is then read again.
+ */
 const decoded = new Map<number, { fp: string; floats: Float32Array }>();
 const MAX_DECODED = 40_000;
 

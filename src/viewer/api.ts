@@ -11,6 +11,7 @@ import { AppError, notFound } from '../lib/errors';
 import { parseWith, query } from '../lib/validate';
 import { hubStub } from '../live/hub-do';
 import { loadFeed, loadSession, parseCursor } from '../feed/feed';
+import { teamDb } from '../db/shards';
 
 /** Mounted at /api/viewer (scope `read`, declared in src/app.ts). */
 export const viewerApi = new Hono<AppEnv>();
@@ -22,7 +23,7 @@ const projectKey = z.string().trim().min(1).max(300);
 /** Project keys → ids the caller may read. No keys = all (null). Unknown and invisible keys look the same. */
 async function projectFilter(env: CairnEnv, auth: AuthContext, keys: string[]): Promise<number[] | null> {
   if (keys.length === 0) return null;
-  const refs = await resolveVisibleProjects(env.DB, auth, keys);
+  const refs = await resolveVisibleProjects(await teamDb(env, auth.teamId), auth, keys);
   if (refs.length === 0) throw notFound('project');
   return refs.map((r) => r.id);
 }
@@ -49,8 +50,9 @@ viewerApi.get('/feed', query(FeedQuery, { lists: ['project'], blankIsAbsent: tru
   const before = q.before === undefined ? null : parseCursor(q.before);
   if (q.before !== undefined && !before) throw new AppError(400, 'invalid_query', 'before: must be a time in ms or a cursor from a previous page.');
   const auth = c.get('auth');
-  const [projectIds, viewer] = await Promise.all([projectFilter(c.env, auth, q.project), loadViewer(c.env.DB, auth)]);
-  const page = await loadFeed(c.env.DB, viewer, { projectIds, type: q.type ?? null, author: q.author ?? null, before, limit: q.limit });
+  const d = await teamDb(c.env, auth.teamId);
+  const [projectIds, viewer] = await Promise.all([projectFilter(c.env, auth, q.project), loadViewer(d, auth)]);
+  const page = await loadFeed(d, viewer, { projectIds, type: q.type ?? null, author: q.author ?? null, before, limit: q.limit });
   return c.json(page);
 });
 
@@ -58,7 +60,9 @@ const SessionParam = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTE
 
 viewerApi.get('/sessions/:id', async (c) => {
   const id = parseWith(SessionParam, c.req.param('id'));
-  const view = await loadSession(c.env.DB, await loadViewer(c.env.DB, c.get('auth')), id);
+  const auth = c.get('auth');
+  const d = await teamDb(c.env, auth.teamId);
+  const view = await loadSession(d, await loadViewer(d, auth), id);
   if (!view) throw notFound('session');
   return c.json(view);
 });
@@ -69,14 +73,16 @@ const SessionKeyQuery = z.object({ key: z.string().trim().min(1).max(200) });
 viewerApi.get('/sessions', query(SessionKeyQuery), async (c) => {
   const { key } = c.req.valid('query');
   const auth = c.get('auth');
-  const id = await sessionIdByKey(c.env.DB, auth.teamId, key);
-  const view = id === undefined ? null : await loadSession(c.env.DB, await loadViewer(c.env.DB, auth), id);
+  const d = await teamDb(c.env, auth.teamId);
+  const id = await sessionIdByKey(d, auth.teamId, key);
+  const view = id === undefined ? null : await loadSession(d, await loadViewer(d, auth), id);
   if (!view) throw notFound('session');
   return c.json(view);
 });
 
 viewerApi.get('/authors', async (c) => {
-  return c.json({ authors: await teamHandles(c.env.DB, c.get('auth').teamId) });
+  const { teamId } = c.get('auth');
+  return c.json({ authors: await teamHandles(await teamDb(c.env, teamId), teamId) });
 });
 
 /**

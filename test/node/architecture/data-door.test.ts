@@ -88,6 +88,13 @@ describe('the data layer door', () => {
     expect(text('src/db/visibility.ts')).toContain("or(eq(p.visibility, 'team'), eq(p.ownerUserId, v.userId))");
   });
 
+  it('leaves the choice of database to src/db/shards.ts: no feature reads a D1 binding (env.DB, env.DB_1, …) itself', () => {
+    const binding = /\benv\.DB(_\d+)?\b|\benv\[/;
+    expect(outsideDb.filter((f) => binding.test(text(f)))).toEqual([]);
+    expect(binding.test('await ensureProject(c.env.DB, auth, key, now)')).toBe(true);
+    expect(binding.test('teamDb(this.env, teamId)')).toBe(false);
+  });
+
   it('would notice a D1 statement or SQL text where it does not belong (the checks can fail)', () => {
     expect(D1_CALL.test("await env.DB.prepare('SELECT 1')")).toBe(true);
     expect(D1_CALL.test('await env.DB.batch([a, b])')).toBe(true);

@@ -11,7 +11,13 @@ describe('parseConfig', () => {
       mode: 'code',
       observer: { provider: undefined, model: undefined, readOnlyModel: undefined, concurrency: 4, anthropic: { apiKey: undefined, baseURL: undefined }, openai: { apiKey: undefined, baseURL: undefined } },
       rateLimits: { ingest: 600, read: 120 },
+      shards: { newTeams: ['DB'] },
     });
+  });
+
+  it('reads SHARD_NEW_TEAMS as a list of D1 binding names, and refuses anything else', () => {
+    expect(parseConfig({ SHARD_NEW_TEAMS: ' DB_1, DB,DB_1 ' }).shards.newTeams).toEqual(['DB_1', 'DB']);
+    for (const bad of ['DB_0', 'db_1', 'SESSIONS', ',']) expect(() => parseConfig({ SHARD_NEW_TEAMS: bad }), bad).toThrow(/SHARD_NEW_TEAMS/);
   });
 
   it('turns strings into numbers, flags and a lower-cased provider name', () => {

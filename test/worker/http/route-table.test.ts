@@ -31,6 +31,8 @@ const PUBLIC = new Set([
   'GET /install/cairn.mjs',
   'GET /api/health',
   'POST /api/admin/teams',
+  // The operator's, like bootstrap: no bearer token but CAIRN_ADMIN_SECRET (test/worker/shards/shards.test.ts).
+  'POST /api/admin/teams/:slug/move',
 ]);
 
 /** Every concrete route of the table (middleware-only patterns with `*` left out), as "METHOD /path". */

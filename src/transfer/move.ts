@@ -1,0 +1,63 @@
+// Moving a team to another shard (docs/capacity.md): its memory is exported from the old database as the
+// NDJSON records of the team export, imported into the new one, the rows the export leaves out are copied,
+// the shard map is flipped, the old database is emptied of the team, and the moved observations get their
+// vectors again. Run by the operator (POST /api/admin/teams/:slug/move) while the team is quiet: a session
+// whose events are still buffered in its Durable Object holds row ids of the old database (see capacity.md,
+// "what is not done").
+import { copyTeamExtras, deleteTeamRows, teamProjectIds } from '../db/move';
+import { observationIdsOf } from '../db/forget';
+import { purgeDeletedTerms } from '../db/fts';
+import { DIRECTORY, directoryDb, mappedShard, setTeamShard, shardDb, syncTeamCopy, type TeamDbs } from '../db/shards';
+import type { CairnEnv } from '../env';
+import { getVectorAdapters } from '../vectors/adapters';
+import { indexObservations } from '../vectors/index-observations';
+import { exportRecords } from './export';
+import { importRecords, type ImportCounts } from './import';
+import type { ExportRecord } from './records';
+
+/** Records imported per call: bounded memory whatever the team's size. */
+const MOVE_CHUNK = 500;
+
+export interface Moved {
+  from: string;
+  to: string;
+  counts: ImportCounts;
+}
+
+export async function moveTeam(env: CairnEnv, teamId: number, to: string, now: number): Promise<Moved> {
+  const from = await mappedShard(env, teamId);
+  const counts: ImportCounts = { users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 };
+  if (from === to) return { from, to, counts };
+  const source = shardDb(env, from);
+  const target: TeamDbs = { teamId, dir: directoryDb(env), team: shardDb(env, to) };
+  // Whatever an earlier, interrupted move left on the target goes first, so the import starts from nothing;
+  // the member rows the memory references are copied there before it.
+  await deleteTeamRows(target.team, teamId, { copies: false });
+  await syncTeamCopy(target);
+  const imported: number[] = [];
+  const flush = async (batch: ExportRecord[]) => {
+    const r = await importRecords(target, batch, now);
+    for (const k of Object.keys(counts) as (keyof ImportCounts)[]) counts[k] += r.counts[k];
+    imported.push(...r.observationIds);
+  };
+  let batch: ExportRecord[] = [];
+  for await (const record of exportRecords(source, teamId, await teamProjectIds(source, teamId), () => true)) {
+    batch.push(record);
+    if (batch.length >= MOVE_CHUNK) {
+      await flush(batch);
+      batch = [];
+    }
+  }
+  if (batch.length) await flush(batch);
+  await copyTeamExtras(source, target.team, teamId);
+  const oldIds = await observationIdsOf(source, teamId, {});
+  await setTeamShard(env, teamId, to, now);
+  await deleteTeamRows(source, teamId, { copies: from !== DIRECTORY });
+  await purgeDeletedTerms(source);
+  // New row ids on the new database: the old ids' vectors go (a Vectorize index outlives the rows; locally
+  // they went with the rows) before the moved rows get theirs.
+  const adapters = getVectorAdapters(env);
+  for (let i = 0; adapters && i < oldIds.length; i += 100) await adapters.index.deleteByIds(teamId, oldIds.slice(i, i + 100));
+  for (let i = 0; i < imported.length; i += 100) await indexObservations(env, teamId, imported.slice(i, i + 100), { adapters });
+  return { from, to, counts };
+}

@@ -6,7 +6,7 @@ import { LocalVectorIndex } from './local-index';
 import type { VectorAdapters } from './types';
 import { VectorizeVectorIndex } from './vectorize-index';
 import { WorkersAiEmbedder } from './workers-ai-embedder';
-import { teamDb } from '../db/shards';
+import { teamDb, vectorIdPrefix } from '../db/shards';
 
 /**
  * Local runs (CAIRN_LOCAL=1: wrangler dev, tests) use D1 and the offline embedder because the Vectorize and
@@ -16,7 +16,7 @@ export function getVectorAdapters(env: CairnEnv): VectorAdapters | null {
   if (configOf(env).local) return { index: new LocalVectorIndex((teamId) => teamDb(env, teamId)), embedder: new LocalEmbedder() };
   if (env.VECTORS && env.AI) {
     return {
-      index: new VectorizeVectorIndex(env.VECTORS),
+      index: new VectorizeVectorIndex(env.VECTORS, (teamId) => vectorIdPrefix(env, teamId)),
       embedder: new WorkersAiEmbedder(env.AI),
     };
   }

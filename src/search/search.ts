@@ -38,6 +38,8 @@ export interface SearchDeps {
   vectorTimeoutMs?: number;
   /** Filled with phase durations in ms (for the Server-Timing header). */
   timings?: Record<string, number>;
+  /** The time "yesterday" and "3 days ago" in a query count from (default: the clock). */
+  now?: number;
 }
 
 /** Runs `work` and records its duration under `name` when timings are wanted. */
@@ -279,14 +281,19 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
   if (!p.q) return filterOnly(db, p, scopes);
   // Digit-only dates leave the words; when nothing else is left, the query is searched as typed.
-  const named = namedDays(p.q);
+  const named = namedDays(p.q, deps.now ?? Date.now());
+  const window = dayWindow(named.days);
   const stripped = named.days.length ? buildFtsQuery(named.rest) : null;
+  // "What did we do yesterday?": nothing left to match but the day, so that day's records, newest first.
+  if (window && stripped && (!stripped.all || stripped.fillerOnly)) {
+    return filterOnly(env.DB, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
+  }
   const fts: FtsQuery = stripped?.all ? stripped : buildFtsQuery(p.q);
   // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
   if (!fts.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
 
   const want = p.offset + p.limit;
-  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, window: stripped?.all ? dayWindow(named.days) : null, pool: Math.min(1000, Math.max(want, 60)), want };
+  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, window: stripped?.all ? window : null, pool: Math.min(1000, Math.max(want, 60)), want };
   // Summary and prompt statements go out first; the observation side may then spend time embedding the query.
   const text = scopes.filter((s) => s.kind !== 'observation').map((s) => rankText(db, s, r, tm));
   const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(env, db, auth, p, s, r, deps));

@@ -8,7 +8,8 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
 
   cairn login --url <url> --token <token> [--device <name>]
   cairn install [--agent NAME] [--project] [--dry-run] [--no-mcp]
-                                                     add cairn's hooks and MCP server to Claude Code (or codex, gemini)
+                                                     add cairn's hooks and MCP server to Claude Code
+                                                     (or --agent codex, gemini, cursor, opencode)
   cairn uninstall [--agent NAME] [--project]         take them out again
   cairn status                                       server, token, project key, spool, last error
   cairn flush [--timeout <seconds>]                  send events kept while offline (default 120 s)
@@ -20,7 +21,7 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn forget <12|S12|P12> | --session <id> | --project <key> [--confirm N]
                                                      delete from the team's memory for good
   cairn admin …
-  cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end> [--agent claude-code|codex|gemini]
+  cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end> [--agent claude-code|codex|gemini|cursor|opencode]
 `;
 
 type Command = (args: string[], io: Io) => Promise<number>;

@@ -116,4 +116,17 @@ describe('cairn hook --agent cursor (payloads of Cursor’s hook runner, @cursor
     const read = await hook(env, 'pre-tool-use', { ...CURSOR.preToolUseRead, tool_input: { file_path: file }, workspace_roots: [home] });
     expect(JSON.parse(read.stdout)).toEqual({ additional_context: '<cairn-context>widget.ts: flaky on CI</cairn-context>' });
   });
+
+  it('reads a Claude Code hook that Cursor runs (its payload has cursor_version) as Cursor’s, and skips it when cairn’s Cursor hooks record the session', async () => {
+    const { env } = machine(server.url);
+    const viaClaude = async (payload: Record<string, unknown>) => expect(await run(['hook', 'post-tool-use'], memIo({ env, stdin: JSON.stringify(payload) }))).toBe(0);
+    await viaClaude({ ...CURSOR.postToolUseShell, conversation_id: 'cur-claude-1', session_id: 'cur-claude-1', tool_use_id: 'tool_cc1' });
+    expect(storedFor('cur-claude-1')).toMatchObject([{ platform: 'cursor', tool_name: 'Bash', tool_response: 'PASS src/widget.test.ts (12 tests)\n' }]);
+    // Claude Code's own payload that merely mentions the field stays Claude Code's.
+    await viaClaude({ session_id: 'cc-real-1', cwd: '/work/widgets', tool_name: 'Read', tool_input: { file_path: '/work/widgets/hooks.json' }, tool_response: '{"cursor_version": "2.6.11"}', tool_use_id: 'tool_cc2' });
+    expect(storedFor('cc-real-1')).toMatchObject([{ platform: 'claude-code', tool_name: 'Read' }]);
+    expect(await run(['install', '--agent', 'cursor', '--client', '/opt/cairn/cairn.cjs'], memIo({ env }))).toBe(0);
+    await viaClaude({ ...CURSOR.postToolUseShell, conversation_id: 'cur-claude-2', session_id: 'cur-claude-2', tool_use_id: 'tool_cc3' });
+    expect(storedFor('cur-claude-2')).toEqual([]);
+  });
 });

@@ -146,5 +146,14 @@ describe('the OpenCode plugin cairn writes, loaded as OpenCode loads it', () => 
     expect(byKind.observation).toMatchObject({ tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: 'PASS src/widget.test.ts (12 tests)' });
     expect(byKind.summarize!.last_assistant_message).toBe('The widget build is green: npm test passes.');
     expect(byKind.end!.reason).toBe('deleted');
+
+    // OpenCode shutting the plugin down ends the sessions it still has open.
+    const other = withSession('ses_plugin_exit');
+    const chat = other.chatMessage as { input: Record<string, unknown>; output: Record<string, unknown> };
+    await hooks['chat.message']!(chat.input, chat.output);
+    await until(() => storedFor('ses_plugin_exit').some((e) => e.kind === 'init'), 'the second prompt stored');
+    await hooks.dispose!();
+    const end = await until(() => storedFor('ses_plugin_exit').find((e) => e.kind === 'end'), 'the second session ended');
+    expect(end).toMatchObject({ platform: 'opencode', reason: 'exit' });
   });
 });

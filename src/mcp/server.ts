@@ -94,7 +94,8 @@ function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
         '(id, time, type, title, project, author, token cost), not the bodies: #12 is an observation, S12 a session summary, P12 a prompt. ' +
         'Give a query, filters, or both. Matching is by words: start with two to four distinctive words (a function or file name, ' +
         'an error code, a library), not a whole sentence; rows holding all of them rank first. If that misses, search again with ' +
-        'the words a record would more likely use (synonyms, the error text itself, the component name) before concluding nothing is stored.',
+        'the words a record would more likely use (synonyms, the error text itself, the component name) before concluding nothing is stored. ' +
+        'For "when" questions name the day ("on 2024-03-05", "yesterday"): records stored around it rank first, and each line shows its date.',
       inputSchema: {
         kind: z
           .enum(['observations', 'summaries', 'prompts', 'all'])

@@ -11,6 +11,7 @@ export interface NamedDays {
   days: number[];
 }
 
+const DAY_MS = 86_400_000;
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const MONTH = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
 const monthOf = (name: string) => MONTHS.indexOf(name.slice(0, 3).toLowerCase()) + 1;
@@ -44,8 +45,37 @@ function dayStart(y: number, mo: number, d: number): number | null {
   return new Date(t).getUTCDate() === d ? t : null;
 }
 
-/** The calendar days a query names, and the query without them. At most `max` days. */
-export function namedDays(text: string, max = 4): NamedDays {
+const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+const RELATIVE = /\b(today|yesterday|(\d{1,2}) days? ago|last week|(?:last|on) (sunday|monday|tuesday|wednesday|thursday|friday|saturday))\b/gi;
+
+/**
+ * Days named relative to `now` ("yesterday", "3 days ago", "last week", "on Friday" = the latest Friday before
+ * today), which is what people ask a memory of their own work. The words leave the query: stored text rarely
+ * says "yesterday" about the day it was written.
+ */
+function relativeDays(text: string, now: number, days: number[], max: number): string {
+  const today = now - (now % DAY_MS);
+  return text.replace(RELATIVE, (all: string, what: string, ago?: string, weekday?: string) => {
+    const w = what.toLowerCase();
+    let found: number[];
+    if (w === 'today') found = [today];
+    else if (w === 'yesterday') found = [today - DAY_MS];
+    else if (ago !== undefined) found = [today - Number(ago) * DAY_MS];
+    else if (w === 'last week') found = [today - 7 * DAY_MS, today - DAY_MS];
+    else {
+      const back = ((new Date(today).getUTCDay() - WEEKDAYS.indexOf(weekday!.toLowerCase()) + 6) % 7) + 1;
+      found = [today - back * DAY_MS];
+    }
+    for (const t of found) if (!days.includes(t) && days.length < max) days.push(t);
+    return ' ';
+  });
+}
+
+/**
+ * The calendar days a query names, and the query without them. At most `max` days. Relative days count only
+ * when no date is written out ("on Friday before 10.01.2024" is about January 2024, not about `now`).
+ */
+export function namedDays(text: string, now?: number, max = 4): NamedDays {
   let rest = text.slice(0, 1000);
   const days: number[] = [];
   for (const f of FORMATS) {
@@ -58,10 +88,9 @@ export function namedDays(text: string, max = 4): NamedDays {
       return f.words ? m[0] : ' ';
     });
   }
+  if (days.length === 0 && now !== undefined) rest = relativeDays(rest, now, days, max);
   return { rest: days.length ? rest : text, days };
 }
-
-const DAY_MS = 86_400_000;
 /**
  * Rows count as "around" a named day from a day before to a day after it: a day named in the user's time zone
  * spans parts of three UTC days. Measured on REALTALK (BENCHMARKS.md): the exact UTC day alone lost more

@@ -70,6 +70,8 @@ export interface FtsQuery {
   any: string | null;
   /** The searchable units we found, for tests and debugging. */
   terms: string[];
+  /** Only filler words were found ("what did we do"): the text says nothing to match on. */
+  fillerOnly: boolean;
 }
 
 const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
@@ -159,13 +161,15 @@ export function buildFtsQuery(text: string, maxUnits = 24): FtsQuery {
   }
   const seen = new Set<string>();
   let kept = units.filter((u) => !seen.has(u.strict) && seen.add(u.strict));
-  if (kept.some((u) => !u.stop)) kept = kept.filter((u) => !u.stop);
+  const fillerOnly = !kept.some((u) => !u.stop);
+  if (!fillerOnly) kept = kept.filter((u) => !u.stop);
   kept = kept.slice(0, maxUnits);
-  if (kept.length === 0) return { all: null, any: null, terms: [] };
+  if (kept.length === 0) return { all: null, any: null, terms: [], fillerOnly: false };
   const loose = [...new Set(kept.flatMap((u) => (u.loose.length ? u.loose : [u.strict])))];
   return {
     all: kept.map((u) => u.strict).join(' AND '),
     any: loose.join(' OR '),
     terms: kept.map((u) => u.label),
+    fillerOnly,
   };
 }

@@ -7,13 +7,13 @@ import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
-import type { VectorAdapters } from '../vectors/types';
+import type { VectorAdapters, VectorMatch } from '../vectors/types';
 import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeMatch, SUMMARY_BM25_WEIGHTS, type FtsQuery } from './fts-query';
 import { appliesTo, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
-import { vectorWeightFor } from './config';
+import { fusionMethodFor, vectorWeightFor } from './config';
 import { DIVERSIFY, diversify } from './diversify';
 import { dayWindow, liftDated, namedDays } from './dates';
-import { weightedFusion } from './fusion';
+import { scoreFusion, weightedFusion } from './fusion';
 import { reciprocalRankFusion } from './rrf';
 import { teamDb } from '../db/shards';
 
@@ -38,6 +38,8 @@ export interface SearchDeps {
   vectorTimeoutMs?: number;
   /** Filled with phase durations in ms (for the Server-Timing header). */
   timings?: Record<string, number>;
+  /** The time "yesterday" and "3 days ago" in a query count from (default: the clock). */
+  now?: number;
 }
 
 /** Runs `work` and records its duration under `name` when timings are wanted. */
@@ -131,9 +133,9 @@ async function vectorIds(
   scope: RecordScope,
   topK: number,
   timeoutMs: number,
-): Promise<number[] | null> {
+): Promise<VectorMatch[] | null> {
   const work = (async () => {
-    const [vec] = await adapters.embedder.embed([q]);
+    const vec = adapters.embedder.embedQuery ? await adapters.embedder.embedQuery(q) : (await adapters.embedder.embed([q]))[0];
     if (!vec) return [];
     const matches = await adapters.index.query(vec, {
       teamId: auth.teamId,
@@ -142,7 +144,7 @@ async function vectorIds(
       types: p.type.length ? p.type : undefined,
       topK,
     });
-    return matches.filter((m) => m.score >= adapters.embedder.minScore).map((m) => m.id);
+    return matches.filter((m) => m.score >= adapters.embedder.minScore);
   })();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
@@ -207,8 +209,8 @@ async function rankObservations(env: CairnEnv, db: D1Database, auth: AuthContext
   // file rank with the all-terms matches (first when the query is nothing but file names).
   const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;
   const fileRanked = files.map((id) => ({ id, rank: 0, exact: true }));
-  const strict = ranked.filter((x) => x.full === 1).map((x) => ({ id: x.id, rank: x.rank, exact: true }));
-  const loose = ranked.filter((x) => x.full !== 1).map((x) => ({ id: x.id, rank: x.rank, exact: false }));
+  const strict = ranked.filter((x) => x.full === 1).map((x) => ({ id: x.id, rank: x.rank, exact: true, score: -x.rank }));
+  const loose = ranked.filter((x) => x.full !== 1).map((x) => ({ id: x.id, rank: x.rank, exact: false, score: -x.rank }));
   const ordered = onlyPaths ? [...fileRanked, ...strict, ...loose] : [...strict, ...fileRanked, ...loose];
   const seen = new Set<number>();
   const ftsList = liftDated(ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id)), dated, (id) => ({ id, rank: 0, exact: false }));
@@ -217,9 +219,13 @@ async function rankObservations(env: CairnEnv, db: D1Database, auth: AuthContext
   if (vec === null) {
     return { scope, items: ftsList.map((x) => ({ id: x.id, score: -x.rank })), total: total + fileOnly, mode: 'fts', rows: new Map() };
   }
-  const fused = weightedFusion(ftsList, vec, { vectorWeight: weight });
+  const fused =
+    adapters && fusionMethodFor(adapters.embedder.name) === 'score'
+      ? scoreFusion(ftsList, vec, { vectorWeight: weight, floor: adapters.embedder.minScore })
+      : weightedFusion(ftsList, vec.map((m) => m.id), { vectorWeight: weight });
   // FTS ids are already scoped; only vector ids can drop out, so want + |vec| candidates always fill the page.
-  const rows = await timed(tm, 'hydrate', recordRows(db, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vec])], scope));
+  const vecIds = vec.map((m) => m.id);
+  const rows = await timed(tm, 'hydrate', recordRows(db, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vecIds])], scope));
   const allowed = fused.filter((f) => rows.has(f.id));
   const ftsSet = new Set(ftsList.map((x) => x.id));
   const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;
@@ -279,14 +285,19 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
   if (!p.q) return filterOnly(db, p, scopes);
   // Digit-only dates leave the words; when nothing else is left, the query is searched as typed.
-  const named = namedDays(p.q);
+  const named = namedDays(p.q, deps.now ?? Date.now());
+  const window = dayWindow(named.days);
   const stripped = named.days.length ? buildFtsQuery(named.rest) : null;
+  // "What did we do yesterday?": nothing left to match but the day, so that day's records, newest first.
+  if (window && stripped && (!stripped.all || stripped.fillerOnly)) {
+    return filterOnly(db, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
+  }
   const fts: FtsQuery = stripped?.all ? stripped : buildFtsQuery(p.q);
   // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
   if (!fts.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
 
   const want = p.offset + p.limit;
-  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, window: stripped?.all ? dayWindow(named.days) : null, pool: Math.min(1000, Math.max(want, 60)), want };
+  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, window: stripped?.all ? window : null, pool: Math.min(1000, Math.max(want, 60)), want };
   // Summary and prompt statements go out first; the observation side may then spend time embedding the query.
   const text = scopes.filter((s) => s.kind !== 'observation').map((s) => rankText(db, s, r, tm));
   const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(env, db, auth, p, s, r, deps));

@@ -1,8 +1,11 @@
 // A fake Messages API (Anthropic) and chat-completions API (OpenAI-compatible) on 127.0.0.1 for tests.
 // Behaviour is scripted per scenario: any request whose body contains `SCENARIO:<id>` is answered from that
 // scenario's queue (then by the default observer behaviour). Tests script and inspect scenarios over HTTP:
-//   POST /__scenario/<id>  {responses?: FakeResponse[], delayMs?: number}   (replaces the script)
+//   POST /__scenario/<id>  {responses?: FakeResponse[], delayMs?: number, hold?: boolean}   (replaces the script)
+//   POST /__scenario/<id>/release   (answers the held requests; later ones are answered at once)
 //   GET  /__scenario/<id>  → {requests: RecordedRequest[]}
+// `hold` keeps every request of the scenario unanswered until released: a test sees a turn in flight for as
+// long as it needs, instead of hoping a delay outlasts its own steps on a loaded machine.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -21,6 +24,8 @@ export interface FakeResponse {
 export interface RecordedRequest {
   path: string;
   at: number;
+  /** When the answer was sent (same clock as `at`): orders requests without measuring durations. */
+  answeredAt?: number;
   headers: Record<string, string>;
   body: unknown;
 }
@@ -29,6 +34,14 @@ interface Scenario {
   responses: FakeResponse[];
   delayMs: number;
   requests: RecordedRequest[];
+  /** Resolved by a release; null when requests are answered at once. */
+  held: { until: Promise<void>; release: () => void } | null;
+}
+
+function gate(): NonNullable<Scenario['held']> {
+  let release = () => {};
+  const until = new Promise<void>((resolve) => (release = resolve));
+  return { until, release };
 }
 
 const blocks = (text: string) => [...text.matchAll(/<observed_from_primary_session>([\s\S]*?)<\/observed_from_primary_session>/g)].map((m) => m[1]!);
@@ -80,7 +93,7 @@ export async function startFakeLlm(port = 0) {
   const scenarios = new Map<string, Scenario>();
   const scenario = (id: string) => {
     let s = scenarios.get(id);
-    if (!s) scenarios.set(id, (s = { responses: [], delayMs: 0, requests: [] }));
+    if (!s) scenarios.set(id, (s = { responses: [], delayMs: 0, requests: [], held: null }));
     return s;
   };
   let counter = 0;
@@ -94,13 +107,20 @@ export async function startFakeLlm(port = 0) {
     try {
       const raw = await readBody(req);
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      const control = /^\/__scenario\/([\w-]+)$/.exec(url.pathname);
+      const control = /^\/__scenario\/([\w-]+)(\/release)?$/.exec(url.pathname);
       if (control) {
         const s = scenario(control[1]!);
+        if (control[2]) {
+          s.held?.release();
+          s.held = null;
+          return send(res, 200, { ok: true });
+        }
         if (req.method === 'POST') {
-          const cfg = JSON.parse(raw || '{}') as { responses?: FakeResponse[]; delayMs?: number };
+          const cfg = JSON.parse(raw || '{}') as { responses?: FakeResponse[]; delayMs?: number; hold?: boolean };
           s.responses = cfg.responses ?? [];
           s.delayMs = cfg.delayMs ?? 0;
+          s.held?.release();
+          s.held = cfg.hold ? gate() : null;
           return send(res, 200, { ok: true });
         }
         return send(res, 200, { requests: s.requests, pending: s.responses.length });
@@ -114,10 +134,14 @@ export async function startFakeLlm(port = 0) {
       const s = scenario(id);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-      s.requests.push({ path: url.pathname, at: Date.now(), headers, body });
+      const record: RecordedRequest = { path: url.pathname, at: Date.now(), headers, body };
+      s.requests.push(record);
       const scripted = s.responses.shift() ?? {};
+      if (s.held) await s.held.until;
       const delay = scripted.delayMs ?? s.delayMs;
       if (delay) await new Promise((r) => setTimeout(r, delay));
+      // Set before any byte of the answer leaves, so a request caused by this answer always comes later.
+      record.answeredAt = Date.now();
 
       const status = scripted.status ?? 200;
       if (status !== 200) {

@@ -1,6 +1,7 @@
 // Cursor: hooks in ~/.cursor/hooks.json (its own flat shape), the MCP server in ~/.cursor/mcp.json, and its
 // hook payloads read into cairn's events. Shapes pinned from Cursor's own code (the hook runner bundled in
 // @cursor/sdk 1.0.32) and cursor/cookbook's hooks example; docs/agents.md cites them.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hookCommand, isOurHandler, type PlannedHook, type Settings } from '../commands/settings-merge';
 import { jsonEdit, parseJsonObject, withCairnEntry, type FileEdit } from './file-edit';
@@ -57,6 +58,26 @@ function hooksFileEdit(path: string, clientPath: string): FileEdit {
     return keys.length === 0 || (keys.length === 1 && keys[0] === 'version');
   };
   return { ...edit, empty: onlyVersion };
+}
+
+/** Whether `cairn install --agent cursor` put its hooks into ~/.cursor/hooks.json (read only when Cursor runs a hook). */
+export function cursorHooksInstalled(home: string): boolean {
+  try {
+    return readFileSync(join(home, '.cursor', 'hooks.json'), 'utf8').includes('--agent cursor');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Cursor also runs Claude Code's hooks (from ~/.claude/settings.json), with its own payloads, which carry
+ * cursor_version (Claude Code's never do): such a run is read as Cursor's, or skipped (null) when cairn's own
+ * Cursor hooks are installed and record the same session. Claude Code's payloads are parsed here only in the
+ * rare case that their text mentions the field.
+ */
+export function agentUnderCursor(agent: string, stdin: string, home: string): string | null {
+  if (agent !== 'claude-code' || !stdin.includes('"cursor_version"') || typeof parseObject(stdin).cursor_version !== 'string') return agent;
+  return cursorHooksInstalled(home) ? null : 'cursor';
 }
 
 export function cursorEdits(home: string, clientPath: string, withMcp: boolean): FileEdit[] {

@@ -78,7 +78,9 @@ export const CairnMemory = async ({ directory }) => {
   return {
     "chat.message": async (input, output) => {
       start(input.sessionID);
-      send("user-prompt-submit", { directory, input: { sessionID: input.sessionID, messageID: input.messageID }, output: { parts: output.parts } });
+      // Only text parts: an attached image or file can be megabytes the prompt does not need.
+      const parts = (output.parts || []).filter((part) => part.type === "text").map((part) => ({ type: part.type, text: part.text, synthetic: part.synthetic }));
+      send("user-prompt-submit", { directory, input: { sessionID: input.sessionID, messageID: input.messageID }, output: { parts } });
     },
     "tool.execute.after": async (input, output) => {
       send("post-tool-use", { directory, input, output: { title: output.title, output: output.output } });

@@ -1,5 +1,6 @@
 // `cairn hook <event>`: read stdin, pass gate 0, run the handler within its budget, print only what to inject.
 import { adapterFor, AGENTS } from '../agents/adapters';
+import { agentUnderCursor } from '../agents/cursor';
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { projectFor } from '../project/project-key';
@@ -29,15 +30,18 @@ export async function runHook(event: string, io: Io, startedAt = io.now(), agent
     io.err(`cairn: unknown hook event "${event}" (expected one of ${HOOK_EVENTS.join(', ')})\n`);
     return 0;
   }
-  // Another agent's payload is read into Claude Code's shape, and the answer written back in the agent's.
-  const adapter = adapterFor(agent);
-  if (!adapter) {
+  if (!adapterFor(agent)) {
     io.err(`cairn: unknown agent "${agent}" (expected one of ${AGENTS.join(', ')})\n`);
     return 0;
   }
   const paths = pathsFor(io.env);
   try {
-    const adapted = adapter.input(event as HookEvent, await io.readStdin());
+    const stdin = await io.readStdin();
+    const actual = agentUnderCursor(agent, stdin, paths.home);
+    if (actual === null) return 0;
+    // Another agent's payload is read into Claude Code's shape, and the answer written back in the agent's.
+    const adapter = adapterFor(actual)!;
+    const adapted = adapter.input(event as HookEvent, stdin);
     const hookEvent = adapted.event;
     const input = parseHookInput(adapted.stdin, io.cwd);
     const config = loadConfig(io.env, paths);

@@ -4,20 +4,23 @@ import { call } from '../support/http';
 import { idsOf } from '../support/seed';
 import { fresh, newIdentity } from '../support/http';
 import { runDurableObjectAlarm } from 'cloudflare:test';
-import { countRows, initEvent, lastUserText, recorded, runAlarmNow, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
+import { countRows, initEvent, lastUserText, recorded, release, runAlarmNow, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
 
 describe('batching while the observer is slow', { timeout: 60_000 }, () => {
   it('observes 30 events in fewer turns than events, each event in exactly one turn', async () => {
     const id = await newIdentity();
     const sid = fresh('s');
     const scenario = fresh('slow');
-    await script(scenario, [], 400);
+    // The observer holds its first answer until every event is in, however slowly they arrive.
+    await script(scenario, [], 0, { hold: true });
     await send(id.token, 'init', initEvent(sid, 'Run the whole migration'));
     const markers = Array.from({ length: 30 }, (_, i) => `step-${String(i).padStart(2, '0')}-done`);
     for (const [i, m] of markers.entries()) {
       const res = await send(id.token, 'observations', toolEvent(sid, i === 0 ? `SCENARIO:${scenario} ${m}` : m));
       expect(res.body).toEqual({ accepted: true, duplicate: false });
+      if (i === 0) await waitFor(id.token, sid, (s) => s.in_flight > 0);
     }
+    await release(scenario);
     const done = await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored >= 30, 30_000);
 
     const batches = (await recorded(scenario)).map(lastUserText);
@@ -56,17 +59,20 @@ describe('batching while the observer is slow', { timeout: 60_000 }, () => {
     const { teamId } = await idsOf(id);
     const sid = fresh('s');
     const scenario = fresh('one-at-a-time');
-    const delay = 700;
-    await script(scenario, [], delay);
+    // The first turn is held in flight until released, whatever the machine's load.
+    await script(scenario, [], 0, { hold: true });
     await send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} first`));
     await waitFor(id.token, sid, (s) => s.in_flight === 1);
     await send(id.token, 'observations', toolEvent(sid, 'second'));
     // The extra alarm finds the turn's lease and only reschedules itself.
     expect(await runDurableObjectAlarm(sessionStub(teamId, sid))).toBe(true);
     await send(id.token, 'observations', toolEvent(sid, 'third'));
+    expect(await recorded(scenario)).toHaveLength(1);
+    await release(scenario);
     await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 3);
-    const starts = (await recorded(scenario)).map((r) => r.at).sort((a, b) => a - b);
-    expect(starts.length).toBeGreaterThanOrEqual(2);
-    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(delay - 20);
+    // Each observer call began only after the one before it was answered.
+    const calls = (await recorded(scenario)).sort((a, b) => a.at - b.at);
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < calls.length; i++) expect(calls[i]!.at).toBeGreaterThanOrEqual(calls[i - 1]!.answeredAt!);
   });
 });

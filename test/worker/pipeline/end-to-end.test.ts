@@ -6,7 +6,7 @@ import { idsOf } from '../support/seed';
 import { createHeuristicProvider } from '../../../src/observer/providers/heuristic';
 import { defaultAfterStore } from '../../../src/store/after-store';
 import { indexObservations } from '../../../src/vectors/index-observations';
-import { base, countRows, insideSession, initEvent, lastUserText, recorded, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
+import { base, countRows, insideSession, initEvent, lastUserText, recorded, release, script, send, sessionStub, settled, status, toolEvent, waitFor } from './support';
 
 interface ObsRow {
   project_id: number;
@@ -69,13 +69,16 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     const id = await newIdentity();
     const sid = fresh('s');
     const scenario = fresh('snap');
-    await script(scenario, [], 600);
+    // The observer holds its answer until released: the first turn stays in flight while the rest arrives.
+    await script(scenario, [], 0, { hold: true });
     await send(id.token, 'init', initEvent(sid, 'first request'));
     await send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} echo one`));
-    await waitFor(id.token, sid, (s) => s.in_flight > 0, 5_000);
+    await waitFor(id.token, sid, (s) => s.in_flight > 0);
     await send(id.token, 'observations', toolEvent(sid, 'echo two'));
     await send(id.token, 'init', initEvent(sid, 'second request'));
     await send(id.token, 'observations', toolEvent(sid, 'echo three'));
+    expect((await status(id.token, sid)).in_flight).toBe(1);
+    await release(scenario);
     await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored >= 3, 20_000);
     const rows = await observationsOf(sid);
     const byCommand = (word: string) => rows.find((r) => r.title.includes(word))?.prompt_number;
@@ -101,12 +104,15 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     const id = await newIdentity();
     const sid = fresh('s');
     const scenario = fresh('sum');
-    await script(scenario, [], 300);
+    // The first turn is held in flight while the rest arrives, the late hook after the summary request.
+    await script(scenario, [], 0, { hold: true });
     await send(id.token, 'init', initEvent(sid, 'Tidy the README'));
     await send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} edit README`));
+    await waitFor(id.token, sid, (s) => s.in_flight > 0);
     await send(id.token, 'observations', toolEvent(sid, 'git diff'));
     await send(id.token, 'summarize', { ...base(sid), event_id: fresh('ev'), last_assistant_message: 'README tidied.' });
     await send(id.token, 'observations', toolEvent(sid, 'late async hook'));
+    await release(scenario);
     await waitFor(id.token, sid, settled, 20_000);
     const requests = await recorded(scenario);
     const kinds = requests.map((r) => (lastUserText(r).includes('<observed_from_primary_session>') ? 'tools' : 'summary'));

@@ -41,13 +41,20 @@ export const toolEvent = (sessionId: string, command: string, extra: Record<stri
 
 export type { FakeResponse };
 
-export async function script(id: string, responses: FakeResponse[], delayMs = 0): Promise<void> {
-  await fetch(`${env.FAKE_LLM_URL}/__scenario/${id}`, { method: 'POST', body: JSON.stringify({ responses, delayMs }) });
+/** Scripts the fake observer for requests naming `id`; `hold` keeps them unanswered until `release(id)`. */
+export async function script(id: string, responses: FakeResponse[], delayMs = 0, opts: { hold?: boolean } = {}): Promise<void> {
+  await fetch(`${env.FAKE_LLM_URL}/__scenario/${id}`, { method: 'POST', body: JSON.stringify({ responses, delayMs, hold: opts.hold === true }) });
+}
+
+/** Answers the scenario's held requests (and every later one at once). */
+export async function release(id: string): Promise<void> {
+  await fetch(`${env.FAKE_LLM_URL}/__scenario/${id}/release`, { method: 'POST' });
 }
 
 export interface RecordedRequest {
   path: string;
   at: number;
+  answeredAt?: number;
   body: { model?: string; system?: unknown; messages: { role: string; content: unknown }[] };
 }
 

@@ -4,23 +4,32 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { initEvent, recorded, runAlarmNow, script, send, sessionStub, settled, status, teamStub, toolEvent, waitFor } from './support';
+import { initEvent, recorded, release, runAlarmNow, script, send, sessionStub, settled, status, teamStub, toolEvent, waitFor } from './support';
 
-describe('team-wide observer limits', { timeout: 30_000 }, () => {
+describe('team-wide observer limits', { timeout: 120_000 }, () => {
   it('never runs more than four observer calls of one team at once, and every session gets its turn', async () => {
     const id = await newIdentity();
+    const { teamId } = await idsOf(id);
     const scenario = fresh('cap');
-    const delay = 800;
-    await script(scenario, [], delay);
+    // Observer calls are held unanswered until released: four sessions hold their slots as long as the test needs.
+    await script(scenario, [], 0, { hold: true });
     const sessions = Array.from({ length: 6 }, () => fresh('s'));
     await Promise.all(sessions.map((sid) => send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} work in ${sid}`))));
-    for (const sid of sessions) await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 1, 20_000);
+    await expect.poll(async () => (await recorded(scenario)).length, { timeout: 60_000, interval: 50 }).toBe(4);
+    expect(await teamStub(teamId).activeSlots()).toHaveLength(4);
+    // The two sessions without a slot try again now: the team refuses them while the four are in flight.
+    for (const sid of sessions) {
+      if ((await status(id.token, sid)).in_flight === 0) await runDurableObjectAlarm(sessionStub(teamId, sid));
+    }
+    expect(await recorded(scenario)).toHaveLength(4);
+    await release(scenario);
+    for (const sid of sessions) await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 1, 60_000);
 
-    const starts = (await recorded(scenario)).map((r) => r.at).sort((a, b) => a - b);
-    expect(starts).toHaveLength(6);
-    const overlap = Math.max(...starts.map((t) => starts.filter((u) => u <= t && t < u + delay - 50).length));
-    expect(overlap).toBeLessThanOrEqual(4);
-    expect(overlap).toBeGreaterThan(1);
+    // Every session was observed once, and at no moment were more than four calls unanswered.
+    const calls = await recorded(scenario);
+    expect(calls).toHaveLength(6);
+    const inFlightAt = (t: number) => calls.filter((c) => c.at <= t && t < c.answeredAt!).length;
+    expect(Math.max(...calls.map((c) => inFlightAt(c.at)))).toBe(4);
   });
 
   it('holds every session of the team back after one of them is rate limited', async () => {

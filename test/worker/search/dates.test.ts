@@ -35,6 +35,18 @@ describe('namedDays', () => {
     }
   });
 
+  it('reads days relative to now only when no date is written out, and takes their words out', () => {
+    const now = day('2024-03-08') + 10 * 3_600_000; // a Friday
+    expect(namedDays('deploy yesterday', now)).toEqual({ rest: 'deploy  ', days: [day('2024-03-07')] });
+    expect(namedDays('3 days ago', now).days).toEqual([day('2024-03-05')]);
+    expect(namedDays('on Friday', now).days).toEqual([day('2024-03-01')]);
+    expect(namedDays('last Thursday', now).days).toEqual([day('2024-03-07')]);
+    expect(namedDays('last week', now).days).toEqual([day('2024-03-01'), day('2024-03-07')]);
+    expect(namedDays('on Friday before 10.01.2024', now).days).toEqual([day('2024-01-10')]);
+    expect(namedDays('deploy yesterday').days).toEqual([]);
+    expect(namedDays('the last weekend', now).days).toEqual([]);
+  });
+
   it('reads at most four days and only the first 1000 characters', () => {
     const many = Array.from({ length: 9 }, (_, i) => `0${i + 1}.01.2024`).join(' ');
     expect(namedDays(many).days).toHaveLength(4);
@@ -86,10 +98,29 @@ describe('search with a day in the question', () => {
     expect(res.results[0]!.id).toBe(wanted);
   });
 
-  it('still answers a query that is nothing but a date, by its digits as before', async () => {
+  it("answers a query that is nothing but a day, or filler around one, with that day's records newest first", async () => {
     const w = await seedWorld();
-    const id = await w.add({ title: 'Release notes for 21.01.2024' });
-    const res = await searchObservations(env, authOf(w), { q: '21.01.2024', project: [w.key] });
-    expect(res.results.map((r) => r.id)).toEqual([id]);
+    const onDay = day('2024-01-21') + 12 * 3_600_000;
+    const early = await w.add({ title: 'Morning stand-up notes', createdAt: onDay - 3 * 3_600_000 });
+    const late = await w.add({ title: 'Evening deploy of the billing service', createdAt: onDay + 3 * 3_600_000 });
+    await w.add({ title: 'A week later', createdAt: onDay + 7 * DAY });
+    for (const q of ['21.01.2024', 'what did we do on 2024-01-21?']) {
+      expect((await searchObservations(env, authOf(w), { q, project: [w.key] })).results.map((r) => r.id)).toEqual([late, early]);
+    }
+  });
+
+  it('reads yesterday, days ago, last week and weekdays from the clock it is given', async () => {
+    const w = await seedWorld();
+    const now = day('2024-03-08') + 10 * 3_600_000; // a Friday
+    const yesterday = await w.add({ title: 'Heron cache flushed', createdAt: day('2024-03-07') + 3_600_000 });
+    const monday = await w.add({ title: 'Heron cache resized', createdAt: day('2024-03-04') + 3_600_000 });
+    const older = await w.add({ title: 'Heron cache: heron cache created', createdAt: day('2024-01-04') });
+    const ask = async (q: string) => (await searchObservations(env, authOf(w), { q, project: [w.key] }, { now })).results.map((r) => r.id);
+    expect((await ask('heron cache yesterday'))[0]).toBe(yesterday);
+    expect((await ask('heron cache 4 days ago'))[0]).toBe(monday);
+    expect((await ask('what changed in the heron cache on Monday'))[0]).toBe(monday);
+    expect(await ask('what did we do yesterday')).toEqual([yesterday]);
+    expect(await ask('last week')).toEqual([yesterday, monday]);
+    expect(await ask('heron cache')).toContain(older);
   });
 });

@@ -7,7 +7,7 @@ import { reciprocalRankFusion } from '../../../src/search/rrf';
 
 describe('buildFtsQuery', () => {
   it('quotes every term and joins them with AND for the strict query and OR for the loose one', () => {
-    expect(buildFtsQuery('redis timeout')).toEqual({ all: '"redis" AND "timeout"', any: '"redis" OR "timeout"', terms: ['redis', 'timeout'] });
+    expect(buildFtsQuery('redis timeout')).toEqual({ all: '"redis" AND "timeout"', any: '"redis" OR "timeout"', terms: ['redis', 'timeout'], fillerOnly: false });
   });
 
   it('drops FTS operators typed in capitals and keeps lowercase words', () => {
@@ -20,16 +20,19 @@ describe('buildFtsQuery', () => {
       all: '"src auth verify token ts"',
       any: '"src" OR "auth" OR "verify" OR "token" OR "ts"',
       terms: ['src auth verify token ts'],
+      fillerOnly: false,
     });
   });
 
   it('removes filler words unless nothing else is left', () => {
     expect(buildFtsQuery('how do we rotate the keys').terms).toEqual(['rotate', 'keys']);
     expect(buildFtsQuery('the').terms).toEqual(['the']);
+    expect(buildFtsQuery('what did we do').fillerOnly).toBe(true);
+    expect(buildFtsQuery('what did we deploy').fillerOnly).toBe(false);
   });
 
   it('yields nothing for text without letters or digits', () => {
-    for (const q of ['', '   ', '"()*-^:', '🔥🚀', '\u0000']) expect(buildFtsQuery(q)).toEqual({ all: null, any: null, terms: [] });
+    for (const q of ['', '   ', '"()*-^:', '🔥🚀', '\u0000']) expect(buildFtsQuery(q)).toEqual({ all: null, any: null, terms: [], fillerOnly: false });
   });
 
   it('never lets a double quote escape its phrase', () => {

@@ -7,6 +7,7 @@ import * as schema from './src/db/schema';
 // @ts-expect-error plain ESM script without types
 import { poolWranglerConfig } from './scripts/dev-server.mjs';
 import { startFakeLlm } from './test/support/fake-llm';
+import { embedderHandler } from './scripts/sentence-embedder.mjs';
 
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
 process.env.WRANGLER_SEND_METRICS ??= 'false';
@@ -42,6 +43,9 @@ export default defineConfig(async () => {
                   // Longer than any test: retention tests move the session's end back instead of waiting.
                   SESSION_RETENTION_SECONDS: '600',
                 },
+                // The sentence model, run in this Node process and loaded on first use. Only tests that build its
+                // adapter on this binding use it; every other test keeps the offline embedder (keyword search).
+                serviceBindings: { EMBEDDER: { node: embedderHandler } },
               },
             }),
           ],

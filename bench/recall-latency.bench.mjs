@@ -93,9 +93,11 @@ ${lines.join('\n')}
 Notes: the synthetic vocabulary is small (20 modules × 20 components × 10 problems), so the phrase queries
 (\`token refresh timed out\`, \`connection pool\`, …) match a large share of all rows — a worst case for bm25,
 which scores every match. The "code symbol" row searches a function name shared by a handful of rows, the
-selective kind of query agents send most. Locally the default search is keyword search (the offline embedder has
-weight 0, see "Retrieval quality"), so the "default" rows embed nothing and scan no vectors; in production the
-default also embeds the query (Workers AI) and asks Vectorize, which this box cannot measure.
+selective kind of query agents send most. This bench runs without the local sentence model (embedding 100k rows
+with it would take hours on this box), so the "default" rows are keyword search here; with it (\`npm start\`) a
+default query also costs one embedding (~35–100 ms here, served ahead of rows waiting to be embedded) and the
+local vector scan; in production the default embeds the query (Workers AI) and asks Vectorize, which this box
+cannot measure.
 Run at ${new Date().toISOString()}.`;
   writeSection('recall-latency', md);
   console.log(md);

@@ -1,7 +1,8 @@
 // Retrieval quality on public sets nobody here wrote (plus our own set as a regression check): recall@5,
 // recall@10 and MRR for a plain SQLite FTS5 script, `mode=fts` and the default search, all in the same run,
-// through the real HTTP API of a local wrangler dev. Writes the "recall-retrieval" section of BENCHMARKS.md and
-// FAILS when the default's recall@10 trails `mode=fts` on any set.
+// through the real HTTP API of a local wrangler dev with the local sentence model beside it (as `npm start` runs:
+// every seeded record is embedded by the backfill before any question). Writes the "recall-retrieval" section of
+// BENCHMARKS.md and FAILS when the default's recall@10 trails `mode=fts` on any set.
 //
 // Public sets are read at run time from repository snapshots the developer points at (never downloaded here):
 //   CAIRN_BENCH_REALTALK=<git dir of github.com/danny911kr/REALTALK>
@@ -80,7 +81,8 @@ async function runMode(srv, set, keyById, mode) {
 const f = (x) => x.toFixed(3);
 // CAIRN_VECTOR_WEIGHT=<0–1> replays the run with the vector channel weighted so (weight sweeps).
 const weightVar = process.env.CAIRN_VECTOR_WEIGHT ? { CAIRN_VECTOR_WEIGHT: process.env.CAIRN_VECTOR_WEIGHT } : {};
-const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())), weightVar);
+// The local stack as `npm start` runs it: the sentence model beside wrangler dev (CAIRN_EMBEDDER=off: without).
+const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())), weightVar, { embedder: process.env.CAIRN_EMBEDDER !== 'off' });
 const sections = [];
 const failures = [];
 try {

@@ -6,6 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameS
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { startEmbedderServer } from './sentence-embedder.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
@@ -148,9 +149,21 @@ export function freePort() {
  * Runs wrangler dev and resolves once /api/health answers.
  * `snapshot: true` serves a bundled copy from a fresh temp folder (and database), removed on stop; `root`
  * (with `snapshot`) bundles another checkout instead of this one (benchmarks compare against a baseline).
- * @param {{root?: string, port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number, snapshot?: boolean, logLevel?: string}} opts
+ * `embedder: true` also starts the sentence model in this process (scripts/sentence-embedder.mjs) and hands
+ * its 127.0.0.1 URL to the Worker, which then embeds with it; without it local search is keyword search.
+ * @param {{root?: string, port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number, snapshot?: boolean, logLevel?: string, embedder?: boolean}} opts
  */
 export async function startDevServer(opts = {}) {
+  const embedder = opts.embedder ? await startEmbedderServer() : null;
+  try {
+    return await startWrangler(opts, embedder);
+  } catch (err) {
+    await embedder?.stop();
+    throw err;
+  }
+}
+
+async function startWrangler(opts, embedder) {
   const port = opts.port ?? 8787;
   const temp = opts.snapshot ? mkdtempSync(path.join(tmpdir(), 'cairn-snapshot-')) : null;
   if (temp) snapshotWorker(temp, opts.root);
@@ -160,7 +173,7 @@ export async function startDevServer(opts = {}) {
   // The checkout's usual local database (.wrangler/state) unless told otherwise.
   const persistTo = opts.persistTo ?? (temp ? path.join(temp, 'state') : path.join(ROOT, '.wrangler', 'state'));
   applyMigrations({ persistTo, cwd });
-  const vars = { CAIRN_LOCAL: '1', ...opts.vars };
+  const vars = { CAIRN_LOCAL: '1', ...(embedder ? { CAIRN_EMBEDDER_URL: embedder.url } : {}), ...opts.vars };
   const args = [WRANGLER, 'dev', '--local', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', opts.logLevel ?? 'warn'];
   if (persistTo) args.push('--persist-to', persistTo);
   // Several wrangler devs share this machine: the inspector's default port (9229) would collide.
@@ -193,6 +206,7 @@ export async function startDevServer(opts = {}) {
       await exited;
     }
     if (temp) rmSync(temp, { recursive: true, force: true });
+    await embedder?.stop();
   };
   return { url, port, child, stop, output: () => output };
 }

@@ -7,12 +7,15 @@ const vars = {};
 for (const k of PASSTHROUGH_VARS) if (process.env[k]) vars[k] = process.env[k];
 vars.CAIRN_ADMIN_SECRET ??= `dev-${randomBytes(12).toString('hex')}`;
 
-const server = await startDevServer({ port, vars, stdio: ['ignore', 'inherit', 'inherit'], timeoutMs: 120_000 });
+// The sentence model runs in this process (CAIRN_EMBEDDER=off leaves local search keyword-only).
+const embedder = process.env.CAIRN_EMBEDDER !== 'off';
+const server = await startDevServer({ port, vars, embedder, stdio: ['ignore', 'inherit', 'inherit'], timeoutMs: 120_000 });
 const token = await mintDevToken(server.url, vars.CAIRN_ADMIN_SECRET);
 const provider = vars.OBSERVER_PROVIDER || (vars.ANTHROPIC_API_KEY ? 'anthropic' : 'heuristic');
 console.log(`
 cairn is running at ${server.url}
   observer:     ${provider}
+  search:       ${embedder ? 'keyword + sentence model (Universal Sentence Encoder lite, in this process)' : 'keyword only (CAIRN_EMBEDDER=off)'}
   dev token:    ${token}
   admin secret: ${vars.CAIRN_ADMIN_SECRET}
 

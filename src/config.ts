@@ -17,6 +17,7 @@ const ConfigSchema = z
     CAIRN_LOCAL: text(),
     CAIRN_ADMIN_SECRET: text(),
     CAIRN_MODE: text(),
+    CAIRN_EMBEDDER_URL: z.preprocess(blankToUndefined, z.string().trim().url().optional()),
     OBSERVER_PROVIDER: z.preprocess((v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v), z.enum(['anthropic', 'openai', 'workers-ai', 'heuristic']).optional()),
     OBSERVER_MODEL: text(),
     OBSERVER_READONLY_MODEL: text(),
@@ -40,6 +41,11 @@ const ConfigSchema = z
   .transform((e) => ({
     /** wrangler dev and tests: the local vector index and embedder instead of Vectorize + Workers AI. */
     local: e.CAIRN_LOCAL === '1',
+    /**
+     * Local runs only: where the sentence model started beside the local stack answers (scripts/sentence-embedder.mjs).
+     * Unset, local search has no semantic channel and is keyword search.
+     */
+    embedderUrl: e.CAIRN_EMBEDDER_URL,
     adminSecret: e.CAIRN_ADMIN_SECRET,
     mode: e.CAIRN_MODE ?? 'code',
     observer: {

@@ -10,6 +10,8 @@ export interface CairnSecrets {
   /** "1" in wrangler dev and tests: use the local vector index and embedder. */
   CAIRN_LOCAL?: string;
   CAIRN_ADMIN_SECRET?: string;
+  /** Local runs: the URL of the sentence model's service started beside wrangler dev (npm start, benchmarks). */
+  CAIRN_EMBEDDER_URL?: string;
   /** JSON price table overrides for observer usage estimates (see src/observer/prices.ts). */
   OBSERVER_PRICES?: string;
   /** Benchmark sweeps only: replaces the configured vector weight of the default search (0–1). */

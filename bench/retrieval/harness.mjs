@@ -8,13 +8,15 @@ export const BENCHMARKS = path.join(ROOT, 'BENCHMARKS.md');
 
 /**
  * Starts a snapshot wrangler dev on a fresh local database with generous rate limits; returns {url, token, stop}.
- * `root` bundles another checkout (see bench/baseline.mjs) instead of this one.
+ * `root` bundles another checkout (see bench/baseline.mjs) instead of this one; `embedder` also starts the local
+ * sentence model, as `npm start` does (without it local search is keyword search).
  */
-export async function startBenchServer(port, vars = {}, { root } = {}) {
+export async function startBenchServer(port, vars = {}, { root, embedder = false } = {}) {
   const secret = `bench-${Math.random().toString(36).slice(2)}`;
   const server = await startDevServer({
     root,
     port,
+    embedder,
     snapshot: true,
     timeoutMs: 300_000,
     vars: { CAIRN_ADMIN_SECRET: secret, RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000', ...vars },

@@ -7,13 +7,13 @@ import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
-import type { VectorAdapters } from '../vectors/types';
+import type { VectorAdapters, VectorMatch } from '../vectors/types';
 import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeMatch, SUMMARY_BM25_WEIGHTS, type FtsQuery } from './fts-query';
 import { appliesTo, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
-import { vectorWeightFor } from './config';
+import { fusionMethodFor, vectorWeightFor } from './config';
 import { DIVERSIFY, diversify } from './diversify';
 import { dayWindow, liftDated, namedDays } from './dates';
-import { weightedFusion } from './fusion';
+import { scoreFusion, weightedFusion } from './fusion';
 import { reciprocalRankFusion } from './rrf';
 import { teamDb } from '../db/shards';
 
@@ -133,9 +133,9 @@ async function vectorIds(
   scope: RecordScope,
   topK: number,
   timeoutMs: number,
-): Promise<number[] | null> {
+): Promise<VectorMatch[] | null> {
   const work = (async () => {
-    const [vec] = await adapters.embedder.embed([q]);
+    const vec = adapters.embedder.embedQuery ? await adapters.embedder.embedQuery(q) : (await adapters.embedder.embed([q]))[0];
     if (!vec) return [];
     const matches = await adapters.index.query(vec, {
       teamId: auth.teamId,
@@ -144,7 +144,7 @@ async function vectorIds(
       types: p.type.length ? p.type : undefined,
       topK,
     });
-    return matches.filter((m) => m.score >= adapters.embedder.minScore).map((m) => m.id);
+    return matches.filter((m) => m.score >= adapters.embedder.minScore);
   })();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
@@ -209,8 +209,8 @@ async function rankObservations(env: CairnEnv, db: D1Database, auth: AuthContext
   // file rank with the all-terms matches (first when the query is nothing but file names).
   const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;
   const fileRanked = files.map((id) => ({ id, rank: 0, exact: true }));
-  const strict = ranked.filter((x) => x.full === 1).map((x) => ({ id: x.id, rank: x.rank, exact: true }));
-  const loose = ranked.filter((x) => x.full !== 1).map((x) => ({ id: x.id, rank: x.rank, exact: false }));
+  const strict = ranked.filter((x) => x.full === 1).map((x) => ({ id: x.id, rank: x.rank, exact: true, score: -x.rank }));
+  const loose = ranked.filter((x) => x.full !== 1).map((x) => ({ id: x.id, rank: x.rank, exact: false, score: -x.rank }));
   const ordered = onlyPaths ? [...fileRanked, ...strict, ...loose] : [...strict, ...fileRanked, ...loose];
   const seen = new Set<number>();
   const ftsList = liftDated(ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id)), dated, (id) => ({ id, rank: 0, exact: false }));
@@ -219,9 +219,13 @@ async function rankObservations(env: CairnEnv, db: D1Database, auth: AuthContext
   if (vec === null) {
     return { scope, items: ftsList.map((x) => ({ id: x.id, score: -x.rank })), total: total + fileOnly, mode: 'fts', rows: new Map() };
   }
-  const fused = weightedFusion(ftsList, vec, { vectorWeight: weight });
+  const fused =
+    adapters && fusionMethodFor(adapters.embedder.name) === 'score'
+      ? scoreFusion(ftsList, vec, { vectorWeight: weight, floor: adapters.embedder.minScore })
+      : weightedFusion(ftsList, vec.map((m) => m.id), { vectorWeight: weight });
   // FTS ids are already scoped; only vector ids can drop out, so want + |vec| candidates always fill the page.
-  const rows = await timed(tm, 'hydrate', recordRows(db, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vec])], scope));
+  const vecIds = vec.map((m) => m.id);
+  const rows = await timed(tm, 'hydrate', recordRows(db, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vecIds])], scope));
   const allowed = fused.filter((f) => rows.has(f.id));
   const ftsSet = new Set(ftsList.map((x) => x.id));
   const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;

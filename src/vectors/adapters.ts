@@ -3,17 +3,25 @@ import { configOf } from '../config';
 import type { CairnEnv } from '../env';
 import { LocalEmbedder } from './local-embedder';
 import { LocalVectorIndex } from './local-index';
+import { SentenceEmbedder } from './sentence-embedder';
 import type { VectorAdapters } from './types';
 import { VectorizeVectorIndex } from './vectorize-index';
 import { WorkersAiEmbedder } from './workers-ai-embedder';
 import { teamDb, vectorIdPrefix } from '../db/shards';
 
 /**
- * Local runs (CAIRN_LOCAL=1: wrangler dev, tests) use D1 and the offline embedder because the Vectorize and
- * Workers AI bindings only work remotely. Null when neither is available; search then uses FTS alone.
+ * Local runs (CAIRN_LOCAL=1: wrangler dev, tests) use D1 because the Vectorize and Workers AI bindings only work
+ * remotely, and the sentence model beside the local stack when its URL is set (npm start and the benchmarks set
+ * it), else the offline hashed embedder (weighted 0: keyword search). Null when neither is available; search then
+ * uses FTS alone.
  */
 export function getVectorAdapters(env: CairnEnv): VectorAdapters | null {
-  if (configOf(env).local) return { index: new LocalVectorIndex((teamId) => teamDb(env, teamId)), embedder: new LocalEmbedder() };
+  const config = configOf(env);
+  if (config.local) {
+    const url = config.embedderUrl;
+    const embedder = url ? new SentenceEmbedder({ fetch: (input, init) => fetch(input, init) }, url) : new LocalEmbedder();
+    return { index: new LocalVectorIndex((teamId) => teamDb(env, teamId)), embedder };
+  }
   if (env.VECTORS && env.AI) {
     return {
       index: new VectorizeVectorIndex(env.VECTORS, (teamId) => vectorIdPrefix(env, teamId)),

@@ -77,9 +77,11 @@ export class LocalVectorIndex implements VectorIndex {
     for (let i = 0; i < missing.length; i += 1_000) {
       for (const r of await localVectorHex(db, missing.slice(i, i + 1_000))) remember(r.id, r.hex);
     }
+    // A vector of another length was written by another embedder (the local stack switched models): it is not
+    // comparable, so it is skipped until the row is embedded again.
     const scored = scoreVectors(vector, candidates.flatMap((c) => {
       const hit = decoded.get(c.id);
-      return hit ? [{ id: c.id, floats: hit.floats }] : [];
+      return hit && hit.floats.length === vector.length ? [{ id: c.id, floats: hit.floats }] : [];
     }));
     scored.sort((a, b) => b.score - a.score);
     return scored.slice(0, q.topK);

@@ -44,6 +44,8 @@ export interface Embedder {
    */
   readonly minScore: number;
   embed(texts: string[]): Promise<number[][]>;
+  /** A search query's vector, where the embedder serves queries ahead of stored rows (else `embed([q])`). */
+  embedQuery?(text: string): Promise<number[]>;
 }
 
 export interface VectorAdapters {

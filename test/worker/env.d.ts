@@ -15,3 +15,9 @@ declare namespace Cloudflare {
     SCHEMA_DDL: string[];
   }
 }
+declare namespace Cloudflare {
+  interface Env {
+    /** The sentence model's service (scripts/sentence-embedder.mjs) as a service binding. */
+    EMBEDDER: Fetcher;
+  }
+}

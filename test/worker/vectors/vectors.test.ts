@@ -89,6 +89,16 @@ describe('local D1 vector index', () => {
     expect((await idx.query(unit(4, 0), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(0, 5);
     expect((await idx.query(unit(4, 2), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(1, 5);
   });
+
+  it('leaves out vectors of another length, written by another embedder before the local stack switched models', async () => {
+    const idx = new LocalVectorIndex(env.DB);
+    const base = 8_400_000 + Math.floor(Math.random() * 100_000) * 2;
+    await idx.upsert([
+      { id: base, teamId: 7300, projectId: 1, type: 'bugfix', values: unit(8, 0) },
+      { id: base + 1, teamId: 7300, projectId: 1, type: 'bugfix', values: unit(4, 0) },
+    ]);
+    expect((await idx.query(unit(4, 0), { teamId: 7300, topK: 5 })).map((m) => m.id)).toEqual([base + 1]);
+  });
 });
 
 describe('Vectorize adapter (spied binding)', () => {

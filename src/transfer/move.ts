@@ -50,14 +50,15 @@ export async function moveTeam(env: CairnEnv, teamId: number, to: string, now: n
   }
   if (batch.length) await flush(batch);
   await copyTeamExtras(source, target.team, teamId);
+  // The old rows' vectors go while the team still routes to the old database (their ids are that database's
+  // and carry its prefix in a shared Vectorize index); search answers from FTS alone until the new ones exist.
+  const adapters = getVectorAdapters(env);
   const oldIds = await observationIdsOf(source, teamId, {});
+  for (let i = 0; adapters && i < oldIds.length; i += 100) await adapters.index.deleteByIds(teamId, oldIds.slice(i, i + 100));
   await setTeamShard(env, teamId, to, now);
   await deleteTeamRows(source, teamId, { copies: from !== DIRECTORY });
   await purgeDeletedTerms(source);
-  // New row ids on the new database: the old ids' vectors go (a Vectorize index outlives the rows; locally
-  // they went with the rows) before the moved rows get theirs.
-  const adapters = getVectorAdapters(env);
-  for (let i = 0; adapters && i < oldIds.length; i += 100) await adapters.index.deleteByIds(teamId, oldIds.slice(i, i + 100));
+  // New row ids on the new database, and the new database's prefix: the moved rows get their vectors again.
   for (let i = 0; i < imported.length; i += 100) await indexObservations(env, teamId, imported.slice(i, i + 100), { adapters });
   return { from, to, counts };
 }

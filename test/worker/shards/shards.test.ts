@@ -3,9 +3,10 @@
 // between them with export/import answers the same before and after, leaving nothing behind.
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import app from '../../../src/app';
-import { chooseShard } from '../../../src/db/shards';
+import { chooseShard, vectorIdPrefix } from '../../../src/db/shards';
+import { VectorizeVectorIndex } from '../../../src/vectors/vectorize-index';
 import { ADMIN_SECRET, BASE, call, fresh, type TestIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
 import { initEvent, send, settled, toolEvent, waitFor } from '../pipeline/support';
@@ -176,6 +177,29 @@ describe('a team on each database', { timeout: 60_000 }, () => {
     const onlyB = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ? AND team_id = ?').bind(second, a.teamId).first<{ n: number }>();
     if (onlyB?.n === 0) expect((await call('/api/forget', { token: a.token, json: { kind: 'observation', id: second } })).status).toBe(404);
     expect(await env.DB_1.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ?').bind(second).first<{ n: number }>()).toEqual({ n: 1 });
+  });
+});
+
+describe('one Vectorize index for every database', () => {
+  it('gives a team on DB_1 vector ids with its database in front, and reads back only its own database\'s ids', async () => {
+    const a = await teamPlacedBy('DB');
+    const b = await teamPlacedBy('DB_1');
+    const upsert = vi.spyOn(env.VECTORS!, 'upsert').mockResolvedValue({ mutationId: 'm1' } as never);
+    const del = vi.spyOn(env.VECTORS!, 'deleteByIds').mockResolvedValue({ mutationId: 'm2' } as never);
+    const matches = [{ id: 'DB_1:7', score: 0.9 }, { id: '7', score: 0.8 }, { id: 'DB_2:7', score: 0.7 }, { id: 'DB_1:x', score: 0.6 }];
+    vi.spyOn(env.VECTORS!, 'query').mockResolvedValue({ count: matches.length, matches } as never);
+    try {
+      const idx = new VectorizeVectorIndex(env.VECTORS!, (t) => vectorIdPrefix(env, t));
+      // Row 7 of each database: two different observations, two different vectors.
+      await idx.upsert([a, b].map((t) => ({ id: 7, teamId: t.teamId, projectId: 1, type: 'bugfix', values: [0.1, 0.2] })));
+      expect(upsert.mock.calls[0]![0].map((v) => v.id)).toEqual(['7', 'DB_1:7']);
+      await idx.deleteByIds(b.teamId, [7]);
+      expect(del).toHaveBeenCalledWith(['DB_1:7']);
+      expect(await idx.query([0.1, 0.2], { teamId: b.teamId, topK: 10 })).toEqual([{ id: 7, score: 0.9 }]);
+      expect(await idx.query([0.1, 0.2], { teamId: a.teamId, topK: 10 })).toEqual([{ id: 7, score: 0.8 }]);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });
 

@@ -56,7 +56,7 @@ try {
     '|---|---|---|',
     ...rates.map(([name, devs, perDay]) => `| ${name} | ${perDay} | ${(rows10 / (devs * perDay * 220)).toFixed(1)} |`),
     '',
-    'See docs/capacity.md for what else takes room (prompts, summaries, audit log) and the plan past one database.',
+    'See docs/capacity.md for what else takes room (prompts, summaries, audit log) and how teams are spread over several D1 databases (src/db/shards.ts).',
     '',
     `Run at ${new Date().toISOString()}.`,
   ].join('\n');

@@ -1,7 +1,8 @@
 // Team-wide search at 100k observations, a baseline commit against this tree in the same run: both servers
 // seeded with the same synthetic rows (bench/retrieval/synthetic.mjs, 100 projects), the newest rows embedded by
 // the local vector stack (a team-wide hybrid query scans at most the newest LOCAL_SCAN_LIMIT = 5,000 vectors, so
-// vectors beyond those change nothing), then sampled in alternating rounds. Writes the "search-teamwide"
+// vectors beyond those change nothing; this tree embeds with the local sentence model, as `npm start` does), then
+// sampled in alternating rounds. Writes the "search-teamwide"
 // section of BENCHMARKS.md.
 import { api, percentile, seed, startBenchServer, writeSection } from './retrieval/harness.mjs';
 import { QUERIES, observationsFor } from './retrieval/synthetic.mjs';
@@ -33,7 +34,8 @@ const base = checkoutBaseline();
 const builds = [];
 try {
   builds.push({ name: `before (${base.commit})`, srv: await startBenchServer(await freePort(), {}, { root: base.root }) });
-  builds.push({ name: 'after (this tree)', srv: await startBenchServer(await freePort()) });
+  // This tree as `npm start` runs it: with the local sentence model (scripts/sentence-embedder.mjs) beside it.
+  builds.push({ name: 'after (this tree)', srv: await startBenchServer(await freePort(), {}, { embedder: true }) });
   for (const b of builds) {
     const t = Date.now();
     b.embedded = await fill(b.srv);

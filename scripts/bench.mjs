@@ -1,4 +1,5 @@
-// npm run bench: runs every bench/*.bench.mjs in name order, each in its own Node process; stops at the first failure.
+// npm run bench: runs every bench/*.bench.mjs in name order, each in its own Node process; stops at the first failure;
+// then prints the issue-13 table (bench/summary.mjs).
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -16,3 +17,5 @@ for (const f of files) {
   console.log(`=== ${f}: ${r.status === 0 ? 'ok' : `failed (${r.status ?? r.signal})`} in ${((Date.now() - started) / 1000).toFixed(1)} s ===`);
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
+// Last, the issue-13 table from the sections the benches just wrote (all of them, or the ones asked for).
+spawnSync(process.execPath, [path.join(ROOT, 'bench', 'summary.mjs')], { cwd: ROOT, stdio: 'inherit' });

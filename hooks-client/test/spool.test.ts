@@ -34,10 +34,9 @@ describe('offline and back', () => {
       ['stop', { last_assistant_message: 'done with the first turn' }],
     ];
     for (const [event, fields] of steps) {
+      // A closed port refuses at once: the hook spools and returns (its wall time is in bench/hooks-client.bench.mjs).
       const io = memIo({ env, stdin: hookJson(fields) });
-      const t = Date.now();
       expect(await run(['hook', event], io)).toBe(0);
-      expect(Date.now() - t).toBeLessThan(1_600);
     }
     const spooled = spoolLines(home);
     expect(spooled.map((e) => e.kind)).toEqual(['init', 'observation', 'observation', 'observation', 'observation', 'observation', 'summarize']);

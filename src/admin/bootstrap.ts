@@ -18,7 +18,7 @@ import { moveTeam } from '../transfer/move';
 /** Team, user and device names: short, URL- and shell-safe. */
 export const Name = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only');
 
-export const MoveBody = z.object({ shard: z.string().trim().min(1).max(20) });
+export const MoveBody = z.object({ shard: z.string().trim().min(1).max(20), force: z.boolean().optional() });
 
 export const BootstrapBody = z.object({
   team: Name,
@@ -74,15 +74,15 @@ export const bootstrapRoutes = new Hono<AppEnv>().post('/', jsonBody(BootstrapBo
 })
 
 /**
- * Moves a team to another D1 database (src/transfer/move.ts): `{"shard": "DB_1"}`. The team should be quiet
- * (no agent session with events still waiting), see docs/capacity.md.
+ * Moves a team to another D1 database (src/transfer/move.ts): `{"shard": "DB_1"}`. Refused (409 `team_busy`)
+ * while the team has written memory in the last ten minutes unless `"force": true`; see docs/capacity.md.
  */
   .post('/:slug/move', jsonBody(MoveBody, 1_000), async (c) => {
     const slug = parseWith(Name, c.req.param('slug'), 'not_found');
-    const { shard } = c.req.valid('json');
+    const { shard, force } = c.req.valid('json');
     const bound = boundShards(c.env);
     if (!bound.includes(shard)) throw new AppError(400, 'unknown_shard', `"${shard}" is not a D1 binding of this server (bound: ${bound.join(', ')}).`);
     const teamId = await teamIdBySlug(directoryDb(c.env), slug);
     if (teamId === undefined) throw notFound('team');
-    return c.json({ team: slug, ...(await moveTeam(c.env, teamId, shard, Date.now())) });
+    return c.json({ team: slug, ...(await moveTeam(c.env, teamId, shard, Date.now(), { force })) });
   });

@@ -1,6 +1,6 @@
 // The D1 side of moving a team between shards (src/transfer/move.ts runs the move): the rows the NDJSON export
 // does not carry (audit log, observer usage, project aliases), and emptying the old shard of the team.
-import { eq } from 'drizzle-orm';
+import { eq, max } from 'drizzle-orm';
 import { insertAudit } from './audit';
 import { runBatch } from './batch';
 import { db } from './client';
@@ -9,6 +9,18 @@ import { recordObserverUsage } from './usage';
 import {
   auditLog, devices, localVectors, observationFiles, observations, observerUsage, projectAliases, projects, prompts, sessions, summaries, teams, users,
 } from './schema';
+
+/** When the team last wrote memory (an observation stored, a prompt or a session begun), or null for none. */
+export async function lastWriteAt(d1: D1Database, teamId: number): Promise<number | null> {
+  const d = db(d1);
+  const [o, p, s] = await d.batch([
+    d.select({ at: max(observations.storedAt) }).from(observations).where(eq(observations.teamId, teamId)),
+    d.select({ at: max(prompts.createdAt) }).from(prompts).where(eq(prompts.teamId, teamId)),
+    d.select({ at: max(sessions.startedAt) }).from(sessions).where(eq(sessions.teamId, teamId)),
+  ]);
+  const times = [o[0]?.at, p[0]?.at, s[0]?.at].filter((t): t is number => typeof t === 'number');
+  return times.length ? Math.max(...times) : null;
+}
 
 /** Every project of the team (a move takes them all, private ones too). */
 export async function teamProjectIds(d1: D1Database, teamId: number): Promise<number[]> {

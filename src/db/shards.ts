@@ -31,10 +31,18 @@ type ShardEnv = Pick<CairnEnv, 'DB'> & Partial<Pick<CairnEnv, 'SHARD_NEW_TEAMS'>
 
 const isD1 = (v: unknown): v is D1Database => typeof v === 'object' && v !== null && typeof (v as D1Database).prepare === 'function';
 
+// The env object lives as long as its isolate (or Durable Object): its bindings are listed once.
+const bindings = new WeakMap<object, string[]>();
+
 /** The shard names this Worker has bindings for, the directory first. */
-export function boundShards(env: ShardEnv): string[] {
-  const names = Object.keys(env).filter((k) => k !== DIRECTORY && SHARD_NAME.test(k) && isD1((env as Record<string, unknown>)[k]));
-  return [DIRECTORY, ...names.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))];
+export function boundShards(env: ShardEnv): readonly string[] {
+  let names = bindings.get(env);
+  if (!names) {
+    const more = Object.keys(env).filter((k) => k !== DIRECTORY && SHARD_NAME.test(k) && isD1((env as Record<string, unknown>)[k]));
+    names = [DIRECTORY, ...more.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))];
+    bindings.set(env, names);
+  }
+  return names;
 }
 
 /** The D1 binding of the shard named `shard`; 503 `shard_unbound` when the Worker has no such binding. */
@@ -64,6 +72,12 @@ export async function shardOf(env: ShardEnv, teamId: number, now = Date.now()): 
 export async function mappedShard(env: ShardEnv, teamId: number): Promise<string> {
   const row = await db(env.DB).select({ shard: teamShards.shard }).from(teamShards).where(eq(teamShards.teamId, teamId)).get();
   return row?.shard ?? DIRECTORY;
+}
+
+/** What the team's vector ids start with in a shared vector index: nothing on `DB`, `DB_1:` on `DB_1`, … */
+export async function vectorIdPrefix(env: ShardEnv, teamId: number): Promise<string> {
+  const shard = await shardOf(env, teamId);
+  return shard === DIRECTORY ? '' : `${shard}:`;
 }
 
 /** The database of `teamId`'s memory: the one function that routes a team-scoped query. */

@@ -290,7 +290,7 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const stripped = named.days.length ? buildFtsQuery(named.rest) : null;
   // "What did we do yesterday?": nothing left to match but the day, so that day's records, newest first.
   if (window && stripped && (!stripped.all || stripped.fillerOnly)) {
-    return filterOnly(env.DB, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
+    return filterOnly(db, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
   }
   const fts: FtsQuery = stripped?.all ? stripped : buildFtsQuery(p.q);
   // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.

@@ -1,10 +1,11 @@
 // Moving a team to another shard (docs/capacity.md): its memory is exported from the old database as the
 // NDJSON records of the team export, imported into the new one, the rows the export leaves out are copied,
 // the shard map is flipped, the old database is emptied of the team, and the moved observations get their
-// vectors again. Run by the operator (POST /api/admin/teams/:slug/move) while the team is quiet: a session
-// whose events are still buffered in its Durable Object holds row ids of the old database (see capacity.md,
-// "what is not done").
-import { copyTeamExtras, deleteTeamRows, teamProjectIds } from '../db/move';
+// vectors again. Run by the operator (POST /api/admin/teams/:slug/move) while the team is quiet (refused with
+// 409 `team_busy` within QUIET_MS of its last write unless forced): a session whose events are still buffered
+// in its Durable Object holds row ids of the old database (see capacity.md, "what is not done").
+import { copyTeamExtras, deleteTeamRows, lastWriteAt, teamProjectIds } from '../db/move';
+import { AppError } from '../lib/errors';
 import { observationIdsOf } from '../db/forget';
 import { purgeDeletedTerms } from '../db/fts';
 import { DIRECTORY, directoryDb, mappedShard, setTeamShard, shardDb, syncTeamCopy, type TeamDbs } from '../db/shards';
@@ -18,17 +19,28 @@ import type { ExportRecord } from './records';
 /** Records imported per call: bounded memory whatever the team's size. */
 const MOVE_CHUNK = 500;
 
+/**
+ * How long a team must have written nothing before it is moved without `force`: a session still working holds
+ * the old database's row ids in its Durable Object, and what it writes during the move would stay behind.
+ */
+export const QUIET_MS = 10 * 60_000;
+
 export interface Moved {
   from: string;
   to: string;
   counts: ImportCounts;
 }
 
-export async function moveTeam(env: CairnEnv, teamId: number, to: string, now: number): Promise<Moved> {
+export async function moveTeam(env: CairnEnv, teamId: number, to: string, now: number, opts: { force?: boolean } = {}): Promise<Moved> {
   const from = await mappedShard(env, teamId);
   const counts: ImportCounts = { users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 };
   if (from === to) return { from, to, counts };
   const source = shardDb(env, from);
+  const last = await lastWriteAt(source, teamId);
+  if (!opts.force && last !== null && now - last < QUIET_MS) {
+    const wait = Math.ceil((QUIET_MS - (now - last)) / 60_000);
+    throw new AppError(409, 'team_busy', `The team wrote memory ${Math.round((now - last) / 1000)} s ago; move it when it has been quiet for ${QUIET_MS / 60_000} minutes (about ${wait} more), or send "force": true.`);
+  }
   const target: TeamDbs = { teamId, dir: directoryDb(env), team: shardDb(env, to) };
   // Whatever an earlier, interrupted move left on the target goes first, so the import starts from nothing;
   // the member rows the memory references are copied there before it.
@@ -50,14 +62,15 @@ export async function moveTeam(env: CairnEnv, teamId: number, to: string, now: n
   }
   if (batch.length) await flush(batch);
   await copyTeamExtras(source, target.team, teamId);
+  // The old rows' vectors go while the team still routes to the old database (their ids are that database's
+  // and carry its prefix in a shared Vectorize index); search answers from FTS alone until the new ones exist.
+  const adapters = getVectorAdapters(env);
   const oldIds = await observationIdsOf(source, teamId, {});
+  for (let i = 0; adapters && i < oldIds.length; i += 100) await adapters.index.deleteByIds(teamId, oldIds.slice(i, i + 100));
   await setTeamShard(env, teamId, to, now);
   await deleteTeamRows(source, teamId, { copies: from !== DIRECTORY });
   await purgeDeletedTerms(source);
-  // New row ids on the new database: the old ids' vectors go (a Vectorize index outlives the rows; locally
-  // they went with the rows) before the moved rows get theirs.
-  const adapters = getVectorAdapters(env);
-  for (let i = 0; adapters && i < oldIds.length; i += 100) await adapters.index.deleteByIds(teamId, oldIds.slice(i, i + 100));
+  // New row ids on the new database, and the new database's prefix: the moved rows get their vectors again.
   for (let i = 0; i < imported.length; i += 100) await indexObservations(env, teamId, imported.slice(i, i + 100), { adapters });
   return { from, to, counts };
 }

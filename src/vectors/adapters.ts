@@ -7,7 +7,7 @@ import { SentenceEmbedder } from './sentence-embedder';
 import type { VectorAdapters } from './types';
 import { VectorizeVectorIndex } from './vectorize-index';
 import { WorkersAiEmbedder } from './workers-ai-embedder';
-import { teamDb } from '../db/shards';
+import { teamDb, vectorIdPrefix } from '../db/shards';
 
 /**
  * Local runs (CAIRN_LOCAL=1: wrangler dev, tests) use D1 because the Vectorize and Workers AI bindings only work
@@ -24,7 +24,7 @@ export function getVectorAdapters(env: CairnEnv): VectorAdapters | null {
   }
   if (env.VECTORS && env.AI) {
     return {
-      index: new VectorizeVectorIndex(env.VECTORS),
+      index: new VectorizeVectorIndex(env.VECTORS, (teamId) => vectorIdPrefix(env, teamId)),
       embedder: new WorkersAiEmbedder(env.AI),
     };
   }

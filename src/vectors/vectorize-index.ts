@@ -8,18 +8,31 @@ const MAX_TOP_K = 100;
 export const teamNamespace = (teamId: number) => `team-${teamId}`;
 
 /**
+ * What a team's vector ids start with. Row ids are per D1 database, and one index serves every shard, so a team
+ * on a shard other than `DB` gets its shard's name in front (`DB_1:17`); a team on `DB` keeps the plain row id,
+ * as before sharding (src/db/shards.ts `vectorIdPrefix`).
+ */
+export type VectorIdPrefix = (teamId: number) => Promise<string>;
+const plainIds: VectorIdPrefix = async () => '';
+
+/**
  * Mutations are asynchronous in Vectorize (visible after a few seconds). Search never waits for them:
  * hybrid fusion always includes the FTS list, so a fresh observation is found by its words meanwhile.
  */
 export class VectorizeVectorIndex implements VectorIndex {
   readonly name = 'vectorize';
-  constructor(private readonly binding: VectorizeIndexBinding) {}
+  constructor(
+    private readonly binding: VectorizeIndexBinding,
+    private readonly idPrefix: VectorIdPrefix = plainIds,
+  ) {}
 
   async upsert(records: VectorRecord[]): Promise<void> {
+    const prefixes = new Map<number, string>();
+    for (const t of new Set(records.map((r) => r.teamId))) prefixes.set(t, await this.idPrefix(t));
     for (let i = 0; i < records.length; i += UPSERT_BATCH) {
       await this.binding.upsert(
         records.slice(i, i + UPSERT_BATCH).map((r) => ({
-          id: String(r.id),
+          id: `${prefixes.get(r.teamId) ?? ''}${r.id}`,
           values: r.values,
           namespace: teamNamespace(r.teamId),
           metadata: { project: String(r.projectId), type: r.type },
@@ -28,8 +41,9 @@ export class VectorizeVectorIndex implements VectorIndex {
     }
   }
 
-  async deleteByIds(_teamId: number, ids: number[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += UPSERT_BATCH) await this.binding.deleteByIds(ids.slice(i, i + UPSERT_BATCH).map(String));
+  async deleteByIds(teamId: number, ids: number[]): Promise<void> {
+    const prefix = await this.idPrefix(teamId);
+    for (let i = 0; i < ids.length; i += UPSERT_BATCH) await this.binding.deleteByIds(ids.slice(i, i + UPSERT_BATCH).map((id) => `${prefix}${id}`));
   }
 
   async query(vector: number[], q: VectorQuery): Promise<VectorMatch[]> {
@@ -37,6 +51,7 @@ export class VectorizeVectorIndex implements VectorIndex {
     if (q.projectIds?.length) filter.project = { $in: q.projectIds.map(String) };
     else if (q.excludeProjectIds?.length) filter.project = { $nin: q.excludeProjectIds.map(String) };
     if (q.types?.length) filter.type = { $in: q.types };
+    const prefix = await this.idPrefix(q.teamId);
     const res = await this.binding.query(vector, {
       topK: Math.min(MAX_TOP_K, q.topK),
       namespace: teamNamespace(q.teamId),
@@ -44,8 +59,10 @@ export class VectorizeVectorIndex implements VectorIndex {
       returnMetadata: 'none',
       ...(Object.keys(filter).length ? { filter } : {}),
     });
+    // Only ids of the team's current database: a vector written under another shard's prefix is not read as a row here.
     return res.matches.flatMap((m) => {
-      const id = Number(m.id);
+      const digits = m.id.startsWith(prefix) ? m.id.slice(prefix.length) : '';
+      const id = /^\d{1,15}$/.test(digits) ? Number(digits) : Number.NaN;
       return Number.isSafeInteger(id) ? [{ id, score: m.score }] : [];
     });
   }

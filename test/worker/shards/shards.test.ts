@@ -3,9 +3,11 @@
 // between them with export/import answers the same before and after, leaving nothing behind.
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import app from '../../../src/app';
-import { chooseShard } from '../../../src/db/shards';
+import { chooseShard, vectorIdPrefix } from '../../../src/db/shards';
+import { QUIET_MS } from '../../../src/transfer/move';
+import { VectorizeVectorIndex } from '../../../src/vectors/vectorize-index';
 import { ADMIN_SECRET, BASE, call, fresh, type TestIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
 import { initEvent, send, settled, toolEvent, waitFor } from '../pipeline/support';
@@ -179,8 +181,31 @@ describe('a team on each database', { timeout: 60_000 }, () => {
   });
 });
 
+describe('one Vectorize index for every database', () => {
+  it('gives a team on DB_1 vector ids with its database in front, and reads back only its own database\'s ids', async () => {
+    const a = await teamPlacedBy('DB');
+    const b = await teamPlacedBy('DB_1');
+    const upsert = vi.spyOn(env.VECTORS!, 'upsert').mockResolvedValue({ mutationId: 'm1' } as never);
+    const del = vi.spyOn(env.VECTORS!, 'deleteByIds').mockResolvedValue({ mutationId: 'm2' } as never);
+    const matches = [{ id: 'DB_1:7', score: 0.9 }, { id: '7', score: 0.8 }, { id: 'DB_2:7', score: 0.7 }, { id: 'DB_1:x', score: 0.6 }];
+    vi.spyOn(env.VECTORS!, 'query').mockResolvedValue({ count: matches.length, matches } as never);
+    try {
+      const idx = new VectorizeVectorIndex(env.VECTORS!, (t) => vectorIdPrefix(env, t));
+      // Row 7 of each database: two different observations, two different vectors.
+      await idx.upsert([a, b].map((t) => ({ id: 7, teamId: t.teamId, projectId: 1, type: 'bugfix', values: [0.1, 0.2] })));
+      expect(upsert.mock.calls[0]![0].map((v) => v.id)).toEqual(['7', 'DB_1:7']);
+      await idx.deleteByIds(b.teamId, [7]);
+      expect(del).toHaveBeenCalledWith(['DB_1:7']);
+      expect(await idx.query([0.1, 0.2], { teamId: b.teamId, topK: 10 })).toEqual([{ id: 7, score: 0.9 }]);
+      expect(await idx.query([0.1, 0.2], { teamId: a.teamId, topK: 10 })).toEqual([{ id: 7, score: 0.8 }]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+});
+
 describe('moving a team', { timeout: 60_000 }, () => {
-  const moveTo = (id: TestIdentity, shard: string) => call(`/api/admin/teams/${id.team}/move`, { token: ADMIN_SECRET, json: { shard } });
+  const moveTo = (id: TestIdentity, shard: string, force?: boolean) => call(`/api/admin/teams/${id.team}/move`, { token: ADMIN_SECRET, json: { shard, force } });
 
   it('answers the same after export/import to the other database, updates the map and leaves nothing behind', async () => {
     const c = await teamPlacedBy('DB');
@@ -196,7 +221,13 @@ describe('moving a team', { timeout: 60_000 }, () => {
     const rowsBefore = await rowsOn('DB', c.teamId);
     expect(before.search.length).toBeGreaterThanOrEqual(2);
 
-    const res = await moveTo(c, 'DB_1');
+    // It has just written: a move now could leave a working session's rows behind, so it waits unless forced.
+    const busy = await moveTo(c, 'DB_1');
+    expect(busy.status).toBe(409);
+    expect(((await busy.json()) as { error: { code: string } }).error.code).toBe('team_busy');
+    expect(await mapped(c.teamId)).toBeNull();
+    expect(total(await rowsOn('DB_1', c.teamId))).toBe(0);
+    const res = await moveTo(c, 'DB_1', true);
     expect(res.status, await res.clone().text()).toBe(200);
     expect(((await res.json()) as { from: string; to: string }).to).toBe('DB_1');
     expect(await mapped(c.teamId)).toBe('DB_1');
@@ -217,7 +248,7 @@ describe('moving a team', { timeout: 60_000 }, () => {
     expect((await rowsOn('DB_1', c.teamId)).observations).toBe(rowsAfter.observations + 1);
 
     // And back: the map row goes, DB_1 keeps neither its memory nor its copy of the member rows.
-    expect((await moveTo(c, 'DB')).status).toBe(200);
+    expect((await moveTo(c, 'DB', true)).status).toBe(200);
     expect(await mapped(c.teamId)).toBeNull();
     expect(total(await rowsOn('DB_1', c.teamId))).toBe(0);
     for (const t of ['teams', 'users', 'devices']) {
@@ -234,5 +265,18 @@ describe('moving a team', { timeout: 60_000 }, () => {
     expect((await call(`/api/admin/teams/${c.team}/move`, { token: c.token, json: { shard: 'DB_1' } })).status).toBe(401);
     expect((await call(`/api/admin/teams/${c.team}/move`, { json: { shard: 'DB_1' } })).status).toBe(401);
     expect(await mapped(c.teamId)).toBeNull();
+  });
+
+  it('moves a team that has been quiet for QUIET_MS without being forced', async () => {
+    const c = await teamPlacedBy('DB');
+    const w = word();
+    await importMemory(c, w, `github.com/acme/${w}`);
+    expect((await moveTo(c, 'DB_1')).status).toBe(409);
+    // Time passes (the stored times move back instead of the test waiting).
+    await env.DB.prepare('UPDATE observations SET stored_at = stored_at - ? WHERE team_id = ?').bind(QUIET_MS + 1_000, c.teamId).run();
+    const res = await moveTo(c, 'DB_1');
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await mapped(c.teamId)).toBe('DB_1');
+    expect(await searchTitles(c.token, w)).toHaveLength(2);
   });
 });

@@ -1,0 +1,38 @@
+// bench/summary.mjs: the issue-13 table `npm run bench` prints, read from the sections the benches wrote.
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM script without types
+import { issue13Table } from '../../../bench/summary.mjs';
+
+const doc = [
+  '<!-- hooks-client:start -->',
+  '| case | p50 ms | p95 ms | p50 vs node -e 0 | CPU p50 ms | CPU vs node -e 0 |',
+  '|---|---|---|---|---|---|',
+  '| node -e: one raw node:net request to the stub (floor) | 75.8 | 187.8 | 1.57× | 20.9 | 1.26× |',
+  `| sh -c 'node "…/cairn.cjs" hook post-tool-use' as cairn install writes it, server up | 154.3 | 306.5 | 3.19× | 26.6 | 1.60× |`,
+  'Run at 2026-12-01T08:21:10.378Z.',
+  '<!-- hooks-client:end -->',
+  '<!-- pipeline:start -->',
+  '| before (3fb3690) | 546 | 72 | **0.13×** | 10.5 | 82.4 | **7.82×** | 279.9 | 0 |',
+  '| after (this tree) | 306 | 67 | **0.22×** | 13.3 | 94.7 | **7.10×** | 272.0 | 0 |',
+  'Run at 2026-12-01T08:17:14.467Z on this 2-core box.',
+  '<!-- pipeline:end -->',
+  '<!-- cold-start:start -->',
+  '| before (a43ac6c) | 1542 KiB | 394 KiB | 93 | 342 |',
+  '| after (this tree) | 901 KiB | 276 KiB | 68 | 285 |',
+  'Run at 2026-12-01T07:55:13.292Z (Node v20.20.2).',
+  '<!-- cold-start:end -->',
+].join('\n');
+
+describe('the issue-13 summary of the benches', () => {
+  it('puts each section’s before and after side by side, naming the baseline commit and when the section ran', () => {
+    const lines = (issue13Table(doc) as string).split('\n');
+    expect(lines.find((l) => l.startsWith('| post-tool-use'))).toContain('| — | 1.60× (3.19×); node:net floor 1.26× | ≤ 1.3× | 2026-12-01 08:21 |');
+    expect(lines.find((l) => l.startsWith('| ingest'))).toContain('| 3fb3690: throughput 0.13×, p50 7.82× (72 req/s, 82.4 ms) | throughput 0.22×, p50 7.10× (67 req/s, 94.7 ms) |');
+    expect(lines.find((l) => l.startsWith('| production bundle'))).toContain('| a43ac6c: 1542 KiB raw, 394 KiB gzip, start 93 ms CPU | 901 KiB raw, 276 KiB gzip, start 68 ms CPU |');
+  });
+
+  it('says a section that was never run is not measured instead of inventing figures', () => {
+    const search = (issue13Table(doc) as string).split('\n').find((l) => l.startsWith('| team-wide hybrid search'));
+    expect(search).toBe('| team-wide hybrid search, 100k rows (local) | not measured | not measured | p95 ≤ 100 ms | ? |');
+  });
+});

@@ -3,7 +3,7 @@
 // commit against this tree in the same run, both seeded alike (bench/retrieval/synthetic.mjs, 100 projects)
 // and sampled in alternating rounds. BENCH_BASELINE_REF picks the "before" commit (default: main just before
 // the shaping landed). Writes the "search-shaping" section of BENCHMARKS.md.
-import { api, percentile, seed, startBenchServer, writeSection } from './retrieval/harness.mjs';
+import { percentile, seed, startBenchServer, timeAlternating, writeSection } from './retrieval/harness.mjs';
 import { QUERIES, observationsFor } from './retrieval/synthetic.mjs';
 import { checkoutBaseline, freePort } from './baseline.mjs';
 
@@ -39,25 +39,10 @@ try {
     ['search default, whole team', (q) => `/api/search?q=${enc(q)}`],
     ['search default, one project, second page', (q) => `/api/search?q=${enc(q)}&project=${enc(project)}&offset=10`],
   ];
-  const times = new Map();
-  for (const b of builds) for (const [, path] of cases) await api(b.srv, 'GET', path(QUERIES[0])); // warm
-  const rounds = 5;
-  for (let r = 0; r < rounds; r++) {
-    for (const b of r % 2 ? [...builds].reverse() : builds) {
-      for (const [name, path] of cases) {
-        const key = `${b.name}|${name}`;
-        if (!times.has(key)) times.set(key, []);
-        for (let i = 0; i < N / rounds; i++) {
-          const t = performance.now();
-          await api(b.srv, 'GET', path(QUERIES[(r * N + i) % QUERIES.length]));
-          times.get(key).push(performance.now() - t);
-        }
-      }
-    }
-  }
+  const times = await timeAlternating(builds, cases, QUERIES, N);
   const rows = [];
   for (const [name] of cases) {
-    const [before, after] = builds.map((b) => times.get(`${b.name}|${name}`).sort((x, y) => x - y));
+    const [before, after] = builds.map((b) => times.get(`${b.name}|${name}`));
     const [b50, b95, a50, a95] = [percentile(before, 50), percentile(before, 95), percentile(after, 50), percentile(after, 95)];
     rows.push(`| ${name} | ${b50.toFixed(1)} / ${b95.toFixed(1)} | ${a50.toFixed(1)} / ${a95.toFixed(1)} | ${(a50 / b50).toFixed(2)}× / ${(a95 / b95).toFixed(2)}× |`);
   }

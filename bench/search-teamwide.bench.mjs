@@ -4,7 +4,7 @@
 // vectors beyond those change nothing; this tree embeds with the local sentence model, as `npm start` does), then
 // sampled in alternating rounds. Writes the "search-teamwide"
 // section of BENCHMARKS.md.
-import { api, percentile, seed, startBenchServer, writeSection } from './retrieval/harness.mjs';
+import { api, percentile, seed, startBenchServer, timeAlternating, writeSection } from './retrieval/harness.mjs';
 import { QUERIES, observationsFor } from './retrieval/synthetic.mjs';
 import { checkoutBaseline, freePort } from './baseline.mjs';
 
@@ -45,26 +45,11 @@ try {
     ['search FTS, whole team', (q) => `/api/search?q=${enc(q)}&mode=fts`],
     ['search hybrid, whole team', (q) => `/api/search?q=${enc(q)}`],
   ];
-  const times = new Map();
-  for (const b of builds) for (const [name, path] of cases) await api(b.srv, 'GET', path(QUERIES[0])); // warm
-  const rounds = 5;
-  for (let r = 0; r < rounds; r++) {
-    for (const b of r % 2 ? [...builds].reverse() : builds) {
-      for (const [name, path] of cases) {
-        const key = `${b.name}|${name}`;
-        if (!times.has(key)) times.set(key, []);
-        for (let i = 0; i < N / rounds; i++) {
-          const t = performance.now();
-          await api(b.srv, 'GET', path(QUERIES[(r * N + i) % QUERIES.length]));
-          times.get(key).push(performance.now() - t);
-        }
-      }
-    }
-  }
+  const times = await timeAlternating(builds, cases, QUERIES, N);
   const rows = [];
   for (const [name] of cases) {
     for (const b of builds) {
-      const xs = times.get(`${b.name}|${name}`).sort((x, y) => x - y);
+      const xs = times.get(`${b.name}|${name}`);
       rows.push(`| ${name} | ${b.name} | ${percentile(xs, 50).toFixed(1)} | ${percentile(xs, 95).toFixed(1)} |`);
     }
   }

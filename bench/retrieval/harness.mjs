@@ -70,6 +70,30 @@ export async function backfillAll(srv) {
 export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
 /** Times `n` sequential calls of `fn(i)` after `warm` unmeasured ones; returns {p50, p95, mean} in ms. */
+/**
+ * Times every case on every build in alternating rounds (build order flips each round, so drift in machine
+ * load falls on both builds alike). Returns sorted latencies per `${build}|${case}`.
+ */
+export async function timeAlternating(builds, cases, queries, n, rounds = 5) {
+  const times = new Map();
+  for (const b of builds) for (const [, path] of cases) await api(b.srv, 'GET', path(queries[0])); // warm
+  for (let r = 0; r < rounds; r++) {
+    for (const b of r % 2 ? [...builds].reverse() : builds) {
+      for (const [name, path] of cases) {
+        const key = `${b.name}|${name}`;
+        if (!times.has(key)) times.set(key, []);
+        for (let i = 0; i < n / rounds; i++) {
+          const t = performance.now();
+          await api(b.srv, 'GET', path(queries[(r * n + i) % queries.length]));
+          times.get(key).push(performance.now() - t);
+        }
+      }
+    }
+  }
+  for (const xs of times.values()) xs.sort((x, y) => x - y);
+  return times;
+}
+
 export async function sample(n, fn, warm = 5) {
   for (let i = 0; i < warm; i++) await fn(i);
   const times = [];

@@ -5,6 +5,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFile
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 import { pathsFor } from './config';
+import { quickHook } from './inbox/quick';
 
 // Stamped in by hooks-client/build.mjs: the client bundle (cli.ts) and a hash of its exact text.
 declare const __CAIRN_BODY__: string;
@@ -15,10 +16,15 @@ declare const __CAIRN_BODY_HASH__: string;
 // The client is a string literal here because a string is scanned far faster than code is pre-parsed.
 // V8 checks the cache's V8 version and flags but, of the source, only its length: the file name carries a
 // hash of the text, so a cache is never used with a client it was not made from.
+const stateDir = pathsFor(process.env).stateDir;
+// Async hooks (post-tool-use, once per tool call) end here: stdin into the inbox, a sender made sure of, exit.
+// The client below is never compiled for them.
+if (quickHook(process.argv.slice(2), process.env, stateDir, process.argv[1])) process.exit(0);
+
 const PREFIX = 'client-';
 const SUFFIX = '.v8cache';
 const key = `${__CAIRN_BODY_HASH__}-${process.version}-${process.arch}`;
-const file = join(pathsFor(process.env).stateDir, `${PREFIX}${key}${SUFFIX}`);
+const file = join(stateDir, `${PREFIX}${key}${SUFFIX}`);
 
 let cached: Buffer | undefined;
 try {
@@ -27,9 +33,9 @@ try {
   // none yet: this run compiles from source
 }
 const script = new Script(__CAIRN_BODY__, { filename: process.argv[1] ?? 'cairn.cjs', cachedData: cached });
-// Written at exit, so the cache holds the functions the run compiled, and only by post-tool-use: the hook
-// run most often, whose functions (redaction, delivery) are the ones worth having precompiled.
-if ((!cached || script.cachedDataRejected) && process.argv[2] === 'hook' && process.argv[3] === 'post-tool-use') {
+// Written at exit, so the cache holds the functions the run compiled, and only by a hook or the sender: the
+// runs whose functions (redaction, delivery) are worth having precompiled.
+if ((!cached || script.cachedDataRejected) && (process.argv[2] === 'hook' || process.argv[2] === 'sender')) {
   process.once('exit', () => saveCache(script, file));
 }
 script.runInThisContext();

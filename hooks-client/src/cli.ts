@@ -6,10 +6,12 @@ import { run } from './run';
 const startedAt = Date.now() - Math.round(process.uptime() * 1000);
 const io = processIo();
 const hook = process.argv[2] === 'hook';
+// The sender leaves the same way: its kept-alive connection would otherwise hold the process open.
+const exitNow = hook || process.argv[2] === 'sender';
 const done = (code: number) => {
   // A hook that printed nothing has nothing left to flush: exit now instead of letting Node close the
   // socket and walk its handles first. Anything printed keeps the normal exit, so stdout drains fully.
-  if (hook && !io.wrote()) process.exit(code);
+  if (exitNow && !io.wrote()) process.exit(code);
   process.exitCode = code;
 };
 run(process.argv.slice(2), io, startedAt).then(done, () => done(hook ? 0 : 1));

@@ -13,6 +13,7 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn uninstall [--agent NAME] [--project]         take them out again
   cairn status                                       server, token, project key, spool, last error
   cairn flush [--timeout <seconds>]                  send events kept while offline (default 120 s)
+  cairn sender [--stop]                              the background sender hooks start (--stop ends it)
   cairn search <query> [--all | --project <key>] [--platform <agent>] [--limit N] [--json]
   cairn import <transcript.jsonl…> [--project <key>]
   cairn import --ndjson <file>                       a cairn export into this team (safe to repeat)
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   login: async () => (await import('./commands/account')).login,
   status: async () => (await import('./commands/account')).status,
   flush: async () => (await import('./commands/account')).flush,
+  sender: async () => (await import('./sender/sender')).sender,
   search: async () => (await import('./commands/account')).search,
   install: async () => (await import('./commands/install')).install,
   uninstall: async () => (await import('./commands/install')).uninstall,

@@ -27,27 +27,32 @@ function hook(env: Record<string, string | undefined>, event: string, fields: Re
 
 const caches = (home: string) => readdirSync(join(home, '.local', 'state', 'cairn')).filter((n) => n.endsWith('.v8cache'));
 
+const stopFields = (n: number) => ({ hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: `turn ${n} done` });
+
 describe('boot', () => {
-  it('writes a code cache on post-tool-use, then runs from it and still delivers every event', async () => {
+  it('answers post-tool-use without compiling the client, writes a code cache on the first full hook, then runs from it', async () => {
     const { home, env } = machine(server.url);
-    await hook(env, 'session-start', { source: 'startup' });
-    expect(caches(home)).toEqual([]);
-    const first = await hook(env, 'post-tool-use', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'a b', tool_use_id: 'boot-1' });
+    env.CAIRN_SENDER = 'off';
+    const quick = await hook({ ...env, CAIRN_SENDER: undefined, CAIRN_SENDER_IDLE_MS: '200' }, 'post-tool-use', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'a b', tool_use_id: 'boot-1' });
+    expect(quick.stderr).toBe('');
+    // The quick path compiled nothing, so it left no cache (a sender it started may write one when it leaves).
+    const first = await hook(env, 'stop', stopFields(1));
     expect(first.stderr).toBe('');
     const [name] = caches(home);
     expect(name).toMatch(new RegExp(`^client-[0-9a-f]{16}-${process.version.replace(/\./g, '\\.')}-${process.arch}\\.v8cache$`));
     const file = join(home, '.local', 'state', 'cairn', name!);
     const written = readFileSync(file);
-    const second = await hook(env, 'post-tool-use', { tool_name: 'Bash', tool_input: { command: 'pwd' }, tool_response: '/x', tool_use_id: 'boot-2' });
+    const second = await hook(env, 'stop', stopFields(2));
     expect(second.stderr).toBe('');
     // Accepted: not rewritten.
     expect(readFileSync(file).equals(written)).toBe(true);
-    const ids = server.requests.filter((r) => r.path === '/api/sessions/observations').map((r) => r.json?.tool_use_id);
-    expect(ids).toEqual(expect.arrayContaining(['boot-1', 'boot-2']));
+    const sent = server.requests.filter((r) => r.method === 'POST').flatMap((r) => (r.path === '/api/events/batch' ? (r.json!.events as Array<Record<string, unknown>>) : [r.json ?? {}]));
+    expect(sent.map((e) => e.tool_use_id ?? e.last_assistant_message)).toEqual(expect.arrayContaining(['boot-1', 'turn 1 done', 'turn 2 done']));
   }, 30_000);
 
   it('replaces a damaged cache and removes caches of other builds', async () => {
     const { home, env } = machine(server.url);
+    env.CAIRN_SENDER = 'off';
     await hook(env, 'post-tool-use', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'a', tool_use_id: 'boot-3' });
     const [name] = caches(home);
     const dir = join(home, '.local', 'state', 'cairn');

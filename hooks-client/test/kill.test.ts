@@ -2,7 +2,7 @@
 // built client is killed with SIGKILL at each step of its work; the next hook and `cairn flush` must then
 // bring every event that was written to the spool to the server exactly once, in order.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -43,13 +43,21 @@ const AFTER_SPOOLED = ['appended', 'lock-created:2', 'replay-locked', 'request-w
 // (a lock file without an owner, a sequence number taken) must not hold up the events after it.
 const BEFORE_SPOOLED = ['lock-created:1', 'append-meta-written'];
 
-describe('a hook killed at any step of its work', () => {
+// CAIRN_SENDER=off: the hook spools and sends its event itself (no background sender), which is the path
+// these kill points are on; the quick path's own points are below.
+const inHook = (url: string) => {
+  const m = machine(url);
+  m.env.CAIRN_SENDER = 'off';
+  return m;
+};
+
+describe('a hook that sends its own event (CAIRN_SENDER=off), killed at any step of its work', () => {
   for (const point of [...AFTER_SPOOLED, ...BEFORE_SPOOLED]) {
     const promised = AFTER_SPOOLED.includes(point);
     it(`${promised ? 'still delivers' : 'does not block the events after'} an event killed at "${point}", each exactly once, in order`, async () => {
       const server = await fakeServer();
       try {
-        const { home, env } = machine(server.url);
+        const { home, env } = inHook(server.url);
         const killed = await cairn({ ...env, CAIRN_TEST_KILL_AT: point }, ['hook', 'post-tool-use'], toolCall('killed'));
         expect(killed.signal).toBe('SIGKILL');
 
@@ -73,7 +81,7 @@ describe('a hook killed at any step of its work', () => {
 
   it('keeps the event in the spool when killed after writing it and the server never answers, until it is back', async () => {
     const server = await fakeServer();
-    const { home, env } = machine(server.url);
+    const { home, env } = inHook(server.url);
     server.handler = (_req, res) => {
       res.writeHead(503, { 'content-type': 'application/json' });
       res.end('{"error":{"code":"unavailable","message":"down"}}');
@@ -88,6 +96,53 @@ describe('a hook killed at any step of its work', () => {
       expect(await cairn(env, ['hook', 'session-end'], hookJson({ hook_event_name: 'SessionEnd', reason: 'other' }))).toEqual({ code: 0, signal: null });
       expect([...server.stored.values()].map((e) => e.kind)).toEqual(['observation', 'observation', 'end']);
       expect(spoolText(home)).toBe('');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+const inboxNames = (home: string) => {
+  const dir = join(home, '.local', 'state', 'cairn', 'inbox');
+  return existsSync(dir) ? readdirSync(dir) : [];
+};
+
+// The quick path (post-tool-use as installed): the hook only writes an inbox entry; a synchronous hook or
+// `cairn flush` drains it. CAIRN_SENDER_IDLE_MS keeps any background sender the hooks start short-lived.
+describe('a quick hook, or a hook draining the inbox, killed at any step', () => {
+  for (const [point, promised] of [['entry-written', false], ['entry-renamed', true]] as const) {
+    it(`${promised ? 'still delivers' : 'leaves nothing behind that blocks'} an event killed at "${point}", exactly once`, async () => {
+      const server = await fakeServer();
+      try {
+        const { home, env } = machine(server.url);
+        env.CAIRN_SENDER_IDLE_MS = '200';
+        const killed = await cairn({ ...env, CAIRN_TEST_KILL_AT: point }, ['hook', 'post-tool-use'], toolCall('killed'));
+        expect(killed.signal).toBe('SIGKILL');
+        expect(await cairn(env, ['hook', 'post-tool-use'], toolCall('next'))).toEqual({ code: 0, signal: null });
+        expect(await cairn(env, ['flush', '--timeout', '10'])).toEqual({ code: 0, signal: null });
+        const ids = [...server.stored.values()].map((e) => e.tool_use_id).sort();
+        expect(ids).toEqual(promised ? ['killed', 'next'] : ['next']);
+        expect(inboxNames(home).filter((n) => !n.startsWith('.'))).toEqual([]);
+        expect(spoolText(home)).toBe('');
+      } finally {
+        await server.close();
+      }
+    });
+  }
+
+  it('delivers exactly once an entry whose drain was killed after it was spooled', async () => {
+    const server = await fakeServer();
+    try {
+      const { home, env } = machine(server.url);
+      // No background sender: the entry waits in the inbox for the next hook.
+      const quiet = { ...env, CAIRN_SENDER_IDLE_MS: '200' };
+      expect(await cairn({ ...quiet, CAIRN_TEST_KILL_AT: 'entry-renamed' }, ['hook', 'post-tool-use'], toolCall('drained'))).toMatchObject({ signal: 'SIGKILL' });
+      const stop = hookJson({ hook_event_name: 'Stop', last_assistant_message: 'done' });
+      expect((await cairn({ ...quiet, CAIRN_TEST_KILL_AT: 'drain-spooled' }, ['hook', 'stop'], stop)).signal).toBe('SIGKILL');
+      expect(await cairn(quiet, ['flush', '--timeout', '10'])).toEqual({ code: 0, signal: null });
+      const drained = [...server.stored.values()].filter((e) => e.tool_use_id === 'drained');
+      expect(drained).toHaveLength(1);
+      expect(inboxNames(home).filter((n) => !n.startsWith('.'))).toEqual([]);
     } finally {
       await server.close();
     }

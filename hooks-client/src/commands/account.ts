@@ -1,11 +1,15 @@
 // `cairn login`, `cairn status`, `cairn flush`, `cairn search`: the user's commands around the hooks.
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, loggedInConfig, pathsFor, readConfigFile, writeConfigFile, type Config, type Paths } from '../config';
+import { drainInbox, inboxEntries } from '../hook/drain';
+import { SENDER_LOG } from '../inbox/entry';
 import type { Io } from '../io';
 import { call, errorText, Unreachable } from '../net/http';
 import { projectKeyFor } from '../project/project-key';
 import { replay, type DeliveryContext } from '../spool/deliver';
 import { Spool } from '../spool/spool';
+import { runningSender } from '../sender/sender-lock';
 import { readState } from '../state';
 import { VERSION } from '../version';
 
@@ -102,6 +106,10 @@ export async function status(_args: string[], io: Io): Promise<number> {
   lines.push(`spool:   ${stats.pendingEvents} events waiting, ${kb(stats.pendingBytes)} (${pct}% of the limit: ${config.spoolMaxEvents} events / ${kb(config.spoolMaxBytes)})`);
   if (stats.fill >= 0.8) lines.push(`WARNING: the spool is ${pct}% full; events will be dropped when it is full. Run \`cairn flush\` once the server is reachable.`);
   if (stats.dropped) lines.push(`WARNING: ${stats.dropped} events were dropped because the spool was full.`);
+  const inbox = inboxEntries(paths.stateDir).length;
+  if (inbox) lines.push(`inbox:   ${inbox} tool events recorded by hooks, not yet in the spool`);
+  const running = runningSender(paths.stateDir, io.now());
+  lines.push(`sender:  ${running ? `running (pid ${running.pid}; stop it with: cairn sender --stop)` : 'not running (hooks start it when they record a tool call)'}; log ${join(paths.stateDir, SENDER_LOG)}`);
   lines.push(`last error: ${state.lastError ? `${new Date(state.lastError.at).toISOString()} ${state.lastError.message}` : 'none'}`);
   io.out(`${lines.join('\n')}\n`);
   return 0;
@@ -112,8 +120,11 @@ export async function flush(args: string[], io: Io): Promise<number> {
   const paths = pathsFor(io.env);
   const config = loadConfig(io.env, paths);
   const delivery = deliveryFor(io, config, paths);
-  const before = delivery.spool.stats().pendingEvents;
   const seconds = Number(values.timeout ?? 120);
+  // What quick hooks left in the inbox first (redacted on the way into the spool), waiting for the sender if
+  // it is draining right now.
+  await drainInbox(paths.stateDir, io.env, io.now() + 60_000, 3_000);
+  const before = delivery.spool.stats().pendingEvents;
   // A hook may be replaying right now (for one round trip): wait for it rather than give up at once.
   const report = await replay(delivery, io.now() + (Number.isFinite(seconds) ? seconds : 120) * 1000, 3_000);
   if (report.busy) {

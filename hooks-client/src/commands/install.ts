@@ -12,6 +12,7 @@ import { geminiEdits } from '../agents/gemini';
 import { opencodeEdits } from '../agents/opencode';
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
+import { stopSender } from '../sender/sender-lock';
 import { BUNDLED } from '../version';
 
 // The installed copy is named .cjs: the build is plain script that runs as either kind, and Node starts a
@@ -142,6 +143,8 @@ export async function uninstall(args: string[], io: Io): Promise<number> {
     edits.push(claudeMcpEdit({ ...where, mcpFile: join(io.cwd, '.mcp.json'), mcpAt: [] }, {}));
   }
   revertEdits(edits, io, paths);
+  // Nothing starts the background sender any more: let it send what it holds and leave now, not when idle.
+  if (stopSender(paths.stateDir, io.now())) io.out('cairn: stopped the background sender.\n');
   return 0;
 }
 

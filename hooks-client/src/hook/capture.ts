@@ -5,9 +5,11 @@ import { scrubPayload, scrubText } from '../privacy/scrub';
 import { metadataOnly } from '../privacy/sensitive-files';
 import { stripMemoryTags } from '#shared/tags';
 import { deliver } from '../spool/deliver';
+import type { SpooledEvent } from '../spool/spool';
 import { lastAssistantText, lastPromptToolCalls } from '../transcript';
 import { toolSkipped } from './gate';
 import { inject, makeEvent, type HookContext, type HookOutput } from './context';
+import { duringPrivatePrompt, notePrompt } from './prompt-log';
 import { localTimeZone } from './recall';
 
 const MIN_PROMPT_FOR_RECALL = 20;
@@ -18,6 +20,8 @@ export async function userPromptSubmit(ctx: HookContext): Promise<HookOutput | n
   // Wholly private: the server is told the turn exists (numbering) but gets no text, and drops its work.
   const isPrivate = raw.trim() !== '' && stripped === '';
   const prompt = isPrivate ? '' : scrubText(stripped || '[media prompt]');
+  // First: the prompt's tool calls are drained from the inbox later and must find out they were private.
+  notePrompt(ctx.paths.stateDir, ctx.input.sessionId, { at: ctx.io.now(), id: ctx.input.promptId, private: isPrivate });
   const event = makeEvent(ctx, 'init', { prompt, private: isPrivate }, ctx.input.promptId);
   const wantsRecall = ctx.config.promptContext && !isPrivate && stripped.length >= MIN_PROMPT_FOR_RECALL;
   const [, recall] = await Promise.all([deliver(ctx.delivery, event, ctx.deadline), wantsRecall ? promptRecall(ctx, prompt) : Promise.resolve('')]);
@@ -65,8 +69,18 @@ async function recordToolCall(ctx: HookContext, response: unknown): Promise<null
   if (input.toolUseId) fields.tool_use_id = input.toolUseId;
   if (input.agentId) fields.agent_id = input.agentId;
   if (input.agentType) fields.agent_type = input.agentType;
-  await deliver(ctx.delivery, makeEvent(ctx, 'observation', fields, input.toolUseId), ctx.deadline);
+  await record(ctx, makeEvent(ctx, 'observation', fields, input.toolUseId));
   return null;
+}
+
+/** Whether the event belongs to a wholly private prompt: then it is dropped here and never leaves the machine. */
+const isPrivateTurn = (ctx: HookContext, at: number) => duringPrivatePrompt(ctx.paths.stateDir, ctx.input.sessionId, ctx.input.promptId, at);
+
+/** Spool (drained from the inbox: the sender sends it) or spool and send now; never an event of a private prompt. */
+async function record(ctx: HookContext, event: SpooledEvent): Promise<void> {
+  if (isPrivateTurn(ctx, ctx.io.now())) return;
+  if (ctx.spoolOnly) ctx.delivery.spool.append(event);
+  else await deliver(ctx.delivery, event, ctx.deadline);
 }
 
 /** Tool calls of one prompt re-sent by Stop at most (the ones at risk are the last few before an exit). */
@@ -81,7 +95,7 @@ const TRANSCRIPT_TAIL_BYTES = 2_000_000;
  */
 function spoolPromptToolCalls(ctx: HookContext, transcript: string): void {
   const sessionId = ctx.input.sessionId;
-  if (!sessionId || ctx.platform !== 'claude-code') return;
+  if (!sessionId || ctx.platform !== 'claude-code' || isPrivateTurn(ctx, ctx.io.now())) return;
   for (const e of lastPromptToolCalls(transcript, sessionId).slice(-MAX_BACKFILL)) {
     const name = typeof e.fields.tool_name === 'string' ? e.fields.tool_name : '';
     const useId = typeof e.fields.tool_use_id === 'string' ? e.fields.tool_use_id : null;
@@ -101,12 +115,15 @@ export async function stop(ctx: HookContext): Promise<null> {
   const raw = input.lastAssistantMessage ?? lastAssistantText(transcript);
   const message = scrubText(raw);
   if (!message) return null;
-  await deliver(ctx.delivery, makeEvent(ctx, 'summarize', { last_assistant_message: message }, message), ctx.deadline);
+  await record(ctx, makeEvent(ctx, 'summarize', { last_assistant_message: message }, message));
   return null;
 }
 
 export async function sessionEnd(ctx: HookContext): Promise<null> {
-  await deliver(ctx.delivery, makeEvent(ctx, 'end', { reason: ctx.input.reason ?? 'other' }), ctx.deadline);
+  // No text: sent even after a private prompt (the server closes the session).
+  const event = makeEvent(ctx, 'end', { reason: ctx.input.reason ?? 'other' });
+  if (ctx.spoolOnly) ctx.delivery.spool.append(event);
+  else await deliver(ctx.delivery, event, ctx.deadline);
   return null;
 }
 

@@ -22,6 +22,10 @@ export interface HookContext {
   platform: string;
   /** ms epoch by which the hook must be done talking to the network. */
   deadline: number;
+  /** Drained from the inbox: events go to the spool only; the sender (or the draining hook) sends them. */
+  spoolOnly: boolean;
+  /** Natural key of last resort (the inbox entry's name), so that draining an entry twice repeats its event_id. */
+  entryKey: string | null;
 }
 
 /**
@@ -48,10 +52,11 @@ export const BUDGET_MS: Record<HookEvent, number> = {
 export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<string, unknown>, naturalKey?: string | null): SpooledEvent {
   const sessionId = ctx.input.sessionId ?? 'unknown';
   const promptId = ctx.input.promptId ? { prompt_id: ctx.input.promptId } : {};
+  const key = naturalKey || ctx.entryKey;
   return {
     kind,
     body: {
-      event_id: naturalKey ? naturalEventId(sessionId, kind, naturalKey) : randomId(),
+      event_id: key ? naturalEventId(sessionId, kind, key) : randomId(),
       session_id: sessionId,
       project: ctx.project,
       cwd: ctx.input.cwd,

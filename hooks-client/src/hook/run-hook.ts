@@ -1,72 +1,24 @@
-// `cairn hook <event>`: read stdin, pass gate 0, run the handler within its budget, print only what to inject.
-import { adapterFor, AGENTS } from '../agents/adapters';
-import { agentUnderCursor } from '../agents/cursor';
-import { loadConfig, pathsFor } from '../config';
+// `cairn hook <event>` in the full client: everything but the quick path (boot.ts answers async hooks alone).
+// Every hook that sends (all but pre-tool-use) first drains the inbox into the spool, so what the quick hooks
+// left goes out before, and in order with, this hook's own event, whether or not a sender is running.
+import { pathsFor } from '../config';
 import type { Io } from '../io';
-import { projectFor } from '../project/project-key';
-import { Spool } from '../spool/spool';
-import { updateState } from '../state';
-import { postToolUse, postToolUseFailure, sessionEnd, stop, userPromptSubmit } from './capture';
-import { BUDGET_MS, type HookContext, type HookOutput } from './context';
-import { gate0, type HookEvent } from './gate';
-import { parseHookInput } from './input';
-import { preToolUse, sessionStart } from './recall';
+import { BUDGET_MS } from './context';
+import { drainInbox } from './drain';
+import type { HookEvent } from './gate';
+import { handleHook } from './handle';
 
-export const HOOK_EVENTS: readonly HookEvent[] = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'post-tool-use-failure', 'stop', 'session-end'];
-
-const HANDLERS: Record<HookEvent, (ctx: HookContext) => Promise<HookOutput | null>> = {
-  'session-start': sessionStart,
-  'pre-tool-use': preToolUse,
-  'user-prompt-submit': userPromptSubmit,
-  'post-tool-use': postToolUse,
-  'post-tool-use-failure': postToolUseFailure,
-  stop,
-  'session-end': sessionEnd,
-};
+/** How long a hook waits for another process (the sender) to finish draining before going on without. */
+const DRAIN_WAIT_MS = 300;
 
 /** Always resolves to exit code 0: a memory system must never stop the agent. */
 export async function runHook(event: string, io: Io, startedAt = io.now(), agent = 'claude-code'): Promise<number> {
-  if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
-    io.err(`cairn: unknown hook event "${event}" (expected one of ${HOOK_EVENTS.join(', ')})\n`);
-    return 0;
+  if (event !== 'pre-tool-use' && Object.hasOwn(BUDGET_MS, event)) {
+    try {
+      await drainInbox(pathsFor(io.env).stateDir, io.env, startedAt + BUDGET_MS[event as HookEvent] / 2, DRAIN_WAIT_MS);
+    } catch {
+      // the inbox stays for the sender or the next hook; this hook's own event still goes out
+    }
   }
-  if (!adapterFor(agent)) {
-    io.err(`cairn: unknown agent "${agent}" (expected one of ${AGENTS.join(', ')})\n`);
-    return 0;
-  }
-  const paths = pathsFor(io.env);
-  try {
-    const stdin = await io.readStdin();
-    const actual = agentUnderCursor(agent, stdin, paths.home);
-    if (actual === null) return 0;
-    // Another agent's payload is read into Claude Code's shape, and the answer written back in the agent's.
-    const adapter = adapterFor(actual)!;
-    const adapted = adapter.input(event as HookEvent, stdin);
-    const hookEvent = adapted.event;
-    const input = parseHookInput(adapted.stdin, io.cwd);
-    const config = loadConfig(io.env, paths);
-    const { key: project, root: projectRoot } = projectFor(input.cwd, paths.stateDir, io.now());
-    const verdict = gate0({
-      event: hookEvent, cwd: input.cwd, project, toolName: input.toolName, prompt: input.prompt,
-      internal: io.env.CAIRN_INTERNAL === '1', excludeProjects: config.excludeProjects, skipTools: config.skipTools, home: paths.home,
-    });
-    if (verdict.skip) return 0;
-    const ctx: HookContext = {
-      event: hookEvent, io, input, config, paths, project, projectRoot, platform: adapter.platform,
-      delivery: {
-        url: config.url, token: config.token, device: config.device, stateDir: paths.stateDir, now: io.now,
-        spool: new Spool(paths.stateDir, { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes }),
-      },
-      deadline: startedAt + BUDGET_MS[hookEvent],
-    };
-    const output = await HANDLERS[hookEvent](ctx);
-    const printed = output ? adapter.output(output) : null;
-    if (printed) io.out(`${JSON.stringify(printed)}\n`);
-  } catch (e) {
-    // Bugs are recorded for `cairn status` and stderr (Claude Code's debug log), never surfaced as a failure.
-    const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    updateState(paths.stateDir, { lastError: { at: io.now(), message: `hook ${event} failed: ${message}` } });
-    io.err(`cairn: hook ${event} failed: ${message}\n`);
-  }
-  return 0;
+  return handleHook(event, io, startedAt, agent);
 }

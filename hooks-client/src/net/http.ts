@@ -1,5 +1,6 @@
 // One HTTP call with a hard deadline. Plain http (the usual 127.0.0.1 / LAN case) is spoken directly over
 // node:net, which loads in a fraction of node:http's time; https goes through node:https, loaded on demand.
+import type { Agent } from 'node:http';
 import { connect } from 'node:net';
 import { killPoint } from '../spool/kill-point';
 import { VERSION } from '../version';
@@ -15,6 +16,11 @@ export interface CallOptions {
   timeoutMs: number;
   /** Longest answer read; the rest is dropped (context texts are small, a runaway server is not). */
   maxBytes?: number;
+  /**
+   * Reuse one connection across calls (the background sender, which sends many small requests): node:http(s)
+   * with a keep-alive agent. A hook process makes one or two calls and exits, so it speaks plain node:net.
+   */
+  keepAlive?: boolean;
 }
 
 /** Thrown when the server could not be reached or did not answer in time (the event is worth retrying). */
@@ -42,8 +48,8 @@ export async function call(baseUrl: string, path: string, opts: CallOptions): Pr
   const method = opts.method ?? (body ? 'POST' : 'GET');
   if (opts.timeoutMs <= 0) throw new Unreachable('no time left');
   const maxBytes = opts.maxBytes ?? 2_000_000;
-  if (url.protocol === 'https:') return viaHttps(url, method, headers, body, opts.timeoutMs, maxBytes);
-  if (url.protocol !== 'http:') throw new Unreachable(`unsupported protocol ${url.protocol}`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Unreachable(`unsupported protocol ${url.protocol}`);
+  if (url.protocol === 'https:' || opts.keepAlive) return viaNodeHttp(url, method, headers, body, opts.timeoutMs, maxBytes, opts.keepAlive ?? false);
   return viaSocket(url, method, headers, body, opts.timeoutMs, maxBytes);
 }
 
@@ -84,8 +90,23 @@ function viaSocket(url: URL, method: string, headers: Record<string, string>, bo
   });
 }
 
-async function viaHttps(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number, maxBytes: number): Promise<HttpResult> {
-  const { request } = await import('node:https');
+/** One keep-alive agent per protocol, made on first use (a single connection: the sender sends in order). */
+const agents = new Map<string, Agent>();
+// Loaded on first use only (process.getBuiltinModule, like every builtin of the client): hooks rarely need them.
+const httpModule = (protocol: string) => (protocol === 'https:' ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http'));
+
+function agentFor(protocol: string): Agent {
+  let agent = agents.get(protocol);
+  if (!agent) {
+    agent = new (httpModule(protocol).Agent)({ keepAlive: true, maxSockets: 1, keepAliveMsecs: 10_000 });
+    agents.set(protocol, agent);
+  }
+  return agent;
+}
+
+async function viaNodeHttp(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number, maxBytes: number, keepAlive: boolean): Promise<HttpResult> {
+  const { request } = httpModule(url.protocol);
+  const agent = keepAlive ? agentFor(url.protocol) : false;
   return new Promise<HttpResult>((resolve, reject) => {
     let done = false;
     const finish = (fn: () => void) => {
@@ -94,7 +115,7 @@ async function viaHttps(url: URL, method: string, headers: Record<string, string
       clearTimeout(timer);
       fn();
     };
-    const req = request(url, { method, headers, agent: false }, (res) => {
+    const req = request(url, { method, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {

@@ -19,6 +19,8 @@ export interface DeliveryContext {
   spool: Spool;
   stateDir: string;
   now: () => number;
+  /** One reused connection for all calls (the background sender); hooks open one per call. */
+  keepAlive?: boolean;
 }
 
 export type Outcome =
@@ -42,7 +44,7 @@ export function classify(r: HttpResult): Outcome {
 export async function sendOne(ctx: DeliveryContext, event: SpooledEvent, timeoutMs: number): Promise<Outcome> {
   if (!ctx.url || !ctx.token) return { status: 'retry', reason: 'not logged in (run: cairn login --url … --token …)' };
   try {
-    const r = await call(ctx.url, ROUTES[event.kind], { token: ctx.token, device: ctx.device, body: event.body, timeoutMs });
+    const r = await call(ctx.url, ROUTES[event.kind], { token: ctx.token, device: ctx.device, body: event.body, timeoutMs, keepAlive: ctx.keepAlive });
     return classify(r);
   } catch (e) {
     return { status: 'retry', reason: e instanceof Unreachable ? `server unreachable: ${e.reason}` : String(e) };
@@ -155,7 +157,7 @@ export async function sendBatch(ctx: DeliveryContext, events: Array<SpooledEvent
   if (batchOk && ctx.url && ctx.token && real.length > 1) {
     try {
       const body = { events: real.map(({ e }) => ({ kind: e.kind, ...e.body })) };
-      const r = await call(ctx.url, '/api/events/batch', { token: ctx.token, device: ctx.device, body, timeoutMs: deadline - ctx.now() });
+      const r = await call(ctx.url, '/api/events/batch', { token: ctx.token, device: ctx.device, body, timeoutMs: deadline - ctx.now(), keepAlive: ctx.keepAlive });
       if (r.status === 404) {
         updateState(ctx.stateDir, { batchUnsupportedUntil: ctx.now() + BATCH_RECHECK_MS });
       } else if (r.status === 200) {

@@ -9,7 +9,10 @@ export type KillPoint =
   | 'request-written'
   | 'sent'
   | 'advance-meta-written'
-  | 'advanced';
+  | 'advanced'
+  | 'entry-written'
+  | 'entry-renamed'
+  | 'drain-spooled';
 
 const reached: Partial<Record<KillPoint, number>> = {};
 

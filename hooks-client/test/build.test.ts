@@ -21,18 +21,23 @@ describe('build', () => {
     expect(readFileSync(PLUGIN_COPY, 'utf8') === code, 'plugin/scripts/cairn.cjs is stale: run `npm run build:plugin` and commit it').toBe(true);
   }, 60_000);
 
-  it('loads node built-ins through process.getBuiltinModule, and net only for a hook', async () => {
+  it('loads node built-ins through process.getBuiltinModule: net for a hook, http only for the sender, child_process only to start a program', async () => {
     const { code } = await buildClient({ quiet: true });
     expect(code).toContain('process.getBuiltinModule("node:net")');
-    expect(code).not.toMatch(/getBuiltinModule\("node:(?:http|crypto)"\)/);
+    expect(code).not.toMatch(/getBuiltinModule\("node:crypto"\)/);
+    // node:http(s) only behind the choice of protocol for a kept-alive connection (the background sender).
+    expect(code.match(/getBuiltinModule\("node:https?"\)/g)).toHaveLength(2);
+    expect(code).toContain('process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http")');
     // child_process only where a command runs another program (`cairn install` → claude, `import --claude-mem`
-    // → bun), each loaded at that call, never at start-up.
+    // → bun), each loaded at that call, never at start-up; and once in the quick hook, only when it must start
+    // the background sender.
     // (The OpenCode plugin's `import … from "node:child_process"` is text cairn writes into a file, not a load.)
     const written = code.split('from "node:child_process"').length - 1;
     expect(written).toBe(1);
     const mentions = code.split('node:child_process').length - 1 - written;
     expect(mentions).toBeGreaterThan(0);
-    expect(code.match(/getBuiltinModule\(\\?"node:child_process\\?"\)\.spawnSync\(/g)).toHaveLength(mentions);
+    expect(code.match(/getBuiltinModule\(\\?"node:child_process\\?"\)\.spawnSync\(/g)).toHaveLength(mentions - 1);
+    expect(code.match(/const \{ spawn \} = process\.getBuiltinModule\("node:child_process"\)/g)).toHaveLength(1);
     const plugin = JSON.parse(readFileSync(file('../../plugin/hooks/hooks.json'), 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ args: string[] }> }>> };
     for (const entries of Object.values(plugin.hooks)) expect(entries[0]!.hooks[0]!.args[0]).toBe('${CLAUDE_PLUGIN_ROOT}/scripts/cairn.cjs');
   }, 60_000);

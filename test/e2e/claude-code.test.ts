@@ -155,7 +155,7 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
     expect(r.stdout).toMatch(/cairn:.*Connected/);
   });
 
-  it('leaves nothing on the server for a wholly <private> prompt, though its events were delivered', async () => {
+  it('leaves nothing on the server for a wholly <private> prompt (its tool calls and summary never leave the machine)', async () => {
     model.script('e2e-private', [
       [{ type: 'tool_use', name: 'Bash', input: { command: 'echo zebra-quartz-41', description: 'Print the secret' } }],
       [{ type: 'text', text: 'Printed it.' }],

@@ -19,7 +19,7 @@ export const targetOf = (f: Filing): number => (f.kind === 'wait' ? WAITING : (f
 
 /**
  * Moves one buffered event to where `filing` puts it. Unclaimed events of a private prompt are deleted at
- * once; claimed ones are re-filed and the turn that holds them discards them (see SessionDO #turn).
+ * once; claimed ones are re-filed and the turn that holds them discards them (see ObserverTurns in turn.ts).
  * Returns true when the event changed place.
  */
 function apply(b: EventBuffer, row: PendingRow, filing: Filing): boolean {

@@ -1,0 +1,48 @@
+// When the SessionDO's next alarm comes. One alarm per object: it is brought forward when work is due sooner,
+// and planned from the buffer's state after each turn (ready work, events waiting for their prompt, retention).
+import type { EventBuffer } from './buffer';
+import { WAIT_FOR_PROMPT_MS } from './refile';
+import { retentionStep } from './retention';
+
+/** Where the session's storage stands on retention (see retention.ts). */
+export function retentionOf(b: EventBuffer, keepMs: number, now: number): ReturnType<typeof retentionStep> {
+  return retentionStep({ endedAt: b.get<number | null>('ended_received_at', null), pending: b.counts(null).pending }, keepMs, now);
+}
+
+export class SessionAlarms {
+  /** `buffer` is read on each call: the DO opens a new one when it empties its storage. */
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly buffer: () => EventBuffer,
+    private readonly keepMs: number,
+  ) {}
+
+  at(time: number): Promise<void> {
+    return this.storage.setAlarm(time);
+  }
+
+  /**
+   * Makes sure an alarm comes by the time work is due: an earlier alarm is kept, a later one brought forward
+   * (one set during a turn points at that turn's lease expiry, minutes away). The alarm is read before the
+   * lease: a turn that ends while we wait must not leave us aiming at its expired lease.
+   */
+  async ensure(now: number, waiting = false): Promise<void> {
+    const b = this.buffer();
+    const current = await this.storage.getAlarm();
+    const lease = b.lease(now);
+    const due = lease ? lease.expiresAt : waiting ? now + WAIT_FOR_PROMPT_MS : Math.max(now, b.get<number>('backoff_until', 0));
+    if (current === null || current > due) await this.storage.setAlarm(due);
+  }
+
+  /** Plans the next alarm from what the buffer holds; none when nothing is left to do. */
+  async next(): Promise<void> {
+    const b = this.buffer();
+    if (b.readyCount() > 0) return this.storage.setAlarm(Math.max(Date.now(), b.get<number>('backoff_until', 0)));
+    // Only waiting events: wake when the oldest has waited long enough to be filed by its time.
+    const waiting = b.oldestWaiting();
+    if (waiting !== null) return this.storage.setAlarm(waiting + WAIT_FOR_PROMPT_MS);
+    // Nothing left to observe: an ended session's storage goes once its retention time has passed.
+    const step = retentionOf(b, this.keepMs, Date.now());
+    if (step.kind !== 'keep') await this.storage.setAlarm(step.kind === 'wait' ? step.at : Date.now());
+  }
+}

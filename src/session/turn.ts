@@ -1,0 +1,242 @@
+// One observer turn of a SessionDO, run from its alarm: take the lease and a team observer slot, claim a
+// batch, observe it, then store and confirm what came back (or back off), and plan the next alarm.
+import { configOf } from '../config';
+import { teamDb } from '../db/shards';
+import { turnStored } from '../db/turns';
+import type { CairnEnv } from '../env';
+import type { ConversationState } from '../observer/conversation';
+import { loadMode } from '../observer/modes';
+import { createHeuristicProvider } from '../observer/providers/heuristic';
+import { createProvider } from '../observer/providers/index';
+import { meterCall, teamBudget } from '../observer/spend';
+import { runTurn, type TurnOutcome } from '../observer/turn';
+import type { ObserverProvider } from '../observer/types';
+import { teamStub } from '../slots/team-do';
+import { defaultAfterStore } from '../store/after-store';
+import { storeTurn } from '../store/turn-store';
+import { indexObservations } from '../vectors/index-observations';
+import type { SessionAlarms } from './alarms';
+import type { EventBuffer } from './buffer';
+import { sessionOf } from './intake';
+import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
+import { planFailure, selectBatch, type FailureKind } from './policy';
+import { Abandoned, type FaultPoint, type SessionSeams } from './seams';
+import type { PendingRow } from './types';
+
+/** How long one turn may hold the session; a turn that died is taken over after this. */
+export const LEASE_MS = 10 * 60_000;
+
+export interface TurnDeps {
+  env: CairnEnv;
+  /** Read on each use: the DO opens a new buffer when it empties its storage. */
+  buffer: () => EventBuffer;
+  alarms: SessionAlarms;
+  seams: () => SessionSeams;
+  waitUntil: (work: Promise<unknown>) => void;
+}
+
+export class ObserverTurns {
+  #heuristic: ObserverProvider | null = null;
+  #providerCache: ObserverProvider | null = null;
+
+  constructor(private readonly deps: TurnDeps) {}
+
+  /** Runs one turn under a new lease and the team's observer slot, then lets go of both and sets the next alarm. */
+  async run(now: number): Promise<void> {
+    const b = this.deps.buffer();
+    const claimId = crypto.randomUUID();
+    b.takeLease(claimId, now + LEASE_MS);
+    const session = sessionOf(b);
+    const team = session ? teamStub(this.deps.env, session.teamId) : null;
+    let abandoned = false;
+    let slot = false;
+    let retryAt: number | null = null;
+    try {
+      if (team && session) {
+        const grant = await team.acquire(session.sessionKey);
+        if (!grant.granted) {
+          retryAt = grant.retryAt ?? Date.now() + 1_000;
+          return;
+        }
+        slot = true;
+      }
+      await this.#claimAndTurn(claimId);
+    } catch (err) {
+      if (err instanceof Abandoned) abandoned = true;
+      else await this.#fail(claimId, 'store', null, err);
+    } finally {
+      if (abandoned) {
+        // Like a turn that died: claims and lease stay; the next alarm after the lease expires takes over.
+        await this.deps.alarms.at(now + LEASE_MS);
+      } else {
+        b.dropLease(claimId);
+        if (slot && team && session) await team.release(session.sessionKey).catch(() => undefined);
+        if (retryAt !== null) await this.deps.alarms.at(retryAt);
+        else await this.deps.alarms.next();
+      }
+    }
+  }
+
+  /**
+   * A turn that died after its D1 write is formed again from the same events, under its own key. Otherwise
+   * the batch is chosen now, after the slot's await: events that arrived meanwhile join this turn.
+   */
+  async #claimAndTurn(claimId: string): Promise<void> {
+    const b = this.deps.buffer();
+    const again = b.unfinishedTurn();
+    const chosen = again ? again.seqs : selectBatch(b.candidates()).map((r) => r.seq);
+    if (chosen.length === 0) return;
+    const turnKey = again?.turnKey ?? claimId;
+    b.claim(claimId, chosen, turnKey);
+    await this.#turn(claimId, turnKey, b.load(chosen), again !== null);
+  }
+
+  /** One claimed batch: observe it, then store and confirm what came back (or back off). */
+  async #turn(claimId: string, turnKey: string, batch: PendingRow[], replay: boolean): Promise<void> {
+    const b = this.deps.buffer();
+    const head = batch[0]!;
+    const prompt = b.prompt(head.promptNumber);
+    if (prompt?.private) return this.#confirm(claimId, null, 0);
+    // Stored once with any observer: a replayed turn already in D1 is confirmed, not observed (and reworded) again.
+    if (replay && (await turnStored(await teamDb(this.deps.env, head.snapshot.teamId), head.snapshot.teamId, turnKey))) return this.#confirm(claimId, null, 0);
+
+    const outcome = await this.#observe(batch, prompt);
+    if (b.lease(Date.now())?.claimId !== claimId) {
+      // Release touches only rows still claimed under this id: if another turn took them over, it keeps them.
+      console.warn('observer turn outlived its lease; its events will be observed again', { claimId });
+      b.release(claimId, false, 'observer turn outlived its lease');
+      return;
+    }
+    if (this.#refiledDuring(claimId, batch)) return;
+
+    switch (outcome.kind) {
+      case 'failure':
+        return this.#fail(claimId, outcome.failure.kind, outcome.failure.retryAfterMs, outcome.failure);
+      case 'empty':
+        return this.#confirm(claimId, outcome.state, 0);
+      case 'prose':
+        console.warn('observer answered in prose; events confirmed without observations', { claimId, preview: outcome.preview });
+        b.set('last_error', `prose reply: ${outcome.preview}`.slice(0, 300));
+        return this.#confirm(claimId, outcome.state, 0);
+      case 'parsed':
+        return this.#store(claimId, turnKey, batch, prompt?.promptId ?? null, outcome);
+    }
+  }
+
+  /** Asks the observer (the heuristic one while the team's budget is spent) and meters the call. */
+  async #observe(batch: PendingRow[], prompt: { text: string } | null): Promise<TurnOutcome> {
+    const b = this.deps.buffer();
+    const head = batch[0]!;
+    const summaryRow = batch.find((r) => r.kind === 'summarize');
+    const provider = await this.#budgetedProvider(head.snapshot.teamId);
+    const outcome = await runTurn(provider, {
+      mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.deps.env).mode),
+      session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
+      events: batch.filter((r) => r.kind === 'observation').map(toToolEvent),
+      summary: summaryRow ? toSummaryRequest(summaryRow) : null,
+      now: Date.now(),
+      state: b.get<ConversationState | null>('conversation', null),
+    });
+    if (provider.name !== 'heuristic' && outcome.kind !== 'failure') {
+      await meterCall(this.deps.env, head.snapshot, outcome.model, outcome.usage, this.#now()).catch((err: unknown) =>
+        console.warn('observer usage not recorded', { message: String(err) }),
+      );
+    }
+    return outcome;
+  }
+
+  /** Writes a parsed turn to D1, confirms its events, and hands new rows to the after-store work (vectors, live). */
+  async #store(claimId: string, turnKey: string, batch: PendingRow[], promptId: string | null, outcome: Extract<TurnOutcome, { kind: 'parsed' }>): Promise<void> {
+    const u = outcome.usage;
+    const record = turnRecord(batch, outcome.observations, outcome.summary, u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens, {
+      generationId: outcome.state.generation,
+      turnKey,
+      promptId,
+      storedAt: Date.now(),
+    });
+    this.#seam('before-store');
+    const stored = await storeTurn(await teamDb(this.deps.env, record.context.teamId), record);
+    this.#seam('after-store');
+    this.#confirm(claimId, outcome.state, stored.observationIds.length);
+    if (stored.observationIds.length || stored.summaryId !== null) {
+      const after = this.deps.seams().afterStore ?? defaultAfterStore(this.deps.env, indexObservations);
+      this.deps.waitUntil(after.run(stored).catch((err: unknown) => console.warn('after-store failed', { message: String(err) })));
+    }
+  }
+
+  /**
+   * A prompt that arrived while the observer worked may have taken some of the turn's events (a late
+   * private prompt above all). Then nothing of the turn is stored: the private prompt's events are dropped
+   * and the others go back to be observed under their own prompt.
+   */
+  #refiledDuring(claimId: string, batch: PendingRow[]): boolean {
+    const b = this.deps.buffer();
+    const now = b.filedUnder(batch.map((r) => r.seq));
+    if (batch.every((r) => now.get(r.seq) === r.promptNumber)) return false;
+    for (const r of batch) {
+      const n = now.get(r.seq);
+      if (n !== undefined && b.prompt(n)?.private) b.drop(r.seq);
+    }
+    b.release(claimId, false, 'a prompt that arrived during the turn took some of its events');
+    return true;
+  }
+
+  /** Deletes the claimed events and records the turn; one synchronous (atomic) write. */
+  #confirm(claimId: string, state: ConversationState | null, stored: number): void {
+    const b = this.deps.buffer();
+    b.confirm(claimId);
+    if (state) b.set('conversation', state);
+    b.bump('turns');
+    if (stored) b.bump('observations_stored', stored);
+    b.set('streak', 0);
+  }
+
+  /** Gives the claimed events back (counting the attempt when the failure says so) and backs the session off. */
+  async #fail(claimId: string, kind: FailureKind, retryAfterMs: number | null, err: unknown): Promise<void> {
+    const b = this.deps.buffer();
+    const streak = b.get<number>('streak', 0);
+    const plan = planFailure(kind, retryAfterMs, streak);
+    const message = `${kind}: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300);
+    if (kind === 'store' || kind === 'server' || kind === 'network') console.error('observer turn failed', { claimId, message });
+    else console.warn('observer turn backing off', { claimId, message, delayMs: plan.delayMs });
+    const until = Date.now() + plan.delayMs;
+    b.release(claimId, plan.countsAttempt, message, kind === 'store');
+    b.set('streak', streak + 1);
+    b.set('backoff_until', until);
+    b.set('last_error', message);
+    const session = sessionOf(b);
+    if (plan.shared && session) {
+      // Awaited (it is one small RPC) so that other sessions of the team see it before this turn ends.
+      await teamStub(this.deps.env, session.teamId)
+        .reportBackoff(plan.shared, until)
+        .catch((e: unknown) => console.warn('team back-off report failed', { message: String(e) }));
+    }
+  }
+
+  #seam(point: FaultPoint): void {
+    if (this.deps.seams().fault?.(point) === 'crash') throw new Abandoned();
+  }
+
+  #now(): number {
+    return this.deps.seams().now?.() ?? Date.now();
+  }
+
+  /**
+   * The configured provider, or the heuristic one while the team's observer budget for the day or month is
+   * spent. The state is kept (`budget`) so status and the context index can say so.
+   */
+  async #budgetedProvider(teamId: number): Promise<ObserverProvider> {
+    const configured = this.#provider();
+    if (configured.name === 'heuristic') return configured;
+    const budget = await teamBudget(await teamDb(this.deps.env, teamId), teamId, this.#now()).catch((err: unknown) => {
+      console.warn('observer budget unknown; observing as configured', { message: String(err) });
+      return null;
+    });
+    this.deps.buffer().set('budget', budget?.exhausted ? { exhausted: budget.exhausted, until: budget.until } : null);
+    return budget?.exhausted ? (this.#heuristic ??= createHeuristicProvider()) : configured;
+  }
+
+  #provider(): ObserverProvider {
+    return this.deps.seams().provider ?? (this.#providerCache ??= createProvider(this.deps.env));
+  }
+}

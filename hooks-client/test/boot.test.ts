@@ -1,7 +1,7 @@
 // The built client's start-up: post-tool-use leaves a V8 code cache that later runs use; a cache that does not
 // fit (another build, a damaged file) is never trusted and is replaced.
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -32,10 +32,13 @@ const stopFields = (n: number) => ({ hook_event_name: 'Stop', stop_hook_active: 
 describe('boot', () => {
   it('answers post-tool-use without compiling the client, writes a code cache on the first full hook, then runs from it', async () => {
     const { home, env } = machine(server.url);
-    env.CAIRN_SENDER = 'off';
-    const quick = await hook({ ...env, CAIRN_SENDER: undefined, CAIRN_SENDER_IDLE_MS: '200' }, 'post-tool-use', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'a b', tool_use_id: 'boot-1' });
+    // A live-looking sender lock: the quick hook starts no sender, so only this test's hooks compile the client.
+    const dir = join(home, '.local', 'state', 'cairn');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'sender.lock'), `${process.pid} ${Date.now()}`);
+    const quick = await hook(env, 'post-tool-use', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'a b', tool_use_id: 'boot-1' });
     expect(quick.stderr).toBe('');
-    // The quick path compiled nothing, so it left no cache (a sender it started may write one when it leaves).
+    expect(caches(home)).toEqual([]);
     const first = await hook(env, 'stop', stopFields(1));
     expect(first.stderr).toBe('');
     const [name] = caches(home);

@@ -63,7 +63,8 @@ describe('post-tool-use through the inbox and the background sender', () => {
 
   it('starts one sender for many concurrent hooks, and every event arrives once, in client_seq order of the hooks', async () => {
     const { home, env } = machine(server.url);
-    env.CAIRN_SENDER_IDLE_MS = '3000';
+    // Long enough that however slow the rounds run the first sender is still there; --stop ends it below.
+    env.CAIRN_SENDER_IDLE_MS = '60000';
     for (let round = 0; round < 3; round++) {
       await Promise.all(Array.from({ length: 8 }, (_, i) => cairn(env, ['hook', 'post-tool-use'], tool('s-many', `m-${round}-${i}`))));
     }

@@ -66,7 +66,13 @@ export async function sender(args: string[], io: Io): Promise<number> {
   try {
     for (;;) {
       woken = false;
-      const worked = await pass(io, paths.stateDir, log);
+      let worked = { progress: false, failing: true };
+      try {
+        worked = await pass(io, paths.stateDir, log);
+      } catch (e) {
+        // A bug or a file system refusing (permissions, disk full): back off and try again, never crash-loop.
+        log(`round failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
+      }
       if (worked.progress) lastWork = io.now();
       backoff = worked.failing ? Math.min(MAX_BACKOFF_MS, Math.max(1_000, backoff * 2)) : 0;
       if (stopping) break;

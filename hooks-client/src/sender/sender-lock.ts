@@ -1,7 +1,7 @@
 // The sender's lock file (`sender.lock` in the state dir: "<pid> <ms>"): at most one sender per machine. The
 // sender rewrites it every few seconds, so a quick hook can tell one is running from a single stat (mtime),
 // and a sender that stopped (killed, machine asleep) is replaced once its lock is stale.
-import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SENDER_LOCK, SENDER_STALE_MS } from '../inbox/entry';
 import { acquireLock } from '../spool/lock';
@@ -24,6 +24,8 @@ const ours = (path: string) => {
 
 export function takeSenderLock(stateDir: string): SenderLock | null {
   const path = lockPath(stateDir);
+  // `cairn sender` run by hand on a machine with no state yet: the folder first, else the lock cannot be made.
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   // The spool's lock file logic: O_EXCL create, a dead or silent (30 s) holder's lock broken.
   if (!acquireLock(path, 0)) return null;
   return {

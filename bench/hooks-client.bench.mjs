@@ -212,9 +212,21 @@ the spool under a lock file (with the meta file holding the cursor and the \`cli
 network work, a replay lock is taken, and the cursor is moved (and the spool emptied) after the answer. On
 this machine's disk a file create+unlink costs ~110 µs and a write+rename ~150 µs, and the path has five of
 them. So the 1.3× goal is not reachable with a client that sends each event from the hook: the floor alone,
-one node:net request and no client work at all, already costs 1.28–1.32×. Reaching it would take a hook that
-only appends and leaves sending to the next synchronous hook (Stop, SessionEnd, the next prompt), which
-would delay the live feed until the end of each turn; we chose live delivery.
+one node:net request and no client work at all, already costs 1.28–1.32×.
+
+Pass 4 (the quick path and the background sender; before = the same build with \`CAIRN_SENDER=off\`, i.e. pass 3's
+design, in the same run): post-tool-use no longer sends. boot.ts answers it before the client is compiled: read
+stdin, write one inbox file (renamed into place), stat \`sender.lock\`, exit; no node:net, no config, no redaction
+in the hook. A per-machine sender, started detached by the first hook that finds none, drains the inbox through
+the same handlers (redaction, \`<private>\`, gate 0, \`client_seq\`) into the spool and sends it live over one
+kept-alive connection, so the feed stays live (the latency line above) instead of waiting for the end of the
+turn; synchronous hooks drain and send what is pending themselves, so \`claude -p\` loses nothing without a
+sender. The hook's CPU goes from ~1.6–1.8× to ~1.1× of a bare start (below the node:net floor), and the work
+does not just move: hook plus sender together cost less per event than the hook that sent (~18 + ~4 ms, the
+sender's start-up included, against ~26 ms), because one long-lived process replaces a connection, a
+lock dance and a client compile per tool call. A bare script that only reads stdin and appends measured
+~1.02× of \`node -e 0\` (prototype, not committed); the boot file's own code and the 110 KB client string it
+carries make up the rest.
 
 What the start-up passes removed. Pass 1 (from commit 362412c: ES module bundle, node:http, node:crypto;
 post-tool-use up 148.2 ms = 4.53× of a 32.7 ms bare start): the ES module loader (the bundle is plain

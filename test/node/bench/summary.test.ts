@@ -9,6 +9,7 @@ const doc = [
   '|---|---|---|---|---|---|',
   '| node -e: one raw node:net request to the stub (floor) | 75.8 | 187.8 | 1.57× | 20.9 | 1.26× |',
   `| sh -c 'node "…/cairn.cjs" hook post-tool-use' as cairn install writes it, server up | 154.3 | 306.5 | 3.19× | 26.6 | 1.60× |`,
+  "| sh -c '… hook post-tool-use' with CAIRN_SENDER=off (the hook sends itself), server up | 39.0 | 46.9 | 1.90× | 26.8 | 1.62× |",
   'Run at 2026-12-01T08:21:10.378Z.',
   '<!-- hooks-client:end -->',
   '<!-- pipeline:start -->',
@@ -26,9 +27,17 @@ const doc = [
 describe('the issue-13 summary of the benches', () => {
   it('puts each section’s before and after side by side, naming the baseline commit and when the section ran', () => {
     const lines = (issue13Table(doc) as string).split('\n');
-    expect(lines.find((l) => l.startsWith('| post-tool-use'))).toContain('| — | 1.60× (3.19×); node:net floor 1.26× | ≤ 1.3× | 2026-12-01 08:21 |');
+    expect(lines.find((l) => l.startsWith('| post-tool-use'))).toContain(
+      '| the hook sends itself (CAIRN_SENDER=off, same run): 1.62× (1.90×) | quick path + background sender: 1.60× (3.19×); node:net floor 1.26× | ≤ 1.3× | 2026-12-01 08:21 |',
+    );
     expect(lines.find((l) => l.startsWith('| ingest'))).toContain('| 3fb3690: throughput 0.13×, p50 7.82× (72 req/s, 82.4 ms) | throughput 0.22×, p50 7.10× (67 req/s, 94.7 ms) |');
     expect(lines.find((l) => l.startsWith('| production bundle'))).toContain('| a43ac6c: 1542 KiB raw, 394 KiB gzip, start 93 ms CPU | 901 KiB raw, 276 KiB gzip, start 68 ms CPU |');
+  });
+
+  it('says the before of the hook row is not measured when the run had no CAIRN_SENDER=off case', () => {
+    const older = doc.split('\n').filter((l) => !l.includes('CAIRN_SENDER=off')).join('\n');
+    const hook = (issue13Table(older) as string).split('\n').find((l) => l.startsWith('| post-tool-use'));
+    expect(hook).toContain('| not measured | quick path + background sender: 1.60× (3.19×)');
   });
 
   it('says a section that was never run is not measured instead of inventing figures', () => {

@@ -1,8 +1,25 @@
 // When the SessionDO's next alarm comes. One alarm per object: it is brought forward when work is due sooner,
 // and planned from the buffer's state after each turn (ready work, events waiting for their prompt, retention).
 import type { EventBuffer } from './buffer';
+import { TURN_MAX_CHARS, TURN_MAX_EVENTS } from './policy';
 import { WAIT_FOR_PROMPT_MS } from './refile';
 import { retentionStep } from './retention';
+
+/**
+ * How long ready work that does not fill a turn waits for more: events that stream in together (a burst of
+ * tool calls, parallel subagents) are observed in fewer, fuller turns, and each turn costs an observer call,
+ * a D1 write, a vector index update and the team slot's two round trips. No event waits longer than this for
+ * its turn to start; a full turn (or a backlog) starts at once.
+ */
+export const GATHER_MS = 150;
+
+/** When the ready work should be observed: at once when it fills a turn, else once its oldest event has gathered company. */
+export function readyDue(b: EventBuffer, now: number): number | null {
+  const r = b.ready();
+  if (r.oldestAt === null) return null;
+  const full = r.count >= TURN_MAX_EVENTS || r.chars >= TURN_MAX_CHARS;
+  return full ? now : Math.max(now, r.oldestAt + GATHER_MS);
+}
 
 /** Where the session's storage stands on retention (see retention.ts). */
 export function retentionOf(b: EventBuffer, keepMs: number, now: number): ReturnType<typeof retentionStep> {
@@ -30,19 +47,21 @@ export class SessionAlarms {
     const b = this.buffer();
     const current = await this.storage.getAlarm();
     const lease = b.lease(now);
-    const due = lease ? lease.expiresAt : waiting ? now + WAIT_FOR_PROMPT_MS : Math.max(now, b.get<number>('backoff_until', 0));
+    const due = lease ? lease.expiresAt : waiting ? now + WAIT_FOR_PROMPT_MS : Math.max(readyDue(b, now) ?? now, b.get<number>('backoff_until', 0));
     if (current === null || current > due) await this.storage.setAlarm(due);
   }
 
   /** Plans the next alarm from what the buffer holds; none when nothing is left to do. */
   async next(): Promise<void> {
     const b = this.buffer();
-    if (b.readyCount() > 0) return this.storage.setAlarm(Math.max(Date.now(), b.get<number>('backoff_until', 0)));
+    const now = Date.now();
+    const ready = readyDue(b, now);
+    if (ready !== null) return this.storage.setAlarm(Math.max(ready, b.get<number>('backoff_until', 0)));
     // Only waiting events: wake when the oldest has waited long enough to be filed by its time.
     const waiting = b.oldestWaiting();
     if (waiting !== null) return this.storage.setAlarm(waiting + WAIT_FOR_PROMPT_MS);
     // Nothing left to observe: an ended session's storage goes once its retention time has passed.
-    const step = retentionOf(b, this.keepMs, Date.now());
-    if (step.kind !== 'keep') await this.storage.setAlarm(step.kind === 'wait' ? step.at : Date.now());
+    const step = retentionOf(b, this.keepMs, now);
+    if (step.kind !== 'keep') await this.storage.setAlarm(step.kind === 'wait' ? step.at : now);
   }
 }

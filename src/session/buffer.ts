@@ -140,6 +140,17 @@ export class EventBuffer {
     return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pending WHERE prompt_number != ? AND claim_id IS NULL', WAITING).one().n;
   }
 
+  /** Events a turn may take now: how many, their characters, and when the oldest of them arrived (null: none). */
+  ready(): { count: number; chars: number; oldestAt: number | null } {
+    const row = this.sql
+      .exec<{ n: number; chars: number | null; t: number | null }>(
+        'SELECT COUNT(*) AS n, SUM(chars) AS chars, MIN(received_at) AS t FROM pending WHERE prompt_number != ? AND claim_id IS NULL',
+        WAITING,
+      )
+      .one();
+    return { count: row.n, chars: row.chars ?? 0, oldestAt: row.t };
+  }
+
   /** Current prompt numbers of the given events (missing ones were dropped). */
   filedUnder(seqs: number[]): Map<number, number> {
     const rows = this.sql

@@ -2,9 +2,13 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { GATHER_MS, readyDue } from '../../../src/session/alarms';
+import { EventBuffer, WAITING } from '../../../src/session/buffer';
+import { TURN_MAX_CHARS, TURN_MAX_EVENTS } from '../../../src/session/policy';
 import { sessionStub } from '../../../src/session/session-do';
-import type { EnqueueInput, EventSnapshot } from '../../../src/session/types';
+import type { BufferedEvent, EnqueueInput, EventSnapshot } from '../../../src/session/types';
 import { fresh } from '../support/http';
+import { insideSession } from '../pipeline/support';
 
 const snapshot = (sessionKey: string): EventSnapshot => ({ teamId: 999_999, sessionKey, sessionDbId: 1, projectId: 1, projectKey: 'p', userId: 1, deviceId: null });
 
@@ -105,5 +109,54 @@ describe('SessionDO buffer', () => {
     });
     await stub.enqueue(obs(key));
     expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBe(until);
+  });
+});
+
+describe('SessionDO gathering events into fuller turns', () => {
+  /** Runs `check` on a fresh session's buffer inside its object (no alarm set, no turn running). */
+  const inBuffer = <T>(check: (b: EventBuffer) => T) =>
+    runInDurableObject(sessionStub(env, 999_999, fresh('s')), (_i, state) => check(new EventBuffer(state.storage.sql)));
+
+  it('lets a lone event wait a short while for company, counted from when it arrived', async () => {
+    const key = fresh('s');
+    // Enqueued and read inside the object: only storage calls are awaited, so the alarm cannot fire in between.
+    const { alarm, arrived } = await insideSession(sessionStub(env, 999_999, key), async (instance, state) => {
+      await instance.enqueue(obs(key));
+      return {
+        alarm: await state.storage.getAlarm(),
+        arrived: state.storage.sql.exec<{ t: number }>('SELECT received_at AS t FROM pending').one().t,
+      };
+    });
+    expect(alarm).toBe(arrived + GATHER_MS);
+  });
+
+  it('observes at once when the ready events fill a turn by count or by size, and not at all when none is ready', async () => {
+    const due = await inBuffer((b) => {
+      const arrived = 1_000_000;
+      const at = (now: number) => readyDue(b, now);
+      const none = at(arrived);
+      for (let i = 0; i < TURN_MAX_EVENTS - 1; i++) b.insert(obs('k') as BufferedEvent, 0, arrived + i);
+      const almost = at(arrived + 10);
+      b.insert(obs('k') as BufferedEvent, 0, arrived + 20);
+      const full = at(arrived + 30);
+      return { none, almost, full };
+    });
+    expect(due).toEqual({ none: null, almost: 1_000_000 + GATHER_MS, full: 1_000_030 });
+    const big = await inBuffer((b) => {
+      b.insert(obs('k', { toolResponse: 'x'.repeat(TURN_MAX_CHARS) }) as BufferedEvent, 0, 5_000);
+      return readyDue(b, 5_001);
+    });
+    expect(big).toBe(5_001);
+  });
+
+  it('does not wait on events that are held for their prompt or claimed by a turn', async () => {
+    const due = await inBuffer((b) => {
+      b.insert(obs('k') as BufferedEvent, WAITING, 1_000);
+      const waiting = readyDue(b, 2_000);
+      b.insert(obs('k') as BufferedEvent, 0, 1_500);
+      b.claim('turn-1', b.candidates().map((r) => r.seq), 'key-1');
+      return { waiting, claimed: readyDue(b, 2_000) };
+    });
+    expect(due).toEqual({ waiting: null, claimed: null });
   });
 });

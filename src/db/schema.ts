@@ -197,7 +197,17 @@ export const localVectors = sqliteTable('local_vectors', {
   projectId: integer('project_id').notNull(),
   type: text('type').notNull(),
   embedding: blob('embedding', { mode: 'buffer' }).notNull(),
-}, (t) => [index('idx_local_vectors_scope').on(t.teamId, t.projectId)]);
+  /**
+   * Hex of the vector's first and last 8 bytes (migrations/0007_local_vector_fingerprints.sql): the local index
+   * re-reads a vector it has decoded only when this changes. VIRTUAL, so stored only in the index below.
+   */
+  fingerprint: text('fingerprint').generatedAlwaysAs(sql`(hex(substr(embedding, 1, 8)) || hex(substr(embedding, -8)))`, { mode: 'virtual' }),
+}, (t) => [
+  index('idx_local_vectors_scope').on(t.teamId, t.projectId),
+  // A team's newest ids with their fingerprints (db/vectors.ts `localVectorFingerprints`), newest first, from this
+  // index alone: without it every team-wide search read and sorted each 2 KB vector row of the team.
+  index('idx_local_vectors_fingerprint').on(t.teamId, t.observationId, t.projectId, t.type, t.fingerprint),
+]);
 
 /** Observer spend: tokens per team, UTC day, session and model (src/db/usage.ts). */
 export const observerUsage = sqliteTable(

@@ -4,7 +4,7 @@ import { and, asc, count, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
 import { localVectors, observations } from './schema';
-import { blobFingerprint, hexOf, inJsonList, notInJsonList } from './sqlite';
+import { hexOf, inJsonList, notInJsonList } from './sqlite';
 
 export interface LocalVectorRow {
   observationId: number;
@@ -38,7 +38,10 @@ export interface LocalVectorScope {
 }
 
 
-/** The newest `limit` vectors in scope, each with a fingerprint (hex of its first and last 8 bytes). */
+/**
+ * The newest `limit` vectors in scope, each with its fingerprint (hex of its first and last 8 bytes), newest
+ * first: read from idx_local_vectors_fingerprint alone, never from the 2 KB vector rows.
+ */
 export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVectorScope, limit: number): Promise<{ id: number; fp: string }[]> {
   const scope: (SQL | undefined)[] = [
     eq(localVectors.teamId, q.teamId),
@@ -46,12 +49,13 @@ export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVecto
     !q.projectIds?.length && q.excludeProjectIds?.length ? notInJsonList(localVectors.projectId, q.excludeProjectIds) : undefined,
     q.types?.length ? inJsonList(localVectors.type, q.types) : undefined,
   ];
-  return dbOf(d1)
-    .select({ id: localVectors.observationId, fp: blobFingerprint(localVectors.embedding) })
+  const rows = await dbOf(d1)
+    .select({ id: localVectors.observationId, fp: localVectors.fingerprint })
     .from(localVectors)
     .where(and(...scope))
     .orderBy(desc(localVectors.observationId))
     .limit(limit);
+  return rows.map((r) => ({ id: r.id, fp: r.fp ?? '' }));
 }
 
 /** The vectors of `ids` as hex strings. */

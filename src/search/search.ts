@@ -8,6 +8,7 @@ import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
 import type { VectorAdapters, VectorMatch } from '../vectors/types';
+import { embedQuery } from '../vectors/query-cache';
 import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeMatch, SUMMARY_BM25_WEIGHTS, type FtsQuery } from './fts-query';
 import { appliesTo, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
 import { fusionMethodFor, vectorWeightFor } from './config';
@@ -124,26 +125,52 @@ async function hiddenProjectIds(db: D1Database, auth: AuthContext): Promise<numb
   return ids.length && ids.length <= 100 ? ids : undefined;
 }
 
+/**
+ * The query's vector, asked for as soon as the query text is known (before the scope is read from D1), so the
+ * model works while the database does. Null when the search uses no vectors: `mode=fts`, no observation kind,
+ * no adapters, or an embedder weighted 0 (the offline one is not asked at all: the default is then keyword search).
+ */
+interface Semantic {
+  adapters: VectorAdapters;
+  weight: number;
+  vector: Promise<number[] | undefined>;
+}
+
+function startSemantic(env: CairnEnv, p: SearchParams, q: string, deps: SearchDeps): Semantic | null {
+  if (p.mode === 'fts' || !kindsOf(p.kind).some((k) => k === 'observation' && appliesTo(p, k))) return null;
+  const adapters = deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
+  const weight = adapters ? vectorWeightFor(adapters.embedder.name, env.CAIRN_VECTOR_WEIGHT) : 0;
+  if (!adapters || weight <= 0) return null;
+  const vector = timed(deps.timings, 'embed', embedQuery(adapters.embedder, q));
+  // Observed by vectorIds when the search gets there; a search that returns early must not leave it unhandled.
+  vector.catch(() => undefined);
+  return { adapters, weight, vector };
+}
+
 async function vectorIds(
   db: D1Database,
-  adapters: VectorAdapters,
-  q: string,
+  semantic: Semantic,
   auth: AuthContext,
   p: SearchParams,
   scope: RecordScope,
   topK: number,
   timeoutMs: number,
+  tm: Record<string, number> | undefined,
 ): Promise<VectorMatch[] | null> {
+  const { adapters } = semantic;
   const work = (async () => {
-    const vec = adapters.embedder.embedQuery ? await adapters.embedder.embedQuery(q) : (await adapters.embedder.embed([q]))[0];
-    if (!vec) return [];
-    const matches = await adapters.index.query(vec, {
+    const hidden = scope.projectIds ? undefined : await timed(tm, 'hidden', hiddenProjectIds(db, auth));
+    // The index gets the vector still on its way: the local one reads its candidates from D1 meanwhile.
+    const vector = semantic.vector.then((v) => v ?? []);
+    const matches = await timed(tm, 'vector_index', adapters.index.query(vector, {
       teamId: auth.teamId,
       projectIds: scope.projectIds ?? undefined,
-      excludeProjectIds: scope.projectIds ? undefined : await hiddenProjectIds(db, auth),
+      excludeProjectIds: hidden,
       types: p.type.length ? p.type : undefined,
       topK,
-    });
+      timings: tm,
+    }));
+    if ((await vector).length === 0) return [];
     return matches.filter((m) => m.score >= adapters.embedder.minScore);
   })();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -190,19 +217,15 @@ async function rankText(db: D1Database, scope: RecordScope, r: RankInput, tm: Re
 }
 
 /** Observations: FTS, files named in the query, and vector neighbours when available. */
-async function rankObservations(env: CairnEnv, db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, deps: SearchDeps): Promise<Ranking> {
+async function rankObservations(db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, semantic: Semantic | null, deps: SearchDeps): Promise<Ranking> {
   const tm = deps.timings;
   const { q, fts, pool, want } = r;
-  const candidate = p.mode === 'fts' ? null : deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
-  // An embedder with weight 0 (the offline one) is not asked at all: the default is then keyword search.
-  const weight = candidate ? vectorWeightFor(candidate.embedder.name, env.CAIRN_VECTOR_WEIGHT) : 0;
-  const adapters = weight > 0 ? candidate : null;
+  const adapters = semantic?.adapters ?? null;
+  const weight = semantic?.weight ?? 0;
   const paths = pathLikeTerms(q);
-  // Send the SQL first: the embedder runs synchronously until its first await, so starting it first would
-  // leave the database idle while the query is embedded.
   const ftsPromise = timed(tm, 'fts', ftsSearch(db, fts.all, fts.any, scope, pool));
   const filesPromise = timed(tm, 'files', observationsTouching(db, paths, scope, pool));
-  const vectorPromise = adapters ? vectorIds(db, adapters, q, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
+  const vectorPromise = semantic ? vectorIds(db, semantic, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000, tm) : Promise.resolve(null);
   const datedPromise = timed(tm, 'dated', datedHits(db, fts, scope, r.window, pool));
   const [{ rows: ranked, total }, files, vec, dated] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise), datedPromise]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
@@ -281,26 +304,32 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const tm = deps.timings;
   // The team's database (its shard, src/db/shards.ts): every statement of this search goes there.
   const db = await teamDb(env, auth.teamId);
-  const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
-  if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
-  if (!p.q) return filterOnly(db, p, scopes);
+  if (!p.q) {
+    const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
+    return scopes.length === 0 ? { results: [], total: 0, mode: 'fts' } : filterOnly(db, p, scopes);
+  }
   // Digit-only dates leave the words; when nothing else is left, the query is searched as typed.
   const named = namedDays(p.q, deps.now ?? Date.now());
   const window = dayWindow(named.days);
   const stripped = named.days.length ? buildFtsQuery(named.rest) : null;
   // "What did we do yesterday?": nothing left to match but the day, so that day's records, newest first.
-  if (window && stripped && (!stripped.all || stripped.fillerOnly)) {
-    return filterOnly(db, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
-  }
+  const dayOnly = !!window && !!stripped && (!stripped.all || stripped.fillerOnly);
   const fts: FtsQuery = stripped?.all ? stripped : buildFtsQuery(p.q);
   // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
-  if (!fts.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
+  const terms = fts.all && fts.any ? { all: fts.all, any: fts.any, terms: fts.terms } : null;
+  if (!dayOnly && !terms) return { results: [], total: 0, mode: 'fts' };
+  // Embedding the query is the slowest part of a hybrid search: it starts before the scope's reads.
+  const semantic = dayOnly ? null : startSemantic(env, p, p.q, deps);
+  const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
+  if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
+  if (window && dayOnly) return filterOnly(db, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
+  if (!terms) return { results: [], total: 0, mode: 'fts' }; // not reached (checked above); narrows the type
 
   const want = p.offset + p.limit;
-  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, window: stripped?.all ? window : null, pool: Math.min(1000, Math.max(want, 60)), want };
-  // Summary and prompt statements go out first; the observation side may then spend time embedding the query.
+  const r: RankInput = { q: p.q, fts: terms, window: stripped?.all ? window : null, pool: Math.min(1000, Math.max(want, 60)), want };
+  // Summary and prompt statements go out first; the observation side then adds its own beside the embedding.
   const text = scopes.filter((s) => s.kind !== 'observation').map((s) => rankText(db, s, r, tm));
-  const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(env, db, auth, p, s, r, deps));
+  const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(db, auth, p, s, r, semantic, deps));
   const byKind = await Promise.all([...obs, ...text]);
   const results = await pageOf(db, byKind, p.offset, want, tm);
   return { results, total: byKind.reduce((n, k) => n + k.total, 0), mode: byKind.some((k) => k.mode === 'hybrid') ? 'hybrid' : 'fts' };

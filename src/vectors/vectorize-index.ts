@@ -46,12 +46,13 @@ export class VectorizeVectorIndex implements VectorIndex {
     for (let i = 0; i < ids.length; i += UPSERT_BATCH) await this.binding.deleteByIds(ids.slice(i, i + UPSERT_BATCH).map((id) => `${prefix}${id}`));
   }
 
-  async query(vector: number[], q: VectorQuery): Promise<VectorMatch[]> {
+  async query(pending: number[] | Promise<number[]>, q: VectorQuery): Promise<VectorMatch[]> {
+    const [vector, prefix] = await Promise.all([pending, this.idPrefix(q.teamId)]);
+    if (vector.length === 0) return [];
     const filter: VectorizeVectorMetadataFilter = {};
     if (q.projectIds?.length) filter.project = { $in: q.projectIds.map(String) };
     else if (q.excludeProjectIds?.length) filter.project = { $nin: q.excludeProjectIds.map(String) };
     if (q.types?.length) filter.type = { $in: q.types };
-    const prefix = await this.idPrefix(q.teamId);
     const res = await this.binding.query(vector, {
       topK: Math.min(MAX_TOP_K, q.topK),
       namespace: teamNamespace(q.teamId),

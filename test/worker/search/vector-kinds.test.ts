@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types';
 import { searchObservations } from '../../../src/search/search';
 import { storePrompt } from '../../../src/store/sessions';
-import { indexRecords } from '../../../src/vectors/index-records';
+import { factEmbeddingText, indexRecords } from '../../../src/vectors/index-records';
 import { LocalVectorIndex } from '../../../src/vectors/local-index';
 import type { Embedder, VectorAdapters } from '../../../src/vectors/types';
 import { VectorizeVectorIndex } from '../../../src/vectors/vectorize-index';
@@ -45,7 +45,7 @@ describe('vector hits collapse to their record', () => {
     const found = await w.add({ title: 'Backoff policy', narrative: 'How the client waits', facts });
     const other = await w.add({ title: 'Sidebar colour', narrative: 'Blue' });
     const q = 'quokka';
-    const adapters: VectorAdapters = { index: new LocalVectorIndex(env.DB), embedder: axisEmbedder(q, facts) };
+    const adapters: VectorAdapters = { index: new LocalVectorIndex(env.DB), embedder: axisEmbedder(q, facts.map((f) => factEmbeddingText('Backoff policy', f))) };
     await indexRecords(env, w.ids.teamId, { observations: [found, other] }, { adapters });
     const res = await searchObservations(env, authOf(w), { q, project: [w.key] }, { vectors: adapters });
     expect(res.mode).toBe('hybrid');
@@ -99,7 +99,7 @@ describe('vectors written before facts had their own', () => {
     const fake = new FakeVectorize();
     // As the index held it before: a bare row id in the team namespace, metadata without `kind`.
     await fake.upsert([{ id: String(old), namespace: `team-${w.ids.teamId}`, values: [0.9, 0.1, 0], metadata: { project: String(w.projectId), type: 'discovery' } }]);
-    const adapters: VectorAdapters = { index: new VectorizeVectorIndex(fake), embedder: axisEmbedder('quokka', ['The quokka fact']) };
+    const adapters: VectorAdapters = { index: new VectorizeVectorIndex(fake), embedder: axisEmbedder('quokka', [factEmbeddingText('Written after', 'The quokka fact')]) };
     await indexRecords(env, w.ids.teamId, { observations: [fresh] }, { adapters });
     expect(fake.idsOf(w.ids.teamId)).toEqual([String(old), String(fresh), `${fresh}.f1`].sort());
     const res = await searchObservations(env, authOf(w), { q: 'quokka', project: [w.key] }, { vectors: adapters });

@@ -3,7 +3,7 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
-import { backfillVectors, factTexts, indexRecords, summaryText } from '../../../src/vectors/index-records';
+import { backfillVectors, factEmbeddingText, factTexts, indexRecords, summaryText } from '../../../src/vectors/index-records';
 import { allVectorIds, collapseParts, MAX_FACT_VECTORS, parseVectorId, vectorIdOf } from '../../../src/vectors/keys';
 import { VectorizeVectorIndex } from '../../../src/vectors/vectorize-index';
 import { call } from '../support/http';
@@ -60,6 +60,7 @@ describe('what indexing embeds', () => {
     const w = await seedWorld();
     const facts = ['one', ' ', 'two', 'one', ...Array.from({ length: 10 }, (_, i) => `fact ${i}`)];
     expect(factTexts(JSON.stringify(facts))).toEqual(['one', 'two', 'fact 0', 'fact 1', 'fact 2', 'fact 3', 'fact 4', 'fact 5']);
+    expect([factEmbeddingText('Talkative', 'one'), factEmbeddingText(null, 'one')]).toEqual(['Talkative: one', 'one']);
     const many = await w.add({ title: 'Talkative', type: 'decision', facts });
     const none = await w.add({ title: 'Quiet' });
     expect(await indexRecords(env, w.ids.teamId, { observations: [many, none] })).toEqual({ indexed: 2, removed: 0, failed: 0 });

@@ -14,7 +14,7 @@ import type { ObserverProvider } from '../observer/types';
 import { teamStub } from '../slots/team-do';
 import { defaultAfterStore } from '../store/after-store';
 import { storeTurn } from '../store/turn-store';
-import { indexObservations } from '../vectors/index-observations';
+import { indexTurn } from '../vectors/index-records';
 import type { SessionAlarms } from './alarms';
 import type { EventBuffer } from './buffer';
 import { sessionOf } from './intake';
@@ -159,7 +159,7 @@ export class ObserverTurns {
     this.#seam('after-store');
     this.#confirm(claimId, outcome.state, stored.observationIds.length);
     if (stored.observationIds.length || stored.summaryId !== null) {
-      const after = this.deps.seams().afterStore ?? defaultAfterStore(this.deps.env, indexObservations);
+      const after = this.deps.seams().afterStore ?? defaultAfterStore(this.deps.env, indexTurn);
       this.deps.waitUntil(after.run(stored).catch((err: unknown) => console.warn('after-store failed', { message: String(err) })));
     }
   }

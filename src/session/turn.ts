@@ -69,10 +69,15 @@ export class ObserverTurns {
         // Like a turn that died: claims and lease stay; the next alarm after the lease expires takes over.
         await this.deps.alarms.at(now + LEASE_MS);
       } else {
-        b.dropLease(claimId);
-        if (slot && team && session) await team.release(session.sessionKey).catch(() => undefined);
-        if (retryAt !== null) await this.deps.alarms.at(retryAt);
-        else await this.deps.alarms.next();
+        // The lease goes last: until the next alarm is planned the turn is not over, and an alarm or a reader
+        // arriving meanwhile must see it as running (not as idle with no alarm set).
+        try {
+          if (slot && team && session) await team.release(session.sessionKey).catch(() => undefined);
+          if (retryAt !== null) await this.deps.alarms.at(retryAt);
+          else await this.deps.alarms.next();
+        } finally {
+          b.dropLease(claimId);
+        }
       }
     }
   }

@@ -72,8 +72,11 @@ const TOKEN_MOUNTS: Mount[] = [
 ];
 
 const app = new Hono<AppEnv>();
-// Server-Timing on every API answer: where a request's time went (token check, rate limiter, session object).
-app.use('/api/*', timing({ totalDescription: 'total' }));
+// Server-Timing wherever the token guards run (they record the token check and the rate limiter), so on every
+// API answer and on /mcp: where a request's time went (token check, rate limiter, session object).
+const serverTiming = timing({ totalDescription: 'total' });
+app.use('/api/*', serverTiming);
+app.use('/mcp', serverTiming);
 app.onError(handleError);
 app.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
 

@@ -110,7 +110,7 @@ export async function deleteObservations(d1: D1Database, teamId: number, ids: nu
   const d = db(d1);
   const [, , gone] = await d.batch([
     d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), idsIn(observationFiles.observationId, ids))),
-    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), idsIn(localVectors.observationId, ids))),
+    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'observation'), idsIn(localVectors.recordId, ids))),
     d.delete(observations).where(and(eq(observations.teamId, teamId), idsIn(observations.id, ids))).returning({ id: observations.id }),
     auditRow(d, teamId, audit),
   ]);
@@ -119,7 +119,8 @@ export async function deleteObservations(d1: D1Database, teamId: number, ids: nu
 
 export async function deleteSummary(d1: D1Database, teamId: number, id: number, audit: ForgetAudit): Promise<number> {
   const d = db(d1);
-  const [gone] = await d.batch([
+  const [, gone] = await d.batch([
+    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'summary'), eq(localVectors.recordId, id))),
     d.delete(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.id, id))).returning({ id: summaries.id }),
     auditRow(d, teamId, audit),
   ]);
@@ -128,26 +129,31 @@ export async function deleteSummary(d1: D1Database, teamId: number, id: number, 
 
 export async function deletePrompt(d1: D1Database, teamId: number, id: number, audit: ForgetAudit): Promise<number> {
   const d = db(d1);
-  const [gone] = await d.batch([
+  const [, gone] = await d.batch([
+    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'prompt'), eq(localVectors.recordId, id))),
     d.delete(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.id, id))).returning({ id: prompts.id }),
     auditRow(d, teamId, audit),
   ]);
   return gone.length;
 }
 
-/** Ids of the observations of a session or a project (for the vector index, which lives outside D1). */
-export async function observationIdsOf(d1: D1Database, teamId: number, where: { sessionId?: number; projectId?: number }): Promise<number[]> {
-  const rows = await db(d1)
-    .select({ id: observations.id })
-    .from(observations)
-    .where(
+/** Ids of the observations, summaries and prompts of a session, a project or the whole team (for the vector index, which lives outside D1). */
+export async function recordIdsOf(
+  d1: D1Database,
+  teamId: number,
+  where: { sessionId?: number; projectId?: number },
+): Promise<{ observations: number[]; summaries: number[]; prompts: number[] }> {
+  const d = db(d1);
+  const of = <T extends typeof observations | typeof summaries | typeof prompts>(t: T) =>
+    d.select({ id: t.id }).from(t).where(
       and(
-        eq(observations.teamId, teamId),
-        where.sessionId !== undefined ? eq(observations.sessionId, where.sessionId) : undefined,
-        where.projectId !== undefined ? eq(observations.projectId, where.projectId) : undefined,
+        eq(t.teamId, teamId),
+        where.sessionId !== undefined ? eq(t.sessionId, where.sessionId) : undefined,
+        where.projectId !== undefined ? eq(t.projectId, where.projectId) : undefined,
       ),
     );
-  return rows.map((r) => r.id);
+  const [o, s, p] = await d.batch([of(observations), of(summaries), of(prompts)]);
+  return { observations: o.map((r) => r.id), summaries: s.map((r) => r.id), prompts: p.map((r) => r.id) };
 }
 
 export async function countProject(d1: D1Database, teamId: number, projectId: number): Promise<ForgetCounts> {
@@ -165,10 +171,15 @@ export async function countProject(d1: D1Database, teamId: number, projectId: nu
 /** Deletes everything a session remembered, and the session row, in one batch. */
 export async function deleteSession(d1: D1Database, teamId: number, sessionId: number, audit: ForgetAudit): Promise<ForgetCounts> {
   const d = db(d1);
-  const ofSession = d.select({ id: observations.id }).from(observations).where(and(eq(observations.teamId, teamId), eq(observations.sessionId, sessionId)));
-  const [, , o, s, p, se] = await d.batch([
-    d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), inArray(observationFiles.observationId, ofSession))),
-    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), inArray(localVectors.observationId, ofSession))),
+  const ofSession = <T extends typeof observations | typeof summaries | typeof prompts>(t: T) =>
+    d.select({ id: t.id }).from(t).where(and(eq(t.teamId, teamId), eq(t.sessionId, sessionId)));
+  const vectorsOf = (kind: RecordKind, t: typeof observations | typeof summaries | typeof prompts) =>
+    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inArray(localVectors.recordId, ofSession(t))));
+  const [, , , , o, s, p, se] = await d.batch([
+    d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), inArray(observationFiles.observationId, ofSession(observations)))),
+    vectorsOf('observation', observations),
+    vectorsOf('summary', summaries),
+    vectorsOf('prompt', prompts),
     d.delete(observations).where(and(eq(observations.teamId, teamId), eq(observations.sessionId, sessionId))).returning({ id: observations.id }),
     d.delete(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.sessionId, sessionId))).returning({ id: summaries.id }),
     d.delete(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.sessionId, sessionId))).returning({ id: prompts.id }),

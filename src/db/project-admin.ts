@@ -57,8 +57,8 @@ export async function rowsOfProject(d1: D1Database | Db, teamId: number, project
 
 /**
  * Moves every row of `from` into `into`, re-points aliases, deletes `from` and leaves its key as an alias of
- * `into`, with the audit row, in one batch. Observations are marked unembedded so the vector index is
- * rewritten with their new project.
+ * `into`, with the audit row, in one batch. Observations, summaries and prompts are marked unembedded so the
+ * vector index is rewritten with their new project.
  */
 export async function mergeProjects(d1: D1Database | Db, teamId: number, from: ProjectRef, into: ProjectRef, now: number, audit: AuditEntry): Promise<void> {
   const d = dbOf(d1);
@@ -66,9 +66,9 @@ export async function mergeProjects(d1: D1Database | Db, teamId: number, from: P
     and(eq(t.teamId, teamId), eq(t.projectId, from.id));
   await runBatch(d, [
     d.update(observations).set({ projectId: into.id, embeddedAt: null }).where(and(eq(observations.teamId, teamId), eq(observations.projectId, from.id))),
-    d.update(summaries).set({ projectId: into.id }).where(inFrom(summaries)),
+    d.update(summaries).set({ projectId: into.id, embeddedAt: null }).where(inFrom(summaries)),
     d.update(sessions).set({ projectId: into.id }).where(inFrom(sessions)),
-    d.update(prompts).set({ projectId: into.id }).where(inFrom(prompts)),
+    d.update(prompts).set({ projectId: into.id, embeddedAt: null }).where(inFrom(prompts)),
     d.update(observationFiles).set({ projectId: into.id }).where(inFrom(observationFiles)),
     d.update(localVectors).set({ projectId: into.id }).where(inFrom(localVectors)),
     d.update(projectAliases).set({ projectId: into.id }).where(and(eq(projectAliases.teamId, teamId), eq(projectAliases.projectId, from.id))),

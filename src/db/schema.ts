@@ -92,7 +92,13 @@ export const prompts = sqliteTable('prompts', {
   createdAt: integer('created_at').notNull(),
   /** The agent's own prompt id, when it sends one. */
   promptId: text('prompt_id'),
-}, (t) => [unique().on(t.sessionId, t.promptNumber), index('idx_prompts_project').on(t.teamId, t.projectId, desc(t.createdAt))]);
+  /** When its vector was written (null: still to embed, src/vectors/index-records.ts). */
+  embeddedAt: integer('embedded_at'),
+}, (t) => [
+  unique().on(t.sessionId, t.promptNumber),
+  index('idx_prompts_project').on(t.teamId, t.projectId, desc(t.createdAt)),
+  index('idx_prompts_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL`),
+]);
 
 export const observations = sqliteTable('observations', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -174,10 +180,13 @@ export const summaries = sqliteTable('summaries', {
   deletedAt: integer('deleted_at'),
   promptId: text('prompt_id'),
   turnKey: text('turn_key'),
+  /** When its vector was written (null: still to embed, src/vectors/index-records.ts). */
+  embeddedAt: integer('embedded_at'),
 }, (t) => [
   unique().on(t.sessionId, t.contentHash),
   index('idx_summaries_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
   index('idx_summaries_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
+  index('idx_summaries_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
 ]);
 
 export const auditLog = sqliteTable('audit_log', {
@@ -190,23 +199,30 @@ export const auditLog = sqliteTable('audit_log', {
   createdAt: integer('created_at').notNull(),
 }, (t) => [index('idx_audit_team_time').on(t.teamId, desc(t.createdAt))]);
 
-/** Local vector index (wrangler dev and tests); production uses Vectorize. */
+/**
+ * Local vector index (wrangler dev and tests); production uses Vectorize. One row per embedded part: a record's
+ * main text (part 0) or one of an observation's facts (part i, src/vectors/keys.ts).
+ */
 export const localVectors = sqliteTable('local_vectors', {
-  observationId: integer('observation_id').primaryKey(),
+  kind: text('kind', { enum: ['observation', 'summary', 'prompt'] }).notNull(),
+  recordId: integer('record_id').notNull(),
+  part: integer('part').notNull().default(0),
   teamId: integer('team_id').notNull(),
   projectId: integer('project_id').notNull(),
   type: text('type').notNull(),
   embedding: blob('embedding', { mode: 'buffer' }).notNull(),
   /**
-   * Hex of the vector's first and last 8 bytes (migrations/0007_local_vector_fingerprints.sql): the local index
+   * Hex of the vector's first and last 8 bytes (migrations/0008_local_vector_fingerprints.sql): the local index
    * re-reads a vector it has decoded only when this changes. VIRTUAL, so stored only in the index below.
    */
   fingerprint: text('fingerprint').generatedAlwaysAs(sql`(hex(substr(embedding, 1, 8)) || hex(substr(embedding, -8)))`, { mode: 'virtual' }),
 }, (t) => [
-  index('idx_local_vectors_scope').on(t.teamId, t.projectId),
-  // A team's newest ids with their fingerprints (db/vectors.ts `localVectorFingerprints`), newest first, from this
-  // index alone: without it every team-wide search read and sorted each 2 KB vector row of the team.
-  index('idx_local_vectors_fingerprint').on(t.teamId, t.observationId, t.projectId, t.type, t.fingerprint),
+  primaryKey({ columns: [t.kind, t.recordId, t.part] }),
+  index('idx_local_vectors_scope').on(t.teamId, t.kind, t.projectId),
+  // A kind's newest vectors of a team with their fingerprints (db/vectors.ts `localVectorFingerprints`), in that
+  // query's order, from this index alone: without it every hybrid search read and sorted each 2 KB vector row.
+  index('idx_local_vectors_fingerprint').on(t.teamId, t.kind, desc(t.recordId), t.part, t.projectId, t.type, t.fingerprint),
+  check('local_vectors_kind', sql`kind IN ('observation','summary','prompt')`),
 ]);
 
 /** Observer spend: tokens per team, UTC day, session and model (src/db/usage.ts). */

@@ -93,10 +93,10 @@ export interface Scope {
   authorUserId: number;
 }
 
-/** True when the row was new. */
-export async function insertPrompt(d1: D1Database, s: Scope, p: { promptNumber: number; promptId: string | null; text: string; createdAt: number }): Promise<boolean> {
+/** The new row's id; null when it was there already. */
+export async function insertPrompt(d1: D1Database, s: Scope, p: { promptNumber: number; promptId: string | null; text: string; createdAt: number }): Promise<number | null> {
   const rows = await insertPromptRow(db(d1), { ...s, ...p }).returning({ id: prompts.id });
-  return rows.length > 0;
+  return rows[0]?.id ?? null;
 }
 
 /** An imported observation: its content plus the bookkeeping the export carried. */
@@ -135,8 +135,9 @@ export interface SummaryIn extends SummaryContent {
 }
 
 /** True when the row was new (the session did not hold this content yet). */
-export async function insertSummary(d1: D1Database, s: Scope, x: SummaryIn): Promise<boolean> {
+/** The new row's id; null when it was there already. */
+export async function insertSummary(d1: D1Database, s: Scope, x: SummaryIn): Promise<number | null> {
   const { promptNumber, promptId, createdAt, contentHash, ...content } = x;
   const rows = await insertSummaryRow(db(d1), { ...s, promptNumber, promptId, createdAt, contentHash }, content);
-  return rows.length > 0;
+  return rows[0]?.id ?? null;
 }

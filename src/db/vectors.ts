@@ -1,69 +1,74 @@
 // Vector bookkeeping in D1: the local vector index (wrangler dev and tests; production uses Vectorize) and
-// which observations still need embedding.
+// which observations, summaries and prompts still need embedding.
 import { and, asc, count, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
-import { localVectors, observations } from './schema';
+import { localVectors, observations, prompts, summaries } from './schema';
 import { hexOf, inJsonList, notInJsonList } from './sqlite';
 
+export type LocalVectorKind = 'observation' | 'summary' | 'prompt';
+
 export interface LocalVectorRow {
-  observationId: number;
+  kind: LocalVectorKind;
+  recordId: number;
+  /** 0 = the record's main text; i ≥ 1 = an observation's i-th fact. */
+  part: number;
   teamId: number;
   projectId: number;
   type: string;
   embedding: ArrayBuffer;
 }
 
-/** Stores or replaces the vectors (one row per observation), in one batch. */
+/** Stores or replaces the vectors (one row per record part), in one batch. */
 export async function upsertLocalVectors(d1: D1Database | Db, rows: LocalVectorRow[]): Promise<void> {
   const d = dbOf(d1);
   await runBatch(
     d,
     rows.map((r) => {
       const values = { ...r, embedding: Buffer.from(r.embedding) };
-      return d.insert(localVectors).values(values).onConflictDoUpdate({ target: localVectors.observationId, set: values });
+      return d.insert(localVectors).values(values).onConflictDoUpdate({ target: [localVectors.kind, localVectors.recordId, localVectors.part], set: values });
     }),
   );
 }
 
-export async function deleteLocalVectors(d1: D1Database | Db, teamId: number, ids: number[]): Promise<void> {
-  await dbOf(d1).delete(localVectors).where(and(eq(localVectors.teamId, teamId), inJsonList(localVectors.observationId, ids))).run();
+/** Every part of these records of one kind. */
+export async function deleteLocalVectors(d1: D1Database | Db, teamId: number, kind: LocalVectorKind, ids: number[]): Promise<void> {
+  await dbOf(d1).delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, ids))).run();
 }
 
 export interface LocalVectorScope {
   teamId: number;
+  kind: LocalVectorKind;
   projectIds?: number[];
   excludeProjectIds?: number[];
   types?: string[];
 }
 
-
-/**
- * The newest `limit` vectors in scope, each with its fingerprint (hex of its first and last 8 bytes), newest
- * first: read from idx_local_vectors_fingerprint alone, never from the 2 KB vector rows.
- */
-export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVectorScope, limit: number): Promise<{ id: number; fp: string }[]> {
+/** The newest `limit` vectors in scope (all parts of a record together), each with a fingerprint (hex of its first and last 8 bytes). */
+export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVectorScope, limit: number): Promise<{ id: number; part: number; fp: string }[]> {
   const scope: (SQL | undefined)[] = [
     eq(localVectors.teamId, q.teamId),
+    eq(localVectors.kind, q.kind),
     q.projectIds?.length ? inJsonList(localVectors.projectId, q.projectIds) : undefined,
     !q.projectIds?.length && q.excludeProjectIds?.length ? notInJsonList(localVectors.projectId, q.excludeProjectIds) : undefined,
     q.types?.length ? inJsonList(localVectors.type, q.types) : undefined,
   ];
+  // Answered from idx_local_vectors_fingerprint alone, already in this order (never from the 2 KB vector rows).
   const rows = await dbOf(d1)
-    .select({ id: localVectors.observationId, fp: localVectors.fingerprint })
+    .select({ id: localVectors.recordId, part: localVectors.part, fp: localVectors.fingerprint })
     .from(localVectors)
     .where(and(...scope))
-    .orderBy(desc(localVectors.observationId))
+    .orderBy(desc(localVectors.recordId), asc(localVectors.part))
     .limit(limit);
-  return rows.map((r) => ({ id: r.id, fp: r.fp ?? '' }));
+  return rows.map((r) => ({ id: r.id, part: r.part, fp: r.fp ?? '' }));
 }
 
-/** The vectors of `ids` as hex strings. */
-export async function localVectorHex(d1: D1Database | Db, ids: number[]): Promise<{ id: number; hex: string }[]> {
+/** The vectors (every part) of records `ids` of one kind, as hex strings. */
+export async function localVectorHex(d1: D1Database | Db, kind: LocalVectorKind, ids: number[]): Promise<{ id: number; part: number; hex: string }[]> {
   return dbOf(d1)
-    .select({ id: localVectors.observationId, hex: hexOf(localVectors.embedding) })
+    .select({ id: localVectors.recordId, part: localVectors.part, hex: hexOf(localVectors.embedding) })
     .from(localVectors)
-    .where(inJsonList(localVectors.observationId, ids));
+    .where(and(eq(localVectors.kind, kind), inJsonList(localVectors.recordId, ids)));
 }
 
 /** The fields embedding needs, for the team's observations among `ids` (deleted ones included, to drop them). */
@@ -78,19 +83,59 @@ export async function observationsToEmbed(d1: D1Database | Db, teamId: number, i
     .where(and(eq(observations.teamId, teamId), inJsonList(observations.id, ids)));
 }
 
-export async function markEmbedded(d1: D1Database | Db, teamId: number, ids: number[], now: number): Promise<void> {
-  await dbOf(d1).update(observations).set({ embeddedAt: now }).where(and(eq(observations.teamId, teamId), inJsonList(observations.id, ids))).run();
+/** The fields embedding needs, for the team's summaries among `ids` (deleted ones included, to drop them). */
+export async function summariesToEmbed(d1: D1Database | Db, teamId: number, ids: number[]) {
+  return dbOf(d1)
+    .select({
+      id: summaries.id, project_id: summaries.projectId, request: summaries.request, investigated: summaries.investigated, learned: summaries.learned,
+      completed: summaries.completed, next_steps: summaries.nextSteps, notes: summaries.notes, deleted_at: summaries.deletedAt,
+    })
+    .from(summaries)
+    .where(and(eq(summaries.teamId, teamId), inJsonList(summaries.id, ids)));
 }
 
-const unembedded = (teamId: number) => and(eq(observations.teamId, teamId), isNull(observations.embeddedAt), isNull(observations.deletedAt));
+/** The team's prompts among `ids`, with their text (a private prompt was never stored, so it is never here). */
+export async function promptsToEmbed(d1: D1Database | Db, teamId: number, ids: number[]) {
+  return dbOf(d1)
+    .select({ id: prompts.id, project_id: prompts.projectId, text: prompts.text })
+    .from(prompts)
+    .where(and(eq(prompts.teamId, teamId), inJsonList(prompts.id, ids)));
+}
 
-/** Ids of live observations not yet embedded, oldest first. */
-export async function unembeddedIds(d1: D1Database | Db, teamId: number, limit: number): Promise<number[]> {
-  const rows = await dbOf(d1).select({ id: observations.id }).from(observations).where(unembedded(teamId)).orderBy(asc(observations.id)).limit(limit);
+/** The id of a session's prompt by its number when it is stored (a private prompt is not) and has no vector yet. */
+export async function unembeddedPrompt(d1: D1Database | Db, teamId: number, sessionId: number, promptNumber: number): Promise<number | null> {
+  const row = await dbOf(d1)
+    .select({ id: prompts.id })
+    .from(prompts)
+    .where(and(eq(prompts.teamId, teamId), eq(prompts.sessionId, sessionId), eq(prompts.promptNumber, promptNumber), isNull(prompts.embeddedAt)))
+    .get();
+  return row?.id ?? null;
+}
+
+const TABLES = { observation: observations, summary: summaries, prompt: prompts } as const;
+
+export async function markEmbedded(d1: D1Database | Db, teamId: number, kind: LocalVectorKind, ids: number[], now: number): Promise<void> {
+  if (ids.length === 0) return;
+  const t = TABLES[kind];
+  await dbOf(d1).update(t).set({ embeddedAt: now }).where(and(eq(t.teamId, teamId), inJsonList(t.id, ids))).run();
+}
+
+/** Live rows without a vector yet (each matches its table's partial `_unembedded` index). */
+const unembedded = (teamId: number, kind: LocalVectorKind): SQL | undefined => {
+  if (kind === 'observation') return and(eq(observations.teamId, teamId), isNull(observations.embeddedAt), isNull(observations.deletedAt));
+  if (kind === 'summary') return and(eq(summaries.teamId, teamId), isNull(summaries.embeddedAt), isNull(summaries.deletedAt));
+  return and(eq(prompts.teamId, teamId), isNull(prompts.embeddedAt));
+};
+
+/** Ids of live records of one kind not yet embedded, oldest first. */
+export async function unembeddedIds(d1: D1Database | Db, teamId: number, kind: LocalVectorKind, limit: number): Promise<number[]> {
+  const t = TABLES[kind];
+  const rows = await dbOf(d1).select({ id: t.id }).from(t).where(unembedded(teamId, kind)).orderBy(asc(t.id)).limit(limit);
   return rows.map((r) => r.id);
 }
 
-export async function countUnembedded(d1: D1Database | Db, teamId: number): Promise<number> {
-  const row = await dbOf(d1).select({ n: count() }).from(observations).where(unembedded(teamId)).get();
+export async function countUnembedded(d1: D1Database | Db, teamId: number, kind: LocalVectorKind): Promise<number> {
+  const t = TABLES[kind];
+  const row = await dbOf(d1).select({ n: count() }).from(t).where(unembedded(teamId, kind)).get();
   return row?.n ?? 0;
 }

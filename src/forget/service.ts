@@ -15,7 +15,7 @@ import {
   findPrompt,
   findSession,
   findSummary,
-  observationIdsOf,
+  recordIdsOf,
   projectVisible,
   sessionsOfProject,
   type ForgetCounts,
@@ -29,6 +29,7 @@ import { viewerOf } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { getVectorAdapters } from '../vectors/adapters';
+import { deleteRecordVectors, type RecordIds } from '../vectors/index-records';
 import { sessionStub } from '../session/session-do';
 import { teamDb } from '../db/shards';
 
@@ -59,11 +60,12 @@ export interface Forgotten {
 const isAdmin = (auth: AuthContext) => auth.role === 'admin' || auth.role === 'owner';
 const none = (): ForgetCounts => ({ observations: 0, summaries: 0, prompts: 0, sessions: 0 });
 
-/** Vectors live outside D1 (Vectorize in production): removed after the rows, never blocking the answer on text. */
-async function dropVectors(env: CairnEnv, teamId: number, ids: number[]): Promise<void> {
-  if (ids.length === 0) return;
-  const adapters = getVectorAdapters(env);
-  if (adapters) await adapters.index.deleteByIds(teamId, ids);
+/**
+ * Vectors live outside D1 (Vectorize in production): removed after the rows, never blocking the answer on text.
+ * Every kind and every part goes (an observation's main text and each fact vector).
+ */
+async function dropVectors(env: CairnEnv, teamId: number, ids: RecordIds): Promise<void> {
+  await deleteRecordVectors(getVectorAdapters(env), teamId, ids);
 }
 
 /** The session's Durable Object may still hold buffered tool input/output and prompt texts. */
@@ -90,11 +92,10 @@ export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: Recor
   }
   const audit = { actorUserId: auth.userId, target: `${kind}:${id}`, detail: { project_id: row.projectId, author_user_id: row.authorUserId }, at: now };
   const counts = none();
-  if (kind === 'observation') {
-    counts.observations = await deleteObservations(d, auth.teamId, [id], audit);
-    await dropVectors(env, auth.teamId, [id]);
-  } else if (kind === 'summary') counts.summaries = await deleteSummary(d, auth.teamId, id, audit);
+  if (kind === 'observation') counts.observations = await deleteObservations(d, auth.teamId, [id], audit);
+  else if (kind === 'summary') counts.summaries = await deleteSummary(d, auth.teamId, id, audit);
   else counts.prompts = await deletePrompt(d, auth.teamId, id, audit);
+  await dropVectors(env, auth.teamId, { [kind === 'observation' ? 'observations' : kind === 'summary' ? 'summaries' : 'prompts']: [id] });
   await purgeDeletedTerms(d, [kind === 'observation' ? 'observations_fts' : kind === 'summary' ? 'summaries_fts' : 'prompts_fts']);
   return { kind, target: `${kind}:${id}`, counts };
 }
@@ -105,7 +106,7 @@ export async function forgetSession(env: CairnEnv, auth: AuthContext, sessionKey
   const visible = session ? await projectVisible(d, auth.teamId, auth.userId, session.projectId) : false;
   if (!session || !visible) throw new AppError(404, 'not_found', 'No such session.');
   if (session.userId !== auth.userId && !isAdmin(auth)) throw new AppError(403, 'not_allowed', 'Only the person who ran a session or a team admin can forget it.');
-  const ids = await observationIdsOf(d, auth.teamId, { sessionId: session.id });
+  const ids = await recordIdsOf(d, auth.teamId, { sessionId: session.id });
   const counts = await deleteSession(d, auth.teamId, session.id, {
     actorUserId: auth.userId,
     target: `session:${session.id}`,
@@ -144,7 +145,7 @@ export async function forgetProject(env: CairnEnv, auth: AuthContext, key: strin
 /** Deletes a project and everything in it (no permission check: callers decide). */
 export async function purgeProject(env: CairnEnv, teamId: number, actorUserId: number, projectId: number, key: string, now: number): Promise<Forgotten> {
   const d = await teamDb(env, teamId);
-  const ids = await observationIdsOf(d, teamId, { projectId });
+  const ids = await recordIdsOf(d, teamId, { projectId });
   const sessionKeys = await sessionsOfProject(d, teamId, projectId);
   const counts = await deleteProject(d, teamId, projectId, { actorUserId, target: `project:${projectId}`, detail: { project_id: projectId }, at: now });
   await purgeDeletedTerms(d);

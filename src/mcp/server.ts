@@ -15,7 +15,7 @@ import { MAX_IDS, observationRecords, timelineFor } from '../recall/service';
 import { renderSearchText } from '../search/render';
 import { promptRecords, summaryRecords } from '../search/records';
 import { searchObservations } from '../search/search';
-import { indexObservations } from '../vectors/index-observations';
+import { indexObservations } from '../vectors/index-records';
 import { INSTRUCTIONS, SERVER_NAME, SERVER_VERSION } from './instructions';
 import { renderRecords } from './render-records';
 

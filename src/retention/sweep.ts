@@ -2,11 +2,12 @@
 // daily cron (wrangler.toml [triggers]) deletes older ones from D1, the FTS indexes and the vector index.
 import { parseTeamSettings } from '../db/team-settings';
 import { purgeDeletedTerms } from '../db/fts';
-import { oldObservationIds, sweepOlderThan } from '../db/retention';
+import { oldRecordIds, sweepRecords } from '../db/retention';
 import { shardDb, teamsWithShards } from '../db/shards';
 import { writeAudit } from '../audit/audit';
 import type { CairnEnv } from '../env';
 import { getVectorAdapters } from '../vectors/adapters';
+import { deleteRecordVectors } from '../vectors/index-records';
 
 const DAY_MS = 86_400_000;
 /** Chunks per team per run: a first sweep of a long history continues on the next day's run. */
@@ -30,9 +31,10 @@ export async function applyRetention(env: CairnEnv, now: number): Promise<SweepR
     const before = now - days * DAY_MS;
     const gone = { observations: 0, summaries: 0, prompts: 0 };
     for (let i = 0; i < MAX_CHUNKS; i++) {
-      const ids = await oldObservationIds(d, team.id, before);
-      const c = await sweepOlderThan(d, team.id, before, ids);
-      if (adapters && ids.length) await adapters.index.deleteByIds(team.id, ids);
+      const ids = await oldRecordIds(d, team.id, before);
+      const c = await sweepRecords(d, team.id, ids);
+      // Every vector of every kind and part: Vectorize holds copies of summaries and prompts too.
+      await deleteRecordVectors(adapters, team.id, ids);
       gone.observations += c.observations;
       gone.summaries += c.summaries;
       gone.prompts += c.prompts;

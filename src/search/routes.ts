@@ -4,7 +4,7 @@ import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 import { query } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
-import { backfillVectors } from '../vectors/index-observations';
+import { backfillVectors } from '../vectors/index-records';
 import * as z from 'zod';
 import type { SearchKind } from './params';
 import { renderSearchText } from './render';

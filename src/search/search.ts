@@ -1,20 +1,17 @@
-// searchObservations: FTS5 (AND first, OR to fill) over observations, summaries and prompts, observations fused with vectors by weighted RRF, scoped to what the caller may read.
+// searchObservations: FTS5 (AND first, OR to fill) over observations, summaries and prompts, each kind fused with its own vector neighbours (src/search/config.ts), scoped to what the caller may read.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
 import { ftsRanked, newestRecords, observationsTouching, recordRows, recordScope, storedWithin, type FtsRanked, type RecordRow, type RecordScope } from '../db/fts';
-import { loadViewer, projectsHiddenFrom } from '../db/visibility';
+import { loadViewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
-import { getVectorAdapters } from '../vectors/adapters';
-import type { VectorAdapters, VectorMatch } from '../vectors/types';
-import { embedQuery } from '../vectors/query-cache';
+import type { VectorAdapters } from '../vectors/types';
+import { fuseWithVectors, timed, vectorIds, vectorSide, type VectorSide } from './vector-side';
 import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeMatch, SUMMARY_BM25_WEIGHTS, type FtsQuery } from './fts-query';
 import { appliesTo, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
-import { fusionMethodFor, vectorWeightFor } from './config';
 import { DIVERSIFY, diversify } from './diversify';
 import { dayWindow, liftDated, namedDays } from './dates';
-import { scoreFusion, weightedFusion } from './fusion';
 import { reciprocalRankFusion } from './rrf';
 import { teamDb } from '../db/shards';
 
@@ -41,17 +38,6 @@ export interface SearchDeps {
   timings?: Record<string, number>;
   /** The time "yesterday" and "3 days ago" in a query count from (default: the clock). */
   now?: number;
-}
-
-/** Runs `work` and records its duration under `name` when timings are wanted. */
-async function timed<T>(timings: Record<string, number> | undefined, name: string, work: Promise<T>): Promise<T> {
-  if (!timings) return work;
-  const t = Date.now();
-  try {
-    return await work;
-  } finally {
-    timings[name] = Date.now() - t;
-  }
 }
 
 /** Per kind: the bm25 weights of its FTS index and whether that index has the `fts_scope` column (observations only). */
@@ -116,76 +102,6 @@ async function filterOnly(db: D1Database, p: SearchParams, scopes: RecordScope[]
   return { results: merged.slice(p.offset, p.offset + p.limit), total: lists.reduce((n, l) => n + l.total, 0), mode: 'fts' };
 }
 
-/**
- * Vectorize filters must stay under 2 KB, so past 100 hidden projects the list is not sent and visibility
- * rests on the D1 re-check alone.
- */
-async function hiddenProjectIds(db: D1Database, auth: AuthContext): Promise<number[] | undefined> {
-  const ids = await projectsHiddenFrom(db, auth, 100);
-  return ids.length && ids.length <= 100 ? ids : undefined;
-}
-
-/**
- * The query's vector, asked for as soon as the query text is known (before the scope is read from D1), so the
- * model works while the database does. Null when the search uses no vectors: `mode=fts`, no observation kind,
- * no adapters, or an embedder weighted 0 (the offline one is not asked at all: the default is then keyword search).
- */
-interface Semantic {
-  adapters: VectorAdapters;
-  weight: number;
-  vector: Promise<number[] | undefined>;
-}
-
-function startSemantic(env: CairnEnv, p: SearchParams, q: string, deps: SearchDeps): Semantic | null {
-  if (p.mode === 'fts' || !kindsOf(p.kind).some((k) => k === 'observation' && appliesTo(p, k))) return null;
-  const adapters = deps.vectors === undefined ? getVectorAdapters(env) : deps.vectors;
-  const weight = adapters ? vectorWeightFor(adapters.embedder.name, env.CAIRN_VECTOR_WEIGHT) : 0;
-  if (!adapters || weight <= 0) return null;
-  const vector = timed(deps.timings, 'embed', embedQuery(adapters.embedder, q));
-  // Observed by vectorIds when the search gets there; a search that returns early must not leave it unhandled.
-  vector.catch(() => undefined);
-  return { adapters, weight, vector };
-}
-
-async function vectorIds(
-  db: D1Database,
-  semantic: Semantic,
-  auth: AuthContext,
-  p: SearchParams,
-  scope: RecordScope,
-  topK: number,
-  timeoutMs: number,
-  tm: Record<string, number> | undefined,
-): Promise<VectorMatch[] | null> {
-  const { adapters } = semantic;
-  const work = (async () => {
-    const hidden = scope.projectIds ? undefined : await timed(tm, 'hidden', hiddenProjectIds(db, auth));
-    // The index gets the vector still on its way: the local one reads its candidates from D1 meanwhile.
-    const vector = semantic.vector.then((v) => v ?? []);
-    const matches = await timed(tm, 'vector_index', adapters.index.query(vector, {
-      teamId: auth.teamId,
-      projectIds: scope.projectIds ?? undefined,
-      excludeProjectIds: hidden,
-      types: p.type.length ? p.type : undefined,
-      topK,
-      timings: tm,
-    }));
-    if ((await vector).length === 0) return [];
-    return matches.filter((m) => m.score >= adapters.embedder.minScore);
-  })();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
-  try {
-    return await Promise.race([work, late]);
-  } catch (err) {
-    console.warn('vector search failed; answering from FTS alone', { message: (err as Error).message });
-    return null;
-  } finally {
-    clearTimeout(timer);
-    work.catch(() => undefined);
-  }
-}
-
 /** One kind's ranked list, best first, before the page is cut. */
 interface Ranking {
   scope: RecordScope;
@@ -206,26 +122,32 @@ interface RankInput {
   want: number;
 }
 
-/** Summaries and prompts: FTS only (the vector index holds observations). */
-async function rankText(db: D1Database, scope: RecordScope, r: RankInput, tm: Record<string, number> | undefined): Promise<Ranking> {
-  const [{ rows, total }, dated] = await Promise.all([
-    timed(tm, `fts_${scope.kind}`, ftsSearch(db, r.fts.all, r.fts.any, scope, r.pool)),
-    timed(tm, `dated_${scope.kind}`, datedHits(db, r.fts, scope, r.window, r.pool)),
-  ]);
-  const items = liftDated(rows.map((x) => ({ id: x.id, score: -x.rank })), dated, (id) => ({ id, score: 0 }));
-  return { scope, items, total, mode: 'fts', rows: new Map() };
+/** Summaries and prompts: FTS, and their own vector neighbours when the vector side is on (fused as observations are). */
+async function rankText(db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, side: VectorSide | null, deps: SearchDeps): Promise<Ranking> {
+  const tm = deps.timings;
+  const k = scope.kind;
+  const ftsPromise = timed(tm, `fts_${k}`, ftsSearch(db, r.fts.all, r.fts.any, scope, r.pool));
+  const datedPromise = timed(tm, `dated_${k}`, datedHits(db, r.fts, scope, r.window, r.pool));
+  const vectorPromise = side ? timed(tm, `vector_${k}`, vectorIds(side, auth, p, scope, Math.min(100, r.pool), deps.vectorTimeoutMs ?? 2000)) : Promise.resolve(null);
+  const [{ rows, total }, dated, vec] = await Promise.all([ftsPromise, datedPromise, vectorPromise]);
+  if (vec === null || !side) {
+    const items = liftDated(rows.map((x) => ({ id: x.id, score: -x.rank })), dated, (id) => ({ id, score: 0 }));
+    return { scope, items, total, mode: 'fts', rows: new Map() };
+  }
+  const ftsList = liftDated(rows.map((x) => ({ id: x.id, rank: x.rank, exact: x.full === 1, score: -x.rank })), dated, (id) => ({ id, rank: 0, exact: false }));
+  const fused = await fuseWithVectors(db, scope, ftsList, vec, side, r.want, tm, `hydrate_${k}`);
+  return { scope, items: fused.items, total: total + fused.vectorOnly, mode: 'hybrid', rows: fused.rows };
 }
 
 /** Observations: FTS, files named in the query, and vector neighbours when available. */
-async function rankObservations(db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, semantic: Semantic | null, deps: SearchDeps): Promise<Ranking> {
+async function rankObservations(db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, side: VectorSide | null, deps: SearchDeps): Promise<Ranking> {
   const tm = deps.timings;
   const { q, fts, pool, want } = r;
-  const adapters = semantic?.adapters ?? null;
-  const weight = semantic?.weight ?? 0;
   const paths = pathLikeTerms(q);
+  // The query's embedding is already on its way (searchObservations asked for it before the scope's reads).
   const ftsPromise = timed(tm, 'fts', ftsSearch(db, fts.all, fts.any, scope, pool));
   const filesPromise = timed(tm, 'files', observationsTouching(db, paths, scope, pool));
-  const vectorPromise = semantic ? vectorIds(db, semantic, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000, tm) : Promise.resolve(null);
+  const vectorPromise = side ? vectorIds(side, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000, tm) : Promise.resolve(null);
   const datedPromise = timed(tm, 'dated', datedHits(db, fts, scope, r.window, pool));
   const [{ rows: ranked, total }, files, vec, dated] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise), datedPromise]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
@@ -239,20 +161,11 @@ async function rankObservations(db: D1Database, auth: AuthContext, p: SearchPara
   const ftsList = liftDated(ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id)), dated, (id) => ({ id, rank: 0, exact: false }));
   const fileOnly = files.filter((id) => !ranked.some((x) => x.id === id)).length;
 
-  if (vec === null) {
+  if (vec === null || !side) {
     return { scope, items: ftsList.map((x) => ({ id: x.id, score: -x.rank })), total: total + fileOnly, mode: 'fts', rows: new Map() };
   }
-  const fused =
-    adapters && fusionMethodFor(adapters.embedder.name) === 'score'
-      ? scoreFusion(ftsList, vec, { vectorWeight: weight, floor: adapters.embedder.minScore })
-      : weightedFusion(ftsList, vec.map((m) => m.id), { vectorWeight: weight });
-  // FTS ids are already scoped; only vector ids can drop out, so want + |vec| candidates always fill the page.
-  const vecIds = vec.map((m) => m.id);
-  const rows = await timed(tm, 'hydrate', recordRows(db, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vecIds])], scope));
-  const allowed = fused.filter((f) => rows.has(f.id));
-  const ftsSet = new Set(ftsList.map((x) => x.id));
-  const vectorOnly = allowed.filter((f) => !ftsSet.has(f.id)).length;
-  return { scope, items: allowed, total: total + fileOnly + vectorOnly, mode: 'hybrid', rows };
+  const fused = await fuseWithVectors(db, scope, ftsList, vec, side, want, tm, 'hydrate');
+  return { scope, items: fused.items, total: total + fileOnly + fused.vectorOnly, mode: 'hybrid', rows: fused.rows };
 }
 
 interface Pick {
@@ -315,11 +228,11 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   // "What did we do yesterday?": nothing left to match but the day, so that day's records, newest first.
   const dayOnly = !!window && !!stripped && (!stripped.all || stripped.fillerOnly);
   const fts: FtsQuery = stripped?.all ? stripped : buildFtsQuery(p.q);
-  // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
   const terms = fts.all && fts.any ? { all: fts.all, any: fts.any, terms: fts.terms } : null;
+  // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
   if (!dayOnly && !terms) return { results: [], total: 0, mode: 'fts' };
-  // Embedding the query is the slowest part of a hybrid search: it starts before the scope's reads.
-  const semantic = dayOnly ? null : startSemantic(env, p, p.q, deps);
+  // Embedding the query is the slowest part of a hybrid search: it is asked for before the scope's reads.
+  const side = dayOnly ? null : vectorSide(env, db, auth, p, deps.vectors, tm);
   const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
   if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
   if (window && dayOnly) return filterOnly(db, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
@@ -327,9 +240,9 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
 
   const want = p.offset + p.limit;
   const r: RankInput = { q: p.q, fts: terms, window: stripped?.all ? window : null, pool: Math.min(1000, Math.max(want, 60)), want };
-  // Summary and prompt statements go out first; the observation side then adds its own beside the embedding.
-  const text = scopes.filter((s) => s.kind !== 'observation').map((s) => rankText(db, s, r, tm));
-  const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(db, auth, p, s, r, semantic, deps));
+  // Summary and prompt statements go out first; every kind's vector side shares the one query embedding.
+  const text = scopes.filter((s) => s.kind !== 'observation').map((s) => rankText(db, auth, p, s, r, side, deps));
+  const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(db, auth, p, s, r, side, deps));
   const byKind = await Promise.all([...obs, ...text]);
   const results = await pageOf(db, byKind, p.offset, want, tm);
   return { results, total: byKind.reduce((n, k) => n + k.total, 0), mode: byKind.some((k) => k.mode === 'hybrid') ? 'hybrid' : 'fts' };

@@ -14,7 +14,7 @@ import type { ObserverProvider } from '../observer/types';
 import { teamStub } from '../slots/team-do';
 import { defaultAfterStore } from '../store/after-store';
 import { storeTurn } from '../store/turn-store';
-import { indexObservations } from '../vectors/index-observations';
+import { indexTurn } from '../vectors/index-records';
 import type { SessionAlarms } from './alarms';
 import type { EventBuffer } from './buffer';
 import { sessionOf } from './intake';
@@ -69,10 +69,15 @@ export class ObserverTurns {
         // Like a turn that died: claims and lease stay; the next alarm after the lease expires takes over.
         await this.deps.alarms.at(now + LEASE_MS);
       } else {
-        b.dropLease(claimId);
-        if (slot && team && session) await team.release(session.sessionKey).catch(() => undefined);
-        if (retryAt !== null) await this.deps.alarms.at(retryAt);
-        else await this.deps.alarms.next();
+        // The lease goes last: until the next alarm is planned the turn is not over, and an alarm or a reader
+        // arriving meanwhile must see it as running (not as idle with no alarm set).
+        try {
+          if (slot && team && session) await team.release(session.sessionKey).catch(() => undefined);
+          if (retryAt !== null) await this.deps.alarms.at(retryAt);
+          else await this.deps.alarms.next();
+        } finally {
+          b.dropLease(claimId);
+        }
       }
     }
   }
@@ -159,7 +164,7 @@ export class ObserverTurns {
     this.#seam('after-store');
     this.#confirm(claimId, outcome.state, stored.observationIds.length);
     if (stored.observationIds.length || stored.summaryId !== null) {
-      const after = this.deps.seams().afterStore ?? defaultAfterStore(this.deps.env, indexObservations);
+      const after = this.deps.seams().afterStore ?? defaultAfterStore(this.deps.env, indexTurn);
       this.deps.waitUntil(after.run(stored).catch((err: unknown) => console.warn('after-store failed', { message: String(err) })));
     }
   }

@@ -9,14 +9,15 @@ export interface AfterStore {
   run(stored: StoredTurn): Promise<void>;
 }
 
-export type IndexObservations = (env: CairnEnv, teamId: number, ids: number[]) => Promise<unknown>;
+/** Embeds what a turn stored: its observations, its summary and the prompt it was filed under. */
+export type IndexTurn = (env: CairnEnv, stored: StoredTurn) => Promise<unknown>;
 
 /** Runs each step independently so that one failing (e.g. the embedder) does not skip the others. */
-export function defaultAfterStore(env: CairnEnv, indexObservations: IndexObservations | null): AfterStore {
+export function defaultAfterStore(env: CairnEnv, indexTurn: IndexTurn | null): AfterStore {
   return {
     async run(stored) {
       const steps: Promise<unknown>[] = [];
-      if (indexObservations && stored.observationIds.length) steps.push(indexObservations(env, stored.teamId, stored.observationIds));
+      if (indexTurn && (stored.observationIds.length || stored.summaryId !== null)) steps.push(indexTurn(env, stored));
       if (stored.notices.length) steps.push(notifyStored(env, stored.teamId, stored.notices));
       const results = await Promise.allSettled(steps);
       for (const r of results) {

@@ -42,6 +42,8 @@ export interface StoredTurn {
   observationIds: number[];
   duplicates: number;
   summaryId: number | null;
+  /** The prompt the turn was filed under (its row exists unless the prompt was private): embedded after the turn. */
+  prompt: { sessionId: number; promptNumber: number };
   notices: StoredNotice[];
 }
 
@@ -131,7 +133,9 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
 /** Reads the batch's RETURNING rows: an insert that returned nothing met content already stored. */
 function storedFrom(turn: TurnRecord, plan: TurnPlan, results: unknown[]): StoredTurn {
   const c = turn.context;
-  const stored: StoredTurn = { teamId: c.teamId, observationIds: [], duplicates: 0, summaryId: null, notices: [] };
+  const stored: StoredTurn = {
+    teamId: c.teamId, observationIds: [], duplicates: 0, summaryId: null, prompt: { sessionId: c.sessionDbId, promptNumber: c.promptNumber }, notices: [],
+  };
   const firstRow = <R>(at: number) => (results[at] as R[] | undefined)?.[0];
   for (const at of plan.observationAt) {
     const row = firstRow<{ id: number; type: string; title: string | null; createdAt: number }>(at);

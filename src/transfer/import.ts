@@ -6,6 +6,7 @@ import { insertObservation, insertPrompt, insertSummary, projectByKey, sessionBy
 import { AppError } from '../lib/errors';
 import { ExportRecord } from './records';
 import { syncTeamCopy, type TeamDbs } from '../db/shards';
+import type { RecordIds } from '../vectors/index-records';
 
 export const MAX_IMPORT_BYTES = 1_000_000;
 export const MAX_IMPORT_LINES = 2_000;
@@ -46,10 +47,10 @@ export function parseNdjson(body: string): ExportRecord[] {
  * Writes `records` into the team of `h`: members on the directory (a new one copied to the team's shard at
  * once, as memory rows reference it), everything else on the team's database.
  */
-export async function importRecords(h: TeamDbs, records: ExportRecord[], now: number): Promise<{ counts: ImportCounts; observationIds: number[] }> {
+export async function importRecords(h: TeamDbs, records: ExportRecord[], now: number): Promise<{ counts: ImportCounts; ids: Required<RecordIds> }> {
   const run = new ImportRun(h, now);
   for (const r of records) await run.add(r);
-  return { counts: run.counts, observationIds: run.observationIds };
+  return { counts: run.counts, ids: run.ids };
 }
 
 type RowRecord = Extract<ExportRecord, { kind: 'prompt' | 'observation' | 'summary' }>;
@@ -57,7 +58,8 @@ type RowRecord = Extract<ExportRecord, { kind: 'prompt' | 'observation' | 'summa
 /** One import request: what it wrote so far, and the users, projects and sessions it already matched. */
 class ImportRun {
   readonly counts: ImportCounts = { users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 };
-  readonly observationIds: number[] = [];
+  /** The rows written, to be embedded. */
+  readonly ids: Required<RecordIds> = { observations: [], summaries: [], prompts: [] };
   readonly #userIds = new Map<string, number>();
   readonly #projectIds = new Map<string, number>();
   readonly #sessions = new Map<string, { id: number; projectId: number }>();
@@ -107,7 +109,11 @@ class ImportRun {
     const scope = { teamId: this.teamId, projectId: s.projectId, sessionId: s.id, authorUserId: await this.#user(r.author, r.created_at) };
     const base = { promptNumber: r.prompt_number, promptId: r.prompt_id, createdAt: r.created_at };
     if (r.kind === 'prompt') {
-      if (await insertPrompt(this.db, scope, { ...base, text: r.text })) this.counts.prompts++;
+      const id = await insertPrompt(this.db, scope, { ...base, text: r.text });
+      if (id !== null) {
+        this.counts.prompts++;
+        this.ids.prompts.push(id);
+      }
     } else if (r.kind === 'observation') {
       const id = await insertObservation(this.db, scope, {
         ...base, type: r.type, title: r.title, subtitle: r.subtitle, facts: r.facts, narrative: r.narrative, concepts: r.concepts,
@@ -116,14 +122,17 @@ class ImportRun {
       }, this.now);
       if (id !== null) {
         this.counts.observations++;
-        this.observationIds.push(id);
+        this.ids.observations.push(id);
       }
     } else {
       const made = await insertSummary(this.db, scope, {
         ...base, request: r.request, investigated: r.investigated, learned: r.learned, completed: r.completed, nextSteps: r.next_steps,
         notes: r.notes, contentHash: r.content_hash,
       });
-      if (made) this.counts.summaries++;
+      if (made !== null) {
+        this.counts.summaries++;
+        this.ids.summaries.push(made);
+      }
     }
   }
 

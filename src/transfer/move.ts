@@ -1,17 +1,17 @@
 // Moving a team to another shard (docs/capacity.md): its memory is exported from the old database as the
 // NDJSON records of the team export, imported into the new one, the rows the export leaves out are copied,
-// the shard map is flipped, the old database is emptied of the team, and the moved observations get their
+// the shard map is flipped, the old database is emptied of the team, and the moved records get their
 // vectors again. Run by the operator (POST /api/admin/teams/:slug/move) while the team is quiet (refused with
 // 409 `team_busy` within QUIET_MS of its last write unless forced): a session whose events are still buffered
 // in its Durable Object holds row ids of the old database (see capacity.md, "what is not done").
 import { copyTeamExtras, deleteTeamRows, lastWriteAt, teamProjectIds } from '../db/move';
 import { AppError } from '../lib/errors';
-import { observationIdsOf } from '../db/forget';
+import { recordIdsOf } from '../db/forget';
 import { purgeDeletedTerms } from '../db/fts';
 import { DIRECTORY, directoryDb, mappedShard, setTeamShard, shardDb, syncTeamCopy, type TeamDbs } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { getVectorAdapters } from '../vectors/adapters';
-import { indexObservations } from '../vectors/index-observations';
+import { deleteRecordVectors, indexRecords, type RecordIds } from '../vectors/index-records';
 import { exportRecords } from './export';
 import { importRecords, type ImportCounts } from './import';
 import type { ExportRecord } from './records';
@@ -46,11 +46,11 @@ export async function moveTeam(env: CairnEnv, teamId: number, to: string, now: n
   // the member rows the memory references are copied there before it.
   await deleteTeamRows(target.team, teamId, { copies: false });
   await syncTeamCopy(target);
-  const imported: number[] = [];
+  const imported: Required<RecordIds> = { observations: [], summaries: [], prompts: [] };
   const flush = async (batch: ExportRecord[]) => {
     const r = await importRecords(target, batch, now);
     for (const k of Object.keys(counts) as (keyof ImportCounts)[]) counts[k] += r.counts[k];
-    imported.push(...r.observationIds);
+    for (const k of Object.keys(imported) as (keyof RecordIds)[]) imported[k].push(...r.ids[k]);
   };
   let batch: ExportRecord[] = [];
   for await (const record of exportRecords(source, teamId, await teamProjectIds(source, teamId), () => true)) {
@@ -65,12 +65,13 @@ export async function moveTeam(env: CairnEnv, teamId: number, to: string, now: n
   // The old rows' vectors go while the team still routes to the old database (their ids are that database's
   // and carry its prefix in a shared Vectorize index); search answers from FTS alone until the new ones exist.
   const adapters = getVectorAdapters(env);
-  const oldIds = await observationIdsOf(source, teamId, {});
-  for (let i = 0; adapters && i < oldIds.length; i += 100) await adapters.index.deleteByIds(teamId, oldIds.slice(i, i + 100));
+  await deleteRecordVectors(adapters, teamId, await recordIdsOf(source, teamId, {}));
   await setTeamShard(env, teamId, to, now);
   await deleteTeamRows(source, teamId, { copies: from !== DIRECTORY });
   await purgeDeletedTerms(source);
   // New row ids on the new database, and the new database's prefix: the moved rows get their vectors again.
-  for (let i = 0; i < imported.length; i += 100) await indexObservations(env, teamId, imported.slice(i, i + 100), { adapters });
+  for (const k of Object.keys(imported) as (keyof RecordIds)[]) {
+    for (let i = 0; i < imported[k].length; i += 100) await indexRecords(env, teamId, { [k]: imported[k].slice(i, i + 100) }, { adapters });
+  }
   return { from, to, counts };
 }

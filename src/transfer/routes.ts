@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
-import { indexObservations } from '../vectors/index-observations';
+import { indexRecords } from '../vectors/index-records';
 import { exportProjects, exportRecords, ndjsonStream, readerFilter } from './export';
 import { importRecords, MAX_IMPORT_BYTES, parseNdjson } from './import';
 import { teamDb, teamDbs } from '../db/shards';
@@ -31,9 +31,9 @@ export const transferRoutes = new Hono<AppEnv>()
     }
     const records = parseNdjson(body);
     const auth = c.get('auth');
-    const { counts, observationIds } = await importRecords(await teamDbs(c.env, auth.teamId), records, Date.now());
-    // Vectors for search: off the answer's path; the backfill catches any that fail.
-    if (observationIds.length) c.executionCtx.waitUntil(indexObservations(c.env, auth.teamId, observationIds).then(() => undefined));
+    const { counts, ids } = await importRecords(await teamDbs(c.env, auth.teamId), records, Date.now());
+    // Vectors for search: off the answer's path; the backfill catches any that fail (or past one call's 1000 records).
+    if (ids.observations.length + ids.summaries.length + ids.prompts.length) c.executionCtx.waitUntil(indexRecords(c.env, auth.teamId, ids).then(() => undefined));
     return c.json({ records: records.length, imported: counts });
   });
 

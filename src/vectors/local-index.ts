@@ -1,6 +1,7 @@
-// D1-backed vector index for local runs and tests: float32 BLOBs, brute-force cosine, scoped by team and project.
+// D1-backed vector index for local runs and tests: float32 BLOBs, brute-force cosine, scoped by team, kind and project.
 import { deleteLocalVectors, localVectorFingerprints, localVectorHex, upsertLocalVectors } from '../db/vectors';
-import type { VectorIndex, VectorMatch, VectorQuery, VectorRecord } from './types';
+import { collapseParts } from './keys';
+import type { VectorIndex, VectorKind, VectorMatch, VectorQuery, VectorRecord } from './types';
 
 /**
  * Brute force reads every candidate row, so a query scans at most this many (newest first). Fine for a
@@ -57,61 +58,66 @@ export class LocalVectorIndex implements VectorIndex {
     for (const teamId of new Set(records.map((r) => r.teamId))) {
       await upsertLocalVectors(
         await this.#db(teamId),
-        records.filter((r) => r.teamId === teamId).map((r) => ({ observationId: r.id, teamId: r.teamId, projectId: r.projectId, type: r.type, embedding: toBlob(r.values) })),
+        records.filter((r) => r.teamId === teamId).map((r) => ({
+          kind: r.kind ?? 'observation', recordId: r.id, part: r.part ?? 0, teamId: r.teamId, projectId: r.projectId, type: r.type, embedding: toBlob(r.values),
+        })),
       );
     }
   }
 
-  async deleteByIds(teamId: number, ids: number[]): Promise<void> {
+  async deleteByIds(teamId: number, ids: number[], kind: VectorKind = 'observation'): Promise<void> {
     if (ids.length === 0) return;
-    await deleteLocalVectors(await this.#db(teamId), teamId, ids);
+    await deleteLocalVectors(await this.#db(teamId), teamId, kind, ids);
   }
 
   async query(pending: number[] | Promise<number[]>, q: VectorQuery): Promise<VectorMatch[]> {
+    const kind = q.kind ?? 'observation';
     // The candidates do not depend on the vector: they are read while the query is still being embedded.
     const t = Date.now();
-    const [vector, candidates] = await Promise.all([pending, this.#candidates(q).finally(() => q.timings && (q.timings.vector_candidates = Date.now() - t))]);
+    const [vector, candidates] = await Promise.all([pending, this.#candidates(q, kind).finally(() => q.timings && (q.timings.vector_candidates = Date.now() - t))]);
     const scoring = Date.now();
     // A vector of another length was written by another embedder (the local stack switched models): it is not
     // comparable, so it is skipped until the row is embedded again.
     const scored = scoreVectors(vector, candidates.flatMap((c) => {
-      const hit = decoded.get(c.id);
+      const hit = decoded.get(cacheKey(kind, c.id, c.part));
       return hit && hit.floats.length === vector.length ? [{ id: c.id, floats: hit.floats, vv: hit.vv }] : [];
     }));
-    scored.sort((a, b) => b.score - a.score);
+    // Parts of one record (an observation's facts) count once, at the best part's similarity.
+    const matches = collapseParts(scored).slice(0, q.topK);
     if (q.timings) q.timings.vector_score = Date.now() - scoring;
-    return scored.slice(0, q.topK);
+    return matches;
   }
 
   /**
-   * The newest ids with a fingerprint of each vector (its first and last 8 bytes), from the index and 16 bytes
-   * per row; only vectors this isolate has not decoded yet (or whose fingerprint changed) are read in full.
+   * The newest ids with a fingerprint of each vector (its first and last 8 bytes), from the fingerprint index
+   * alone; only vectors this isolate has not decoded yet (or whose fingerprint changed) are read in full.
    * Re-reading a whole team's vectors as hex was most of a team-wide query's time.
    */
-  async #candidates(q: VectorQuery): Promise<{ id: number; fp: string }[]> {
+  async #candidates(q: VectorQuery, kind: VectorKind): Promise<{ id: number; part: number; fp: string }[]> {
     const db = await this.#db(q.teamId);
-    const candidates = await localVectorFingerprints(db, q, this.scanLimit);
-    const missing = candidates.filter((c) => decoded.get(c.id)?.fp !== c.fp).map((c) => c.id);
+    const candidates = await localVectorFingerprints(db, { ...q, kind }, this.scanLimit);
+    const missing = [...new Set(candidates.filter((c) => decoded.get(cacheKey(kind, c.id, c.part))?.fp !== c.fp).map((c) => c.id))];
     for (let i = 0; i < missing.length; i += 1_000) {
-      for (const r of await localVectorHex(db, missing.slice(i, i + 1_000))) remember(r.id, r.hex);
+      for (const r of await localVectorHex(db, kind, missing.slice(i, i + 1_000))) remember(cacheKey(kind, r.id, r.part), r.hex);
     }
     return candidates;
   }
 }
 
 /**
- * Vectors this isolate has decoded, by observation id (ids are never reused), each with its fingerprint and its
- * squared norm. Two shards number their observations independently, so the same id can name two vectors: the
- * fingerprint differs, and the vector is then read again.
+ * Vectors this isolate has decoded, by kind, record id and part (ids are never reused), each with its
+ * fingerprint and squared norm. Two shards number their rows independently, so the same key can name two
+ * vectors: the fingerprint differs, and the vector is then read again.
  */
-const decoded = new Map<number, { fp: string; floats: Float32Array; vv: number }>();
+const decoded = new Map<string, { fp: string; floats: Float32Array; vv: number }>();
 const MAX_DECODED = 40_000;
+const cacheKey = (kind: VectorKind, id: number, part: number) => `${kind[0]}${id}.${part}`;
 
-function remember(id: number, hex: string): void {
+function remember(key: string, hex: string): void {
   // Maps iterate in insertion order: dropping the first key evicts the oldest entry.
-  if (decoded.size >= MAX_DECODED) decoded.delete(decoded.keys().next().value as number);
+  if (decoded.size >= MAX_DECODED) decoded.delete(decoded.keys().next().value as string);
   const floats = decodeHex(hex);
-  decoded.set(id, { fp: hex.slice(0, 16) + hex.slice(-16), floats, vv: squaredNorm(floats, floats.length) });
+  decoded.set(key, { fp: hex.slice(0, 16) + hex.slice(-16), floats, vv: squaredNorm(floats, floats.length) });
 }
 
 /** Σ v² over the first `n` entries, summed in index order (so a stored norm equals one computed while scoring). */

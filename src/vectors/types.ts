@@ -1,16 +1,27 @@
 // The two seams of semantic search: where vectors live (VectorIndex) and how text becomes one (Embedder).
+import type { VectorKind } from './keys';
 
-/** One observation's vector with the metadata the index filters on. */
+export type { VectorKind } from './keys';
+
+/** One vector (a record's main text or one of an observation's facts) with the metadata the index filters on. */
 export interface VectorRecord {
+  /** The record's row id. */
   id: number;
+  /** Default `observation`. */
+  kind?: VectorKind;
+  /** 0 = the record's main text (default); i ≥ 1 = an observation's i-th fact (src/vectors/keys.ts). */
+  part?: number;
   teamId: number;
   projectId: number;
+  /** An observation's type; a summary or prompt carries its kind. */
   type: string;
   values: number[];
 }
 
 export interface VectorQuery {
   teamId: number;
+  /** Which records to search (default `observation`); each kind is a list of its own. */
+  kind?: VectorKind;
   /** Restrict to these projects; omit for the whole team (the caller still re-checks visibility in D1). */
   projectIds?: number[];
   /**
@@ -24,6 +35,7 @@ export interface VectorQuery {
   timings?: Record<string, number>;
 }
 
+/** A record found by its vectors: several parts of one record come back as one match, at the best part's score. */
 export interface VectorMatch {
   id: number;
   /** Cosine similarity, higher is closer. */
@@ -33,7 +45,8 @@ export interface VectorMatch {
 export interface VectorIndex {
   readonly name: string;
   upsert(records: VectorRecord[]): Promise<void>;
-  deleteByIds(teamId: number, ids: number[]): Promise<void>;
+  /** Deletes every vector of these records, all parts (default kind `observation`). */
+  deleteByIds(teamId: number, ids: number[], kind?: VectorKind): Promise<void>;
   /**
    * The `topK` nearest in scope. The vector may still be on its way (a search passes the query's embedding as
    * it is being made): an index that first reads its candidates (the local one) reads them meanwhile.

@@ -4,6 +4,7 @@
 //   POST /__scenario/<id>  {responses?: FakeResponse[], delayMs?: number, hold?: boolean}   (replaces the script)
 //   POST /__scenario/<id>/release   (answers the held requests; later ones are answered at once)
 //   GET  /__scenario/<id>  → {requests: RecordedRequest[]}
+//   GET  /__scenario/<id>?arrived=<n>   (the same, answered once n requests have arrived: no polling)
 // `hold` keeps every request of the scenario unanswered until released: a test sees a turn in flight for as
 // long as it needs, instead of hoping a delay outlasts its own steps on a loaded machine.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -36,6 +37,8 @@ interface Scenario {
   requests: RecordedRequest[];
   /** Resolved by a release; null when requests are answered at once. */
   held: { until: Promise<void>; release: () => void } | null;
+  /** Readers waiting for the scenario's n-th request (`?arrived=n`). */
+  arrivals: { n: number; answer: () => void }[];
 }
 
 function gate(): NonNullable<Scenario['held']> {
@@ -93,7 +96,7 @@ export async function startFakeLlm(port = 0) {
   const scenarios = new Map<string, Scenario>();
   const scenario = (id: string) => {
     let s = scenarios.get(id);
-    if (!s) scenarios.set(id, (s = { responses: [], delayMs: 0, requests: [], held: null }));
+    if (!s) scenarios.set(id, (s = { responses: [], delayMs: 0, requests: [], held: null, arrivals: [] }));
     return s;
   };
   let counter = 0;
@@ -123,6 +126,8 @@ export async function startFakeLlm(port = 0) {
           s.held = cfg.hold ? gate() : null;
           return send(res, 200, { ok: true });
         }
+        const n = Number(url.searchParams.get('arrived') ?? 0);
+        if (s.requests.length < n) await new Promise<void>((answer) => s.arrivals.push({ n, answer }));
         return send(res, 200, { requests: s.requests, pending: s.responses.length });
       }
       const isAnthropic = url.pathname.endsWith('/v1/messages');
@@ -136,6 +141,7 @@ export async function startFakeLlm(port = 0) {
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
       const record: RecordedRequest = { path: url.pathname, at: Date.now(), headers, body };
       s.requests.push(record);
+      s.arrivals = s.arrivals.filter((w) => (s.requests.length >= w.n ? (w.answer(), false) : true));
       const scripted = s.responses.shift() ?? {};
       if (s.held) await s.held.until;
       const delay = scripted.delayMs ?? s.delayMs;

@@ -72,6 +72,31 @@ function findCycle(graph: Map<string, Set<string>>): string[] | null {
   return null;
 }
 
+/**
+ * The layers of docs/architecture.md, top to bottom. A folder may import its own layer (the graph stays
+ * acyclic, checked below) and the layers under it, never one above. A new folder fails the walk until it is
+ * placed here (and on the map in docs/architecture.md).
+ */
+const LAYERS: [string, string[]][] = [
+  ['app', ['src/index', 'src/app']],
+  ['features', ['src/ingest', 'src/recall', 'src/search', 'src/mcp', 'src/viewer', 'src/admin', 'src/forget', 'src/install', 'src/retention', 'src/transfer', 'src/usage']],
+  ['mechanisms', ['src/session', 'src/store', 'src/observer', 'src/vectors', 'src/live', 'src/feed', 'src/slots', 'src/limits', 'src/gate', 'src/auth', 'src/audit']],
+  ['data', ['src/db']],
+  ['bottom', ['src/lib', 'src/shared', 'src/config', 'src/env']],
+];
+const layerOf = (unit: string): number => LAYERS.findIndex(([, units]) => units.includes(unit));
+
+/** Imports that point up a layer, as "from → to (layer → layer)". */
+function upward(graph: Map<string, Set<string>>): string[] {
+  const out: string[] = [];
+  for (const [from, targets] of graph) {
+    for (const to of targets) {
+      if (layerOf(to) < layerOf(from)) out.push(`${from} → ${to} (${LAYERS[layerOf(from)]![0]} → ${LAYERS[layerOf(to)]![0]})`);
+    }
+  }
+  return out;
+}
+
 describe('the direction of imports', () => {
   it('finds the cycle in a graph that has one, so the next check can fail', () => {
     const graph = new Map([
@@ -84,6 +109,14 @@ describe('the direction of imports', () => {
 
   it('has no cycle between the folders of src/, so every import points downward', () => {
     expect(findCycle(folderGraph())).toBeNull();
+  });
+
+  it('places every folder of src/ in a layer, and no import points up a layer', () => {
+    const units = new Set(tsFiles(path.join(ROOT, 'src')).map((f) => unitOf(path.relative(ROOT, f))));
+    expect([...units].filter((u) => layerOf(u) < 0)).toEqual([]);
+    expect(upward(folderGraph())).toEqual([]);
+    // The check can fail: db importing a feature points up.
+    expect(upward(new Map([['src/db', new Set(['src/recall'])]]))).toEqual(['src/db → src/recall (data → features)']);
   });
 
   it('keeps env.ts, lib/ and shared/ at the bottom: they import nothing above them', () => {

@@ -91,7 +91,7 @@ async function recordIds(sid: string) {
 }
 
 async function embedNow(teamId: number, ids: number[]): Promise<void> {
-  const { indexObservations } = await import('../../../src/vectors/index-observations');
+  const { indexObservations } = await import('../../../src/vectors/index-records');
   await indexObservations(env, teamId, ids);
 }
 
@@ -109,14 +109,15 @@ describe('forget', { timeout: 60_000 }, () => {
         'observations_fts_data.block', 'summaries_fts_data.block', 'prompts_fts_data.block',
       ]),
     );
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM local_vectors WHERE observation_id = ?').bind(ids.obs).first<{ n: number }>()).toEqual({ n: 1 });
+    // Its main text and its one fact.
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(ids.obs).first<{ n: number }>()).toEqual({ n: 2 });
 
     for (const body of [{ kind: 'observation', id: ids.obs }, { kind: 'summary', id: ids.sum }, { kind: 'prompt', id: ids.prompt }]) {
       const res = await forget(s.id.token, body);
       expect(res.status, JSON.stringify(body)).toBe(200);
     }
     expect(await d1Holding(s.word)).toEqual([]);
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM local_vectors WHERE observation_id = ?').bind(ids.obs).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(ids.obs).first<{ n: number }>()).toEqual({ n: 0 });
     const audit = await env.DB.prepare("SELECT actor_user_id, target, detail FROM audit_log WHERE team_id = ? AND action = 'forget' ORDER BY id").bind(s.teamId).all<{ target: string }>();
     expect(audit.results.map((r) => r.target)).toEqual([`observation:${ids.obs}`, `summary:${ids.sum}`, `prompt:${ids.prompt}`]);
     // A second time: nothing there any more.
@@ -139,7 +140,7 @@ describe('forget', { timeout: 60_000 }, () => {
     expect(await res.json()).toMatchObject({ counts: { observations: 1, summaries: 1, prompts: 1, sessions: 1 } });
     expect(await d1Holding(s.word)).toEqual([]);
     expect(await objectHolding(s.teamId, s.sid, s.word)).toEqual([]);
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM local_vectors WHERE observation_id = ?').bind(ids.obs).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(ids.obs).first<{ n: number }>()).toEqual({ n: 0 });
   });
 
   it('forgets a project only when the admin repeats the count it was told, and then deletes all of it', async () => {

@@ -144,4 +144,19 @@ describe('Server-Timing', () => {
     expect(timing).toMatch(/\bsession;dur=/);
     expect(timing).toMatch(/\btotal;dur=/);
   });
+
+  it('names the token check and the rate limiter on an MCP answer', async () => {
+    const owner = await newOwner();
+    const res = await call('/mcp', {
+      token: owner.token,
+      headers: { accept: 'application/json, text/event-stream' },
+      json: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'timing', version: '1' } } },
+    });
+    expect(res.status).toBe(200);
+    await res.body?.cancel();
+    const timing = res.headers.get('server-timing') ?? '';
+    expect(timing).toMatch(/\bauth;dur=/);
+    expect(timing).toMatch(/\blimit;dur=/);
+    expect(timing).toMatch(/\btotal;dur=/);
+  });
 });

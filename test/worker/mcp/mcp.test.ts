@@ -38,7 +38,7 @@ const textOf = (r: ToolText) => r.content.map((c) => c.text).join('\n');
 
 const T0 = Date.parse('2026-07-01T10:00:00Z');
 
-const hasVector = async (id: number) => (await env.DB.prepare('SELECT 1 AS x FROM local_vectors WHERE observation_id = ?').bind(id).first()) !== null;
+const hasVector = async (id: number) => (await env.DB.prepare("SELECT 1 AS x FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(id).first()) !== null;
 let me: TestIdentity;
 let ids: Ids;
 let key: string;

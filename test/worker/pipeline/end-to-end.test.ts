@@ -5,7 +5,7 @@ import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
 import { createHeuristicProvider } from '../../../src/observer/providers/heuristic';
 import { defaultAfterStore } from '../../../src/store/after-store';
-import { indexObservations } from '../../../src/vectors/index-observations';
+import { indexTurn } from '../../../src/vectors/index-records';
 import { base, countRows, insideSession, initEvent, lastUserText, recorded, release, script, send, sessionStub, settled, status, toolEvent, waitFor } from './support';
 
 interface ObsRow {
@@ -132,7 +132,7 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     let afterStoreDone!: () => void;
     const finished = new Promise<void>((resolve) => (afterStoreDone = resolve));
     await insideSession(sessionStub(teamId, sid), (instance) => {
-      const real = defaultAfterStore(env, indexObservations);
+      const real = defaultAfterStore(env, indexTurn);
       instance.testSeams.afterStore = { run: (stored) => real.run(stored).finally(afterStoreDone) };
     });
     await send(id.token, 'observations', toolEvent(sid, 'grep -r TODO src'));

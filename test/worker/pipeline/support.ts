@@ -4,6 +4,8 @@ import { teamStub as stubOfTeam } from '../../../src/slots/team-do';
 import { env } from 'cloudflare:workers';
 import { call, fresh } from '../support/http';
 import type { FakeResponse } from '../../support/fake-llm';
+import { tokenByHash } from '../../../src/db/tokens';
+import { sha256Hex } from '../../../src/lib/crypto';
 
 export interface Sent {
   status: number;
@@ -63,6 +65,12 @@ export async function recorded(id: string): Promise<RecordedRequest[]> {
   return ((await res.json()) as { requests: RecordedRequest[] }).requests;
 }
 
+/** The scenario's requests once at least `n` have reached the fake observer (it answers when they have). */
+export async function arrived(id: string, n: number): Promise<RecordedRequest[]> {
+  const res = await fetch(`${env.FAKE_LLM_URL}/__scenario/${id}?arrived=${n}`);
+  return ((await res.json()) as { requests: RecordedRequest[] }).requests;
+}
+
 /** Text of the last user message of a recorded request: the batch that turn was about. */
 export function lastUserText(req: RecordedRequest): string {
   const msgs = req.body.messages;
@@ -92,16 +100,102 @@ export async function status(token: string, sessionId: string): Promise<Status> 
   return (await res.json()) as Status;
 }
 
-/** Polls until the predicate holds (alarms run on their own in workerd); fails with the last status. */
+/** What a session's Durable Object holds, read in one step inside it (no other event runs in between). */
+interface Look {
+  status: Status;
+  /** A live lease with no events claimed: a turn is starting (asking for its slot) or ending (planning its next alarm). */
+  between: boolean;
+  alarm: number | null;
+}
+
+async function look(stub: ReturnType<typeof sessionStub>, sessionId: string): Promise<Look> {
+  return insideSession(stub, async (instance, state) => {
+    const s = await instance.status();
+    const lease = state.storage.sql.exec<{ expires_at: number }>('SELECT expires_at FROM lease').toArray()[0];
+    const leased = lease !== undefined && lease.expires_at > Date.now();
+    return { status: { session_id: sessionId, ...s }, between: leased && s.in_flight === 0, alarm: await state.storage.getAlarm() };
+  });
+}
+
+/** Alarms fired by waitFor that have not returned yet (a turn held by the fake observer), by session object. */
+const firing = new Map<string, Promise<unknown>>();
+/** A fired alarm that threw: the next waitFor of that session reports it. */
+const fired = new Map<string, unknown>();
+
+function fire(key: string, stub: ReturnType<typeof sessionStub>): Promise<unknown> {
+  const run = (async () => {
+    const { runDurableObjectAlarm } = await import('cloudflare:test');
+    try {
+      await runDurableObjectAlarm(stub);
+    } catch (err) {
+      fired.set(key, err);
+    } finally {
+      firing.delete(key);
+    }
+  })();
+  firing.set(key, run);
+  return run;
+}
+
+/**
+ * Fires the session's pending alarm now without waiting for its turn to end (a turn held by the fake observer
+ * ends only on release); a later waitFor of the session waits for it.
+ */
+export function startAlarm(teamId: number, sessionKey: string): void {
+  const stub = sessionStub(teamId, sessionKey);
+  const key = stub.id.toString();
+  if (!firing.has(key)) void fire(key, stub);
+}
+
+/** The team a token belongs to (waitFor needs it to name the session's Durable Object). */
+const teams = new Map<string, number>();
+async function teamOfToken(token: string): Promise<number> {
+  const known = teams.get(token);
+  if (known !== undefined) return known;
+  const row = await tokenByHash(env.DB, await sha256Hex(token));
+  if (!row) throw new Error('waitFor: unknown token');
+  teams.set(token, row.teamId);
+  return row.teamId;
+}
+
+/** How long waitFor yields while the work waits on I/O (an observer answer, another session's slot). */
+const IO_PAUSE_MS = 20;
+const pause = () => new Promise((r) => setTimeout(r, IO_PAUSE_MS));
+
+/**
+ * Drives the session until the predicate holds and no turn is half begun or half ended, then returns its status.
+ * Its pending alarm is fired at once (runDurableObjectAlarm) instead of waiting for its time: events gathering
+ * for a turn, a turn refused a team slot. It yields only while a turn waits on I/O (the observer's answer,
+ * held by a test) or while the session backs off (the test lifts that itself: runAlarmNow), and fails with the
+ * last status after `timeoutMs`, a bound on a stall, not a speed claim.
+ */
 export async function waitFor(token: string, sessionId: string, done: (s: Status) => boolean, timeoutMs = 15_000): Promise<Status> {
+  const stub = sessionStub(await teamOfToken(token), sessionId);
+  const key = stub.id.toString();
   const until = Date.now() + timeoutMs;
-  let last = await status(token, sessionId);
-  while (!done(last)) {
-    if (Date.now() > until) throw new Error(`timed out; last status ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 50));
-    last = await status(token, sessionId);
+  let idle: string | null = null;
+  for (;;) {
+    const failure = fired.get(key);
+    if (failure !== undefined) {
+      fired.delete(key);
+      throw failure;
+    }
+    const now = await look(stub, sessionId);
+    if (done(now.status) && !now.between) return now.status;
+    if (Date.now() > until) throw new Error(`timed out; last status ${JSON.stringify(now)}`);
+    const running = firing.get(key);
+    const seen = JSON.stringify(now.status);
+    if (running) await Promise.race([running, pause()]);
+    else if (now.between || now.status.in_flight > 0 || now.alarm === null || now.status.backoff_until !== null) await pause();
+    else if (idle === seen) {
+      // The last alarm changed nothing (a full team refused the slot): the work waits on other sessions.
+      idle = null;
+      await pause();
+    } else {
+      idle = seen;
+      await Promise.race([fire(key, stub), pause()]);
+    }
   }
-  return last;
 }
 
 export const settled = (s: Status) => s.pending === 0 && s.in_flight === 0;

@@ -4,7 +4,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { initEvent, recorded, release, runAlarmNow, script, send, sessionStub, settled, status, teamStub, toolEvent, waitFor } from './support';
+import { arrived, initEvent, recorded, release, runAlarmNow, script, send, sessionStub, settled, startAlarm, status, teamStub, toolEvent, waitFor } from './support';
 
 describe('team-wide observer limits', { timeout: 120_000 }, () => {
   it('never runs more than four observer calls of one team at once, and every session gets its turn', async () => {
@@ -15,7 +15,9 @@ describe('team-wide observer limits', { timeout: 120_000 }, () => {
     await script(scenario, [], 0, { hold: true });
     const sessions = Array.from({ length: 6 }, () => fresh('s'));
     await Promise.all(sessions.map((sid) => send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} work in ${sid}`))));
-    await expect.poll(async () => (await recorded(scenario)).length, { timeout: 60_000, interval: 50 }).toBe(4);
+    // Every session's alarm now, not after its events gathered: four get a slot and reach the observer.
+    for (const sid of sessions) startAlarm(teamId, sid);
+    expect(await arrived(scenario, 4)).toHaveLength(4);
     expect(await teamStub(teamId).activeSlots()).toHaveLength(4);
     // The two sessions without a slot try again now: the team refuses them while the four are in flight.
     for (const sid of sessions) {

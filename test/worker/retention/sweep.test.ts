@@ -4,7 +4,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
 import { applyRetention } from '../../../src/retention/sweep';
-import { indexObservations } from '../../../src/vectors/index-observations';
+import { indexObservations } from '../../../src/vectors/index-records';
 import { call } from '../support/http';
 import { seedWorld, type SeedWorld } from '../support/seed';
 
@@ -56,7 +56,7 @@ describe('team retention sweep', () => {
     expect(report).toMatchObject({ observations: 1, summaries: 1, prompts: 1 });
     expect(await holding(oldWord)).toEqual([]);
     expect(await holding(newWord)).toEqual(['observations', 'observation_files', 'summaries', 'prompts', 'observations_fts', 'summaries_fts', 'prompts_fts', 'fts segments']);
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM local_vectors WHERE observation_id = ?').bind(oldObs).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(oldObs).first<{ n: number }>()).toEqual({ n: 0 });
     const audit = await env.DB.prepare("SELECT detail FROM audit_log WHERE team_id = ? AND action = 'retention.sweep'").bind(w.ids.teamId).first<{ detail: string }>();
     expect(JSON.parse(audit!.detail)).toMatchObject({ days: 30, observations: 1, summaries: 1, prompts: 1 });
   });

@@ -6,7 +6,7 @@ import set from '../../../bench/retrieval/set.json';
 import { summarise, type Run } from '../../../bench/retrieval/metrics.mjs';
 import type { AuthContext } from '../../../src/auth/types';
 import { searchObservations } from '../../../src/search/search';
-import { indexObservations } from '../../../src/vectors/index-observations';
+import { indexObservations } from '../../../src/vectors/index-records';
 import { newIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession } from '../support/seed';
 

@@ -250,7 +250,7 @@ describe('searchObservations with the vector side', () => {
     embedder: { name: 'fine', dimensions: 2, minScore: 0, embed: async (t) => t.map(() => [1, 0]) },
   };
   const slow: VectorAdapters = {
-    index: { name: 'slow', upsert: async () => {}, deleteByIds: async () => {}, query: () => new Promise((r) => setTimeout(() => r([]), 500)) },
+    index: { name: 'slow', upsert: async () => {}, deleteByIds: async () => {}, query: () => new Promise<never>(() => {}) },
     embedder: broken.embedder,
   };
 

@@ -8,6 +8,7 @@ import app from '../../../src/app';
 import { chooseShard, vectorIdPrefix } from '../../../src/db/shards';
 import { QUIET_MS } from '../../../src/transfer/move';
 import { VectorizeVectorIndex } from '../../../src/vectors/vectorize-index';
+import { allVectorIds } from '../../../src/vectors/keys';
 import { ADMIN_SECRET, BASE, call, fresh, type TestIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
 import { initEvent, send, settled, toolEvent, waitFor } from '../pipeline/support';
@@ -195,7 +196,7 @@ describe('one Vectorize index for every database', () => {
       await idx.upsert([a, b].map((t) => ({ id: 7, teamId: t.teamId, projectId: 1, type: 'bugfix', values: [0.1, 0.2] })));
       expect(upsert.mock.calls[0]![0].map((v) => v.id)).toEqual(['7', 'DB_1:7']);
       await idx.deleteByIds(b.teamId, [7]);
-      expect(del).toHaveBeenCalledWith(['DB_1:7']);
+      expect(del).toHaveBeenCalledWith(allVectorIds('DB_1:', 'observation', 7));
       expect(await idx.query([0.1, 0.2], { teamId: b.teamId, topK: 10 })).toEqual([{ id: 7, score: 0.9 }]);
       expect(await idx.query([0.1, 0.2], { teamId: a.teamId, topK: 10 })).toEqual([{ id: 7, score: 0.8 }]);
     } finally {

@@ -153,10 +153,9 @@ describe('defaultAfterStore', () => {
     const publish = vi.fn(async () => undefined);
     const fakeEnv = { ...env, HUBS: { get: () => ({ publish }), idFromName: (n: string) => n } } as unknown as typeof env;
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
-    await expect(
-      defaultAfterStore(fakeEnv, failing).run({ teamId: 1, observationIds: [5], duplicates: 0, summaryId: null, notices: [{ kind: 'observation', projectId: 1, id: 5 }] }),
-    ).resolves.toBeUndefined();
-    expect(failing).toHaveBeenCalledWith(fakeEnv, 1, [5]);
+    const stored = { teamId: 1, observationIds: [5], duplicates: 0, summaryId: null, prompt: { sessionId: 1, promptNumber: 1 }, notices: [{ kind: 'observation' as const, projectId: 1, id: 5 }] };
+    await expect(defaultAfterStore(fakeEnv, failing).run(stored)).resolves.toBeUndefined();
+    expect(failing).toHaveBeenCalledWith(fakeEnv, stored);
     expect(publish).toHaveBeenCalledWith(1, [{ kind: 'observation', projectId: 1, id: 5 }]);
     expect(warn).toHaveBeenCalledWith('after-store step failed', expect.objectContaining({ message: 'embedder down' }));
     warn.mockRestore();

@@ -17,7 +17,7 @@ export async function teamSnapshot(teamId: number): Promise<string> {
     q('SELECT id, scopes, revoked_at, expires_at FROM tokens WHERE team_id = ? ORDER BY id'),
     q('SELECT settings FROM teams WHERE id = ?'),
     q('SELECT observation_id, path, kind FROM observation_files WHERE team_id = ? ORDER BY observation_id, path'),
-    q('SELECT observation_id, project_id FROM local_vectors WHERE team_id = ? ORDER BY observation_id'),
+    q('SELECT kind, record_id, part, project_id FROM local_vectors WHERE team_id = ? ORDER BY kind, record_id, part'),
     q("SELECT id, action, target FROM audit_log WHERE team_id = ? AND action NOT LIKE 'token.%used' ORDER BY id"),
   ]);
   return JSON.stringify(parts.map((p) => p.results));

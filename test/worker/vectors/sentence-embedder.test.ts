@@ -7,7 +7,7 @@ import type { AuthContext } from '../../../src/auth/types';
 import type { CairnEnv } from '../../../src/env';
 import { searchObservations } from '../../../src/search/search';
 import { getVectorAdapters } from '../../../src/vectors/adapters';
-import { indexObservations } from '../../../src/vectors/index-observations';
+import { indexObservations } from '../../../src/vectors/index-records';
 import { cosine, LocalVectorIndex } from '../../../src/vectors/local-index';
 import { SENTENCE_EMBEDDER, SentenceEmbedder, type EmbedderService } from '../../../src/vectors/sentence-embedder';
 import type { VectorAdapters } from '../../../src/vectors/types';

@@ -3,10 +3,11 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CairnEnv } from '../../../src/env';
 import { getVectorAdapters } from '../../../src/vectors/adapters';
-import { backfillVectors, embeddingText, indexObservations } from '../../../src/vectors/index-observations';
+import { backfillVectors, embeddingText, indexObservations } from '../../../src/vectors/index-records';
 import { LocalEmbedder, embedText } from '../../../src/vectors/local-embedder';
 import { LocalVectorIndex, cosine, toBlob } from '../../../src/vectors/local-index';
 import type { VectorAdapters } from '../../../src/vectors/types';
+import { MAX_FACT_VECTORS } from '../../../src/vectors/keys';
 import { VectorizeVectorIndex, teamNamespace } from '../../../src/vectors/vectorize-index';
 import { BGE_M3, WorkersAiEmbedder } from '../../../src/vectors/workers-ai-embedder';
 import { call, fresh, newIdentity } from '../support/http';
@@ -85,7 +86,7 @@ describe('local D1 vector index', () => {
     await idx.upsert([{ id, teamId: 7200, projectId: 1, type: 'bugfix', values: unit(4, 0) }]);
     expect((await idx.query(unit(4, 0), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(1, 5);
     // Written behind the index's back (another isolate re-embedding the observation).
-    await env.DB.prepare('UPDATE local_vectors SET embedding = ? WHERE observation_id = ?').bind(toBlob(unit(4, 2)), id).run();
+    await env.DB.prepare("UPDATE local_vectors SET embedding = ? WHERE record_id = ? AND kind = 'observation'").bind(toBlob(unit(4, 2)), id).run();
     expect((await idx.query(unit(4, 0), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(0, 5);
     expect((await idx.query(unit(4, 2), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(1, 5);
   });
@@ -109,7 +110,7 @@ describe('Vectorize adapter (spied binding)', () => {
     await idx.upsert(records);
     expect(upsert).toHaveBeenCalledTimes(2);
     expect(upsert.mock.calls[0]![0]).toHaveLength(1000);
-    expect(upsert.mock.calls[0]![0][0]).toEqual({ id: '1', values: [0.1, 0.2], namespace: 'team-42', metadata: { project: '5', type: 'bugfix' } });
+    expect(upsert.mock.calls[0]![0][0]).toEqual({ id: '1', values: [0.1, 0.2], namespace: 'team-42', metadata: { project: '5', type: 'bugfix', kind: 'observation' } });
   });
 
   it('queries the team namespace with metadata filters and a capped topK, and parses ids', async () => {
@@ -130,10 +131,13 @@ describe('Vectorize adapter (spied binding)', () => {
     expect(query.mock.calls[2]![1]).toMatchObject({ filter: { project: { $nin: ['8'] } } });
   });
 
-  it('deletes by string ids', async () => {
+  it("deletes by string ids, naming an observation's main vector and every fact slot it can have", async () => {
     const del = vi.spyOn(env.VECTORS!, 'deleteByIds').mockResolvedValue({ mutationId: 'm2' } as never);
     await new VectorizeVectorIndex(env.VECTORS!).deleteByIds(1, [5, 6]);
-    expect(del).toHaveBeenCalledWith(['5', '6']);
+    const facts = (id: number) => Array.from({ length: MAX_FACT_VECTORS }, (_, i) => `${id}.f${i + 1}`);
+    expect(del).toHaveBeenCalledWith(['5', ...facts(5), '6', ...facts(6)]);
+    await new VectorizeVectorIndex(env.VECTORS!).deleteByIds(1, [5], 'summary');
+    expect(del).toHaveBeenLastCalledWith(['s5']);
   });
 });
 
@@ -193,7 +197,7 @@ describe('indexing observations', () => {
     expect(out).toEqual({ indexed: 1, removed: 1, failed: 0 });
     const row = await env.DB.prepare('SELECT embedded_at FROM observations WHERE id = ?').bind(live).first<{ embedded_at: number }>();
     expect(row?.embedded_at).toBe(1234);
-    const vec = await env.DB.prepare('SELECT team_id, project_id, length(embedding) AS bytes FROM local_vectors WHERE observation_id = ?').bind(live).first();
+    const vec = await env.DB.prepare("SELECT team_id, project_id, length(embedding) AS bytes FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(live).first();
     expect(vec).toEqual({ team_id: s.ids.teamId, project_id: s.projectId, bytes: 256 * 4 });
   });
 
@@ -231,7 +235,7 @@ describe('POST /api/admin/backfill-vectors', () => {
     expect(await first.json()).toMatchObject({ indexed: 3, remaining: 2, index: 'local-d1' });
     const second = await call('/api/admin/backfill-vectors?limit=3', { token: s.id.token, method: 'POST' });
     expect(await second.json()).toMatchObject({ indexed: 2, remaining: 0 });
-    const vectors = await env.DB.prepare('SELECT count(*) AS n FROM local_vectors WHERE observation_id = ?').bind(target).first<{ n: number }>();
+    const vectors = await env.DB.prepare("SELECT count(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(target).first<{ n: number }>();
     expect(vectors?.n).toBe(1);
   });
 

@@ -1,24 +1,52 @@
-// The pure transforms every event goes through, on hostile input: tag stripping, cut-first cleaning,
-// globs and JSON shape are linear (answers checked here; timings with generous bounds, real numbers in bench/).
+// The pure transforms every event goes through, on hostile input: tag stripping, cut-first cleaning, globs and
+// JSON shape. Answers are checked, and so is the work: how many characters a scanner examines per character of
+// its input (test/support/scan-count.ts), a count that is the same on a loaded machine. Speed is in bench/.
 import { describe, expect, it } from 'vitest';
 import { isPathExcluded } from '#shared/glob';
 import { measureJson } from '#shared/json-shape';
 import { isFullyPrivate, stripMemoryTags, stripTagBlocks } from '#shared/tags';
 import { cleanField, FIELD_MAX_CHARS } from '#shared/truncate';
+import { countScans } from '../../support/scan-count';
 
 // The backtracking pattern the stripper replaced: identical answers wherever every block is closed.
 const REFERENCE = /<(private|cairn-context|system-reminder|system_instruction|system-instruction|persisted-output)(?=[\s/>])[^>]*>[\s\S]*?<\/\1\s*>/gi;
+
+/**
+ * Characters a linear scanner may examine per character of its input. Measured at most 8 on these inputs: a
+ * text that starts inside a block is swept once for the closer of each of the six tag names.
+ */
+const PER_CHAR = 12;
 
 function seeded(seed: number) {
   let s = seed;
   return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
 }
 
-const timed = <T>(run: () => T): { value: T; ms: number } => {
-  const t0 = performance.now();
-  const value = run();
-  return { value, ms: performance.now() - t0 };
-};
+/** The kind of stripper the one-pass one replaced: every unclosed opening tag searches the rest of the text. */
+function naiveStrip(text: string): string {
+  let out = text;
+  for (let i = out.indexOf('<private>'); i >= 0; i = out.indexOf('<private>', i + 1)) {
+    const close = out.indexOf('</private>', i);
+    if (close >= 0) out = out.slice(0, i) + out.slice(close + '</private>'.length);
+  }
+  return out;
+}
+
+describe('the scan counter', () => {
+  it('finds work per character growing with the length in a quadratic stripper, and fixed in the one-pass one', () => {
+    const perChar = (strip: (t: string) => string, n: number) => {
+      const text = '<private>'.repeat(n);
+      return countScans(() => strip(text)).work / text.length;
+    };
+    expect(perChar(naiveStrip, 4_000)).toBeGreaterThan(5 * perChar(naiveStrip, 400));
+    expect(perChar(naiveStrip, 4_000)).toBeGreaterThan(PER_CHAR);
+    const oneLong = perChar((t) => stripTagBlocks(t), 40_000);
+    const oneShort = perChar((t) => stripTagBlocks(t), 400);
+    expect(oneLong).toBeGreaterThanOrEqual(1);
+    expect(oneLong).toBeLessThanOrEqual(PER_CHAR);
+    expect(oneLong).toBeLessThanOrEqual(oneShort * 1.5);
+  });
+});
 
 describe('memory-tag stripping in one pass', () => {
   it('answers like the old pattern on 20,000 seeded mixes of tags whose blocks all close', () => {
@@ -42,23 +70,28 @@ describe('memory-tag stripping in one pass', () => {
     expect(stripMemoryTags('a < b and <div>not ours</div>')).toBe('a < b and <div>not ours</div>');
   });
 
-  it('strips 1 MB of opening tags, of unclosed tags and of stray closers within a generous bound', () => {
+  it('strips 1 MB of opening tags, of unclosed tags and of stray closers examining a fixed number of characters per character', () => {
     for (const unit of ['<private>', '<private ', '<private></private', '</private>', '<private><cairn-context>', '<']) {
       const text = `${unit.repeat(Math.ceil(1_000_000 / unit.length))}SECRET>`;
-      const { value, ms } = timed(() => stripTagBlocks(text, { closedFromStart: true }));
-      expect(ms, unit).toBeLessThan(2_000);
-      if (unit.startsWith('<private')) expect(value, unit).not.toContain('SECRET');
+      for (const opts of [{ closedFromStart: true }, { unclosedToEnd: false }, {}]) {
+        const { value, work } = countScans(() => stripTagBlocks(text, opts));
+        expect(work / text.length, `${unit} ${JSON.stringify(opts)}`).toBeLessThanOrEqual(PER_CHAR);
+        if (unit.startsWith('<private') && opts.unclosedToEnd !== false) expect(value, unit).not.toContain('SECRET');
+      }
     }
   });
 });
 
 describe('10× the body limit of worst-case characters', () => {
-  it('cleans and checks 10 MB of opening tags within a generous bound', () => {
+  it('cleans 10 MB of opening tags examining no more than the field budget, and checks it in one pass', () => {
     const text = `${'<private>'.repeat(1_111_112)}SECRET`;
-    const { value, ms } = timed(() => [cleanField(text), isFullyPrivate(text)] as const);
-    expect(value[0]).not.toContain('SECRET');
-    expect(value[1]).toBe(true);
-    expect(ms).toBeLessThan(5_000);
+    const cleaned = countScans(() => cleanField(text));
+    expect(cleaned.value).not.toContain('SECRET');
+    // Cut first: the work is bounded by what is kept, however large the input.
+    expect(cleaned.work).toBeLessThanOrEqual(PER_CHAR * FIELD_MAX_CHARS);
+    const checked = countScans(() => isFullyPrivate(text));
+    expect(checked.value).toBe(true);
+    expect(checked.work / text.length).toBeLessThanOrEqual(PER_CHAR);
   });
 });
 
@@ -79,13 +112,15 @@ describe('cleanField: cut first, then strip', () => {
 });
 
 describe('globs as an automaton', () => {
-  it('answers **a**a**a**b and 200 star-heavy globs against a 4,000-char path within a generous bound', () => {
+  it('answers **a**a**a**b and 200 star-heavy globs against a 4,000-char path reading each character once per glob', () => {
     const path = `/${'a'.repeat(3_999)}`;
     const globs = ['**a**a**a**b', ...Array.from({ length: 200 }, (_, i) => `/x${i}/${'*a'.repeat(240)}`)];
-    const { value, ms } = timed(() => isPathExcluded(path, globs, '/home/dev'));
+    const { value, work } = countScans(() => isPathExcluded(path, globs, '/home/dev'));
     expect(value).toBe(false);
     expect(isPathExcluded(`${path}b`, ['**a**a**a**b'])).toBe(true);
-    expect(ms).toBeLessThan(2_000);
+    // The path and its last segment, each read at most once by each glob (a backtracking matcher rereads them).
+    expect(work).toBeGreaterThanOrEqual(path.length);
+    expect(work).toBeLessThanOrEqual(globs.length * (path.length + path.length - 1));
   });
 });
 

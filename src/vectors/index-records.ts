@@ -1,0 +1,220 @@
+// Embeds stored records into the vector index (after a turn is stored, and by the backfill): each observation's
+// main text and each of its facts, session summaries and user prompts (the ids: src/vectors/keys.ts).
+import { countUnembedded, markEmbedded, observationsToEmbed, promptsToEmbed, summariesToEmbed, unembeddedIds, unembeddedPrompt } from '../db/vectors';
+import type { CairnEnv } from '../env';
+import { getVectorAdapters } from './adapters';
+import { MAX_FACT_VECTORS, VECTOR_KINDS } from './keys';
+import type { VectorAdapters, VectorKind, VectorRecord } from './types';
+import { teamDb } from '../db/shards';
+
+type ObservationDoc = Awaited<ReturnType<typeof observationsToEmbed>>[number];
+type SummaryDoc = Awaited<ReturnType<typeof summariesToEmbed>>[number];
+
+const jsonList = (raw: string): string[] => {
+  try {
+    const v: unknown = JSON.parse(raw);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+};
+
+const present = (s: string | null | undefined): s is string => !!s && s.trim() !== '';
+
+/** The text we embed: what the record is about, densest parts first (models truncate from the end). */
+export function embeddingText(o: Pick<ObservationDoc, 'title' | 'subtitle' | 'narrative' | 'facts' | 'concepts' | 'files_read' | 'files_modified'>): string {
+  const files = [...new Set([...jsonList(o.files_modified), ...jsonList(o.files_read)])].map((f) => f.split('/').slice(-2).join('/'));
+  return [o.title, o.subtitle, ...jsonList(o.facts), o.narrative, jsonList(o.concepts).join(', '), files.join(' ')]
+    .filter(present)
+    .join('\n');
+}
+
+/**
+ * The facts embedded on their own, in their order: each its own vector, so a question about one of them is not
+ * diluted by the rest of the record (the main text still holds them all). Blank and repeated facts are left out; at most
+ * MAX_FACT_VECTORS (src/vectors/keys.ts says why).
+ */
+export function factTexts(facts: string): string[] {
+  return [...new Set(jsonList(facts).map((f) => f.trim()).filter((f) => f !== ''))].slice(0, MAX_FACT_VECTORS);
+}
+
+/**
+ * One fact's embedding text: the fact under its observation's title. A fact alone is a short text, and a short
+ * text sits near many short queries; the title says what the fact is about. On the own retrieval set (the only
+ * one with facts) facts alone lost a question from the top 10 (R@10 0.898 → 0.882), under their title none
+ * (0.898 → 0.898, R@5 0.874 → 0.858, BENCHMARKS.md "Index what is asked about").
+ */
+export function factEmbeddingText(title: string | null, fact: string): string {
+  return title && title.trim() ? `${title.trim()}: ${fact}` : fact;
+}
+
+/** A session summary's text, in the order the observer writes it. */
+export function summaryText(s: Pick<SummaryDoc, 'request' | 'investigated' | 'learned' | 'completed' | 'next_steps' | 'notes'>): string {
+  return [s.request, s.investigated, s.learned, s.completed, s.next_steps, s.notes].filter(present).join('\n');
+}
+
+/** Records of one team to embed, by kind. */
+export interface RecordIds {
+  observations?: number[];
+  summaries?: number[];
+  prompts?: number[];
+}
+
+export interface IndexOutcome {
+  /** Records embedded (an observation with its facts counts once). */
+  indexed: number;
+  /** Deleted records whose vectors were removed instead. */
+  removed: number;
+  failed: number;
+}
+
+/** Records per call, all kinds together (an observation may bring up to MAX_FACT_VECTORS more texts). */
+const MAX_PER_CALL = 1000;
+
+const FIELD: Record<VectorKind, keyof RecordIds> = { observation: 'observations', summary: 'summaries', prompt: 'prompts' };
+
+/** One text to embed and where its vector goes. */
+interface Doc {
+  text: string;
+  record: Omit<VectorRecord, 'values'>;
+}
+
+interface Loaded {
+  docs: Doc[];
+  live: Record<VectorKind, number[]>;
+  gone: Record<VectorKind, number[]>;
+}
+
+/** Reads what to embed: live records become texts, deleted ones (soft-deleted observations, summaries) are to be dropped. */
+async function load(d: D1Database, teamId: number, ids: Required<RecordIds>): Promise<Loaded> {
+  const [obs, sums, prompts] = await Promise.all([
+    ids.observations.length ? observationsToEmbed(d, teamId, ids.observations) : [],
+    ids.summaries.length ? summariesToEmbed(d, teamId, ids.summaries) : [],
+    ids.prompts.length ? promptsToEmbed(d, teamId, ids.prompts) : [],
+  ]);
+  const out: Loaded = { docs: [], live: { observation: [], summary: [], prompt: [] }, gone: { observation: [], summary: [], prompt: [] } };
+  const add = (kind: VectorKind, id: number, projectId: number, type: string, texts: string[]) => {
+    out.live[kind].push(id);
+    for (const [part, text] of texts.entries()) out.docs.push({ text, record: { id, kind, part, teamId, projectId, type } });
+  };
+  for (const o of obs) {
+    if (o.deleted_at !== null) out.gone.observation.push(o.id);
+    else add('observation', o.id, o.project_id, o.type, [embeddingText(o), ...factTexts(o.facts).map((f) => factEmbeddingText(o.title, f))]);
+  }
+  for (const s of sums) {
+    if (s.deleted_at !== null) out.gone.summary.push(s.id);
+    else add('summary', s.id, s.project_id, 'summary', [summaryText(s)].filter(present));
+  }
+  for (const p of prompts) add('prompt', p.id, p.project_id, 'prompt', [p.text].filter(present));
+  return out;
+}
+
+/**
+ * Embeds and upserts the given records of one team (one embedding request for all their texts, batched by the
+ * embedder) and stamps `embedded_at`. Deleted rows are removed from the index instead. Never throws: a failure
+ * is logged and the rows stay unembedded, so the backfill picks them up later (safe inside waitUntil).
+ */
+export async function indexRecords(
+  env: CairnEnv,
+  teamId: number,
+  ids: RecordIds,
+  opts: { adapters?: VectorAdapters | null; now?: number } = {},
+): Promise<IndexOutcome> {
+  let budget = MAX_PER_CALL;
+  const take = (list: number[] | undefined) => {
+    const unique = [...new Set(list ?? [])].filter((id) => Number.isSafeInteger(id)).slice(0, budget);
+    budget -= unique.length;
+    return unique;
+  };
+  const wanted: Required<RecordIds> = { observations: take(ids.observations), summaries: take(ids.summaries), prompts: take(ids.prompts) };
+  const total = MAX_PER_CALL - budget;
+  const outcome: IndexOutcome = { indexed: 0, removed: 0, failed: 0 };
+  if (total === 0) return outcome;
+  const adapters = opts.adapters === undefined ? getVectorAdapters(env) : opts.adapters;
+  if (!adapters) return outcome;
+  try {
+    const d = await teamDb(env, teamId);
+    const { docs, live, gone } = await load(d, teamId, wanted);
+    for (const kind of VECTOR_KINDS) {
+      if (gone[kind].length === 0) continue;
+      await adapters.index.deleteByIds(teamId, gone[kind], kind);
+      outcome.removed += gone[kind].length;
+    }
+    const vectors = docs.length ? await adapters.embedder.embed(docs.map((x) => x.text)) : [];
+    if (docs.length) await adapters.index.upsert(docs.map((x, i) => ({ ...x.record, values: vectors[i]! })));
+    const now = opts.now ?? Date.now();
+    for (const kind of VECTOR_KINDS) await markEmbedded(d, teamId, kind, live[kind], now);
+    outcome.indexed = VECTOR_KINDS.reduce((n, k) => n + live[k].length, 0);
+  } catch (err) {
+    outcome.failed = total - outcome.removed;
+    console.error('vector indexing failed; rows stay unembedded for the backfill', { teamId, count: total, message: (err as Error).message });
+  }
+  return outcome;
+}
+
+/** What a stored turn wrote (src/store/turn-store.ts `StoredTurn`). */
+export interface TurnRows {
+  teamId: number;
+  observationIds: number[];
+  summaryId: number | null;
+  prompt: { sessionId: number; promptNumber: number };
+}
+
+/**
+ * After a turn is stored: its new observations, its summary, and the prompt it was filed under when that prompt
+ * is stored and not embedded yet (a private prompt has no row, so it is never embedded; a prompt observed over
+ * several turns is embedded once).
+ */
+export async function indexTurn(env: CairnEnv, stored: TurnRows, opts: { adapters?: VectorAdapters | null; now?: number } = {}): Promise<IndexOutcome> {
+  const prompt = await unembeddedPrompt(await teamDb(env, stored.teamId), stored.teamId, stored.prompt.sessionId, stored.prompt.promptNumber);
+  return indexRecords(env, stored.teamId, {
+    observations: stored.observationIds,
+    summaries: stored.summaryId === null ? [] : [stored.summaryId],
+    prompts: prompt === null ? [] : [prompt],
+  }, opts);
+}
+
+/**
+ * Deletes every vector of these records, each kind and every part (an observation's facts too): forgetting,
+ * retention and a move call this after the rows are gone from D1, so nothing is read first.
+ */
+export async function deleteRecordVectors(adapters: VectorAdapters | null, teamId: number, ids: RecordIds): Promise<void> {
+  if (!adapters) return;
+  for (const kind of VECTOR_KINDS) {
+    const list = ids[FIELD[kind]] ?? [];
+    for (let i = 0; i < list.length; i += DELETE_CHUNK) await adapters.index.deleteByIds(teamId, list.slice(i, i + DELETE_CHUNK), kind);
+  }
+}
+
+/** Records per delete call: an observation names 1 + MAX_FACT_VECTORS ids, and Vectorize takes 1000 a call. */
+const DELETE_CHUNK = 100;
+
+/** Observations only (MCP `remember`, import, a move): see indexRecords. */
+export function indexObservations(env: CairnEnv, teamId: number, ids: number[], opts: { adapters?: VectorAdapters | null; now?: number } = {}): Promise<IndexOutcome> {
+  return indexRecords(env, teamId, { observations: ids }, opts);
+}
+
+/**
+ * Embeds up to `limit` of the team's records that have no vector yet (observations first, then summaries, then
+ * prompts); reports how many of all kinds are still missing.
+ */
+export async function backfillVectors(
+  env: CairnEnv,
+  teamId: number,
+  limit: number,
+  opts: { adapters?: VectorAdapters | null; now?: number } = {},
+): Promise<IndexOutcome & { remaining: number }> {
+  const d = await teamDb(env, teamId);
+  let room = Math.min(limit, MAX_PER_CALL);
+  const ids: RecordIds = {};
+  for (const kind of VECTOR_KINDS) {
+    if (room <= 0) break;
+    const found = await unembeddedIds(d, teamId, kind, room);
+    ids[FIELD[kind]] = found;
+    room -= found.length;
+  }
+  const outcome = await indexRecords(env, teamId, ids, opts);
+  let remaining = 0;
+  for (const kind of VECTOR_KINDS) remaining += await countUnembedded(d, teamId, kind);
+  return { ...outcome, remaining };
+}

@@ -49,12 +49,22 @@ export function issue13Table(doc) {
   add('ingest, 8 clients, one session, vs `GET /api/health`', ingest(row(pipe, 'before (')), ingest(row(pipe, 'after (this tree)')), 'throughput ≥ 0.6×, p50 ≤ 2×', when(pipe));
 
   const search = section(doc, 'search-teamwide');
-  const hybrid = (name) => {
+  const searchRow = (route, build) => {
     for (const line of search.split('\n')) {
       const cells = line.split('|').slice(1, -1).map((c) => c.trim());
-      if (cells[0] === 'search hybrid, whole team' && cells[1]?.startsWith(name)) return `${label(cells[1])}p95 ${cells[3]} ms (p50 ${cells[2]})`;
+      if (cells[0] === route && cells[1]?.startsWith(build)) return cells;
     }
     return null;
+  };
+  // The goal's figure is hybrid with queries the build has not seen; repeated queries and keyword search alone
+  // (the floor the vector side adds to) follow it, from the same run, where the section has them.
+  const hybrid = (build) => {
+    const cold = searchRow('search hybrid, whole team', build);
+    if (!cold) return null;
+    const warm = searchRow('search hybrid, whole team, repeated queries', build);
+    const fts = searchRow('search FTS, whole team', build);
+    const extra = [warm && `repeated queries p95 ${warm[3]}`, fts && `FTS alone p95 ${fts[3]}`].filter(Boolean).join(', ');
+    return `${label(cold[1])}p95 ${cold[3]} ms (p50 ${cold[2]})${extra ? `; ${extra}` : ''}`;
   };
   add('team-wide hybrid search, 100k rows (local)', hybrid('before ('), hybrid('after (this tree)'), 'p95 ≤ 100 ms', when(search));
 

@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { startEmbedderServer } from './sentence-embedder.mjs';
 
@@ -150,17 +150,24 @@ export function freePort() {
  * `snapshot: true` serves a bundled copy from a fresh temp folder (and database), removed on stop; `root`
  * (with `snapshot`) bundles another checkout instead of this one (benchmarks compare against a baseline).
  * `embedder: true` also starts the sentence model in this process (scripts/sentence-embedder.mjs) and hands
- * its 127.0.0.1 URL to the Worker, which then embeds with it; without it local search is keyword search.
+ * its 127.0.0.1 URL to the Worker, which then embeds with it; without it local search is keyword search. With
+ * `root`, the model service is that checkout's own (a baseline is measured with the service it shipped with).
  * @param {{root?: string, port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number, snapshot?: boolean, logLevel?: string, embedder?: boolean}} opts
  */
 export async function startDevServer(opts = {}) {
-  const embedder = opts.embedder ? await startEmbedderServer() : null;
+  const embedder = opts.embedder ? await (await embedderOf(opts.root)).startEmbedderServer() : null;
   try {
     return await startWrangler(opts, embedder);
   } catch (err) {
     await embedder?.stop();
     throw err;
   }
+}
+
+/** The sentence-embedder module of `root` when it has one, else this checkout's. */
+async function embedderOf(root) {
+  const other = root && path.join(root, 'scripts', 'sentence-embedder.mjs');
+  return other && existsSync(other) ? import(pathToFileURL(other).href) : { startEmbedderServer };
 }
 
 async function startWrangler(opts, embedder) {

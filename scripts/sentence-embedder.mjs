@@ -17,8 +17,14 @@ export const MAX_TEXTS = 128;
 export const MAX_CHARS = 2000;
 /** A request body past this is refused before it is parsed. */
 export const MAX_BODY_BYTES = MAX_TEXTS * MAX_CHARS * 4 + 4096;
-/** Texts per model call: larger batches pad every text to the longest one. */
-const BATCH = 16;
+/**
+ * Stored rows per model call, and so the longest a search's query waits behind a backfill or a burst of
+ * `remember` calls: the job running goes on to the end of its batch. An observation's text costs ~0.2–0.3 s in
+ * the model on this 2-core box under load (a query of a few words ~10–40 ms), and rows cost about the same per row
+ * in batches of 4 as of 16 (216 vs 218 ms in one run), but a batch of 16 took 3.6 s: longer than the Worker's 2 s
+ * vector deadline, so hybrid search fell back to keywords while rows were being embedded. A batch of 4 took 0.8–1 s.
+ */
+export const BATCH = 4;
 
 let loading = null;
 
@@ -50,12 +56,15 @@ async function pump() {
       const job = jobs.find((j) => j.query) ?? jobs[0];
       try {
         const chunk = job.texts.slice(job.out.length, job.out.length + BATCH).map((t) => (t.trim() === '' ? '.' : t.slice(0, MAX_CHARS)));
+        const t = performance.now();
+        job.waitMs ??= t - job.queuedAt;
         for (const v of await model.embed(chunk)) {
           const norm = Math.hypot(...v) || 1;
           job.out.push(v.map((x) => x / norm));
         }
+        job.modelMs += performance.now() - t;
         if (job.out.length < job.texts.length) continue;
-        job.resolve(job.out);
+        job.resolve({ vectors: job.out, waitMs: job.waitMs, modelMs: job.modelMs });
       } catch (err) {
         job.reject(err);
       }
@@ -73,9 +82,14 @@ async function pump() {
  * goes ahead of other work.
  */
 export function embedTexts(texts, { query = false } = {}) {
-  if (texts.length === 0) return Promise.resolve([]);
+  return runJob(texts, { query }).then((r) => r.vectors);
+}
+
+/** embedTexts with the job's time waiting behind other work and its time in the model, in ms. */
+function runJob(texts, { query }) {
+  if (texts.length === 0) return Promise.resolve({ vectors: [], waitMs: 0, modelMs: 0 });
   return new Promise((resolve, reject) => {
-    jobs.push({ texts, out: [], query, resolve, reject });
+    jobs.push({ texts, out: [], query, resolve, reject, queuedAt: performance.now(), waitMs: undefined, modelMs: 0 });
     void pump();
   });
 }
@@ -86,8 +100,8 @@ const refuse = (res, status, code, message) => {
 };
 
 /**
- * POST /embed {"texts": string[]} → {"model", "dimensions", "vectors": number[][]}; the header
- * `x-embed-priority: query` puts a search's query first. Bad input is a 4xx with a snake_case code; the body is
+ * POST /embed {"texts": string[]} → {"model", "dimensions", "vectors": number[][]}, with a Server-Timing header
+ * (`wait`, `model`); the header `x-embed-priority: query` puts a search's query first. Bad input is a 4xx with a snake_case code; the body is
  * bounded before it is read in full.
  */
 export function embedderHandler(req, res) {
@@ -121,8 +135,10 @@ export function embedderHandler(req, res) {
       return refuse(res, 400, 'invalid_body', `"texts" must be an array of at most ${MAX_TEXTS} strings.`);
     }
     try {
-      const vectors = await embedTexts(texts, { query: req.headers['x-embed-priority'] === 'query' });
-      res.writeHead(200, { 'content-type': 'application/json' });
+      const { vectors, waitMs, modelMs } = await runJob(texts, { query: req.headers['x-embed-priority'] === 'query' });
+      // How long this request waited behind other work and ran in the model (bench/search/profile.mjs reads it).
+      const timing = `wait;dur=${waitMs.toFixed(1)}, model;dur=${modelMs.toFixed(1)}`;
+      res.writeHead(200, { 'content-type': 'application/json', 'server-timing': timing });
       res.end(JSON.stringify({ model: MODEL_NAME, dimensions: DIMENSIONS, vectors }));
     } catch (err) {
       console.error('sentence embedder failed', err);

@@ -9,15 +9,17 @@ export const BENCHMARKS = path.join(ROOT, 'BENCHMARKS.md');
 /**
  * Starts a snapshot wrangler dev on a fresh local database with generous rate limits; returns {url, token, stop}.
  * `root` bundles another checkout (see bench/baseline.mjs) instead of this one; `embedder` also starts the local
- * sentence model, as `npm start` does (without it local search is keyword search).
+ * sentence model, as `npm start` does (without it local search is keyword search); `persistTo` keeps the
+ * database in that folder instead of the snapshot's own (so a seeded one can be served again).
  */
-export async function startBenchServer(port, vars = {}, { root, embedder = false } = {}) {
+export async function startBenchServer(port, vars = {}, { root, embedder = false, persistTo } = {}) {
   const secret = `bench-${Math.random().toString(36).slice(2)}`;
   const server = await startDevServer({
     root,
     port,
     embedder,
     snapshot: true,
+    persistTo,
     timeoutMs: 300_000,
     vars: { CAIRN_ADMIN_SECRET: secret, RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000', ...vars },
   });
@@ -69,22 +71,24 @@ export async function backfillAll(srv) {
 
 export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
-/** Times `n` sequential calls of `fn(i)` after `warm` unmeasured ones; returns {p50, p95, mean} in ms. */
 /**
  * Times every case on every build in alternating rounds (build order flips each round, so drift in machine
- * load falls on both builds alike). Returns sorted latencies per `${build}|${case}`.
+ * load falls on both builds alike). Returns sorted latencies per `${build}|${case}`. A case is
+ * `[name, path(query)]`, or `[name, path, {queries, warm}]` with its own queries and warm-up query (a case of
+ * queries never sent before keeps its warm-up out of its list).
  */
 export async function timeAlternating(builds, cases, queries, n, rounds = 5) {
   const times = new Map();
-  for (const b of builds) for (const [, path] of cases) await api(b.srv, 'GET', path(queries[0])); // warm
+  for (const b of builds) for (const [, path, own] of cases) await api(b.srv, 'GET', path(own?.warm ?? queries[0])); // warm
   for (let r = 0; r < rounds; r++) {
     for (const b of r % 2 ? [...builds].reverse() : builds) {
-      for (const [name, path] of cases) {
+      for (const [name, path, own] of cases) {
         const key = `${b.name}|${name}`;
+        const list = own?.queries ?? queries;
         if (!times.has(key)) times.set(key, []);
         for (let i = 0; i < n / rounds; i++) {
           const t = performance.now();
-          await api(b.srv, 'GET', path(queries[(r * n + i) % queries.length]));
+          await api(b.srv, 'GET', path(list[(r * n + i) % list.length]));
           times.get(key).push(performance.now() - t);
         }
       }
@@ -94,6 +98,7 @@ export async function timeAlternating(builds, cases, queries, n, rounds = 5) {
   return times;
 }
 
+/** Times `n` sequential calls of `fn(i)` after `warm` unmeasured ones; returns {p50, p95, mean} in ms. */
 export async function sample(n, fn, warm = 5) {
   for (let i = 0; i < warm; i++) await fn(i);
   const times = [];

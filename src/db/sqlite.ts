@@ -98,9 +98,6 @@ export const projectAtStoreTime = (sessionId: number, fallback: number): SQL<num
 export const projectOrItsAlias = (teamId: number, projectId: number, key: string | null): SQL<number> =>
   sql<number>`COALESCE((SELECT ${projects.id} FROM ${projects} WHERE ${projects.id} = ${projectId}), (SELECT ${projectAliases.projectId} FROM ${projectAliases} WHERE ${projectAliases.teamId} = ${teamId} AND ${projectAliases.key} = ${key}), ${projectId})`;
 
-/** Hex of a BLOB's first and last 8 bytes: tells whether a cached decode of it is still current. */
-export const blobFingerprint = (col: AnyColumn): SQL<string> => sql<string>`hex(substr(${col}, 1, 8)) || hex(substr(${col}, -8))`;
-
 /** The JSON array at `path` inside a JSON text column holds `value`. */
 export const jsonArrayHas = (col: AnyColumn, path: string, value: string): SQL =>
   sql`EXISTS (SELECT 1 FROM json_each(${col}, ${path}) d WHERE d.value = ${value})`;

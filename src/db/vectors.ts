@@ -4,7 +4,7 @@ import { and, asc, count, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
 import { localVectors, observations, prompts, summaries } from './schema';
-import { blobFingerprint, hexOf, inJsonList, notInJsonList } from './sqlite';
+import { hexOf, inJsonList, notInJsonList } from './sqlite';
 
 export type LocalVectorKind = 'observation' | 'summary' | 'prompt';
 
@@ -53,12 +53,14 @@ export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVecto
     !q.projectIds?.length && q.excludeProjectIds?.length ? notInJsonList(localVectors.projectId, q.excludeProjectIds) : undefined,
     q.types?.length ? inJsonList(localVectors.type, q.types) : undefined,
   ];
-  return dbOf(d1)
-    .select({ id: localVectors.recordId, part: localVectors.part, fp: blobFingerprint(localVectors.embedding) })
+  // Answered from idx_local_vectors_fingerprint alone, already in this order (never from the 2 KB vector rows).
+  const rows = await dbOf(d1)
+    .select({ id: localVectors.recordId, part: localVectors.part, fp: localVectors.fingerprint })
     .from(localVectors)
     .where(and(...scope))
     .orderBy(desc(localVectors.recordId), asc(localVectors.part))
     .limit(limit);
+  return rows.map((r) => ({ id: r.id, part: r.part, fp: r.fp ?? '' }));
 }
 
 /** The vectors (every part) of records `ids` of one kind, as hex strings. */

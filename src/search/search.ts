@@ -144,11 +144,10 @@ async function rankObservations(db: D1Database, auth: AuthContext, p: SearchPara
   const tm = deps.timings;
   const { q, fts, pool, want } = r;
   const paths = pathLikeTerms(q);
-  // Send the SQL first: the embedder runs synchronously until its first await, so starting it first would
-  // leave the database idle while the query is embedded.
+  // The query's embedding is already on its way (searchObservations asked for it before the scope's reads).
   const ftsPromise = timed(tm, 'fts', ftsSearch(db, fts.all, fts.any, scope, pool));
   const filesPromise = timed(tm, 'files', observationsTouching(db, paths, scope, pool));
-  const vectorPromise = side ? vectorIds(side, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000) : Promise.resolve(null);
+  const vectorPromise = side ? vectorIds(side, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000, tm) : Promise.resolve(null);
   const datedPromise = timed(tm, 'dated', datedHits(db, fts, scope, r.window, pool));
   const [{ rows: ranked, total }, files, vec, dated] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise), datedPromise]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
@@ -218,26 +217,30 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const tm = deps.timings;
   // The team's database (its shard, src/db/shards.ts): every statement of this search goes there.
   const db = await teamDb(env, auth.teamId);
-  const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
-  if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
-  if (!p.q) return filterOnly(db, p, scopes);
+  if (!p.q) {
+    const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
+    return scopes.length === 0 ? { results: [], total: 0, mode: 'fts' } : filterOnly(db, p, scopes);
+  }
   // Digit-only dates leave the words; when nothing else is left, the query is searched as typed.
   const named = namedDays(p.q, deps.now ?? Date.now());
   const window = dayWindow(named.days);
   const stripped = named.days.length ? buildFtsQuery(named.rest) : null;
   // "What did we do yesterday?": nothing left to match but the day, so that day's records, newest first.
-  if (window && stripped && (!stripped.all || stripped.fillerOnly)) {
-    return filterOnly(db, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
-  }
+  const dayOnly = !!window && !!stripped && (!stripped.all || stripped.fillerOnly);
   const fts: FtsQuery = stripped?.all ? stripped : buildFtsQuery(p.q);
+  const terms = fts.all && fts.any ? { all: fts.all, any: fts.any, terms: fts.terms } : null;
   // Text with nothing searchable in it (punctuation, emoji) matches nothing, whatever the filters say.
-  if (!fts.all || !fts.any) return { results: [], total: 0, mode: 'fts' };
+  if (!dayOnly && !terms) return { results: [], total: 0, mode: 'fts' };
+  // Embedding the query is the slowest part of a hybrid search: it is asked for before the scope's reads.
+  const side = dayOnly ? null : vectorSide(env, db, auth, p, deps.vectors, tm);
+  const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
+  if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
+  if (window && dayOnly) return filterOnly(db, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
+  if (!terms) return { results: [], total: 0, mode: 'fts' }; // not reached (checked above); narrows the type
 
   const want = p.offset + p.limit;
-  const r: RankInput = { q: p.q, fts: { all: fts.all, any: fts.any, terms: fts.terms }, window: stripped?.all ? window : null, pool: Math.min(1000, Math.max(want, 60)), want };
-  // Summary and prompt statements go out first; their vector side and the observation side may then spend time
-  // embedding the query (once for all kinds).
-  const side = vectorSide(env, db, auth, p, deps.vectors);
+  const r: RankInput = { q: p.q, fts: terms, window: stripped?.all ? window : null, pool: Math.min(1000, Math.max(want, 60)), want };
+  // Summary and prompt statements go out first; every kind's vector side shares the one query embedding.
   const text = scopes.filter((s) => s.kind !== 'observation').map((s) => rankText(db, auth, p, s, r, side, deps));
   const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(db, auth, p, s, r, side, deps));
   const byKind = await Promise.all([...obs, ...text]);

@@ -6,6 +6,7 @@ import { recordRows, type RecordRow, type RecordScope } from '../db/fts';
 import { projectsHiddenFrom } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { getVectorAdapters } from '../vectors/adapters';
+import { embedQuery } from '../vectors/query-cache';
 import type { VectorAdapters, VectorMatch } from '../vectors/types';
 import { fusionMethodFor, vectorWeightFor } from './config';
 import { scoreFusion, weightedFusion, type KeywordHit } from './fusion';
@@ -33,7 +34,9 @@ async function hiddenProjectIds(db: D1Database, auth: AuthContext): Promise<numb
 
 /**
  * The vector side of one search, or null when it is off (`mode=fts`, no adapters, or an embedder weighted 0, which
- * is then not asked at all). The query is embedded once, on first use, for every kind searched.
+ * is then not asked at all). The query is embedded once for every kind searched, asked for as soon as the side is
+ * made (searchObservations makes it before the search's first statement, so the model works while D1 does), through
+ * the isolate's cache of query vectors (src/vectors/query-cache.ts).
  */
 export interface VectorSide {
   adapters: VectorAdapters;
@@ -42,34 +45,40 @@ export interface VectorSide {
   hidden: () => Promise<number[] | undefined>;
 }
 
-export function vectorSide(env: CairnEnv, db: D1Database, auth: AuthContext, p: SearchParams, injected: VectorAdapters | null | undefined): VectorSide | null {
+export function vectorSide(env: CairnEnv, db: D1Database, auth: AuthContext, p: SearchParams, injected: VectorAdapters | null | undefined, tm?: Record<string, number>): VectorSide | null {
   const candidate = p.mode === 'fts' ? null : injected === undefined ? getVectorAdapters(env) : injected;
   const weight = candidate ? vectorWeightFor(candidate.embedder.name, env.CAIRN_VECTOR_WEIGHT) : 0;
   if (!candidate || weight <= 0) return null;
-  const e = candidate.embedder;
-  let vector: Promise<number[] | undefined> | undefined;
+  const vector = timed(tm, 'embed', embedQuery(candidate.embedder, p.q!));
+  // Awaited by vectorIds; a search that ends before it (no scope, a failing statement) must not leave it unhandled.
+  vector.catch(() => undefined);
   let hidden: Promise<number[] | undefined> | undefined;
   return {
     adapters: candidate,
     weight,
-    queryVector: () => (vector ??= e.embedQuery ? e.embedQuery(p.q!) : e.embed([p.q!]).then((v) => v[0])),
-    hidden: () => (hidden ??= hiddenProjectIds(db, auth)),
+    queryVector: () => vector,
+    hidden: () => (hidden ??= timed(tm, 'hidden', hiddenProjectIds(db, auth))),
   };
 }
 
 /** One kind's vector neighbours at or above the embedder's floor; null when the vector side fails or is too slow. */
-export async function vectorIds(side: VectorSide, auth: AuthContext, p: SearchParams, scope: RecordScope, topK: number, timeoutMs: number): Promise<VectorMatch[] | null> {
+export async function vectorIds(side: VectorSide, auth: AuthContext, p: SearchParams, scope: RecordScope, topK: number, timeoutMs: number, tm?: Record<string, number>): Promise<VectorMatch[] | null> {
   const work = (async () => {
-    const vec = await side.queryVector();
-    if (!vec) return [];
-    const matches = await side.adapters.index.query(vec, {
+    const excludeProjectIds = scope.projectIds ? undefined : await side.hidden();
+    // The index gets the vector still on its way: the local one reads its candidates from D1 meanwhile.
+    const vector = side.queryVector().then((v) => v ?? []);
+    const observations = scope.kind === 'observation';
+    const matches = await timed(observations ? tm : undefined, 'vector_index', side.adapters.index.query(vector, {
       teamId: auth.teamId,
       kind: scope.kind,
       projectIds: scope.projectIds ?? undefined,
-      excludeProjectIds: scope.projectIds ? undefined : await side.hidden(),
-      types: scope.kind === 'observation' && p.type.length ? p.type : undefined,
+      excludeProjectIds,
+      types: observations && p.type.length ? p.type : undefined,
       topK,
-    });
+      // The observation list's phases only: one name per phase in the Server-Timing header.
+      timings: observations ? tm : undefined,
+    }));
+    if ((await vector).length === 0) return [];
     return matches.filter((m) => m.score >= side.adapters.embedder.minScore);
   })();
   let timer: ReturnType<typeof setTimeout> | undefined;

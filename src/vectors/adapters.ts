@@ -9,6 +9,9 @@ import { VectorizeVectorIndex } from './vectorize-index';
 import { WorkersAiEmbedder } from './workers-ai-embedder';
 import { teamDb, vectorIdPrefix } from '../db/shards';
 
+/** One transport object per isolate, so the query-vector cache (keyed by it and the URL) holds across requests. */
+const globalFetch = { fetch: (input: string, init: RequestInit) => fetch(input, init) };
+
 /**
  * Local runs (CAIRN_LOCAL=1: wrangler dev, tests) use D1 because the Vectorize and Workers AI bindings only work
  * remotely, and the sentence model beside the local stack when its URL is set (npm start and the benchmarks set
@@ -19,7 +22,7 @@ export function getVectorAdapters(env: CairnEnv): VectorAdapters | null {
   const config = configOf(env);
   if (config.local) {
     const url = config.embedderUrl;
-    const embedder = url ? new SentenceEmbedder({ fetch: (input, init) => fetch(input, init) }, url) : new LocalEmbedder();
+    const embedder = url ? new SentenceEmbedder(globalFetch, url) : new LocalEmbedder();
     return { index: new LocalVectorIndex((teamId) => teamDb(env, teamId)), embedder };
   }
   if (env.VECTORS && env.AI) {

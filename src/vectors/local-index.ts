@@ -70,56 +70,75 @@ export class LocalVectorIndex implements VectorIndex {
     await deleteLocalVectors(await this.#db(teamId), teamId, kind, ids);
   }
 
-  async query(vector: number[], q: VectorQuery): Promise<VectorMatch[]> {
-    // The newest ids with a fingerprint of each vector (its first and last 8 bytes), from the index and 16
-    // bytes per row; only vectors this isolate has not decoded yet (or whose fingerprint changed) are read in
-    // full. Re-reading a whole team's vectors as hex was most of a team-wide query's time.
+  async query(pending: number[] | Promise<number[]>, q: VectorQuery): Promise<VectorMatch[]> {
     const kind = q.kind ?? 'observation';
+    // The candidates do not depend on the vector: they are read while the query is still being embedded.
+    const t = Date.now();
+    const [vector, candidates] = await Promise.all([pending, this.#candidates(q, kind).finally(() => q.timings && (q.timings.vector_candidates = Date.now() - t))]);
+    const scoring = Date.now();
+    // A vector of another length was written by another embedder (the local stack switched models): it is not
+    // comparable, so it is skipped until the row is embedded again.
+    const scored = scoreVectors(vector, candidates.flatMap((c) => {
+      const hit = decoded.get(cacheKey(kind, c.id, c.part));
+      return hit && hit.floats.length === vector.length ? [{ id: c.id, floats: hit.floats, vv: hit.vv }] : [];
+    }));
+    // Parts of one record (an observation's facts) count once, at the best part's similarity.
+    const matches = collapseParts(scored).slice(0, q.topK);
+    if (q.timings) q.timings.vector_score = Date.now() - scoring;
+    return matches;
+  }
+
+  /**
+   * The newest ids with a fingerprint of each vector (its first and last 8 bytes), from the fingerprint index
+   * alone; only vectors this isolate has not decoded yet (or whose fingerprint changed) are read in full.
+   * Re-reading a whole team's vectors as hex was most of a team-wide query's time.
+   */
+  async #candidates(q: VectorQuery, kind: VectorKind): Promise<{ id: number; part: number; fp: string }[]> {
     const db = await this.#db(q.teamId);
     const candidates = await localVectorFingerprints(db, { ...q, kind }, this.scanLimit);
     const missing = [...new Set(candidates.filter((c) => decoded.get(cacheKey(kind, c.id, c.part))?.fp !== c.fp).map((c) => c.id))];
     for (let i = 0; i < missing.length; i += 1_000) {
       for (const r of await localVectorHex(db, kind, missing.slice(i, i + 1_000))) remember(cacheKey(kind, r.id, r.part), r.hex);
     }
-    // A vector of another length was written by another embedder (the local stack switched models): it is not
-    // comparable, so it is skipped until the row is embedded again.
-    const scored = scoreVectors(vector, candidates.flatMap((c) => {
-      const hit = decoded.get(cacheKey(kind, c.id, c.part));
-      return hit && hit.floats.length === vector.length ? [{ id: c.id, floats: hit.floats }] : [];
-    }));
-    // Parts of one record (an observation's facts) count once, at the best part's similarity.
-    return collapseParts(scored).slice(0, q.topK);
+    return candidates;
   }
 }
 
 /**
  * Vectors this isolate has decoded, by kind, record id and part (ids are never reused), each with its
- * fingerprint. Two shards number their rows independently, so the same key can name two vectors: the
- * fingerprint differs, and the vector is then read again.
+ * fingerprint and squared norm. Two shards number their rows independently, so the same key can name two
+ * vectors: the fingerprint differs, and the vector is then read again.
  */
-const decoded = new Map<string, { fp: string; floats: Float32Array }>();
+const decoded = new Map<string, { fp: string; floats: Float32Array; vv: number }>();
 const MAX_DECODED = 40_000;
 const cacheKey = (kind: VectorKind, id: number, part: number) => `${kind[0]}${id}.${part}`;
 
 function remember(key: string, hex: string): void {
   // Maps iterate in insertion order: dropping the first key evicts the oldest entry.
   if (decoded.size >= MAX_DECODED) decoded.delete(decoded.keys().next().value as string);
-  decoded.set(key, { fp: hex.slice(0, 16) + hex.slice(-16), floats: decodeHex(hex) });
+  const floats = decodeHex(hex);
+  decoded.set(key, { fp: hex.slice(0, 16) + hex.slice(-16), floats, vv: squaredNorm(floats, floats.length) });
 }
 
-/** Cosine of `query` against decoded vectors; the query's norm is computed once. */
-export function scoreVectors(query: number[], rows: { id: number; floats: Float32Array }[]): VectorMatch[] {
+/** Σ v² over the first `n` entries, summed in index order (so a stored norm equals one computed while scoring). */
+function squaredNorm(v: ArrayLike<number>, n: number): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += v[i]! * v[i]!;
+  return s;
+}
+
+/**
+ * Cosine of `query` against decoded vectors; the query's norm is computed once, and a row's stored `vv` (its
+ * squared norm over the same entries) is used instead of summing it again: the same number either way.
+ */
+export function scoreVectors(query: number[], rows: { id: number; floats: Float32Array; vv?: number }[]): VectorMatch[] {
   let qq = 0;
   for (const x of query) qq += x * x;
-  return rows.map(({ id, floats }) => {
+  return rows.map(({ id, floats, vv: stored }) => {
     let dot = 0;
-    let vv = 0;
     const n = Math.min(query.length, floats.length);
-    for (let i = 0; i < n; i++) {
-      const v = floats[i]!;
-      dot += query[i]! * v;
-      vv += v * v;
-    }
+    for (let i = 0; i < n; i++) dot += query[i]! * floats[i]!;
+    const vv = stored !== undefined && n === floats.length ? stored : squaredNorm(floats, n);
     return { id, score: qq && vv ? dot / Math.sqrt(qq * vv) : 0 };
   });
 }

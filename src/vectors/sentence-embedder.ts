@@ -23,7 +23,12 @@ export class SentenceEmbedder implements Embedder {
    */
   readonly minScore = 0.3;
 
-  constructor(private readonly service: EmbedderService, private readonly url = 'http://embedder/embed') {}
+  /** The model behind one service and URL answers the same text with the same vector (cached per isolate). */
+  readonly querySource: { binding: object; key: string };
+
+  constructor(private readonly service: EmbedderService, private readonly url = 'http://embedder/embed') {
+    this.querySource = { binding: service, key: url };
+  }
 
   async embed(texts: string[]): Promise<number[][]> {
     const out: number[][] = [];

@@ -31,6 +31,8 @@ export interface VectorQuery {
   excludeProjectIds?: number[];
   types?: string[];
   topK: number;
+  /** Filled with the index's own phase durations in ms, where it has phases (the Server-Timing header). */
+  timings?: Record<string, number>;
 }
 
 /** A record found by its vectors: several parts of one record come back as one match, at the best part's score. */
@@ -45,7 +47,11 @@ export interface VectorIndex {
   upsert(records: VectorRecord[]): Promise<void>;
   /** Deletes every vector of these records, all parts (default kind `observation`). */
   deleteByIds(teamId: number, ids: number[], kind?: VectorKind): Promise<void>;
-  query(vector: number[], q: VectorQuery): Promise<VectorMatch[]>;
+  /**
+   * The `topK` nearest in scope. The vector may still be on its way (a search passes the query's embedding as
+   * it is being made): an index that first reads its candidates (the local one) reads them meanwhile.
+   */
+  query(vector: number[] | Promise<number[]>, q: VectorQuery): Promise<VectorMatch[]>;
 }
 
 export interface Embedder {
@@ -59,6 +65,12 @@ export interface Embedder {
   embed(texts: string[]): Promise<number[][]>;
   /** A search query's vector, where the embedder serves queries ahead of stored rows (else `embed([q])`). */
   embedQuery?(text: string): Promise<number[]>;
+  /**
+   * Where this embedder's vectors come from, for the per-isolate cache of query vectors (src/vectors/
+   * query-cache.ts): the same binding object (compared by identity) and key always give the same vector for
+   * the same text. Omitted, queries are embedded every time.
+   */
+  readonly querySource?: { binding: object; key: string };
 }
 
 export interface VectorAdapters {

@@ -61,13 +61,14 @@ export class VectorizeVectorIndex implements VectorIndex {
     for (let i = 0; i < all.length; i += UPSERT_BATCH) await this.binding.deleteByIds(all.slice(i, i + UPSERT_BATCH));
   }
 
-  async query(vector: number[], q: VectorQuery): Promise<VectorMatch[]> {
+  async query(pending: number[] | Promise<number[]>, q: VectorQuery): Promise<VectorMatch[]> {
+    const [vector, prefix] = await Promise.all([pending, this.idPrefix(q.teamId)]);
+    if (vector.length === 0) return [];
     const kind = q.kind ?? 'observation';
     const filter: VectorizeVectorMetadataFilter = {};
     if (q.projectIds?.length) filter.project = { $in: q.projectIds.map(String) };
     else if (q.excludeProjectIds?.length) filter.project = { $nin: q.excludeProjectIds.map(String) };
     if (q.types?.length) filter.type = { $in: q.types };
-    const prefix = await this.idPrefix(q.teamId);
     const res = await this.binding.query(vector, {
       topK: Math.min(MAX_TOP_K, q.topK),
       namespace: teamNamespace(q.teamId, kind),

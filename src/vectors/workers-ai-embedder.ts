@@ -16,7 +16,11 @@ export class WorkersAiEmbedder implements Embedder {
   readonly dimensions = 1024;
   /** Unrelated English text pairs typically score 0.3–0.45 with bge-m3; below this a neighbour is noise. */
   readonly minScore = 0.45;
-  constructor(private readonly ai: AiBinding) {}
+  /** One model behind the binding: the same text gets the same vector, so query vectors are cached per isolate. */
+  readonly querySource: { binding: object; key: string };
+  constructor(private readonly ai: AiBinding) {
+    this.querySource = { binding: ai, key: BGE_M3 };
+  }
 
   async embed(texts: string[]): Promise<number[][]> {
     const out: number[][] = [];

@@ -40,6 +40,25 @@ describe('the issue-13 summary of the benches', () => {
     expect(hook).toContain('| not measured | quick path + background sender: 1.60× (3.19×)');
   });
 
+  it('gives team-wide search with unseen queries, then repeated queries and keyword search alone from the same run', () => {
+    const withSearch = [
+      doc,
+      '<!-- search-teamwide:start -->',
+      '| search FTS, whole team | before (2e7c040) | 99.7 | 377.5 |',
+      '| search FTS, whole team | after (this tree) | 99.6 | 323.2 |',
+      '| search hybrid, whole team | before (2e7c040) | 358.9 | 681.9 |',
+      '| search hybrid, whole team | after (this tree) | 226.6 | 569.6 |',
+      '| search hybrid, whole team, repeated queries | before (2e7c040) | 300.5 | 763.9 |',
+      '| search hybrid, whole team, repeated queries | after (this tree) | 138.9 | 463.0 |',
+      'Run at 2026-12-01T22:35:50.000Z.',
+      '<!-- search-teamwide:end -->',
+    ].join('\n');
+    const search = (issue13Table(withSearch) as string).split('\n').find((l) => l.startsWith('| team-wide hybrid search'));
+    expect(search).toBe(
+      '| team-wide hybrid search, 100k rows (local) | 2e7c040: p95 681.9 ms (p50 358.9); repeated queries p95 763.9, FTS alone p95 377.5 | p95 569.6 ms (p50 226.6); repeated queries p95 463.0, FTS alone p95 323.2 | p95 ≤ 100 ms | 2026-12-01 22:35 |',
+    );
+  });
+
   it('says a section that was never run is not measured instead of inventing figures', () => {
     const search = (issue13Table(doc) as string).split('\n').find((l) => l.startsWith('| team-wide hybrid search'));
     expect(search).toBe('| team-wide hybrid search, 100k rows (local) | not measured | not measured | p95 ≤ 100 ms | ? |');

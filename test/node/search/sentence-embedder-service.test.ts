@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIMENSIONS, MAX_TEXTS, embedTexts, loadSentenceModel, startEmbedderServer } from '../../../scripts/sentence-embedder.mjs';
+import { BATCH, DIMENSIONS, MAX_TEXTS, embedTexts, loadSentenceModel, startEmbedderServer } from '../../../scripts/sentence-embedder.mjs';
 
 const cos = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
 
@@ -40,6 +40,27 @@ describe('the sentence model', () => {
     expect(cos(a!, again!)).toBeCloseTo(1, 5);
     expect(cos(a!, near!)).toBeGreaterThan(cos(a!, far!));
     expect(empty!.every((x) => Number.isFinite(x))).toBe(true);
+  });
+
+  it('makes a query that arrives during a backfill wait for one small batch of stored rows, not the whole backfill', async () => {
+    const model = (await loadSentenceModel()) as { embed(texts: string[]): Promise<number[][]> };
+    const calls: string[] = [];
+    const real = model.embed;
+    let queried: Promise<unknown> | null = null;
+    model.embed = function (texts: string[]) {
+      calls.push(texts[0]!.startsWith('query') ? `query:${texts.length}` : `rows:${texts.length}`);
+      // The query comes in while the backfill's first batch is in the model.
+      queried ??= embedTexts(['query: where did the retry budget go?'], { query: true });
+      return real.call(this, texts);
+    };
+    try {
+      await embedTexts(Array.from({ length: 3 * BATCH }, (_, i) => `stored row number ${i} about the retry budget`));
+      await queried;
+    } finally {
+      model.embed = real;
+    }
+    expect(BATCH).toBeLessThanOrEqual(4);
+    expect(calls).toEqual([`rows:${BATCH}`, 'query:1', `rows:${BATCH}`, `rows:${BATCH}`]);
   });
 
   it('serves a search query before stored rows already waiting to be embedded', async () => {

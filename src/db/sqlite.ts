@@ -3,7 +3,7 @@
 // src/db/ is drizzle's query builder; a test keeps the `sql` template confined to this file and schema.ts.
 import { sql, type AnyColumn, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Db } from './client';
-import { observations, projectAliases, projects, sessions } from './schema';
+import { localVectors, observations, projectAliases, projects, sessions } from './schema';
 
 /**
  * `col IN (values)` with the whole list bound as ONE JSON parameter: D1 allows 100 bound parameters per
@@ -40,7 +40,7 @@ export const observationFileRows = (sessionId: number, contentHash: string, file
 export const scalar = <T>(query: SQLWrapper): SQL<T> => sql<T>`(${query})`;
 
 /** `group_concat(col, sep)` over a subquery's rows. */
-export const groupConcat = (col: AnyColumn, sep: string): SQL<string | null> => sql<string | null>`group_concat(${col}, ${sep})`;
+export const groupConcat = (col: SQLWrapper, sep: string): SQL<string | null> => sql<string | null>`group_concat(${col}, ${sep})`;
 
 /** `x IS NULL` as a sortable value (SQLite sorts false before true): puts rows without a value last. */
 export const nullsLast = (x: SQLWrapper): SQL => sql`${x} IS NULL`;
@@ -129,3 +129,7 @@ export const totalOf = (cols: readonly AnyColumn[], when?: SQL): SQL<number> => 
   const added = sql.join(cols.map((c) => sql`${c}`), sql` + `);
   return when ? sql<number>`COALESCE(SUM(CASE WHEN ${when} THEN ${added} END), 0)` : sql<number>`COALESCE(SUM(${added}), 0)`;
 };
+
+/** One local vector as `record_id:part:fingerprint` (db/vectors.ts reads 5,000 of them as one group_concat text). */
+export const localVectorEntry = (): SQL<string> =>
+  sql<string>`${localVectors.recordId} || ':' || ${localVectors.part} || ':' || ifnull(${localVectors.fingerprint}, '')`;

@@ -1,10 +1,10 @@
 // Vector bookkeeping in D1: the local vector index (wrangler dev and tests; production uses Vectorize) and
 // which observations, summaries and prompts still need embedding.
-import { and, asc, count, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
 import { localVectors, observations, prompts, summaries } from './schema';
-import { hexOf, inJsonList, notInJsonList } from './sqlite';
+import { groupConcat, hexOf, inJsonList, localVectorEntry, notInJsonList } from './sqlite';
 
 export type LocalVectorKind = 'observation' | 'summary' | 'prompt';
 
@@ -57,13 +57,13 @@ export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVecto
   // `id:part:fingerprint` entries: 5,000 rows crossing into the Worker one by one cost more than reading them.
   const d = dbOf(d1);
   const newest = d
-    .select({ entry: sql<string>`${localVectors.recordId} || ':' || ${localVectors.part} || ':' || ifnull(${localVectors.fingerprint}, '')`.as('entry') })
+    .select({ entry: localVectorEntry().as('entry') })
     .from(localVectors)
     .where(and(...scope))
     .orderBy(desc(localVectors.recordId), asc(localVectors.part))
     .limit(limit)
     .as('newest');
-  const row = await d.select({ all: sql<string | null>`group_concat(${newest.entry}, ',')` }).from(newest).get();
+  const row = await d.select({ all: groupConcat(newest.entry, ',') }).from(newest).get();
   const out: { id: number; part: number; fp: string }[] = [];
   for (const entry of row?.all ? row.all.split(',') : []) {
     const [id, part, fp] = entry.split(':');

@@ -68,12 +68,4 @@ export function oneLine(text: string | null | undefined, max: number, fallback =
 /** 12345 → "12,345" without depending on the runtime's locale data. */
 export const thousands = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
-/** Parses a stored JSON array of strings; anything else is an empty list. */
-export function jsonList(raw: string | null | undefined): string[] {
-  try {
-    const v: unknown = JSON.parse(raw ?? '[]');
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
-}
+export { jsonList } from '../lib/json-list';

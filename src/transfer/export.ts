@@ -5,16 +5,9 @@ import { resolveVisibleProjects } from '../db/projects';
 import { exportPage, projectRow, teamUsers } from '../db/transfer';
 import { visibleProjectIds } from '../db/forget';
 import { AppError } from '../lib/errors';
+import { jsonList } from '../lib/json-list';
 import type { ExportRecord } from './records';
 
-const list = (raw: string): string[] => {
-  try {
-    const v: unknown = JSON.parse(raw);
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
-};
 
 /** Pages through rows by id: `page(after)` returns rows sorted by id, an empty page ends it. */
 async function* paged<R extends { id: number }>(page: (after: number) => Promise<R[]>): AsyncGenerator<R> {
@@ -75,8 +68,8 @@ export async function* exportRecords(db: D1Database, t: number, projectIds: numb
     for await (const o of paged((a) => exportPage(db, 'observations', t, projectId, a))) {
       if (!keep(o)) continue;
       yield {
-        kind: 'observation', ...base(o), type: o.type, title: o.title, subtitle: o.subtitle, facts: list(o.facts), narrative: o.narrative,
-        concepts: list(o.concepts), files_read: list(o.filesRead), files_modified: list(o.filesModified), discovery_tokens: o.discoveryTokens,
+        kind: 'observation', ...base(o), type: o.type, title: o.title, subtitle: o.subtitle, facts: jsonList(o.facts), narrative: o.narrative,
+        concepts: jsonList(o.concepts), files_read: jsonList(o.filesRead), files_modified: jsonList(o.filesModified), discovery_tokens: o.discoveryTokens,
         content_hash: o.contentHash, agent_id: o.agentId, agent_type: o.agentType, source: o.source,
       };
     }

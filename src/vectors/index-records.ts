@@ -2,6 +2,7 @@
 // main text and each of its facts, session summaries and user prompts (the ids: src/vectors/keys.ts).
 import { countUnembedded, markEmbedded, observationsToEmbed, promptsToEmbed, summariesToEmbed, unembeddedIds, unembeddedPrompt } from '../db/vectors';
 import type { CairnEnv } from '../env';
+import { jsonList } from '../lib/json-list';
 import { getVectorAdapters } from './adapters';
 import { MAX_FACT_VECTORS, VECTOR_KINDS } from './keys';
 import type { VectorAdapters, VectorKind, VectorRecord } from './types';
@@ -10,14 +11,6 @@ import { teamDb } from '../db/shards';
 type ObservationDoc = Awaited<ReturnType<typeof observationsToEmbed>>[number];
 type SummaryDoc = Awaited<ReturnType<typeof summariesToEmbed>>[number];
 
-const jsonList = (raw: string): string[] => {
-  try {
-    const v: unknown = JSON.parse(raw);
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
-};
 
 const present = (s: string | null | undefined): s is string => !!s && s.trim() !== '';
 

@@ -4,7 +4,7 @@
 import { and, asc, desc, eq, isNull, lt, or, type SQL } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import { observations, projects, sessions, summaries, users } from './schema';
-import { inJsonList } from './sqlite';
+import { byIds, inJsonList } from './sqlite';
 import { canReadObservation, canReadSummary, canSeeProject, type Viewer } from './visibility';
 
 type Kind = 'observation' | 'summary';
@@ -45,27 +45,29 @@ const SUM_FIELDS = {
 
 type Order = 'newest' | 'oldest';
 
-async function selectObservations(d: Db, v: Viewer, where: (SQL | undefined)[], order: Order | null, limit?: number) {
+// `ids`, when given, names the rows: they are looked up by id (byIds), the rule and `where` checked on each.
+
+async function selectObservations(d: Db, v: Viewer, where: (SQL | undefined)[], order: Order | null, limit?: number, ids?: number[]) {
   const dir = order === 'oldest' ? asc : desc;
   const q = d
     .select(OBS_FIELDS)
     .from(observations)
     .innerJoin(projects, eq(projects.id, observations.projectId))
     .innerJoin(users, eq(users.id, observations.authorUserId))
-    .where(and(canReadObservation(v), ...where))
+    .where(ids ? byIds(observations.id, ids, canReadObservation(v), ...where) : and(canReadObservation(v), ...where))
     .orderBy(...(order ? [dir(observations.createdAt), dir(observations.id)] : []));
   const rows = limit === undefined ? await q : await q.limit(limit);
   return rows.map((r) => ({ kind: 'observation' as const, ...r }));
 }
 
-async function selectSummaries(d: Db, v: Viewer, where: (SQL | undefined)[], order: Order | null, limit?: number) {
+async function selectSummaries(d: Db, v: Viewer, where: (SQL | undefined)[], order: Order | null, limit?: number, ids?: number[]) {
   const dir = order === 'oldest' ? asc : desc;
   const q = d
     .select(SUM_FIELDS)
     .from(summaries)
     .innerJoin(projects, eq(projects.id, summaries.projectId))
     .innerJoin(users, eq(users.id, summaries.authorUserId))
-    .where(and(canReadSummary(v), ...where))
+    .where(ids ? byIds(summaries.id, ids, canReadSummary(v), ...where) : and(canReadSummary(v), ...where))
     .orderBy(...(order ? [dir(summaries.createdAt), dir(summaries.id)] : []));
   const rows = limit === undefined ? await q : await q.limit(limit);
   return rows.map((r) => ({ kind: 'summary' as const, ...r }));
@@ -105,8 +107,8 @@ export async function feedPage(d1: D1Database | Db, viewer: Viewer, f: FeedFilte
 export async function feedItemsByIds(d1: D1Database | Db, viewer: Viewer, observationIds: number[], summaryIds: number[]): Promise<FeedRow[]> {
   const d = dbOf(d1);
   const [obs, sums] = await Promise.all([
-    observationIds.length ? selectObservations(d, viewer, [inJsonList(observations.id, observationIds)], null) : [],
-    summaryIds.length ? selectSummaries(d, viewer, [inJsonList(summaries.id, summaryIds)], null) : [],
+    observationIds.length ? selectObservations(d, viewer, [], null, undefined, observationIds) : [],
+    summaryIds.length ? selectSummaries(d, viewer, [], null, undefined, summaryIds) : [],
   ]);
   return [...obs, ...sums];
 }

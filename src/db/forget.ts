@@ -4,7 +4,7 @@
 import { and, count as countAll, eq, inArray } from 'drizzle-orm';
 import { db, type Db } from './client';
 import { insertAudit } from './audit';
-import { inJsonList } from './sqlite';
+import { byIds, inJsonList } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, canSeeProject, type Viewer } from './visibility';
 import { localVectors, observationFiles, observations, projectAliases, projects, prompts, sessions, summaries } from './schema';
 
@@ -31,8 +31,6 @@ export interface ForgetCounts {
   sessions: number;
 }
 
-/** Ids as one JSON parameter: any number of them stays one bound parameter (D1 allows 100 per statement). */
-const idsIn = inJsonList;
 
 export type RecordKind = 'observation' | 'summary' | 'prompt';
 
@@ -109,9 +107,9 @@ const auditRow = (d: Db, teamId: number, a: ForgetAudit) =>
 export async function deleteObservations(d1: D1Database, teamId: number, ids: number[], audit: ForgetAudit): Promise<number> {
   const d = db(d1);
   const [, , gone] = await d.batch([
-    d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), idsIn(observationFiles.observationId, ids))),
-    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'observation'), idsIn(localVectors.recordId, ids))),
-    d.delete(observations).where(and(eq(observations.teamId, teamId), idsIn(observations.id, ids))).returning({ id: observations.id }),
+    d.delete(observationFiles).where(byIds(observationFiles.observationId, ids, eq(observationFiles.teamId, teamId))),
+    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'observation'), inJsonList(localVectors.recordId, ids))),
+    d.delete(observations).where(byIds(observations.id, ids, eq(observations.teamId, teamId))).returning({ id: observations.id }),
     auditRow(d, teamId, audit),
   ]);
   return gone.length;

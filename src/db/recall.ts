@@ -5,7 +5,7 @@
 import { and, desc, eq, isNull, or } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import { devices, observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
-import { inJsonList, jsonListIntersects } from './sqlite';
+import { byIds, inJsonList, jsonListIntersects } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, type Viewer } from './visibility';
 
 /**
@@ -82,7 +82,7 @@ export async function observationsWithContext(d1: D1Database | Db, viewer: Viewe
     .innerJoin(sessions, eq(sessions.id, observations.sessionId))
     .innerJoin(users, eq(users.id, observations.authorUserId))
     .leftJoin(devices, eq(devices.id, observations.deviceId))
-    .where(and(inJsonList(observations.id, ids), canReadObservation(viewer)));
+    .where(byIds(observations.id, ids, canReadObservation(viewer)));
 }
 
 /** Full session summaries among `ids` the viewer may read (any order). */
@@ -96,7 +96,7 @@ export async function summariesByIds(d1: D1Database | Db, viewer: Viewer, ids: n
     .from(summaries)
     .innerJoin(projects, eq(projects.id, summaries.projectId))
     .innerJoin(users, eq(users.id, summaries.authorUserId))
-    .where(and(inJsonList(summaries.id, ids), canReadSummary(viewer)));
+    .where(byIds(summaries.id, ids, canReadSummary(viewer)));
 }
 
 /** User prompts among `ids` the viewer may read (any order). */
@@ -106,5 +106,5 @@ export async function promptsByIds(d1: D1Database | Db, viewer: Viewer, ids: num
     .from(prompts)
     .innerJoin(projects, eq(projects.id, prompts.projectId))
     .innerJoin(users, eq(users.id, prompts.authorUserId))
-    .where(and(inJsonList(prompts.id, ids), canReadPrompt(viewer)));
+    .where(byIds(prompts.id, ids, canReadPrompt(viewer)));
 }

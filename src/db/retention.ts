@@ -4,7 +4,7 @@
 import { and, eq, lt } from 'drizzle-orm';
 import { db } from './client';
 import { localVectors, observationFiles, observations, prompts, sessions, summaries } from './schema';
-import { inJsonList, plus } from './sqlite';
+import { byIds, inJsonList, plus } from './sqlite';
 
 export async function addDeadLetters(d1: D1Database, teamId: number, sessionKey: string, n: number): Promise<void> {
   if (n <= 0) return;
@@ -44,13 +44,13 @@ export async function sweepRecords(d1: D1Database, teamId: number, ids: OldRecor
   const vectors = (kind: 'observation' | 'summary' | 'prompt', list: number[]) =>
     d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, list)));
   const [, , , , o, s, p] = await d.batch([
-    d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), inJsonList(observationFiles.observationId, ids.observations))),
+    d.delete(observationFiles).where(byIds(observationFiles.observationId, ids.observations, eq(observationFiles.teamId, teamId))),
     vectors('observation', ids.observations),
     vectors('summary', ids.summaries),
     vectors('prompt', ids.prompts),
-    d.delete(observations).where(and(eq(observations.teamId, teamId), inJsonList(observations.id, ids.observations))).returning({ id: observations.id }),
-    d.delete(summaries).where(and(eq(summaries.teamId, teamId), inJsonList(summaries.id, ids.summaries))).returning({ id: summaries.id }),
-    d.delete(prompts).where(and(eq(prompts.teamId, teamId), inJsonList(prompts.id, ids.prompts))).returning({ id: prompts.id }),
+    d.delete(observations).where(byIds(observations.id, ids.observations, eq(observations.teamId, teamId))).returning({ id: observations.id }),
+    d.delete(summaries).where(byIds(summaries.id, ids.summaries, eq(summaries.teamId, teamId))).returning({ id: summaries.id }),
+    d.delete(prompts).where(byIds(prompts.id, ids.prompts, eq(prompts.teamId, teamId))).returning({ id: prompts.id }),
   ]);
   return { observations: o.length, summaries: s.length, prompts: p.length };
 }

@@ -146,6 +146,9 @@ export const observations = sqliteTable('observations', {
   index('idx_obs_session').on(t.sessionId, t.createdAt),
   index('idx_obs_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
   index('idx_obs_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
+  // What the visibility rule and the search filters read, by id: a keyword search checks every FTS match (10k
+  // rows for common words at 100k) against the rule, and this index answers that without reading the 1–2 KB rows.
+  index('idx_obs_readable').on(t.id, t.teamId, t.projectId, t.deletedAt, t.type, t.authorUserId, t.createdAt, t.sessionId),
 ]);
 
 export const observationFiles = sqliteTable('observation_files', {
@@ -225,6 +228,18 @@ export const localVectors = sqliteTable('local_vectors', {
   check('local_vectors_kind', sql`kind IN ('observation','summary','prompt')`),
 ]);
 
+/**
+ * A counter per team and kind that every insert, update and delete of its local vectors moves (the triggers of
+ * migrations/0010_local_vector_generations.sql): the local index keeps a team's candidate list per isolate and
+ * re-reads it only when the counter moved. Rows are never deleted, so a counter never comes back to a value
+ * it had (a team moved away and back keeps counting up).
+ */
+export const localVectorGenerations = sqliteTable('local_vector_generations', {
+  teamId: integer('team_id').notNull(),
+  kind: text('kind').notNull(),
+  generation: integer('generation').notNull().default(0),
+}, (t) => [primaryKey({ columns: [t.teamId, t.kind] })]);
+
 /** Observer spend: tokens per team, UTC day, session and model (src/db/usage.ts). */
 export const observerUsage = sqliteTable(
   'observer_usage',
@@ -254,7 +269,7 @@ export const teamShards = sqliteTable('team_shards', {
 });
 
 /** Every table above, for the schema-drift test. */
-export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, observerUsage, teamShards };
+export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, localVectorGenerations, observerUsage, teamShards };
 
 export type Team = typeof teams.$inferSelect;
 export type User = typeof users.$inferSelect;

@@ -1,7 +1,7 @@
 // Every SQLite-specific piece of SQL the queries need, in one place: FTS5 (MATCH, bm25, rowid joins),
 // json_each lists, row-value comparisons and scalar functions drizzle has no builder for. Everything else in
 // src/db/ is drizzle's query builder; a test keeps the `sql` template confined to this file and schema.ts.
-import { sql, type AnyColumn, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, sql, type AnyColumn, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Db } from './client';
 import { localVectors, observations, projectAliases, projects, sessions } from './schema';
 
@@ -11,6 +11,18 @@ import { localVectors, observations, projectAliases, projects, sessions } from '
  */
 export const inJsonList = (col: SQLWrapper, values: readonly (string | number)[]): SQL =>
   sql`${col} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/**
+ * The rows `ids` name, each checked against `rest`: `col IN (ids) AND +(rest)`, for `col` the table's rowid or
+ * the first column of an index. Without table statistics SQLite guesses that an equality such as `team_id = ?`
+ * matches a handful of rows and walks that index (every row of the team, and on D1 every row walked is a row
+ * read) instead of looking the ids up: 22 ms instead of 0.2 ms for a few ids at 100k rows. The unary `+` is
+ * SQLite's documented way to keep a term from choosing an index; what `rest` says is unchanged.
+ */
+export const byIds = (col: SQLWrapper, ids: readonly (string | number)[], ...rest: (SQL | undefined)[]): SQL => {
+  const others = and(...rest);
+  return others ? sql`(${inJsonList(col, ids)} AND +(${others}))` : inJsonList(col, ids);
+};
 
 /** `col NOT IN (values)`, the list bound as one JSON parameter (see inJsonList). */
 export const notInJsonList = (col: SQLWrapper, values: readonly (string | number)[]): SQL =>

@@ -3,8 +3,8 @@
 import { and, asc, count, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
-import { localVectors, observations, prompts, summaries } from './schema';
-import { groupConcat, hexOf, inJsonList, localVectorEntry, notInJsonList } from './sqlite';
+import { localVectorGenerations, localVectors, observations, prompts, summaries } from './schema';
+import { byIds, groupConcat, hexOf, inJsonList, localVectorEntry, notInJsonList } from './sqlite';
 
 export type LocalVectorKind = 'observation' | 'summary' | 'prompt';
 
@@ -73,6 +73,19 @@ export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVecto
   return out.sort((a, b) => b.id - a.id || a.part - b.part);
 }
 
+/**
+ * The team's counter for one kind of local vector, moved by every insert, update and delete of one (the
+ * triggers of migrations/0010_local_vector_generations.sql); 0 before the first write.
+ */
+export async function localVectorGeneration(d1: D1Database | Db, teamId: number, kind: LocalVectorKind): Promise<number> {
+  const row = await dbOf(d1)
+    .select({ generation: localVectorGenerations.generation })
+    .from(localVectorGenerations)
+    .where(and(eq(localVectorGenerations.teamId, teamId), eq(localVectorGenerations.kind, kind)))
+    .get();
+  return row?.generation ?? 0;
+}
+
 /** The vectors (every part) of records `ids` of one kind, as hex strings. */
 export async function localVectorHex(d1: D1Database | Db, kind: LocalVectorKind, ids: number[]): Promise<{ id: number; part: number; hex: string }[]> {
   return dbOf(d1)
@@ -90,7 +103,7 @@ export async function observationsToEmbed(d1: D1Database | Db, teamId: number, i
       files_read: observations.filesRead, files_modified: observations.filesModified, deleted_at: observations.deletedAt,
     })
     .from(observations)
-    .where(and(eq(observations.teamId, teamId), inJsonList(observations.id, ids)));
+    .where(byIds(observations.id, ids, eq(observations.teamId, teamId)));
 }
 
 /** The fields embedding needs, for the team's summaries among `ids` (deleted ones included, to drop them). */
@@ -101,7 +114,7 @@ export async function summariesToEmbed(d1: D1Database | Db, teamId: number, ids:
       completed: summaries.completed, next_steps: summaries.nextSteps, notes: summaries.notes, deleted_at: summaries.deletedAt,
     })
     .from(summaries)
-    .where(and(eq(summaries.teamId, teamId), inJsonList(summaries.id, ids)));
+    .where(byIds(summaries.id, ids, eq(summaries.teamId, teamId)));
 }
 
 /** The team's prompts among `ids`, with their text (a private prompt was never stored, so it is never here). */
@@ -109,7 +122,7 @@ export async function promptsToEmbed(d1: D1Database | Db, teamId: number, ids: n
   return dbOf(d1)
     .select({ id: prompts.id, project_id: prompts.projectId, text: prompts.text })
     .from(prompts)
-    .where(and(eq(prompts.teamId, teamId), inJsonList(prompts.id, ids)));
+    .where(byIds(prompts.id, ids, eq(prompts.teamId, teamId)));
 }
 
 /** The id of a session's prompt by its number when it is stored (a private prompt is not) and has no vector yet. */
@@ -127,7 +140,7 @@ const TABLES = { observation: observations, summary: summaries, prompt: prompts 
 export async function markEmbedded(d1: D1Database | Db, teamId: number, kind: LocalVectorKind, ids: number[], now: number): Promise<void> {
   if (ids.length === 0) return;
   const t = TABLES[kind];
-  await dbOf(d1).update(t).set({ embeddedAt: now }).where(and(eq(t.teamId, teamId), inJsonList(t.id, ids))).run();
+  await dbOf(d1).update(t).set({ embeddedAt: now }).where(byIds(t.id, ids, eq(t.teamId, teamId))).run();
 }
 
 /** Live rows without a vector yet (each matches its table's partial `_unembedded` index). */

@@ -1,5 +1,5 @@
 // D1-backed vector index for local runs and tests: float32 BLOBs, brute-force cosine, scoped by team, kind and project.
-import { deleteLocalVectors, localVectorFingerprints, localVectorHex, upsertLocalVectors } from '../db/vectors';
+import { deleteLocalVectors, localVectorFingerprints, localVectorGeneration, localVectorHex, upsertLocalVectors } from '../db/vectors';
 import { collapseParts } from './keys';
 import type { VectorIndex, VectorKind, VectorMatch, VectorQuery, VectorRecord } from './types';
 
@@ -93,16 +93,48 @@ export class LocalVectorIndex implements VectorIndex {
    * alone; only vectors this isolate has not decoded yet (or whose fingerprint changed) are read in full.
    * Re-reading a whole team's vectors as hex was most of a team-wide query's time.
    */
-  async #candidates(q: VectorQuery, kind: VectorKind): Promise<{ id: number; part: number; fp: string }[]> {
+  async #candidates(q: VectorQuery, kind: VectorKind): Promise<Candidate[]> {
     const db = await this.#db(q.teamId);
-    const candidates = await localVectorFingerprints(db, { ...q, kind }, this.scanLimit);
+    const candidates = await this.#candidateList(db, q, kind);
     const missing = [...new Set(candidates.filter((c) => decoded.get(cacheKey(kind, c.id, c.part))?.fp !== c.fp).map((c) => c.id))];
     for (let i = 0; i < missing.length; i += 1_000) {
       for (const r of await localVectorHex(db, kind, missing.slice(i, i + 1_000))) remember(cacheKey(kind, r.id, r.part), r.hex);
     }
     return candidates;
   }
+
+  /**
+   * The list as last read in this isolate while the team's counter for the kind has not moved since, else read
+   * again. The counter is read first: a write after that read moves it, so a list is never kept under a count
+   * older than what it saw, only newer (then it is read once more than needed).
+   */
+  async #candidateList(db: D1Database, q: VectorQuery, kind: VectorKind): Promise<Candidate[]> {
+    const generation = await localVectorGeneration(db, q.teamId, kind);
+    const key = JSON.stringify([q.teamId, kind, q.projectIds ?? null, q.excludeProjectIds ?? null, q.types ?? null, this.scanLimit]);
+    let lists = candidateLists.get(db);
+    if (!lists) candidateLists.set(db, (lists = new Map()));
+    const kept = lists.get(key);
+    if (kept && kept.generation === generation) {
+      lists.delete(key);
+      lists.set(key, kept); // most recently used last
+      return kept.list;
+    }
+    const list = await localVectorFingerprints(db, { ...q, kind }, this.scanLimit);
+    if (!kept && lists.size >= MAX_LISTS) lists.delete(lists.keys().next().value as string);
+    lists.set(key, { generation, list });
+    return list;
+  }
 }
+
+type Candidate = { id: number; part: number; fp: string };
+
+/**
+ * Candidate lists per database and scope (team, kind, projects, types), with the counter they were read at:
+ * reading 5,000 ids and fingerprints was a third of a team-wide hybrid query, and between writes the list is the
+ * same. Per database object, since two shards count independently.
+ */
+const candidateLists = new WeakMap<D1Database, Map<string, { generation: number; list: Candidate[] }>>();
+const MAX_LISTS = 64;
 
 /**
  * Vectors this isolate has decoded, by kind, record id and part (ids are never reused), each with its
@@ -132,12 +164,25 @@ function squaredNorm(v: ArrayLike<number>, n: number): number {
  * squared norm over the same entries) is used instead of summing it again: the same number either way.
  */
 export function scoreVectors(query: number[], rows: { id: number; floats: Float32Array; vv?: number }[]): VectorMatch[] {
-  let qq = 0;
-  for (const x of query) qq += x * x;
+  // A typed copy and four running sums: the 5,000 × 512 products of a team-wide query take about 40 % less
+  // time than one sum over the plain array (the same products; the sums differ only in rounding).
+  const qv = Float64Array.from(query);
+  const qq = squaredNorm(qv, qv.length);
   return rows.map(({ id, floats, vv: stored }) => {
-    let dot = 0;
-    const n = Math.min(query.length, floats.length);
-    for (let i = 0; i < n; i++) dot += query[i]! * floats[i]!;
+    const n = Math.min(qv.length, floats.length);
+    let d0 = 0;
+    let d1 = 0;
+    let d2 = 0;
+    let d3 = 0;
+    let i = 0;
+    for (; i + 3 < n; i += 4) {
+      d0 += qv[i]! * floats[i]!;
+      d1 += qv[i + 1]! * floats[i + 1]!;
+      d2 += qv[i + 2]! * floats[i + 2]!;
+      d3 += qv[i + 3]! * floats[i + 3]!;
+    }
+    for (; i < n; i++) d0 += qv[i]! * floats[i]!;
+    const dot = d0 + d1 + d2 + d3;
     const vv = stored !== undefined && n === floats.length ? stored : squaredNorm(floats, n);
     return { id, score: qq && vv ? dot / Math.sqrt(qq * vv) : 0 };
   });

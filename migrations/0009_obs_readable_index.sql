@@ -1,0 +1,1 @@
+CREATE INDEX `idx_obs_readable` ON `observations` (`id`,`team_id`,`project_id`,`deleted_at`,`type`,`author_user_id`,`created_at`,`session_id`);

@@ -62,7 +62,8 @@ export default defineConfig(async () => {
           test: {
             name: 'node',
             environment: 'node',
-            include: ['test/node/**/*.test.ts', 'hooks-client/test/**/*.test.ts'],
+            // test/unit: the Worker's pure modules (parsing, policy, ranking), which need neither workerd nor D1.
+            include: ['test/node/**/*.test.ts', 'test/unit/**/*.test.ts', 'hooks-client/test/**/*.test.ts'],
             testTimeout: 60_000,
             hookTimeout: 120_000,
           },

@@ -8,7 +8,7 @@ import { runTurn, type TurnOutcome } from '../../../src/observer/turn';
 import type { ConversationState } from '../../../src/observer/conversation';
 import type { ObserverRequest, ToolEvent } from '../../../src/observer/types';
 import { fresh } from '../support/http';
-import { T0, toolEvent } from './support/events';
+import { T0, toolEvent } from '../../support/observer-events';
 import { recorded, script } from './support/fake';
 import type { FakeResponse } from '../../support/fake-llm';
 

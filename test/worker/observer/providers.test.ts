@@ -7,7 +7,7 @@ import { DEFAULT_WORKERS_AI_MODEL } from '../../../src/observer/providers/worker
 import { runTurn, type TurnOutcome } from '../../../src/observer/turn';
 import type { ObserverProvider } from '../../../src/observer/types';
 import { fresh } from '../support/http';
-import { T0, toolEvent } from './support/events';
+import { T0, toolEvent } from '../../support/observer-events';
 import { recorded, script } from './support/fake';
 
 const mode = loadMode('code');

@@ -1,5 +1,5 @@
 // Builders for observer test inputs: tool events the way the SessionDO hands them to a turn.
-import type { SummaryRequest, ToolEvent } from '../../../../src/observer/types';
+import type { SummaryRequest, ToolEvent } from '../../src/observer/types';
 
 let counter = 0;
 export const T0 = Date.UTC(2026, 10, 30, 9, 0, 0);

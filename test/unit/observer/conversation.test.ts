@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadMode } from '../../../src/observer/modes';
 import { buildObservationMessage, buildSummaryMessage, buildSystemPrompt } from '../../../src/observer/prompts';
 import { EMPTY_REPLY_MARKER, prepareTurn, recordReply, type PrepareInput } from '../../../src/observer/conversation';
-import { summaryRequest, T0, toolEvent } from './support/events';
+import { summaryRequest, T0, toolEvent } from '../../support/observer-events';
 
 const mode = loadMode('code');
 const session = { project: 'github.com/acme/widgets', sessionKey: 'sess-1', promptNumber: 1, userPrompt: 'Fix the login redirect' };

@@ -4,7 +4,7 @@ import { loadMode } from '../../../src/observer/modes';
 import { createHeuristicProvider } from '../../../src/observer/providers/heuristic';
 import { runTurn } from '../../../src/observer/turn';
 import type { ObservationContent, SummaryRequest, ToolEvent } from '../../../src/observer/types';
-import { summaryRequest, T0, toolEvent } from './support/events';
+import { summaryRequest, T0, toolEvent } from '../../support/observer-events';
 
 const mode = loadMode('code');
 const session = { project: 'github.com/acme/widgets', sessionKey: 's-h', promptNumber: 1, userPrompt: 'Make the login test pass' };

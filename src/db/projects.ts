@@ -117,15 +117,18 @@ export async function findVisibleProject(d1: D1Database | Db, auth: Caller, key:
 
 /** Every project the caller may see, with counts, newest activity first (admin API listing). */
 export async function listVisibleProjects(d1: D1Database | Db, auth: Caller) {
-  const lastActivity = scalar<number | null>(qb.select({ at: max(sessions.startedAt) }).from(sessions).where(eq(sessions.projectId, projects.id)));
+  // Each count names the team as well as the project: the (team, project, …) indexes serve only that pair, and
+  // without the team every project's count scanned the whole table (2.8 s for 100 projects at 100k rows).
+  const ofProject = (t: typeof observations | typeof sessions) => and(eq(t.teamId, projects.teamId), eq(t.projectId, projects.id));
+  const lastActivity = scalar<number | null>(qb.select({ at: max(sessions.startedAt) }).from(sessions).where(ofProject(sessions)));
   const rows = await dbOf(d1)
     .select({
       key: projects.key,
       visibility: projects.visibility,
       owner: users.handle,
       created_at: projects.createdAt,
-      observations: scalar<number>(qb.select({ n: count() }).from(observations).where(and(eq(observations.projectId, projects.id), isNull(observations.deletedAt)))),
-      sessions: scalar<number>(qb.select({ n: count() }).from(sessions).where(eq(sessions.projectId, projects.id))),
+      observations: scalar<number>(qb.select({ n: count() }).from(observations).where(and(ofProject(observations), isNull(observations.deletedAt)))),
+      sessions: scalar<number>(qb.select({ n: count() }).from(sessions).where(ofProject(sessions))),
       last_activity: lastActivity,
       aliases: scalar<string | null>(
         qb.select({ keys: groupConcat(projectAliases.key, ' ') }).from(projectAliases)

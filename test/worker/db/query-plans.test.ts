@@ -9,9 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { feedItemsByIds } from '../../../src/db/feed';
 import { deleteObservations } from '../../../src/db/forget';
 import { ftsRanked, recordRows, recordScope } from '../../../src/db/fts';
+import { listVisibleProjects, projectsWithActivity } from '../../../src/db/projects';
 import { observationsWithContext, promptsByIds, summariesByIds } from '../../../src/db/recall';
 import { sweepRecords } from '../../../src/db/retention';
 import { markEmbedded, observationsToEmbed, promptsToEmbed, summariesToEmbed } from '../../../src/db/vectors';
+import type { Caller } from '../../../src/db/caller';
 import type { Viewer } from '../../../src/db/visibility';
 import { BM25_WEIGHTS } from '../../../src/search/fts-query';
 
@@ -120,5 +122,17 @@ describe('keyword search', () => {
     // The FTS index drives; each match is one seek by id in idx_obs_readable, no seek per visible project.
     expect(plan).toMatch(/SCAN observations_fts VIRTUAL TABLE/);
     expect(plan).toMatch(/SEARCH o USING COVERING INDEX idx_obs_readable \(id=\?\)/);
+  });
+});
+
+describe('project listings', () => {
+  it("count each project's observations and sessions through the project's own index, never by scanning a table", async () => {
+    const caller: Caller = { teamId: viewer.teamId, userId: viewer.userId, handle: 'plan-reader' };
+    for (const work of [(d1: D1Database) => listVisibleProjects(d1, caller), (d1: D1Database) => projectsWithActivity(d1, viewer)]) {
+      const [statement] = await statementsOf(work);
+      const plan = await planOf(statement!);
+      expect(plan).not.toMatch(/\bSCAN (observations|sessions)\b/);
+      expect(plan).toMatch(/SEARCH (observations|sessions) USING (COVERING )?INDEX idx_(obs_project_time|sessions_project) \(team_id=\? AND project_id=\?\)/);
+    }
   });
 });

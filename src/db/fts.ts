@@ -180,11 +180,13 @@ export async function observationsTouching(d1: D1Database, paths: string[], scop
   if (paths.length === 0) return [];
   const f = observationFiles;
   const named = paths.map((x) => sql`(${f.path} = ${x} OR substr(${f.path}, -length(${x}) - 1) = '/' || ${x})`);
+  // Both forms end in the given path's last segment: idx_obs_files_name finds those rows first.
+  const lastSegments = [...new Set(paths.map((x) => x.slice(x.lastIndexOf('/') + 1)))];
   const rows = await db(d1)
     .selectDistinct({ id: o.id, createdAt: o.createdAt })
     .from(f)
     .innerJoin(o, eq(o.id, f.observationId))
-    .where(and(eq(f.teamId, scope.teamId), sql`(${sql.join(named, sql` OR `)})`, scope.where))
+    .where(and(eq(f.teamId, scope.teamId), inJsonList(f.basename, lastSegments), sql`(${sql.join(named, sql` OR `)})`, scope.where))
     .orderBy(desc(o.createdAt))
     .limit(limit);
   return rows.map((r) => r.id);

@@ -157,9 +157,16 @@ export const observationFiles = sqliteTable('observation_files', {
   projectId: integer('project_id').notNull(),
   path: text('path').notNull(),
   kind: text('kind', { enum: ['read', 'modified'] }).notNull(),
+  /**
+   * The path's last segment (after its last `/`), VIRTUAL: stored only in idx_obs_files_name. A search for
+   * `verify-token.ts` matches a path equal to it or ending in `/verify-token.ts`; both end in this segment, so the
+   * index finds the few candidate rows instead of the team's every file row being tested.
+   */
+  basename: text('basename').generatedAlwaysAs(sql`(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1))`, { mode: 'virtual' }),
 }, (t) => [
   primaryKey({ columns: [t.observationId, t.path, t.kind] }),
   index('idx_obs_files_path').on(t.teamId, t.projectId, t.path),
+  index('idx_obs_files_name').on(t.teamId, t.basename),
   check('observation_files_kind', sql`kind IN ('read','modified')`),
 ]);
 

@@ -8,7 +8,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { feedItemsByIds } from '../../../src/db/feed';
 import { deleteObservations } from '../../../src/db/forget';
-import { ftsRanked, recordRows, recordScope } from '../../../src/db/fts';
+import { ftsRanked, observationsTouching, recordRows, recordScope } from '../../../src/db/fts';
 import { listVisibleProjects, projectsWithActivity } from '../../../src/db/projects';
 import { observationsWithContext, promptsByIds, summariesByIds } from '../../../src/db/recall';
 import { sweepRecords } from '../../../src/db/retention';
@@ -122,6 +122,15 @@ describe('keyword search', () => {
     // The FTS index drives; each match is one seek by id in idx_obs_readable, no seek per visible project.
     expect(plan).toMatch(/SCAN observations_fts VIRTUAL TABLE/);
     expect(plan).toMatch(/SEARCH o USING COVERING INDEX idx_obs_readable \(id=\?\)/);
+  });
+});
+
+describe('file names in a search', () => {
+  it('find the observations that touched a named file through the index of last path segments', async () => {
+    const scope = recordScope('observation', viewer, { projectIds: null, type: [], concept: [], file: [], author: [], platform: [] });
+    const [statement] = await statementsOf((d1) => observationsTouching(d1, ['auth/verify-token.ts'], scope, 60));
+    expect(statement!.params).toContain(JSON.stringify(['verify-token.ts']));
+    expect(await planOf(statement!)).toMatch(/SEARCH observation_files USING INDEX idx_obs_files_name \(team_id=\? AND basename=\?\)/);
   });
 });
 

@@ -1,0 +1,2 @@
+ALTER TABLE `observation_files` ADD `basename` text GENERATED ALWAYS AS ((substr(path, length(rtrim(path, replace(path, '/', ''))) + 1))) VIRTUAL;--> statement-breakpoint
+CREATE INDEX `idx_obs_files_name` ON `observation_files` (`team_id`,`basename`);

@@ -150,8 +150,9 @@ export interface FtsRanked {
  * loop; with a plain JOIN SQLite may walk observations by the team index and re-run the MATCH for every row,
  * which took seconds at 10k rows. Each match is then looked up by id alone: the unary `+` keeps the scope's
  * terms from becoming index keys (`project_id IN (…)` as a key meant one seek per visible project per match,
- * 0.25 s for a common word at 100k rows); they are checked on the row found. `all` and `any` are MATCH
- * expressions (search/fts-query.ts quotes every term).
+ * 0.25 s for a common word at 100k rows); they are checked on the row found. The total counts the materialized
+ * matches once (`count(*) OVER ()` made SQLite copy all of them into one more temporary table: a third of the
+ * statement for a common word). `all` and `any` are MATCH expressions (search/fts-query.ts quotes every term).
  */
 export async function ftsRanked(
   d1: D1Database,
@@ -168,7 +169,7 @@ export async function ftsRanked(
          SELECT ${a.id} AS id, ${rank} AS rank, ${full} AS full
            FROM ${index} CROSS JOIN ${table} ${a} ${sql.raw(checkedBy)} ON ${a.id} = ${index}.rowid
           WHERE ${index} MATCH ${match.any} AND +(${scope.where}))
-       SELECT id, rank, full, count(*) OVER () AS total FROM m ORDER BY full DESC, rank LIMIT ${limit}`);
+       SELECT id, rank, full, (SELECT count(*) FROM m) AS total FROM m ORDER BY full DESC, rank LIMIT ${limit}`);
   return { rows, total: rows[0]?.total ?? 0 };
 }
 

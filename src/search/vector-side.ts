@@ -75,6 +75,7 @@ export async function vectorIds(side: VectorSide, auth: AuthContext, p: SearchPa
       excludeProjectIds,
       types: observations && p.type.length ? p.type : undefined,
       topK,
+      minScore: side.adapters.embedder.minScore,
       // The observation list's phases only: one name per phase in the Server-Timing header.
       timings: observations ? tm : undefined,
     }));

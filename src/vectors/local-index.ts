@@ -78,10 +78,14 @@ export class LocalVectorIndex implements VectorIndex {
     const scoring = Date.now();
     // A vector of another length was written by another embedder (the local stack switched models): it is not
     // comparable, so it is skipped until the row is embedded again.
-    const scored = scoreVectors(vector, candidates.flatMap((c) => {
+    const rows: { id: number; floats: Float32Array; vv: number }[] = [];
+    for (const c of candidates) {
       const hit = decoded.get(cacheKey(kind, c.id, c.part));
-      return hit && hit.floats.length === vector.length ? [{ id: c.id, floats: hit.floats, vv: hit.vv }] : [];
-    }));
+      if (hit && hit.floats.length === vector.length) rows.push({ id: c.id, floats: hit.floats, vv: hit.vv });
+    }
+    // Under the caller's floor a neighbour is dropped anyway: dropped before ranking, most of 5,000 never sort.
+    const floor = q.minScore ?? -Infinity;
+    const scored = scoreVectors(vector, rows).filter((m) => m.score >= floor);
     // Parts of one record (an observation's facts) count once, at the best part's similarity.
     const matches = collapseParts(scored).slice(0, q.topK);
     if (q.timings) q.timings.vector_score = Date.now() - scoring;
@@ -141,13 +145,20 @@ const MAX_LISTS = 64;
  * fingerprint and squared norm. Two shards number their rows independently, so the same key can name two
  * vectors: the fingerprint differs, and the vector is then read again.
  */
-const decoded = new Map<string, { fp: string; floats: Float32Array; vv: number }>();
+const decoded = new Map<number, { fp: string; floats: Float32Array; vv: number }>();
 const MAX_DECODED = 40_000;
-const cacheKey = (kind: VectorKind, id: number, part: number) => `${kind[0]}${id}.${part}`;
+const KIND_CODE: Record<VectorKind, number> = { observation: 0, summary: 1, prompt: 2 };
+/**
+ * One number per kind, id and part (number keys hash faster than the strings they replaced: 10,000 lookups a
+ * team-wide query). Parts stay below 16 (MAX_FACT_VECTORS + 1); a larger one, never written by cairn, would
+ * share a key, so it gets a key no other vector has (NaN is never found) and is read but not scored.
+ */
+const cacheKey = (kind: VectorKind, id: number, part: number) => (part < 16 ? (id * 16 + part) * 4 + KIND_CODE[kind] : Number.NaN);
 
-function remember(key: string, hex: string): void {
+function remember(key: number, hex: string): void {
   // Maps iterate in insertion order: dropping the first key evicts the oldest entry.
-  if (decoded.size >= MAX_DECODED) decoded.delete(decoded.keys().next().value as string);
+  if (Number.isNaN(key)) return;
+  if (decoded.size >= MAX_DECODED) decoded.delete(decoded.keys().next().value as number);
   const floats = decodeHex(hex);
   decoded.set(key, { fp: hex.slice(0, 16) + hex.slice(-16), floats, vv: squaredNorm(floats, floats.length) });
 }

@@ -31,6 +31,8 @@ export interface VectorQuery {
   excludeProjectIds?: number[];
   types?: string[];
   topK: number;
+  /** Matches under this similarity are not wanted (the embedder's floor); an index may drop them before ranking. */
+  minScore?: number;
   /** Filled with the index's own phase durations in ms, where it has phases (the Server-Timing header). */
   timings?: Record<string, number>;
 }

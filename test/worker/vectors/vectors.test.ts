@@ -91,6 +91,18 @@ describe('local D1 vector index', () => {
     expect((await idx.query(unit(4, 2), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(1, 5);
   });
 
+  it("leaves out neighbours under the caller's floor, and still answers the best topK of the rest", async () => {
+    const idx = new LocalVectorIndex(env.DB);
+    const teamId = 7_400_000 + Math.floor(Math.random() * 100_000);
+    const base = 8_600_000 + Math.floor(Math.random() * 100_000) * 4;
+    const near = [1, 0.9, 0.1, 0].map((x) => [x, Math.sqrt(1 - x * x), 0, 0]);
+    await idx.upsert(near.map((values, i) => ({ id: base + i, teamId, projectId: 1, type: 'bugfix', values })));
+    const found = await idx.query(unit(4, 0), { teamId, topK: 10, minScore: 0.5 });
+    expect(found.map((m) => m.id)).toEqual([base, base + 1]);
+    expect((await idx.query(unit(4, 0), { teamId, topK: 1, minScore: 0.5 })).map((m) => m.id)).toEqual([base]);
+    expect(await idx.query(unit(4, 0), { teamId, topK: 10 })).toHaveLength(4);
+  });
+
   it('leaves out vectors of another length, written by another embedder before the local stack switched models', async () => {
     const idx = new LocalVectorIndex(env.DB);
     const base = 8_400_000 + Math.floor(Math.random() * 100_000) * 2;

@@ -80,6 +80,25 @@ describe('ingest limit counted by the session object', () => {
     expect((await call('/api/projects', { token: owner.token })).status).toBe(200);
   });
 
+  it('counts each event of a burst to one session once, however the isolate gathers them into object calls', async () => {
+    const owner = await newOwner();
+    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_ingest_per_min: 5 } }));
+    const sid = fresh('s');
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => call('/api/sessions/observations', { token: owner.token, json: toolEvent(sid, `burst ${i}`) })));
+    const codes = answers.map((r) => r.status).sort();
+    expect(codes).toEqual([...Array(5).fill(202), ...Array(7).fill(429)]);
+  });
+
+  it('takes every event of a burst to one session under its own id: sent again, each is a repeat', async () => {
+    const owner = await newOwner();
+    const sid = fresh('s');
+    const events = Array.from({ length: 12 }, (_, i) => toolEvent(sid, `burst ${i}`));
+    const first = await Promise.all(events.map((e) => send(owner.token, 'observations', e)));
+    expect(first.map((a) => [a.status, a.body.accepted, a.body.duplicate])).toEqual(events.map(() => [202, true, false]));
+    const again = await Promise.all(events.map((e) => send(owner.token, 'observations', e)));
+    expect(again.map((a) => [a.status, a.body.duplicate])).toEqual(events.map(() => [202, true]));
+  });
+
   it('does not enqueue a refused event: sent again later it is new, not a repeat', async () => {
     const owner = await newOwner();
     await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_ingest_per_min: 1 } }));

@@ -14,10 +14,11 @@ export const inJsonList = (col: SQLWrapper, values: readonly (string | number)[]
 
 /**
  * The rows `ids` name, each checked against `rest`: `col IN (ids) AND +(rest)`, for `col` the table's rowid or
- * the first column of an index. Without table statistics SQLite guesses that an equality such as `team_id = ?`
- * matches a handful of rows and walks that index (every row of the team, and on D1 every row walked is a row
- * read) instead of looking the ids up: 22 ms instead of 0.2 ms for a few ids at 100k rows. The unary `+` is
- * SQLite's documented way to keep a term from choosing an index; what `rest` says is unchanged.
+ * the first column of an index. Without table statistics SQLite may guess that an equality such as `team_id = ?`
+ * matches a handful of rows and walk that index instead of looking the ids up: workerd's SQLite did for every
+ * `team_id = ? AND id IN (…)` and for summaries and prompts under the visibility rule — every row of the team,
+ * each counted by D1 as a row read (test/worker/db/query-plans.test.ts), 16–28 ms at 100k rows instead of ≤ 1.
+ * The unary `+` is SQLite's documented way to keep a term from choosing an index; what `rest` says is unchanged.
  */
 export const byIds = (col: SQLWrapper, ids: readonly (string | number)[], ...rest: (SQL | undefined)[]): SQL => {
   const others = and(...rest);

@@ -46,7 +46,11 @@ export function issue13Table(doc) {
 
   const pipe = section(doc, 'pipeline');
   const ingest = (r) => r && `${label(r[0])}throughput ${r[3]}, p50 ${r[6]} (${r[2]} req/s, ${r[5]} ms)`;
-  add('ingest, 8 clients, one session, vs `GET /api/health`', ingest(row(pipe, 'before (')), ingest(row(pipe, 'after (this tree)')), 'throughput ≥ 0.6×, p50 ≤ 2×', when(pipe));
+  // The floor of any ingest request here (one empty SessionDO round trip, same run) is what the goal is read against.
+  const pipeFloor = row(pipe, 'after: floor');
+  const after = ingest(row(pipe, 'after (this tree)'));
+  const afterWithFloor = after && pipeFloor ? `${after}; floor (an empty SessionDO round trip) ${pipeFloor[3]}, p50 ${pipeFloor[6]}` : after;
+  add('ingest, 8 clients, one session, vs `GET /api/health`', ingest(row(pipe, 'before (')), afterWithFloor, 'throughput ≥ 0.6×, p50 ≤ 2×', when(pipe));
 
   const search = section(doc, 'search-teamwide');
   const searchRow = (route, build) => {

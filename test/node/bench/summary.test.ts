@@ -34,6 +34,12 @@ describe('the issue-13 summary of the benches', () => {
     expect(lines.find((l) => l.startsWith('| production bundle'))).toContain('| a43ac6c: 1542 KiB raw, 394 KiB gzip, start 93 ms CPU | 901 KiB raw, 276 KiB gzip, start 68 ms CPU |');
   });
 
+  it("puts the ingest floor (an empty SessionDO round trip, same run) beside ingest's after when the section has it", () => {
+    const withFloor = doc.replace('Run at 2026-12-01T08:17:14.467Z on this 2-core box.', '| after: floor (token check, limiter, one empty SessionDO round trip) | 306 | 61 | 0.20× | 13.3 | 90.1 | 6.77× | 260.0 | 0 |\nRun at 2026-12-01T08:17:14.467Z on this 2-core box.');
+    const ingest = (issue13Table(withFloor) as string).split('\n').find((l) => l.startsWith('| ingest'));
+    expect(ingest).toContain('| throughput 0.22×, p50 7.10× (67 req/s, 94.7 ms); floor (an empty SessionDO round trip) 0.20×, p50 6.77× |');
+  });
+
   it('says the before of the hook row is not measured when the run had no CAIRN_SENDER=off case', () => {
     const older = doc.split('\n').filter((l) => !l.includes('CAIRN_SENDER=off')).join('\n');
     const hook = (issue13Table(older) as string).split('\n').find((l) => l.startsWith('| post-tool-use'));

@@ -31,7 +31,6 @@ export interface ForgetCounts {
   sessions: number;
 }
 
-
 export type RecordKind = 'observation' | 'summary' | 'prompt';
 
 const READABLE = {

@@ -67,5 +67,3 @@ export function oneLine(text: string | null | undefined, max: number, fallback =
 
 /** 12345 → "12,345" without depending on the runtime's locale data. */
 export const thousands = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-
-export { jsonList } from '../lib/json-list';

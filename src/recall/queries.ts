@@ -3,7 +3,8 @@
 import { projectsWithActivity } from '../db/projects';
 import { contextObservationsOf, contextSummariesOf, fileHistoryOf, observationsWithContext } from '../db/recall';
 import type { Viewer } from '../db/visibility';
-import { jsonList, readTokens } from './format';
+import { jsonList } from '../lib/json-list';
+import { readTokens } from './format';
 import type { RecallMode } from './mode';
 import type { ObservationContent } from '../db/observation-content';
 import type { ObservationRecord, ProjectSummary } from './record-types';

@@ -1,5 +1,6 @@
 // Pure renderer of the session-start context index: rows in, plain text out (no I/O, `now` passed in).
-import { clockOf, dayAndClock, dayOf, jsonList, oneLine, readTokens, thousands } from './format';
+import { jsonList } from '../lib/json-list';
+import { clockOf, dayAndClock, dayOf, oneLine, readTokens, thousands } from './format';
 import { iconFor, type RecallMode } from './mode';
 
 export const CONTEXT_OPEN = '<cairn-context>';

@@ -8,7 +8,6 @@ import { AppError } from '../lib/errors';
 import { jsonList } from '../lib/json-list';
 import type { ExportRecord } from './records';
 
-
 /** Pages through rows by id: `page(after)` returns rows sorted by id, an empty page ends it. */
 async function* paged<R extends { id: number }>(page: (after: number) => Promise<R[]>): AsyncGenerator<R> {
   let after = 0;

@@ -11,7 +11,6 @@ import { teamDb } from '../db/shards';
 type ObservationDoc = Awaited<ReturnType<typeof observationsToEmbed>>[number];
 type SummaryDoc = Awaited<ReturnType<typeof summariesToEmbed>>[number];
 
-
 const present = (s: string | null | undefined): s is string => !!s && s.trim() !== '';
 
 /** The text we embed: what the record is about, densest parts first (models truncate from the end). */

@@ -64,7 +64,7 @@ async function planOf(s: Recorded): Promise<string> {
 }
 
 // Memory tables under their names and the aliases the search statements give them.
-const WALKS_A_TEAM = /(SCAN|SEARCH) (observations|summaries|prompts|observation_files|o|s|pm)\b.*\b(idx_obs_team_time|idx_obs_project_time|idx_summaries_project_time|idx_prompts_project|idx_obs_files_path)\b/;
+const WALKS_A_TEAM = /(SCAN|SEARCH) (observations|summaries|prompts|observation_files|o|s|pm)\b.*\b(idx_obs_team_time|idx_obs_project_time|idx_summaries_project_time|idx_prompts_project|idx_obs_files_path)\b|idx_obs_files_name \(team_id=\?\)/;
 const SCANS_A_TABLE = /\bSCAN (observations|summaries|prompts|observation_files|o|s|pm)\b(?! VIRTUAL)/;
 const MEMORY_TABLE = /\b(observations|summaries|prompts|observation_files)\b/i;
 

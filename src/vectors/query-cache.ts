@@ -12,7 +12,10 @@ export const QUERY_CACHE_MAX_CHARS = 500;
 
 export class QueryVectorCache {
   // A Map iterates in insertion order: the first key is the least recently used once hits are re-inserted.
-  readonly #entries = new Map<string, Promise<number[] | undefined>>();
+  // Only resolved vectors are kept, never a promise: a promise belongs to the request that started it, and
+  // workerd cancels a request's I/O when the request goes away, so a promise shared with later requests
+  // could stay pending for good (and every search of that query would wait on it).
+  readonly #entries = new Map<string, number[]>();
   constructor(private readonly capacity = QUERY_CACHE_SIZE) {}
 
   get size(): number {
@@ -20,10 +23,10 @@ export class QueryVectorCache {
   }
 
   /**
-   * The vector of `text` by `embedder`, embedded once: concurrent asks share one call, and a failed call is
-   * forgotten so the next search tries again.
+   * The vector of `text` by `embedder`: a kept one, or embedded now and kept once it has arrived. Searches
+   * that ask for the same new query at once each embed it; a failed or empty answer is not kept.
    */
-  embed(embedder: Embedder, text: string): Promise<number[] | undefined> {
+  async embed(embedder: Embedder, text: string): Promise<number[] | undefined> {
     const source = embedder.querySource;
     if (!source || text.length > QUERY_CACHE_MAX_CHARS) return embedOnce(embedder, text);
     const key = `${sourceId(source.binding)}\u0000${embedder.name}\u0000${source.key}\u0000${text}`;
@@ -33,23 +36,15 @@ export class QueryVectorCache {
       this.#entries.set(key, hit);
       return hit;
     }
-    const pending = embedOnce(embedder, text).then(
-      (v) => {
-        if (!v) this.#forget(key, pending);
-        return v;
-      },
-      (err: unknown) => {
-        this.#forget(key, pending);
-        throw err;
-      },
-    );
-    this.#entries.set(key, pending);
-    if (this.#entries.size > this.capacity) this.#entries.delete(this.#entries.keys().next().value as string);
-    return pending;
+    const vector = await embedOnce(embedder, text);
+    if (vector) this.#keep(key, vector);
+    return vector;
   }
 
-  #forget(key: string, pending: Promise<number[] | undefined>): void {
-    if (this.#entries.get(key) === pending) this.#entries.delete(key);
+  #keep(key: string, vector: number[]): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, vector);
+    if (this.#entries.size > this.capacity) this.#entries.delete(this.#entries.keys().next().value as string);
   }
 }
 

@@ -53,12 +53,38 @@ describe('the query-vector cache', () => {
     expect(calls).toEqual(['a', 'b', 'c', 'b']);
   });
 
-  it('shares one embedding between searches that ask for the same query at once', async () => {
+  it('answers searches that ask for the same query at once with the same vector, and keeps it once', async () => {
     const cache = new QueryVectorCache(4);
     const { embedder, calls } = counting(source());
     const [x, y] = await Promise.all([cache.embed(embedder, 'same'), cache.embed(embedder, 'same')]);
-    expect(x).toEqual(y);
-    expect(calls).toEqual(['same']);
+    expect(x?.[0]).toBe(4);
+    expect(y?.[0]).toBe(4);
+    expect(cache.size).toBe(1);
+    const asked = calls.length;
+    expect((await cache.embed(embedder, 'same'))?.[0]).toBe(4);
+    expect(calls).toHaveLength(asked);
+  });
+
+  it('keeps nothing for an embedding still on its way: a search cancelled with its request leaves no entry that never resolves', async () => {
+    const cache = new QueryVectorCache(4);
+    const src = source();
+    // The first request's embedding never settles (workerd cancels the I/O of a request that went away).
+    const stalled: Embedder = { name: 'model', dimensions: 2, minScore: 0, querySource: src, embed: () => new Promise<number[][]>(() => {}) };
+    void cache.embed(stalled, 'where is the rate limiter?');
+    expect(cache.size).toBe(0);
+    // The next request asks the same embedder (same binding, name and source) and gets its own answer.
+    const calls: string[] = [];
+    const working: Embedder = { ...stalled, embed: async (texts) => texts.map((t) => (calls.push(t), [1, 0])) };
+    expect(await cache.embed(working, 'where is the rate limiter?')).toEqual([1, 0]);
+    expect(calls).toEqual(['where is the rate limiter?']);
+    expect(cache.size).toBe(1);
+  });
+
+  it('keeps no entry for a query whose embedding came back empty', async () => {
+    const cache = new QueryVectorCache(4);
+    const empty: Embedder = { name: 'model', dimensions: 2, minScore: 0, querySource: source(), embed: async () => [] };
+    expect(await cache.embed(empty, 'q')).toBeUndefined();
+    expect(cache.size).toBe(0);
   });
 
   it('forgets a failed embedding so the next search asks the embedder again', async () => {

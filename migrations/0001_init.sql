@@ -1,5 +1,5 @@
 -- cairn schema v1: teams, auth, projects, sessions, memory rows and their FTS5 indexes.
--- Every row carries team_id; every query filters on it.
+-- Every row carries team_id, and every query filters on it.
 
 CREATE TABLE teams (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -171,7 +171,7 @@ CREATE TABLE audit_log (
 );
 CREATE INDEX idx_audit_team_time ON audit_log (team_id, created_at DESC);
 
--- Local vector index (wrangler dev and tests); production uses Vectorize.
+-- Local vector index (wrangler dev and tests), production uses Vectorize.
 CREATE TABLE local_vectors (
   observation_id INTEGER PRIMARY KEY,
   team_id INTEGER NOT NULL,

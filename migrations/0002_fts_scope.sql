@@ -1,6 +1,6 @@
--- Puts each observation's team and project into observations_fts, so a MATCH intersects with the caller's scope
+-- Puts the team and project of each observation into observations_fts, so a MATCH intersects with the scope of the caller
 -- inside the index instead of visiting every matching row of the database and filtering afterwards.
--- fts_scope is VIRTUAL (computed on read, no storage); the FTS table is external-content and reads it by name.
+-- fts_scope is VIRTUAL (computed on read, no storage), and the FTS table is external-content and reads it by name.
 -- Tokens start with U+E000 (private use): unicode61 keeps it inside a token, while the query builder
 -- (src/search/fts-query.ts) splits user text at it, so no search text can ever produce a scope token.
 ALTER TABLE observations ADD COLUMN fts_scope TEXT GENERATED ALWAYS AS

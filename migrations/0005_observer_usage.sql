@@ -1,5 +1,5 @@
 -- What each observer call cost: tokens per team, day (UTC), session and model, summed as calls come in.
--- The team's daily and monthly spend (for observer budgets) is a range read on (team_id, day).
+-- The daily and monthly spend of a team (for observer budgets) is a range read on (team_id, day).
 CREATE TABLE observer_usage (
   team_id INTEGER NOT NULL REFERENCES teams(id),
   day TEXT NOT NULL,

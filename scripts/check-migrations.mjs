@@ -1,12 +1,19 @@
-// Fails when src/db/schema.ts has changes that no migration in migrations/ carries: drizzle-kit generates
-// into a scratch copy of migrations/ and must find nothing to do. (That the migrations build exactly what
-// the schema describes is checked against real SQLite by test/worker/db/schema.test.ts.)
+// Fails when a migration would break against a remote D1 (scripts/lint-migrations.mjs: comments with quotes
+// or semicolons, lower-case BEGIN/END, CRLF, transaction statements), or when src/db/schema.ts has changes
+// that no migration in migrations/ carries: drizzle-kit generates into a scratch copy of migrations/ and must
+// find nothing to do. (That the migrations build exactly what the schema describes is checked against real
+// SQLite by test/worker/db/schema.test.ts.)
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+try {
+  execFileSync(process.execPath, [join(root, 'scripts/lint-migrations.mjs'), join(root, 'migrations')], { stdio: 'inherit' });
+} catch {
+  process.exit(1); // the lint printed each problem
+}
 // drizzle-kit joins `out` onto the working directory, so the scratch copy must be a relative path.
 const scratch = 'node_modules/.cache/drizzle-check';
 rmSync(join(root, scratch), { recursive: true, force: true });

@@ -128,6 +128,6 @@ describe(`cairn import --claude-mem (claude-mem ${CLAUDE_MEM_VERSION}'s own data
     if (hasNodeSqlite) return;
     const io = memIo({ env: { ...machine(dev!.url, token).env, CAIRN_BUN: join(tempDir(), 'no-bun-here') } });
     expect(await run(['import', '--claude-mem', db], io)).toBe(1);
-    expect(io.stderr).toContain('needs Node ≥ 22.5 (node:sqlite) or Bun on PATH');
+    expect(io.stderr).toContain('needs Node ≥ 22.5 (node:sqlite) or Bun');
   });
 });

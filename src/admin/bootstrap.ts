@@ -9,14 +9,13 @@ import type { Role } from '../auth/types';
 import type { AppEnv } from '../auth/types';
 import { sha256Hex, timingSafeEqual } from '../lib/crypto';
 import { AppError, notFound } from '../lib/errors';
+import { Name } from '../lib/names';
 import { jsonBody, parseWith } from '../lib/validate';
 import { writeAudit } from '../audit/audit';
 import { boundShards, directoryDb, openShards, placeTeam, syncTeamCopy, teamDbs } from '../db/shards';
 import { ensureDevice, ensureTeam, ensureUser, memberCount, teamIdBySlug } from '../db/teams';
 import { moveTeam } from '../transfer/move';
 
-/** Team, user and device names: short, URL- and shell-safe. */
-export const Name = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only');
 
 export const MoveBody = z.object({ shard: z.string().trim().min(1).max(20), force: z.boolean().optional() });
 

@@ -3,7 +3,8 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import type { AuthContext } from '../auth/types';
-import { findVisibleProject as findProject, isReservedProjectKey, listVisibleProjects, type ProjectRef } from '../db/projects';
+import { findVisibleProject as findProject, listVisibleProjects, type ProjectRef } from '../db/projects';
+import { isReservedProjectKey } from '../db/write-policy';
 import type { AppEnv } from '../auth/types';
 import { AppError, notFound } from '../lib/errors';
 import { jsonBody } from '../lib/validate';

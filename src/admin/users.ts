@@ -15,7 +15,7 @@ import {
 } from '../db/members';
 import { directoryDb, syncTeamCopy, teamDbs } from '../db/shards';
 import { ensureDevice, teamInfo } from '../db/teams';
-import { Name } from './bootstrap';
+import { Name } from '../lib/names';
 import { privateProjectsOf } from '../db/forget';
 import { purgeProject } from '../forget/service';
 

@@ -8,9 +8,9 @@ import { observationFiles, observations, type NewObservation } from './schema';
 import { observationFileRows } from './sqlite';
 
 /** Where and by whom it is filed, and its bookkeeping. The project may be read at store time (sqlite.ts). */
-export type ObservationPlace = { projectId: number | SQL<number> } & Pick<
+export type ObservationPlace = { projectId: number | SQL<number>; sessionId: number | SQL<number> } & Pick<
   NewObservation,
-  'teamId' | 'sessionId' | 'promptNumber' | 'authorUserId' | 'deviceId' | 'agentId' | 'agentType' | 'generationId' | 'source' | 'createdAt' | 'storedAt' | 'discoveryTokens' | 'contentHash' | 'promptId' | 'turnKey'
+  'teamId' | 'importedAuthor' | 'promptNumber' | 'authorUserId' | 'deviceId' | 'agentId' | 'agentType' | 'generationId' | 'source' | 'createdAt' | 'storedAt' | 'discoveryTokens' | 'contentHash' | 'promptId' | 'turnKey'
 >;
 
 export interface FileRef {
@@ -21,7 +21,7 @@ export interface FileRef {
 export type { ObservationContent };
 
 /** The row for `o` at `place`: JSON lists (stored as JSON text) and the CJK bigrams for FTS are derived here, nowhere else. */
-export function observationRow(place: ObservationPlace, o: ObservationContent): Omit<NewObservation, 'projectId'> & { projectId: number | SQL<number> } {
+export function observationRow(place: ObservationPlace, o: ObservationContent): Omit<NewObservation, 'projectId' | 'sessionId'> & { projectId: number | SQL<number>; sessionId: number | SQL<number> } {
   return {
     ...place,
     type: o.type, title: o.title, subtitle: o.subtitle, narrative: o.narrative,
@@ -43,7 +43,7 @@ export const insertObservation = (d: Db, place: ObservationPlace, o: Observation
     .returning({ id: observations.id, type: observations.type, title: observations.title, createdAt: observations.createdAt });
 
 /** File index rows for the observation stored under (session, hash); existing rows are kept. Batchable. */
-export const insertObservationFiles = (d: Db, sessionId: number, contentHash: string, files: readonly FileRef[]) =>
+export const insertObservationFiles = (d: Db, sessionId: number | SQL<number>, contentHash: string, files: readonly FileRef[]) =>
   d.insert(observationFiles).select(observationFileRows(sessionId, contentHash, files)).onConflictDoNothing();
 
 /** The id of the observation stored under (session, hash), if any. */

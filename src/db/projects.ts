@@ -5,37 +5,15 @@ import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Caller } from './caller';
 import { db as dbOf, type Db } from './client';
 import { observations, projectAliases, projects, sessions, users, type Project } from './schema';
-import { groupConcat, nullsLast, scalar } from './sqlite';
+import { groupConcat, inJsonList, nullsLast, scalar } from './sqlite';
 import { canReadObservation, canSeeProject, type Viewer } from './visibility';
+import { chooseProject, mayWriteProject, shadowProjectKey, storedProjectKey, type KeyedProject } from './write-policy';
+import { AppError } from '../lib/errors';
 
 export type ProjectRef = Pick<Project, 'id' | 'key' | 'visibility' | 'ownerUserId'>;
 
 
 const REF = { id: projects.id, key: projects.key, visibility: projects.visibility, ownerUserId: projects.ownerUserId };
-
-/**
- * Keys without a remote (`local/<folder>`) belong to one user: they are stored as `local/<handle>/<folder>`
- * so that two people's `local/app` never meet, and they are private.
- */
-export function storedProjectKey(key: string, handle: string): string {
-  // `#` is the server's own separator for shadow projects (`<key>#<handle>`): a client's `#` is stored escaped,
-  // so no key a client sends can name a shadow.
-  const k = key.trim().replace(/#/g, '%23');
-  if (k.startsWith('local/') && !k.startsWith(`local/${handle}/`)) return `local/${handle}/${k.slice('local/'.length)}`;
-  return k;
-}
-
-/**
- * Keys only the server makes: `local/…` (a user's own folder without a remote, `local/<handle>/…`) and any
- * key holding `#` (shadow projects). Renames, merges and visibility changes may not produce or take them.
- */
-export const isReservedProjectKey = (key: string): boolean => key.trim().startsWith('local/') || key.includes('#');
-
-/**
- * When a teammate works under a key that names someone else's private project, their memory goes to a
- * private project of their own under this shadow key, so the owner's project is neither written nor revealed.
- */
-export const shadowProjectKey = (key: string, handle: string) => `${key}#${handle}`;
 
 const qb = new QueryBuilder();
 
@@ -70,18 +48,52 @@ export async function resolveVisibleProjects(d1: D1Database | Db, auth: Caller, 
   return out;
 }
 
-/** Finds or creates the project an ingest event names. A private project of another user is never reused. */
-export async function ensureProject(d1: D1Database | Db, auth: Caller, rawKey: string, now: number): Promise<ProjectRef> {
+/**
+ * Finds or creates the project a write names (ingest, `remember`; import plans the same choice for many keys
+ * at once): the write policy's `chooseProject`. A private project of another user is never reused.
+ */
+export async function ensureProject(d1: D1Database | Db, auth: Caller, rawKey: string, now: number, wanted: 'team' | 'private' = 'team'): Promise<ProjectRef> {
   const d = dbOf(d1);
   const key = storedProjectKey(rawKey, auth.handle);
-  const visible = await resolveVisibleProjects(d, auth, [key]);
-  if (visible[0]) return visible[0];
-  const created = await insertOrGet(d, auth, key, key.startsWith('local/') ? 'private' : 'team', now);
-  if (created.visibility === 'team' || created.ownerUserId === auth.userId) return created;
-  const shadow = await insertOrGet(d, auth, shadowProjectKey(key, auth.handle), 'private', now);
-  // Only the server makes `#` keys, so this holds; checked because a write must never land elsewhere.
-  if (shadow.visibility !== 'private' || shadow.ownerUserId !== auth.userId) throw new Error('shadow project is not the caller\'s own');
-  return shadow;
+  const shadow = shadowProjectKey(key, auth.handle);
+  const found = await projectsByKeys(d, auth.teamId, [key, shadow]);
+  const choice = chooseProject(auth, key, { byKey: found.byKey.get(key) ?? null, byAlias: found.byAlias.get(key) ?? null, shadow: found.byKey.get(shadow) ?? null }, wanted);
+  if (choice.kind === 'use') return choice.project;
+  if (choice.kind === 'unavailable') throw projectKeyUnavailable();
+  const made = await insertOrGet(d, auth, choice.key, choice.visibility, now);
+  if (choice.key === shadow) {
+    // Only the server makes `#` keys, so this holds; checked because a write must never land elsewhere.
+    if (made.visibility !== 'private' || made.ownerUserId !== auth.userId) throw projectKeyUnavailable();
+    return made;
+  }
+  if (mayWriteProject(auth, made)) return made;
+  // Someone made the key their private project a moment ago: the caller's shadow, as if it had been there.
+  const own = await insertOrGet(d, auth, shadow, 'private', now);
+  if (own.visibility !== 'private' || own.ownerUserId !== auth.userId) throw projectKeyUnavailable();
+  return own;
+}
+
+const projectKeyUnavailable = () =>
+  new AppError(409, 'project_key_unavailable', 'That project key cannot be used; pick another (an admin can rename or merge projects).');
+
+/**
+ * The team's projects named by `keys` (as stored) and those the keys are aliases of, each as the write policy
+ * needs it. One statement each, the keys bound as one JSON parameter (import asks for hundreds at once).
+ */
+export async function projectsByKeys(d1: D1Database | Db, teamId: number, keys: readonly string[]): Promise<{ byKey: Map<string, KeyedProject>; byAlias: Map<string, KeyedProject> }> {
+  const d = dbOf(d1);
+  const byKey = new Map<string, KeyedProject>();
+  const byAlias = new Map<string, KeyedProject>();
+  if (keys.length === 0) return { byKey, byAlias };
+  const [own, aliased] = await d.batch([
+    d.select(REF).from(projects).where(and(eq(projects.teamId, teamId), inJsonList(projects.key, keys))),
+    d.select({ alias: projectAliases.key, ...REF }).from(projectAliases)
+      .innerJoin(projects, eq(projects.id, projectAliases.projectId))
+      .where(and(eq(projectAliases.teamId, teamId), inJsonList(projectAliases.key, keys))),
+  ]);
+  for (const p of own) byKey.set(p.key, p);
+  for (const { alias, ...p } of aliased) byAlias.set(alias, p);
+  return { byKey, byAlias };
 }
 
 /** The one project INSERT, idempotent per (team, key). Add `.returning()` to learn if it was new. */

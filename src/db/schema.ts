@@ -77,6 +77,10 @@ export const sessions = sqliteTable('sessions', {
   endedAt: integer('ended_at'),
   /** Events the SessionDO gave up on, counted before retention empties its storage. */
   deadLetters: integer('dead_letters').notNull().default(0),
+  /** When an admin's import made it (null: a live session). Import writes only into sessions it made (db/write-policy.ts). */
+  importedAt: integer('imported_at'),
+  /** The handle an import named as the session's user when that was not the importer: provenance only. */
+  importedAuthor: text('imported_author'),
 }, (t) => [unique().on(t.teamId, t.sessionKey), index('idx_sessions_project').on(t.teamId, t.projectId, desc(t.startedAt))]);
 
 export const prompts = sqliteTable('prompts', {
@@ -94,6 +98,8 @@ export const prompts = sqliteTable('prompts', {
   promptId: text('prompt_id'),
   /** When its vector was written (null: still to embed, src/vectors/index-records.ts). */
   embeddedAt: integer('embedded_at'),
+  /** The author an import named when that was not the importer: provenance only, never the row's owner. */
+  importedAuthor: text('imported_author'),
 }, (t) => [
   unique().on(t.sessionId, t.promptNumber),
   index('idx_prompts_project').on(t.teamId, t.projectId, desc(t.createdAt)),
@@ -139,6 +145,8 @@ export const observations = sqliteTable('observations', {
   promptId: text('prompt_id'),
   /** The observer turn that stored the row: a turn replayed after a crash is recognised as stored. */
   turnKey: text('turn_key'),
+  /** The author an import named when that was not the importer: provenance only, never the row's owner. */
+  importedAuthor: text('imported_author'),
 }, (t) => [
   unique().on(t.sessionId, t.contentHash),
   index('idx_obs_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
@@ -192,6 +200,8 @@ export const summaries = sqliteTable('summaries', {
   turnKey: text('turn_key'),
   /** When its vector was written (null: still to embed, src/vectors/index-records.ts). */
   embeddedAt: integer('embedded_at'),
+  /** The author an import named when that was not the importer: provenance only, never the row's owner. */
+  importedAuthor: text('imported_author'),
 }, (t) => [
   unique().on(t.sessionId, t.contentHash),
   index('idx_summaries_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),

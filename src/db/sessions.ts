@@ -6,22 +6,30 @@ import { prompts, sessions, type Session } from './schema';
 import { maxOf, maxOfNullable, projectAtStoreTime, projectOrItsAlias } from './sqlite';
 import { visibleProjectIds, type ProjectViewer } from './visibility';
 
-export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessionKey' | 'projectId' | 'userId' | 'deviceId' | 'platform' | 'startedAt' | 'promptCount' | 'endedAt'>;
+export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessionKey' | 'userId' | 'deviceId' | 'platform' | 'startedAt' | 'promptCount' | 'endedAt' | 'importedAt' | 'importedAuthor'> & {
+  projectId: number | SQL<number>;
+};
 
 /**
- * The one insert of a session row, idempotent per (team, session key): answers the id and owner of the row
- * that holds the key, whether this call created it or an earlier one did (the no-op update makes RETURNING
- * answer for an existing row too).
+ * The one insert of a session row, idempotent per (team, session key), batchable: answers the id, owner,
+ * project and import mark of the row that holds the key, whether this statement created it or an earlier one
+ * did (the no-op update makes RETURNING answer for an existing row too).
  */
-export async function upsertSession(d1: D1Database | Db, s: NewSessionRow & { projectKey?: string }): Promise<Pick<Session, 'id' | 'userId' | 'projectId'>> {
-  const { projectKey, ...values } = s;
-  const row = await dbOf(d1)
+export const sessionUpsert = (d: Db, values: NewSessionRow) =>
+  d
     .insert(sessions)
-    // A merge may have removed the project since its id was looked up by `projectKey`: its alias leads on.
-    .values({ ...values, projectId: projectOrItsAlias(s.teamId, s.projectId, projectKey ?? null) })
-    .onConflictDoUpdate({ target: [sessions.teamId, sessions.sessionKey], set: { sessionKey: s.sessionKey } })
-    .returning({ id: sessions.id, userId: sessions.userId, projectId: sessions.projectId })
-    .get();
+    .values(values)
+    .onConflictDoUpdate({ target: [sessions.teamId, sessions.sessionKey], set: { sessionKey: values.sessionKey } })
+    .returning({ id: sessions.id, userId: sessions.userId, projectId: sessions.projectId, importedAt: sessions.importedAt });
+
+/** `sessionUpsert` run now, for a live write (ingest, `remember`) that knows its project by id and key. */
+export async function upsertSession(
+  d1: D1Database | Db,
+  s: Omit<NewSessionRow, 'projectId'> & { projectId: number; projectKey?: string },
+): Promise<Pick<Session, 'id' | 'userId' | 'projectId' | 'importedAt'>> {
+  const { projectKey, ...values } = s;
+  // A merge may have removed the project since its id was looked up by `projectKey`: its alias leads on.
+  const row = await sessionUpsert(dbOf(d1), { ...values, projectId: projectOrItsAlias(s.teamId, s.projectId, projectKey ?? null) }).get();
   if (!row) throw new Error('session row vanished');
   return row;
 }
@@ -50,8 +58,9 @@ export interface PromptInput {
 }
 
 /** A prompt row as stored; the CJK bigrams for FTS are derived by `insertPrompt`. */
-export type PromptRow = Pick<typeof prompts.$inferInsert, 'teamId' | 'sessionId' | 'promptNumber' | 'text' | 'authorUserId' | 'createdAt' | 'promptId'> & {
+export type PromptRow = Pick<typeof prompts.$inferInsert, 'teamId' | 'promptNumber' | 'text' | 'authorUserId' | 'createdAt' | 'promptId' | 'importedAuthor'> & {
   projectId: number | SQL<number>;
+  sessionId: number | SQL<number>;
 };
 
 /** The one prompt INSERT, idempotent per (session, prompt number). Batchable; add `.returning()` to learn if it was new. */

@@ -44,7 +44,7 @@ export const jsonField = (col: AnyColumn, path: string): SQL<unknown> => sql`jso
  * an observation with many paths still binds three parameters; looking the id up by hash lets the rows go in
  * the same batch as the observation itself (and completes rows of an observation an earlier attempt stored).
  */
-export const observationFileRows = (sessionId: number, contentHash: string, files: readonly { path: string; kind: 'read' | 'modified' }[]): SQL =>
+export const observationFileRows = (sessionId: number | SQL<number>, contentHash: string, files: readonly { path: string; kind: 'read' | 'modified' }[]): SQL =>
   sql`SELECT ${observations.id}, ${observations.teamId}, ${observations.projectId}, json_extract(j.value, '$.path'), json_extract(j.value, '$.kind')
         FROM ${observations}, json_each(${JSON.stringify(files)}) j
        WHERE ${observations.sessionId} = ${sessionId} AND ${observations.contentHash} = ${contentHash}`;
@@ -146,3 +146,26 @@ export const totalOf = (cols: readonly AnyColumn[], when?: SQL): SQL<number> => 
 /** One local vector as `record_id:part:fingerprint` (db/vectors.ts reads 5,000 of them as one group_concat text). */
 export const localVectorEntry = (): SQL<string> =>
   sql<string>`${localVectors.recordId} || ':' || ${localVectors.part} || ':' || ifnull(${localVectors.fingerprint}, '')`;
+
+/**
+ * The id of the team's project stored under `key`, looked up inside a batch that may have made it. With a
+ * `writer`, only a project that user may write answers (team-visible or theirs; the write policy's
+ * `mayWriteProject`): a key that changed hands since a part was planned gives NULL, which NOT NULL refuses.
+ */
+export const projectIdByKey = (teamId: number, key: string, writer: number | null): SQL<number> =>
+  writer === null
+    ? sql<number>`(SELECT ${projects.id} FROM ${projects} WHERE ${projects.teamId} = ${teamId} AND ${projects.key} = ${key})`
+    : sql<number>`(SELECT ${projects.id} FROM ${projects} WHERE ${projects.teamId} = ${teamId} AND ${projects.key} = ${key} AND (${projects.visibility} = 'team' OR ${projects.ownerUserId} = ${writer}))`;
+
+/**
+ * The id of the team's session `key`, looked up inside a batch that may have made it. With a user, only that
+ * user's imported session answers (the write policy's `mayImportIntoSession`), else NULL.
+ */
+export const sessionIdByKey = (teamId: number, key: string, userId: number | null): SQL<number> =>
+  userId === null
+    ? sql<number>`(SELECT ${sessions.id} FROM ${sessions} WHERE ${sessions.teamId} = ${teamId} AND ${sessions.sessionKey} = ${key})`
+    : sql<number>`(SELECT ${sessions.id} FROM ${sessions} WHERE ${sessions.teamId} = ${teamId} AND ${sessions.sessionKey} = ${key} AND ${sessions.userId} = ${userId} AND ${sessions.importedAt} IS NOT NULL)`;
+
+/** The project of the session `sessionId` (a value or a subquery), as a value. */
+export const projectOfSession = (sessionId: number | SQL<number>): SQL<number> =>
+  sql<number>`(SELECT ${sessions.projectId} FROM ${sessions} WHERE ${sessions.id} = ${sessionId})`;

@@ -13,7 +13,7 @@ export interface SummaryContent {
   notes: string | null;
 }
 
-export type SummaryPlace = { projectId: number | SQL<number> } & Pick<NewSummary, 'teamId' | 'sessionId' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId' | 'promptId' | 'turnKey'>;
+export type SummaryPlace = { projectId: number | SQL<number>; sessionId: number | SQL<number> } & Pick<NewSummary, 'teamId' | 'importedAuthor' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId' | 'promptId' | 'turnKey'>;
 
 /** The one summary INSERT, idempotent per (session, content hash): answers the new id, or nothing. Batchable. */
 export const insertSummary = (d: Db, place: SummaryPlace, s: SummaryContent) =>

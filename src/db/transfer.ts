@@ -1,14 +1,17 @@
-// Export and import in D1: pages of a project's rows for the NDJSON export (keyset by id), and idempotent
-// writes keyed by what survives a move between teams (handles, project keys, session keys, content hashes).
-// Every row goes in through its table's one insert (teams.ts, projects.ts, sessions.ts, observations.ts,
-// summaries.ts); what is here only matches imported rows to existing ones.
-import { and, asc, eq, gt, isNull } from 'drizzle-orm';
+// Export and import in D1: pages of a project's rows for the NDJSON export (keyset by id); for import, the
+// lookups an import part is planned from (sessions by key, the rows a part would repeat, members by handle)
+// and the statements that write a planned part in ONE batch (all or nothing). Every row goes in through its
+// table's one insert (teams.ts, projects.ts, sessions.ts, observations.ts, summaries.ts, audit.ts); which rows
+// and where is the write policy's (write-policy.ts) and the planner's (src/transfer/import-plan.ts).
+import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm';
+import { insertAudit, type AuditEntry } from './audit';
+import { runBatch, type BatchItem } from './batch';
 import { db } from './client';
-import { findSession } from './forget';
 import { insertObservation as insertObservationRow, insertObservationFiles, type FileRef, type ObservationContent } from './observations';
 import { insertProject } from './projects';
 import { observations, projects, prompts, sessions, summaries, users } from './schema';
-import { insertPrompt as insertPromptRow, upsertSession, type NewSessionRow } from './sessions';
+import { insertPrompt as insertPromptRow, sessionUpsert, type NewSessionRow } from './sessions';
+import { inJsonList, projectIdByKey, projectOfSession, sessionIdByKey } from './sqlite';
 import { insertSummary as insertSummaryRow, type SummaryContent } from './summaries';
 import { insertUser } from './teams';
 
@@ -44,66 +47,104 @@ export async function exportPage<K extends ExportedTable>(d1: D1Database, table:
   return rows as Exported[K]['$inferSelect'][];
 }
 
-// --- import ---------------------------------------------------------------------------------------------
+// --- import: lookups ------------------------------------------------------------------------------------
 
-/** A row matched by its key: its id, and whether this import created it. */
-export interface Found {
+/** A session found by key, with its project's access (the write policy reads both). */
+export interface KeyedSession {
   id: number;
-  created: boolean;
-}
-
-/** The user with this handle, created as a member (no token, no device) when the team has none. */
-export async function userByHandle(d1: D1Database, teamId: number, handle: string, createdAt: number): Promise<Found> {
-  const d = db(d1);
-  const made = await insertUser(d, { teamId, handle, role: 'member', createdAt }).returning({ id: users.id });
-  if (made[0]) return { id: made[0].id, created: true };
-  const [row] = await d.select({ id: users.id }).from(users).where(and(eq(users.teamId, teamId), eq(users.handle, handle)));
-  if (!row) throw new Error('imported user vanished');
-  return { id: row.id, created: false };
-}
-
-export async function projectByKey(
-  d1: D1Database,
-  teamId: number,
-  p: { key: string; visibility: 'team' | 'private'; ownerUserId: number | null; createdAt: number },
-): Promise<Found> {
-  const d = db(d1);
-  const made = await insertProject(d, { teamId, ...p }).returning({ id: projects.id });
-  if (made[0]) return { id: made[0].id, created: true };
-  const [row] = await d.select({ id: projects.id }).from(projects).where(and(eq(projects.teamId, teamId), eq(projects.key, p.key)));
-  if (!row) throw new Error('imported project vanished');
-  return { id: row.id, created: false };
-}
-
-export type SessionIn = Omit<NewSessionRow, 'deviceId'>;
-
-/** Returns the session's id in this team (an existing session of that key is reused as it is). */
-export async function sessionByKey(d1: D1Database, s: SessionIn): Promise<Found & { projectId: number }> {
-  const existing = await findSession(d1, s.teamId, s.sessionKey);
-  if (existing) return { id: existing.id, created: false, projectId: existing.projectId };
-  const row = await upsertSession(d1, s);
-  return { id: row.id, created: true, projectId: row.projectId };
-}
-
-/** Where imported rows of one session are filed, and by whom. */
-export interface Scope {
-  teamId: number;
+  key: string;
+  userId: number;
   projectId: number;
-  sessionId: number;
-  authorUserId: number;
+  importedAt: number | null;
+  visibility: 'team' | 'private';
+  ownerUserId: number | null;
 }
 
-/** The new row's id; null when it was there already. */
-export async function insertPrompt(d1: D1Database, s: Scope, p: { promptNumber: number; promptId: string | null; text: string; createdAt: number }): Promise<number | null> {
-  const rows = await insertPromptRow(db(d1), { ...s, ...p }).returning({ id: prompts.id });
-  return rows[0]?.id ?? null;
+/** The team's sessions named by `keys`, by key; the keys bound as one JSON parameter. */
+export async function sessionsByKeys(d1: D1Database, teamId: number, keys: readonly string[]): Promise<Map<string, KeyedSession>> {
+  const out = new Map<string, KeyedSession>();
+  if (keys.length === 0) return out;
+  const rows = await db(d1)
+    .select({
+      id: sessions.id, key: sessions.sessionKey, userId: sessions.userId, projectId: sessions.projectId, importedAt: sessions.importedAt,
+      visibility: projects.visibility, ownerUserId: projects.ownerUserId,
+    })
+    .from(sessions)
+    .innerJoin(projects, eq(projects.id, sessions.projectId))
+    .where(and(eq(sessions.teamId, teamId), inJsonList(sessions.sessionKey, keys)));
+  for (const r of rows) out.set(r.key, r);
+  return out;
 }
 
-/** An imported observation: its content plus the bookkeeping the export carried. */
-export interface ObservationIn extends ObservationContent {
+/** What existing sessions already hold of a part: `session:hash` of observations and summaries, `session:number` of prompts. */
+export async function heldRows(d1: D1Database, sessionIds: readonly number[], hashes: readonly string[], numbers: readonly number[]) {
+  const held = { observations: new Set<string>(), summaries: new Set<string>(), prompts: new Set<string>() };
+  if (sessionIds.length === 0) return held;
+  const d = db(d1);
+  const [o, s, p] = await d.batch([
+    d.select({ s: observations.sessionId, k: observations.contentHash }).from(observations)
+      .where(and(inJsonList(observations.sessionId, sessionIds), inJsonList(observations.contentHash, hashes.length ? hashes : ['']))),
+    d.select({ s: summaries.sessionId, k: summaries.contentHash }).from(summaries)
+      .where(and(inJsonList(summaries.sessionId, sessionIds), inJsonList(summaries.contentHash, hashes.length ? hashes : ['']))),
+    d.select({ s: prompts.sessionId, k: prompts.promptNumber }).from(prompts)
+      .where(and(inJsonList(prompts.sessionId, sessionIds), inJsonList(prompts.promptNumber, numbers.length ? numbers : [-1]))),
+  ]);
+  for (const r of o) held.observations.add(`${r.s}:${r.k}`);
+  for (const r of s) held.summaries.add(`${r.s}:${r.k}`);
+  for (const r of p) held.prompts.add(`${r.s}:${r.k}`);
+  return held;
+}
+
+/** Ids of the team's members by handle. */
+export async function memberIds(d1: D1Database, teamId: number): Promise<Map<string, number>> {
+  const rows = await db(d1).select({ id: users.id, handle: users.handle }).from(users).where(eq(users.teamId, teamId));
+  return new Map(rows.map((r) => [r.handle, r.id]));
+}
+
+/** Makes the members `handles` names that the team lacks (no token, no device); answers how many were new. */
+export async function addMissingMembers(d1: D1Database, teamId: number, handles: ReadonlyMap<string, { role: 'owner' | 'admin' | 'member'; createdAt: number }>): Promise<number> {
+  const d = db(d1);
+  const known = await memberIds(d1, teamId);
+  const missing = [...handles].filter(([h]) => !known.has(h));
+  const made = await runBatch(d, missing.map(([handle, u]) => insertUser(d, { teamId, handle, role: u.role, createdAt: u.createdAt }).returning({ id: users.id })));
+  return made.filter((r) => Array.isArray(r) && r.length > 0).length;
+}
+
+// --- import: the statements of one part -------------------------------------------------------------------
+
+/** How a planned row names its session: by id when it exists, else by key (made earlier in the same batch). */
+export type SessionRef = { id: number } | { key: string; userId: number | null };
+
+/**
+ * The session's id as a value. By key it is looked up in the batch itself, and with a user only that user's
+ * imported session answers: if the key changed hands since the part was planned, the id is NULL, the NOT NULL
+ * column refuses it and the whole batch rolls back.
+ */
+export const sessionIdOf = (teamId: number, s: SessionRef): number | SQL<number> => ('id' in s ? s.id : sessionIdByKey(teamId, s.key, s.userId));
+
+/** A project to make: stored key, visibility, owner. */
+export interface NewProject {
+  key: string;
+  visibility: 'team' | 'private';
+  ownerUserId: number | null;
+  createdAt: number;
+}
+
+/** A session to make, its project named by id or by stored key (made earlier in the batch). */
+export type NewSession = Omit<NewSessionRow, 'teamId' | 'projectId'> & { project: { id: number } | { key: string; writer: number | null } };
+
+/** Bookkeeping every imported row carries. */
+export interface RowBase {
+  session: SessionRef;
   promptNumber: number;
   promptId: string | null;
   createdAt: number;
+  authorUserId: number;
+  importedAuthor: string | null;
+}
+
+/** An imported observation: its content plus the bookkeeping the export carried. */
+export interface ObservationIn extends ObservationContent, RowBase {
   discoveryTokens: number;
   contentHash: string;
   agentId: string | null;
@@ -111,33 +152,90 @@ export interface ObservationIn extends ObservationContent {
   source: string;
 }
 
-/** The new row's id, or null when the session already holds this content. */
-export async function insertObservation(d1: D1Database, s: Scope, o: ObservationIn, storedAt: number): Promise<number | null> {
-  const d = db(d1);
-  const { promptNumber, promptId, createdAt, discoveryTokens, contentHash, agentId, agentType, source } = o;
-  const place = { ...s, promptNumber, promptId, createdAt, storedAt, discoveryTokens, contentHash, agentId, agentType, source };
-  const [row] = await insertObservationRow(d, place, o);
-  if (!row) return null;
-  const files: FileRef[] = [
-    ...[...new Set(o.filesModified)].map((path) => ({ path, kind: 'modified' as const })),
-    ...[...new Set(o.filesRead)].map((path) => ({ path, kind: 'read' as const })),
-  ];
-  if (files.length > 0) await insertObservationFiles(d, s.sessionId, contentHash, files);
-  return row.id;
-}
-
-/** An imported summary: its content plus the bookkeeping the export carried. */
-export interface SummaryIn extends SummaryContent {
-  promptNumber: number;
-  promptId: string | null;
-  createdAt: number;
+export interface SummaryIn extends SummaryContent, RowBase {
   contentHash: string;
 }
 
-/** True when the row was new (the session did not hold this content yet). */
-/** The new row's id; null when it was there already. */
-export async function insertSummary(d1: D1Database, s: Scope, x: SummaryIn): Promise<number | null> {
-  const { promptNumber, promptId, createdAt, contentHash, ...content } = x;
-  const rows = await insertSummaryRow(db(d1), { ...s, promptNumber, promptId, createdAt, contentHash }, content);
-  return rows[0]?.id ?? null;
+export interface PromptIn extends RowBase {
+  text: string;
 }
+
+/** One planned part, ready to write. */
+export interface PartWrites {
+  teamId: number;
+  projects: NewProject[];
+  sessions: NewSession[];
+  prompts: PromptIn[];
+  observations: ObservationIn[];
+  summaries: SummaryIn[];
+  /** The part's audit row (an admin's import); none for an operator's restore. */
+  audit: AuditEntry | null;
+  storedAt: number;
+}
+
+/** Ids of the rows the batch made, to be embedded. */
+export interface PartIds {
+  observations: number[];
+  summaries: number[];
+  prompts: number[];
+}
+
+/** How many statements `writePart` sends for `w`: the planner keeps a part under D1's per-invocation budget. */
+export const partStatements = (w: Omit<PartWrites, 'teamId' | 'audit' | 'storedAt'> & { audit: unknown }): number =>
+  w.projects.length + w.sessions.length + w.prompts.length + w.summaries.length + (w.audit ? 1 : 0) +
+  w.observations.reduce((n, o) => n + 1 + (o.filesRead.length + o.filesModified.length > 0 ? 1 : 0), 0);
+
+/**
+ * Writes a planned part in ONE D1 batch (a transaction: all of it or none of it) and answers the new rows' ids.
+ * Rows name their session and project through it, so sessions and projects made in the same batch are found.
+ */
+export async function writePart(d1: D1Database, w: PartWrites): Promise<PartIds> {
+  const d = db(d1);
+  const t = w.teamId;
+  const queries: BatchItem[] = [];
+  const slots: { kind: keyof PartIds; at: number }[] = [];
+  for (const p of w.projects) queries.push(insertProject(d, { teamId: t, ...p }));
+  for (const s of w.sessions) {
+    const { project, ...row } = s;
+    const projectId = 'id' in project ? project.id : projectIdByKey(t, project.key, project.writer);
+    queries.push(sessionUpsert(d, { ...row, teamId: t, projectId }));
+  }
+  const place = (r: RowBase) => {
+    const sessionId = sessionIdOf(t, r.session);
+    return {
+      teamId: t, sessionId, projectId: projectOfSession(sessionId), promptNumber: r.promptNumber, promptId: r.promptId, createdAt: r.createdAt,
+      authorUserId: r.authorUserId, importedAuthor: r.importedAuthor,
+    };
+  };
+  for (const p of w.prompts) {
+    slots.push({ kind: 'prompts', at: queries.length });
+    queries.push(insertPromptRow(d, { ...place(p), text: p.text }).returning({ id: prompts.id }));
+  }
+  for (const o of w.observations) {
+    const at = place(o);
+    slots.push({ kind: 'observations', at: queries.length });
+    const { discoveryTokens, contentHash, agentId, agentType, source } = o;
+    queries.push(insertObservationRow(d, { ...at, storedAt: w.storedAt, discoveryTokens, contentHash, agentId, agentType, source }, o));
+    const files = observationFiles(o);
+    if (files.length) queries.push(insertObservationFiles(d, at.sessionId, contentHash, files));
+  }
+  for (const s of w.summaries) {
+    const { contentHash, request, investigated, learned, completed, nextSteps, notes } = s;
+    slots.push({ kind: 'summaries', at: queries.length });
+    queries.push(insertSummaryRow(d, { ...place(s), contentHash }, { request, investigated, learned, completed, nextSteps, notes }));
+  }
+  if (w.audit) queries.push(insertAudit(d, w.audit));
+  const results = await runBatch(d, queries);
+  const ids: PartIds = { observations: [], summaries: [], prompts: [] };
+  for (const { kind, at } of slots) {
+    const rows = results[at] as { id: number }[] | undefined;
+    if (rows?.[0]) ids[kind].push(rows[0].id);
+  }
+  return ids;
+}
+
+const observationFiles = (o: ObservationIn): FileRef[] => [
+  ...[...new Set(o.filesModified)].map((path) => ({ path, kind: 'modified' as const })),
+  ...[...new Set(o.filesRead)].map((path) => ({ path, kind: 'read' as const })),
+];
+

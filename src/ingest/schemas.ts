@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import type { WireEndEvent, WireInitEvent, WireObservationEvent, WireSummarizeEvent } from '#shared/events';
 import { MAX_BATCH_EVENTS } from '#shared/events';
+import { isServerSessionKey } from '../db/write-policy';
 
 export { MAX_BATCH_EVENTS, type EventAck, type EventKind } from '#shared/events';
 
@@ -26,8 +27,8 @@ const id = (max: number) => z.string().trim().min(1).max(max);
 
 export const EventBase = z.object({
   event_id: id(200),
-  // `manual:` sessions hold what `remember` stores; only the server makes them.
-  session_id: id(200).refine((v) => !v.startsWith('manual:'), 'session ids starting with "manual:" are made by the server'),
+  // `manual:` sessions hold what `remember` stores, `import:` ones what an import filed; only the server makes them.
+  session_id: id(200).refine((v) => !isServerSessionKey(v), 'session ids starting with "manual:" or "import:" are made by the server'),
   project: id(500),
   cwd: z.string().max(4_096).default(''),
   occurred_at: OccurredAt,

@@ -5,6 +5,7 @@ import { db } from '../db/client';
 import { insertObservation, insertObservationFiles, observationIdByHash } from '../db/observations';
 import { ensureProject } from '../db/projects';
 import { upsertSession } from '../db/sessions';
+import { manualSessionKey, mayWriteLiveSession } from '../db/write-policy';
 import { settingsFor } from '../db/team-settings';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
@@ -33,8 +34,6 @@ export interface Remembered {
 
 const DEFAULT_TYPE = 'discovery';
 
-/** Key of the per-user, per-project session that holds remembered observations. */
-export const manualSessionKey = (projectId: number, userId: number) => `manual:${projectId}:${userId}`;
 
 /**
  * Stores what the agent was asked to remember as an observation (source `remember`), deduplicated by content
@@ -58,7 +57,7 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
     deviceId: auth.deviceId, platform: 'manual', startedAt: now,
   });
   // Clients cannot send `manual:` ids (400 at the edge); a row made before that rule is never borrowed.
-  if (manual.userId !== auth.userId || manual.projectId !== project.id) {
+  if (!mayWriteLiveSession(auth, manual) || manual.projectId !== project.id) {
     throw new AppError(409, 'session_conflict', 'The session that holds remembered notes for this project belongs to someone else.');
   }
   const sessionId = manual.id;

@@ -13,11 +13,11 @@ import type { CairnEnv } from '../env';
 import { getVectorAdapters } from '../vectors/adapters';
 import { deleteRecordVectors, indexRecords, type RecordIds } from '../vectors/index-records';
 import { exportRecords } from './export';
-import { importRecords, type ImportCounts } from './import';
+import { importPart, numbered, type ImportCounts } from './import';
 import type { ExportRecord } from './records';
 
-/** Records imported per call: bounded memory whatever the team's size. */
-const MOVE_CHUNK = 500;
+/** Records restored per batch: each part is one small transaction on the target. */
+const MOVE_CHUNK = 200;
 
 /**
  * How long a team must have written nothing before it is moved without `force`: a session still working holds
@@ -48,7 +48,7 @@ export async function moveTeam(env: CairnEnv, teamId: number, to: string, now: n
   await syncTeamCopy(target);
   const imported: Required<RecordIds> = { observations: [], summaries: [], prompts: [] };
   const flush = async (batch: ExportRecord[]) => {
-    const r = await importRecords(target, batch, now);
+    const r = await importPart(target, { kind: 'restore' }, numbered(batch), now);
     for (const k of Object.keys(counts) as (keyof ImportCounts)[]) counts[k] += r.counts[k];
     for (const k of Object.keys(imported) as (keyof RecordIds)[]) imported[k].push(...r.ids[k]);
   };

@@ -1,6 +1,8 @@
 // The NDJSON export format: one record a line, each with a `kind`. Rows refer to each other by what keeps its
 // meaning in another team (project key, session key, user handle), never by database id; no token material.
+// Handles follow the one name rule (lib/names.ts), wherever a record names a person.
 import * as z from 'zod';
+import { Name } from '../lib/names';
 
 const text = (max: number) => z.string().max(max);
 const time = z.number().int().nonnegative().max(8_640_000_000_000_000);
@@ -10,21 +12,21 @@ export const ProjectRecord = z.object({
   kind: z.literal('project'),
   key: text(500).min(1),
   visibility: z.enum(['team', 'private']),
-  owner: text(100).nullable(),
+  owner: Name.nullable(),
   created_at: time,
 });
-export const UserRecord = z.object({ kind: z.literal('user'), handle: text(100).min(1), role: z.enum(['owner', 'admin', 'member']), created_at: time });
+export const UserRecord = z.object({ kind: z.literal('user'), handle: Name, role: z.enum(['owner', 'admin', 'member']), created_at: time });
 export const SessionRecord = z.object({
   kind: z.literal('session'),
   session_key: text(200).min(1),
   project: text(500).min(1),
-  user: text(100).min(1),
+  user: Name,
   platform: text(50).min(1),
   prompt_count: z.number().int().nonnegative(),
   started_at: time,
   ended_at: time.nullable(),
 });
-const inSession = { session_key: text(200).min(1), prompt_number: z.number().int().nonnegative(), prompt_id: text(200).nullable(), author: text(100).min(1), created_at: time };
+const inSession = { session_key: text(200).min(1), prompt_number: z.number().int().nonnegative(), prompt_id: text(200).nullable(), author: Name, created_at: time };
 export const PromptRecord = z.object({ kind: z.literal('prompt'), ...inSession, text: text(100_000) });
 export const ObservationRecord = z.object({
   kind: z.literal('observation'),

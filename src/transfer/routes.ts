@@ -1,11 +1,11 @@
 // Export / import of a team's memory (admins): GET /api/admin/export[?project=KEY] streams NDJSON,
-// POST /api/admin/import takes it (in parts of at most 1 MB / 2,000 records) idempotently.
+// POST /api/admin/import takes it (in parts of at most 1 MB / 250 records) idempotently, as the caller's own rows.
 import { Hono } from 'hono';
 import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 import { indexRecords } from '../vectors/index-records';
 import { exportProjects, exportRecords, ndjsonStream, readerFilter } from './export';
-import { importRecords, MAX_IMPORT_BYTES, parseNdjson } from './import';
+import { importPart, MAX_IMPORT_BYTES, parseNdjson } from './import';
 import { teamDb, teamDbs } from '../db/shards';
 
 export const transferRoutes = new Hono<AppEnv>()
@@ -31,8 +31,8 @@ export const transferRoutes = new Hono<AppEnv>()
     }
     const records = parseNdjson(body);
     const auth = c.get('auth');
-    const { counts, ids } = await importRecords(await teamDbs(c.env, auth.teamId), records, Date.now());
-    // Vectors for search: off the answer's path; the backfill catches any that fail (or past one call's 1000 records).
+    const { counts, ids } = await importPart(await teamDbs(c.env, auth.teamId), { kind: 'member', caller: auth }, records, Date.now());
+    // Vectors for search: off the answer's path; the backfill catches any that fail.
     if (ids.observations.length + ids.summaries.length + ids.prompts.length) c.executionCtx.waitUntil(indexRecords(c.env, auth.teamId, ids).then(() => undefined));
     return c.json({ records: records.length, imported: counts });
   });

@@ -1,5 +1,5 @@
 // `cairn export` / `cairn import --ndjson`: a team's memory out as NDJSON (streamed to a file) and back in,
-// sent in parts the server accepts (≤ 1 MB, ≤ 2,000 records each), with a progress bar on stderr.
+// sent in parts the server accepts (≤ 1 MB, ≤ 250 records each), with a progress bar on stderr.
 import { createWriteStream, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loggedInConfig, pathsFor } from '../config';
@@ -7,7 +7,7 @@ import type { Io } from '../io';
 import { errorText } from '../net/http';
 
 const PART_BYTES = 900_000;
-const PART_LINES = 2_000;
+const PART_LINES = 250;
 
 export const authHeaders = (c: { token: string; device: string | null }): Record<string, string> => ({
   authorization: `Bearer ${c.token}`,

@@ -1,5 +1,5 @@
 // Export → import into another team: same search results and context index; a second import adds nothing;
-// no token material leaves; a bad line stores nothing.
+// no token material leaves; a bad line stores nothing; other people's rows become the importer's, named as provenance.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
@@ -59,18 +59,18 @@ describe('export and import', { timeout: 30_000 }, () => {
     expect(((await again.json()) as { imported: Record<string, number> }).imported).toEqual({ users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 });
   });
 
-  it('creates missing authors by handle as members without tokens, and keeps platforms', async () => {
+  it('files another team\'s authors as the importer\'s own rows, naming them only as provenance, and keeps platforms', async () => {
     const a = await source();
     const ndjson = await (await exportOf(a.id.token)).text();
     const b = await newIdentity();
     const done = (await (await importInto(b.token, ndjson)).json()) as { imported: Record<string, number> };
-    expect(done.imported.users).toBe(1);
-    const { teamId } = await idsOf(b);
-    const user = await env.DB.prepare('SELECT id, role FROM users WHERE team_id = ? AND handle = ?').bind(teamId, a.id.user).first<{ id: number; role: string }>();
-    expect(user?.role).toBe('member');
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM tokens WHERE user_id = ?').bind(user!.id).first<{ n: number }>()).toEqual({ n: 0 });
-    const platform = await env.DB.prepare('SELECT platform FROM sessions WHERE team_id = ?').bind(teamId).first<{ platform: string }>();
-    expect(platform?.platform).toBe('claude-code');
+    expect(done.imported).toMatchObject({ users: 0, observations: 2 });
+    const { teamId, userId } = await idsOf(b);
+    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM users WHERE team_id = ? AND handle = ?').bind(teamId, a.id.user).first<{ n: number }>()).toEqual({ n: 0 });
+    const rows = await env.DB.prepare('SELECT DISTINCT author_user_id AS author, imported_author AS named FROM observations WHERE team_id = ?').bind(teamId).all<{ author: number; named: string }>();
+    expect(rows.results).toEqual([{ author: userId, named: a.id.user }]);
+    const platform = await env.DB.prepare('SELECT platform, user_id, imported_at IS NOT NULL AS imported FROM sessions WHERE team_id = ?').bind(teamId).first<{ platform: string; user_id: number; imported: number }>();
+    expect(platform).toEqual({ platform: 'claude-code', user_id: userId, imported: 1 });
   });
 
   it('refuses a file with a bad line and stores none of it', async () => {

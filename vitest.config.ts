@@ -52,7 +52,7 @@ export default defineConfig(async () => {
           test: {
             name: 'worker',
             include: ['test/worker/**/*.test.ts'],
-            setupFiles: ['./test/worker/apply-migrations.ts'],
+            setupFiles: ['./test/worker/apply-migrations.ts', './test/worker/limits.ts'],
             // Generous: no test asserts time, and a loaded 2-core machine must not turn slowness into failures.
             testTimeout: 30_000,
             hookTimeout: 60_000,

@@ -8,6 +8,7 @@ import { secureHeaders } from 'hono/secure-headers';
 import { timing } from 'hono/timing';
 import { bootstrapRoutes, requireOperator } from './admin/bootstrap';
 import { requireAdmin } from './admin/guard';
+import { adminJobRoutes, ownJobRoutes } from './admin/jobs';
 import { adminRoutes } from './admin/routes';
 import { authenticate } from './auth/middleware';
 import { requireScope, scopeByMethod } from './auth/scope';
@@ -53,6 +54,8 @@ const TOKEN_MOUNTS: Mount[] = [
   { at: '/api/sessions', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: sessionRoutes },
   { at: '/api/events', guards: [requireScope('ingest')], routes: eventRoutes },
   { at: '/api/forget', guards: [requireScope('ingest')], routes: forgetRoutes },
+  // A job the caller started (forget of their private project, an export): any device token.
+  { at: '/api/jobs', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: ownJobRoutes },
   { at: '/api/context', guards: [requireScope('read')], routes: contextRoutes },
   { at: '/api/timeline', guards: [requireScope('read')], routes: timelineRoutes },
   { at: '/api/observations', guards: [requireScope('read')], routes: observationRoutes },
@@ -65,7 +68,7 @@ const TOKEN_MOUNTS: Mount[] = [
   {
     at: '/api/admin',
     guards: [requireAdmin],
-    routes: new Hono<AppEnv>().route('/', adminRoutes).route('/usage', usageRoutes).route('/backfill-vectors', backfillRoutes).route('/bench', benchRoutes),
+    routes: new Hono<AppEnv>().route('/', adminRoutes).route('/jobs', adminJobRoutes).route('/usage', usageRoutes).route('/backfill-vectors', backfillRoutes).route('/bench', benchRoutes),
   },
   // The MCP transport parses the raw body itself: cap it here.
   { at: '/mcp', guards: [requireScope('read'), bodyCap()], routes: mcpRoutes },

@@ -28,6 +28,10 @@ const ConfigSchema = z
     OPENAI_BASE_URL: text(),
     RATE_LIMIT_INGEST_PER_MIN: positiveInt(DEFAULT_RATE_LIMITS.ingest),
     RATE_LIMIT_READ_PER_MIN: positiveInt(DEFAULT_RATE_LIMITS.read),
+    /** The Workers plan the deployment runs on: its per-invocation limits size every job step (docs/capacity.md). */
+    CAIRN_PLAN: z.preprocess((v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v), z.enum(['paid', 'free']).default('paid')),
+    /** D1 statements one job step may send (default 200 on Paid, 40 on Free). */
+    JOB_STEP_STATEMENTS: z.preprocess(blankToUndefined, z.coerce.number().int().min(10).max(1000).optional()),
     /** D1 bindings that take new teams, comma-separated (src/db/shards.ts); default the directory, `DB`. */
     SHARD_NEW_TEAMS: z.preprocess(
       blankToUndefined,
@@ -59,6 +63,20 @@ const ConfigSchema = z
     },
     rateLimits: { ingest: e.RATE_LIMIT_INGEST_PER_MIN, read: e.RATE_LIMIT_READ_PER_MIN },
     shards: { newTeams: e.SHARD_NEW_TEAMS },
+    plan: {
+      name: e.CAIRN_PLAN,
+      /** D1 statements one invocation may send on this plan (Cloudflare's limit). */
+      statementsPerInvocation: e.CAIRN_PLAN === 'free' ? 50 : 1000,
+      /** Subrequests (Durable Object calls, fetches) one invocation may make. */
+      subrequestsPerInvocation: e.CAIRN_PLAN === 'free' ? 50 : 1000,
+    },
+    /** What one job step may use (src/jobs/): well inside one invocation's limits. */
+    jobStep: {
+      statements: e.JOB_STEP_STATEMENTS ?? (e.CAIRN_PLAN === 'free' ? 40 : 200),
+      ms: 5_000,
+      bytes: 16 * 1024 * 1024,
+      subrequests: e.CAIRN_PLAN === 'free' ? 40 : 100,
+    },
   }));
 
 export type Config = z.output<typeof ConfigSchema>;

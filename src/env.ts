@@ -23,6 +23,10 @@ export interface CairnSecrets {
   /** Per-token requests per minute (defaults 600 ingest, 120 read); teams may only lower them. */
   RATE_LIMIT_INGEST_PER_MIN?: string;
   RATE_LIMIT_READ_PER_MIN?: string;
+  /** `paid` (default) or `free`: the Workers plan, whose per-invocation limits size job steps. */
+  CAIRN_PLAN?: string;
+  /** D1 statements a job step may send (default 200 on Paid, 40 on Free). */
+  JOB_STEP_STATEMENTS?: string;
   /** Seconds an ended, fully observed session's Durable Object keeps its storage (default 86400). */
   SESSION_RETENTION_SECONDS?: string;
 }

@@ -1,6 +1,7 @@
 // The one door to D1: a drizzle handle over a D1 binding. Every query in src/db/ takes its database as an
 // argument; which database holds a team is decided in one place, src/db/shards.ts (`teamDb`).
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
+import { meteredD1 } from './meter';
 import * as schema from './schema';
 
 export type Db = DrizzleD1Database<typeof schema> & { $client: D1Database };
@@ -9,12 +10,15 @@ const handles = new WeakMap<D1Database, Db>();
 
 const isDb = (x: D1Database | Db): x is Db => typeof (x as Db).select === 'function';
 
-/** The drizzle handle for a D1 binding (one per binding, reused); a handle passes through unchanged. */
+/**
+ * The drizzle handle for a D1 binding (one per binding, reused); a handle passes through unchanged. Its
+ * statements are counted into the invocation that sends them (db/meter.ts).
+ */
 export function db(binding: D1Database | Db): Db {
   if (isDb(binding)) return binding;
   let handle = handles.get(binding);
   if (!handle) {
-    handle = drizzle(binding, { schema });
+    handle = drizzle(meteredD1(binding), { schema }) as Db;
     handles.set(binding, handle);
   }
   return handle;

@@ -1,10 +1,10 @@
 // Vector bookkeeping in D1: the local vector index (wrangler dev and tests; production uses Vectorize) and
 // which observations, summaries and prompts still need embedding.
-import { and, asc, count, desc, eq, isNull, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, isNull, type SQL } from 'drizzle-orm';
 import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
 import { localVectorGenerations, localVectors, observations, prompts, summaries } from './schema';
-import { byIds, groupConcat, hexOf, inJsonList, localVectorEntry, notInJsonList } from './sqlite';
+import { byIds, excluded, groupConcat, hexOf, inJsonList, localVectorEntry, notInJsonList } from './sqlite';
 
 export type LocalVectorKind = 'observation' | 'summary' | 'prompt';
 
@@ -19,16 +19,26 @@ export interface LocalVectorRow {
   embedding: ArrayBuffer;
 }
 
-/** Stores or replaces the vectors (one row per record part), in one batch. */
+/** Rows per INSERT: each row binds 7 parameters and D1 allows 100 per statement. */
+const VECTOR_ROWS_PER_STATEMENT = 14;
+
+/** Statements `upsertLocalVectors` sends for `rows` vectors (a job sizes its chunks with it). */
+export const localUpsertStatements = (rows: number): number => Math.ceil(rows / VECTOR_ROWS_PER_STATEMENT);
+
+/** Stores or replaces the vectors (one row per record part), 14 rows a statement, in one batch. */
 export async function upsertLocalVectors(d1: D1Database | Db, rows: LocalVectorRow[]): Promise<void> {
   const d = dbOf(d1);
-  await runBatch(
-    d,
-    rows.map((r) => {
-      const values = { ...r, embedding: Buffer.from(r.embedding) };
-      return d.insert(localVectors).values(values).onConflictDoUpdate({ target: [localVectors.kind, localVectors.recordId, localVectors.part], set: values });
-    }),
-  );
+  const statements = [];
+  for (let i = 0; i < rows.length; i += VECTOR_ROWS_PER_STATEMENT) {
+    const values = rows.slice(i, i + VECTOR_ROWS_PER_STATEMENT).map((r) => ({ ...r, embedding: Buffer.from(r.embedding) }));
+    statements.push(
+      d.insert(localVectors).values(values).onConflictDoUpdate({
+        target: [localVectors.kind, localVectors.recordId, localVectors.part],
+        set: { teamId: excluded(localVectors.teamId), projectId: excluded(localVectors.projectId), type: excluded(localVectors.type), embedding: excluded(localVectors.embedding) },
+      }),
+    );
+  }
+  await runBatch(d, statements);
 }
 
 /** Every part of these records of one kind. */
@@ -155,6 +165,22 @@ export async function unembeddedIds(d1: D1Database | Db, teamId: number, kind: L
   const t = TABLES[kind];
   const rows = await dbOf(d1).select({ id: t.id }).from(t).where(unembedded(teamId, kind)).orderBy(asc(t.id)).limit(limit);
   return rows.map((r) => r.id);
+}
+
+/** Ids of live records of one kind after `after`, in id order (re-embedding walks them all). */
+export async function liveIdsAfter(d1: D1Database | Db, teamId: number, kind: LocalVectorKind, after: number, limit: number): Promise<number[]> {
+  const t = TABLES[kind];
+  const live = kind === 'prompt' ? undefined : isNull((t as typeof observations | typeof summaries).deletedAt);
+  const rows = await dbOf(d1).select({ id: t.id }).from(t).where(and(eq(t.teamId, teamId), gt(t.id, after), live)).orderBy(asc(t.id)).limit(limit);
+  return rows.map((r) => r.id);
+}
+
+/** Live records of one kind (what `embed` in mode `all` walks). */
+export async function countLive(d1: D1Database | Db, teamId: number, kind: LocalVectorKind): Promise<number> {
+  const t = TABLES[kind];
+  const live = kind === 'prompt' ? undefined : isNull((t as typeof observations | typeof summaries).deletedAt);
+  const row = await dbOf(d1).select({ n: count() }).from(t).where(and(eq(t.teamId, teamId), live)).get();
+  return row?.n ?? 0;
 }
 
 export async function countUnembedded(d1: D1Database | Db, teamId: number, kind: LocalVectorKind): Promise<number> {

@@ -4,7 +4,7 @@ import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 import { query } from '../lib/validate';
 import { getVectorAdapters } from '../vectors/adapters';
-import { backfillVectors } from '../vectors/index-records';
+import { backfillVectors } from '../vectors/embed-job';
 import * as z from 'zod';
 import type { SearchKind } from './params';
 import { renderSearchText } from './render';
@@ -61,14 +61,21 @@ searchRoutes.get('/', async (c) => {
 const BackfillQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(200) });
 export type BackfillQuery = z.infer<typeof BackfillQuery>;
 
-/** Embeds the caller's team's observations that have no vector yet, a bounded batch per call. */
+/**
+ * Embeds some of the caller's team's records that have no vector yet now: one embed step (at most `limit`
+ * records, within a job step's budget). The server does all of it by itself (the `embed` job); this is for a
+ * caller that wants vectors before it goes on (benchmarks, tests).
+ */
 backfillRoutes.post('/', query(BackfillQuery, { blankIsAbsent: true }), async (c) => {
   const { limit } = c.req.valid('query');
   const adapters = getVectorAdapters(c.env);
   if (!adapters) throw new AppError(503, 'vectors_unavailable', 'No vector index is configured for this deployment.');
-  const out = await backfillVectors(c.env, c.get('auth').teamId, limit, { adapters });
-  if (out.failed > 0 && out.indexed === 0) {
-    throw new AppError(503, 'embedding_failed', 'Embedding failed; nothing was indexed. Try again later.');
+  let out: Awaited<ReturnType<typeof backfillVectors>>;
+  try {
+    out = await backfillVectors(c.env, c.get('auth').teamId, limit);
+  } catch (err) {
+    console.error('embedding failed', { message: (err as Error).message });
+    throw new AppError(503, 'embedding_failed', 'Embedding failed; nothing more was indexed. Try again later.');
   }
-  return c.json({ indexed: out.indexed, removed: out.removed, failed: out.failed, remaining: out.remaining, index: adapters.index.name });
+  return c.json({ indexed: out.indexed, remaining: out.remaining, index: adapters.index.name });
 });

@@ -1,6 +1,6 @@
 // Embeds stored records into the vector index (after a turn is stored, and by the backfill): each observation's
 // main text and each of its facts, session summaries and user prompts (the ids: src/vectors/keys.ts).
-import { countUnembedded, markEmbedded, observationsToEmbed, promptsToEmbed, summariesToEmbed, unembeddedIds, unembeddedPrompt } from '../db/vectors';
+import { markEmbedded, observationsToEmbed, promptsToEmbed, summariesToEmbed, unembeddedPrompt } from '../db/vectors';
 import type { CairnEnv } from '../env';
 import { jsonList } from '../lib/json-list';
 import { getVectorAdapters } from './adapters';
@@ -63,48 +63,101 @@ export interface IndexOutcome {
 /** Records per call, all kinds together (an observation may bring up to MAX_FACT_VECTORS more texts). */
 const MAX_PER_CALL = 1000;
 
+/**
+ * Texts per embedding call, and so the vectors held at once: a chunk is embedded, upserted and marked embedded
+ * before the next is asked for. bge-m3 vectors are 1,024 floats; 100 of them as JS numbers are under 1 MB.
+ */
+export const EMBED_CHUNK_TEXTS = 100;
+
 const FIELD: Record<VectorKind, keyof RecordIds> = { observation: 'observations', summary: 'summaries', prompt: 'prompts' };
 
-/** One text to embed and where its vector goes. */
-interface Doc {
-  text: string;
-  record: Omit<VectorRecord, 'values'>;
+/** One live record and the texts it is embedded as (part i = texts[i]). */
+export interface LoadedRecord {
+  kind: VectorKind;
+  id: number;
+  projectId: number;
+  type: string;
+  texts: string[];
 }
 
-interface Loaded {
-  docs: Doc[];
-  live: Record<VectorKind, number[]>;
+export interface Loaded {
+  records: LoadedRecord[];
+  /** Deleted records (soft-deleted observations, summaries): their vectors are dropped instead. */
   gone: Record<VectorKind, number[]>;
 }
 
-/** Reads what to embed: live records become texts, deleted ones (soft-deleted observations, summaries) are to be dropped. */
-async function load(d: D1Database, teamId: number, ids: Required<RecordIds>): Promise<Loaded> {
+/** Reads what to embed: live records become texts, deleted ones are to be dropped. */
+export async function loadRecords(d: D1Database, teamId: number, ids: RecordIds): Promise<Loaded> {
   const [obs, sums, prompts] = await Promise.all([
-    ids.observations.length ? observationsToEmbed(d, teamId, ids.observations) : [],
-    ids.summaries.length ? summariesToEmbed(d, teamId, ids.summaries) : [],
-    ids.prompts.length ? promptsToEmbed(d, teamId, ids.prompts) : [],
+    ids.observations?.length ? observationsToEmbed(d, teamId, ids.observations) : [],
+    ids.summaries?.length ? summariesToEmbed(d, teamId, ids.summaries) : [],
+    ids.prompts?.length ? promptsToEmbed(d, teamId, ids.prompts) : [],
   ]);
-  const out: Loaded = { docs: [], live: { observation: [], summary: [], prompt: [] }, gone: { observation: [], summary: [], prompt: [] } };
-  const add = (kind: VectorKind, id: number, projectId: number, type: string, texts: string[]) => {
-    out.live[kind].push(id);
-    for (const [part, text] of texts.entries()) out.docs.push({ text, record: { id, kind, part, teamId, projectId, type } });
-  };
+  const out: Loaded = { records: [], gone: { observation: [], summary: [], prompt: [] } };
   for (const o of obs) {
     if (o.deleted_at !== null) out.gone.observation.push(o.id);
-    else add('observation', o.id, o.project_id, o.type, [embeddingText(o), ...factTexts(o.facts).map((f) => factEmbeddingText(o.title, f))]);
+    else out.records.push({ kind: 'observation', id: o.id, projectId: o.project_id, type: o.type, texts: [embeddingText(o), ...factTexts(o.facts).map((f) => factEmbeddingText(o.title, f))] });
   }
   for (const s of sums) {
     if (s.deleted_at !== null) out.gone.summary.push(s.id);
-    else add('summary', s.id, s.project_id, 'summary', [summaryText(s)].filter(present));
+    else out.records.push({ kind: 'summary', id: s.id, projectId: s.project_id, type: 'summary', texts: [summaryText(s)].filter(present) });
   }
-  for (const p of prompts) add('prompt', p.id, p.project_id, 'prompt', [p.text].filter(present));
+  for (const p of prompts) out.records.push({ kind: 'prompt', id: p.id, projectId: p.project_id, type: 'prompt', texts: [p.text].filter(present) });
   return out;
 }
 
+/** Records grouped so that no chunk has more than `maxTexts` texts; a record's parts stay together. */
+export function chunkRecords(records: readonly LoadedRecord[], maxTexts = EMBED_CHUNK_TEXTS): LoadedRecord[][] {
+  const chunks: LoadedRecord[][] = [];
+  let current: LoadedRecord[] = [];
+  let texts = 0;
+  for (const r of records) {
+    if (current.length && texts + r.texts.length > maxTexts) {
+      chunks.push(current);
+      current = [];
+      texts = 0;
+    }
+    current.push(r);
+    texts += r.texts.length;
+  }
+  if (current.length) chunks.push(current);
+  return chunks;
+}
+
+/** Removes the vectors of deleted records (every part). */
+export async function dropGone(adapters: VectorAdapters, teamId: number, gone: Record<VectorKind, number[]>): Promise<number> {
+  let removed = 0;
+  for (const kind of VECTOR_KINDS) {
+    if (gone[kind].length === 0) continue;
+    await adapters.index.deleteByIds(teamId, gone[kind], kind);
+    removed += gone[kind].length;
+  }
+  return removed;
+}
+
 /**
- * Embeds and upserts the given records of one team (one embedding request for all their texts, batched by the
- * embedder) and stamps `embedded_at`. Deleted rows are removed from the index instead. Never throws: a failure
- * is logged and the rows stay unembedded, so the backfill picks them up later (safe inside waitUntil).
+ * Embeds one chunk (one embedding call), upserts its vectors and stamps its records embedded; the vectors are
+ * let go when it returns. Answers the bytes the chunk's vectors took while held.
+ */
+export async function embedChunk(adapters: VectorAdapters, d: D1Database, teamId: number, chunk: readonly LoadedRecord[], now: number): Promise<number> {
+  const texts = chunk.flatMap((r) => r.texts);
+  if (texts.length) {
+    const vectors = await adapters.embedder.embed(texts);
+    let i = 0;
+    const rows: VectorRecord[] = [];
+    for (const r of chunk) for (const part of r.texts.keys()) rows.push({ id: r.id, kind: r.kind, part, teamId, projectId: r.projectId, type: r.type, values: vectors[i++]! });
+    await adapters.index.upsert(rows);
+  }
+  for (const kind of VECTOR_KINDS) await markEmbedded(d, teamId, kind, chunk.filter((r) => r.kind === kind).map((r) => r.id), now);
+  // A JS array of numbers: 8 bytes a value (plus the array's own small header).
+  return texts.length * adapters.embedder.dimensions * 8;
+}
+
+/**
+ * Embeds and upserts the given records of one team, one chunk of at most EMBED_CHUNK_TEXTS texts at a time
+ * (embedded, upserted and marked before the next), and stamps `embedded_at`. Deleted rows are removed from the
+ * index instead. Never throws: a failure is logged and the rows not yet marked stay unembedded, so the embed
+ * job picks them up later (safe inside waitUntil).
  */
 export async function indexRecords(
   env: CairnEnv,
@@ -126,20 +179,16 @@ export async function indexRecords(
   if (!adapters) return outcome;
   try {
     const d = await teamDb(env, teamId);
-    const { docs, live, gone } = await load(d, teamId, wanted);
-    for (const kind of VECTOR_KINDS) {
-      if (gone[kind].length === 0) continue;
-      await adapters.index.deleteByIds(teamId, gone[kind], kind);
-      outcome.removed += gone[kind].length;
-    }
-    const vectors = docs.length ? await adapters.embedder.embed(docs.map((x) => x.text)) : [];
-    if (docs.length) await adapters.index.upsert(docs.map((x, i) => ({ ...x.record, values: vectors[i]! })));
+    const { records, gone } = await loadRecords(d, teamId, wanted);
+    outcome.removed = await dropGone(adapters, teamId, gone);
     const now = opts.now ?? Date.now();
-    for (const kind of VECTOR_KINDS) await markEmbedded(d, teamId, kind, live[kind], now);
-    outcome.indexed = VECTOR_KINDS.reduce((n, k) => n + live[k].length, 0);
+    for (const chunk of chunkRecords(records)) {
+      await embedChunk(adapters, d, teamId, chunk, now);
+      outcome.indexed += chunk.length;
+    }
   } catch (err) {
-    outcome.failed = total - outcome.removed;
-    console.error('vector indexing failed; rows stay unembedded for the backfill', { teamId, count: total, message: (err as Error).message });
+    outcome.failed = total - outcome.removed - outcome.indexed;
+    console.error('vector indexing failed; rows stay unembedded for the embed job', { teamId, count: outcome.failed, message: (err as Error).message });
   }
   return outcome;
 }
@@ -184,29 +233,4 @@ const DELETE_CHUNK = 100;
 /** Observations only (MCP `remember`, import, a move): see indexRecords. */
 export function indexObservations(env: CairnEnv, teamId: number, ids: number[], opts: { adapters?: VectorAdapters | null; now?: number } = {}): Promise<IndexOutcome> {
   return indexRecords(env, teamId, { observations: ids }, opts);
-}
-
-/**
- * Embeds up to `limit` of the team's records that have no vector yet (observations first, then summaries, then
- * prompts); reports how many of all kinds are still missing.
- */
-export async function backfillVectors(
-  env: CairnEnv,
-  teamId: number,
-  limit: number,
-  opts: { adapters?: VectorAdapters | null; now?: number } = {},
-): Promise<IndexOutcome & { remaining: number }> {
-  const d = await teamDb(env, teamId);
-  let room = Math.min(limit, MAX_PER_CALL);
-  const ids: RecordIds = {};
-  for (const kind of VECTOR_KINDS) {
-    if (room <= 0) break;
-    const found = await unembeddedIds(d, teamId, kind, room);
-    ids[FIELD[kind]] = found;
-    room -= found.length;
-  }
-  const outcome = await indexRecords(env, teamId, ids, opts);
-  let remaining = 0;
-  for (const kind of VECTOR_KINDS) remaining += await countUnembedded(d, teamId, kind);
-  return { ...outcome, remaining };
 }

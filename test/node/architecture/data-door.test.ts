@@ -11,9 +11,9 @@ const SRC = path.join(ROOT, 'src');
 /**
  * Where SQL text may be written: the FTS5 statements (MATCH, bm25), SQLite fragments drizzle has no builder
  * for (json_each lists, scalar functions, an index hint), the schema (generated columns) and the Durable
- * Objects' schema migrator (their own SQLite, not D1).
+ * Objects' schema migrator (their own SQLite, not D1), and the statement meter (it forwards statements, counting them).
  */
-const SQL_TEXT_MODULES = ['src/db/do-schema.ts', 'src/db/fts.ts', 'src/db/schema.ts', 'src/db/sqlite.ts'];
+const SQL_TEXT_MODULES = ['src/db/do-schema.ts', 'src/db/fts.ts', 'src/db/meter.ts', 'src/db/schema.ts', 'src/db/sqlite.ts'];
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -3,7 +3,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
 import { defaultAfterStore } from '../../../src/store/after-store';
-import { backfillVectors, indexTurn } from '../../../src/vectors/index-records';
+import { backfillVectors } from '../../../src/vectors/embed-job';
+import { indexTurn } from '../../../src/vectors/index-records';
 import { LocalEmbedder } from '../../../src/vectors/local-embedder';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';

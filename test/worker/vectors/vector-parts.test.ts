@@ -3,7 +3,8 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
-import { backfillVectors, factEmbeddingText, factTexts, indexRecords, summaryText } from '../../../src/vectors/index-records';
+import { backfillVectors } from '../../../src/vectors/embed-job';
+import { factEmbeddingText, factTexts, indexRecords, summaryText } from '../../../src/vectors/index-records';
 import { allVectorIds, collapseParts, MAX_FACT_VECTORS, parseVectorId, vectorIdOf } from '../../../src/vectors/keys';
 import { VectorizeVectorIndex } from '../../../src/vectors/vectorize-index';
 import { call } from '../support/http';

@@ -1,0 +1,34 @@
+// Starting and reading jobs from the Worker: the typed doors to a lane's JobDO.
+import { countSubrequest } from '../db/meter';
+import type { CairnEnv } from '../env';
+import { AppError } from '../lib/errors';
+import { jobRecord, jobStub, type JobRecord } from './job-do';
+import { jobKind } from './registry';
+import type { JobKind } from './types';
+
+export interface JobActor {
+  userId: number;
+  handle: string;
+}
+
+/** Queues a job of `kind` in the team's lane (`teamId` null: the server's own) and answers it at once. */
+export async function startJob<P, C>(env: CairnEnv, kind: JobKind<P, C>, teamId: number | null, params: P, actor: JobActor | null = null): Promise<JobRecord> {
+  if (jobKind(kind.name) !== (kind as unknown)) throw new Error(`job kind ${kind.name} is not registered (src/index.ts registerJobKinds)`);
+  const parsed = kind.params.safeParse(params);
+  if (!parsed.success) throw new AppError(400, 'invalid_job_params', `Bad parameters for a ${kind.name} job: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  countSubrequest();
+  return jobRecord(await jobStub(env, teamId).start({ kind: kind.name, params: parsed.data, teamId, actorUserId: actor?.userId ?? null, actor: actor?.handle ?? null }));
+}
+
+/** A job of the team's lane, or null. */
+export async function findJob(env: CairnEnv, teamId: number | null, id: string): Promise<JobRecord | null> {
+  if (!/^job_[0-9a-z]{1,40}$/.test(id)) return null;
+  countSubrequest();
+  const j = await jobStub(env, teamId).get(id);
+  return j && jobRecord(j);
+}
+
+export async function listJobs(env: CairnEnv, teamId: number | null, limit: number, kind?: string): Promise<JobRecord[]> {
+  countSubrequest();
+  return (await jobStub(env, teamId).list(limit, kind)).map(jobRecord);
+}

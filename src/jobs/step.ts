@@ -1,0 +1,82 @@
+// One step's context and what it cost. The step runs inside one metered invocation (src/db/meter.ts), so its
+// D1 statements are counted where they are sent; `fits` compares that count (and time, subrequests, bytes)
+// with the step's budget before each unit of work.
+import { currentUsage } from '../db/meter';
+import type { CairnEnv } from '../env';
+import type { StepBudget, StepContext, UnitCost } from './types';
+
+/** What one step used, kept per job (max and total) and reported with it. */
+export interface StepCost {
+  statements: number;
+  subrequests: number;
+  ms: number;
+  held: number;
+  rowsRead: number;
+  rowsWritten: number;
+  /** Whole-index FTS commands the step sent (must stay empty: tests fail on any). */
+  wholeIndex: string[];
+}
+
+export interface MeasuredContext extends StepContext {
+  cost(): StepCost;
+}
+
+export function stepContext(init: {
+  env: CairnEnv;
+  jobId: string;
+  teamId: number | null;
+  actorUserId: number | null;
+  budget: StepBudget;
+  clock?: () => number;
+}): MeasuredContext {
+  const clock = init.clock ?? Date.now;
+  const started = clock();
+  let units = 0;
+  let held = 0;
+  let ownSubrequests = 0;
+  const usage = () => currentUsage();
+  const used = () => ({
+    statements: usage()?.statements ?? 0,
+    subrequests: (usage()?.subrequests ?? 0) + ownSubrequests,
+    ms: clock() - started,
+  });
+  return {
+    env: init.env,
+    jobId: init.jobId,
+    teamId: init.teamId,
+    actorUserId: init.actorUserId,
+    now: started,
+    budget: init.budget,
+    fits(cost: UnitCost) {
+      const u = used();
+      const ok =
+        units === 0 ||
+        (u.statements + cost.statements <= init.budget.statements &&
+          u.subrequests + (cost.subrequests ?? 0) <= init.budget.subrequests &&
+          (cost.bytes ?? 0) <= init.budget.bytes &&
+          u.ms < init.budget.ms);
+      if (ok) units++;
+      return ok;
+    },
+    used,
+    holding(bytes: number) {
+      held = Math.max(held, bytes);
+    },
+    subrequest(n = 1) {
+      // Counted on the invocation when one is open (it is, in the runner), else here.
+      const u = usage();
+      if (u) u.subrequests += n;
+      else ownSubrequests += n;
+    },
+    cost() {
+      const u = usage();
+      return {
+        ...used(),
+        held,
+        rowsRead: u?.rowsRead ?? 0,
+        rowsWritten: u?.rowsWritten ?? 0,
+        wholeIndex: [...(u?.wholeIndex ?? [])],
+      };
+    },
+  };
+}

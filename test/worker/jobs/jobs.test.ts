@@ -1,0 +1,216 @@
+// The job mechanism (src/jobs/): a job answers at once, runs in steps that each stay within their budget,
+// resumes after its object dies mid-step, takes turns with the lane's other jobs, retries a failed step and
+// fails for good after a permanent failure; the API shows it only to its team (and a member only their own).
+import { abortAllDurableObjects, runDurableObjectAlarm } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { db } from '../../../src/db/client';
+import { MAX_ATTEMPTS } from '../../../src/jobs/job-do';
+import { registerJobKinds } from '../../../src/jobs/registry';
+import { startJob } from '../../../src/jobs/start';
+import { JobFailure, type JobKind } from '../../../src/jobs/types';
+import { call, fresh, newIdentity } from '../support/http';
+import { release, script } from '../pipeline/support';
+import { dueNow, jobOf, lane, runJob } from '../support/jobs';
+import { idsOf } from '../support/seed';
+
+/** What the test kind did, by tag: the unit numbers each step applied, in order. */
+const applied = new Map<string, number[]>();
+const order: string[] = [];
+const failures = new Map<string, number>();
+/** Tags whose hold was reached once: a rerun of the step goes through (the instance that held is gone). */
+const held = new Set<string>();
+
+const Params = z.object({
+  tag: z.string(),
+  units: z.number().int().min(1),
+  /** D1 statements each unit sends (through the metered data layer). */
+  perUnit: z.number().int().min(0).default(1),
+  /** At this unit, wait for the fake server's answer to scenario `tag` (held by the test until released). */
+  holdAt: z.number().int().optional(),
+  /** Throw in this many steps before succeeding. */
+  failTimes: z.number().int().default(0),
+  permanent: z.boolean().default(false),
+  dedupe: z.string().optional(),
+});
+type Params = z.infer<typeof Params>;
+
+const testKind: JobKind<Params, { i: number }> = {
+  name: 'test-units',
+  lane: 'team',
+  params: Params,
+  dedupe: (p) => p.dedupe ?? null,
+  init: (p) => ({ cursor: { i: 0 }, progress: { done: 0, total: p.units, unit: 'units' } }),
+  async step(ctx, p, cursor) {
+    order.push(p.tag);
+    if (p.permanent) throw new JobFailure('test_permanent', 'this job cannot succeed');
+    const failed = failures.get(p.tag) ?? 0;
+    if (failed < p.failTimes) {
+      failures.set(p.tag, failed + 1);
+      throw new Error(`transient failure ${failed + 1}`);
+    }
+    let i = cursor.i;
+    while (i < p.units && ctx.fits({ statements: p.perUnit })) {
+      if (p.holdAt === i && !held.has(p.tag)) {
+        held.add(p.tag);
+        await fetch(`${env.FAKE_LLM_URL}/v1/messages`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: `SCENARIO:${p.tag}` }] }) });
+      }
+      for (let s = 0; s < p.perUnit; s++) await db(env.DB).run(sql`SELECT 1`);
+      applied.set(p.tag, [...(applied.get(p.tag) ?? []), i]);
+      i++;
+    }
+    return { cursor: { i }, done: i >= p.units, progress: { done: i, total: p.units, unit: 'units' }, result: { units: i } };
+  },
+};
+registerJobKinds([testKind as unknown as JobKind<unknown, unknown>]);
+
+/** Resolves once the fake server has seen `n` requests of the scenario. */
+const arrived = (id: string, n: number) => fetch(`${env.FAKE_LLM_URL}/__scenario/${id}?arrived=${n}`).then((r) => r.text());
+
+async function team() {
+  const id = await newIdentity();
+  const { teamId, userId } = await idsOf(id);
+  return { id, teamId, userId };
+}
+
+describe('a job', () => {
+  it('answers at once, queued, and runs in steps that each stay within the statement budget', async () => {
+    const { teamId } = await team();
+    const tag = fresh('t');
+    const job = await startJob(env, testKind, teamId, { tag, units: 10, perUnit: 45, failTimes: 0, permanent: false });
+    expect(job.status).toBe('queued');
+    expect(job.progress).toEqual({ done: 0, total: 10, unit: 'units' });
+    const done = await runJob(teamId, job.id);
+    expect(done.status).toBe('done');
+    expect(done.result).toEqual({ units: 10 });
+    // 45 statements a unit under a 200 budget: 4 units a step (180), so 3 steps for 10 units.
+    expect(done.stats.steps).toBe(3);
+    expect(done.stats.statements.max).toBe(180);
+    expect(done.stats.statements.max).toBeLessThanOrEqual(done.stats.budget.statements);
+    expect(applied.get(tag)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it('runs a unit larger than the whole budget alone rather than never', async () => {
+    const { teamId } = await team();
+    const tag = fresh('t');
+    const job = await startJob(env, testKind, teamId, { tag, units: 2, perUnit: 1, failTimes: 0, permanent: false });
+    expect((await runJob(teamId, job.id)).status).toBe('done');
+    expect(applied.get(tag)).toEqual([0, 1]);
+  });
+
+  it('resumes from its cursor when its object dies mid-step, and finishes with every unit applied', async () => {
+    const { teamId } = await team();
+    const tag = fresh('t');
+    await script(tag, [], 0, { hold: true });
+    const job = await startJob(env, testKind, teamId, { tag, units: 6, perUnit: 60, holdAt: 4, failTimes: 0, permanent: false });
+    // Step 1 applies units 0–2 (60 statements each under 200); step 2 applies unit 3 and waits at unit 4.
+    // (The alarms may fire by themselves meanwhile: the lane runs one step at a time either way.)
+    void runDurableObjectAlarm(lane(teamId))
+      .then(() => runDurableObjectAlarm(lane(teamId)))
+      .catch(() => undefined);
+    await arrived(tag, 1);
+    expect(applied.get(tag)).toEqual([0, 1, 2, 3]);
+    await abortAllDurableObjects();
+    // The new instance finds the step in flight and runs it again from the saved cursor (unit 3).
+    expect((await jobOf(teamId, job.id))!.status).toBe('running');
+    const done = await runJob(teamId, job.id);
+    expect(done.status).toBe('done');
+    // Unit 3 ran in the step that died and again in its rerun (a kind's units must be idempotent); none was skipped.
+    expect(applied.get(tag)).toEqual([0, 1, 2, 3, 3, 4, 5]);
+    // The step that died recorded nothing; its rerun and the first step did.
+    expect(done.stats.steps).toBe(2);
+    await release(tag);
+  });
+
+  it('is started once per dedupe key while one is queued or running', async () => {
+    const { teamId } = await team();
+    const tag = fresh('t');
+    await script(tag, [], 0, { hold: true });
+    const key = fresh('k');
+    const first = await startJob(env, testKind, teamId, { tag, units: 2, perUnit: 1, holdAt: 0, failTimes: 0, permanent: false, dedupe: key });
+    const stepping = runDurableObjectAlarm(lane(teamId)).catch(() => undefined);
+    await arrived(tag, 1);
+    const second = await startJob(env, testKind, teamId, { tag, units: 2, perUnit: 1, failTimes: 0, permanent: false, dedupe: key });
+    expect(second.id).toBe(first.id);
+    await release(tag);
+    await stepping;
+    expect((await runJob(teamId, first.id)).status).toBe('done');
+    const third = await startJob(env, testKind, teamId, { tag, units: 1, perUnit: 1, failTimes: 0, permanent: false, dedupe: key });
+    expect(third.id).not.toBe(first.id);
+    await runJob(teamId, third.id);
+  });
+
+  it('takes turns with the other jobs of its lane, one step each', async () => {
+    const { teamId } = await team();
+    const a = fresh('a');
+    const b = fresh('b');
+    order.length = 0;
+    const ja = await startJob(env, testKind, teamId, { tag: a, units: 3, perUnit: 150, failTimes: 0, permanent: false });
+    const jb = await startJob(env, testKind, teamId, { tag: b, units: 3, perUnit: 150, failTimes: 0, permanent: false });
+    await runJob(teamId, ja.id);
+    await runJob(teamId, jb.id);
+    expect(order.filter((t) => t === a || t === b)).toEqual([a, b, a, b, a, b]);
+  });
+
+  it('runs a failed step again after a pause, and fails for good after a permanent failure or too many attempts', async () => {
+    const { teamId } = await team();
+    const flaky = fresh('f');
+    const j1 = await startJob(env, testKind, teamId, { tag: flaky, units: 1, perUnit: 1, failTimes: 2, permanent: false });
+    await runDurableObjectAlarm(lane(teamId));
+    const paused = (await jobOf(teamId, j1.id))!;
+    expect(paused.status).toBe('running');
+    expect(paused.error).toEqual({ code: 'step_failed', message: 'transient failure 1' });
+    await dueNow(teamId);
+    await runDurableObjectAlarm(lane(teamId));
+    await dueNow(teamId);
+    const ok = await runJob(teamId, j1.id);
+    expect(ok.status).toBe('done');
+    expect(ok.error).toBeNull();
+
+    const doomed = await startJob(env, testKind, teamId, { tag: fresh('p'), units: 1, perUnit: 1, failTimes: 0, permanent: true });
+    const failed = await runJob(teamId, doomed.id);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toEqual({ code: 'test_permanent', message: 'this job cannot succeed' });
+
+    const worn = await startJob(env, testKind, teamId, { tag: fresh('w'), units: 1, perUnit: 1, failTimes: 99, permanent: false });
+    for (let i = 0; i < MAX_ATTEMPTS; i++) {
+      await dueNow(teamId);
+      await runDurableObjectAlarm(lane(teamId));
+    }
+    const gaveUp = (await jobOf(teamId, worn.id))!;
+    expect(gaveUp.status).toBe('failed');
+    expect(gaveUp.error?.code).toBe('step_failed');
+  });
+});
+
+describe('jobs over HTTP', () => {
+  it('shows a team its jobs and nobody else; a member only the jobs they started', async () => {
+    const { id: owner, teamId } = await team();
+    const started = await call('/api/admin/jobs', { token: owner.token, json: { kind: 'embed' } });
+    expect(started.status).toBe(202);
+    const { job } = (await started.json()) as { job: { id: string; kind: string; status: string; started_by: string } };
+    expect(job).toMatchObject({ kind: 'embed', status: 'queued', started_by: owner.user });
+
+    const read = await call(`/api/admin/jobs/${job.id}`, { token: owner.token });
+    expect(read.status).toBe(200);
+    const list = (await (await call('/api/admin/jobs', { token: owner.token })).json()) as { jobs: { id: string }[] };
+    expect(list.jobs.map((j) => j.id)).toContain(job.id);
+    expect((await call(`/api/jobs/${job.id}`, { token: owner.token })).status).toBe(200);
+
+    const stranger = await newIdentity();
+    expect((await call(`/api/admin/jobs/${job.id}`, { token: stranger.token })).status).toBe(404);
+    expect((await call(`/api/jobs/${job.id}`, { token: stranger.token })).status).toBe(404);
+
+    const handle = fresh('m');
+    expect((await call('/api/admin/users', { token: owner.token, json: { handle } })).status).toBe(201);
+    const minted = await call('/api/admin/devices', { token: owner.token, json: { name: fresh('d'), user: handle } });
+    const member = ((await minted.json()) as { token: string }).token;
+    expect((await call(`/api/jobs/${job.id}`, { token: member })).status).toBe(404);
+    expect((await call('/api/admin/jobs', { token: member })).status).toBe(403);
+    expect((await call('/api/admin/jobs', { token: owner.token, json: { kind: 'test-units', params: {} } })).status).toBe(400);
+    expect((await call('/api/admin/jobs', { token: owner.token, json: { kind: 'nope' } })).status).toBe(400);
+    await runJob(teamId, job.id);
+  });
+});

@@ -1,0 +1,38 @@
+// Driving job lanes in tests: run a lane's alarm (one step each) until a job is finished, instead of waiting
+// for the alarms miniflare fires by itself; read a job as the API shows it.
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { jobRecord, jobStub, type JobRecord } from '../../../src/jobs/job-do';
+import { isFinished } from '../../../src/shared/jobs';
+
+export const lane = (teamId: number | null) => jobStub(env, teamId);
+
+/** The job as the API reads it (result parsed), or null. */
+export async function jobOf(teamId: number | null, id: string): Promise<JobRecord | null> {
+  const j = await lane(teamId).get(id);
+  return j && jobRecord(j);
+}
+
+/** Makes every waiting job of the lane due now (a failed step's pause, lifted by the test instead of waited out). */
+export async function dueNow(teamId: number | null): Promise<void> {
+  await runInDurableObject(lane(teamId), async (_o, state) => {
+    state.storage.sql.exec('UPDATE jobs SET next_at = 0 WHERE next_at IS NOT NULL');
+    await state.storage.setAlarm(Date.now());
+  });
+}
+
+/**
+ * Runs the lane's steps until job `id` is finished; `maxSteps` bounds a job that never ends (a failure of the
+ * test, not a speed claim). Steps miniflare fires by itself meanwhile count as well: the lane runs one at a time.
+ */
+export async function runJob(teamId: number | null, id: string, maxSteps = 500): Promise<JobRecord> {
+  const stub = lane(teamId);
+  for (let i = 0; i < maxSteps * 4; i++) {
+    const job = await jobOf(teamId, id);
+    if (!job) throw new Error(`no job ${id}`);
+    if (isFinished(job.status) || job.stats.steps >= maxSteps) return job;
+    const ran = await runDurableObjectAlarm(stub);
+    if (!ran) await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`job ${id} did not finish`);
+}

@@ -22,6 +22,8 @@ const ConfigSchema = z
     OBSERVER_MODEL: text(),
     OBSERVER_READONLY_MODEL: text(),
     OBSERVER_CONCURRENCY: positiveInt(DEFAULT_OBSERVER_CONCURRENCY, 64),
+    /** The observer model's window in tokens, for a model src/observer/window.ts does not know (unset: its table). */
+    OBSERVER_CONTEXT_TOKENS: z.preprocess(blankToUndefined, z.coerce.number().int().min(4_096).max(10_000_000).optional()),
     ANTHROPIC_API_KEY: text(),
     ANTHROPIC_BASE_URL: text(),
     OPENAI_API_KEY: text(),
@@ -58,6 +60,7 @@ const ConfigSchema = z
       /** Asked instead of `model` for turns whose tool calls all only read (unset: off). */
       readOnlyModel: e.OBSERVER_READONLY_MODEL,
       concurrency: e.OBSERVER_CONCURRENCY,
+      contextTokens: e.OBSERVER_CONTEXT_TOKENS,
       anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseURL: e.ANTHROPIC_BASE_URL },
       openai: { apiKey: e.OPENAI_API_KEY, baseURL: e.OPENAI_BASE_URL },
     },

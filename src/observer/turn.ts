@@ -4,12 +4,15 @@ import { dropPending, prepareTurn, recordReply, type ConversationState, type Pre
 import { correctFileLists } from './evidence';
 import { parseObserverOutput } from './parser';
 import { ObserverFailure, type ObserverProvider, type ObserverUsage, type ObservationContent, type ParsedSummary } from './types';
+import { providerWindow } from './window';
 
 export interface TurnInput extends PrepareInput {
   /** The conversation as stored after the last successful turn; null for a new session. */
   state: ConversationState | null;
   /** Where warnings go (prose replies); console by default. */
   log?: (message: string, data: Record<string, unknown>) => void;
+  /** The deployment's statement of the model's window (OBSERVER_CONTEXT_TOKENS), over the known one (window.ts). */
+  contextTokens?: number;
 }
 
 /**
@@ -32,7 +35,7 @@ function asFailure(err: unknown): ObserverFailure {
 
 export async function runTurn(provider: ObserverProvider, input: TurnInput): Promise<TurnOutcome> {
   const log = input.log ?? defaultLog;
-  const { request, state } = prepareTurn(input.state, input);
+  const { request, state } = prepareTurn(input.state, { ...input, window: input.window ?? providerWindow(provider, input.contextTokens) });
 
   let reply;
   try {

@@ -141,6 +141,7 @@ export class ObserverTurns {
       summary: summaryRow ? toSummaryRequest(summaryRow) : null,
       now: Date.now(),
       state: b.get<ConversationState | null>('conversation', null),
+      contextTokens: configOf(this.deps.env).observer.contextTokens,
     });
     if (provider.name !== 'heuristic' && outcome.kind !== 'failure') {
       await meterCall(this.deps.env, head.snapshot, outcome.model, outcome.usage, this.#now()).catch((err: unknown) =>

@@ -13,6 +13,14 @@ import { retentionStep } from './retention';
  */
 export const GATHER_MS = 150;
 
+/**
+ * The farthest a session's alarm is ever set while a turn runs. The turn sets it when it starts and an alarm
+ * that finds the turn still running sets it again, so if the object dies mid-turn (a deploy restarts every
+ * object, an isolate is evicted) the alarm wakes a new instance within this long, and the new instance observes
+ * the turn's events again at once. An alarm during a long observer call costs one short invocation.
+ */
+export const RESUME_MS = 5_000;
+
 /** When the ready work should be observed: at once when it fills a turn, else once its oldest event has gathered company. */
 export function readyDue(b: EventBuffer, now: number): number | null {
   const r = b.ready();
@@ -39,29 +47,46 @@ export class SessionAlarms {
   }
 
   /**
-   * Makes sure an alarm comes by the time work is due: an earlier alarm is kept, a later one brought forward
-   * (one set during a turn points at that turn's lease expiry, minutes away). The alarm is read before the
-   * lease: a turn that ends while we wait must not leave us aiming at its expired lease.
+   * Makes sure an alarm comes by the time work is due: an earlier alarm is kept, a later one brought forward.
+   * While this instance runs a turn the alarm stays within RESUME_MS (the turn plans the next one when it
+   * ends). The alarm is read before the lease: a turn that ends while we wait must not leave us aiming at a
+   * lease that is gone.
    */
   async ensure(now: number, waiting = false): Promise<void> {
     const b = this.buffer();
     const current = await this.storage.getAlarm();
     const lease = b.lease(now);
-    const due = lease ? lease.expiresAt : waiting ? now + WAIT_FOR_PROMPT_MS : Math.max(readyDue(b, now) ?? now, b.get<number>('backoff_until', 0));
+    const due = lease ? now + RESUME_MS : waiting ? now + WAIT_FOR_PROMPT_MS : Math.max(readyDue(b, now) ?? now, b.get<number>('backoff_until', 0));
     if (current === null || current > due) await this.storage.setAlarm(due);
   }
 
   /** Plans the next alarm from what the buffer holds; none when nothing is left to do. */
   async next(): Promise<void> {
+    const due = this.#due(Date.now());
+    if (due === null) await this.storage.deleteAlarm();
+    else await this.storage.setAlarm(due);
+  }
+
+  /**
+   * A new instance's alarm: the one planned from what the buffer holds, unless an earlier one is set. An alarm
+   * set by the instance before (far ahead for a turn it ran, or lost with it) never holds the work back.
+   */
+  async resume(now: number): Promise<void> {
+    const due = this.#due(now);
+    if (due === null) return;
+    const current = await this.storage.getAlarm();
+    if (current === null || current > due) await this.storage.setAlarm(due);
+  }
+
+  #due(now: number): number | null {
     const b = this.buffer();
-    const now = Date.now();
     const ready = readyDue(b, now);
-    if (ready !== null) return this.storage.setAlarm(Math.max(ready, b.get<number>('backoff_until', 0)));
+    if (ready !== null) return Math.max(ready, b.get<number>('backoff_until', 0));
     // Only waiting events: wake when the oldest has waited long enough to be filed by its time.
     const waiting = b.oldestWaiting();
-    if (waiting !== null) return this.storage.setAlarm(waiting + WAIT_FOR_PROMPT_MS);
+    if (waiting !== null) return waiting + WAIT_FOR_PROMPT_MS;
     // Nothing left to observe: an ended session's storage goes once its retention time has passed.
     const step = retentionOf(b, this.keepMs, now);
-    if (step.kind !== 'keep') await this.storage.setAlarm(step.kind === 'wait' ? step.at : now);
+    return step.kind === 'keep' ? null : step.kind === 'wait' ? step.at : now;
   }
 }

@@ -37,6 +37,9 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 `,
   // 2: prompt ids, client order and turn keys. Objects that predate versioning may have some of these already.
   (sql) => addMissingColumns(sql),
+  // 3: the instance of the object that holds the lease. A lease without one was taken before this step, by an
+  // instance that is gone by the time any step runs.
+  'ALTER TABLE lease ADD COLUMN instance_id TEXT',
 ];
 
 /** Columns of step 2, each added only where missing (objects written before versioning may have it). */

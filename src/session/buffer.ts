@@ -19,7 +19,15 @@ export const groupKey = (s: EventSnapshot, promptNumber: number, agentId: string
   JSON.stringify([s.projectId, s.sessionDbId, promptNumber, s.userId, s.deviceId, agentId]);
 
 export class EventBuffer {
-  constructor(private readonly sql: SqlStorage) {
+  /**
+   * `instance` names the object instance that uses the buffer (made in its constructor): a turn's lease is
+   * live only for the instance that took it. A Durable Object has at most one live instance, so a lease
+   * written by another one belongs to a turn that died with it (a restart, a deploy, an eviction).
+   */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly instance: string,
+  ) {
     migrateDoSqlite(sql, BUFFER_SCHEMA);
   }
 
@@ -247,7 +255,6 @@ export class EventBuffer {
     return this.sql.exec('DELETE FROM pending WHERE claim_id = ?', claimId).rowsWritten;
   }
 
-  /** Gives a claim back for a later turn; `countAttempt` spends one try of each event's retry budget. */
   /**
    * Gives a claim back for a later turn; `countAttempt` spends one try of each event's retry budget.
    * `mayBeStored`: the turn failed at or after its D1 write, so it keeps its turn key (see `claim`);
@@ -317,20 +324,34 @@ export class EventBuffer {
   }
 
   // --- the turn lease -------------------------------------------------------------------------------------
+  /** The live turn's lease: taken by this instance and not expired (a turn of this instance that hung). */
   lease(now: number): { claimId: string; expiresAt: number } | null {
-    const row = this.sql.exec<{ claim_id: string; expires_at: number }>('SELECT claim_id, expires_at FROM lease WHERE id = 1').toArray()[0];
+    const row = this.sql
+      .exec<{ claim_id: string; expires_at: number }>('SELECT claim_id, expires_at FROM lease WHERE id = 1 AND instance_id IS ?', this.instance)
+      .toArray()[0];
     return row && row.expires_at > now ? { claimId: row.claim_id, expiresAt: row.expires_at } : null;
   }
 
   takeLease(claimId: string, expiresAt: number): void {
     this.sql.exec(
-      'INSERT INTO lease (id, claim_id, expires_at) VALUES (1, ?1, ?2) ON CONFLICT(id) DO UPDATE SET claim_id = ?1, expires_at = ?2',
+      'INSERT INTO lease (id, claim_id, expires_at, instance_id) VALUES (1, ?1, ?2, ?3) ON CONFLICT(id) DO UPDATE SET claim_id = ?1, expires_at = ?2, instance_id = ?3',
       claimId,
       expiresAt,
+      this.instance,
     );
   }
 
   dropLease(claimId: string): void {
-    this.sql.exec('DELETE FROM lease WHERE claim_id = ?', claimId);
+    this.sql.exec('DELETE FROM lease WHERE claim_id = ? AND instance_id IS ?', claimId, this.instance);
+  }
+
+  /**
+   * A new instance's first step: a lease taken by an earlier instance, and every claim, belong to a turn that
+   * died with it. Both are given back (claims keep their turn key: that turn may have been stored, see
+   * `claim`); answers how many events were claimed.
+   */
+  releaseDeadTurn(): number {
+    this.sql.exec('DELETE FROM lease WHERE instance_id IS NOT ?', this.instance);
+    return this.releaseStaleClaims();
   }
 }

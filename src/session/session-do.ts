@@ -7,7 +7,7 @@ import { addDeadLetters } from '../db/retention';
 import { teamDb } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { IngestGate, type Admission } from './admission';
-import { retentionOf, SessionAlarms } from './alarms';
+import { RESUME_MS, retentionOf, SessionAlarms } from './alarms';
 import { EventBuffer } from './buffer';
 import { intake, sessionOf } from './intake';
 import { MAX_ATTEMPTS } from './policy';
@@ -25,10 +25,12 @@ export class SessionDO extends DurableObject<CairnEnv> {
   readonly #turns: ObserverTurns;
   /** Test seams only (not reachable over RPC: instance fields are not methods). */
   testSeams: SessionSeams = {};
+  /** This instance of the object: a turn's lease belongs to the instance that took it (buffer.ts). */
+  readonly instanceId = crypto.randomUUID();
 
   constructor(ctx: DurableObjectState, env: CairnEnv) {
     super(ctx, env);
-    this.#buffer = new EventBuffer(ctx.storage.sql);
+    this.#buffer = new EventBuffer(ctx.storage.sql, this.instanceId);
     this.#keepMs = retentionMs(env.SESSION_RETENTION_SECONDS);
     this.#alarms = new SessionAlarms(ctx.storage, () => this.#buffer, this.#keepMs);
     this.#turns = new ObserverTurns({
@@ -38,6 +40,20 @@ export class SessionDO extends DurableObject<CairnEnv> {
       seams: () => this.testSeams,
       waitUntil: (work) => ctx.waitUntil(work),
     });
+    // Before any call is delivered: what the instance before this one left behind is taken over now.
+    void ctx.blockConcurrencyWhile(() => this.#takeOver());
+  }
+
+  /**
+   * A new instance starts (first use, a restart, a deploy, an eviction): a turn the old instance ran died with
+   * it, so its lease and claims are given back at once and its events observed again (a turn it had stored is
+   * recognised by its turn key, turn.ts). The alarm is brought to when the work is due: one the old instance
+   * set may be far ahead, or lost.
+   */
+  async #takeOver(): Promise<void> {
+    const given = this.#buffer.releaseDeadTurn();
+    if (given > 0) console.warn('an observer turn died with the previous instance of its session object; its events are observed again', { events: given });
+    await this.#alarms.resume(Date.now());
   }
 
   async ping(): Promise<string> {
@@ -111,7 +127,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
   async #notNow(now: number): Promise<boolean> {
     const live = this.#buffer.lease(now);
     if (live) {
-      await this.#alarms.at(live.expiresAt);
+      // This instance's turn still runs: keep an alarm near in case the instance dies before the turn ends.
+      await this.#alarms.at(Math.min(live.expiresAt, now + RESUME_MS));
       return true;
     }
     if (await this.#retire(now)) return true;
@@ -124,7 +141,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
   }
 
   /**
-   * No live lease: whatever is still claimed belongs to a turn that died. Give it back, retire events whose
+   * No live lease: whatever is still claimed belongs to a turn of this instance that outlived its lease (one
+   * of an earlier instance was given back when this one started). Give it back, retire events whose
    * retry budget is spent, and file by their time the events that waited too long for their prompt.
    */
   #tidy(now: number): void {
@@ -159,7 +177,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
     const last = this.#buffer.currentPrompt();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
-    this.#buffer = new EventBuffer(this.ctx.storage.sql);
+    this.#buffer = new EventBuffer(this.ctx.storage.sql, this.instanceId);
     if (last > 0) this.#buffer.set('prompt_base', last);
   }
 }

@@ -15,7 +15,7 @@ import { teamStub } from '../slots/team-do';
 import { defaultAfterStore } from '../store/after-store';
 import { storeTurn } from '../store/turn-store';
 import { indexTurn } from '../vectors/index-records';
-import type { SessionAlarms } from './alarms';
+import { RESUME_MS, type SessionAlarms } from './alarms';
 import type { EventBuffer } from './buffer';
 import { sessionOf } from './intake';
 import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
@@ -23,7 +23,10 @@ import { planFailure, selectBatch, type FailureKind } from './policy';
 import { Abandoned, type FaultPoint, type SessionSeams } from './seams';
 import type { PendingRow } from './types';
 
-/** How long one turn may hold the session; a turn that died is taken over after this. */
+/**
+ * How long one turn may hold the session within its instance: a turn that hangs (an observer call that never
+ * answers) is taken over after this. A turn whose instance died is taken over when the next instance starts.
+ */
 export const LEASE_MS = 10 * 60_000;
 
 export interface TurnDeps {
@@ -46,6 +49,8 @@ export class ObserverTurns {
     const b = this.deps.buffer();
     const claimId = crypto.randomUUID();
     b.takeLease(claimId, now + LEASE_MS);
+    // Should this instance die during the turn, this alarm wakes the next one soon (alarms.ts).
+    await this.deps.alarms.at(now + RESUME_MS);
     const session = sessionOf(b);
     const team = session ? teamStub(this.deps.env, session.teamId) : null;
     let abandoned = false;
@@ -66,8 +71,8 @@ export class ObserverTurns {
       else await this.#fail(claimId, 'store', null, err);
     } finally {
       if (abandoned) {
-        // Like a turn that died: claims and lease stay; the next alarm after the lease expires takes over.
-        await this.deps.alarms.at(now + LEASE_MS);
+        // Like a turn that died: claims and lease stay (a new instance, or the lease's end, takes over).
+        await this.deps.alarms.at(Date.now() + RESUME_MS);
       } else {
         // The lease goes last: until the next alarm is planned the turn is not over, and an alarm or a reader
         // arriving meanwhile must see it as running (not as idle with no alarm set).

@@ -4,7 +4,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { configOf } from '../config';
 import type { CairnEnv } from '../env';
 
-/** A slot not released within this time is taken back, so a session that died cannot hold it forever. */
+/** A slot not released within this time is taken back, so a turn that hangs cannot hold it forever. */
 export const SLOT_TTL_MS = 10 * 60_000;
 /** When the team is full, a refused session asks again after about this long (slots free up at any moment). */
 const FULL_RETRY_MS = 1_500;
@@ -24,13 +24,29 @@ export interface TeamBackoff {
   kind: BackoffKind | null;
 }
 
-/** Observer slots and the team's provider backoff, one step per version (src/db/do-schema.ts). */
+/** The team's provider backoff, one step per version (src/db/do-schema.ts). */
 export const TEAM_SCHEMA: DoSchemaSteps = [
   `CREATE TABLE IF NOT EXISTS slots (session_key TEXT PRIMARY KEY, acquired_at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
    CREATE TABLE IF NOT EXISTS backoff (id INTEGER PRIMARY KEY CHECK (id = 1), until INTEGER NOT NULL, kind TEXT);`,
+  // 2: slots live in the instance's memory (see TeamDO); the rows an earlier version wrote go.
+  'DROP TABLE IF EXISTS slots',
 ];
 
+interface Slot {
+  acquiredAt: number;
+  expiresAt: number;
+}
+
 export class TeamDO extends DurableObject<CairnEnv> {
+  /**
+   * Observer slots belong to this instance of the object, so they live in its memory. A restart (every deploy
+   * restarts every object) or an eviction gives them all back at once: the turns that held them ran against
+   * the instance that is gone, or die with it in a deploy, and a session whose object lives on asks for its
+   * slot again at its next turn. Erring that way may let a team run more than its cap for one turn's length;
+   * the other way, slots of dead turns held the whole team back for SLOT_TTL_MS.
+   */
+  readonly #slots = new Map<string, Slot>();
+
   constructor(ctx: DurableObjectState, env: CairnEnv) {
     super(ctx, env);
     // Synchronous SQL in the constructor runs before any request is delivered.
@@ -43,36 +59,28 @@ export class TeamDO extends DurableObject<CairnEnv> {
 
   /** Asks for one observer slot. A session that already holds one gets it again (its expiry is renewed). */
   async acquire(sessionKey: string, now: number = Date.now()): Promise<SlotGrant> {
-    const sql = this.ctx.storage.sql;
-    sql.exec('DELETE FROM slots WHERE expires_at <= ?', now);
+    for (const [key, slot] of this.#slots) if (slot.expiresAt <= now) this.#slots.delete(key);
     const backoff = this.#backoff();
     if (backoff.until > now) return { granted: false, retryAt: backoff.until, reason: 'backoff' };
-    const held = sql.exec('SELECT 1 FROM slots WHERE session_key = ?', sessionKey).toArray().length > 0;
-    const used = sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM slots').one().n;
-    if (!held && used >= configOf(this.env).observer.concurrency) {
-      const soonest = sql.exec<{ t: number }>('SELECT MIN(expires_at) AS t FROM slots').one().t;
+    const held = this.#slots.get(sessionKey);
+    if (!held && this.#slots.size >= configOf(this.env).observer.concurrency) {
+      const soonest = Math.min(...[...this.#slots.values()].map((s) => s.expiresAt));
       return { granted: false, retryAt: Math.min(soonest, now + FULL_RETRY_MS), reason: 'full' };
     }
-    sql.exec(
-      `INSERT INTO slots (session_key, acquired_at, expires_at) VALUES (?1, ?2, ?3)
-       ON CONFLICT(session_key) DO UPDATE SET expires_at = excluded.expires_at`,
-      sessionKey,
-      now,
-      now + SLOT_TTL_MS,
-    );
+    this.#slots.set(sessionKey, { acquiredAt: held?.acquiredAt ?? now, expiresAt: now + SLOT_TTL_MS });
     return { granted: true, retryAt: null, reason: null };
   }
 
   async release(sessionKey: string): Promise<void> {
-    this.ctx.storage.sql.exec('DELETE FROM slots WHERE session_key = ?', sessionKey);
+    this.#slots.delete(sessionKey);
   }
 
   /** Sessions holding a slot right now (status and tests). */
   async activeSlots(now: number = Date.now()): Promise<string[]> {
-    return this.ctx.storage.sql
-      .exec<{ session_key: string }>('SELECT session_key FROM slots WHERE expires_at > ? ORDER BY acquired_at', now)
-      .toArray()
-      .map((r) => r.session_key);
+    return [...this.#slots.entries()]
+      .filter(([, s]) => s.expiresAt > now)
+      .sort(([, a], [, b]) => a.acquiredAt - b.acquiredAt)
+      .map(([key]) => key);
   }
 
   /**

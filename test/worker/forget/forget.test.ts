@@ -5,7 +5,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { base, initEvent, script, send, sessionStub, settled, toolEvent, waitFor } from '../pipeline/support';
+import { base, holdLease, initEvent, script, send, sessionStub, settled, toolEvent, waitFor } from '../pipeline/support';
 
 // Ends in a digit so FTS5's porter stemmer leaves the tail the storage scan looks for as it was written.
 const secretWord = () => `qzx${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}7`;
@@ -129,9 +129,7 @@ describe('forget', { timeout: 60_000 }, () => {
     const ids = await recordIds(s.sid);
     await embedNow(s.teamId, [ids.obs]);
     // Something still buffered in the object: a tool call the observer has not seen yet.
-    await runInDurableObject(sessionStub(s.teamId, s.sid), (_i, state) => {
-      state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at) VALUES (1, 'hold', ?) ON CONFLICT(id) DO UPDATE SET expires_at = excluded.expires_at", Date.now() + 3_600_000);
-    });
+    await holdLease(s.teamId, s.sid);
     await send(s.id.token, 'observations', { ...toolEvent(s.sid, `cat ${s.word}.env`), project: s.project });
     expect(await objectHolding(s.teamId, s.sid, s.word)).not.toEqual([]);
 

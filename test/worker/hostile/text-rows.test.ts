@@ -4,13 +4,9 @@ import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { base, initEvent, send, sessionStub, toolEvent } from '../pipeline/support';
+import { base, holdLease, initEvent, send, sessionStub, toolEvent } from '../pipeline/support';
 import { errorCode, json } from '../teams/support';
 
-const holdLease = (teamId: number, sid: string) =>
-  runInDurableObject(sessionStub(teamId, sid), (_i, state) => {
-    state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at) VALUES (1, 'test-hold', ?)", Date.now() + 3_600_000);
-  });
 
 const pendingPayloads = (teamId: number, sid: string) =>
   runInDurableObject(sessionStub(teamId, sid), (_i, state) => state.storage.sql.exec<{ payload: string }>('SELECT payload FROM pending').toArray().map((r) => r.payload));

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../src/lib/crypto';
 import { call, fresh, newIdentity, forgetTokenMemo } from '../support/http';
 import { idsOf } from '../support/seed';
-import { base, initEvent, send, sessionStub, toolEvent } from '../pipeline/support';
+import { base, holdLease, initEvent, send, sessionStub, toolEvent } from '../pipeline/support';
 
 const errorCode = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
 
@@ -245,9 +245,7 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     const sid = fresh('s');
     const stub = sessionStub(teamId, sid);
     // Hold the turn lease so the buffered event stays where the test can read it.
-    await runInDurableObject(stub, (_i, state) => {
-      state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at) VALUES (1, 'test-hold', ?)", Date.now() + 3_600_000);
-    });
+    await holdLease(teamId, sid);
     const response = `START${'r'.repeat(50_000)}END`;
     const input = { command: `echo ${'i'.repeat(30_000)}` };
     await send(id.token, 'observations', { ...toolEvent(sid, 'x'), tool_input: input, tool_response: response });

@@ -6,7 +6,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { base, initEvent, recorded, runAlarmNow, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
+import { base, holdLease, initEvent, recorded, runAlarmNow, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
 
 type Item = 'private-init' | 'next-init' | 'late-event' | 'late-summary';
 const ITEMS: Item[] = ['private-init', 'next-init', 'late-event', 'late-summary'];
@@ -39,9 +39,7 @@ async function storedAnywhere(teamId: number, sid: string, secret: string): Prom
 
 /** Holds the session's turn lease, as a long observer turn would: nothing is observed until it is let go. */
 async function holdTurns(teamId: number, sid: string): Promise<void> {
-  await runInDurableObject(sessionStub(teamId, sid), (_i, state) => {
-    state.storage.sql.exec("INSERT OR REPLACE INTO lease (id, claim_id, expires_at) VALUES (1, 'test-hold', ?)", Date.now() + 3_600_000);
-  });
+  await holdLease(teamId, sid);
 }
 
 async function letGo(teamId: number, sid: string): Promise<void> {

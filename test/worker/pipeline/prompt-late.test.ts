@@ -6,7 +6,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { base, initEvent, runAlarmNow, send, sessionStub, settled, toolEvent, waitFor } from './support';
+import { base, holdLease, initEvent, runAlarmNow, send, sessionStub, settled, toolEvent, waitFor } from './support';
 
 type Item = 'init' | 'tool' | 'stop';
 
@@ -28,9 +28,7 @@ async function play(order: Item[], holdDuringInit: boolean) {
   const stop = { ...base(sid), event_id: fresh('ev'), last_assistant_message: 'Printed the run number.', occurred_at: t0 + 12_000, prompt_id: 'p-2' };
   for (const item of order) {
     if (item === 'init' && holdDuringInit) {
-      await runInDurableObject(sessionStub(teamId, sid), (_i, state) => {
-        state.storage.sql.exec("INSERT OR REPLACE INTO lease (id, claim_id, expires_at) VALUES (1, 'test-hold', ?)", Date.now() + 3_600_000);
-      });
+      await holdLease(teamId, sid);
     }
     if (item === 'init') await send(id.token, 'init', { ...initEvent(sid, 'second request'), occurred_at: t0 + 10_000, prompt_id: 'p-2' });
     if (item === 'tool') await send(id.token, 'observations', { ...toolEvent(sid, 'echo second'), occurred_at: t0 + 11_000, prompt_id: 'p-2' });

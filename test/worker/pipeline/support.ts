@@ -111,7 +111,7 @@ interface Look {
 async function look(stub: ReturnType<typeof sessionStub>, sessionId: string): Promise<Look> {
   return insideSession(stub, async (instance, state) => {
     const s = await instance.status();
-    const lease = state.storage.sql.exec<{ expires_at: number }>('SELECT expires_at FROM lease').toArray()[0];
+    const lease = state.storage.sql.exec<{ expires_at: number }>('SELECT expires_at FROM lease WHERE instance_id = ?', instance.instanceId).toArray()[0];
     const leased = lease !== undefined && lease.expires_at > Date.now();
     return { status: { session_id: sessionId, ...s }, between: leased && s.in_flight === 0, alarm: await state.storage.getAlarm() };
   });
@@ -235,4 +235,18 @@ export async function countRows(sessionKey: string): Promise<{ total: number; di
 export async function insideSession<R>(stub: ReturnType<typeof sessionStub>, fn: (instance: SessionDO, state: DurableObjectState) => R | Promise<R>): Promise<R> {
   const { runInDurableObject } = await import('cloudflare:test');
   return runInDurableObject(stub, (instance, state) => fn(instance as unknown as SessionDO, state));
+}
+
+/**
+ * Holds the session's turn lease as a long observer turn of its live instance would: alarms observe nothing
+ * until the lease is dropped (`DELETE FROM lease`) or the object restarts.
+ */
+export async function holdLease(teamId: number, sessionKey: string): Promise<void> {
+  await insideSession(sessionStub(teamId, sessionKey), (instance, state) => {
+    state.storage.sql.exec(
+      "INSERT INTO lease (id, claim_id, expires_at, instance_id) VALUES (1, 'test-hold', ?1, ?2) ON CONFLICT(id) DO UPDATE SET claim_id = 'test-hold', expires_at = ?1, instance_id = ?2",
+      Date.now() + 3_600_000,
+      instance.instanceId,
+    );
+  });
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { retentionMs, retentionStep } from '../../../src/session/retention';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { base, initEvent, script, send, sessionStub, settled, toolEvent, waitFor } from '../pipeline/support';
+import { base, holdLease, initEvent, script, send, sessionStub, settled, toolEvent, waitFor } from '../pipeline/support';
 
 const RETENTION_MS = 600_000;
 
@@ -87,9 +87,7 @@ describe('session retention', { timeout: 30_000 }, () => {
   it('keeps a session that has not been fully observed, and numbers the prompts of a resumed session after the old ones', async () => {
     const { id, teamId, sid } = await endedSession();
     const stub = sessionStub(teamId, sid);
-    await runInDurableObject(stub, (_i, state) => {
-      state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at) VALUES (1, 'hold', ?)", Date.now() + 3_600_000);
-    });
+    await holdLease(teamId, sid);
     await send(id.token, 'observations', toolEvent(sid, 'late tool call'));
     await rewindEnd(teamId, sid, RETENTION_MS + 1_000);
     await runDurableObjectAlarm(stub);

@@ -33,8 +33,8 @@ const obs = (sessionKey: string, over: Partial<EnqueueInput> = {}): EnqueueInput
 async function heldSession() {
   const key = fresh('s');
   const stub = sessionStub(env, 999999, key);
-  await runInDurableObject(stub, (_i, state) => {
-    state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at) VALUES (1, 'test-hold', ?)", Date.now() + 3_600_000);
+  await insideSession(stub, (instance, state) => {
+    state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at, instance_id) VALUES (1, 'test-hold', ?, ?)", Date.now() + 3_600_000, instance.instanceId);
   });
   return { key, stub };
 }
@@ -115,7 +115,7 @@ describe('SessionDO buffer', () => {
 describe('SessionDO gathering events into fuller turns', () => {
   /** Runs `check` on a fresh session's buffer inside its object (no alarm set, no turn running). */
   const inBuffer = <T>(check: (b: EventBuffer) => T) =>
-    runInDurableObject(sessionStub(env, 999_999, fresh('s')), (_i, state) => check(new EventBuffer(state.storage.sql)));
+    runInDurableObject(sessionStub(env, 999_999, fresh('s')), (_i, state) => check(new EventBuffer(state.storage.sql, 'test')));
 
   it('lets a lone event wait a short while for company, counted from when it arrived', async () => {
     const key = fresh('s');

@@ -1,4 +1,5 @@
 // TeamDO on its own: the per-team observer slots and the shared back-off.
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { SLOT_TTL_MS, teamStub } from '../../../src/slots/team-do';
@@ -28,6 +29,22 @@ describe('TeamDO', () => {
     for (const s of ['a', 'b', 'c', 'd']) await t.acquire(s, now);
     expect((await t.acquire('late', now + 1_000)).granted).toBe(false);
     expect((await t.acquire('late', now + SLOT_TTL_MS + 1)).granted).toBe(true);
+  });
+
+  it('gives back at once the slots an earlier instance of the team object granted (a restart or a deploy)', async () => {
+    const teamId = crypto.getRandomValues(new Uint32Array(1))[0]!;
+    const now = Date.now();
+    for (const s of ['a', 'b', 'c', 'd']) expect((await teamStub(env, teamId).acquire(s, now)).granted).toBe(true);
+    expect((await teamStub(env, teamId).acquire('e', now)).granted).toBe(false);
+    // The object restarts: the turns that held those slots ran against the instance that is gone.
+    await runInDurableObject(teamStub(env, teamId), (_i, state) => state.abort('restarted by the test')).catch(() => undefined);
+    const after = teamStub(env, teamId);
+    expect(await after.activeSlots(now)).toEqual([]);
+    expect((await after.acquire('e', now)).granted).toBe(true);
+    // The shared back-off is the provider's word, not a slot: it outlives the restart.
+    await after.reportBackoff('rate_limit', now + 60_000);
+    await runInDurableObject(after, (_i, state) => state.abort('restarted again')).catch(() => undefined);
+    expect((await teamStub(env, teamId).backoffUntil()).until).toBe(now + 60_000);
   });
 
   it('refuses every session during a shared back-off, which only ever grows', async () => {

@@ -1,0 +1,125 @@
+// A session's Durable Object restarted mid-turn (a deploy, an eviction, a crash): the turn's lease and claims
+// belonged to the instance that died, so the next instance gives them back at once and observes the events
+// again, each stored once, with no wait for the old lease to run out. The restart is real: the object is
+// reset (`ctx.abort`) and the next call starts a new instance on the same storage.
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { RESUME_MS } from '../../../src/session/alarms';
+import { fresh, newIdentity } from '../support/http';
+import { idsOf } from '../support/seed';
+import { arrived, countRows, initEvent, insideSession, recorded, release, script, send, sessionStub, settled, toolEvent, waitFor } from '../pipeline/support';
+
+/** Resets the session's object as a deploy would: the running instance and whatever it awaits are gone. */
+async function restart(teamId: number, sessionKey: string): Promise<void> {
+  await runInDurableObject(sessionStub(teamId, sessionKey), (_i, state) => state.abort('restarted by the test')).catch(() => undefined);
+}
+
+/** Starts the pending alarm without waiting for it; a restart makes it fail, which the test expects. */
+const fireAlarm = (teamId: number, sessionKey: string) => runDurableObjectAlarm(sessionStub(teamId, sessionKey)).then(() => 'done', () => 'cut off');
+
+async function inside(teamId: number, sessionKey: string) {
+  return insideSession(sessionStub(teamId, sessionKey), async (instance, state) => ({ status: await instance.status(), alarm: await state.storage.getAlarm() }));
+}
+
+async function startSession(events: number) {
+  const id = await newIdentity();
+  const { teamId } = await idsOf(id);
+  const sid = fresh('s');
+  const scenario = fresh('restart');
+  await script(scenario, [], 0, { hold: true });
+  await send(id.token, 'init', initEvent(sid, 'Tidy the importer'));
+  for (let i = 0; i < events; i++) await send(id.token, 'observations', toolEvent(sid, i === 0 ? `SCENARIO:${scenario} step-${i}` : `step-${i}`));
+  return { id, teamId, sid, scenario };
+}
+
+describe('a session object restarted mid-turn', { timeout: 30_000 }, () => {
+  it('gives the dead turn’s claims back at once and keeps an alarm within seconds, then stores every event once', async () => {
+    const { id, teamId, sid, scenario } = await startSession(4);
+    const turn = fireAlarm(teamId, sid);
+    await arrived(scenario, 1);
+    expect((await inside(teamId, sid)).status.in_flight).toBe(4);
+
+    await restart(teamId, sid);
+    // The alarm that ran the turn is cut off with it (or the one that ran it was a due alarm of the pool's own).
+    await turn;
+    const now = Date.now();
+    const after = await inside(teamId, sid);
+    // The new instance holds no turn: the events wait again, and an alarm comes within seconds, not at the old lease's end.
+    expect(after.status).toMatchObject({ pending: 4, in_flight: 0, turns: 0 });
+    expect(after.alarm).not.toBeNull();
+    expect(after.alarm!).toBeLessThanOrEqual(now + RESUME_MS);
+
+    // The observer answers now (the held call of the dead instance is let go: nobody waits for it).
+    await script(scenario, []);
+    await release(scenario);
+    const done = await waitFor(id.token, sid, (s) => settled(s) && s.turns >= 1);
+    expect(done.dead_letters).toEqual([]);
+    expect(await countRows(sid)).toEqual({ total: 4, distinct: 4 });
+    expect((await recorded(scenario)).length).toBe(2);
+  });
+
+  it('recognises a turn stored just before the restart and confirms it without asking the observer again', async () => {
+    const { id, teamId, sid, scenario } = await startSession(3);
+    await script(scenario, []);
+    let crashes = 0;
+    await insideSession(sessionStub(teamId, sid), (instance) => {
+      // The turn stops right after its D1 write, as if the process died there; the test then restarts the object.
+      instance.testSeams.fault = (point) => (point === 'after-store' && crashes++ === 0 ? 'crash' : undefined);
+    });
+    await fireAlarm(teamId, sid);
+    expect(await countRows(sid)).toEqual({ total: 3, distinct: 3 });
+    await restart(teamId, sid);
+
+    const after = await inside(teamId, sid);
+    expect(after.status).toMatchObject({ pending: 3, in_flight: 0, turns: 0 });
+    expect(after.alarm!).toBeLessThanOrEqual(Date.now() + RESUME_MS);
+    await waitFor(id.token, sid, (s) => settled(s) && s.turns >= 1);
+    expect(await countRows(sid)).toEqual({ total: 3, distinct: 3 });
+    expect((await recorded(scenario)).length).toBe(1);
+  });
+
+  it('keeps the alarm within seconds while its own turn runs, so a restart at any moment resumes soon', async () => {
+    const { id, teamId, sid, scenario } = await startSession(1);
+    const turn = fireAlarm(teamId, sid);
+    await arrived(scenario, 1);
+    // An event arriving during the turn, and an alarm fired during it, both leave the alarm near.
+    await send(id.token, 'observations', toolEvent(sid, 'during the turn'));
+    expect((await inside(teamId, sid)).alarm!).toBeLessThanOrEqual(Date.now() + RESUME_MS);
+    expect(await runDurableObjectAlarm(sessionStub(teamId, sid))).toBe(true);
+    const during = await inside(teamId, sid);
+    expect(during.status).toMatchObject({ in_flight: 1, pending: 1, turns: 0 });
+    expect(during.alarm!).toBeLessThanOrEqual(Date.now() + RESUME_MS);
+
+    await release(scenario);
+    expect(await turn).toBe('done');
+    await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 2);
+    expect(await countRows(sid)).toEqual({ total: 2, distinct: 2 });
+  });
+
+  it('sets an alarm for waiting events when an instance starts and finds none (one lost with the old instance)', async () => {
+    const { teamId, sid, scenario } = await startSession(2);
+    await runInDurableObject(sessionStub(teamId, sid), (_i, state) => state.storage.deleteAlarm());
+    await restart(teamId, sid);
+    const now = Date.now();
+    const after = await inside(teamId, sid);
+    expect(after.status.pending).toBe(2);
+    expect(after.alarm).not.toBeNull();
+    expect(after.alarm!).toBeLessThanOrEqual(now + RESUME_MS);
+    await release(scenario);
+  });
+});
+
+describe('the lease of a turn', () => {
+  it('is held by the instance that took it: a lease another instance wrote is no live turn, and its claims are not in flight', async () => {
+    const { id, teamId, sid, scenario } = await startSession(1);
+    await script(scenario, []);
+    await runInDurableObject(sessionStub(teamId, sid), (_i, state) => {
+      state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at, instance_id) VALUES (1, 'dead-turn', ?, 'an-instance-that-died')", Date.now() + 3_600_000);
+      state.storage.sql.exec("UPDATE pending SET claim_id = 'dead-turn'");
+    });
+    expect((await inside(teamId, sid)).status).toMatchObject({ pending: 1, in_flight: 0 });
+    // The next alarm does not wait for that lease: it gives the claim back and observes the event.
+    await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 1);
+    expect(await countRows(sid)).toEqual({ total: 1, distinct: 1 });
+  });
+});

@@ -152,7 +152,9 @@ export function freePort() {
  * `embedder: true` also starts the sentence model in this process (scripts/sentence-embedder.mjs) and hands
  * its 127.0.0.1 URL to the Worker, which then embeds with it; without it local search is keyword search. With
  * `root`, the model service is that checkout's own (a baseline is measured with the service it shipped with).
- * @param {{root?: string, port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number, snapshot?: boolean, logLevel?: string, embedder?: boolean}} opts
+ * `processGroup: true` starts wrangler in a process group of its own (with workerd and everything it starts), so
+ * a test can kill the whole tree at once (`process.kill(-child.pid, 'SIGKILL')`) as a crash or a deploy would.
+ * @param {{root?: string, port?: number, persistTo?: string, vars?: Record<string,string>, stdio?: 'inherit'|'pipe', timeoutMs?: number, snapshot?: boolean, logLevel?: string, embedder?: boolean, processGroup?: boolean}} opts
  */
 export async function startDevServer(opts = {}) {
   const embedder = opts.embedder ? await (await embedderOf(opts.root)).startEmbedderServer() : null;
@@ -186,7 +188,7 @@ async function startWrangler(opts, embedder) {
   // Several wrangler devs share this machine: the inspector's default port (9229) would collide.
   args.push('--inspector-port', String(opts.inspectorPort ?? (await freePort())));
   for (const [k, v] of Object.entries(vars)) if (v !== undefined && v !== '') args.push('--var', `${k}:${v}`);
-  const child = spawn(process.execPath, args, { cwd, stdio: opts.stdio ?? 'pipe', env: { ...process.env, ...QUIET_ENV }, detached: false });
+  const child = spawn(process.execPath, args, { cwd, stdio: opts.stdio ?? 'pipe', env: { ...process.env, ...QUIET_ENV }, detached: opts.processGroup === true });
   let output = '';
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));
@@ -205,11 +207,13 @@ async function startWrangler(opts, embedder) {
     if (temp) rmSync(temp, { recursive: true, force: true });
     throw new Error(`wrangler dev did not become ready:\n${output}`);
   }
+  // With a process group of its own, a signal goes to the whole group (wrangler, workerd and their children).
+  const signal = (sig) => (opts.processGroup ? process.kill(-child.pid, sig) : child.kill(sig));
   const stop = async () => {
-    if (child.exitCode === null) {
+    if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 3000).unref();
+      signal('SIGTERM');
+      setTimeout(() => child.exitCode === null && child.signalCode === null && signal('SIGKILL'), 3000).unref();
       await exited;
     }
     if (temp) rmSync(temp, { recursive: true, force: true });

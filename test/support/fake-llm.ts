@@ -1,12 +1,14 @@
 // A fake Messages API (Anthropic) and chat-completions API (OpenAI-compatible) on 127.0.0.1 for tests.
 // Behaviour is scripted per scenario: any request whose body contains `SCENARIO:<id>` is answered from that
 // scenario's queue (then by the default observer behaviour). Tests script and inspect scenarios over HTTP:
-//   POST /__scenario/<id>  {responses?: FakeResponse[], delayMs?: number, hold?: boolean}   (replaces the script)
+//   POST /__scenario/<id>  {responses?: FakeResponse[], delayMs?: number, hold?: boolean, reword?: boolean}   (replaces the script)
 //   POST /__scenario/<id>/release   (answers the held requests; later ones are answered at once)
 //   GET  /__scenario/<id>  → {requests: RecordedRequest[]}
 //   GET  /__scenario/<id>?arrived=<n>   (the same, answered once n requests have arrived: no polling)
 // `hold` keeps every request of the scenario unanswered until released: a test sees a turn in flight for as
-// long as it needs, instead of hoping a delay outlasts its own steps on a loaded machine.
+// long as it needs, instead of hoping a delay outlasts its own steps on a loaded machine. `reword` makes the
+// default observer tell the same calls differently on every request (its titles and narratives name the
+// request's number), as a real model does when a turn is observed again.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -39,6 +41,13 @@ interface Scenario {
   held: { until: Promise<void>; release: () => void } | null;
   /** Readers waiting for the scenario's n-th request (`?arrived=n`). */
   arrivals: { n: number; answer: () => void }[];
+  /** Default replies name the request's number, so no two tellings of the same calls are alike. */
+  reword: boolean;
+}
+
+/** The default reply told a `n`-th time: every title, narrative and summary field says which telling it is. */
+export function reworded(text: string, n: number): string {
+  return text.replace(/<\/(title|narrative|learned)>/g, ` (telling ${n})</$1>`);
 }
 
 function gate(): NonNullable<Scenario['held']> {
@@ -96,7 +105,7 @@ export async function startFakeLlm(port = 0) {
   const scenarios = new Map<string, Scenario>();
   const scenario = (id: string) => {
     let s = scenarios.get(id);
-    if (!s) scenarios.set(id, (s = { responses: [], delayMs: 0, requests: [], held: null, arrivals: [] }));
+    if (!s) scenarios.set(id, (s = { responses: [], delayMs: 0, requests: [], held: null, arrivals: [], reword: false }));
     return s;
   };
   let counter = 0;
@@ -119,9 +128,10 @@ export async function startFakeLlm(port = 0) {
           return send(res, 200, { ok: true });
         }
         if (req.method === 'POST') {
-          const cfg = JSON.parse(raw || '{}') as { responses?: FakeResponse[]; delayMs?: number; hold?: boolean };
+          const cfg = JSON.parse(raw || '{}') as { responses?: FakeResponse[]; delayMs?: number; hold?: boolean; reword?: boolean };
           s.responses = cfg.responses ?? [];
           s.delayMs = cfg.delayMs ?? 0;
+          s.reword = cfg.reword === true;
           s.held?.release();
           s.held = cfg.hold ? gate() : null;
           return send(res, 200, { ok: true });
@@ -154,7 +164,8 @@ export async function startFakeLlm(port = 0) {
         const error = scripted.error ?? { type: 'api_error', message: 'scripted failure' };
         return send(res, status, isAnthropic ? { type: 'error', error, request_id: `req_fake_${counter}` } : { error }, scripted.headers);
       }
-      const text = scripted.text ?? defaultReply(lastUserText(body));
+      const told = defaultReply(lastUserText(body));
+      const text = scripted.text ?? (s.reword ? reworded(told, s.requests.indexOf(record) + 1) : told);
       const model = String(body.model ?? 'fake-model');
       if (isAnthropic) {
         return send(res, 200, {

@@ -16,6 +16,7 @@ import type { AppEnv } from './auth/types';
 import { eventRoutes, sessionRoutes } from './ingest/routes';
 import { installRoutes } from './install/routes';
 import { forgetRoutes } from './forget/routes';
+import { adminHealthRoutes, observerAdminRoutes, observerStateRoutes, operatorHealthRoutes } from './health/routes';
 import { errorBody, handleError } from './lib/errors';
 import { bodyCap } from './limits/body-limit';
 import { rateLimit } from './limits/rate-limit';
@@ -43,7 +44,8 @@ const health = new Hono<AppEnv>().get('/', (c) => c.json({ status: 'ok', service
 /** Public: health, the viewer shell and assets, the client download, operator bootstrap. */
 const PUBLIC_MOUNTS: Mount[] = [
   { at: '/api/health', guards: [], routes: health },
-  { at: '/api/admin/teams', guards: [requireOperator], routes: bootstrapRoutes },
+  // Bootstrap and team moves; `GET /health`: every team's health and every database's size (the same secret).
+  { at: '/api/admin/teams', guards: [requireOperator], routes: new Hono<AppEnv>().route('/health', operatorHealthRoutes).route('/', bootstrapRoutes) },
   { at: '/', guards: [], routes: viewerRoutes },
   { at: '/', guards: [], routes: installRoutes },
 ];
@@ -65,10 +67,19 @@ const TOKEN_MOUNTS: Mount[] = [
   { at: '/api/live', guards: [requireScope('read')], routes: liveRoutes },
   // Whether the team's observer runs on its model or the heuristic fallback (`cairn status`): any device token.
   { at: '/api/observer', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: budgetRoutes },
+  // Whether memory is paused, delayed or behind, in one sentence (`cairn status`, the status line, the viewer).
+  { at: '/api/observer/state', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: observerStateRoutes },
   {
     at: '/api/admin',
     guards: [requireAdmin],
-    routes: new Hono<AppEnv>().route('/', adminRoutes).route('/jobs', adminJobRoutes).route('/usage', usageRoutes).route('/backfill-vectors', backfillRoutes).route('/bench', benchRoutes),
+    routes: new Hono<AppEnv>()
+      .route('/', adminRoutes)
+      .route('/jobs', adminJobRoutes)
+      .route('/usage', usageRoutes)
+      .route('/backfill-vectors', backfillRoutes)
+      .route('/bench', benchRoutes)
+      .route('/health', adminHealthRoutes)
+      .route('/observer', observerAdminRoutes),
   },
   // The MCP transport parses the raw body itself: cap it here.
   { at: '/mcp', guards: [requireScope('read'), bodyCap()], routes: mcpRoutes },

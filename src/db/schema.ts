@@ -285,8 +285,23 @@ export const teamShards = sqliteTable('team_shards', {
   placedAt: integer('placed_at').notNull(),
 });
 
+/**
+ * The daily cron's parts (FTS check, retention sweep, backup), one row each, on every database the cron
+ * writes them to (the directory): when each last ran and how it ended, for `GET /api/admin/health`.
+ */
+export const maintenanceRuns = sqliteTable('maintenance_runs', {
+  job: text('job').primaryKey(),
+  startedAt: integer('started_at').notNull(),
+  finishedAt: integer('finished_at'),
+  /** 1 ended well, 0 failed, null still running (or died with its invocation). */
+  ok: integer('ok'),
+  error: text('error'),
+  /** JSON: what the run did (counts, never memory text). */
+  detail: text('detail').notNull().default('{}'),
+});
+
 /** Every table above, for the schema-drift test. */
-export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, localVectorGenerations, observerUsage, teamShards };
+export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, localVectorGenerations, observerUsage, teamShards, maintenanceRuns };
 
 export type Team = typeof teams.$inferSelect;
 export type User = typeof users.$inferSelect;

@@ -151,11 +151,11 @@ export async function setTeamShard(env: ShardEnv, teamId: number, shard: string,
 }
 
 /** Every team with the shard it lives on (the retention sweep visits each on its own database). */
-export async function teamsWithShards(env: ShardEnv): Promise<{ id: number; settings: string; shard: string }[]> {
+export async function teamsWithShards(env: ShardEnv): Promise<{ id: number; slug: string; settings: string; shard: string }[]> {
   const rows = await db(env.DB)
-    .select({ id: teams.id, settings: teams.settings, shard: teamShards.shard })
+    .select({ id: teams.id, slug: teams.slug, settings: teams.settings, shard: teamShards.shard })
     .from(teams)
     .leftJoin(teamShards, eq(teamShards.teamId, teams.id))
     .orderBy(teams.id);
-  return rows.map((r) => ({ id: r.id, settings: r.settings, shard: r.shard ?? DIRECTORY }));
+  return rows.map((r) => ({ id: r.id, slug: r.slug, settings: r.settings, shard: r.shard ?? DIRECTORY }));
 }

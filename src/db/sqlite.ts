@@ -169,3 +169,13 @@ export const sessionIdByKey = (teamId: number, key: string, userId: number | nul
 /** The project of the session `sessionId` (a value or a subquery), as a value. */
 export const projectOfSession = (sessionId: number | SQL<number>): SQL<number> =>
   sql<number>`(SELECT ${sessions.projectId} FROM ${sessions} WHERE ${sessions.id} = ${sessionId})`;
+
+/**
+ * The database's size in bytes, as D1 reports it with every answer (`meta.size_after`): D1 refuses the PRAGMAs
+ * that would tell it otherwise. One statement that reads nothing.
+ */
+export async function databaseBytes(d1: D1Database): Promise<number | null> {
+  const r = await d1.prepare('SELECT 1').run();
+  const size = (r.meta as { size_after?: unknown }).size_after;
+  return typeof size === 'number' ? size : null;
+}

@@ -94,6 +94,8 @@ export class ObserverFailure extends Error {
     readonly kind: ObserverFailureKind,
     message: string,
     readonly retryAfterMs: number | null = null,
+    /** The provider's own error (HTTP status and error code, e.g. `401 authentication_error`) when it answered with one. */
+    readonly code: string | null = null,
   ) {
     super(message);
     this.name = 'ObserverFailure';

@@ -7,6 +7,7 @@ import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { budgetNotice, hasBudget } from '../observer/budget';
 import { teamBudget } from '../observer/spend';
+import { teamStub } from '../slots/team-do';
 import { searchObservations } from '../search/search';
 import { changedSince, pathCandidates, renderFileContext, scoreFileHistory } from './file-context';
 import { modeIdFor, recallMode, type RecallMode } from './mode';
@@ -61,11 +62,17 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
   const { d, viewer, settings, mode } = await scopeOf(env, auth);
   const projects = await resolveVisibleProjects(d, auth, o.projects);
   const ids = projects.map((p) => p.id);
-  const [observations, summaries, budget] = await Promise.all([
+  const [observations, summaries, budget, memory] = await Promise.all([
     contextObservations(d, viewer, ids, narrowedMode(mode, settings), o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS),
     contextSummaries(d, viewer, ids, o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS),
     // Read only for teams that set an observer budget.
     hasBudget(settings) ? teamBudget(d, auth.teamId, o.now, settings) : null,
+    // Whether memory is paused, delayed or behind (slots/observer-health.ts); the index is served without it
+    // rather than not at all when the team's object cannot answer.
+    teamStub(env, auth.teamId)
+      .health(o.now)
+      .then((h) => h.notice)
+      .catch(() => null),
   ]);
   return renderContext({
     projects: projects.length ? projects.map((p) => p.key) : o.projects,
@@ -76,7 +83,7 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
     fullCount: o.full ?? settings.context_full_count ?? 0,
     now: o.now,
     timeZone: o.timeZone,
-    notice: budget ? budgetNotice(budget) : null,
+    notice: [memory, budget ? budgetNotice(budget) : null].filter(Boolean).join(' ') || null,
   });
 }
 

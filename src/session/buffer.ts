@@ -286,6 +286,16 @@ export class EventBuffer {
     return rows.length;
   }
 
+  /** What the session reports to its team with each slot request: pending events, the oldest's arrival, dead letters. */
+  backlog(): { pending: number; oldestAt: number | null; deadLetters: number } {
+    const r = this.sql
+      .exec<{ n: number; t: number | null; dead: number }>(
+        'SELECT COUNT(*) AS n, MIN(received_at) AS t, (SELECT COUNT(*) FROM dead_letters) AS dead FROM pending',
+      )
+      .one();
+    return { pending: r.n, oldestAt: r.t, deadLetters: r.dead };
+  }
+
   deadLetterCount(): number {
     return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM dead_letters').one().n;
   }

@@ -1,5 +1,5 @@
 // Pure rules of the observer loop: which pending events form the next turn, and how long to wait after a failure.
-import type { BackoffKind } from '../slots/team-do';
+import { PROBE_FIRST_MS, type BackoffKind } from '../slots/observer-health';
 import type { ObserverFailureKind } from '../observer/types';
 import type { PendingRow } from './types';
 
@@ -64,15 +64,14 @@ export function planFailure(kind: FailureKind, retryAfterMs: number | null, stre
       return { delayMs: clamp(retryAfterMs ?? exp(15 * SECOND, 5 * MINUTE), SECOND, 15 * MINUTE), countsAttempt: false, shared: 'rate_limit' };
     case 'overloaded':
       return { delayMs: clamp(retryAfterMs ?? exp(5 * SECOND, 5 * MINUTE), SECOND, 15 * MINUTE), countsAttempt: false, shared: 'overloaded' };
-    // Neither fixes itself soon; retry slowly for ever rather than drop what the agent did.
+    // None fixes itself: an admin must act (a refused key, a wrong model name or endpoint, an exhausted account).
+    // Every session of the team fails alike until then, and dead-lettering the backlog meanwhile would turn a
+    // typo into lost work. The team retries for ever through one probe at a time (slots/observer-health.ts);
+    // the TeamDO's answer sets when this session tries again, and this delay applies only when it cannot answer.
     case 'spend_cap':
-      return { delayMs: 60 * MINUTE, countsAttempt: false, shared: 'spend_cap' };
     case 'auth':
-      return { delayMs: 30 * MINUTE, countsAttempt: false, shared: 'auth' };
-    // A wrong model name or endpoint: every session of the team fails alike until an operator fixes it, and
-    // dead-lettering the team's backlog meanwhile would turn a typo into lost work.
     case 'config':
-      return { delayMs: 10 * MINUTE, countsAttempt: false, shared: 'config' };
+      return { delayMs: PROBE_FIRST_MS, countsAttempt: false, shared: kind };
     case 'bad_request':
     case 'network':
     case 'server':

@@ -39,6 +39,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
       alarms: this.#alarms,
       seams: () => this.testSeams,
       waitUntil: (work) => ctx.waitUntil(work),
+      wake: (teamId, keys) => ctx.waitUntil(wakeSessions(env, teamId, keys)),
     });
     // Before any call is delivered: what the instance before this one left behind is taken over now.
     void ctx.blockConcurrencyWhile(() => this.#takeOver());
@@ -95,6 +96,17 @@ export class SessionDO extends DurableObject<CairnEnv> {
       backoff_until: backoff > now ? backoff : null,
       last_error: b.get<string | null>('last_error', null),
     };
+  }
+
+  /**
+   * The team's observer works again (a probe went through, or an admin asked to retry): events held back by
+   * the team's back-off are observed now rather than at this session's next try.
+   */
+  async wake(): Promise<void> {
+    const now = Date.now();
+    if (this.#buffer.readyCount() === 0) return;
+    this.#buffer.set('backoff_until', 0);
+    await this.#alarms.ensure(now);
   }
 
   /** Gives dead-lettered events another full set of tries (e.g. once a bad model name is fixed). */
@@ -188,4 +200,9 @@ export const sessionObjectName = (teamId: number, sessionKey: string) => `${team
 /** The session's Durable Object, typed: the one place the SESSIONS binding meets this class. */
 export function sessionStub(env: Pick<CairnEnv, 'SESSIONS'>, teamId: number, sessionKey: string): DurableObjectStub<SessionDO> {
   return env.SESSIONS.getByName(sessionObjectName(teamId, sessionKey));
+}
+
+/** Wakes the named sessions of a team (SessionDO.wake); a session that cannot be reached tries again at its own time. */
+export async function wakeSessions(env: Pick<CairnEnv, 'SESSIONS'>, teamId: number, sessionKeys: string[]): Promise<void> {
+  await Promise.allSettled(sessionKeys.map((k) => sessionStub(env, teamId, k).wake()));
 }

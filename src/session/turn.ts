@@ -10,7 +10,7 @@ import { createHeuristicProvider } from '../observer/providers/heuristic';
 import { createProvider } from '../observer/providers/index';
 import { meterCall, teamBudget } from '../observer/spend';
 import { runTurn, type TurnOutcome } from '../observer/turn';
-import type { ObserverProvider } from '../observer/types';
+import { ObserverFailure, type ObserverProvider } from '../observer/types';
 import { teamStub } from '../slots/team-do';
 import { defaultAfterStore } from '../store/after-store';
 import { storeTurn } from '../store/turn-store';
@@ -36,11 +36,17 @@ export interface TurnDeps {
   alarms: SessionAlarms;
   seams: () => SessionSeams;
   waitUntil: (work: Promise<unknown>) => void;
+  /** Wakes other sessions of the team (they waited for the observer to recover); never throws. */
+  wake: (teamId: number, sessionKeys: string[]) => void;
 }
 
 export class ObserverTurns {
   #heuristic: ObserverProvider | null = null;
   #providerCache: ObserverProvider | null = null;
+  /** This turn is the team's probe of a failing observer (slots/observer-health.ts). */
+  #probe = false;
+  /** This turn's batch was sent to the configured provider (not the heuristic fallback). */
+  #askedProvider = false;
 
   constructor(private readonly deps: TurnDeps) {}
 
@@ -56,14 +62,18 @@ export class ObserverTurns {
     let abandoned = false;
     let slot = false;
     let retryAt: number | null = null;
+    this.#probe = false;
+    this.#askedProvider = false;
     try {
       if (team && session) {
-        const grant = await team.acquire(session.sessionKey);
+        // The backlog rides along: the team's health and its users' notices are made from these reports.
+        const grant = await team.acquire(session.sessionKey, Date.now(), b.backlog());
         if (!grant.granted) {
           retryAt = grant.retryAt ?? Date.now() + 1_000;
           return;
         }
         slot = true;
+        this.#probe = grant.probe === true;
       }
       await this.#claimAndTurn(claimId);
     } catch (err) {
@@ -77,7 +87,7 @@ export class ObserverTurns {
         // The lease goes last: until the next alarm is planned the turn is not over, and an alarm or a reader
         // arriving meanwhile must see it as running (not as idle with no alarm set).
         try {
-          if (slot && team && session) await team.release(session.sessionKey).catch(() => undefined);
+          if (slot && team && session) await team.release(session.sessionKey, this.deps.buffer().backlog()).catch(() => undefined);
           if (retryAt !== null) await this.deps.alarms.at(retryAt);
           else await this.deps.alarms.next();
         } finally {
@@ -111,6 +121,7 @@ export class ObserverTurns {
     if (replay && (await turnStored(await teamDb(this.deps.env, head.snapshot.teamId), head.snapshot.teamId, turnKey))) return this.#confirm(claimId, null, 0);
 
     const outcome = await this.#observe(batch, prompt);
+    if (outcome.kind !== 'failure') await this.#recovered(head.snapshot.teamId);
     if (b.lease(Date.now())?.claimId !== claimId) {
       // Release touches only rows still claimed under this id: if another turn took them over, it keeps them.
       console.warn('observer turn outlived its lease; its events will be observed again', { claimId });
@@ -139,6 +150,7 @@ export class ObserverTurns {
     const head = batch[0]!;
     const summaryRow = batch.find((r) => r.kind === 'summarize');
     const provider = await this.#budgetedProvider(head.snapshot.teamId);
+    this.#askedProvider = provider.name !== 'heuristic';
     const outcome = await runTurn(provider, {
       mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.deps.env).mode),
       session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
@@ -217,11 +229,32 @@ export class ObserverTurns {
     b.set('last_error', message);
     const session = sessionOf(b);
     if (plan.shared && session) {
-      // Awaited (it is one small RPC) so that other sessions of the team see it before this turn ends.
-      await teamStub(this.deps.env, session.teamId)
-        .reportBackoff(plan.shared, until)
+      // Awaited (it is one small RPC) so that other sessions of the team see it before this turn ends. The
+      // team's answer says when to try again: a back-off's end, or the next probe of a failing observer.
+      const code = err instanceof ObserverFailure ? err.code : null;
+      const team = await teamStub(this.deps.env, session.teamId)
+        .reportFailure({ kind: plan.shared, code, detail: code ? message : null, until })
         .catch((e: unknown) => console.warn('team back-off report failed', { message: String(e) }));
+      if (team) b.set('backoff_until', team.until);
     }
+  }
+
+  /**
+   * This turn was the probe of a failing observer and its call went through: the team is told, and the
+   * sessions it held back are woken at once instead of at their next try.
+   */
+  async #recovered(teamId: number): Promise<void> {
+    if (!this.#probe || !this.#askedProvider) return;
+    this.#probe = false;
+    const waiting = await teamStub(this.deps.env, teamId)
+      .reportRecovered()
+      .catch((e: unknown) => {
+        console.warn('observer recovery report failed', { message: String(e) });
+        return [] as string[];
+      });
+    const own = sessionOf(this.deps.buffer())?.sessionKey;
+    const others = waiting.filter((k) => k !== own);
+    if (others.length) this.deps.wake(teamId, others);
   }
 
   #seam(point: FaultPoint): void {

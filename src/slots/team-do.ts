@@ -1,15 +1,24 @@
-// TeamDO: one per team; caps concurrent observer calls across the team's sessions and holds the shared back-off.
+// TeamDO: one per team; caps concurrent observer calls across the team's sessions, holds the shared back-off
+// and the observer's health (observer-health.ts: ok, backing off, failing with probes), and the sessions'
+// backlogs as they last reported them (for health and the notices users see).
 import { migrateDoSqlite, type DoSchemaSteps } from '../db/do-schema';
 import { DurableObject } from 'cloudflare:workers';
 import { configOf } from '../config';
 import type { CairnEnv } from '../env';
+import {
+  gate, HEALTHY, memoryNotice, onFailure, onRecovered, stateOf,
+  type Backlog, type BackoffKind, type FailureReport, type HealthRecord, type ObserverHealth, type TeamBacklog,
+} from './observer-health';
 
 /** A slot not released within this time is taken back, so a turn that hangs cannot hold it forever. */
 export const SLOT_TTL_MS = 10 * 60_000;
 /** When the team is full, a refused session asks again after about this long (slots free up at any moment). */
 const FULL_RETRY_MS = 1_500;
 
-export type BackoffKind = 'rate_limit' | 'overloaded' | 'spend_cap' | 'auth' | 'config';
+/** A backlog report older than this is dropped (its session was forgotten or emptied without saying so). */
+const BACKLOG_STALE_MS = 30 * 60_000;
+/** Dead letters alone (nothing pending) stay in view this long after their session last reported. */
+const DEAD_LETTERS_STALE_MS = 24 * 60 * 60_000;
 
 export interface SlotGrant {
   granted: boolean;
@@ -17,6 +26,8 @@ export interface SlotGrant {
   retryAt: number | null;
   /** Why a slot was refused: the shared back-off or a full team. */
   reason: 'backoff' | 'full' | null;
+  /** The team's observer is failing and this turn is the probe: its outcome tells whether it works again. */
+  probe?: boolean;
 }
 
 export interface TeamBackoff {
@@ -24,12 +35,18 @@ export interface TeamBackoff {
   kind: BackoffKind | null;
 }
 
-/** The team's provider backoff, one step per version (src/db/do-schema.ts). */
+/** The team's observer health and its sessions' backlogs, one step per version (src/db/do-schema.ts). */
 export const TEAM_SCHEMA: DoSchemaSteps = [
   `CREATE TABLE IF NOT EXISTS slots (session_key TEXT PRIMARY KEY, acquired_at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
    CREATE TABLE IF NOT EXISTS backoff (id INTEGER PRIMARY KEY CHECK (id = 1), until INTEGER NOT NULL, kind TEXT);`,
   // 2: slots live in the instance's memory (see TeamDO); the rows an earlier version wrote go.
   'DROP TABLE IF EXISTS slots',
+  // 3: the back-off becomes the observer's health record (observer-health.ts); the old table stays for a rollback.
+  `CREATE TABLE observer_health (id INTEGER PRIMARY KEY CHECK (id = 1), record TEXT NOT NULL);
+   INSERT INTO observer_health (id, record)
+     SELECT 1, json_object('kind', kind, 'code', NULL, 'detail', NULL, 'since', NULL, 'until', until, 'failures', 1, 'lastOkAt', NULL)
+       FROM backoff WHERE id = 1;
+   CREATE TABLE backlog (session_key TEXT PRIMARY KEY, pending INTEGER NOT NULL, oldest_at INTEGER, dead_letters INTEGER NOT NULL, reported_at INTEGER NOT NULL);`,
 ];
 
 interface Slot {
@@ -57,22 +74,29 @@ export class TeamDO extends DurableObject<CairnEnv> {
     return 'ok';
   }
 
-  /** Asks for one observer slot. A session that already holds one gets it again (its expiry is renewed). */
-  async acquire(sessionKey: string, now: number = Date.now()): Promise<SlotGrant> {
+  /**
+   * Asks for one observer slot. A session that already holds one gets it again (its expiry is renewed). The
+   * session's backlog, when given, is recorded (health, notices, whom to wake when the observer recovers).
+   */
+  async acquire(sessionKey: string, now: number = Date.now(), backlog?: Backlog): Promise<SlotGrant> {
     for (const [key, slot] of this.#slots) if (slot.expiresAt <= now) this.#slots.delete(key);
-    const backoff = this.#backoff();
-    if (backoff.until > now) return { granted: false, retryAt: backoff.until, reason: 'backoff' };
+    if (backlog) this.#noteBacklog(sessionKey, backlog, now);
+    const health = gate(this.#health(), now);
+    if (health.wait) return { granted: false, retryAt: health.retryAt, reason: 'backoff' };
     const held = this.#slots.get(sessionKey);
     if (!held && this.#slots.size >= configOf(this.env).observer.concurrency) {
       const soonest = Math.min(...[...this.#slots.values()].map((s) => s.expiresAt));
       return { granted: false, retryAt: Math.min(soonest, now + FULL_RETRY_MS), reason: 'full' };
     }
     this.#slots.set(sessionKey, { acquiredAt: held?.acquiredAt ?? now, expiresAt: now + SLOT_TTL_MS });
-    return { granted: true, retryAt: null, reason: null };
+    if (!health.probe) return { granted: true, retryAt: null, reason: null };
+    this.#saveHealth(health.next);
+    return { granted: true, retryAt: null, reason: null, probe: true };
   }
 
-  async release(sessionKey: string): Promise<void> {
+  async release(sessionKey: string, backlog?: Backlog, now: number = Date.now()): Promise<void> {
     this.#slots.delete(sessionKey);
+    if (backlog) this.#noteBacklog(sessionKey, backlog, now);
   }
 
   /** Sessions holding a slot right now (status and tests). */
@@ -84,34 +108,103 @@ export class TeamDO extends DurableObject<CairnEnv> {
   }
 
   /**
-   * Records a provider back-off seen by one session; every session of the team waits until then.
-   * Only ever extends: a shorter report never cuts a longer back-off (e.g. a spend cap) short.
+   * Records a provider refusal seen by one session (observer-health.ts onFailure); every session of the team
+   * waits until the answer's `until`: a back-off's end, or the next probe while the observer is failing.
    */
-  async reportBackoff(kind: BackoffKind, untilMs: number): Promise<TeamBackoff> {
-    const current = this.#backoff();
-    if (untilMs > current.until) {
-      this.ctx.storage.sql.exec(
-        'INSERT INTO backoff (id, until, kind) VALUES (1, ?1, ?2) ON CONFLICT(id) DO UPDATE SET until = ?1, kind = ?2',
-        untilMs,
-        kind,
-      );
-      return { until: untilMs, kind };
-    }
-    return current;
+  async reportFailure(report: FailureReport, now: number = Date.now()): Promise<TeamBackoff> {
+    const next = onFailure(this.#health(), report, now);
+    this.#saveHealth(next);
+    return { until: next.until, kind: next.kind };
+  }
+
+  /**
+   * A probe's call went through: the observer works again. Answers the sessions that wait with work (to be
+   * woken by the caller: a TeamDO does not reach into session objects) unless the team was well already.
+   */
+  async reportRecovered(now: number = Date.now()): Promise<string[]> {
+    const h = this.#health();
+    if (stateOf(h, now) === 'ok' && h.kind === null) return [];
+    this.#saveHealth(onRecovered(now));
+    return this.#waiting(now);
   }
 
   async backoffUntil(): Promise<TeamBackoff> {
-    return this.#backoff();
+    const h = this.#health();
+    return { until: h.until, kind: h.kind };
   }
 
-  /** Lifts the shared back-off early (an operator fixed the key, or the cap was raised). */
-  async clearBackoff(): Promise<void> {
-    this.ctx.storage.sql.exec('DELETE FROM backoff');
+  /**
+   * The next try is due now (an admin fixed the key or raised the cap: `cairn admin observer retry`; tests:
+   * time has passed). A failing observer stays failing until that try's call goes through. Answers the
+   * sessions that wait with work, for the caller to wake.
+   */
+  async clearBackoff(now: number = Date.now()): Promise<string[]> {
+    this.#saveHealth({ ...this.#health(), until: 0 });
+    return this.#waiting(now);
   }
 
-  #backoff(): TeamBackoff {
-    const row = this.ctx.storage.sql.exec<{ until: number; kind: BackoffKind | null }>('SELECT until, kind FROM backoff WHERE id = 1').toArray()[0];
-    return row ? { until: row.until, kind: row.kind } : { until: 0, kind: null };
+  /** The observer's state and the team's backlog (GET /api/admin/health, GET /api/observer/state). */
+  async health(now: number = Date.now()): Promise<ObserverHealth> {
+    const h = this.#health();
+    const state = stateOf(h, now);
+    const backlog = this.#backlog(now);
+    const view = {
+      state,
+      kind: state === 'ok' ? null : h.kind,
+      code: state === 'ok' ? null : h.code,
+      detail: state === 'ok' ? null : h.detail,
+      since: state === 'ok' ? null : h.since,
+      retry_at: h.until > now ? h.until : null,
+      last_ok_at: h.lastOkAt,
+      backlog,
+    };
+    return { ...view, notice: memoryNotice(view, now) };
+  }
+
+  #health(): HealthRecord {
+    const row = this.ctx.storage.sql.exec<{ record: string }>('SELECT record FROM observer_health WHERE id = 1').toArray()[0];
+    return row ? { ...HEALTHY, ...(JSON.parse(row.record) as Partial<HealthRecord>) } : HEALTHY;
+  }
+
+  #saveHealth(h: HealthRecord): void {
+    this.ctx.storage.sql.exec(
+      'INSERT INTO observer_health (id, record) VALUES (1, ?1) ON CONFLICT(id) DO UPDATE SET record = ?1',
+      JSON.stringify(h),
+    );
+  }
+
+  #noteBacklog(sessionKey: string, b: Backlog, now: number): void {
+    const sql = this.ctx.storage.sql;
+    if (b.pending === 0 && b.deadLetters === 0) sql.exec('DELETE FROM backlog WHERE session_key = ?', sessionKey);
+    else {
+      sql.exec(
+        `INSERT INTO backlog (session_key, pending, oldest_at, dead_letters, reported_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(session_key) DO UPDATE SET pending = ?2, oldest_at = ?3, dead_letters = ?4, reported_at = ?5`,
+        sessionKey, b.pending, b.oldestAt, b.deadLetters, now,
+      );
+    }
+  }
+
+  #prune(now: number): void {
+    this.ctx.storage.sql.exec(
+      'DELETE FROM backlog WHERE (pending > 0 AND reported_at < ?1) OR reported_at < ?2',
+      now - BACKLOG_STALE_MS, now - DEAD_LETTERS_STALE_MS,
+    );
+  }
+
+  #backlog(now: number): TeamBacklog {
+    this.#prune(now);
+    const r = this.ctx.storage.sql
+      .exec<{ sessions: number; pending: number | null; oldest: number | null; dead: number | null }>(
+        'SELECT COUNT(*) AS sessions, SUM(pending) AS pending, MIN(CASE WHEN pending > 0 THEN oldest_at END) AS oldest, SUM(dead_letters) AS dead FROM backlog',
+      )
+      .one();
+    return { sessions: r.sessions, pending: r.pending ?? 0, oldestAt: r.oldest, deadLetters: r.dead ?? 0 };
+  }
+
+  #waiting(now: number): string[] {
+    this.#prune(now);
+    return this.ctx.storage.sql.exec<{ session_key: string }>('SELECT session_key FROM backlog WHERE pending > 0').toArray().map((r) => r.session_key);
   }
 }
 

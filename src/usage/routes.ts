@@ -17,12 +17,12 @@ import type { BudgetJson, UsageReport } from './types';
 
 const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 
-function observerOf(env: CairnEnv): UsageReport['observer'] {
+export function observerOf(env: CairnEnv): UsageReport['observer'] {
   const p = createProvider(env);
   return { provider: p.name, model: p.name === 'heuristic' ? null : p.model, read_only_model: p.readOnlyModel ?? null };
 }
 
-const budgetJson = (b: BudgetState | null): BudgetJson | null =>
+export const budgetJson = (b: BudgetState | null): BudgetJson | null =>
   b && { per_day: b.budgets.day, per_month: b.budgets.month, spent_today: b.spent.day, spent_this_month: b.spent.month, exhausted: b.exhausted, until: b.until, notice: budgetNotice(b) };
 
 /** Mounted at /api/admin/usage (admin guard at the mount, src/app.ts). */

@@ -45,16 +45,19 @@ export function mapAnthropicError(err: unknown): ObserverFailure {
   if (err instanceof APIError) {
     const status = err.status ?? 0;
     const code = err.errorCode ?? '';
-    const message = `anthropic ${status || 'error'}${code ? ` ${code}` : ''}: ${err.message}`;
-    if (SPEND_CODES.has(code) || status === 402) return new ObserverFailure('spend_cap', message);
-    if (status === 429) return new ObserverFailure('rate_limit', message, retryAfterMs(err.headers));
-    if (status === 529 || err.type === 'overloaded_error') return new ObserverFailure('overloaded', message, retryAfterMs(err.headers));
-    if (status === 401 || status === 403) return new ObserverFailure('auth', message);
+    // The provider's own words for it: the detailed code when there is one (a spend limit), else the error type.
+    const named = code || err.type || '';
+    const failCode = `${status || 'error'}${named ? ` ${named}` : ''}`;
+    const message = `anthropic ${failCode}: ${err.message}`;
+    if (SPEND_CODES.has(code) || status === 402) return new ObserverFailure('spend_cap', message, null, failCode);
+    if (status === 429) return new ObserverFailure('rate_limit', message, retryAfterMs(err.headers), failCode);
+    if (status === 529 || err.type === 'overloaded_error') return new ObserverFailure('overloaded', message, retryAfterMs(err.headers), failCode);
+    if (status === 401 || status === 403) return new ObserverFailure('auth', message, null, failCode);
     // 404 names no event: the model or endpoint is wrong, and every event would fail the same way.
-    if (status === 404) return new ObserverFailure('config', message);
-    if (status === 400 || status === 413 || status === 422) return new ObserverFailure('bad_request', message);
-    if (status === 408 || status === 409 || status >= 500) return new ObserverFailure('server', message, retryAfterMs(err.headers));
-    return new ObserverFailure('bad_request', message);
+    if (status === 404) return new ObserverFailure('config', message, null, failCode);
+    if (status === 400 || status === 413 || status === 422) return new ObserverFailure('bad_request', message, null, failCode);
+    if (status === 408 || status === 409 || status >= 500) return new ObserverFailure('server', message, retryAfterMs(err.headers), failCode);
+    return new ObserverFailure('bad_request', message, null, failCode);
   }
   const message = err instanceof Error ? err.message : String(err);
   return new ObserverFailure('network', `anthropic call failed: ${message}`);

@@ -28,14 +28,15 @@ const QUOTA_CODES = new Set(['insufficient_quota', 'billing_hard_limit_reached',
 export function mapOpenAiError(status: number, headers: Headers, body: ErrorBody | null): ObserverFailure {
   const err = typeof body?.error === 'object' ? body.error : undefined;
   const code = err?.code ?? err?.type ?? '';
-  const message = `openai-compatible ${status}${code ? ` ${code}` : ''}: ${err?.message ?? (typeof body?.error === 'string' ? body.error : 'request failed')}`;
-  if (QUOTA_CODES.has(code) || status === 402) return new ObserverFailure('spend_cap', message);
-  if (status === 429) return new ObserverFailure('rate_limit', message, retryAfterMs(headers));
-  if (status === 529 || status === 503 || code === 'overloaded_error') return new ObserverFailure('overloaded', message, retryAfterMs(headers));
-  if (status === 401 || status === 403) return new ObserverFailure('auth', message);
-  if (status >= 500 || status === 408 || status === 409) return new ObserverFailure('server', message, retryAfterMs(headers));
-  if (status === 404) return new ObserverFailure('config', message);
-  return new ObserverFailure('bad_request', message);
+  const failCode = `${status}${code ? ` ${code}` : ''}`;
+  const message = `openai-compatible ${failCode}: ${err?.message ?? (typeof body?.error === 'string' ? body.error : 'request failed')}`;
+  if (QUOTA_CODES.has(code) || status === 402) return new ObserverFailure('spend_cap', message, null, failCode);
+  if (status === 429) return new ObserverFailure('rate_limit', message, retryAfterMs(headers), failCode);
+  if (status === 529 || status === 503 || code === 'overloaded_error') return new ObserverFailure('overloaded', message, retryAfterMs(headers), failCode);
+  if (status === 401 || status === 403) return new ObserverFailure('auth', message, null, failCode);
+  if (status >= 500 || status === 408 || status === 409) return new ObserverFailure('server', message, retryAfterMs(headers), failCode);
+  if (status === 404) return new ObserverFailure('config', message, null, failCode);
+  return new ObserverFailure('bad_request', message, null, failCode);
 }
 
 export function createOpenAiProvider(options: OpenAiOptions): ObserverProvider {

@@ -34,6 +34,8 @@ const PUBLIC = new Set([
   'POST /api/admin/teams',
   // The operator's, like bootstrap: no bearer token but CAIRN_ADMIN_SECRET (test/worker/shards/shards.test.ts).
   'POST /api/admin/teams/:slug/move',
+  // The operator's view of every team (test/worker/health/health-routes.test.ts).
+  'GET /api/admin/teams/health',
 ]);
 
 /** Every concrete route of the table (middleware-only patterns with `*` left out), as "METHOD /path". */

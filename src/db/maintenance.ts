@@ -1,0 +1,43 @@
+// The daily cron's record of its own runs (maintenance_runs, on the directory): each part notes when it
+// started and how it ended, so an operator sees a cron that failed or stopped running (GET /api/admin/health).
+import { eq } from 'drizzle-orm';
+import { db } from './client';
+import { maintenanceRuns } from './schema';
+
+export type MaintenanceJob = 'fts_check' | 'retention' | 'backup';
+
+export interface MaintenanceRun {
+  job: string;
+  startedAt: number;
+  finishedAt: number | null;
+  /** null: still running, or its invocation died before it could say. */
+  ok: boolean | null;
+  error: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** Notes that `job` started (the row of its last run is replaced). */
+export async function runStarted(d1: D1Database, job: MaintenanceJob, now: number): Promise<void> {
+  const row = { job, startedAt: now, finishedAt: null, ok: null, error: null, detail: '{}' };
+  await db(d1).insert(maintenanceRuns).values(row).onConflictDoUpdate({ target: maintenanceRuns.job, set: row });
+}
+
+/** Notes how `job` ended: its counts (never memory text), or the error's message. */
+export async function runEnded(d1: D1Database, job: MaintenanceJob, now: number, outcome: { detail: Record<string, unknown> } | { error: string }): Promise<void> {
+  const set = 'error' in outcome
+    ? { finishedAt: now, ok: 0, error: outcome.error.slice(0, 500) }
+    : { finishedAt: now, ok: 1, error: null, detail: JSON.stringify(outcome.detail) };
+  await db(d1).update(maintenanceRuns).set(set).where(eq(maintenanceRuns.job, job));
+}
+
+export async function maintenanceRunList(d1: D1Database): Promise<MaintenanceRun[]> {
+  const rows = await db(d1).select().from(maintenanceRuns).orderBy(maintenanceRuns.job);
+  return rows.map((r) => ({
+    job: r.job,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    ok: r.ok === null ? null : r.ok === 1,
+    error: r.error,
+    detail: JSON.parse(r.detail) as Record<string, unknown>,
+  }));
+}

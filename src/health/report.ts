@@ -1,0 +1,97 @@
+// A team's health assembled from where each part lives: the observer's state and the sessions' backlog (TeamDO),
+// dead letters of emptied sessions, the last retention sweep and the database size (the team's shard), the
+// budget, and the daily cron's record (the directory).
+import type { CairnEnv } from '../env';
+import { lastRetentionSweep, retiredDeadLetters } from '../db/health';
+import { maintenanceRunList, type MaintenanceRun } from '../db/maintenance';
+import { boundShards, directoryDb, shardDb, shardOf, teamsWithShards } from '../db/shards';
+import { teamInfo, teamSettingsText } from '../db/teams';
+import { databaseBytes } from '../db/sqlite';
+import { parseTeamSettings } from '../db/team-settings';
+import { teamBudget } from '../observer/spend';
+import type { ObserverHealth } from '../slots/observer-health';
+import { teamStub } from '../slots/team-do';
+import { budgetJson, observerOf } from '../usage/routes';
+import { D1_LIMIT_BYTES, type MaintenanceJson, type ObserverStateJson, type OperatorHealthJson, type ShardJson, type TeamHealthJson } from './types';
+
+export const maintenanceJson = (r: MaintenanceRun): MaintenanceJson => ({
+  job: r.job, started_at: r.startedAt, finished_at: r.finishedAt, ok: r.ok, error: r.error, detail: r.detail,
+});
+
+export function observerStateJson(h: ObserverHealth): ObserverStateJson {
+  return {
+    state: h.state, kind: h.kind, code: h.code, since: h.since, retry_at: h.retry_at,
+    pending: h.backlog.pending, oldest_pending_at: h.backlog.oldestAt, notice: h.notice,
+  };
+}
+
+export async function shardJson(env: CairnEnv, binding: string): Promise<ShardJson> {
+  const size = await databaseBytes(shardDb(env, binding)).catch(() => null);
+  return { binding, size_bytes: size, limit_bytes: D1_LIMIT_BYTES, used: size === null ? null : size / D1_LIMIT_BYTES };
+}
+
+interface TeamRow {
+  id: number;
+  slug: string;
+  settings: string;
+  shard: string;
+}
+
+async function teamHealth(env: CairnEnv, team: TeamRow, maintenance: MaintenanceJson[], shard: ShardJson, now: number): Promise<TeamHealthJson> {
+  const d = shardDb(env, team.shard);
+  const settings = parseTeamSettings(team.settings);
+  const [health, retired, sweep, budget] = await Promise.all([
+    teamStub(env, team.id).health(now),
+    retiredDeadLetters(d, team.id),
+    lastRetentionSweep(d, team.id),
+    teamBudget(d, team.id, now, settings),
+  ]);
+  const observer = observerOf(env);
+  return {
+    team: team.slug,
+    observer: { ...observerStateJson(health), provider: observer.provider, model: observer.model, detail: health.detail, last_ok_at: health.last_ok_at },
+    events: {
+      sessions: health.backlog.sessions,
+      pending: health.backlog.pending,
+      oldest_pending_at: health.backlog.oldestAt,
+      oldest_age_ms: health.backlog.oldestAt === null ? null : Math.max(0, now - health.backlog.oldestAt),
+    },
+    dead_letters: { retryable: health.backlog.deadLetters, retired },
+    budget: budgetJson(budget),
+    retention: { days: settings.retention_days ?? null, last_sweep: sweep },
+    maintenance,
+    shard,
+  };
+}
+
+async function teamRow(env: CairnEnv, teamId: number): Promise<TeamRow> {
+  const dir = directoryDb(env);
+  const [info, settings, shard] = await Promise.all([teamInfo(dir, teamId), teamSettingsText(dir, teamId), shardOf(env, teamId)]);
+  return { id: teamId, slug: info?.slug ?? String(teamId), settings: settings ?? '{}', shard };
+}
+
+/** GET /api/admin/health: the caller's team. */
+export async function healthOfTeam(env: CairnEnv, teamId: number, now: number): Promise<TeamHealthJson> {
+  const team = await teamRow(env, teamId);
+  const [runs, shard] = await Promise.all([maintenanceRunList(directoryDb(env)), shardJson(env, team.shard)]);
+  return teamHealth(env, team, runs.map(maintenanceJson), shard, now);
+}
+
+/** GET /api/admin/teams/health: every team and every database, for the operator. */
+export async function healthOfServer(env: CairnEnv, now: number): Promise<OperatorHealthJson> {
+  const [teams, runs, shards] = await Promise.all([
+    teamsWithShards(env),
+    maintenanceRunList(directoryDb(env)),
+    Promise.all(boundShards(env).map((b) => shardJson(env, b))),
+  ]);
+  const maintenance = runs.map(maintenanceJson);
+  const byBinding = new Map(shards.map((s) => [s.binding, s]));
+  const teamViews = [];
+  // One team at a time: each view is a Durable Object call and a few small reads, and a server has few teams.
+  for (const t of teams) teamViews.push(await teamHealth(env, t, [], byBinding.get(t.shard) ?? (await shardJson(env, t.shard)), now));
+  return {
+    teams: teamViews,
+    shards: shards.map((s) => ({ ...s, teams: teams.filter((t) => t.shard === s.binding).length })),
+    maintenance,
+  };
+}

@@ -1,0 +1,34 @@
+// The daily cron (wrangler.toml [triggers]): FTS indexes checked against their tables (healed after a restore),
+// teams' retention_days applied, and the backup written when a bucket is bound. Each part is recorded in
+// maintenance_runs as it starts and ends, so `GET /api/admin/health` shows a cron that failed or stopped; a
+// part that fails is recorded and logged, and the parts after it still run.
+import { healFts } from '../db/fts';
+import { runEnded, runStarted, type MaintenanceJob } from '../db/maintenance';
+import { allShardDbs, directoryDb } from '../db/shards';
+import type { CairnEnv } from '../env';
+import { applyRetention } from '../retention/sweep';
+
+type Part = (env: CairnEnv, now: number) => Promise<Record<string, unknown>>;
+
+const PARTS: [MaintenanceJob, Part][] = [
+  ['fts_check', async (env) => ({ rebuilt: (await Promise.all(allShardDbs(env).map(healFts))).flat() })],
+  ['retention', async (env, now) => ({ ...(await applyRetention(env, now)) })],
+];
+
+/** Runs every part in order; never throws (each failure is in its record and the log). */
+export async function runDailyMaintenance(env: CairnEnv, now: number, parts: [MaintenanceJob, Part][] = PARTS): Promise<void> {
+  const dir = directoryDb(env);
+  for (const [job, part] of parts) {
+    const note = (what: Promise<void>) => what.catch((err: unknown) => console.error('maintenance record failed', { job, message: String(err) }));
+    await note(runStarted(dir, job, now));
+    try {
+      const detail = await part(env, now);
+      console.log('maintenance', { job, ...detail });
+      await note(runEnded(dir, job, Date.now(), { detail }));
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      console.error('maintenance failed', { job, message });
+      await note(runEnded(dir, job, Date.now(), { error: message }));
+    }
+  }
+}

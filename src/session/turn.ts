@@ -233,7 +233,7 @@ export class ObserverTurns {
       // team's answer says when to try again: a back-off's end, or the next probe of a failing observer.
       const code = err instanceof ObserverFailure ? err.code : null;
       const team = await teamStub(this.deps.env, session.teamId)
-        .reportFailure({ kind: plan.shared, code, detail: code ? message : null, until })
+        .reportFailure({ kind: plan.shared, code, detail: code && err instanceof Error ? err.message : null, until })
         .catch((e: unknown) => console.warn('team back-off report failed', { message: String(e) }));
       if (team) b.set('backoff_until', team.until);
     }

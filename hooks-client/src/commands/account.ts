@@ -76,6 +76,22 @@ async function observerLine(url: string, token: string | null, device: string | 
   }
 }
 
+/**
+ * Whether the team's memory is being made: paused (the observer's key refused…), delayed, or behind, in the
+ * server's own words (GET /api/observer/state); null from a server too old to say.
+ */
+async function memoryLine(url: string, token: string | null, device: string | null): Promise<string | null> {
+  try {
+    const r = await call(url, '/api/observer/state', { token, device, timeoutMs: 3_000 });
+    if (r.status !== 200) return null;
+    const body = JSON.parse(r.text) as { state?: string; notice?: string | null; pending?: number };
+    if (body.notice) return body.notice;
+    return body.state === 'ok' ? `ok${body.pending ? ` (${body.pending} events being observed)` : ''}` : (body.state ?? null);
+  } catch {
+    return null;
+  }
+}
+
 const kb = (n: number) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
 
 export async function status(_args: string[], io: Io): Promise<number> {
@@ -90,8 +106,9 @@ export async function status(_args: string[], io: Io): Promise<number> {
     const check = await checkToken(config.url, config.token, config.device);
     lines.push(`server:  ${check.message}`);
     if (check.ok) {
-      const observer = await observerLine(config.url, config.token, config.device);
+      const [observer, memory] = await Promise.all([observerLine(config.url, config.token, config.device), memoryLine(config.url, config.token, config.device)]);
       if (observer) lines.push(`observer: ${observer}`);
+      if (memory) lines.push(`memory:  ${memory}`);
     }
     try {
       const r = await call(config.url, '/install/cairn.mjs', { method: 'HEAD', timeoutMs: 3_000 });

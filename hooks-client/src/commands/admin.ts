@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
+import { renderServerHealth, renderTeamHealth, type ServerHealthBody, type TeamHealthBody } from './health';
 
 const USAGE = `usage: cairn admin <command> [--json]
 
@@ -27,6 +28,10 @@ const USAGE = `usage: cairn admin <command> [--json]
   settings set <key>=<value>…               value is JSON (30, true, ["Bash"]) or a plain string
   settings unset <key>…
   audit [--limit <n>] [--action <name>]
+  health                                    the observer's state, the backlog, dead letters, budget, retention,
+                                            the daily cron and the database's size
+  health --operator                         every team and database (needs CAIRN_ADMIN_SECRET)
+  observer retry                            try the observer again now (after fixing its key or raising a cap)
 `;
 
 class UsageError extends Error {}
@@ -224,6 +229,29 @@ const HANDLERS: Record<string, Handler> = {
     return { ...a, show: () => table(rows, ['id', 'created_at', 'actor', 'action', 'target', 'detail']) };
   },
 
+  async health(ctx, _args, flags) {
+    if (flags.operator) {
+      const secret = ctx.io.env.CAIRN_ADMIN_SECRET;
+      if (!secret) throw new UsageError('health --operator needs the operator secret in CAIRN_ADMIN_SECRET');
+      const a = await request(ctx, 'GET', '/api/admin/teams/health', undefined, secret);
+      return { ...a, show: () => renderServerHealth(a.body as ServerHealthBody) };
+    }
+    const a = await request(ctx, 'GET', '/api/admin/health');
+    return { ...a, show: () => renderTeamHealth(a.body as TeamHealthBody) };
+  },
+
+  async observer(ctx, [sub]) {
+    if (sub !== 'retry') throw new UsageError('only "observer retry" exists');
+    const a = await request(ctx, 'POST', '/api/admin/observer/retry');
+    const b = a.body as { woken?: number; observer?: { state?: string; notice?: string | null } };
+    return {
+      ...a,
+      show: () =>
+        `the observer is tried again now; ${b.woken ?? 0} session(s) with waiting events woken (state: ${b.observer?.state ?? '?'}).\n` +
+        'The first of them is the probe: if the provider still refuses, `cairn admin health` shows it within a minute.\n',
+    };
+  },
+
   async team(ctx, [sub], flags) {
     if (sub !== 'create') throw new UsageError('only "team create" exists');
     const secret = ctx.io.env.CAIRN_ADMIN_SECRET;
@@ -250,7 +278,7 @@ export async function admin(args: string[], io: Io): Promise<number> {
         json: { type: 'boolean' }, all: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
         role: { type: 'string' }, user: { type: 'string' }, scopes: { type: 'string' }, label: { type: 'string' },
         'expires-days': { type: 'string' }, limit: { type: 'string' }, action: { type: 'string' },
-        team: { type: 'string' }, device: { type: 'string' }, url: { type: 'string' },
+        team: { type: 'string' }, device: { type: 'string' }, url: { type: 'string' }, operator: { type: 'boolean' },
       },
     });
   } catch (e) {
@@ -273,7 +301,7 @@ export async function admin(args: string[], io: Io): Promise<number> {
     io.err('cairn admin: no server configured (run: cairn login --url … --token …, or pass --url)\n');
     return 2;
   }
-  if (command !== 'team' && !config.token) {
+  if (command !== 'team' && !(command === 'health' && parsed.values.operator) && !config.token) {
     io.err('cairn admin: no token configured (CAIRN_TOKEN or cairn login)\n');
     return 2;
   }

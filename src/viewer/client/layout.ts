@@ -35,6 +35,8 @@ export function mainLayout(root: HTMLElement, t: Translate, who: string, query: 
       h('div', { class: 'account' }, h('span', { id: 'live-status', class: 'live', 'data-state': 'connecting', text: t('connecting') }),
         h('span', { class: 'who', text: who }), spend, langButton, signout),
     ),
+    // Filled from GET /api/observer/state when memory is paused, delayed or behind (main.ts loadMemoryState).
+    h('p', { id: 'memory-notice', class: 'notice', role: 'status', hidden: '' }),
     h(
       'div',
       { class: 'layout' },

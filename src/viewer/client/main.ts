@@ -132,6 +132,22 @@ function renderMain(): void {
   void reload(true);
 }
 
+/**
+ * Says so above the feed when the team's memory is paused (the observer's key refused…), delayed or behind:
+ * the server's own sentence, which names what fixes it. Read with each reload; no answer hides it.
+ */
+async function loadMemoryState(): Promise<void> {
+  const el = document.getElementById('memory-notice');
+  if (!el || !state.api) return;
+  try {
+    const s = await state.api.get<{ notice: string | null }>('/api/observer/state');
+    el.textContent = s.notice ?? '';
+    el.hidden = !s.notice;
+  } catch {
+    el.hidden = true;
+  }
+}
+
 function fillFilters(): void {
   if (document.getElementById('project')) fillFilterLists(t, state.lang, state);
 }
@@ -155,6 +171,7 @@ async function reload(restartLive: boolean): Promise<void> {
   byId('feed-title').textContent = state.mode === 'search' ? t('resultsFor', { q: state.q }) : t('recent');
   byId('feed-count').textContent = '';
   if (restartLive) startLive();
+  void loadMemoryState();
   if (state.mode === 'search') await runSearch();
   else await loadFeed(false);
 }

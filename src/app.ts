@@ -18,6 +18,7 @@ import { installRoutes } from './install/routes';
 import { forgetRoutes } from './forget/routes';
 import { adminHealthRoutes, observerAdminRoutes, observerStateRoutes, operatorHealthRoutes } from './health/routes';
 import { errorBody, handleError } from './lib/errors';
+import { runWithRequestLog } from './lib/log';
 import { bodyCap } from './limits/body-limit';
 import { rateLimit } from './limits/rate-limit';
 import { mcpRoutes } from './mcp/routes';
@@ -86,6 +87,13 @@ const TOKEN_MOUNTS: Mount[] = [
 ];
 
 const app = new Hono<AppEnv>();
+// Every request gets an id (Cloudflare's ray id when there is one) that its log lines carry with its team's id
+// once the token is checked (src/lib/log.ts), and that the answer names (`x-request-id`) so a user can quote it.
+app.use(async (c, next) => {
+  const requestId = c.req.header('cf-ray') ?? crypto.randomUUID();
+  c.header('x-request-id', requestId);
+  await runWithRequestLog({ requestId, teamId: () => c.get('auth')?.teamId ?? null }, next);
+});
 // Server-Timing wherever the token guards run (they record the token check and the rate limiter), so on every
 // API answer and on /mcp: where a request's time went (token check, rate limiter, session object).
 const serverTiming = timing({ totalDescription: 'total' });

@@ -8,6 +8,7 @@ import { forgetAllTokens, noteTokenUsed } from './token-cache';
 import { lookupToken } from './tokens';
 import type { AppEnv } from './types';
 import { directoryDb, teamDb } from '../db/shards';
+import { errorText, log } from '../lib/log';
 
 const LAST_USED_GRANULARITY_MS = 60_000;
 
@@ -35,7 +36,7 @@ export function rejectTokenInUrl(url: string): void {
 function background(c: Context<AppEnv>, work: Promise<unknown>): Promise<void> {
   const safe = work.then(
     () => undefined,
-    (err: unknown) => console.error('background write failed', { message: err instanceof Error ? err.message : String(err) }),
+    (err: unknown) => log('error', 'background write failed', { message: errorText(err) }),
   );
   try {
     c.executionCtx.waitUntil(safe);

@@ -14,6 +14,7 @@ import { acceptEvent, acceptEvents, type IngestContext } from './accept';
 import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
 import type { BatchResult, EventAck } from '#shared/events';
 import { shardDb, shardOf, teamDb } from '../db/shards';
+import { errorText, log } from '../lib/log';
 
 /** Mounted at /api/sessions: writes need the `ingest` scope, reads `ingest` or `read` (guards in src/app.ts). */
 export const sessionRoutes = new Hono<AppEnv>();
@@ -74,7 +75,7 @@ eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
     if (outcome.status === 'fulfilled') return { event_id: eventId, ...outcome.value };
     const err: unknown = outcome.reason;
     if (err instanceof AppError) return { event_id: eventId, error: { code: err.code, message: err.message } };
-    console.error('batch event failed', { eventId, message: err instanceof Error ? err.message : String(err) });
+    log('error', 'batch event failed', { event_id: eventId, message: errorText(err) });
     return { event_id: eventId, error: { code: 'internal_error', message: 'This event could not be accepted; send it again later.' } };
   });
   return c.json({ results }, 200);

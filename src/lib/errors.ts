@@ -1,6 +1,7 @@
 // One error type for everything the API refuses, and the single funnel that turns errors into responses.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { errorText, log } from './log';
 
 export class AppError extends Error {
   constructor(
@@ -31,6 +32,6 @@ export function handleError(err: Error, c: Context): Response {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return c.json(errorBody('bad_request', 'The request could not be processed.'), status as ContentfulStatusCode);
   }
-  console.error('unhandled error', { path: c.req.path, message: err.message, stack: err.stack });
+  log('error', 'unhandled error', { route: c.req.routePath, message: errorText(err), stack: err.stack?.split('\n').slice(1, 6).join(' | ') });
   return c.json(errorBody('internal_error', 'Something went wrong on our side.'), 500);
 }

@@ -7,6 +7,7 @@ import { configOf, type ConfigInput } from '../config';
 import { AppError } from '../lib/errors';
 import { limiterStub, type Bucket } from './limiter-do';
 import type { Verdict } from './window';
+import { errorText, log } from '../lib/log';
 
 
 /** Hook traffic goes to the ingest bucket; recall, search, MCP, viewer and admin calls to the read bucket. */
@@ -52,7 +53,7 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
     endTime(c, 'limit');
   } catch (err) {
     // A limiter outage must not take the API down with it: fail open and say so in the logs.
-    console.error('rate limiter unavailable', { message: err instanceof Error ? err.message : String(err) });
+    log('error', 'rate limiter unavailable', { message: errorText(err) });
   }
   if (verdict) {
     limitHeaders(c, verdict);

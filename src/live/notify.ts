@@ -1,6 +1,7 @@
 // Live notifications: the store calls notifyStored after a turn is saved; the team's HubDO fans it out.
 import type { CairnEnv } from '../env';
 import { hubStub, type StoredNotice } from './hub-do';
+import { errorText, log } from '../lib/log';
 
 
 /**
@@ -18,6 +19,6 @@ export async function notifyStored(
     const hub = hubStub(env, teamId);
     await hub.publish(teamId, notices);
   } catch (err) {
-    console.warn('live notify failed', { teamId, count: notices.length, message: (err as Error).message });
+    log('warn', 'live notify failed', { team_id: teamId, count: notices.length, message: errorText(err) });
   }
 }

@@ -7,6 +7,7 @@ import { runEnded, runStarted, type MaintenanceJob } from '../db/maintenance';
 import { allShardDbs, directoryDb } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { applyRetention } from '../retention/sweep';
+import { errorText, log } from '../lib/log';
 
 type Part = (env: CairnEnv, now: number) => Promise<Record<string, unknown>>;
 
@@ -19,15 +20,15 @@ const PARTS: [MaintenanceJob, Part][] = [
 export async function runDailyMaintenance(env: CairnEnv, now: number, parts: [MaintenanceJob, Part][] = PARTS): Promise<void> {
   const dir = directoryDb(env);
   for (const [job, part] of parts) {
-    const note = (what: Promise<void>) => what.catch((err: unknown) => console.error('maintenance record failed', { job, message: String(err) }));
+    const note = (what: Promise<void>) => what.catch((err: unknown) => log('error', 'maintenance record failed', { job, message: errorText(err) }));
     await note(runStarted(dir, job, now));
     try {
       const detail = await part(env, now);
-      console.log('maintenance', { job, ...detail });
+      log('info', 'maintenance', { job, detail: JSON.stringify(detail).slice(0, 1000) });
       await note(runEnded(dir, job, Date.now(), { detail }));
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      console.error('maintenance failed', { job, message });
+      const message = errorText(err);
+      log('error', 'maintenance failed', { job, message });
       await note(runEnded(dir, job, Date.now(), { error: message }));
     }
   }

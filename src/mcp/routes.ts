@@ -7,6 +7,7 @@ import { AppError } from '../lib/errors';
 import { assertJsonShape } from '../lib/json-limits';
 import { limiterStub } from '../limits/limiter-do';
 import { limitFor } from '../limits/rate-limit';
+import { errorText, log } from '../lib/log';
 
 /**
  * The MCP SDK (with its JSON-schema validator) is loaded on an isolate's first /mcp request, not when the
@@ -49,7 +50,7 @@ async function chargeExtraCalls(c: Context<AppEnv>, calls: number): Promise<void
   try {
     verdict = await limiterStub(c.env, auth.tokenId).hit('read', limit, Date.now(), calls - 1);
   } catch (err) {
-    console.error('rate limiter unavailable', { message: err instanceof Error ? err.message : String(err) });
+    log('error', 'rate limiter unavailable', { message: errorText(err) });
     return;
   }
   c.header('x-ratelimit-limit', String(verdict.limit));

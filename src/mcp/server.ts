@@ -18,6 +18,7 @@ import { searchObservations } from '../search/search';
 import { indexObservations } from '../vectors/index-records';
 import { INSTRUCTIONS, SERVER_NAME, SERVER_VERSION } from './instructions';
 import { renderRecords } from './render-records';
+import { errorText, log } from '../lib/log';
 
 export interface McpDeps {
   /** Runs work after the answer (vector upsert/removal); Workers pass ctx.waitUntil. */
@@ -33,7 +34,7 @@ async function guarded(run: () => Promise<CallToolResult>): Promise<CallToolResu
     return await run();
   } catch (err) {
     if (err instanceof AppError) return text(`${err.code}: ${err.message}`, true);
-    console.error('mcp tool failed', { message: (err as Error).message, stack: (err as Error).stack });
+    log('error', 'mcp tool failed', { message: errorText(err), stack: (err as Error).stack?.split('\n').slice(1, 6).join(' | ') });
     return text('internal_error: Something went wrong on our side.', true);
   }
 }

@@ -5,12 +5,13 @@ import { correctFileLists } from './evidence';
 import { parseObserverOutput } from './parser';
 import { ObserverFailure, type ObserverProvider, type ObserverUsage, type ObservationContent, type ParsedSummary } from './types';
 import { providerWindow } from './window';
+import { log, type LogFields } from '../lib/log';
 
 export interface TurnInput extends PrepareInput {
   /** The conversation as stored after the last successful turn; null for a new session. */
   state: ConversationState | null;
   /** Where warnings go (prose replies); console by default. */
-  log?: (message: string, data: Record<string, unknown>) => void;
+  log?: (message: string, data: LogFields) => void;
   /** The deployment's statement of the model's window (OBSERVER_CONTEXT_TOKENS), over the known one (window.ts). */
   contextTokens?: number;
 }
@@ -25,7 +26,7 @@ export type TurnOutcome =
   | { kind: 'prose'; preview: string; usage: ObserverUsage; model: string; state: ConversationState }
   | { kind: 'failure'; failure: ObserverFailure };
 
-const defaultLog = (message: string, data: Record<string, unknown>) => console.warn(message, JSON.stringify(data));
+const defaultLog = (message: string, data: LogFields) => log('warn', message, data);
 
 function asFailure(err: unknown): ObserverFailure {
   if (err instanceof ObserverFailure) return err;
@@ -71,7 +72,7 @@ export async function runTurn(provider: ObserverProvider, input: TurnInput): Pro
     model,
     class: cls,
     events: request.events.length,
-    preview,
+    chars: reply.text.length,
   });
   return { kind: 'prose', preview, usage, model, state: dropPending(state) };
 }

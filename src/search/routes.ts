@@ -9,6 +9,7 @@ import * as z from 'zod';
 import type { SearchKind } from './params';
 import { renderSearchText } from './render';
 import { searchObservations } from './search';
+import { errorText, log } from '../lib/log';
 
 /** Mounted at /api/search (scope `read`). */
 export const searchRoutes = new Hono<AppEnv>();
@@ -74,7 +75,7 @@ backfillRoutes.post('/', query(BackfillQuery, { blankIsAbsent: true }), async (c
   try {
     out = await backfillVectors(c.env, c.get('auth').teamId, limit);
   } catch (err) {
-    console.error('embedding failed', { message: (err as Error).message });
+    log('error', 'embedding failed', { message: errorText(err) });
     throw new AppError(503, 'embedding_failed', 'Embedding failed; nothing more was indexed. Try again later.');
   }
   return c.json({ indexed: out.indexed, remaining: out.remaining, index: adapters.index.name });

@@ -11,6 +11,7 @@ import type { VectorAdapters, VectorMatch } from '../vectors/types';
 import { fusionMethodFor, vectorWeightFor } from './config';
 import { scoreFusion, weightedFusion, type KeywordHit } from './fusion';
 import type { SearchParams } from './params';
+import { errorText, log } from '../lib/log';
 
 /** Runs `work` and records its duration under `name` when timings are wanted. */
 export async function timed<T>(timings: Record<string, number> | undefined, name: string, work: Promise<T>): Promise<T> {
@@ -87,7 +88,7 @@ export async function vectorIds(side: VectorSide, auth: AuthContext, p: SearchPa
   try {
     return await Promise.race([work, late]);
   } catch (err) {
-    console.warn('vector search failed; answering from FTS alone', { message: (err as Error).message });
+    log('warn', 'vector search failed; answering from FTS alone', { message: errorText(err) });
     return null;
   } finally {
     clearTimeout(timer);

@@ -16,6 +16,7 @@ import { retentionMs } from './retention';
 import type { SessionSeams } from './seams';
 import { ObserverTurns } from './turn';
 import type { EnqueueInput, EnqueueResult, SessionStatus } from './types';
+import { log } from '../lib/log';
 
 export class SessionDO extends DurableObject<CairnEnv> {
   #buffer: EventBuffer;
@@ -53,7 +54,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
    */
   async #takeOver(): Promise<void> {
     const given = this.#buffer.releaseDeadTurn();
-    if (given > 0) console.warn('an observer turn died with the previous instance of its session object; its events are observed again', { events: given });
+    if (given > 0) log('warn', 'an observer turn died with the previous instance of its session object; its events are observed again', { events: given });
     await this.#alarms.resume(Date.now());
   }
 

@@ -22,6 +22,7 @@ import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
 import { planFailure, selectBatch, type FailureKind } from './policy';
 import { Abandoned, type FaultPoint, type SessionSeams } from './seams';
 import type { PendingRow } from './types';
+import { errorText, log } from '../lib/log';
 
 /**
  * How long one turn may hold the session within its instance: a turn that hangs (an observer call that never
@@ -124,7 +125,7 @@ export class ObserverTurns {
     if (outcome.kind !== 'failure') await this.#recovered(head.snapshot.teamId);
     if (b.lease(Date.now())?.claimId !== claimId) {
       // Release touches only rows still claimed under this id: if another turn took them over, it keeps them.
-      console.warn('observer turn outlived its lease; its events will be observed again', { claimId });
+      log('warn', 'observer turn outlived its lease; its events will be observed again', { claim_id: claimId });
       b.release(claimId, false, 'observer turn outlived its lease');
       return;
     }
@@ -136,7 +137,7 @@ export class ObserverTurns {
       case 'empty':
         return this.#confirm(claimId, outcome.state, 0);
       case 'prose':
-        console.warn('observer answered in prose; events confirmed without observations', { claimId, preview: outcome.preview });
+        log('warn', 'observer answered in prose; events confirmed without observations', { claim_id: claimId });
         b.set('last_error', `prose reply: ${outcome.preview}`.slice(0, 300));
         return this.#confirm(claimId, outcome.state, 0);
       case 'parsed':
@@ -162,7 +163,7 @@ export class ObserverTurns {
     });
     if (provider.name !== 'heuristic' && outcome.kind !== 'failure') {
       await meterCall(this.deps.env, head.snapshot, outcome.model, outcome.usage, this.#now()).catch((err: unknown) =>
-        console.warn('observer usage not recorded', { message: String(err) }),
+        log('warn', 'observer usage not recorded', { message: errorText(err) }),
       );
     }
     return outcome;
@@ -183,7 +184,7 @@ export class ObserverTurns {
     this.#confirm(claimId, outcome.state, stored.observationIds.length);
     if (stored.observationIds.length || stored.summaryId !== null) {
       const after = this.deps.seams().afterStore ?? defaultAfterStore(this.deps.env, indexTurn);
-      this.deps.waitUntil(after.run(stored).catch((err: unknown) => console.warn('after-store failed', { message: String(err) })));
+      this.deps.waitUntil(after.run(stored).catch((err: unknown) => log('warn', 'after-store failed', { message: errorText(err) })));
     }
   }
 
@@ -220,8 +221,11 @@ export class ObserverTurns {
     const streak = b.get<number>('streak', 0);
     const plan = planFailure(kind, retryAfterMs, streak);
     const message = `${kind}: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300);
-    if (kind === 'store' || kind === 'server' || kind === 'network') console.error('observer turn failed', { claimId, message });
-    else console.warn('observer turn backing off', { claimId, message, delayMs: plan.delayMs });
+    // A refusal read from the observer's own reply (no provider code) would put its words in the log: not logged.
+    const said = err instanceof ObserverFailure && err.code === null && (kind === 'auth' || kind === 'spend_cap') ? undefined : errorText(err);
+    const fields = { claim_id: claimId, kind, code: err instanceof ObserverFailure ? err.code : null, message: said, team_id: sessionOf(b)?.teamId };
+    if (kind === 'store' || kind === 'server' || kind === 'network') log('error', 'observer turn failed', fields);
+    else log('warn', 'observer turn backing off', { ...fields, delay_ms: plan.delayMs });
     const until = Date.now() + plan.delayMs;
     b.release(claimId, plan.countsAttempt, message, kind === 'store');
     b.set('streak', streak + 1);
@@ -234,7 +238,7 @@ export class ObserverTurns {
       const code = err instanceof ObserverFailure ? err.code : null;
       const team = await teamStub(this.deps.env, session.teamId)
         .reportFailure({ kind: plan.shared, code, detail: code && err instanceof Error ? err.message : null, until })
-        .catch((e: unknown) => console.warn('team back-off report failed', { message: String(e) }));
+        .catch((e: unknown) => log('warn', 'team back-off report failed', { message: errorText(e) }));
       if (team) b.set('backoff_until', team.until);
     }
   }
@@ -249,7 +253,7 @@ export class ObserverTurns {
     const waiting = await teamStub(this.deps.env, teamId)
       .reportRecovered()
       .catch((e: unknown) => {
-        console.warn('observer recovery report failed', { message: String(e) });
+        log('warn', 'observer recovery report failed', { message: errorText(e) });
         return [] as string[];
       });
     const own = sessionOf(this.deps.buffer())?.sessionKey;
@@ -273,7 +277,7 @@ export class ObserverTurns {
     const configured = this.#provider();
     if (configured.name === 'heuristic') return configured;
     const budget = await teamBudget(await teamDb(this.deps.env, teamId), teamId, this.#now()).catch((err: unknown) => {
-      console.warn('observer budget unknown; observing as configured', { message: String(err) });
+      log('warn', 'observer budget unknown; observing as configured', { message: errorText(err) });
       return null;
     });
     this.deps.buffer().set('budget', budget?.exhausted ? { exhausted: budget.exhausted, until: budget.until } : null);

@@ -3,6 +3,7 @@
 import type { CairnEnv } from '../env';
 import { notifyStored } from '../live/notify';
 import type { StoredTurn } from './turn-store';
+import { errorText, log } from '../lib/log';
 
 export interface AfterStore {
   /** Called once per committed turn that inserted something. Must not throw; failures are only logged. */
@@ -22,7 +23,7 @@ export function defaultAfterStore(env: CairnEnv, indexTurn: IndexTurn | null): A
       const results = await Promise.allSettled(steps);
       for (const r of results) {
         if (r.status === 'rejected') {
-          console.warn('after-store step failed', { teamId: stored.teamId, ids: stored.observationIds, message: String((r.reason as Error)?.message ?? r.reason) });
+          log('warn', 'after-store step failed', { team_id: stored.teamId, ids: stored.observationIds, message: errorText(r.reason) });
         }
       }
     },

@@ -7,6 +7,7 @@ import { getVectorAdapters } from './adapters';
 import { MAX_FACT_VECTORS, VECTOR_KINDS } from './keys';
 import type { VectorAdapters, VectorKind, VectorRecord } from './types';
 import { teamDb } from '../db/shards';
+import { errorText, log } from '../lib/log';
 
 type ObservationDoc = Awaited<ReturnType<typeof observationsToEmbed>>[number];
 type SummaryDoc = Awaited<ReturnType<typeof summariesToEmbed>>[number];
@@ -188,7 +189,7 @@ export async function indexRecords(
     }
   } catch (err) {
     outcome.failed = total - outcome.removed - outcome.indexed;
-    console.error('vector indexing failed; rows stay unembedded for the embed job', { teamId, count: outcome.failed, message: (err as Error).message });
+    log('error', 'vector indexing failed; rows stay unembedded for the embed job', { team_id: teamId, count: outcome.failed, message: errorText(err) });
   }
   return outcome;
 }

@@ -157,7 +157,7 @@ describe('defaultAfterStore', () => {
     await expect(defaultAfterStore(fakeEnv, failing).run(stored)).resolves.toBeUndefined();
     expect(failing).toHaveBeenCalledWith(fakeEnv, stored);
     expect(publish).toHaveBeenCalledWith(1, [{ kind: 'observation', projectId: 1, id: 5 }]);
-    expect(warn).toHaveBeenCalledWith('after-store step failed', expect.objectContaining({ message: 'embedder down' }));
+    expect(warn).toHaveBeenCalledWith(expect.objectContaining({ level: 'warn', event: 'after-store step failed', message: 'embedder down' }));
     warn.mockRestore();
   });
 });

@@ -179,7 +179,7 @@ async function main() {
   commands.push(`npx wrangler deploy${found.secrets.some((x) => !x.exists) ? ' --secrets-file <a temporary file, 0600, deleted after>' : ''}`);
   commands.push('first deploy only (no team yet): POST <worker url>/api/admin/teams with CAIRN_ADMIN_SECRET, then print the `cairn login` line');
   say('Commands:');
-  commands.forEach((c, i) => say(`  ${i + 1}. ${c}`));
+  for (const [i, c] of commands.entries()) say(`  ${i + 1}. ${c}`);
   if (dry) return;
   if (interactive && !opt.yes && (await ask('Proceed? [Y/n] ')).toLowerCase().startsWith('n')) process.exit(1);
 

@@ -68,11 +68,12 @@ export class SessionAlarms {
   }
 
   /**
-   * A new instance's alarm: the one planned from what the buffer holds, unless an earlier one is set. An alarm
-   * set by the instance before (far ahead for a turn it ran, or lost with it) never holds the work back.
+   * A new instance's alarm: the one planned from what the buffer holds (now, with `workLeft`: after-store work
+   * an earlier instance left), unless an earlier one is set. An alarm set by the instance before (far ahead
+   * for a turn it ran, or lost with it) never holds the work back.
    */
-  async resume(now: number): Promise<void> {
-    const due = this.#due(now);
+  async resume(now: number, workLeft = false): Promise<void> {
+    const due = workLeft ? now : this.#due(now);
     if (due === null) return;
     const current = await this.storage.getAlarm();
     if (current === null || current > due) await this.storage.setAlarm(due);

@@ -40,6 +40,8 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
   // 3: the instance of the object that holds the lease. A lease without one was taken before this step, by an
   // instance that is gone by the time any step runs.
   'ALTER TABLE lease ADD COLUMN instance_id TEXT',
+  // 4: the work after a stored turn (vectors) that has not finished yet: an instance that dies leaves it here.
+  'CREATE TABLE IF NOT EXISTS after_store (id INTEGER PRIMARY KEY AUTOINCREMENT, stored TEXT NOT NULL, created_at INTEGER NOT NULL)',
 ];
 
 /** Columns of step 2, each added only where missing (objects written before versioning may have it). */

@@ -3,7 +3,7 @@
 import { migrateDoSqlite } from '../db/do-schema';
 import { BUFFER_SCHEMA, toRow, type PendingSql } from './buffer-schema';
 import type { PromptMark } from './filing';
-import type { BufferedEvent, EventSnapshot, PendingRow } from './types';
+import type { AfterStoreWork, BufferedEvent, EventSnapshot, PendingRow } from './types';
 
 /** Ids of accepted events are remembered this long so that client retries are recognised. */
 export const SEEN_RETENTION_MS = 3 * 24 * 3_600_000;
@@ -331,6 +331,29 @@ export class EventBuffer {
 
   pruneSeen(now: number): void {
     this.sql.exec('DELETE FROM seen WHERE seen_at < ? AND event_id NOT IN (SELECT event_id FROM pending)', now - SEEN_RETENTION_MS);
+  }
+
+  // --- work after a stored turn --------------------------------------------------------------------------
+  /**
+   * Notes a stored turn's after-store work (its rows' vectors) before it starts: written in the same
+   * synchronous step as the turn's confirm, so a turn is never confirmed without it. Answers its id.
+   */
+  addAfterStore(stored: AfterStoreWork, now: number): number {
+    return this.sql
+      .exec<{ id: number }>('INSERT INTO after_store (stored, created_at) VALUES (?, ?) RETURNING id', JSON.stringify(stored), now)
+      .one().id;
+  }
+
+  afterStoreDone(id: number): void {
+    this.sql.exec('DELETE FROM after_store WHERE id = ?', id);
+  }
+
+  /** After-store work not known to be finished, oldest first. */
+  afterStoreLeft(limit = 20): { id: number; stored: AfterStoreWork }[] {
+    return this.sql
+      .exec<{ id: number; stored: string }>('SELECT id, stored FROM after_store ORDER BY id LIMIT ?', limit)
+      .toArray()
+      .map((r) => ({ id: r.id, stored: JSON.parse(r.stored) as AfterStoreWork }));
   }
 
   // --- the turn lease -------------------------------------------------------------------------------------

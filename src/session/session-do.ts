@@ -7,6 +7,7 @@ import { addDeadLetters } from '../db/retention';
 import { teamDb } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { IngestGate, type Admission } from './admission';
+import { AfterStoreRunner } from './after-store-work';
 import { RESUME_MS, retentionOf, SessionAlarms } from './alarms';
 import { EventBuffer } from './buffer';
 import { intake, sessionOf } from './intake';
@@ -24,6 +25,7 @@ export class SessionDO extends DurableObject<CairnEnv> {
   readonly #keepMs: number;
   readonly #alarms: SessionAlarms;
   readonly #turns: ObserverTurns;
+  readonly #afterStore: AfterStoreRunner;
   /** Test seams only (not reachable over RPC: instance fields are not methods). */
   testSeams: SessionSeams = {};
   /** This instance of the object: a turn's lease belongs to the instance that took it (buffer.ts). */
@@ -34,13 +36,14 @@ export class SessionDO extends DurableObject<CairnEnv> {
     this.#buffer = new EventBuffer(ctx.storage.sql, this.instanceId);
     this.#keepMs = retentionMs(env.SESSION_RETENTION_SECONDS);
     this.#alarms = new SessionAlarms(ctx.storage, () => this.#buffer, this.#keepMs);
+    this.#afterStore = new AfterStoreRunner({ env, buffer: () => this.#buffer, seams: () => this.testSeams, waitUntil: (work) => ctx.waitUntil(work) });
     this.#turns = new ObserverTurns({
       env,
       buffer: () => this.#buffer,
       alarms: this.#alarms,
       seams: () => this.testSeams,
-      waitUntil: (work) => ctx.waitUntil(work),
       wake: (teamId, keys) => ctx.waitUntil(wakeSessions(env, teamId, keys)),
+      afterStore: this.#afterStore,
     });
     // Before any call is delivered: what the instance before this one left behind is taken over now.
     void ctx.blockConcurrencyWhile(() => this.#takeOver());
@@ -55,7 +58,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
   async #takeOver(): Promise<void> {
     const given = this.#buffer.releaseDeadTurn();
     if (given > 0) log('warn', 'an observer turn died with the previous instance of its session object; its events are observed again', { events: given });
-    await this.#alarms.resume(Date.now());
+    // After-store work left behind runs in the first alarm (an alarm keeps the object alive while it runs).
+    await this.#alarms.resume(Date.now(), this.#buffer.afterStoreLeft(1).length > 0);
   }
 
   async ping(): Promise<string> {
@@ -130,6 +134,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
   async alarm(): Promise<void> {
     const now = Date.now();
     this.#buffer.pruneSeen(now);
+    const resumed = this.#afterStore.resume();
+    if (resumed > 0) log('warn', 'after-store work an earlier instance left unfinished runs again', { turns: resumed });
     if (await this.#notNow(now)) return;
     this.#tidy(now);
     if (this.#buffer.readyCount() === 0) return this.#alarms.next();

@@ -2,7 +2,7 @@
 // batch, observe it, then store and confirm what came back (or back off), and plan the next alarm.
 import { configOf } from '../config';
 import { teamDb } from '../db/shards';
-import { turnStored } from '../db/turns';
+import { storedTurnRows } from '../db/turns';
 import type { CairnEnv } from '../env';
 import type { ConversationState } from '../observer/conversation';
 import { loadMode } from '../observer/modes';
@@ -12,9 +12,8 @@ import { meterCall, teamBudget } from '../observer/spend';
 import { runTurn, type TurnOutcome } from '../observer/turn';
 import { ObserverFailure, type ObserverProvider } from '../observer/types';
 import { teamStub } from '../slots/team-do';
-import { defaultAfterStore } from '../store/after-store';
 import { storeTurn } from '../store/turn-store';
-import { indexTurn } from '../vectors/index-records';
+import type { AfterStoreRunner } from './after-store-work';
 import { RESUME_MS, type SessionAlarms } from './alarms';
 import type { EventBuffer } from './buffer';
 import { sessionOf } from './intake';
@@ -36,9 +35,10 @@ export interface TurnDeps {
   buffer: () => EventBuffer;
   alarms: SessionAlarms;
   seams: () => SessionSeams;
-  waitUntil: (work: Promise<unknown>) => void;
   /** Wakes other sessions of the team (they waited for the observer to recover); never throws. */
   wake: (teamId: number, sessionKeys: string[]) => void;
+  /** Vectors and live notices of stored turns, written down before they run (after-store-work.ts). */
+  afterStore: AfterStoreRunner;
 }
 
 export class ObserverTurns {
@@ -119,7 +119,13 @@ export class ObserverTurns {
     const prompt = b.prompt(head.promptNumber);
     if (prompt?.private) return this.#confirm(claimId, null, 0);
     // Stored once with any observer: a replayed turn already in D1 is confirmed, not observed (and reworded) again.
-    if (replay && (await turnStored(await teamDb(this.deps.env, head.snapshot.teamId), head.snapshot.teamId, turnKey))) return this.#confirm(claimId, null, 0);
+    // Its after-store work may have died with the turn: it is started again on the rows found.
+    const already = replay ? await storedTurnRows(await teamDb(this.deps.env, head.snapshot.teamId), head.snapshot.teamId, turnKey) : null;
+    if (already) {
+      this.#confirm(claimId, null, 0);
+      const prompt = { sessionId: head.snapshot.sessionDbId, promptNumber: head.promptNumber };
+      return this.deps.afterStore.start({ teamId: head.snapshot.teamId, ...already, duplicates: 0, prompt, notices: [] });
+    }
 
     const outcome = await this.#observe(batch, prompt);
     if (outcome.kind !== 'failure') await this.#recovered(head.snapshot.teamId);
@@ -182,10 +188,7 @@ export class ObserverTurns {
     const stored = await storeTurn(await teamDb(this.deps.env, record.context.teamId), record);
     this.#seam('after-store');
     this.#confirm(claimId, outcome.state, stored.observationIds.length);
-    if (stored.observationIds.length || stored.summaryId !== null) {
-      const after = this.deps.seams().afterStore ?? defaultAfterStore(this.deps.env, indexTurn);
-      this.deps.waitUntil(after.run(stored).catch((err: unknown) => log('warn', 'after-store failed', { message: errorText(err) })));
-    }
+    this.deps.afterStore.start(stored);
   }
 
   /**

@@ -97,6 +97,14 @@ export interface PendingRow {
   turnKey: string | null;
 }
 
+/** What a stored turn's after-store work needs again if it is cut off: the rows to index (no live notices). */
+export interface AfterStoreWork {
+  teamId: number;
+  observationIds: number[];
+  summaryId: number | null;
+  prompt: { sessionId: number; promptNumber: number };
+}
+
 export interface DeadLetterInfo {
   event_id: string;
   kind: string;

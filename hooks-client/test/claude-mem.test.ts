@@ -94,10 +94,11 @@ describe(`cairn import --claude-mem (claude-mem ${CLAUDE_MEM_VERSION}'s own data
     const sessions = all.filter((x) => x.kind === 'session' && String(x.session_key).startsWith('claude-mem:'));
     expect(Object.fromEntries(sessions.map((s) => [s.session_key, [s.platform, s.project, s.user]]))).toEqual({
       'claude-mem:claude-code:cc-session-1': ['claude-code', 'github.com/acme/alpha', 'me'],
-      'claude-mem:codex:cx-session-1': ['codex', 'local/beta', 'me'],
+      // Stored as every folder without a remote is: under its owner's handle (src/db/write-policy.ts).
+      'claude-mem:codex:cx-session-1': ['codex', 'local/me/beta', 'me'],
       'claude-mem:manual:manual-content-alpha': ['manual', 'github.com/acme/alpha', 'me'],
     });
-    expect(all.find((x) => x.kind === 'project' && x.key === 'local/beta')).toMatchObject({ visibility: 'private', owner: 'me' });
+    expect(all.find((x) => x.kind === 'project' && x.key === 'local/me/beta')).toMatchObject({ visibility: 'private', owner: 'me' });
     const observations = all.filter((x) => x.kind === 'observation');
     expect(observations.map((o) => [o.title, o.type, o.created_at]).sort()).toEqual([
       ['Cache the dependency install', 'decision', T0 + 3_600_000],

@@ -9,9 +9,12 @@ describe('parseConfig', () => {
       local: false,
       adminSecret: undefined,
       mode: 'code',
-      observer: { provider: undefined, model: undefined, readOnlyModel: undefined, concurrency: 4, anthropic: { apiKey: undefined, baseURL: undefined }, openai: { apiKey: undefined, baseURL: undefined } },
+      embedderUrl: undefined,
+      observer: { provider: undefined, model: undefined, readOnlyModel: undefined, concurrency: 4, contextTokens: undefined, anthropic: { apiKey: undefined, baseURL: undefined }, openai: { apiKey: undefined, baseURL: undefined } },
       rateLimits: { ingest: 600, read: 120 },
       shards: { newTeams: ['DB'] },
+      plan: { name: 'paid', statementsPerInvocation: 1000, subrequestsPerInvocation: 1000 },
+      jobStep: { statements: 200, ms: 5_000, bytes: 16 * 1024 * 1024, subrequests: 100 },
     });
   });
 

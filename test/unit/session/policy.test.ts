@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ISOLATE_AFTER, observationTimes, planFailure, selectBatch } from '../../../src/session/policy';
 import type { PendingRow } from '../../../src/session/types';
+import { PROBE_FIRST_MS } from '../../../src/slots/observer-health';
 
 let seq = 0;
 function row(over: Partial<PendingRow> = {}): PendingRow {
@@ -68,13 +69,13 @@ describe('planFailure', () => {
     expect(planFailure('rate_limit', 7_000, 0)).toEqual({ delayMs: 7_000, countsAttempt: false, shared: 'rate_limit' });
   });
 
-  it('waits long for a spend cap or a refused key, and never gives their events up', () => {
-    expect(planFailure('spend_cap', null, 0)).toMatchObject({ delayMs: 3_600_000, countsAttempt: false });
-    expect(planFailure('auth', null, 9)).toMatchObject({ delayMs: 1_800_000, countsAttempt: false });
-  });
-
-  it('holds the whole team back on a configuration error without spending its events\' retries', () => {
-    expect(planFailure('config', null, 0)).toEqual({ delayMs: 600_000, countsAttempt: false, shared: 'config' });
+  it('leaves a spend cap, a refused key or a configuration error to the team probe, never spending their events\' retries', () => {
+    // The TeamDO's probe schedule decides when memory resumes (slots/observer-health.ts); this session only waits
+    // one probe interval when the TeamDO cannot answer, whatever the streak.
+    for (const kind of ['spend_cap', 'auth', 'config'] as const) {
+      expect(planFailure(kind, null, 0)).toEqual({ delayMs: PROBE_FIRST_MS, countsAttempt: false, shared: kind });
+      expect(planFailure(kind, null, 9)).toEqual({ delayMs: PROBE_FIRST_MS, countsAttempt: false, shared: kind });
+    }
     expect(planFailure('bad_request', null, 0)).toMatchObject({ countsAttempt: true, shared: null });
   });
 

@@ -1,7 +1,7 @@
 // The redaction corpus: every secret kind, planted in prompts, tool inputs, outputs and messages, never
 // reaches the server; ordinary code passes through unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redact, redactValue } from '../src/privacy/redact';
+import { redact, redactValue } from '#shared/redact';
 import { redactAndCut, scrubPayload, scrubText } from '../src/privacy/scrub';
 import { run } from '../src/run';
 import { FIELD_MAX_CHARS } from '#shared/truncate';

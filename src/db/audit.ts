@@ -1,5 +1,6 @@
 // Audit log in D1: the one insert path (anomaly rows are bounded in anomalies.ts).
 import { db as dbOf, type Db } from './client';
+import type { RedactionTally } from '#shared/redact';
 import { auditLog } from './schema';
 
 export interface AuditEntry {
@@ -25,3 +26,11 @@ export const insertAudit = (d: Db, e: AuditEntry) =>
 export async function writeAudit(d1: D1Database | Db, e: AuditEntry): Promise<void> {
   await insertAudit(dbOf(d1), e).run();
 }
+
+/**
+ * The audit row of secrets the server redacted from one write (`redaction`): counts by kind and the route the
+ * text came in by, never the value or where in the text it stood.
+ */
+export const redactionAudit = (teamId: number, actorUserId: number | null, route: string, tally: RedactionTally, at: number): AuditEntry => ({
+  teamId, actorUserId, action: 'redaction', target: `route:${route}`, detail: { kinds: tally }, at,
+});

@@ -1,6 +1,7 @@
 // Observations in D1: the one insert path (observer turns, `remember`, bench seeding), their file index
 // rows (forgetting deletes them: forget.ts).
 import { and, eq, type SQL } from 'drizzle-orm';
+import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
 import type { ObservationContent } from './observation-content';
@@ -20,8 +21,22 @@ export interface FileRef {
 
 export type { ObservationContent };
 
-/** The row for `o` at `place`: JSON lists (stored as JSON text) and the CJK bigrams for FTS are derived here, nowhere else. */
-export function observationRow(place: ObservationPlace, o: ObservationContent): Omit<NewObservation, 'projectId' | 'sessionId'> & { projectId: number | SQL<number>; sessionId: number | SQL<number> } {
+/**
+ * Secrets redacted from every text an observation stores (src/shared/redact.ts, the client's own rules): the
+ * server never trusts a client to have done it. Paths are kept as sent (they key the file index rows). Pure.
+ */
+export function redactObservation(o: ObservationContent, tally?: RedactionTally): ObservationContent {
+  const r = (s: string) => redact(s, tally);
+  const rn = (s: string | null) => (s === null ? null : r(s));
+  return { ...o, title: rn(o.title), subtitle: rn(o.subtitle), narrative: rn(o.narrative), facts: o.facts.map(r), concepts: o.concepts.map(r) };
+}
+
+/**
+ * The row for `o` at `place`: secrets redacted, JSON lists (stored as JSON text) and the CJK bigrams for FTS
+ * derived here, nowhere else. `tally` counts the redactions by kind (for the audit log).
+ */
+export function observationRow(place: ObservationPlace, raw: ObservationContent, tally?: RedactionTally): Omit<NewObservation, 'projectId' | 'sessionId'> & { projectId: number | SQL<number>; sessionId: number | SQL<number> } {
+  const o = redactObservation(raw, tally);
   return {
     ...place,
     type: o.type, title: o.title, subtitle: o.subtitle, narrative: o.narrative,
@@ -35,10 +50,10 @@ export function observationRow(place: ObservationPlace, o: ObservationContent): 
  * The one observation INSERT, idempotent per (session, content hash): answers the new row's id, type, title
  * and time, or nothing when the same content was already stored. Batchable.
  */
-export const insertObservation = (d: Db, place: ObservationPlace, o: ObservationContent) =>
+export const insertObservation = (d: Db, place: ObservationPlace, o: ObservationContent, tally?: RedactionTally) =>
   d
     .insert(observations)
-    .values(observationRow(place, o))
+    .values(observationRow(place, o, tally))
     .onConflictDoNothing({ target: [observations.sessionId, observations.contentHash] })
     .returning({ id: observations.id, type: observations.type, title: observations.title, createdAt: observations.createdAt });
 

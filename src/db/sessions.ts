@@ -1,5 +1,6 @@
 // Sessions and prompts in D1: the one insert path for each, the counters, and finding a visible session.
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
+import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
 import { db as dbOf, type Db } from './client';
 import { prompts, sessions, type Session } from './schema';
@@ -63,12 +64,17 @@ export type PromptRow = Pick<typeof prompts.$inferInsert, 'teamId' | 'promptNumb
   sessionId: number | SQL<number>;
 };
 
-/** The one prompt INSERT, idempotent per (session, prompt number). Batchable; add `.returning()` to learn if it was new. */
-export const insertPrompt = (d: Db, row: PromptRow) =>
-  d.insert(prompts).values({ ...row, cjkTerms: cjkTerms(row.text) }).onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
+/**
+ * The one prompt INSERT, secrets redacted (src/shared/redact.ts; `tally` counts them by kind), idempotent per
+ * (session, prompt number). Batchable; add `.returning()` to learn if it was new.
+ */
+export const insertPrompt = (d: Db, row: PromptRow, tally?: RedactionTally) => {
+  const text = redact(row.text, tally);
+  return d.insert(prompts).values({ ...row, text, cjkTerms: cjkTerms(text) }).onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
+};
 
 /** Stores a prompt (idempotent per session and number) and raises the session's prompt count. */
-export async function storePrompt(d1: D1Database | Db, p: PromptInput): Promise<void> {
+export async function storePrompt(d1: D1Database | Db, p: PromptInput, tally?: RedactionTally): Promise<void> {
   const d = dbOf(d1);
   const count = d.update(sessions).set({ promptCount: maxOf(sessions.promptCount, p.promptNumber) }).where(eq(sessions.id, p.sessionDbId));
   if (p.text === null) {
@@ -78,7 +84,7 @@ export async function storePrompt(d1: D1Database | Db, p: PromptInput): Promise<
   const insert = insertPrompt(d, {
     teamId: p.teamId, projectId: projectAtStoreTime(p.sessionDbId, p.projectId), sessionId: p.sessionDbId, promptNumber: p.promptNumber, text: p.text,
     authorUserId: p.authorUserId, createdAt: p.createdAt, promptId: p.promptId ?? null,
-  });
+  }, tally);
   await d.batch([count, insert]);
 }
 

@@ -1,5 +1,6 @@
 // Session summaries in D1: the one insert path.
 import type { SQL } from 'drizzle-orm';
+import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
 import { summaries, type NewSummary } from './schema';
@@ -15,10 +16,21 @@ export interface SummaryContent {
 
 export type SummaryPlace = { projectId: number | SQL<number>; sessionId: number | SQL<number> } & Pick<NewSummary, 'teamId' | 'importedAuthor' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId' | 'promptId' | 'turnKey'>;
 
-/** The one summary INSERT, idempotent per (session, content hash): answers the new id, or nothing. Batchable. */
-export const insertSummary = (d: Db, place: SummaryPlace, s: SummaryContent) =>
-  d
+/** Secrets redacted from every field (src/shared/redact.ts); `tally` counts them by kind. Pure. */
+export function redactSummary(s: SummaryContent, tally?: RedactionTally): SummaryContent {
+  const r = (t: string) => redact(t, tally);
+  return {
+    request: r(s.request), investigated: r(s.investigated), learned: r(s.learned), completed: r(s.completed), nextSteps: r(s.nextSteps),
+    notes: s.notes === null ? null : r(s.notes),
+  };
+}
+
+/** The one summary INSERT, secrets redacted, idempotent per (session, content hash): answers the new id, or nothing. Batchable. */
+export const insertSummary = (d: Db, place: SummaryPlace, raw: SummaryContent, tally?: RedactionTally) => {
+  const s = redactSummary(raw, tally);
+  return d
     .insert(summaries)
     .values({ ...place, ...s, cjkTerms: cjkTerms(s.request, s.investigated, s.learned, s.completed, s.nextSteps, s.notes) })
     .onConflictDoNothing({ target: [summaries.sessionId, summaries.contentHash] })
     .returning({ id: summaries.id });
+};

@@ -4,7 +4,8 @@
 // table's one insert (teams.ts, projects.ts, sessions.ts, observations.ts, summaries.ts, audit.ts); which rows
 // and where is the write policy's (write-policy.ts) and the planner's (src/transfer/import-plan.ts).
 import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm';
-import { insertAudit, type AuditEntry } from './audit';
+import { tallied, type RedactionTally } from '#shared/redact';
+import { insertAudit, redactionAudit, type AuditEntry } from './audit';
 import { runBatch, type BatchItem } from './batch';
 import { db } from './client';
 import { insertObservation as insertObservationRow, insertObservationFiles, type FileRef, type ObservationContent } from './observations';
@@ -207,24 +208,28 @@ export async function writePart(d1: D1Database, w: PartWrites): Promise<PartIds>
       authorUserId: r.authorUserId, importedAuthor: r.importedAuthor,
     };
   };
+  // Secrets in the file are stored redacted and counted by kind in the part's audit row.
+  const tally: RedactionTally = {};
   for (const p of w.prompts) {
     slots.push({ kind: 'prompts', at: queries.length });
-    queries.push(insertPromptRow(d, { ...place(p), text: p.text }).returning({ id: prompts.id }));
+    queries.push(insertPromptRow(d, { ...place(p), text: p.text }, tally).returning({ id: prompts.id }));
   }
   for (const o of w.observations) {
     const at = place(o);
     slots.push({ kind: 'observations', at: queries.length });
     const { discoveryTokens, contentHash, agentId, agentType, source } = o;
-    queries.push(insertObservationRow(d, { ...at, storedAt: w.storedAt, discoveryTokens, contentHash, agentId, agentType, source }, o));
+    queries.push(insertObservationRow(d, { ...at, storedAt: w.storedAt, discoveryTokens, contentHash, agentId, agentType, source }, o, tally));
     const files = observationFiles(o);
     if (files.length) queries.push(insertObservationFiles(d, at.sessionId, contentHash, files));
   }
   for (const s of w.summaries) {
     const { contentHash, request, investigated, learned, completed, nextSteps, notes } = s;
     slots.push({ kind: 'summaries', at: queries.length });
-    queries.push(insertSummaryRow(d, { ...place(s), contentHash }, { request, investigated, learned, completed, nextSteps, notes }));
+    queries.push(insertSummaryRow(d, { ...place(s), contentHash }, { request, investigated, learned, completed, nextSteps, notes }, tally));
   }
-  if (w.audit) queries.push(insertAudit(d, w.audit));
+  // At most one audit row either way, as partStatements counts it.
+  if (w.audit) queries.push(insertAudit(d, tallied(tally) ? { ...w.audit, detail: { ...w.audit.detail, redactions: tally } } : w.audit));
+  else if (tallied(tally)) queries.push(insertAudit(d, redactionAudit(t, null, 'import', tally, w.storedAt)));
   const results = await runBatch(d, queries);
   const ids: PartIds = { observations: [], summaries: [], prompts: [] };
   for (const { kind, at } of slots) {

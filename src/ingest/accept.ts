@@ -6,7 +6,9 @@ import type { TeamSettings } from '../db/team-settings';
 import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
 import { isFullyPrivate, isTaskNotificationOnly } from '#shared/tags';
+import { redact, tallied, type RedactionTally } from '#shared/redact';
 import { cleanField, serializeField } from '#shared/truncate';
+import { redactionAudit, writeAudit } from '../db/audit';
 import { sessionStub } from '../session/session-do';
 import type { EnqueueInput, EnqueueResult, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
@@ -38,8 +40,11 @@ type Prepared = { ack: EventAck } | { session: string; input: EnqueueInput; fini
 const projects = new TtlCache<ProjectRef>(60_000);
 const sessionRows = new TtlCache<number>(10 * 60_000);
 
-/** Server-side cleaning (the client already did it; this copy is the authoritative one): cut, then strip. */
-const clean = (text: string) => cleanField(text);
+/**
+ * Server-side cleaning (the client already did it; this copy is the authoritative one): cut, strip memory tags,
+ * redact secrets (counted by kind into `tally`). Linear: each step runs over at most the field budget.
+ */
+const cleaner = (tally: RedactionTally) => (text: string) => redact(cleanField(text), tally);
 
 /** One event: one SessionDO round trip (admission and enqueue together). Throws 429 past the limit. */
 export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<{ ack: EventAck; verdict: Verdict | null }> {
@@ -108,7 +113,8 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
   const skipped = skipReason(ctx, e);
   if (skipped) return { ack: { accepted: false, duplicate: false, skipped } };
   const snapshot = await resolveSession(ctx, e);
-  const { input, promptText } = enqueueInput(e, {
+  const tally: RedactionTally = {};
+  const { input, promptText } = enqueueInput(e, cleaner(tally), {
     eventId: e.event_id,
     occurredAt: e.occurred_at,
     snapshot,
@@ -122,6 +128,10 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
     finish: async (result) => {
       // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
       await writeSessionRows(ctx, e, snapshot, result.promptNumber, promptText);
+      // Counted once, by the call that stored the event (a repeat finds nothing new to count).
+      if (result.accepted && !result.duplicate && tallied(tally)) {
+        await writeAudit(ctx.db, redactionAudit(ctx.auth.teamId, ctx.auth.userId, 'ingest', tally, ctx.now));
+      }
       const ack: EventAck = { accepted: result.accepted, duplicate: result.duplicate };
       if (result.skipped) ack.skipped = result.skipped;
       if (e.kind === 'init') ack.prompt_number = result.promptNumber;
@@ -174,7 +184,7 @@ async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<Event
 type EnqueueCommon = Pick<EnqueueInput, 'eventId' | 'occurredAt' | 'snapshot' | 'modeId' | 'promptId' | 'clientSeq'>;
 
 /** What the session's Durable Object is given, every text field cleaned; the prompt text null when private. Pure. */
-function enqueueInput(e: IngestEvent, common: EnqueueCommon): { input: EnqueueInput; promptText: string | null } {
+function enqueueInput(e: IngestEvent, clean: (text: string) => string, common: EnqueueCommon): { input: EnqueueInput; promptText: string | null } {
   switch (e.kind) {
     case 'init': {
       const isPrivate = e.private || isFullyPrivate(e.prompt);

@@ -1,6 +1,8 @@
 // Explicit memory edits by an agent: `remember` stores an observation directly (forgetting: src/forget/).
 import * as z from 'zod';
 import type { AuthContext } from '../auth/types';
+import { tallied, type RedactionTally } from '#shared/redact';
+import { redactionAudit, writeAudit } from '../db/audit';
 import { db } from '../db/client';
 import { insertObservation, insertObservationFiles, observationIdByHash } from '../db/observations';
 import { ensureProject } from '../db/projects';
@@ -70,7 +72,9 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
     source: 'remember', createdAt: now, storedAt: now, discoveryTokens: 0, contentHash,
   };
   const content = { type, title, subtitle: null, facts: input.facts ?? [], narrative, concepts, filesRead: files, filesModified: [] };
-  const [inserted] = await insertObservation(d, place, content);
+  const tally: RedactionTally = {};
+  const [inserted] = await insertObservation(d, place, content, tally);
+  if (tallied(tally)) await writeAudit(d, redactionAudit(auth.teamId, auth.userId, 'remember', tally, now));
   if (!inserted) {
     const existing = await observationIdByHash(d, sessionId, contentHash);
     if (existing === undefined) throw new Error('duplicate observation vanished');

@@ -1,5 +1,6 @@
 // Writes one observer turn to D1 in a single batch: observations (deduplicated by content hash), their file
 // index rows and the summary. The batch is all-or-nothing, so a turn is either stored whole or not at all.
+import { redactionAudit, insertAudit } from '../db/audit';
 import { runBatch, type BatchItem } from '../db/batch';
 import { db, type Db } from '../db/client';
 import { insertObservation, insertObservationFiles } from '../db/observations';
@@ -7,6 +8,7 @@ import { projectAtStoreTime } from '../db/sqlite';
 import { insertSummary } from '../db/summaries';
 import type { StoredNotice } from '../live/hub-do';
 import type { ObservationContent, ParsedSummary } from '../observer/types';
+import { tallied, type RedactionTally } from '#shared/redact';
 import { observationHash, summaryHash } from './hash';
 
 /** Where a turn's rows are filed: the snapshot taken when its events were enqueued. */
@@ -102,6 +104,8 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
     authorUserId: c.authorUserId, deviceId: c.deviceId, promptId: c.promptId, turnKey: turn.turnKey,
   };
   const plan: TurnPlan = { queries: [], observationAt: [], summaryAt: null };
+  // The observer may repeat a secret it was shown (a client that skipped redaction): counted, then stored redacted.
+  const tally: RedactionTally = {};
   const tokens = spreadTokens(turn.discoveryTokens, turn.observations.length);
   for (const [i, { observation: o, createdAt }] of turn.observations.entries()) {
     const contentHash = await observationHash(c.sessionDbId, o);
@@ -110,7 +114,7 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
       insertObservation(d, {
         ...place, agentId: c.agentId, agentType: c.agentType, generationId: turn.generationId, createdAt, storedAt: turn.storedAt,
         discoveryTokens: tokens[i] ?? 0, contentHash,
-      }, o),
+      }, o, tally),
     );
     const files = fileRows(o);
     if (files.length) plan.queries.push(insertObservationFiles(d, c.sessionDbId, contentHash, files));
@@ -124,9 +128,10 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
       insertSummary(d, { ...place, createdAt: summary.createdAt, contentHash }, {
         request: s.request ?? '', investigated: s.investigated ?? '', learned: s.learned ?? '', completed: s.completed ?? '',
         nextSteps: s.nextSteps ?? '', notes: s.notes,
-      }),
+      }, tally),
     );
   }
+  if (tallied(tally)) plan.queries.push(insertAudit(d, redactionAudit(c.teamId, c.authorUserId, 'observer', tally, turn.storedAt)));
   return plan;
 }
 

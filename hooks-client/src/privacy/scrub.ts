@@ -2,7 +2,7 @@
 // Cut first: every later step runs over at most the budget plus a margin, however large the input.
 import { stripTagBlocks } from '#shared/tags';
 import { FIELD_MAX_CHARS, joinElided, truncateField } from '#shared/truncate';
-import { redact, redactValue } from './redact';
+import { redact, redactValue } from '#shared/redact';
 
 // Text kept around each cut point while redacting, so a secret that straddles the cut is still seen whole
 // (a 4096-bit PEM key is ~3.3 KB).

@@ -1,4 +1,16 @@
-// Secret redaction: pure text rules that replace credentials with [REDACTED:<kind>] before anything is sent.
+// Secret redaction: pure text rules that replace credentials with [REDACTED:<kind>]. The ONE rule set: the hooks
+// client runs it before anything is sent, the Worker again on every text that enters storage by any route
+// (src/db/observations.ts, summaries, prompts, session buffer), so a client that skips it stores nothing verbatim.
+
+/** Redactions made, by kind (never the value): the Worker counts them into the audit log. */
+export type RedactionTally = Record<string, number>;
+
+const count = (tally: RedactionTally | undefined, kind: string) => {
+  if (tally) tally[kind] = (tally[kind] ?? 0) + 1;
+};
+
+/** True when a tally holds at least one redaction. */
+export const tallied = (tally: RedactionTally): boolean => Object.keys(tally).length > 0;
 
 interface Rule {
   kind: string;
@@ -113,10 +125,15 @@ const YAML_PAIR = new RegExp(`^([ \\t]*(?:-[ \\t]+)?["']?${KEY}["']?[ \\t]*:[ \\
 const ORPHAN_KEY_END = /^[\s\S]*?-----END ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----/;
 
 /** Replaces every secret found in `text`; ordinary code and prose come back unchanged. */
-export function redact(text: string): string {
+export function redact(text: string, tally?: RedactionTally): string {
   if (text.length < 8) return text;
   let out = text;
-  if (!out.includes('-----BEGIN') && out.includes('-----END')) out = out.replace(ORPHAN_KEY_END, mark('private-key'));
+  if (!out.includes('-----BEGIN') && out.includes('-----END')) {
+    out = out.replace(ORPHAN_KEY_END, () => {
+      count(tally, 'private-key');
+      return mark('private-key');
+    });
+  }
   // Rules built on a secret-naming key cost the most to compile and run; text naming no such word skips them.
   const named = SECRET_WORD_HINT.test(out);
   for (const rule of RULES) {
@@ -127,7 +144,9 @@ export function redact(text: string): string {
     rule.re.lastIndex = 0;
     out = out.replace(rule.re, (...args: unknown[]) => {
       const groups = args.slice(0, -2).filter((a) => typeof a === 'string' || a === undefined) as string[];
-      return rule.keep ? rule.keep(groups) : mark(rule.kind);
+      const replaced = rule.keep ? rule.keep(groups) : mark(rule.kind);
+      if (replaced !== groups[0]) count(tally, rule.kind);
+      return replaced;
     });
   }
   if (!named) return out;
@@ -136,11 +155,14 @@ export function redact(text: string): string {
     // `token = userToken` or `secretCount = 0` in code (spaces around `=`) is not a secret; `TOKEN=abc` in a
     // shell is. With spaces, only a long literal that is neither an identifier nor a number counts.
     if ((sp1 || sp2) && (PLAIN_IDENTIFIER.test(value) || value.length < 8 || /^[\d.]+$/.test(value))) return whole;
+    count(tally, 'assignment');
     return `${key}${sp1}=${sp2}${mark('assignment')}`;
   });
-  out = out.replace(YAML_PAIR, (whole, prefix: string, value: string) =>
-    NOT_A_VALUE.has(value) || value.startsWith('[REDACTED') || value.startsWith('$') ? whole : `${prefix}${mark('assignment')}`,
-  );
+  out = out.replace(YAML_PAIR, (whole, prefix: string, value: string) => {
+    if (NOT_A_VALUE.has(value) || value.startsWith('[REDACTED') || value.startsWith('$')) return whole;
+    count(tally, 'assignment');
+    return `${prefix}${mark('assignment')}`;
+  });
   return out;
 }
 

@@ -1,7 +1,8 @@
 // Where cairn keeps its files and what the user configured: env vars beat the config file beat defaults.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { homeOf, type Io } from './io';
+import { ensurePrivateDir, PRIVATE_FILE, safeWriteFile } from './util/safe-write';
 
 export const DEFAULT_SKIP_TOOLS = ['ListMcpResourcesTool', 'SlashCommand', 'Skill', 'TodoWrite', 'AskUserQuestion'];
 
@@ -52,10 +53,8 @@ export function readConfigFile(paths: Paths): ConfigFile {
 
 /** Writes the config file atomically, readable by the owner only (it holds a token). */
 export function writeConfigFile(paths: Paths, file: ConfigFile): void {
-  mkdirSync(paths.configDir, { recursive: true, mode: 0o700 });
-  const tmp = `${paths.configFile}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-  renameSync(tmp, paths.configFile);
+  ensurePrivateDir(paths.configDir);
+  safeWriteFile(paths.configFile, `${JSON.stringify(file, null, 2)}\n`, { mode: PRIVATE_FILE, exactMode: true });
 }
 
 const list = (v: string | undefined): string[] | undefined =>

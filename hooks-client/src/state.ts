@@ -1,6 +1,7 @@
 // Small facts the client remembers between runs: last error, last delivery, server capabilities, warnings.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensurePrivateDir, safeWriteFile } from './util/safe-write';
 
 export interface ClientState {
   lastError?: { at: number; message: string } | null;
@@ -25,11 +26,9 @@ export function readState(stateDir: string): ClientState {
 /** Read-modify-write; concurrent hooks may race, and the last writer winning is fine for these facts. */
 export function updateState(stateDir: string, patch: Partial<ClientState>): void {
   try {
-    mkdirSync(stateDir, { recursive: true });
-    const next = { ...readState(stateDir), ...patch };
-    const tmp = `${file(stateDir)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    writeFileSync(tmp, JSON.stringify(next));
-    renameSync(tmp, file(stateDir));
+    // Owner-only folder and file (they name the user's projects); a link is never written through.
+    ensurePrivateDir(stateDir);
+    safeWriteFile(file(stateDir), JSON.stringify({ ...readState(stateDir), ...patch }));
   } catch {
     // state is advisory
   }

@@ -1,8 +1,10 @@
-// Applying and reverting FileEdits with one backup per file, recorded in cairn's config folder.
-import { existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+// Applying and reverting FileEdits with one backup per file, recorded in cairn's config folder. Every read and
+// write goes through util/safe-write.ts: no link is followed (a repository can ship one where the backup goes),
+// nothing outside the edit's folder is touched, modes are kept, backups are owner-only.
 import { dirname, join } from 'node:path';
 import type { Paths } from '../config';
 import type { Io } from '../io';
+import { ensurePrivateDir, safeReadFile, safeUnlink, safeWriteFile, UnsafePathError } from '../util/safe-write';
 import type { FileEdit } from './file-edit';
 
 interface InstallRecord {
@@ -14,20 +16,29 @@ const recordFile = (paths: Paths) => join(paths.configDir, 'install.json');
 
 function readRecord(paths: Paths): InstallRecord {
   try {
-    return JSON.parse(readFileSync(recordFile(paths), 'utf8')) as InstallRecord;
+    return JSON.parse(safeReadFile(recordFile(paths)) ?? '') as InstallRecord;
   } catch {
     return { files: {} };
   }
 }
 
-export function writeAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
+function writeRecord(paths: Paths, record: InstallRecord): void {
+  ensurePrivateDir(paths.configDir);
+  safeWriteFile(recordFile(paths), `${JSON.stringify(record, null, 2)}\n`);
 }
 
-export const readMaybe = (p: string): string | null => (existsSync(p) ? readFileSync(p, 'utf8') : null);
+/** The folder an edit's files must stay in: the edit's own, or the wider one it names (a project's root). */
+const within = (edit: FileEdit) => ({ root: edit.root ?? dirname(edit.path) });
+
+/** The backup of an edited file: beside it, owner-only. */
+const backupOf = (path: string) => `${path}.cairn-backup`;
+
+/** Refusals name the path: nothing was written through it. */
+function refused(io: Io, e: unknown): boolean {
+  if (!(e instanceof UnsafePathError)) throw e;
+  io.err(`cairn: ${e.message}\n`);
+  return false;
+}
 
 /** Lines of `after` that `before` does not have, marked "+", and the reverse marked "-". */
 function describeChange(before: string, after: string): string {
@@ -42,7 +53,16 @@ function describeChange(before: string, after: string): string {
 export function applyEdits(edits: FileEdit[], io: Io, paths: Paths, dry: boolean): boolean {
   const planned: Array<{ edit: FileEdit; before: string | null; after: string }> = [];
   for (const edit of edits) {
-    const before = readMaybe(edit.path);
+    let before: string | null;
+    try {
+      before = safeReadFile(edit.path, within(edit));
+      // A link (or a folder) where the backup goes is refused before anything is written.
+      safeReadFile(backupOf(edit.path), within(edit));
+    } catch (e) {
+      if (e instanceof UnsafePathError) return refused(io, e);
+      io.err(`cairn: ${edit.path} could not be read (${(e as Error).message}); nothing changed.\n`);
+      return false;
+    }
     try {
       planned.push({ edit, before, after: edit.add(before) });
     } catch (e) {
@@ -57,48 +77,71 @@ export function applyEdits(edits: FileEdit[], io: Io, paths: Paths, dry: boolean
     return true;
   }
   const record = readRecord(paths);
-  for (const { edit, before, after } of planned) {
-    if (before === after) continue;
-    if (!record.files[edit.path]) {
-      // Back up the user's own version once; a re-install must not overwrite it with one holding our entries.
-      const backup = before === null ? null : `${edit.path}.cairn-backup`;
-      if (backup) writeFileSync(backup, before!);
-      record.files[edit.path] = { backup, existed: before !== null };
+  try {
+    for (const { edit, before, after } of planned) {
+      if (before === after) continue;
+      if (!record.files[edit.path]) {
+        // Back up the user's own version once; a re-install must not overwrite it with one holding our entries.
+        const backup = before === null ? null : backupOf(edit.path);
+        if (backup) safeWriteFile(backup, before!, { ...within(edit), mode: 0o600, exactMode: true });
+        record.files[edit.path] = { backup, existed: before !== null };
+      }
+      safeWriteFile(edit.path, after, within(edit));
+      const backup = record.files[edit.path]!.backup;
+      io.out(`cairn: updated ${edit.path}${backup ? ` (backup: ${backup})` : ''}\n`);
     }
-    writeAtomic(edit.path, after);
-    const backup = record.files[edit.path]!.backup;
-    io.out(`cairn: updated ${edit.path}${backup ? ` (backup: ${backup})` : ''}\n`);
+  } catch (e) {
+    // What was written is recorded, so uninstall can still take it out.
+    writeRecord(paths, record);
+    return refused(io, e);
   }
-  writeAtomic(recordFile(paths), `${JSON.stringify(record, null, 2)}\n`);
+  writeRecord(paths, record);
   return true;
 }
 
 export function revertEdits(edits: FileEdit[], io: Io, paths: Paths): void {
   const record = readRecord(paths);
   for (const edit of edits) {
-    const before = readMaybe(edit.path);
-    if (before === null) continue;
-    let cleaned: string;
     try {
-      cleaned = edit.remove(before);
+      if (revertOne(edit, record, io)) io.out(`cairn: removed cairn from ${edit.path}\n`);
     } catch (e) {
-      io.err(`cairn: ${edit.path} could not be read (${(e as Error).message}); left as is.\n`);
-      continue;
+      if (!(e instanceof UnsafePathError)) throw e;
+      io.err(`cairn: ${e.message} It was left as is.\n`);
     }
-    const rec = record.files[edit.path];
-    const backupText = rec?.backup ? readMaybe(rec.backup) : null;
-    if (backupText !== null && edit.same(cleaned, backupText)) {
-      writeAtomic(edit.path, backupText); // nothing else changed since install: the user's bytes come back exactly
-      unlinkSync(rec!.backup!);
-    } else if (rec && !rec.existed && edit.empty(cleaned)) {
-      unlinkSync(edit.path);
-    } else if (cleaned !== before) {
-      writeAtomic(edit.path, cleaned);
-    } else {
-      continue;
-    }
-    delete record.files[edit.path];
-    io.out(`cairn: removed cairn from ${edit.path}\n`);
   }
-  writeAtomic(recordFile(paths), `${JSON.stringify(record, null, 2)}\n`);
+  writeRecord(paths, record);
+}
+
+/** Takes cairn out of one file; true when the file changed. Links are refused, never read or written through. */
+function revertOne(edit: FileEdit, record: InstallRecord, io: Io): boolean {
+  const before = safeReadFile(edit.path, within(edit));
+  if (before === null) return false;
+  let cleaned: string;
+  try {
+    cleaned = edit.remove(before);
+  } catch (e) {
+    io.err(`cairn: ${edit.path} could not be read (${(e as Error).message}); left as is.\n`);
+    return false;
+  }
+  const rec = record.files[edit.path];
+  // Only the backup cairn made, where it made it: a recorded path elsewhere (an edited install record) is not read.
+  const backupText = rec?.backup === backupOf(edit.path) ? safeReadFile(rec.backup, within(edit)) : null;
+  let sameConfig = false;
+  try {
+    sameConfig = backupText !== null && edit.same(cleaned, backupText);
+  } catch {
+    // a backup that is not the file's format any more is not restored
+  }
+  if (sameConfig) {
+    safeWriteFile(edit.path, backupText!, within(edit)); // nothing else changed since install: the user's bytes come back exactly
+    safeUnlink(rec!.backup!, within(edit));
+  } else if (rec && !rec.existed && edit.empty(cleaned)) {
+    safeUnlink(edit.path, within(edit));
+  } else if (cleaned !== before) {
+    safeWriteFile(edit.path, cleaned, within(edit));
+  } else {
+    return false;
+  }
+  delete record.files[edit.path];
+  return true;
 }

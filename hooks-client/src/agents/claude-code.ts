@@ -58,6 +58,8 @@ export interface ClaudeTargets {
   mcpAt: string[];
   /** `claude mcp` scope for the same registration. */
   scope: 'user' | 'local';
+  /** The folder the settings file must stay inside (a project install: the project, so a linked `.claude` is refused). */
+  settingsRoot?: string;
 }
 
 /**
@@ -71,11 +73,12 @@ export function claudeTargets(io: Io, home: string, project: boolean, settingsOv
     : project
       ? join(io.cwd, '.claude', 'settings.local.json')
       : join(claudeConfigDir(io.env, home), 'settings.json');
-  return { settings, mcpFile: claudeStatePath(io.env, home), mcpAt: project ? ['projects', io.cwd] : [], scope: project ? 'local' : 'user' };
+  const settingsRoot = project && !settingsOverride ? io.cwd : undefined;
+  return { settings, mcpFile: claudeStatePath(io.env, home), mcpAt: project ? ['projects', io.cwd] : [], scope: project ? 'local' : 'user', settingsRoot };
 }
 
 export function claudeHookEdit(t: ClaudeTargets, clientPath: string): FileEdit {
-  return jsonEdit(t.settings, (s) => addOurHooks(s, clientPath), removeOurHooks);
+  return { ...jsonEdit(t.settings, (s) => addOurHooks(s, clientPath), removeOurHooks), root: t.settingsRoot };
 }
 
 export function claudeMcpEdit(t: ClaudeTargets, entry: Settings): FileEdit {

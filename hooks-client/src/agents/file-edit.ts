@@ -4,6 +4,11 @@ import { deepEqual, detectIndent, type Settings } from '../commands/settings-mer
 
 export interface FileEdit {
   path: string;
+  /**
+   * The folder the file (and its backup) must stay inside, no link below it followed: a project's root for a
+   * project install. Default: the file's own folder.
+   */
+  root?: string;
   /** The file with cairn's part in it (replacing an earlier one). Throws when the file cannot be read as its format. */
   add(before: string | null): string;
   /** The file without cairn's part. Throws when the file cannot be read as its format. */

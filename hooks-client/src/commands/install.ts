@@ -1,5 +1,5 @@
 // `cairn install` / `cairn uninstall`: cairn's hooks and MCP server in an agent's configuration, reversibly.
-import { copyFileSync, mkdirSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits, revertEdits } from '../agents/apply';
@@ -13,6 +13,7 @@ import { opencodeEdits } from '../agents/opencode';
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { stopSender } from '../sender/sender-lock';
+import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
 import { BUNDLED } from '../version';
 
 // The installed copy is named .cjs: the build is plain script that runs as either kind, and Node starts a
@@ -92,8 +93,9 @@ export async function install(args: string[], io: Io): Promise<number> {
   const clientPath = values.client ? resolve(io.cwd, values.client) : join(paths.dataDir, INSTALLED_NAME);
   const self = selfPath();
   if (!values.client && !dry && self && resolve(self) !== clientPath) {
-    mkdirSync(dirname(clientPath), { recursive: true });
-    copyFileSync(self, clientPath);
+    // cairn's own data folder, owner-only; a link at the client's path is refused, not written through.
+    ensurePrivateDir(dirname(clientPath));
+    safeWriteFile(clientPath, readFileSync(self));
   }
   if (agent !== 'claude-code') {
     if (!config.url) io.err('cairn: not logged in yet: the hooks and MCP server will work once you run `cairn login --url … --token …`.\n');

@@ -1,7 +1,8 @@
 // Which project a folder belongs to: read from .git on disk (no `git` process), cached per cwd in the state dir.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { localKey, normaliseRemote } from './remote';
+import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
 
 export interface RepoInfo {
   /** The main checkout's folder (for a worktree: the folder of the repository it belongs to). */
@@ -117,10 +118,8 @@ export function projectFor(cwd: string, stateDir: string, now: number): ProjectI
   const keys = Object.keys(cache);
   if (keys.length > MAX_ENTRIES) for (const k of keys.slice(0, keys.length - MAX_ENTRIES)) delete cache[k];
   try {
-    mkdirSync(stateDir, { recursive: true });
-    const tmp = `${cacheFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(cache));
-    renameSync(tmp, cacheFile);
+    ensurePrivateDir(stateDir);
+    safeWriteFile(cacheFile, JSON.stringify(cache));
   } catch {
     // a cache we cannot write only costs a few stat calls next time
   }

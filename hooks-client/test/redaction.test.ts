@@ -1,7 +1,7 @@
 // The redaction corpus: every secret kind, planted in prompts, tool inputs, outputs and messages, never
 // reaches the server; ordinary code passes through unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redact, redactValue } from '#shared/redact';
+import { jwtsIn, redact, redactValue } from '#shared/redact';
 import { redactAndCut, scrubPayload, scrubText } from '../src/privacy/scrub';
 import { run } from '../src/run';
 import { FIELD_MAX_CHARS } from '#shared/truncate';
@@ -189,6 +189,62 @@ describe('redaction on hostile text (linear patterns)', () => {
       expect(run.result?.length, name).toBeLessThanOrEqual(FIELD_MAX_CHARS);
       expect(run.longest, name).toBeLessThanOrEqual(2 * FIELD_MAX_CHARS);
       expect(run.over, name).toEqual([]);
+    }
+  });
+});
+
+describe('the JWT scan', () => {
+  // The pattern it replaces: same matches, but it rescanned a run of token characters from every `eyJ` in it.
+  const PATTERN = /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g;
+  const byPattern = (t: string) => t.replace(PATTERN, '[REDACTED:jwt]');
+  const byScan = (t: string) => t.replace(/[A-Za-z0-9_.-]+/g, (run) => jwtsIn(run));
+
+  it('replaces exactly what the pattern replaced, on 3,000 random texts built from JWT parts', () => {
+    let seed = 27;
+    const rand = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n;
+    const pieces = ['eyJ', 'eyJhbGci', 'abcde', '.', '-', '_', ' ', 'x', '=', 'eyJ.', '..', 'Z9', 'eyJabcde.', 'eyJabcde.eyJvwxyz.s'];
+    let redacted = 0;
+    for (let k = 0; k < 3_000; k++) {
+      const text = Array.from({ length: 1 + rand(30) }, () => pieces[rand(pieces.length)]).join('');
+      expect(byScan(text), JSON.stringify(text)).toBe(byPattern(text));
+      if (byPattern(text) !== text) redacted++;
+    }
+    expect(redacted).toBeGreaterThan(100); // the texts did hold JWTs
+  });
+
+  it('does a bounded amount of regex work per character on 100k and 400k characters of hostile text, where the pattern did not', () => {
+    const fill = (unit: string, n: number) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+    const hostile = [fill('eyJ-', 100_000), `eyJ${fill('a', 100_000)}`, fill('eyJaaaaa.', 100_000), fill('eyJaaaaaa.eyJ', 100_000), fill('-eyJ_', 100_000)];
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl';
+    // The same budget stops the pattern on the first of them: the test can fail.
+    expect(withBacktrackBudget(256, () => byPattern(hostile[0]!)).over).toHaveLength(1);
+    for (const text of hostile) {
+      for (const input of [`${text} ${jwt}`, `${text.repeat(4)} ${jwt}`]) {
+        const run = withBacktrackBudget(256, () => redact(input));
+        expect(run.over, `${text.slice(0, 12)} (${input.length} chars)`).toEqual([]);
+        expect(run.probed).toBeGreaterThan(0);
+        expect(run.result).not.toContain('eyJzdWIiOiIxMjM0In0');
+      }
+    }
+  });
+
+  it('looks at each character of a run a bounded number of times (String.prototype.indexOf calls counted)', () => {
+    const calls = { n: 0 };
+    const indexOf = String.prototype.indexOf;
+    String.prototype.indexOf = function (this: string, ...args: Parameters<string['indexOf']>) {
+      calls.n++;
+      return indexOf.apply(this, args);
+    };
+    try {
+      const counts = [25_000, 100_000].map((n) => {
+        calls.n = 0;
+        jwtsIn('xeyJ'.repeat(n / 4));
+        return calls.n;
+      });
+      // One indexOf per `eyJ` (each continues where the last stopped): 4× the text, 4× the calls, not 16×.
+      expect(counts[1]).toBeLessThanOrEqual(4 * counts[0]! + 4);
+    } finally {
+      String.prototype.indexOf = indexOf;
     }
   });
 });

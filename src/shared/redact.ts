@@ -59,6 +59,35 @@ function looksRandom(s: string): boolean {
   return !s.split('/').every((seg) => seg === '' || /^[A-Za-z][a-z]+[A-Za-z0-9]*$/.test(seg));
 }
 
+/**
+ * `run` (letters, digits, `_`, `-`, `.`) with every JWT in it replaced, exactly where the pattern
+ * `\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*` would match, in one pass over its
+ * dot-separated segments: a JWT starts at the first `eyJ` of a segment that begins it or follows a `-` (a word
+ * boundary), with at least 5 characters after it, the next segment is `eyJ` and at least 5 more, and a third
+ * (the signature, possibly empty) follows. Each character is looked at a bounded number of times.
+ */
+export function jwtsIn(run: string): string {
+  if (!run.includes('eyJ')) return run;
+  const segs = run.split('.');
+  const out: string[] = [];
+  for (let i = 0; i < segs.length; i++) {
+    const seg = segs[i]!;
+    const at = jwtStart(seg);
+    const next = segs[i + 1];
+    if (at >= 0 && seg.length - at >= 8 && i + 2 < segs.length && next!.length >= 8 && next!.startsWith('eyJ')) {
+      out.push(`${seg.slice(0, at)}${mark('jwt')}`);
+      i += 2; // the payload and the signature are part of it
+    } else out.push(seg);
+  }
+  return out.join('.');
+}
+
+/** Where the first `eyJ` at a word boundary of `seg` (its start, or after a `-`) is, or -1. */
+function jwtStart(seg: string): number {
+  for (let at = seg.indexOf('eyJ'); at >= 0; at = seg.indexOf('eyJ', at + 1)) if (at === 0 || seg[at - 1] === '-') return at;
+  return -1;
+}
+
 const RULES: Rule[] = [
   // Private-key blocks, whole; an unterminated block (cut off) is redacted to the end of the text.
   { kind: 'private-key', hints: ['-----BEGIN'], re: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|$)/g },
@@ -76,7 +105,9 @@ const RULES: Rule[] = [
   { kind: 'google-oauth', hints: ['GOCSPX-', 'ya29.'], re: /\b(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[0-9A-Za-z_-]{20,})/g },
   { kind: 'npm-token', hints: ['npm_'], re: /\bnpm_[A-Za-z0-9]{36}\b/g },
   { kind: 'huggingface-token', hints: ['hf_'], re: /\bhf_[A-Za-z0-9]{30,}\b/g },
-  { kind: 'jwt', hints: ['eyJ'], re: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g },
+  // JWTs are found inside each run of token characters by a scan (jwtsIn), not by a pattern: the pattern
+  // \beyJ[..]{5,}\.eyJ[..]{5,}\.[..]* rescanned a run from every `eyJ` in it (`eyJ-eyJ-…`: quadratic, 3.5 s at 64k).
+  { kind: 'jwt', hints: ['eyJ'], re: /[A-Za-z0-9_.-]+/g, keep: (m) => jwtsIn(m[0]!) },
   // cairn's own tokens (src/lib/crypto.ts newToken: `cairn_` + 40 letters and digits).
   { kind: 'cairn-token', hints: ['cairn_'], re: /\bcairn_[A-Za-z0-9]{32,64}\b/g },
   { kind: 'sendgrid-key', hints: ['SG.'], re: /\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,64}/g },

@@ -14,6 +14,10 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn status                                       server, token, project key, spool, last error
   cairn flush [--timeout <seconds>]                  send events kept while offline (default 120 s)
   cairn sender [--stop]                              the background sender hooks start (--stop ends it)
+  cairn pause [--session ID | --folder PATH] [--hours N]
+                                                     stop recording a session or folder (default: this folder)
+  cairn resume [--session ID | --folder PATH]        record it again
+  cairn statusline                                   Claude Code's status line (reads its JSON on stdin)
   cairn search <query> [--all | --project <key>] [--platform <agent>] [--limit N] [--json]
   cairn import <transcript.jsonl…> [--project <key>]
   cairn import --ndjson <file>                       a cairn export into this team (safe to repeat)
@@ -22,7 +26,7 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn forget <12|S12|P12> | --session <id> | --project <key> [--confirm N]
                                                      delete from the team's memory for good
   cairn admin …
-  cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end> [--agent claude-code|codex|gemini|cursor|opencode]
+  cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|pre-compact|session-end> [--agent claude-code|codex|gemini|cursor|opencode]
 `;
 
 type Command = (args: string[], io: Io) => Promise<number>;
@@ -43,6 +47,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   import: async () => (await import('./commands/import-any')).importAny,
   export: async () => (await import('./commands/transfer')).exportNdjson,
   forget: async () => (await import('./commands/forget')).forget,
+  pause: async () => (await import('./commands/pause')).pause,
+  resume: async () => (await import('./commands/pause')).resume,
+  statusline: async () => (await import('./status/statusline')).statusline,
 };
 
 export async function run(argv: string[], io: Io, startedAt?: number): Promise<number> {

@@ -43,7 +43,7 @@ describe('install', () => {
     expect(s.hooks.PostToolUse[0].hooks[0].command).toContain('prettier');
     expect(s.hooks.PostToolUse[1]).toEqual({ matcher: '*', hooks: [{ type: 'command', command: 'node "/opt/cairn/cairn.mjs" hook post-tool-use', timeout: 10, async: true }] });
     expect(s.hooks.PreToolUse[0].matcher).toBe('Read');
-    expect(Object.keys(s.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreToolUse', 'SessionEnd', 'SessionStart', 'Stop', 'UserPromptSubmit']);
+    expect(Object.keys(s.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreCompact', 'PreToolUse', 'SessionEnd', 'SessionStart', 'Stop', 'UserPromptSubmit']);
     const mcp = JSON.parse(readFileSync(claudeJson, 'utf8'));
     expect(mcp.mcpServers.other).toBeDefined();
     expect(mcp.mcpServers.cairn).toEqual({ type: 'http', url: 'https://cairn.example.dev/mcp', headersHelper: 'node "/opt/cairn/cairn.mjs" mcp-headers' });

@@ -2,7 +2,7 @@
 // the visibility rule (src/db/visibility.ts). Newest-first reads take ONE project at a time: `project_id = ?`
 // lets SQLite walk the (team, project, time) index and stop after `limit` rows, where an IN-list would scan
 // the whole team's time index.
-import { and, desc, eq, isNull, or } from 'drizzle-orm';
+import { and, count, desc, eq, isNull, or } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import { devices, observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
 import { byIds, inJsonList, jsonListIntersects } from './sqlite';
@@ -107,4 +107,30 @@ export async function promptsByIds(d1: D1Database | Db, viewer: Viewer, ids: num
     .innerJoin(projects, eq(projects.id, prompts.projectId))
     .innerJoin(users, eq(users.id, prompts.authorUserId))
     .where(byIds(prompts.id, ids, canReadPrompt(viewer)));
+}
+
+/**
+ * One session's own record so far (the "this session so far" block after a compaction, the status line's
+ * count): its newest readable observations, their total, and its newest summary. Walks idx_obs_session.
+ */
+export async function sessionRecordOf(d1: D1Database | Db, viewer: Viewer, sessionDbId: number, limit: number) {
+  const d = dbOf(d1);
+  const readable = and(eq(observations.sessionId, sessionDbId), canReadObservation(viewer), isNull(observations.supersededBy));
+  const [rows, total, summary] = await Promise.all([
+    d
+      .select({ id: observations.id, createdAt: observations.createdAt, type: observations.type, title: observations.title, subtitle: observations.subtitle })
+      .from(observations)
+      .where(readable)
+      .orderBy(desc(observations.createdAt), desc(observations.id))
+      .limit(limit),
+    d.select({ n: count() }).from(observations).where(readable).get(),
+    d
+      .select({ id: summaries.id, createdAt: summaries.createdAt, request: summaries.request, completed: summaries.completed, learned: summaries.learned, nextSteps: summaries.nextSteps })
+      .from(summaries)
+      .where(and(eq(summaries.sessionId, sessionDbId), canReadSummary(viewer)))
+      .orderBy(desc(summaries.createdAt), desc(summaries.id))
+      .limit(1)
+      .get(),
+  ]);
+  return { observations: rows, total: total?.n ?? 0, summary: summary ?? null };
 }

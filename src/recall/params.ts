@@ -72,3 +72,12 @@ export const TimelineQuery = z.object({
   tz: timeZone,
 });
 export type TimelineQuery = z.infer<typeof TimelineQuery>;
+
+/** GET /api/context/session: one session's record so far, by the agent's session id. */
+export const SessionContextQuery = z.object({
+  session: z.string().trim().min(1, 'give the session id').max(256, 'at most 256 characters'),
+  max_chars: int(200, 9_500),
+  format: z.enum(['json', 'text']).optional(),
+  tz: timeZone,
+});
+export type SessionContextQuery = z.infer<typeof SessionContextQuery>;

@@ -5,10 +5,10 @@ import { viewerOf } from '../db/visibility';
 import type { AppEnv } from '../auth/types';
 import { query } from '../lib/validate';
 import { recallMode, modeIdFor } from './mode';
-import { ContextQuery, DEFAULT_DEPTH, FileContextQuery, PromptContextQuery, TimelineQuery } from './params';
+import { ContextQuery, DEFAULT_DEPTH, FileContextQuery, PromptContextQuery, SessionContextQuery, TimelineQuery } from './params';
 import { listProjects } from './queries';
 import { renderTimeline, type TimelineResult } from './render-timeline';
-import { contextText, fileContextText, observationRecords, parseIds, promptContextText, timelineFor } from './service';
+import { contextText, fileContextText, observationRecords, parseIds, promptContextText, sessionSoFar, timelineFor } from './service';
 import { directoryDb, teamDb } from '../db/shards';
 
 // Each router is mounted at its prefix (scope `read`, declared in src/app.ts).
@@ -50,6 +50,16 @@ contextRoutes.get('/file', query(FileContextQuery, { lists: ['project', 'path'] 
 contextRoutes.get('/prompt', query(PromptContextQuery, { lists: ['project'] }), async (c) => {
   const q = c.req.valid('query');
   return c.text(await promptContextText(c.env, c.get('auth'), { projects: q.project, q: q.q, timeZone: q.tz }));
+});
+
+/**
+ * This session so far (the block injected after a compaction; the status line's count): `format=text` answers
+ * the block alone, JSON its counts with it. A session not stored yet answers zeros, never 404.
+ */
+contextRoutes.get('/session', query(SessionContextQuery), async (c) => {
+  const q = c.req.valid('query');
+  const r = await sessionSoFar(c.env, c.get('auth'), { key: q.session, timeZone: q.tz, maxChars: q.max_chars ?? 4_000 });
+  return q.format === 'text' ? c.text(r.text) : c.json(r);
 });
 
 /** JSON form of a timeline: times as ISO strings, summaries as `S<id>` so ids never collide. */

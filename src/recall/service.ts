@@ -17,6 +17,9 @@ import { renderPromptContext } from './render-prompt';
 import { parseAnchor, type Anchor, type TimelineResult } from './render-timeline';
 import { loadTimeline } from './timeline';
 import { directoryDb, teamDb } from '../db/shards';
+import { sessionRecordOf } from '../db/recall';
+import { findVisibleSession } from '../db/sessions';
+import { renderSessionSoFar } from './render-session';
 
 export const DEFAULT_CONTEXT_OBSERVATIONS = 50;
 export const DEFAULT_CONTEXT_SESSIONS = 10;
@@ -169,4 +172,24 @@ export function parseIds(raw: string | (string | number)[] | undefined): number[
 export async function observationRecords(env: CairnEnv, auth: AuthContext, ids: number[]): Promise<{ records: ObservationRecord[]; mode: RecallMode }> {
   const { d, viewer, mode } = await scopeOf(env, auth);
   return { records: await observationsByIds(d, viewer, ids), mode };
+}
+
+export const SESSION_SO_FAR_ROWS = 60;
+
+export interface SessionSoFar {
+  session: string;
+  /** Readable observations stored for the session, and whether a summary exists. */
+  observations: number;
+  summarized: boolean;
+  text: string;
+}
+
+/** One session's record so far, by its agent-side key; zeros and '' for a session not stored (yet) or not visible. */
+export async function sessionSoFar(env: CairnEnv, auth: AuthContext, o: { key: string; timeZone: string; maxChars: number }): Promise<SessionSoFar> {
+  const { d, viewer, mode } = await scopeOf(env, auth);
+  const id = await findVisibleSession(d, viewer, o.key);
+  if (id === undefined) return { session: o.key, observations: 0, summarized: false, text: '' };
+  const rec = await sessionRecordOf(d, viewer, id, SESSION_SO_FAR_ROWS);
+  const text = renderSessionSoFar({ observations: rec.observations, total: rec.total, summary: rec.summary, mode, timeZone: o.timeZone, maxChars: o.maxChars });
+  return { session: o.key, observations: rec.total, summarized: rec.summary !== null, text };
 }

@@ -2,7 +2,7 @@
 // derived from HOOK_PLAN so the plugin and `cairn install` cannot drift apart.
 import { existsSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
-import { addOurHooks, HOOK_PLAN, removeOurHooks, type Settings } from '../commands/settings-merge';
+import { addOurHooks, addOurStatusLine, HOOK_PLAN, removeOurHooks, removeOurStatusLine, type Settings } from '../commands/settings-merge';
 import type { Io } from '../io';
 import { jsonEdit, type FileEdit } from './file-edit';
 
@@ -77,8 +77,15 @@ export function claudeTargets(io: Io, home: string, project: boolean, settingsOv
   return { settings, mcpFile: claudeStatePath(io.env, home), mcpAt: project ? ['projects', io.cwd] : [], scope: project ? 'local' : 'user', settingsRoot };
 }
 
-export function claudeHookEdit(t: ClaudeTargets, clientPath: string): FileEdit {
-  return { ...jsonEdit(t.settings, (s) => addOurHooks(s, clientPath), removeOurHooks), root: t.settingsRoot };
+/** The hooks and the status line (a shell command like the hooks, so it needs the client's absolute path too). */
+export function claudeHookEdit(t: ClaudeTargets, clientPath: string, opts: { statusLine?: boolean } = {}): FileEdit {
+  const withStatus = opts.statusLine ?? true;
+  const edit = jsonEdit(
+    t.settings,
+    (s) => (withStatus ? addOurStatusLine(addOurHooks(s, clientPath), clientPath) : removeOurStatusLine(addOurHooks(s, clientPath))),
+    (s) => removeOurStatusLine(removeOurHooks(s)),
+  );
+  return { ...edit, root: t.settingsRoot };
 }
 
 export function claudeMcpEdit(t: ClaudeTargets, entry: Settings): FileEdit {

@@ -53,6 +53,7 @@ const OPTIONS = {
   settings: { type: 'string' },
   client: { type: 'string' },
   'no-mcp': { type: 'boolean' },
+  'no-statusline': { type: 'boolean' },
 } as const;
 
 /** The edits for an agent other than Claude Code (user scope only: their project files are committed). */
@@ -104,7 +105,7 @@ export async function install(args: string[], io: Io): Promise<number> {
     return 0;
   }
   const where = claudeTargets(io, paths.home, Boolean(values.project), values.settings);
-  const edits = [claudeHookEdit(where, clientPath)];
+  const edits = [claudeHookEdit(where, clientPath, { statusLine: !values['no-statusline'] })];
   let viaCli: string | null = null;
   if (!values['no-mcp']) {
     if (!config.url) {

@@ -35,11 +35,13 @@ export const HOOK_PLAN: PlannedHook[] = [
   // Not async: the turn's summary is its most valuable event, and `claude -p` ends async hooks when it exits
   // right after its last answer. Claude Code waits for this one (~40 ms; the hook's budget caps it at 1.5 s).
   { claudeEvent: 'Stop', event: 'stop', timeout: 10 },
+  // Before Claude Code compacts: what waits goes to the server, so the "so far" block after it is complete.
+  { claudeEvent: 'PreCompact', event: 'pre-compact', timeout: 10 },
   { claudeEvent: 'SessionEnd', event: 'session-end', timeout: 5 },
 ];
 
 // The installed copy is cairn.cjs; older installs and --client may name cairn.mjs or cairn.js.
-const OURS = /cairn(?:\.[cm]?js)?["']?\s+hook\s+(?:session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|session-end)\b/;
+const OURS = /cairn(?:\.[cm]?js)?["']?\s+hook\s+(?:session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|pre-compact|session-end)\b/;
 
 export const isOurHandler = (h: unknown): boolean =>
   !!h && typeof h === 'object' && typeof (h as Handler).command === 'string' && OURS.test((h as Handler).command!);
@@ -109,4 +111,54 @@ function sortKeys(v: unknown): unknown {
 export function detectIndent(text: string): string | number {
   const m = /^[\t ]+(?=")/m.exec(text);
   return m ? m[0] : 2;
+}
+
+// ── The status line (settings `statusLine`): one per settings file, so a user's own is wrapped, not replaced ──
+
+const OUR_STATUS = /cairn(?:\.[cm]?js)?["']?\s+statusline\b/;
+/** How often Claude Code re-runs it between events, in seconds: the remembered count moves as the observer works. */
+export const STATUS_REFRESH_S = 15;
+
+const isObj = (v: unknown): v is Settings => !!v && typeof v === 'object' && !Array.isArray(v);
+const isOurStatus = (v: unknown): boolean => isObj(v) && typeof v.command === 'string' && OUR_STATUS.test(v.command);
+
+/** The user's status line that ours wraps, carried inside our command (base64url JSON), or null. */
+function wrappedOf(ours: Settings): Settings | null {
+  const m = /\s--wrap\s+([A-Za-z0-9_-]+)/.exec(String(ours.command));
+  if (!m) return null;
+  try {
+    const v: unknown = JSON.parse(Buffer.from(m[1]!, 'base64url').toString('utf8'));
+    return isObj(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Takes our status line out: the user's own (which ours wrapped) comes back as it was. */
+export function removeOurStatusLine(settings: Settings): Settings {
+  if (!isOurStatus(settings.statusLine)) return settings;
+  const next = clone(settings);
+  const theirs = wrappedOf(next.statusLine as Settings);
+  if (theirs) next.statusLine = theirs;
+  else delete next.statusLine;
+  return next;
+}
+
+/**
+ * Sets our status line. A user's own `command` status line is kept inside ours (`--wrap`): ours runs it with
+ * the same input and prints its line first. Their padding and refresh interval stay in effect.
+ */
+export function addOurStatusLine(settings: Settings, clientPath: string): Settings {
+  const next = removeOurStatusLine(settings);
+  const theirs = isObj(next.statusLine) && next.statusLine.type === 'command' && typeof next.statusLine.command === 'string' ? next.statusLine : null;
+  if (isObj(next.statusLine) && !theirs) return next; // a kind of status line cairn does not know: left alone
+  let command = `node "${clientPath.replace(/"/g, '\\"')}" statusline`;
+  if (theirs) command += ` --wrap ${Buffer.from(JSON.stringify(theirs)).toString('base64url')}`;
+  const line: Settings = { type: 'command', command };
+  if (theirs && typeof theirs.padding === 'number') line.padding = theirs.padding;
+  const interval = theirs && typeof theirs.refreshInterval === 'number' ? Math.min(theirs.refreshInterval, STATUS_REFRESH_S) : STATUS_REFRESH_S;
+  line.refreshInterval = interval;
+  if (theirs && theirs.hideVimModeIndicator !== undefined) line.hideVimModeIndicator = theirs.hideVimModeIndicator;
+  next.statusLine = line;
+  return next;
 }

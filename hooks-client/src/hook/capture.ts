@@ -11,6 +11,7 @@ import { toolSkipped } from './gate';
 import { inject, makeEvent, type HookContext, type HookOutput } from './context';
 import { duringPrivatePrompt, notePrompt } from './prompt-log';
 import { localTimeZone } from './recall';
+import { bumpSessionFact, readPauses, resumedAt } from '../status/local';
 
 const MIN_PROMPT_FOR_RECALL = 20;
 
@@ -25,6 +26,7 @@ export async function userPromptSubmit(ctx: HookContext): Promise<HookOutput | n
   const event = makeEvent(ctx, 'init', { prompt, private: isPrivate }, ctx.input.promptId);
   const wantsRecall = ctx.config.promptContext && !isPrivate && stripped.length >= MIN_PROMPT_FOR_RECALL;
   const [, recall] = await Promise.all([deliver(ctx.delivery, event, ctx.deadline), wantsRecall ? promptRecall(ctx, prompt) : Promise.resolve('')]);
+  if (recall.trim()) bumpSessionFact(ctx.paths.stateDir, ctx.input.sessionId, 'recalled');
   return inject('UserPromptSubmit', recall);
 }
 
@@ -96,7 +98,10 @@ const TRANSCRIPT_TAIL_BYTES = 2_000_000;
 function spoolPromptToolCalls(ctx: HookContext, transcript: string): void {
   const sessionId = ctx.input.sessionId;
   if (!sessionId || ctx.platform !== 'claude-code' || isPrivateTurn(ctx, ctx.io.now())) return;
+  // Calls made before a resume in this prompt were made while paused: never backfilled.
+  const resumed = resumedAt(readPauses(ctx.paths.stateDir), sessionId, ctx.input.cwd);
   for (const e of lastPromptToolCalls(transcript, sessionId).slice(-MAX_BACKFILL)) {
+    if (resumed && !(Date.parse(e.occurredAt) > resumed)) continue;
     const name = typeof e.fields.tool_name === 'string' ? e.fields.tool_name : '';
     const useId = typeof e.fields.tool_use_id === 'string' ? e.fields.tool_use_id : null;
     if (!name || !useId || toolSkipped(name, ctx.config.skipTools)) continue;

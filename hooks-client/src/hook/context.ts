@@ -41,6 +41,8 @@ export const BUDGET_MS: Record<HookEvent, number> = {
   'post-tool-use': 1_000,
   'post-tool-use-failure': 1_000,
   stop: 1_000,
+  // Claude Code waits for it, but compaction itself takes seconds: time to send what waits and ask for the block.
+  'pre-compact': 4_000,
   'session-end': 900,
 };
 
@@ -79,10 +81,13 @@ export const MAX_CONTEXT_CHARS = 9_500;
 export function inject(name: HookOutput['hookSpecificOutput']['hookEventName'], text: string): HookOutput | null {
   const t = text.trim();
   if (!t) return null;
-  let body = t;
-  if (t.length > MAX_CONTEXT_CHARS) {
-    const closing = /<\/[a-z-]+>$/.exec(t)?.[0] ?? '';
-    body = `${t.slice(0, MAX_CONTEXT_CHARS - 80).trimEnd()}\n… (cut to fit; search memory for more)${closing ? `\n${closing}` : ''}`;
-  }
-  return { hookSpecificOutput: { hookEventName: name, additionalContext: body } };
+  return { hookSpecificOutput: { hookEventName: name, additionalContext: cutToFit(t, MAX_CONTEXT_CHARS) } };
+}
+
+/** `text` within `max` characters, its closing tag kept when it has to be cut ('' when nothing fits). */
+export function cutToFit(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max < 200) return '';
+  const closing = /<\/[a-z-]+>$/.exec(text)?.[0] ?? '';
+  return `${text.slice(0, max - 80).trimEnd()}\n… (cut to fit; search memory for more)${closing ? `\n${closing}` : ''}`;
 }

@@ -7,13 +7,14 @@ import type { Io } from '../io';
 import { projectFor } from '../project/project-key';
 import { Spool } from '../spool/spool';
 import { updateState } from '../state';
+import { pausedAt, readPauses } from '../status/local';
 import { postToolUse, postToolUseFailure, sessionEnd, stop, userPromptSubmit } from './capture';
 import { BUDGET_MS, type HookContext, type HookOutput } from './context';
 import { gate0, type HookEvent } from './gate';
 import { parseHookInput } from './input';
-import { preToolUse, sessionStart } from './recall';
+import { preCompact, preToolUse, sessionStart } from './recall';
 
-export const HOOK_EVENTS: readonly HookEvent[] = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'post-tool-use-failure', 'stop', 'session-end'];
+export const HOOK_EVENTS: readonly HookEvent[] = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'post-tool-use-failure', 'stop', 'pre-compact', 'session-end'];
 
 const HANDLERS: Record<HookEvent, (ctx: HookContext) => Promise<HookOutput | null>> = {
   'session-start': sessionStart,
@@ -22,8 +23,12 @@ const HANDLERS: Record<HookEvent, (ctx: HookContext) => Promise<HookOutput | nul
   'post-tool-use': postToolUse,
   'post-tool-use-failure': postToolUseFailure,
   stop,
+  'pre-compact': preCompact,
   'session-end': sessionEnd,
 };
+
+/** Events that record work (a pause stops them); recall (session-start, pre-tool-use) and session-end go on. */
+const RECORDING: ReadonlySet<HookEvent> = new Set(['user-prompt-submit', 'post-tool-use', 'post-tool-use-failure', 'stop']);
 
 export interface HandleOptions {
   /** Drained from the inbox: spool the event and leave sending to the caller (no network in the handler). */
@@ -59,6 +64,9 @@ export async function handleHook(event: string, io: Io, startedAt = io.now(), ag
       internal: io.env.CAIRN_INTERNAL === '1', excludeProjects: config.excludeProjects, skipTools: config.skipTools, home: paths.home,
     });
     if (verdict.skip) return 0;
+    // Paused from inside the agent (/cairn:pause, `cairn pause`): nothing of the session or folder is
+    // recorded while it lasts (judged at the event's own time: drained entries carry when their hook ran).
+    if (RECORDING.has(hookEvent) && pausedAt(readPauses(paths.stateDir), input.sessionId, input.cwd, io.now())) return 0;
     const ctx: HookContext = {
       event: hookEvent, io, input, config, paths, project, projectRoot, platform: adapter.platform,
       delivery: {

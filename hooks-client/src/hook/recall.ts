@@ -1,12 +1,14 @@
 // Hooks that bring memory into the session: the context index at start, a file's history before a Read.
-import { statSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
 import { call } from '../net/http';
 import { isSensitivePath } from '../privacy/sensitive-files';
 import { pathInsideRoot } from '#shared/paths';
 import { replay } from '../spool/deliver';
 import { readState, updateState } from '../state';
-import { inject, type HookContext, type HookOutput } from './context';
+import { cutToFit, inject, MAX_CONTEXT_CHARS, type HookContext, type HookOutput } from './context';
+import { bumpSessionFact } from '../status/local';
+import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
 
 /** Files smaller than this are cheaper to read than any note about them. */
 export const FILE_CONTEXT_MIN_BYTES = 1_500;
@@ -32,13 +34,64 @@ export function localTimeZone(): string {
   }
 }
 
+/** Of the injection budget, what the "this session so far" block may take after a compaction; the index gets the rest. */
+export const SO_FAR_MAX_CHARS = 4_000;
+
+const soFarFile = (stateDir: string, sessionId: string) => join(stateDir, 'sessions', `${sessionId.replace(/[^\w.-]/g, '_').slice(0, 200)}.so-far.txt`);
+
+function soFarPath(ctx: HookContext): string {
+  const q = new URLSearchParams({ session: ctx.input.sessionId ?? '', format: 'text', max_chars: String(SO_FAR_MAX_CHARS), tz: localTimeZone() });
+  return `/api/context/session?${q.toString()}`;
+}
+
 export async function sessionStart(ctx: HookContext): Promise<HookOutput | null> {
   const now = ctx.io.now();
-  const context = await getText(ctx, `/api/context?project=${encodeURIComponent(ctx.project)}&tz=${encodeURIComponent(localTimeZone())}`, Math.min(2_500, ctx.deadline - now));
+  const compacted = ctx.input.source === 'compact' && ctx.input.sessionId !== null;
+  const timeout = Math.min(2_500, ctx.deadline - now);
+  const [soFarFresh, context] = await Promise.all([
+    compacted ? getText(ctx, soFarPath(ctx), timeout) : Promise.resolve(''),
+    getText(ctx, `/api/context?project=${encodeURIComponent(ctx.project)}&tz=${encodeURIComponent(localTimeZone())}`, timeout),
+  ]);
+  // The server may be unreachable right after a compaction: PreCompact kept the block it was given.
+  const soFar = compacted ? soFarFresh || readText(soFarFile(ctx.paths.stateDir, ctx.input.sessionId!)) : '';
   // A new session is a good moment to empty the spool, in whatever time is left.
   if (ctx.delivery.spool.hasPending()) await replay(ctx.delivery, ctx.deadline);
   const warning = spoolWarning(ctx);
-  return inject('SessionStart', [warning, context].filter(Boolean).join('\n\n'));
+  // One budget for all of it: the block first (it is this session's thread), the index in what is left.
+  const head = [warning, soFar.slice(0, SO_FAR_MAX_CHARS)].filter(Boolean).join('\n\n');
+  const index = cutToFit(context.trim(), MAX_CONTEXT_CHARS - head.length - 2);
+  if (soFar || context.trim()) bumpSessionFact(ctx.paths.stateDir, ctx.input.sessionId, 'recalled');
+  return inject('SessionStart', [head, index].filter(Boolean).join('\n\n'));
+}
+
+/**
+ * Before Claude Code compacts the conversation: what this machine still holds goes to the server (the inbox
+ * was drained into the spool by runHook), and the block as the server has it now is kept for SessionStart.
+ */
+export async function preCompact(ctx: HookContext): Promise<null> {
+  if (ctx.delivery.spool.hasPending()) await replay(ctx.delivery, ctx.io.now() + (ctx.deadline - ctx.io.now()) / 2);
+  const sessionId = ctx.input.sessionId;
+  if (!sessionId) return null;
+  const text = await getText(ctx, soFarPath(ctx), ctx.deadline - ctx.io.now());
+  if (text) writeText(soFarFile(ctx.paths.stateDir, sessionId), text);
+  return null;
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function writeText(path: string, text: string): void {
+  try {
+    ensurePrivateDir(dirname(path));
+    safeWriteFile(path, text);
+  } catch {
+    // SessionStart asks the server itself
+  }
 }
 
 /** Said once (and again only if more events were lost, or a day later): the offline spool is near its bound. */
@@ -78,5 +131,6 @@ export async function preToolUse(ctx: HookContext): Promise<HookOutput | null> {
   q.set('mtime', String(mtimeMs));
   q.set('tz', localTimeZone());
   const text = await getText(ctx, `/api/context/file?${q.toString()}`, ctx.deadline - ctx.io.now());
+  if (text.trim()) bumpSessionFact(ctx.paths.stateDir, input.sessionId, 'recalled');
   return inject('PreToolUse', text);
 }

@@ -1,0 +1,45 @@
+// The status line's text. Pure: facts in, one line out.
+
+export interface StatusCache {
+  /** The team's observer as the server last said (GET /api/observer/state). */
+  observer: { at: number; state: string; code: string | null; notice: string | null } | null;
+  /** Per session: how many observations the server holds for it, and when it said so. */
+  sessions: Record<string, { at: number; observations: number }>;
+  /** When a status line last asked the server (claimed before asking). */
+  askedAt: number;
+}
+
+export interface StatusFacts {
+  configured: boolean;
+  /** null: the server has not said yet. */
+  remembered: number | null;
+  recalled: number;
+  /** Events on this machine not yet taken by the server (spool and inbox). */
+  backlog: number;
+  /** Why recording is paused here ("this session, until resumed"), or null. */
+  pause: string | null;
+  observer: StatusCache['observer'];
+}
+
+const CODE_MAX = 40;
+
+/** The observer part: ok, or the server's state with its code (never its free text: the line is short). */
+function observerPart(o: StatusCache['observer']): string {
+  if (!o) return 'server not asked yet';
+  if (o.state === 'ok') return 'ok';
+  if (o.state === 'unreachable') return 'server unreachable';
+  if (o.state.startsWith('http_')) return `server answered ${o.state.slice(5)}`;
+  const what = o.state === 'failing' ? 'memory paused' : o.state === 'backing_off' ? 'memory delayed' : o.state;
+  return `${what}${o.code ? `: ${o.code.slice(0, CODE_MAX)}` : ''}`;
+}
+
+export function renderStatus(f: StatusFacts): string {
+  if (!f.configured) return 'cairn: not logged in (cairn login)';
+  const parts = [
+    `${f.remembered === null ? '?' : f.remembered} remembered`,
+    `${f.recalled} recalled`,
+    `${f.backlog} waiting`,
+  ];
+  const state = f.pause ? `paused (${f.pause})` : observerPart(f.observer);
+  return `cairn ${f.pause ? '⏸' : f.observer?.state === 'ok' ? '●' : '○'} ${parts.join(' · ')} · ${state}`;
+}

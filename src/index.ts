@@ -6,9 +6,10 @@ import { metered } from './db/meter';
 import { registerJobKinds } from './jobs/registry';
 import { runDailyMaintenance } from './maintenance/daily';
 import { embedJob } from './vectors/embed-job';
+import { ftsUpkeepJob } from './search/fts-upkeep';
 
 // Every kind of job this Worker runs (src/jobs/types.ts says how to write one; NOTES: how to add one).
-registerJobKinds([embedJob]);
+registerJobKinds([embedJob, ftsUpkeepJob]);
 
 export { SessionDO } from './session/session-do';
 export { TeamDO } from './slots/team-do';

@@ -219,9 +219,12 @@ export async function newestRecords(d1: D1Database, scope: RecordScope, limit: n
 
 // ---- Index maintenance ----------------------------------------------------------------------------------
 // Deleting a row from an external-content FTS5 table (our delete triggers) only adds a delete marker: the
-// forgotten terms stay inside the index's segment blobs until the segments are merged. 'optimize' merges every
-// segment into one and drops the deleted entries, so the text is gone from the index itself, not just from
-// query results. Its cost grows with the index: called once per forget.
+// forgotten terms stay inside the index's segment blobs until the segment holding them is merged with the
+// marker. 'optimize' (merge everything at once) and 'rebuild' (reindex every row) grow with the whole index and
+// would pass D1's 30 s a statement on a large shard, so neither runs any more: the upkeep job
+// (src/search/fts-upkeep.ts) sends bounded 'merge' commands in steps until the index is one segment, and
+// refills an index that lost rows (a restore) a window of rows at a time. `purgeDeletedTerms` stays only for
+// the team move until its owner switches it to the job.
 
 export type FtsTable = 'observations_fts' | 'summaries_fts' | 'prompts_fts';
 
@@ -229,18 +232,47 @@ export const ALL_FTS: readonly FtsTable[] = ['observations_fts', 'summaries_fts'
 
 const CONTENT: Record<FtsTable, SQLiteTable> = { observations_fts: observations, summaries_fts: summaries, prompts_fts: prompts };
 
-/** An FTS5 special command (`INSERT INTO t(t) VALUES ('optimize')`) on each table, in one batch. */
-async function ftsCommand(d1: D1Database, tables: readonly FtsTable[], command: 'optimize' | 'rebuild'): Promise<void> {
+/** Each index's columns, as its insert trigger fills them from the content table (migrations 0001, 0002). */
+const COLUMNS: Record<FtsTable, readonly string[]> = {
+  observations_fts: ['title', 'subtitle', 'narrative', 'facts', 'concepts', 'cjk_terms', 'fts_scope'],
+  summaries_fts: ['request', 'investigated', 'learned', 'completed', 'next_steps', 'notes', 'cjk_terms'],
+  prompts_fts: ['text', 'cjk_terms'],
+};
+
+/** The metered binding (statements counted into the invocation, db/meter.ts). */
+const raw = (d1: D1Database): D1Database => db(d1).$client;
+
+const CONTENT_NAME: Record<FtsTable, string> = { observations_fts: 'observations', summaries_fts: 'summaries', prompts_fts: 'prompts' };
+
+/** @deprecated Whole-index; only the team move still calls it (see above). */
+export async function purgeDeletedTerms(d1: D1Database, tables: readonly FtsTable[] = ALL_FTS): Promise<void> {
   if (tables.length === 0) return;
   const d = db(d1);
-  const statements = tables.map((t) => d.run(sql`INSERT INTO ${sql.identifier(t)}(${sql.identifier(t)}) VALUES (${sql.raw(`'${command}'`)})`));
-  await runBatch(d, statements);
+  await runBatch(d, tables.map((t) => d.run(sql`INSERT INTO ${sql.identifier(t)}(${sql.identifier(t)}) VALUES (${sql.raw("'optimize'")})`)));
 }
 
-export const purgeDeletedTerms = (d1: D1Database, tables: readonly FtsTable[] = ALL_FTS): Promise<void> => ftsCommand(d1, tables, 'optimize');
+/**
+ * One bounded incremental merge: every segment of the index is put on one level and merged, writing about
+ * `pages` leaf pages (FTS5's 'merge' with a negative count). Answers whether it did any work: FTS5 reports a
+ * no-op merge as one change, so less than 2 means the index is one segment with no delete markers left.
+ */
+export async function ftsMerge(d1: D1Database, table: FtsTable, pages: number): Promise<boolean> {
+  const n = -Math.max(1, Math.floor(pages));
+  const r = await raw(d1).prepare(`INSERT INTO ${table}(${table}, rank) VALUES ('merge', ${n})`).run();
+  return (r.meta.changes ?? 0) >= 2;
+}
 
-/** Rebuilds the indexes from their content tables (after a restore of D1 from a backup or an import). */
-export const rebuildFts = (d1: D1Database, tables: readonly FtsTable[] = ALL_FTS): Promise<void> => ftsCommand(d1, tables, 'rebuild');
+/** Segments of the index now (one row of the _idx table per leaf page range, grouped by segment id). */
+export async function ftsSegments(d1: D1Database, table: FtsTable): Promise<number> {
+  const r = await raw(d1).prepare(`SELECT COUNT(DISTINCT segid) AS n FROM ${table}_idx`).first<{ n: number }>();
+  return r?.n ?? 0;
+}
+
+/** Pages the index holds (rows of its _data table): what a full merge writes at most once. */
+export async function ftsPages(d1: D1Database, table: FtsTable): Promise<number> {
+  const r = await raw(d1).prepare(`SELECT COUNT(*) AS n FROM ${table}_data`).first<{ n: number }>();
+  return r?.n ?? 0;
+}
 
 /**
  * Indexes whose row count differs from their content table's: what a restore from `wrangler d1 export` (which
@@ -261,9 +293,40 @@ export async function ftsOutOfStep(d1: D1Database): Promise<FtsTable[]> {
   });
 }
 
-/** Rebuilds the indexes that are out of step; returns which. Run by the daily cron, so a restore heals itself. */
-export async function healFts(d1: D1Database): Promise<FtsTable[]> {
-  const broken = await ftsOutOfStep(d1);
-  if (broken.length) await rebuildFts(d1, broken);
-  return broken;
+/** Whether the index holds a row its table no longer has (its terms cannot be deleted one by one: the text is gone). */
+export async function ftsHasStrays(d1: D1Database, table: FtsTable): Promise<boolean> {
+  const r = await raw(d1).prepare(`SELECT EXISTS (SELECT 1 FROM ${table}_docsize x WHERE NOT EXISTS (SELECT 1 FROM ${CONTENT_NAME[table]} c WHERE c.id = x.id)) AS n`).first<{ n: number }>();
+  return (r?.n ?? 0) > 0;
+}
+
+/**
+ * Empties an index whose rows cannot be deleted one by one (strays, after a partial restore). 'delete-all' on an
+ * external-content index drops its pages without reading any row: the refill that follows runs in steps.
+ */
+export async function ftsClear(d1: D1Database, table: FtsTable): Promise<void> {
+  await raw(d1).prepare(`INSERT INTO ${table}(${table}) VALUES ('delete-all')`).run();
+}
+
+/**
+ * Indexes the rows of the window after id `after` (at most `window` ids of the content table) that the index
+ * lacks. Answers the window's last id, or null when no row is past `after`. Two statements; repeating a window
+ * adds nothing (rows already indexed are skipped).
+ */
+export async function ftsRefill(d1: D1Database, table: FtsTable, after: number, window: number): Promise<{ last: number | null; added: number }> {
+  const c = CONTENT_NAME[table];
+  const edge = await raw(d1)
+    .prepare(`SELECT max(id) AS last FROM (SELECT id FROM ${c} WHERE id > ? ORDER BY id LIMIT ?)`)
+    .bind(after, window)
+    .first<{ last: number | null }>();
+  const last = edge?.last ?? null;
+  if (last === null) return { last: null, added: 0 };
+  const cols = COLUMNS[table].join(', ');
+  const r = await raw(d1)
+    .prepare(
+      `INSERT INTO ${table}(rowid, ${cols}) SELECT id, ${cols} FROM ${c}
+        WHERE id > ?1 AND id <= ?2 AND id NOT IN (SELECT id FROM ${table}_docsize WHERE id > ?1 AND id <= ?2)`,
+    )
+    .bind(after, last)
+    .run();
+  return { last, added: r.meta.changes ?? 0 };
 }

@@ -22,7 +22,6 @@ import {
   type ForgettableRow,
   type RecordKind,
 } from '../db/forget';
-import { purgeDeletedTerms } from '../db/fts';
 import { resolveVisibleProjects } from '../db/projects';
 import { settingsFor } from '../db/team-settings';
 import { viewerOf } from '../db/visibility';
@@ -30,6 +29,7 @@ import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { getVectorAdapters } from '../vectors/adapters';
 import { deleteRecordVectors, type RecordIds } from '../vectors/index-records';
+import { requestFtsUpkeep } from '../search/fts-upkeep';
 import { sessionStub } from '../session/session-do';
 import { teamDb } from '../db/shards';
 
@@ -96,7 +96,7 @@ export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: Recor
   else if (kind === 'summary') counts.summaries = await deleteSummary(d, auth.teamId, id, audit);
   else counts.prompts = await deletePrompt(d, auth.teamId, id, audit);
   await dropVectors(env, auth.teamId, { [kind === 'observation' ? 'observations' : kind === 'summary' ? 'summaries' : 'prompts']: [id] });
-  await purgeDeletedTerms(d, [kind === 'observation' ? 'observations_fts' : kind === 'summary' ? 'summaries_fts' : 'prompts_fts']);
+  await requestFtsUpkeep(env, auth.teamId);
   return { kind, target: `${kind}:${id}`, counts };
 }
 
@@ -113,7 +113,7 @@ export async function forgetSession(env: CairnEnv, auth: AuthContext, sessionKey
     detail: { project_id: session.projectId, user_id: session.userId },
     at: now,
   });
-  await purgeDeletedTerms(d);
+  await requestFtsUpkeep(env, auth.teamId);
   await dropVectors(env, auth.teamId, ids);
   await wipeSessionObject(env, auth.teamId, sessionKey);
   return { kind: 'session', target: `session:${session.id}`, counts };
@@ -148,7 +148,7 @@ export async function purgeProject(env: CairnEnv, teamId: number, actorUserId: n
   const ids = await recordIdsOf(d, teamId, { projectId });
   const sessionKeys = await sessionsOfProject(d, teamId, projectId);
   const counts = await deleteProject(d, teamId, projectId, { actorUserId, target: `project:${projectId}`, detail: { project_id: projectId }, at: now });
-  await purgeDeletedTerms(d);
+  await requestFtsUpkeep(env, teamId);
   await dropVectors(env, teamId, ids);
   for (const k of sessionKeys) await wipeSessionObject(env, teamId, k);
   return { kind: 'project', target: `project:${key}`, counts };

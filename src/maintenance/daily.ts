@@ -2,17 +2,18 @@
 // teams' retention_days applied, and the backup written when a bucket is bound. Each part is recorded in
 // maintenance_runs as it starts and ends, so `GET /api/admin/health` shows a cron that failed or stopped; a
 // part that fails is recorded and logged, and the parts after it still run.
-import { healFts } from '../db/fts';
 import { runEnded, runStarted, type MaintenanceJob } from '../db/maintenance';
-import { allShardDbs, directoryDb } from '../db/shards';
+import { directoryDb } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { applyRetention } from '../retention/sweep';
+import { startDailyFtsUpkeep } from '../search/fts-upkeep';
 import { errorText, log } from '../lib/log';
 
 type Part = (env: CairnEnv, now: number) => Promise<Record<string, unknown>>;
 
 const PARTS: [MaintenanceJob, Part][] = [
-  ['fts_check', async (env) => ({ rebuilt: (await Promise.all(allShardDbs(env).map(healFts))).flat() })],
+  // Checked, refilled and merged in steps by a job per shard (src/search/fts-upkeep.ts): started here.
+  ['fts_check', async (env) => ({ jobs: await startDailyFtsUpkeep(env) })],
   ['retention', async (env, now) => ({ ...(await applyRetention(env, now)) })],
 ];
 

@@ -1,11 +1,11 @@
 // Team retention: a team that sets `retention_days` keeps observations, summaries and prompts that long. The
 // daily cron (wrangler.toml [triggers]) deletes older ones from D1, the FTS indexes and the vector index.
 import { parseTeamSettings } from '../db/team-settings';
-import { purgeDeletedTerms } from '../db/fts';
 import { oldRecordIds, sweepRecords } from '../db/retention';
 import { shardDb, teamsWithShards } from '../db/shards';
 import { writeAudit } from '../audit/audit';
 import type { CairnEnv } from '../env';
+import { requestFtsUpkeep } from '../search/fts-upkeep';
 import { getVectorAdapters } from '../vectors/adapters';
 import { deleteRecordVectors } from '../vectors/index-records';
 
@@ -23,7 +23,6 @@ export interface SweepReport {
 export async function applyRetention(env: CairnEnv, now: number): Promise<SweepReport> {
   const report: SweepReport = { teams: 0, observations: 0, summaries: 0, prompts: 0 };
   const adapters = getVectorAdapters(env);
-  const swept = new Set<D1Database>();
   for (const team of await teamsWithShards(env)) {
     const days = parseTeamSettings(team.settings).retention_days;
     if (!days) continue;
@@ -42,12 +41,11 @@ export async function applyRetention(env: CairnEnv, now: number): Promise<SweepR
     }
     if (gone.observations + gone.summaries + gone.prompts === 0) continue;
     report.teams++;
-    swept.add(d);
     report.observations += gone.observations;
     report.summaries += gone.summaries;
     report.prompts += gone.prompts;
     await writeAudit(d, { teamId: team.id, actorUserId: null, action: 'retention.sweep', target: `before:${before}`, detail: { days, ...gone }, at: now });
+    await requestFtsUpkeep(env, team.id);
   }
-  for (const d of swept) await purgeDeletedTerms(d);
   return report;
 }

@@ -4,6 +4,10 @@
 // invocation was refused (or sent more) fails here, naming it.
 import { afterEach, beforeEach, expect } from 'vitest';
 import { setStatementLimit, watchInvocations, type Usage } from '../../src/db/meter';
+// The entry registers the job kinds (src/index.ts). Each test file gets its own module graph, which the job
+// lanes' objects share, while the entry a request runs may still be an earlier file's: importing it here puts
+// the kinds in every file's registry, so a job started by a test (not only by a request) finds its kind.
+import '../../src/index';
 
 /** Workers Paid: D1 statements per invocation. */
 export const PAID_STATEMENTS = 1000;

@@ -4,6 +4,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
+import { runOpenJobs } from '../support/jobs';
 import { idsOf } from '../support/seed';
 import { base, holdLease, initEvent, script, send, sessionStub, settled, toolEvent, waitFor } from '../pipeline/support';
 
@@ -32,6 +33,16 @@ async function d1Holding(word: string): Promise<string[]> {
     if ((row?.n ?? 0) > 0) hits.push(`${fts} MATCH`);
   }
   return hits;
+}
+
+/**
+ * The forget promise (docs/contracts.md): the row and every table at once; the index segments within the upkeep
+ * cycle the forget asked for (run here instead of waiting for its alarm).
+ */
+async function expectForgotten(word: string): Promise<void> {
+  expect((await d1Holding(word)).filter((h) => !h.endsWith('_fts_data.block'))).toEqual([]);
+  await runOpenJobs(null, 'fts-upkeep');
+  expect(await d1Holding(word)).toEqual([]);
 }
 
 /** Tables of the session's Durable Object whose rows contain `word`. */
@@ -116,7 +127,7 @@ describe('forget', { timeout: 60_000 }, () => {
       const res = await forget(s.id.token, body);
       expect(res.status, JSON.stringify(body)).toBe(200);
     }
-    expect(await d1Holding(s.word)).toEqual([]);
+    await expectForgotten(s.word);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(ids.obs).first<{ n: number }>()).toEqual({ n: 0 });
     const audit = await env.DB.prepare("SELECT actor_user_id, target, detail FROM audit_log WHERE team_id = ? AND action = 'forget' ORDER BY id").bind(s.teamId).all<{ target: string }>();
     expect(audit.results.map((r) => r.target)).toEqual([`observation:${ids.obs}`, `summary:${ids.sum}`, `prompt:${ids.prompt}`]);
@@ -136,7 +147,7 @@ describe('forget', { timeout: 60_000 }, () => {
     const res = await forget(s.id.token, { kind: 'session', session_id: s.sid });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ counts: { observations: 1, summaries: 1, prompts: 1, sessions: 1 } });
-    expect(await d1Holding(s.word)).toEqual([]);
+    await expectForgotten(s.word);
     expect(await objectHolding(s.teamId, s.sid, s.word)).toEqual([]);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(ids.obs).first<{ n: number }>()).toEqual({ n: 0 });
   });
@@ -161,7 +172,7 @@ describe('forget', { timeout: 60_000 }, () => {
     expect(done.status).toBe(200);
     expect(await done.json()).toMatchObject({ counts: { observations: 2, summaries: 2, prompts: 2, sessions: 2 } });
     for (const s of [a, b]) {
-      expect(await d1Holding(s.word)).toEqual([]);
+      await expectForgotten(s.word);
       expect(await objectHolding(s.teamId, s.sid, s.word)).toEqual([]);
     }
     expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM projects WHERE team_id = ? AND key = ?').bind(a.teamId, project).first<{ n: number }>()).toEqual({ n: 0 });

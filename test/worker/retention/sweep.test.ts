@@ -6,6 +6,7 @@ import { storePrompt } from '../../../src/store/sessions';
 import { applyRetention } from '../../../src/retention/sweep';
 import { indexObservations } from '../../../src/vectors/index-records';
 import { call } from '../support/http';
+import { runOpenJobs } from '../support/jobs';
 import { seedWorld, type SeedWorld } from '../support/seed';
 
 const DAY = 86_400_000;
@@ -53,6 +54,8 @@ describe('team retention sweep', () => {
     expect(set.status).toBe(200);
 
     const report = await applyRetention(env, now);
+    // The index segments: within the upkeep cycle the sweep asked for.
+    await runOpenJobs(null, 'fts-upkeep');
     expect(report).toMatchObject({ observations: 1, summaries: 1, prompts: 1 });
     expect(await holding(oldWord)).toEqual([]);
     expect(await holding(newWord)).toEqual(['observations', 'observation_files', 'summaries', 'prompts', 'observations_fts', 'summaries_fts', 'prompts_fts', 'fts segments']);
@@ -73,24 +76,5 @@ describe('team retention sweep', () => {
     const w = await seedWorld();
     const res = await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 0.5 } });
     expect(res.status).toBe(400);
-  });
-});
-
-describe('FTS after a restore', () => {
-  it('finds indexes out of step with their tables and rebuilds them, so search works again', async () => {
-    const { ftsOutOfStep, healFts } = await import('../../../src/db/fts');
-    const w = await seedWorld();
-    const term = word();
-    await w.add({ title: `Restored ${term}` });
-    await healFts(env.DB);
-    expect(await ftsOutOfStep(env.DB)).toEqual([]);
-    // What a restore from `wrangler d1 export` leaves: the tables without their FTS5 index.
-    await env.DB.prepare("INSERT INTO observations_fts(observations_fts) VALUES ('delete-all')").run();
-    const match = () => env.DB.prepare(`SELECT COUNT(*) AS n FROM observations_fts WHERE observations_fts MATCH '"${term}"'`).first<{ n: number }>();
-    expect(await match()).toEqual({ n: 0 });
-    expect(await ftsOutOfStep(env.DB)).toEqual(['observations_fts']);
-    expect(await healFts(env.DB)).toEqual(['observations_fts']);
-    expect(await match()).toEqual({ n: 1 });
-    expect(await ftsOutOfStep(env.DB)).toEqual([]);
   });
 });

@@ -36,3 +36,11 @@ export async function runJob(teamId: number | null, id: string, maxSteps = 500):
   }
   throw new Error(`job ${id} did not finish`);
 }
+
+/** Runs every queued or running job of `kind` in the lane to its end (the FTS upkeep a forget asked for). */
+export async function runOpenJobs(teamId: number | null, kind: string): Promise<JobRecord[]> {
+  const open = (await lane(teamId).list(200, kind)).filter((j) => !isFinished(j.status));
+  const done: JobRecord[] = [];
+  for (const j of open) done.push(await runJob(teamId, j.id));
+  return done;
+}

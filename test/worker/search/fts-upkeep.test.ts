@@ -1,0 +1,103 @@
+// FTS upkeep without whole-index commands: a forget deletes the row from every table at once and asks for an
+// upkeep cycle; the cycle's bounded merges take the forgotten terms out of the index segments, each step within
+// its statement budget; the daily check refills an index a restore emptied, in windows, so search works again.
+// Checked by scanning the index's segment blobs, not through search.
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { watchInvocations, type Usage } from '../../../src/db/meter';
+import { startDailyFtsUpkeep } from '../../../src/search/fts-upkeep';
+import { call } from '../support/http';
+import { jobOf, runJob, runOpenJobs } from '../support/jobs';
+import { seedWorld } from '../support/seed';
+
+// Ends in a digit: FTS5's porter stemmer leaves it as written, and segments store a word's tail contiguously.
+const word = () => `fup${Math.random().toString(36).slice(2, 10)}7`;
+
+const inSegments = async (w: string) =>
+  (await env.DB.prepare('SELECT COUNT(*) AS n FROM observations_fts_data WHERE instr(CAST(block AS TEXT), ?) > 0').bind(w.slice(-7)).first<{ n: number }>())!.n;
+const matches = async (w: string) =>
+  (await env.DB.prepare(`SELECT COUNT(*) AS n FROM observations_fts WHERE observations_fts MATCH '"${w}"'`).first<{ n: number }>())!.n;
+
+/** Every metered invocation (requests, job steps) while `fn` runs. */
+async function invocations<T>(fn: () => Promise<T>): Promise<{ out: T; seen: Usage[] }> {
+  const seen: Usage[] = [];
+  const stop = watchInvocations((u) => seen.push(u));
+  try {
+    return { out: await fn(), seen };
+  } finally {
+    stop();
+  }
+}
+
+describe('FTS upkeep', { timeout: 120_000 }, () => {
+  it('forgets a row at once without a whole-index command, and its terms leave the index segments within one upkeep cycle', async () => {
+    const w = await seedWorld();
+    const secret = word();
+    const target = await w.add({ title: `The ${secret} token`, narrative: `${secret} is kept in the vault` });
+    // Enough other rows, in many transactions, that the secret sits in an older segment than the delete marker.
+    for (let i = 0; i < 40; i++) await w.add({ title: `filler ${i} ${word()}`, narrative: 'routine work '.repeat(40) });
+    const before = await inSegments(secret);
+    expect(before).toBeGreaterThan(0);
+
+    const { out: res, seen } = await invocations(() => call('/api/forget', { token: w.id.token, json: { kind: 'observation', id: target } }));
+    expect(res.status).toBe(200);
+    expect(await matches(secret)).toBe(0);
+    expect((await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ?').bind(target).first<{ n: number }>())!.n).toBe(0);
+    expect(seen.flatMap((u) => u.wholeIndex), 'whole-index FTS commands sent by the forget request').toEqual([]);
+
+    const { out: cycles, seen: steps } = await invocations(() => runOpenJobs(null, 'fts-upkeep'));
+    expect(cycles.length).toBeGreaterThan(0);
+    expect(cycles.every((j) => j.status === 'done')).toBe(true);
+    expect(await inSegments(secret)).toBe(0);
+    expect(steps.flatMap((u) => u.wholeIndex)).toEqual([]);
+    for (const j of cycles) {
+      expect(j.stats.statements.max).toBeLessThanOrEqual(j.stats.budget.statements);
+      expect(j.result).toMatchObject({ shard: 'DB', capped: false, segments: { observations_fts: 1 } });
+    }
+  });
+
+  it('refills an index a restore emptied, a window at a time, so search finds the rows again', async () => {
+    const w = await seedWorld();
+    const term = word();
+    for (let i = 0; i < 5; i++) await w.add({ title: `Restored ${term} ${i}` });
+    // What a restore from `wrangler d1 export` leaves: the tables without their FTS5 index.
+    await env.DB.prepare("INSERT INTO observations_fts(observations_fts) VALUES ('delete-all')").run();
+    expect(await matches(term)).toBe(0);
+
+    const [id] = await startDailyFtsUpkeep(env);
+    const job = await runJob(null, id!);
+    expect(job.status).toBe('done');
+    expect(job.result).toMatchObject({ out_of_step: expect.arrayContaining(['observations_fts']) });
+    expect(await matches(term)).toBe(5);
+    // A second cycle finds nothing to refill.
+    const [again] = await startDailyFtsUpkeep(env);
+    expect((await runJob(null, again!)).result).toMatchObject({ out_of_step: [], refilled: 0 });
+  });
+
+  it('empties and refills an index that holds rows its table lost, instead of rebuilding it in one statement', async () => {
+    const w = await seedWorld();
+    const term = word();
+    const kept = await w.add({ title: `Kept ${term}` });
+    const lost = await w.add({ title: `Lost ${term}` });
+    // A partial restore: the row is gone from the table, its index entry is not (the trigger is bypassed).
+    await env.DB.prepare('DROP TRIGGER observations_fts_ad').run();
+    try {
+      await env.DB.prepare('DELETE FROM observation_files WHERE observation_id = ?').bind(lost).run();
+      await env.DB.prepare('DELETE FROM local_vectors WHERE record_id = ?').bind(lost).run();
+      await env.DB.prepare('DELETE FROM observations WHERE id = ?').bind(lost).run();
+    } finally {
+      await env.DB.prepare(
+        `CREATE TRIGGER observations_fts_ad AFTER DELETE ON observations BEGIN
+           INSERT INTO observations_fts(observations_fts, rowid, title, subtitle, narrative, facts, concepts, cjk_terms, fts_scope)
+           VALUES ('delete', old.id, old.title, old.subtitle, old.narrative, old.facts, old.concepts, old.cjk_terms, old.fts_scope);
+         END`,
+      ).run();
+    }
+    const [id] = await startDailyFtsUpkeep(env);
+    const job = await runJob(null, id!);
+    expect(job.result).toMatchObject({ cleared: ['observations_fts'] });
+    const rows = await env.DB.prepare(`SELECT rowid AS id FROM observations_fts WHERE observations_fts MATCH '"${term}"'`).all<{ id: number }>();
+    expect(rows.results.map((r) => r.id)).toEqual([kept]);
+    expect(await jobOf(null, id!)).toMatchObject({ status: 'done' });
+  });
+});

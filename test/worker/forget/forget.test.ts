@@ -208,7 +208,7 @@ describe('forget', { timeout: 60_000 }, () => {
     const other = await env.DB.prepare('SELECT u.handle FROM users u JOIN sessions s ON s.user_id = u.id WHERE s.session_key = ?').bind(gone.sid).first<{ handle: string }>();
     const res = await call(`/api/admin/users/${other!.handle}?delete_private_projects=1`, { token: owner.token, method: 'DELETE' });
     expect(((await res.json()) as { private_projects_deleted: string[] }).private_projects_deleted).toHaveLength(1);
-    expect(await d1Holding(gone.word)).toEqual([]);
+    await expectForgotten(gone.word);
     expect(await objectHolding(gone.teamId, gone.sid, gone.word)).toEqual([]);
   });
 

@@ -16,6 +16,7 @@ import type { AppEnv } from './auth/types';
 import { eventRoutes, sessionRoutes } from './ingest/routes';
 import { installRoutes } from './install/routes';
 import { forgetRoutes } from './forget/routes';
+import { correctionRoutes } from './corrections/routes';
 import { adminHealthRoutes, observerAdminRoutes, observerStateRoutes, operatorHealthRoutes } from './health/routes';
 import { errorBody, handleError } from './lib/errors';
 import { runWithRequestLog } from './lib/log';
@@ -57,6 +58,8 @@ const TOKEN_MOUNTS: Mount[] = [
   { at: '/api/sessions', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: sessionRoutes },
   { at: '/api/events', guards: [requireScope('ingest')], routes: eventRoutes },
   { at: '/api/forget', guards: [requireScope('ingest')], routes: forgetRoutes },
+  // Supersede and feedback write with `ingest`; a record's history may also be read with `read`.
+  { at: '/api/corrections', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: correctionRoutes },
   // A job the caller started (forget of their private project, an export): any device token.
   { at: '/api/jobs', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: ownJobRoutes },
   { at: '/api/context', guards: [requireScope('read')], routes: contextRoutes },

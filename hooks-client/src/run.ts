@@ -25,6 +25,8 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn export --output <file> [--project <key>]     the team's memory as NDJSON (admins)
   cairn forget <12|S12|P12> | --session <id> | --project <key> [--confirm N]
                                                      delete from the team's memory for good
+  cairn supersede <12> [--by <13>] --reason "…"      mark a record outdated (replaced by #13); author or admin
+  cairn feedback <12> wrong|outdated|useful [--reason "…"]   flag a record for review, or say it helped
   cairn admin …
   cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|pre-compact|session-end> [--agent claude-code|codex|gemini|cursor|opencode]
 `;
@@ -50,6 +52,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   pause: async () => (await import('./commands/pause')).pause,
   resume: async () => (await import('./commands/pause')).resume,
   statusline: async () => (await import('./status/statusline')).statusline,
+  supersede: async () => (await import('./commands/supersede')).supersede,
+  feedback: async () => (await import('./commands/supersede')).feedback,
 };
 
 export async function run(argv: string[], io: Io, startedAt?: number): Promise<number> {

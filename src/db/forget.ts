@@ -4,6 +4,7 @@
 import { and, count as countAll, eq, inArray } from 'drizzle-orm';
 import { db, type Db } from './client';
 import { insertAudit } from './audit';
+import { deleteCorrectionRows } from './corrections';
 import { byIds, inJsonList } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, canSeeProject, type Viewer } from './visibility';
 import { localVectors, observationFiles, observations, projectAliases, projects, prompts, sessions, summaries } from './schema';
@@ -105,7 +106,8 @@ const auditRow = (d: Db, teamId: number, a: ForgetAudit) =>
 /** Deletes observations (with their file rows and local vectors) and writes the audit row, in one batch. */
 export async function deleteObservations(d1: D1Database, teamId: number, ids: number[], audit: ForgetAudit): Promise<number> {
   const d = db(d1);
-  const [, , gone] = await d.batch([
+  const [, , , , gone] = await d.batch([
+    ...deleteCorrectionRows(d, teamId, ids),
     d.delete(observationFiles).where(byIds(observationFiles.observationId, ids, eq(observationFiles.teamId, teamId))),
     d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'observation'), inJsonList(localVectors.recordId, ids))),
     d.delete(observations).where(byIds(observations.id, ids, eq(observations.teamId, teamId))).returning({ id: observations.id }),
@@ -172,7 +174,8 @@ export async function deleteSession(d1: D1Database, teamId: number, sessionId: n
     d.select({ id: t.id }).from(t).where(and(eq(t.teamId, teamId), eq(t.sessionId, sessionId)));
   const vectorsOf = (kind: RecordKind, t: typeof observations | typeof summaries | typeof prompts) =>
     d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inArray(localVectors.recordId, ofSession(t))));
-  const [, , , , o, s, p, se] = await d.batch([
+  const [, , , , , , o, s, p, se] = await d.batch([
+    ...deleteCorrectionRows(d, teamId, ofSession(observations)),
     d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), inArray(observationFiles.observationId, ofSession(observations)))),
     vectorsOf('observation', observations),
     vectorsOf('summary', summaries),
@@ -189,7 +192,9 @@ export async function deleteSession(d1: D1Database, teamId: number, sessionId: n
 /** Deletes a project with everything in it (memory rows, sessions, aliases), in one batch. */
 export async function deleteProject(d1: D1Database, teamId: number, projectId: number, audit: ForgetAudit): Promise<ForgetCounts> {
   const d = db(d1);
-  const [, , o, s, p, se] = await d.batch([
+  const ofProject = d.select({ id: observations.id }).from(observations).where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId)));
+  const [, , , , o, s, p, se] = await d.batch([
+    ...deleteCorrectionRows(d, teamId, ofProject),
     d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), eq(observationFiles.projectId, projectId))),
     d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.projectId, projectId))),
     d.delete(observations).where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId))).returning({ id: observations.id }),

@@ -63,6 +63,7 @@ const FIELDS = {
     projectKey: p.key,
     author: u.handle,
     tokens: sql<number>`CAST((length(coalesce(${o.title}, '')) + length(coalesce(${o.subtitle}, '')) + length(coalesce(${o.narrative}, '')) + length(${o.facts}) + 3) / 4 AS INTEGER)`,
+    supersededBy: o.supersededBy,
   },
   summary: {
     id: s.id,
@@ -72,6 +73,7 @@ const FIELDS = {
     projectKey: p.key,
     author: u.handle,
     tokens: sql<number>`CAST((length(${s.request}) + length(${s.investigated}) + length(${s.learned}) + length(${s.completed}) + length(${s.nextSteps}) + length(coalesce(${s.notes}, '')) + 3) / 4 AS INTEGER)`,
+    supersededBy: sql<number | null>`NULL`,
   },
   prompt: {
     id: pm.id,
@@ -81,6 +83,7 @@ const FIELDS = {
     projectKey: p.key,
     author: u.handle,
     tokens: sql<number>`CAST((length(${pm.text}) + 3) / 4 AS INTEGER)`,
+    supersededBy: sql<number | null>`NULL`,
   },
 } as const;
 
@@ -96,6 +99,8 @@ export interface RecordRow {
   author: string;
   /** Approximate tokens (chars/4) to read the full record. */
   tokens: number;
+  /** Observations: what replaced it (its own id: outdated, nothing in its place); null or absent when current. */
+  supersededBy?: number | null;
 }
 
 /** Filters on the kind's table; observation-only ones (type, concept, file) only for observations. */

@@ -7,7 +7,7 @@ import { db } from './client';
 import { putAlias } from './project-admin';
 import { recordObserverUsage } from './usage';
 import {
-  auditLog, devices, localVectors, observationFiles, observations, observerUsage, projectAliases, projects, prompts, sessions, summaries, teams, users,
+  auditLog, devices, localVectors, observationEvents, observationFiles, observationSignals, observations, observerUsage, projectAliases, projects, prompts, sessions, summaries, teams, users,
 } from './schema';
 
 /** When the team last wrote memory (an observation stored, a prompt or a session begun), or null for none. */
@@ -78,6 +78,8 @@ const parsedDetail = (text: string): Record<string, unknown> => {
 export async function deleteTeamRows(d1: D1Database, teamId: number, opts: { copies: boolean }): Promise<void> {
   const d = db(d1);
   await runBatch(d, [
+    d.delete(observationEvents).where(eq(observationEvents.teamId, teamId)),
+    d.delete(observationSignals).where(eq(observationSignals.teamId, teamId)),
     d.delete(observationFiles).where(eq(observationFiles.teamId, teamId)),
     d.delete(localVectors).where(eq(localVectors.teamId, teamId)),
     d.delete(observations).where(eq(observations.teamId, teamId)),

@@ -5,12 +5,14 @@
 import { and, count, desc, eq, isNull, or } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import { devices, observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
+import { notPendingReview } from './corrections';
 import { byIds, inJsonList, jsonListIntersects } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, type Viewer } from './visibility';
 
 /**
  * Newest observations of one project that pass the allow-lists: the type must be one of `types`, and a row
- * that has concepts needs at least one of `concepts` (rows without concepts pass). Superseded rows are left out.
+ * that has concepts needs at least one of `concepts` (rows without concepts pass). Superseded rows and rows
+ * flagged wrong or outdated (pending review) are left out.
  */
 export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer, projectId: number, types: string[], concepts: string[], limit: number) {
   return dbOf(d1)
@@ -23,7 +25,7 @@ export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer,
     .innerJoin(users, eq(users.id, observations.authorUserId))
     .where(
       and(
-        eq(observations.projectId, projectId), canReadObservation(viewer), isNull(observations.supersededBy),
+        eq(observations.projectId, projectId), canReadObservation(viewer), isNull(observations.supersededBy), notPendingReview(viewer.teamId),
         inJsonList(observations.type, types), or(eq(observations.concepts, '[]'), jsonListIntersects(observations.concepts, concepts)),
       ),
     )
@@ -47,7 +49,7 @@ export async function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, pr
     .limit(limit);
 }
 
-/** Newest observations of one project whose read or modified files include one of `paths`. */
+/** Newest observations of one project whose read or modified files include one of `paths` (current ones: not superseded or pending review). */
 export async function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, projectId: number, paths: string[], limit: number) {
   return dbOf(d1)
     .selectDistinct({
@@ -60,7 +62,7 @@ export async function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, project
     .where(
       and(
         eq(observationFiles.teamId, viewer.teamId), eq(observationFiles.projectId, projectId), inJsonList(observationFiles.path, paths),
-        canReadObservation(viewer),
+        canReadObservation(viewer), isNull(observations.supersededBy), notPendingReview(viewer.teamId),
       ),
     )
     .orderBy(desc(observations.createdAt), desc(observations.id))
@@ -76,6 +78,7 @@ export async function observationsWithContext(d1: D1Database | Db, viewer: Viewe
       narrative: observations.narrative, concepts: observations.concepts, filesRead: observations.filesRead,
       filesModified: observations.filesModified, createdAt: observations.createdAt, author: users.handle, device: devices.name,
       source: observations.source, agentType: observations.agentType, discoveryTokens: observations.discoveryTokens,
+      supersededBy: observations.supersededBy,
     })
     .from(observations)
     .innerJoin(projects, eq(projects.id, observations.projectId))

@@ -3,6 +3,7 @@
 // local vectors of each). Deleting fires the FTS delete triggers; the caller purges the index segments.
 import { and, eq, lt } from 'drizzle-orm';
 import { db } from './client';
+import { deleteCorrectionRows } from './corrections';
 import { localVectors, observationFiles, observations, prompts, sessions, summaries } from './schema';
 import { byIds, inJsonList, plus } from './sqlite';
 
@@ -43,7 +44,8 @@ export async function sweepRecords(d1: D1Database, teamId: number, ids: OldRecor
   const d = db(d1);
   const vectors = (kind: 'observation' | 'summary' | 'prompt', list: number[]) =>
     d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, list)));
-  const [, , , , o, s, p] = await d.batch([
+  const [, , , , , , o, s, p] = await d.batch([
+    ...deleteCorrectionRows(d, teamId, ids.observations),
     d.delete(observationFiles).where(byIds(observationFiles.observationId, ids.observations, eq(observationFiles.teamId, teamId))),
     vectors('observation', ids.observations),
     vectors('summary', ids.summaries),

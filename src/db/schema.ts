@@ -157,6 +157,8 @@ export const observations = sqliteTable('observations', {
   // What the visibility rule and the search filters read, by id: a keyword search checks every FTS match (10k
   // rows for common words at 100k) against the rule, and this index answers that without reading the 1–2 KB rows.
   index('idx_obs_readable').on(t.id, t.teamId, t.projectId, t.deletedAt, t.type, t.authorUserId, t.createdAt, t.sessionId),
+  // The review queue's superseded records (src/corrections/review.ts): few rows, so a partial index.
+  index('idx_obs_superseded').on(t.teamId, t.id).where(sql`superseded_by IS NOT NULL`),
 ]);
 
 export const observationFiles = sqliteTable('observation_files', {
@@ -300,8 +302,44 @@ export const maintenanceRuns = sqliteTable('maintenance_runs', {
   detail: text('detail').notNull().default('{}'),
 });
 
+/**
+ * What happened to an observation after it was stored, oldest first: corrections (`supersede`, `restore`),
+ * feedback (`wrong`, `outdated`, `useful`) and an admin's review (`keep`). Who, when and why; deleted with the
+ * observation when it is forgotten (a reason may repeat its text). src/corrections/ writes it.
+ */
+export const observationEvents = sqliteTable('observation_events', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  teamId: integer('team_id').notNull().references(() => teams.id),
+  observationId: integer('observation_id').notNull().references(() => observations.id),
+  action: text('action').notNull(),
+  /** The record that replaces it (`supersede` only). */
+  byObservationId: integer('by_observation_id'),
+  /** The person who acted (for the observer: the session's user). */
+  actorUserId: integer('actor_user_id'),
+  /** `user`, or `observer` when the observer proposed it. */
+  actor: text('actor').notNull().default('user'),
+  reason: text('reason'),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [index('idx_obs_events_obs').on(t.observationId, t.id)]);
+
+/**
+ * Per observation: how often sessions fetched it (MCP get_observations, timeline), feedback counted once per
+ * person, and its review state (`pending` while flagged wrong or outdated and not reviewed: out of the context
+ * index; `kept` once an admin kept it). One row per observation that has any of these.
+ */
+export const observationSignals = sqliteTable('observation_signals', {
+  observationId: integer('observation_id').primaryKey().references(() => observations.id),
+  teamId: integer('team_id').notNull().references(() => teams.id),
+  fetched: integer('fetched').notNull().default(0),
+  useful: integer('useful').notNull().default(0),
+  wrong: integer('wrong').notNull().default(0),
+  outdated: integer('outdated').notNull().default(0),
+  review: text('review'),
+  updatedAt: integer('updated_at').notNull(),
+}, (t) => [index('idx_obs_signals_review').on(t.teamId, t.review).where(sql`review IS NOT NULL`)]);
+
 /** Every table above, for the schema-drift test. */
-export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, localVectorGenerations, observerUsage, teamShards, maintenanceRuns };
+export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, localVectorGenerations, observerUsage, teamShards, maintenanceRuns, observationEvents, observationSignals };
 
 export type Team = typeof teams.$inferSelect;
 export type User = typeof users.$inferSelect;
@@ -316,3 +354,4 @@ export type Summary = typeof summaries.$inferSelect;
 export type NewSummary = typeof summaries.$inferInsert;
 export type AuditRow = typeof auditLog.$inferSelect;
 export type ObserverUsage = typeof observerUsage.$inferSelect;
+export type ObservationEvent = typeof observationEvents.$inferSelect;

@@ -179,3 +179,11 @@ export async function databaseBytes(d1: D1Database): Promise<number | null> {
   const size = (r.meta as { size_after?: unknown }).size_after;
   return typeof size === 'number' ? size : null;
 }
+
+/**
+ * Rows for `observation_signals` in its column order (observation, team, fetched, useful, wrong, outdated, review,
+ * updated): one fetch each of the team's observations among `ids`, for an upsert that counts them in one statement.
+ */
+export const fetchedSignalRows = (teamId: number, ids: readonly number[], at: number): SQL =>
+  sql`SELECT ${observations.id}, ${observations.teamId}, 1, 0, 0, 0, NULL, ${at} FROM ${observations}
+       WHERE ${observations.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND +${observations.teamId} = ${teamId}`;

@@ -21,6 +21,9 @@ export function renderRecords(
   for (const r of records) {
     out.push(`#${r.id} ${iconFor(mode, r.type)} ${r.type} · ${dayAndClock(Date.parse(r.createdAt), timeZone)} ${timeZone} · ${r.project} · @${r.author}`);
     out.push(`Title: ${r.title ?? 'Untitled'}`);
+    if (r.supersededBy != null) {
+      out.push(r.supersededBy === r.id ? 'Status: outdated (nothing replaces it)' : `Status: superseded by #${r.supersededBy}; read that one instead`);
+    }
     if (r.subtitle) out.push(`Subtitle: ${r.subtitle}`);
     if (r.narrative) out.push(r.narrative);
     if (r.facts.length) out.push('Facts:', ...r.facts.map((f) => `- ${f}`));

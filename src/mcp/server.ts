@@ -9,6 +9,7 @@ import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { forgetRecord, parseRecordRef } from '../forget/service';
 import { remember, RememberInput } from '../recall/memory-writes';
+import { FeedbackBody, giveFeedback, recordFetched, REASON_MAX, supersede, SupersedeBody } from '../corrections/service';
 import { DEFAULT_DEPTH, MAX_DEPTH } from '../recall/params';
 import { renderTimeline } from '../recall/render-timeline';
 import { MAX_IDS, observationRecords, timelineFor } from '../recall/service';
@@ -80,6 +81,8 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
   registerGetObservations(server, ctx);
   // Writing: both need the ingest scope.
   registerRemember(server, ctx);
+  registerSupersede(server, ctx);
+  registerFeedback(server, ctx);
   registerForget(server, ctx);
   return server;
 }
@@ -128,7 +131,7 @@ function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
 }
 
 /** Step 2: what happened around one record. */
-function registerTimeline(server: McpServer, { env, auth }: ToolContext): void {
+function registerTimeline(server: McpServer, { env, auth, deps }: ToolContext): void {
   server.registerTool(
     'timeline',
     {
@@ -151,13 +154,15 @@ function registerTimeline(server: McpServer, { env, auth }: ToolContext): void {
         const { result, mode } = await timelineFor(env, auth, {
           anchor: a.anchor, q: a.query, before: a.before ?? DEFAULT_DEPTH, after: a.after ?? DEFAULT_DEPTH, projects,
         });
+        // The anchor is what the session came for: counted as fetched (feedback, src/corrections/).
+        if (result.anchor.kind === 'observation' && result.anchor.id !== null) deps.defer(recordFetched(env, auth, [result.anchor.id], deps.now()));
         return text(renderTimeline({ result, mode, viewer: auth.handle, timeZone: 'UTC' }));
       }),
   );
 }
 
 /** Step 3: full records for chosen ids. */
-function registerGetObservations(server: McpServer, { env, auth }: ToolContext): void {
+function registerGetObservations(server: McpServer, { env, auth, deps }: ToolContext): void {
   server.registerTool(
     'get_observations',
     {
@@ -184,6 +189,7 @@ function registerGetObservations(server: McpServer, { env, auth }: ToolContext):
           ...refs.summaries.filter((id) => !s.has(id)).map((id) => `S${id}`),
           ...refs.prompts.filter((id) => !p.has(id)).map((id) => `P${id}`),
         ];
+        deps.defer(recordFetched(env, auth, records.map((r) => r.id), deps.now()));
         return text(renderRecords(records, missing, mode, 'UTC', { summaries, prompts }));
       }),
   );
@@ -206,6 +212,9 @@ function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): 
         concepts: z.array(z.string()).optional(),
         facts: z.array(z.string()).optional(),
         files: z.array(z.string()).optional().describe('Project-relative paths this is about.'),
+        supersedes: z.array(z.union([z.number(), z.string()])).optional().describe(
+          'Ids of observations this note corrects (e.g. [12]): they leave the context index and rank below it. Only their author or a team admin may.',
+        ),
       },
       // Saving the same text twice stores it once, and nothing existing is changed.
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -216,9 +225,72 @@ function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): 
         const input = parseWith(RememberInput, a, 'invalid_arguments');
         const saved = await remember(env, auth, input, deps.now());
         if (!saved.duplicate) deps.defer(indexObservations(env, auth.teamId, [saved.id]));
-        return text(saved.duplicate ? `Already remembered as #${saved.id} in ${saved.project}.` : `Remembered as #${saved.id} in ${saved.project}.`);
+        const corrected = saved.superseded.length ? ` It supersedes ${saved.superseded.map((id) => `#${id}`).join(', ')}.` : '';
+        return text(`${saved.duplicate ? 'Already remembered' : 'Remembered'} as #${saved.id} in ${saved.project}.${corrected}`);
       }),
   );
+}
+
+/** Marks a record outdated, optionally by the record that replaces it (its author or an admin). */
+function registerSupersede(server: McpServer, { env, auth, deps }: ToolContext): void {
+  server.registerTool(
+    'supersede',
+    {
+      title: 'Supersede',
+      description:
+        'Mark an observation as no longer true: it leaves the context index and ranks below its replacement in search, and its history ' +
+        '(who, when, why) is kept. Give by = the id of the record that replaces it (store one with remember first), or leave it out to mark ' +
+        'it outdated. Only its author or a team admin may; anyone can flag a record with feedback instead. To delete for good, use forget.',
+      inputSchema: {
+        id: z.union([z.number().int().positive(), z.string().max(20)]).describe('The outdated observation: 12 or "#12".'),
+        by: z.union([z.number().int().positive(), z.string().max(20)]).optional().describe('The observation that replaces it.'),
+        reason: z.string().max(REASON_MAX).describe('Why it is no longer true, in a sentence.'),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (a) =>
+      guarded(async () => {
+        requireWrite(auth);
+        const input = parseWith(SupersedeBody, { id: observationId(a.id, 'id'), by: a.by === undefined ? undefined : observationId(a.by, 'by'), reason: a.reason }, 'invalid_arguments');
+        const done = await supersede(env, auth, input, deps.now());
+        return text(done.by === null ? `Marked #${done.id} outdated; it is out of the context index.` : `#${done.id} is superseded by #${done.by}; it is out of the context index and ranks below #${done.by}.`);
+      }),
+  );
+}
+
+/** Feedback on a record: wrong or outdated (up for review, out of the context index meanwhile) or useful. */
+function registerFeedback(server: McpServer, { env, auth, deps }: ToolContext): void {
+  server.registerTool(
+    'feedback',
+    {
+      title: 'Feedback on a record',
+      description:
+        'Say whether an observation you were given was right. wrong or outdated: it leaves the context index until a team admin reviews it. ' +
+        'useful: it ranks a little higher in search. Anyone in the team may; once per record and kind.',
+      inputSchema: {
+        id: z.union([z.number().int().positive(), z.string().max(20)]).describe('The observation: 12 or "#12".'),
+        kind: z.enum(['wrong', 'outdated', 'useful']),
+        reason: z.string().max(REASON_MAX).optional().describe('What is wrong or outdated about it, in a sentence.'),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (a) =>
+      guarded(async () => {
+        requireWrite(auth);
+        const input = parseWith(FeedbackBody, { id: observationId(a.id, 'id'), kind: a.kind, reason: a.reason }, 'invalid_arguments');
+        const done = await giveFeedback(env, auth, input, deps.now());
+        if (!done.counted) return text(`You already said #${done.id} is ${done.kind}.`);
+        return text(done.kind === 'useful' ? `Noted: #${done.id} was useful.` : `Flagged #${done.id} as ${done.kind}; it is out of the context index until an admin reviews it.`);
+      }),
+  );
+}
+
+/** `12` or `#12` → 12; anything else a readable tool error. */
+function observationId(ref: number | string, field: string): number {
+  const m = typeof ref === 'number' ? [String(ref), String(ref)] : /^\s*#?(\d{1,15})\s*$/.exec(ref);
+  const id = m ? Number(m[1]) : NaN;
+  if (!Number.isSafeInteger(id) || id <= 0) throw new AppError(400, 'invalid_arguments', `${field}: give an observation id such as 12.`);
+  return id;
 }
 
 /** Deletes one record from every index (its author or an admin). */

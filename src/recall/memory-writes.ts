@@ -16,6 +16,9 @@ import { normalizePath } from './file-context';
 import { oneLine } from './format';
 import { modeIdFor, recallMode } from './mode';
 import { directoryDb, teamDb } from '../db/shards';
+import { supersedeRows } from '../db/corrections';
+import { viewerOf } from '../db/visibility';
+import { checkSupersede } from '../corrections/service';
 
 export const RememberInput = z.object({
   project: z.string().trim().min(1, 'give the project key').max(300),
@@ -25,6 +28,8 @@ export const RememberInput = z.object({
   concepts: z.array(z.string().trim().min(1).max(60)).max(10).optional(),
   facts: z.array(z.string().trim().min(1).max(1000)).max(20).optional(),
   files: z.array(z.string().trim().min(1).max(1024)).max(20).optional(),
+  /** Observations this note corrects: each is marked superseded by it (its author or an admin may). */
+  supersedes: z.array(z.union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().trim().regex(/^#?\d{1,15}$/, 'supersedes: observation ids such as 12')]).transform(Number)).max(10).optional(),
 });
 export type RememberInput = z.infer<typeof RememberInput>;
 
@@ -32,6 +37,8 @@ export interface Remembered {
   id: number;
   project: string;
   duplicate: boolean;
+  /** The observations it superseded. */
+  superseded: number[];
 }
 
 const DEFAULT_TYPE = 'discovery';
@@ -52,7 +59,12 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
   const unknown = concepts.filter((c) => !mode.conceptIds.includes(c));
   if (unknown.length) throw new AppError(400, 'invalid_concept', `unknown concept "${unknown[0]}"; use: ${mode.conceptIds.join(', ')}.`);
 
-  const d = db(await teamDb(env, auth.teamId));
+  const shard = await teamDb(env, auth.teamId);
+  const d = db(shard);
+  // Every correction is checked before anything is stored: a refused one stores nothing.
+  const supersedes = [...new Set(input.supersedes ?? [])];
+  const viewer = viewerOf(auth, settings);
+  for (const id of supersedes) await checkSupersede(shard, viewer, auth, id, null);
   const project = await ensureProject(d, auth, input.project, now);
   const manual = await upsertSession(d, {
     teamId: auth.teamId, sessionKey: manualSessionKey(project.id, auth.userId), projectId: project.id, userId: auth.userId,
@@ -75,11 +87,18 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
   const tally: RedactionTally = {};
   const [inserted] = await insertObservation(d, place, content, tally);
   if (tallied(tally)) await writeAudit(d, redactionAudit(auth.teamId, auth.userId, 'remember', tally, now));
+  let id: number;
   if (!inserted) {
     const existing = await observationIdByHash(d, sessionId, contentHash);
     if (existing === undefined) throw new Error('duplicate observation vanished');
-    return { id: existing, project: project.key, duplicate: true };
+    id = existing;
+  } else {
+    id = inserted.id;
+    if (files.length) await insertObservationFiles(d, sessionId, contentHash, files.map((path) => ({ path, kind: 'read' as const }))).run();
   }
-  if (files.length) await insertObservationFiles(d, sessionId, contentHash, files.map((path) => ({ path, kind: 'read' as const }))).run();
-  return { id: inserted.id, project: project.key, duplicate: false };
+  const superseded = supersedes.filter((old) => old !== id);
+  for (const old of superseded) {
+    await supersedeRows(d, { teamId: auth.teamId, id: old, by: id, actorUserId: auth.userId, actor: 'user', reason: `corrected by #${id} (remember)`, at: now });
+  }
+  return { id, project: project.key, duplicate: !inserted, superseded };
 }

@@ -16,6 +16,8 @@ export interface ObservationRecord extends ObservationContent {
   discoveryTokens: number;
   /** Approximate tokens (chars/4) of this record's text. */
   tokens: number;
+  /** The record that replaces it; its own id when it was marked outdated with nothing in its place; null when current. */
+  supersededBy: number | null;
 }
 
 /** One entry of `GET /api/projects`. */

@@ -119,7 +119,9 @@ export async function promptContextText(env: CairnEnv, auth: AuthContext, o: { p
   if ([...q].length < PROMPT_MIN_CHARS || !o.projects.length) return '';
   const { d, viewer, mode } = await scopeOf(env, auth);
   const found = await searchObservations(env, auth, { q: q.slice(0, 1000), project: o.projects, limit: PROMPT_CONTEXT_LIMIT });
-  const records = await observationsByIds(d, viewer, found.results.map((r) => r.id));
+  // Superseded and flagged records rank last in search; the prompt's context leaves them out.
+  const current = found.results.filter((r) => r.supersededBy == null && !r.flagged);
+  const records = await observationsByIds(d, viewer, current.map((r) => r.id));
   return renderPromptContext({ records, mode, viewer: auth.handle, timeZone: o.timeZone });
 }
 

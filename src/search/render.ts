@@ -15,6 +15,12 @@ const PREFIX: Record<RecordKind, string> = { observation: '#', summary: 'S', pro
 /** How a result is named in text: `#12` observation, `S12` session summary, `P12` user prompt. */
 export const recordRef = (kind: RecordKind, id: number) => `${PREFIX[kind]}${id}`;
 
+/** ` [superseded by #N]`, ` [outdated]` or ` [flagged for review]` after a result line; empty for a current record. */
+export function correctionNote(r: { id: number; supersededBy?: number | null; flagged?: boolean }): string {
+  if (r.supersededBy != null) return r.supersededBy === r.id ? ' [outdated]' : ` [superseded by #${r.supersededBy}]`;
+  return r.flagged ? ' [flagged for review]' : '';
+}
+
 /** Renders results as `#id|S<id>|P<id>  time  type  title  (project, @author, ~N tok)` lines plus a one-line header. */
 export function renderSearchText(res: SearchResponse, offset = 0): string {
   if (res.results.length === 0) return `No matches (mode ${res.mode}).\n`;
@@ -24,7 +30,7 @@ export function renderSearchText(res: SearchResponse, offset = 0): string {
   const lines = [`${from}-${to} of ${res.total} (mode ${res.mode}); full records: get_observations ids=…${others}`];
   for (const r of res.results) {
     const title = (r.title ?? '(untitled)').replace(/\s+/g, ' ').trim();
-    lines.push(`${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${r.type}  ${title}  (${r.projectKey}, @${r.author}, ~${r.tokens} tok)`);
+    lines.push(`${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${r.type}  ${title}  (${r.projectKey}, @${r.author}, ~${r.tokens} tok)${correctionNote(r)}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -53,6 +53,9 @@ searchRoutes.get('/', async (c) => {
       author: r.author,
       tokens: r.tokens,
       score: r.score,
+      // Present only on corrected or flagged records, so answers about current ones keep their shape.
+      ...(r.supersededBy != null ? { superseded_by: r.supersededBy } : {}),
+      ...(r.flagged ? { flagged: true } : {}),
     })),
     total: res.total,
     mode: res.mode,

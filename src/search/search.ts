@@ -14,6 +14,8 @@ import { DIVERSIFY, diversify } from './diversify';
 import { dayWindow, liftDated, namedDays } from './dates';
 import { reciprocalRankFusion } from './rrf';
 import { teamDb } from '../db/shards';
+import { signalsOf, type RecordSignal } from '../db/corrections';
+import { applyCorrections } from './corrections-rank';
 
 /** One result: the record's row (db/fts.ts) and its score. */
 export interface SearchResult extends RecordRow {
@@ -21,6 +23,8 @@ export interface SearchResult extends RecordRow {
   kind: RecordKind;
   /** Higher is better; comparable only within one response. */
   score: number;
+  /** Flagged wrong or outdated and not yet reviewed (observations). */
+  flagged?: boolean;
 }
 
 export interface SearchResponse {
@@ -111,6 +115,8 @@ interface Ranking {
   mode: 'hybrid' | 'fts';
   /** Rows already loaded while ranking; the rest are loaded for the page only. */
   rows: Map<number, RecordRow>;
+  /** Corrections and feedback of the ranked observations that have any. */
+  signals?: Map<number, RecordSignal>;
 }
 
 interface RankInput {
@@ -139,8 +145,19 @@ async function rankText(db: D1Database, auth: AuthContext, p: SearchParams, scop
   return { scope, items: fused.items, total: total + fused.vectorOnly, mode: 'hybrid', rows: fused.rows };
 }
 
-/** Observations: FTS, files named in the query, and vector neighbours when available. */
+/**
+ * Observations ranked, then corrected: superseded records below every current one, useful ones lifted a little
+ * (src/search/corrections-rank.ts). One more statement, for the ranked ids that have corrections or feedback.
+ */
 async function rankObservations(db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, side: VectorSide | null, deps: SearchDeps): Promise<Ranking> {
+  const ranking = await rankObservationsByRelevance(db, auth, p, scope, r, side, deps);
+  if (!ranking.items.length) return ranking;
+  const signals = await timed(deps.timings, 'signals', signalsOf(db, auth.teamId, ranking.items.map((x) => x.id)));
+  return { ...ranking, items: applyCorrections(ranking.items, signals), signals };
+}
+
+/** Observations: FTS, files named in the query, and vector neighbours when available. */
+async function rankObservationsByRelevance(db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, side: VectorSide | null, deps: SearchDeps): Promise<Ranking> {
   const tm = deps.timings;
   const { q, fts, pool, want } = r;
   const paths = pathLikeTerms(q);
@@ -199,7 +216,8 @@ async function pageOf(db: D1Database, rankings: Ranking[], offset: number, want:
   const ordered = diversify(merged, (x) => x.ranking.rows.get(x.id)?.title ?? '');
   const page = ordered.slice(offset, want).flatMap((x) => {
     const row = x.ranking.rows.get(x.id);
-    return row ? [toResult(x.ranking.scope.kind, row, x.score)] : [];
+    const flagged = x.ranking.signals?.get(x.id)?.review === 'pending';
+    return row ? [{ ...toResult(x.ranking.scope.kind, row, x.score), ...(flagged ? { flagged } : {}) }] : [];
   });
   // A deferred near-duplicate keeps its own score only where that does not rise above the row before it.
   for (let i = 1; i < page.length; i++) page[i]!.score = Math.min(page[i]!.score, page[i - 1]!.score);

@@ -59,13 +59,13 @@ beforeAll(async () => {
 });
 
 describe('MCP server', () => {
-  it('initializes with our instructions and lists the five tools', async () => {
+  it('initializes with our instructions and lists the seven tools', async () => {
     const client = await connect(me.token);
     expect(client.getServerVersion()?.name).toBe('cairn');
     expect(client.getInstructions()).toContain('search(query)');
     expect(client.getInstructions()).toContain('get_observations');
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['forget', 'get_observations', 'remember', 'search', 'timeline']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['feedback', 'forget', 'get_observations', 'remember', 'search', 'supersede', 'timeline']);
     await client.close();
   });
 

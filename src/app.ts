@@ -16,7 +16,7 @@ import type { AppEnv } from './auth/types';
 import { eventRoutes, sessionRoutes } from './ingest/routes';
 import { installRoutes } from './install/routes';
 import { forgetRoutes } from './forget/routes';
-import { correctionRoutes } from './corrections/routes';
+import { correctionRoutes, reviewRoutes } from './corrections/routes';
 import { adminHealthRoutes, observerAdminRoutes, observerStateRoutes, operatorHealthRoutes } from './health/routes';
 import { errorBody, handleError } from './lib/errors';
 import { runWithRequestLog } from './lib/log';
@@ -83,7 +83,8 @@ const TOKEN_MOUNTS: Mount[] = [
       .route('/backfill-vectors', backfillRoutes)
       .route('/bench', benchRoutes)
       .route('/health', adminHealthRoutes)
-      .route('/observer', observerAdminRoutes),
+      .route('/observer', observerAdminRoutes)
+      .route('/review', reviewRoutes),
   },
   // The MCP transport parses the raw body itself: cap it here.
   { at: '/mcp', guards: [requireScope('read'), bodyCap()], routes: mcpRoutes },

@@ -2,7 +2,8 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../auth/types';
-import { jsonBody, query } from '../lib/validate';
+import { jsonBody, parseWith, query } from '../lib/validate';
+import { decide, queueFor, ReviewBody } from './review';
 import { FeedbackBody, giveFeedback, historyFor, supersede, SupersedeBody } from './service';
 
 /** Mounted at /api/corrections (reads: `read` or `ingest`; writes: `ingest`, declared in src/app.ts). */
@@ -27,4 +28,16 @@ correctionRoutes.get('/history', query(HistoryQuery), async (c) => {
     superseded_by: h.supersededBy,
     history: h.history.map((e) => ({ action: e.action, by: e.by, actor: e.actor, who: e.who, reason: e.reason, at: new Date(e.at).toISOString() })),
   });
+});
+
+/** Mounted at /api/admin/review, under the admin guard (src/app.ts). */
+export const reviewRoutes = new Hono<AppEnv>();
+
+reviewRoutes.get('/', async (c) => c.json(await queueFor(c.env, c.get('auth'))));
+
+const ReviewParam = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+reviewRoutes.post('/:id', jsonBody(ReviewBody, 10_000), async (c) => {
+  const id = parseWith(ReviewParam, c.req.param('id'), 'invalid_id');
+  return c.json(await decide(c.env, c.get('auth'), id, c.req.valid('json'), Date.now()));
 });

@@ -236,3 +236,37 @@ describe('compaction', () => {
     expect(text).toContain('kept by pre-compact');
   });
 });
+
+describe('slash commands and the skill', () => {
+  function home() {
+    const { home, env } = machine('https://cairn.example.dev');
+    env.PATH = tempDir('cairn-path-');
+    return { home, env, claude: join(home, '.claude') };
+  }
+
+  it('installs /cairn:* commands and the cairn-memory skill naming the installed client, and takes every file and folder out again', async () => {
+    const { env, claude } = home();
+    expect(await run(['install', '--client', '/opt/cairn/cairn.cjs', '--no-mcp'], memIo({ env }))).toBe(0);
+    const pause = readFileSync(join(claude, 'commands', 'cairn', 'pause.md'), 'utf8');
+    expect(pause).toContain('!`node "/opt/cairn/cairn.cjs" pause --session "${CLAUDE_SESSION_ID}" $ARGUMENTS`');
+    expect(pause).toContain('disable-model-invocation: true');
+    for (const f of ['status.md', 'resume.md', 'forget.md', 'remember.md']) expect(existsSync(join(claude, 'commands', 'cairn', f)), f).toBe(true);
+    expect(readFileSync(join(claude, 'skills', 'cairn-memory', 'SKILL.md'), 'utf8')).toMatch(/^---\nname: cairn-memory\ndescription: /);
+    expect(await run(['uninstall'], memIo({ env }))).toBe(0);
+    expect(existsSync(join(claude, 'commands'))).toBe(false);
+    expect(existsSync(join(claude, 'skills'))).toBe(false);
+  });
+
+  it("leaves a command file of the user's own, and one they edited after install, where it is", async () => {
+    const { env, claude } = home();
+    mkdirSync(join(claude, 'commands', 'cairn'), { recursive: true });
+    writeFileSync(join(claude, 'commands', 'cairn', 'status.md'), 'my own status command\n');
+    expect(await run(['install', '--client', '/opt/cairn/cairn.cjs', '--no-mcp'], memIo({ env }))).toBe(0);
+    expect(readFileSync(join(claude, 'commands', 'cairn', 'status.md'), 'utf8')).toBe('my own status command\n');
+    writeFileSync(join(claude, 'commands', 'cairn', 'resume.md'), 'edited by the user\n');
+    expect(await run(['uninstall'], memIo({ env }))).toBe(0);
+    expect(readFileSync(join(claude, 'commands', 'cairn', 'status.md'), 'utf8')).toBe('my own status command\n');
+    expect(readFileSync(join(claude, 'commands', 'cairn', 'resume.md'), 'utf8')).toBe('edited by the user\n');
+    expect(existsSync(join(claude, 'commands', 'cairn', 'pause.md'))).toBe(false);
+  });
+});

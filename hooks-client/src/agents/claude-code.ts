@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { addOurHooks, addOurStatusLine, HOOK_PLAN, removeOurHooks, removeOurStatusLine, type Settings } from '../commands/settings-merge';
 import type { Io } from '../io';
+import { commandFiles, SKILL_NAME, skillFile } from './claude-commands';
 import { jsonEdit, type FileEdit } from './file-edit';
 
 export const MCP_NAME = 'cairn';
@@ -88,6 +89,36 @@ export function claudeHookEdit(t: ClaudeTargets, clientPath: string, opts: { sta
   return { ...edit, root: t.settingsRoot };
 }
 
+/**
+ * The same commands and skill for `cairn install` users, at user scope (they name the client's absolute path,
+ * so never in a project's committed .claude/): ~/.claude/commands/cairn/*.md (/cairn:status …) and
+ * ~/.claude/skills/cairn-memory/SKILL.md. Whole files: created, and deleted again only while they are exactly
+ * what cairn wrote (a file the user changed stays); a file of the user's own at that path is left as it is.
+ */
+export function claudeCommandEdits(env: Io['env'], home: string, clientPath: string): FileEdit[] {
+  const root = claudeConfigDir(env, home);
+  const files: Array<[string, string]> = Object.entries(commandFiles(clientPath)).map(([name, body]) => [join(root, 'commands', 'cairn', name), body]);
+  files.push([join(root, 'skills', SKILL_NAME, 'SKILL.md'), skillFile()]);
+  return files.map(([path, body]) => ({
+    path,
+    root,
+    add: (before) => (before !== null && before !== '' && !isOurCommandFile(before) ? before : body),
+    remove: (before) => (before === body || isOurCommandFile(before) ? '' : before),
+    same: (a, b) => a === b,
+    empty: (text) => text === '',
+  }));
+}
+
+/** A command or skill file cairn wrote, for any client path (an install moved since still comes out). */
+const isOurCommandFile = (text: string): boolean =>
+  /^---\nname: cairn-memory\n/.test(text) || (/^---\ndescription: /.test(text) && /cairn(?:\.[cm]?js)?" (?:status|pause|resume|forget)\b|the cairn `remember` tool/.test(text));
+
+/** The folders the command and skill files live in: removed on uninstall when that left them empty. */
+export const claudeCommandDirs = (env: Io['env'], home: string): string[] => {
+  const root = claudeConfigDir(env, home);
+  return [join(root, 'commands', 'cairn'), join(root, 'skills', SKILL_NAME)];
+};
+
 export function claudeMcpEdit(t: ClaudeTargets, entry: Settings): FileEdit {
   return jsonEdit(t.mcpFile, (s) => withMcp(s, t.mcpAt, entry), (s) => withMcp(s, t.mcpAt, null));
 }
@@ -130,5 +161,8 @@ export function pluginMcpJson(): Settings {
 /** Every generated plugin file, by path relative to the repository root. */
 export function pluginFiles(): Record<string, string> {
   const text = (v: Settings) => `${JSON.stringify(v, null, 2)}\n`;
-  return { 'plugin/hooks/hooks.json': text(pluginHooksJson()), 'plugin/.mcp.json': text(pluginMcpJson()) };
+  const files: Record<string, string> = { 'plugin/hooks/hooks.json': text(pluginHooksJson()), 'plugin/.mcp.json': text(pluginMcpJson()) };
+  for (const [name, body] of Object.entries(commandFiles(PLUGIN_CLIENT))) files[`plugin/commands/${name}`] = body;
+  files[`plugin/skills/${SKILL_NAME}/SKILL.md`] = skillFile();
+  return files;
 }

@@ -1,10 +1,10 @@
 // `cairn install` / `cairn uninstall`: cairn's hooks and MCP server in an agent's configuration, reversibly.
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync, rmdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits, revertEdits } from '../agents/apply';
 import { AGENTS } from '../agents/adapters';
-import { claudeHookEdit, claudeMcpEdit, claudeTargets, findClaudeCli, MCP_NAME, mcpServerEntry } from '../agents/claude-code';
+import { claudeCommandDirs, claudeCommandEdits, claudeHookEdit, claudeMcpEdit, claudeTargets, findClaudeCli, MCP_NAME, mcpServerEntry } from '../agents/claude-code';
 import { codexEdits } from '../agents/codex';
 import { cursorEdits } from '../agents/cursor';
 import type { FileEdit } from '../agents/file-edit';
@@ -105,7 +105,7 @@ export async function install(args: string[], io: Io): Promise<number> {
     return 0;
   }
   const where = claudeTargets(io, paths.home, Boolean(values.project), values.settings);
-  const edits = [claudeHookEdit(where, clientPath, { statusLine: !values['no-statusline'] })];
+  const edits = [claudeHookEdit(where, clientPath, { statusLine: !values['no-statusline'] }), ...claudeCommandEdits(io.env, paths.home, clientPath)];
   let viaCli: string | null = null;
   if (!values['no-mcp']) {
     if (!config.url) {
@@ -139,13 +139,21 @@ export async function uninstall(args: string[], io: Io): Promise<number> {
   const cli = findClaudeCli(io.env);
   // Either way the server was registered, take it out: through the CLI when it is there, then from the file.
   if (cli) spawnClaude(io, cli, ['mcp', 'remove', MCP_NAME, '--scope', where.scope]);
-  const edits = [claudeHookEdit(where, ''), claudeMcpEdit(where, {})];
+  const edits = [claudeHookEdit(where, ''), claudeMcpEdit(where, {}), ...claudeCommandEdits(io.env, paths.home, '')];
   // Installs before 0.2 wrote --project into the committed files: take cairn out of those too.
   if (values.project && !values.settings) {
     edits.push(claudeHookEdit({ ...where, settings: join(io.cwd, '.claude', 'settings.json') }, ''));
     edits.push(claudeMcpEdit({ ...where, mcpFile: join(io.cwd, '.mcp.json'), mcpAt: [] }, {}));
   }
   revertEdits(edits, io, paths);
+  // Folders install made for them go too, each only when empty (a file the user put there keeps its folder).
+  for (const dir of claudeCommandDirs(io.env, paths.home).flatMap((d) => [d, dirname(d)])) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // not there, or not empty
+    }
+  }
   // Nothing starts the background sender any more: let it send what it holds and leave now, not when idle.
   if (stopSender(paths.stateDir, io.now())) io.out('cairn: stopped the background sender.\n');
   return 0;

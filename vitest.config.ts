@@ -1,21 +1,20 @@
 // Two projects: Worker code runs inside workerd (real D1, Durable Objects, FTS5); Node-side code (hooks
-// client, fake servers, scripts) runs in plain Node.
+// client, fake servers, scripts) runs in plain Node. Tiers: `npm test` leaves out `*.slow.test.ts` (long by
+// design: every arrival order, the fuzz deadline, kills and restarts of a server, the quickstart); `npm run
+// test:slow` runs only those, and .ci/run runs both. `npx vitest run <file>` runs any single file.
 import { defineConfig } from 'vitest/config';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
-import { generateSQLiteDrizzleJson, generateSQLiteMigration } from 'drizzle-kit/api';
-import * as schema from './src/db/schema';
 // @ts-expect-error plain ESM script without types
 import { poolWranglerConfig } from './scripts/dev-server.mjs';
 import { startFakeLlm } from './test/support/fake-llm';
 import { embedderHandler } from './scripts/sentence-embedder.mjs';
+import { schemaDdlHandler } from './test/support/schema-ddl';
 
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
 process.env.WRANGLER_SEND_METRICS ??= 'false';
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations('migrations');
-  // The DDL drizzle-kit derives from src/db/schema.ts, for the test that compares it with the migrations.
-  const schemaDdl = await generateSQLiteMigration(await generateSQLiteDrizzleJson({}), await generateSQLiteDrizzleJson(schema));
   // Worker tests observe through the real Anthropic SDK, answered by a scripted fake on 127.0.0.1.
   const fakeLlm = await startFakeLlm();
   return {
@@ -31,7 +30,6 @@ export default defineConfig(async () => {
               miniflare: {
                 bindings: {
                   TEST_MIGRATIONS: migrations,
-                  SCHEMA_DDL: schemaDdl,
                   CAIRN_LOCAL: '1',
                   CAIRN_ADMIN_SECRET: 'test-admin-secret',
                   OBSERVER_PROVIDER: 'anthropic',
@@ -45,7 +43,12 @@ export default defineConfig(async () => {
                 },
                 // The sentence model, run in this Node process and loaded on first use. Only tests that build its
                 // adapter on this binding use it; every other test keeps the offline embedder (keyword search).
-                serviceBindings: { EMBEDDER: { node: embedderHandler } },
+                serviceBindings: {
+                  EMBEDDER: { node: embedderHandler },
+                  // The DDL drizzle-kit derives from src/db/schema.ts, for the test that compares it with the
+                  // migrations: computed when that test asks, not at every config load (a ~4 s schema diff).
+                  SCHEMA_DDL: { node: schemaDdlHandler },
+                },
               },
             }),
           ],
@@ -62,6 +65,8 @@ export default defineConfig(async () => {
           test: {
             name: 'node',
             environment: 'node',
+            globalSetup: ['./test/node/global-setup.ts'],
+            // Two files at once: most wait on child processes and servers, not on this process.
             // test/unit: the Worker's pure modules (parsing, policy, ranking), which need neither workerd nor D1.
             include: ['test/node/**/*.test.ts', 'test/unit/**/*.test.ts', 'hooks-client/test/**/*.test.ts'],
             testTimeout: 60_000,

@@ -10,6 +10,7 @@ export default defineConfig({
     name: 'e2e',
     environment: 'node',
     include: ['test/e2e/**/*.test.ts'],
+    globalSetup: ['./test/e2e/global-setup.ts'],
     fileParallelism: false,
     testTimeout: 600_000,
     hookTimeout: 300_000,

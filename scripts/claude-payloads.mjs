@@ -9,7 +9,7 @@
 // Machine paths, ids and timings are replaced by placeholders so the sample is the same on every machine.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { claudeBinary } from './tools.mjs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -18,11 +18,6 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const SAMPLE = path.join(ROOT, 'test', 'e2e', 'claude-code-payloads.json');
 const EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'SubagentStop', 'PreCompact', 'Notification', 'SessionEnd'];
 
-function claudeBinary() {
-  const require = createRequire(path.join(ROOT, 'package.json'));
-  const pkg = `@anthropic-ai/claude-code-${process.platform}-${process.arch}`;
-  return path.join(path.dirname(require.resolve(`${pkg}/package.json`)), process.platform === 'win32' ? 'claude.exe' : 'claude');
-}
 
 async function loadFakeModel(dir) {
   const { build } = await import('esbuild');
@@ -132,7 +127,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   if (bump !== -1) {
     const version = process.argv[bump + 1];
     if (!version || !/^\d+\.\d+\.\d+$/.test(version)) throw new Error('usage: npm run claude:bump -- <version>');
-    execFileSync('npm', ['install', '--save-dev', '--save-exact', '--no-audit', '--no-fund', `@anthropic-ai/claude-code@${version}`], { cwd: ROOT, stdio: 'inherit' });
+    // The CLI is pinned in scripts/tools/claude-code (not a devDependency): the pin and its lock file move, and the
+    // next claudeBinary() installs the new version into .tools/claude-code.
+    execFileSync('npm', ['install', '--package-lock-only', '--save-exact', '--legacy-peer-deps', '--no-audit', '--no-fund', `@anthropic-ai/claude-code@${version}`], { cwd: path.join(ROOT, 'scripts', 'tools', 'claude-code'), stdio: 'inherit' });
   }
   const before = existsSync(SAMPLE) ? JSON.parse(readFileSync(SAMPLE, 'utf8')) : { claude_code: 'none', events: {} };
   const after = await recordPayloads();

@@ -5,13 +5,15 @@ import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM script without types
+import { claudeMemTools } from '../../scripts/tools.mjs';
 import { bunCandidates, readClaudeMem } from '../src/claude-mem/read';
 import { tempDir } from './support';
 
-const MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.url));
-const PLATFORM_BUN = join(MODULES, '@oven', `bun-${process.platform}-${process.arch}`, 'bin', 'bun');
-const BUN = existsSync(PLATFORM_BUN) ? PLATFORM_BUN : join(MODULES, '.bin', 'bun');
-const STORE = join(MODULES, 'claude-mem', 'plugin', 'sqlite', 'SessionStore.js');
+// claude-mem and bun are not devDependencies: scripts/tools.mjs installs them (pinned) into .tools/claude-mem.
+const TOOLS = claudeMemTools() as { claudeMem: string; bun: string };
+const BUN = TOOLS.bun;
+const STORE = join(TOOLS.claudeMem, 'plugin', 'sqlite', 'SessionStore.js');
 /** No bun on this PATH: only the system folders, none of which holds one here (checked below). */
 const BARE_PATH = '/usr/bin:/bin';
 const hasNodeSqlite = Boolean((process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:sqlite'));

@@ -1,11 +1,13 @@
 // `cairn import --claude-mem` on a database written by claude-mem's own code (its SessionStore, run under
-// Bun, both pinned devDependencies), sent to a real `wrangler dev`, checked through the export.
+// Bun, both pinned in scripts/tools/claude-mem), sent to a real `wrangler dev`, checked through the export.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM script without types
+import { claudeMemTools } from '../../scripts/tools.mjs';
 // @ts-expect-error plain ESM script without types
 import { mintDevToken, startDevServer } from '../../scripts/dev-server.mjs';
 import { convert } from '../src/claude-mem/convert';
@@ -14,13 +16,12 @@ import { parseMaps } from '../src/commands/import-claude-mem';
 import { run } from '../src/run';
 import { deadPort, machine, memIo, tempDir } from './support';
 
-// Both pinned in package.json's devDependencies; claude-mem's exports map hides its plugin folder from resolve.
-const MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.url));
-// bun's postinstall moves its platform package's binary into bun/bin; with scripts off it is still in place.
-const PLATFORM_BUN = join(MODULES, '@oven', `bun-${process.platform}-${process.arch}`, 'bin', 'bun');
-const BUN = existsSync(PLATFORM_BUN) ? PLATFORM_BUN : join(MODULES, '.bin', 'bun');
-const STORE = join(MODULES, 'claude-mem', 'plugin', 'sqlite', 'SessionStore.js');
-const CLAUDE_MEM_VERSION = (JSON.parse(readFileSync(join(MODULES, 'claude-mem', 'package.json'), 'utf8')) as { version: string }).version;
+// claude-mem and bun are not devDependencies: scripts/tools.mjs installs them (pinned) into .tools/claude-mem,
+// and finds bun's binary in its platform package (bun's postinstall, which would move it, does not run).
+const TOOLS = claudeMemTools() as { claudeMem: string; bun: string };
+const BUN = TOOLS.bun;
+const STORE = join(TOOLS.claudeMem, 'plugin', 'sqlite', 'SessionStore.js');
+const CLAUDE_MEM_VERSION = (JSON.parse(readFileSync(join(TOOLS.claudeMem, 'package.json'), 'utf8')) as { version: string }).version;
 const ADMIN = 'claude-mem-admin-secret';
 const MAP = ['--map', 'alpha=github.com/acme/alpha'];
 

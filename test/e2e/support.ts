@@ -1,26 +1,25 @@
 // The real Claude Code CLI (the pinned @anthropic-ai/claude-code) in a throwaway HOME, pointed at a scripted
 // model on 127.0.0.1, with cairn installed by its own `cairn install` against `wrangler dev`.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const require = createRequire(import.meta.url);
+const tools = (await import(new URL('../../scripts/tools.mjs', import.meta.url).href)) as {
+  claudeBinary(): string;
+  pinnedVersion(tool: string, pkg: string): string;
+};
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLIENT = join(ROOT, 'hooks-client', 'dist', 'cairn.cjs');
 
-/** The native binary ships in the platform package (the wrapper's postinstall copy is not run by npm 11). */
-export function claudeBinary(): string {
-  const pkg = `@anthropic-ai/claude-code-${process.platform}-${process.arch}`;
-  const file = join(dirname(require.resolve(`${pkg}/package.json`)), process.platform === 'win32' ? 'claude.exe' : 'claude');
-  if (!existsSync(file)) throw new Error(`${pkg} has no claude binary`);
-  return file;
-}
+/**
+ * The native binary of the pinned CLI. Not a devDependency: scripts/tools.mjs installs it into .tools/claude-code
+ * on first use (the e2e config's global setup does, before any test runs).
+ */
+export const claudeBinary = (): string => tools.claudeBinary();
 
-export const pinnedClaudeVersion = (): string =>
-  (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['@anthropic-ai/claude-code']!;
+export const pinnedClaudeVersion = (): string => tools.pinnedVersion('claude-code', '@anthropic-ai/claude-code');
 
 export interface Machine {
   home: string;

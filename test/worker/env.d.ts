@@ -11,8 +11,8 @@ declare namespace Cloudflare {
 }
 declare namespace Cloudflare {
   interface Env {
-    /** CREATE statements drizzle-kit derives from src/db/schema.ts. */
-    SCHEMA_DDL: string[];
+    /** Answers GET with the CREATE statements drizzle-kit derives from src/db/schema.ts (test/support/schema-ddl.ts). */
+    SCHEMA_DDL: Fetcher;
   }
 }
 declare namespace Cloudflare {

@@ -2,7 +2,7 @@
 // on Workers Paid (50 on Free), and local workerd enforces nothing. Every entry point is a metered invocation
 // (src/db/meter.ts); past the limit the meter refuses the statement as production would, and a test in which any
 // invocation was refused (or sent more) fails here, naming it.
-import { afterEach, beforeEach, expect } from 'vitest';
+import { afterAll, afterEach, beforeEach, expect } from 'vitest';
 import { setStatementLimit, watchInvocations, type Usage } from '../../src/db/meter';
 // The entry registers the job kinds (src/index.ts). Each test file gets its own module graph, which the job
 // lanes' objects share, while the entry a request runs may still be an earlier file's: importing it here puts
@@ -14,8 +14,12 @@ export const PAID_STATEMENTS = 1000;
 
 setStatementLimit(PAID_STATEMENTS);
 const seen: Usage[] = [];
-watchInvocations((u) => {
+const unwatch = watchInvocations((u) => {
   seen.push(u);
+});
+// Files share one isolate (isolate: false): this file's watcher leaves with it, not piling up under the next ones.
+afterAll(() => {
+  unwatch();
 });
 
 beforeEach(() => {

@@ -56,10 +56,21 @@ const d1: Query = async (sql) => (await env.DB.prepare(sql).all<Row>()).results;
 /** An empty SQLite with the schema's DDL applied: the storage of a fresh Durable Object. */
 async function fromSchema<T>(fn: (q: Query) => Promise<T>): Promise<T> {
   const stub = env.LIMITERS.get(env.LIMITERS.idFromName(`schema-check-${crypto.randomUUID()}`));
+  const stmts = await schemaDdl();
   return runInDurableObject(stub, async (_instance, state) => {
-    for (const stmt of env.SCHEMA_DDL) state.storage.sql.exec(stmt);
+    for (const stmt of stmts) state.storage.sql.exec(stmt);
     return fn(async (sql) => state.storage.sql.exec<Row>(sql).toArray());
   });
+}
+
+let ddl: Promise<string[]> | null = null;
+/** The schema's DDL, from the Node-side service that runs drizzle-kit (asked once per file). */
+function schemaDdl(): Promise<string[]> {
+  ddl ??= env.SCHEMA_DDL.fetch('http://schema/ddl').then(async (res) => {
+    if (!res.ok) throw new Error(`schema DDL service: ${res.status} ${await res.text()}`);
+    return (await res.json()) as string[];
+  });
+  return ddl;
 }
 
 const NOT_SCHEMA = `name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%' AND name NOT LIKE '%_fts%'`;

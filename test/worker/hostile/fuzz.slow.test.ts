@@ -1,3 +1,4 @@
+// Slow tier (`npm run test:slow`): rounds of fuzzing run until a deadline of about a minute by design.
 // Seeded fuzzing of every route and every MCP tool: random and mutated bodies, query strings and path
 // parameters. Fails on any 5xx, any thrown error (a crash) and any request that never answers (a stall).
 // How fast hostile input is answered is measured in bench/hostile.bench.mjs, not here: a loaded machine must

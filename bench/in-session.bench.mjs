@@ -57,7 +57,8 @@ const line = (name, xs) =>
   `| ${name} | ${med(xs, 'ms').toFixed(1)} | ${p95(xs, 'ms').toFixed(1)} | ${med(xs, 'cpu').toFixed(1)} | ${(med(xs, 'ms') / med(rows.baseline, 'ms')).toFixed(2)}× | ${(med(xs, 'cpu') / med(rows.baseline, 'cpu')).toFixed(2)}× |`;
 const md = `## In the session: the status line (\`npm run bench in-session\` → bench/in-session.bench.mjs)
 
-${new Date().toISOString().slice(0, 10)}, ${N} samples each, interleaved with \`node -e 0\` in the same run, on this shared 2-core machine.
+${new Date().toISOString().slice(0, 10)}, ${N} samples each, interleaved with \`node -e 0\` in the same run, on this shared 2-core machine (load
+average ${(await import('node:os')).loadavg()[0].toFixed(0)} at the end of the run: read the ratios, not the milliseconds).
 Each row is one process as Claude Code starts it (wall ms from spawn to exit; CPU = user + sys ms of the process).
 The status line answers from its cache on every refresh but one in 30 s; that one asks a stub server on
 127.0.0.1 (observer state and this session's count, in parallel).

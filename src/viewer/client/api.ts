@@ -58,6 +58,19 @@ export class Api {
     return (await res.json()) as T;
   }
 
+  async post<T>(path: string, body: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(path, {
+        method: 'POST', headers: { ...this.headers(), 'content-type': 'application/json' }, body: JSON.stringify(body), cache: 'no-store', referrerPolicy: 'no-referrer',
+      });
+    } catch (e) {
+      throw new ApiError(0, 'network', (e as Error).message);
+    }
+    if (!res.ok) throw await failure(res);
+    return (await res.json()) as T;
+  }
+
   /**
    * Reads /api/live as server-sent events over fetch (EventSource cannot send headers). Resolves when the
    * server ends the stream; rejects on HTTP or network errors; stops quietly when `signal` aborts.

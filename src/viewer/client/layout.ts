@@ -14,6 +14,8 @@ export interface MainControls {
   signout: HTMLButtonElement;
   /** Opens the spend panel; hidden for members, who cannot read it. */
   spend: HTMLButtonElement;
+  /** Opens the review queue (admins, like spend). */
+  review: HTMLButtonElement;
 }
 
 /** Builds the screen into `root`; the caller wires the returned controls (other parts are found by id). */
@@ -25,6 +27,7 @@ export function mainLayout(root: HTMLElement, t: Translate, who: string, query: 
   const searchForm = h('form', { class: 'search', role: 'search' }, q, h('button', { class: 'primary', type: 'submit', text: t('search') }));
   const signout = h('button', { id: 'signout', class: 'ghost', type: 'button', text: t('signOut') });
   const spend = h('button', { id: 'spend', class: 'ghost', type: 'button', text: t('spend'), hidden: canSeeSpend ? undefined : '' });
+  const review = h('button', { id: 'review-open', class: 'ghost', type: 'button', text: t('review'), hidden: canSeeSpend ? undefined : '' });
   root.append(
     h(
       'header',
@@ -33,7 +36,7 @@ export function mainLayout(root: HTMLElement, t: Translate, who: string, query: 
       h('div', { class: 'filters' }, project, type, author),
       searchForm,
       h('div', { class: 'account' }, h('span', { id: 'live-status', class: 'live', 'data-state': 'connecting', text: t('connecting') }),
-        h('span', { class: 'who', text: who }), spend, langButton, signout),
+        h('span', { class: 'who', text: who }), review, spend, langButton, signout),
     ),
     // Filled from GET /api/observer/state when memory is paused, delayed or behind (main.ts loadMemoryState).
     h('p', { id: 'memory-notice', class: 'notice', role: 'status', hidden: '' }),
@@ -52,7 +55,7 @@ export function mainLayout(root: HTMLElement, t: Translate, who: string, query: 
       h('aside', { id: 'detail', class: 'detail' }, h('p', { class: 'empty', text: t('pickItem') })),
     ),
   );
-  return { project, type, author, q, searchForm, signout, spend };
+  return { project, type, author, q, searchForm, signout, spend, review };
 }
 
 /** What the filter lists show, and what is selected in each ('' = all). */

@@ -6,6 +6,7 @@ import { fillFilterLists, mainLayout } from './layout';
 import { runLive, type LiveState } from './live';
 import { signInScreen } from './sign-in';
 import { SPEND_DAYS, spendPanel, type UsageReport } from './spend';
+import { correctionControls, correctionStatus, reviewPanel, type Decision, type FeedbackKind, type QueueItem } from './corrections';
 import { detailHeader, feedCard, itemKey, observationDetail, sessionDetail, summaryDetail, type ViewCtx } from './views';
 
 const TOKEN_KEY = 'cairn.token';
@@ -113,7 +114,7 @@ function renderMain(): void {
   clear(root);
   const who = state.me ? t('signedInAs', { who: `@${state.me.handle}`, team: state.me.team }) : '';
   const admin = state.me?.role === 'owner' || state.me?.role === 'admin';
-  const { project, type, author, q, searchForm, signout, spend } = mainLayout(root, t, who, state.q, langButton(), admin);
+  const { project, type, author, q, searchForm, signout, spend, review } = mainLayout(root, t, who, state.q, langButton(), admin);
   fillFilters();
   on(project, 'change', () => { state.project = project.value; void reload(true); });
   on(type, 'change', () => { state.type = type.value; void reload(false); });
@@ -128,6 +129,7 @@ function renderMain(): void {
   on(byId('more'), 'click', () => void loadFeed(true));
   on(signout, 'click', () => signOut());
   on(spend, 'click', () => void openSpend());
+  on(review, 'click', () => void openReview());
   void Promise.all([loadProjects(), loadAuthors()]).then(fillFilters, handle);
   void reload(true);
 }
@@ -312,7 +314,11 @@ function openItem(item: FeedItem, push = false): void {
     const rec = res.observations[0];
     state.detail.pop();
     if (!rec) return showDetail(h('p', { class: 'empty', text: t('notAvailable') }), true);
-    showDetail(observationDetail(ctx(), rec, () => void openSession({ key: rec.session })), true);
+    const detail = observationDetail(ctx(), rec, () => void openSession({ key: rec.session }));
+    const status = correctionStatus(t, rec);
+    if (status) detail.insertBefore(status, detail.children[2] ?? null);
+    detail.append(correctionControls(t, correctionActions(rec.id)));
+    showDetail(detail, true);
   }, handle);
 }
 
@@ -336,6 +342,44 @@ async function openSpend(): Promise<void> {
     showDetail(spendPanel(state.lang, report), false);
   } catch (e) {
     if (e instanceof ApiError && e.status === 403) showDetail(h('p', { id: 'spend-denied', class: 'empty', text: t('spendAdminOnly') }), false);
+    else handle(e);
+  }
+}
+
+// ---- corrections and review ---------------------------------------------------------------------------
+
+/** What a refused correction says: the server's reason for a 403, else the usual messages. */
+function correctionError(e: unknown): string {
+  if (e instanceof ApiError && e.status === 403) return t('correctDenied');
+  if (e instanceof ApiError && e.status === 401) {
+    signOut(messageFor(e));
+    return '';
+  }
+  return messageFor(e);
+}
+
+function correctionActions(id: number) {
+  return {
+    supersede: (by: number | null, reason: string) =>
+      state.api!.post('/api/corrections/supersede', by === null ? { id, reason } : { id, by, reason }).then(() => t('corrected'), correctionError),
+    feedback: (kind: FeedbackKind, reason: string) =>
+      state.api!.post<{ counted: boolean }>('/api/corrections/feedback', reason ? { id, kind, reason } : { id, kind }).then(
+        (r) => (!r.counted ? t('alreadySaid') : kind === 'useful' ? t('notedUseful') : t('flagged')),
+        correctionError,
+      ),
+  };
+}
+
+/** The review queue in the detail pane (admins); anyone else gets the spend panel's sentence. */
+async function openReview(): Promise<void> {
+  showDetail(h('p', { class: 'empty', text: t('loading') }), false);
+  try {
+    const queue = await state.api!.get<{ flagged: QueueItem[]; superseded: QueueItem[] }>('/api/admin/review');
+    const decide = (id: number, d: Decision) =>
+      state.api!.post('/api/admin/review/' + id, { decision: d }).then(() => t('reviewDone', { n: id, d: t(d === 'confirm' ? 'reviewConfirm' : d === 'restore' ? 'reviewRestore' : 'reviewKeep') }), correctionError);
+    showDetail(reviewPanel(t, queue, decide), false);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 403) showDetail(h('p', { class: 'empty', text: t('spendAdminOnly') }), false);
     else handle(e);
   }
 }

@@ -1,0 +1,110 @@
+// The viewer's correction controls and review queue in headless Chromium against a real `wrangler dev`: a member
+// flags a teammate's record wrong with a reason (it leaves the context index), is told they cannot supersede it,
+// its author supersedes it with a reason, and an admin restores the flagged one from the review queue.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_PATH, chromiumAvailable } from '../../support/chromium';
+import { CHROMIUM_FLAGS, loadDevServer, openPage, signIn, type DevServer } from './browser';
+
+const ADMIN = 'viewer-corrections-admin-secret';
+const PROJECT = 'github.com/acme/corrections';
+const runBrowser = chromiumAvailable();
+
+let server: DevServer;
+let browser: Browser;
+let owner: string;
+let author: string;
+let member: string;
+let persist: string;
+
+async function post(token: string, route: string, body: Record<string, unknown>): Promise<Response> {
+  return fetch(`${server.url}${route}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+async function teammate(handle: string, role: 'admin' | 'member'): Promise<string> {
+  expect((await post(owner, '/api/admin/users', { handle, role })).status).toBe(201);
+  const res = await post(owner, '/api/admin/devices', { user: handle, name: `${handle}-laptop`, scopes: ['read', 'ingest'] });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { token: string }).token;
+}
+
+async function remember(token: string, title: string): Promise<number> {
+  const client = new Client({ name: 'viewer-test', version: '0.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  const r = (await client.callTool({ name: 'remember', arguments: { project: PROJECT, title, text: `${title}.` } })) as { content: { text: string }[] };
+  await client.close();
+  return Number(/#(\d+)/.exec(r.content[0]!.text)?.[1]);
+}
+
+const contextText = async (token: string) => (await fetch(`${server.url}/api/context?project=${encodeURIComponent(PROJECT)}`, { headers: { authorization: `Bearer ${token}` } })).text();
+
+beforeAll(async () => {
+  if (!runBrowser) return;
+  const dev = await loadDevServer();
+  persist = mkdtempSync(path.join(tmpdir(), 'cairn-corrections-'));
+  server = await dev.startDevServer({ port: await dev.freePort(), persistTo: persist, vars: { CAIRN_ADMIN_SECRET: ADMIN } });
+  owner = await dev.mintDevToken(server.url, ADMIN, { team: 'viewer-corrections', user: 'ada', device: 'laptop' });
+  author = await teammate(`au${randomUUID().slice(0, 6)}`, 'member');
+  member = await teammate(`me${randomUUID().slice(0, 6)}`, 'member');
+  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_FLAGS });
+}, 420_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  if (persist) rmSync(persist, { recursive: true, force: true });
+});
+
+describe.skipIf(!runBrowser)('corrections in the viewer', () => {
+  it('lets a member flag a record wrong, an author supersede one, and an admin restore from the review queue', async () => {
+    const flaggedTitle = `Staging listens on 8080 ${randomUUID().slice(0, 6)}`;
+    const oldTitle = `Deploys run from Jenkins ${randomUUID().slice(0, 6)}`;
+    const flagged = await remember(author, flaggedTitle);
+    const old = await remember(author, oldTitle);
+    expect(await contextText(owner)).toContain(flaggedTitle);
+
+    // A member flags the teammate's record wrong, and is told superseding is for its author or an admin.
+    const m = await openPage(browser, server.url);
+    await signIn(m.page, member);
+    await m.page.click(`li[data-key="observation:${flagged}"] button.card-body`);
+    await m.page.fill('#correct-reason', 'staging moved to 8443');
+    await m.page.click('#flag-wrong');
+    await expect.poll(() => m.page.textContent('#correct-message')).toContain('flagged for review');
+    await m.page.click('#correct-supersede');
+    await expect.poll(() => m.page.textContent('#correct-message')).toContain('Only its author or a team admin');
+    expect(m.watch.errors).toEqual([]);
+    await m.page.context().close();
+    expect(await contextText(owner)).not.toContain(flaggedTitle);
+
+    // The author supersedes their own record with a reason; the record then says so.
+    const a = await openPage(browser, server.url);
+    await signIn(a.page, author);
+    await a.page.click(`li[data-key="observation:${old}"] button.card-body`);
+    await a.page.click('#correct-supersede');
+    await expect.poll(() => a.page.textContent('#correct-message')).toContain('Say why first');
+    await a.page.fill('#correct-reason', 'deploys moved to GitHub Actions');
+    await a.page.click('#correct-supersede');
+    await expect.poll(() => a.page.textContent('#correct-message')).toContain('left the context index');
+    await a.page.context().close();
+    expect(await contextText(owner)).not.toContain(oldTitle);
+
+    // The admin sees both in the review queue and restores the flagged one.
+    const o = await openPage(browser, server.url);
+    await signIn(o.page, owner);
+    await o.page.click('#review-open');
+    await o.page.locator(`[data-review="${flagged}"]`).waitFor();
+    expect(await o.page.textContent(`[data-review="${flagged}"]`)).toContain('staging moved to 8443');
+    expect(await o.page.locator(`[data-review="${old}"]`).count()).toBe(1);
+    await o.page.click(`[data-review="${flagged}"] button[data-decision="restore"]`);
+    await expect.poll(() => o.page.textContent('#review-message')).toContain(`#${flagged}`);
+    expect(o.watch.errors).toEqual([]);
+    await o.page.context().close();
+    expect(await contextText(owner)).toContain(flaggedTitle);
+  });
+});

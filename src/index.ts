@@ -7,9 +7,10 @@ import { registerJobKinds } from './jobs/registry';
 import { runDailyMaintenance } from './maintenance/daily';
 import { embedJob } from './vectors/embed-job';
 import { ftsUpkeepJob } from './search/fts-upkeep';
+import { moveJob } from './transfer/move-job';
 
 // Every kind of job this Worker runs (src/jobs/types.ts says how to write one; NOTES: how to add one).
-registerJobKinds([embedJob, ftsUpkeepJob]);
+registerJobKinds([embedJob, ftsUpkeepJob, moveJob]);
 
 export { SessionDO } from './session/session-do';
 export { TeamDO } from './slots/team-do';

@@ -12,9 +12,11 @@ import { AppError, notFound } from '../lib/errors';
 import { Name } from '../lib/names';
 import { jsonBody, parseWith } from '../lib/validate';
 import { writeAudit } from '../audit/audit';
-import { boundShards, directoryDb, openShards, placeTeam, syncTeamCopy, teamDbs } from '../db/shards';
+import { SHARD_MEMO_MS, boundShards, directoryDb, openShards, placeTeam, syncTeamCopy, teamDbs } from '../db/shards';
 import { ensureDevice, ensureTeam, ensureUser, memberCount, teamIdBySlug } from '../db/teams';
-import { moveTeam } from '../transfer/move';
+import { findJob, startJob } from '../jobs/start';
+import { moveJob } from '../transfer/move-job';
+import { wireJob } from './jobs';
 
 
 export const MoveBody = z.object({ shard: z.string().trim().min(1).max(20), force: z.boolean().optional() });
@@ -73,8 +75,10 @@ export const bootstrapRoutes = new Hono<AppEnv>().post('/', jsonBody(BootstrapBo
 })
 
 /**
- * Moves a team to another D1 database (src/transfer/move.ts): `{"shard": "DB_1"}`. Refused (409 `team_busy`)
- * while the team has written memory in the last ten minutes unless `"force": true`; see docs/capacity.md.
+ * Moves a team to another D1 database: `{"shard": "DB_1", "force"?: true}` starts a `move-team` job in the
+ * team's lane (src/transfer/move-job.ts) and answers it at once (202); GET /:slug/jobs/:id follows it. The
+ * team's writes are refused (503 `team_moving`) while it runs; it moves once its sessions hold nothing (or
+ * at once with `force`), and fails with `team_busy` after ten minutes of busy sessions. See docs/capacity.md.
  */
   .post('/:slug/move', jsonBody(MoveBody, 1_000), async (c) => {
     const slug = parseWith(Name, c.req.param('slug'), 'not_found');
@@ -83,5 +87,14 @@ export const bootstrapRoutes = new Hono<AppEnv>().post('/', jsonBody(BootstrapBo
     if (!bound.includes(shard)) throw new AppError(400, 'unknown_shard', `"${shard}" is not a D1 binding of this server (bound: ${bound.join(', ')}).`);
     const teamId = await teamIdBySlug(directoryDb(c.env), slug);
     if (teamId === undefined) throw notFound('team');
-    return c.json({ team: slug, ...(await moveTeam(c.env, teamId, shard, Date.now(), { force })) });
+    const job = await startJob(c.env, moveJob, teamId, { to: shard, force: force ?? false, settleMs: SHARD_MEMO_MS });
+    return c.json({ team: slug, job: wireJob(job) }, 202);
+  })
+  .get('/:slug/jobs/:id', async (c) => {
+    const slug = parseWith(Name, c.req.param('slug'), 'not_found');
+    const teamId = await teamIdBySlug(directoryDb(c.env), slug);
+    if (teamId === undefined) throw notFound('team');
+    const job = await findJob(c.env, teamId, c.req.param('id'));
+    if (!job) throw notFound('job');
+    return c.json({ team: slug, job: wireJob(job) });
   });

@@ -68,6 +68,11 @@ export async function shardOf(env: ShardEnv, teamId: number, now = Date.now()): 
   return shard;
 }
 
+/** Drops this isolate's memo of the team's database (a team move told this object the team moved). */
+export function forgetShard(teamId: number): void {
+  memo.delete(teamId);
+}
+
 /** The shard the map names for `teamId` (the directory when it names none), read now. */
 export async function mappedShard(env: ShardEnv, teamId: number): Promise<string> {
   const row = await db(env.DB).select({ shard: teamShards.shard }).from(teamShards).where(eq(teamShards.teamId, teamId)).get();

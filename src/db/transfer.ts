@@ -36,7 +36,9 @@ type Exported = typeof EXPORTED;
 export type ExportedTable = keyof Exported;
 
 /** Up to PAGE rows of one project's `table` with ids above `afterId`, by id; soft-deleted rows are left out. */
-export async function exportPage<K extends ExportedTable>(d1: D1Database, table: K, teamId: number, projectId: number, afterId: number): Promise<Exported[K]['$inferSelect'][]> {
+export async function exportPage<K extends ExportedTable>(
+  d1: D1Database, table: K, teamId: number, projectId: number, afterId: number, limit = PAGE,
+): Promise<Exported[K]['$inferSelect'][]> {
   const t: Exported[ExportedTable] = EXPORTED[table];
   const live = 'deletedAt' in t ? isNull(t.deletedAt) : undefined;
   const rows = await db(d1)
@@ -44,7 +46,7 @@ export async function exportPage<K extends ExportedTable>(d1: D1Database, table:
     .from(t)
     .where(and(eq(t.teamId, teamId), eq(t.projectId, projectId), live, gt(t.id, afterId)))
     .orderBy(asc(t.id))
-    .limit(PAGE);
+    .limit(limit);
   return rows as Exported[K]['$inferSelect'][];
 }
 
@@ -94,6 +96,13 @@ export async function heldRows(d1: D1Database, sessionIds: readonly number[], ha
   for (const r of s) held.summaries.add(`${r.s}:${r.k}`);
   for (const r of p) held.prompts.add(`${r.s}:${r.k}`);
   return held;
+}
+
+/** Session keys by row id (a team move's records name their sessions by key). */
+export async function sessionKeysByIds(d1: D1Database, teamId: number, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db(d1).select({ id: sessions.id, key: sessions.sessionKey }).from(sessions).where(and(eq(sessions.teamId, teamId), inJsonList(sessions.id, ids)));
+  return new Map(rows.map((r) => [r.id, r.key]));
 }
 
 /** Ids of the team's members by handle. */

@@ -14,6 +14,7 @@ import type { EnqueueInput, EnqueueResult, EventSnapshot } from '../session/type
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
 import { serverGate, type GateSettings } from '../gate/gate';
 import { rateLimited } from '../limits/rate-limit';
+import { teamMoving } from '../slots/enter-write';
 import type { Verdict } from '../limits/window';
 import { TtlCache } from './cache';
 import type { EventAck, IngestEvent } from './schemas';
@@ -51,6 +52,7 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<{
   const p = await prepare(ctx, e);
   if ('ack' in p) return { ack: p.ack, verdict: null };
   const admission = await sessionStub(ctx.env, ctx.auth.teamId, p.session).admit([p.input], ctx.ingestLimit);
+  if (admission.movingUntil !== undefined) throw teamMoving(admission.movingUntil, Date.now());
   const result = admission.results[0];
   if (!result) throw rateLimited('ingest events in this session', admission.verdict);
   return { ack: await p.finish(result), verdict: admission.verdict };
@@ -91,6 +93,11 @@ async function admitGroup(
     admission = await sessionStub(ctx.env, ctx.auth.teamId, session).admit(group.map((g) => g.p.input), ctx.ingestLimit);
   } catch (reason) {
     for (const g of group) out[g.index] = { status: 'rejected', reason };
+    return;
+  }
+  if (admission.movingUntil !== undefined) {
+    // The team started moving after the gate let this request in: its session object took nothing.
+    for (const g of group) out[g.index] = { status: 'rejected', reason: teamMoving(admission.movingUntil, Date.now()) };
     return;
   }
   limited.push(admission.verdict);

@@ -15,15 +15,21 @@ import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, Summa
 import type { BatchResult, EventAck } from '#shared/events';
 import { shardDb, shardOf, teamDb } from '../db/shards';
 import { errorText, log } from '../lib/log';
+import { enterTeamWrite } from '../slots/enter-write';
 
 /** Mounted at /api/sessions: writes need the `ingest` scope, reads `ingest` or `read` (guards in src/app.ts). */
 export const sessionRoutes = new Hono<AppEnv>();
 /** Mounted at /api/events (scope `ingest`). */
 export const eventRoutes = new Hono<AppEnv>();
 
-async function context(c: Context<AppEnv>): Promise<IngestContext> {
+/**
+ * The request's context, after the team's write gate let it through for `sessionKeys` (503 `team_moving` while
+ * the team moves; the gate also lists the sessions, so a move knows which session objects to quiesce).
+ */
+async function context(c: Context<AppEnv>, sessionKeys: string[]): Promise<IngestContext> {
   const auth = c.get('auth');
-  const shard = await shardOf(c.env, auth.teamId);
+  const moved = await enterTeamWrite(c.env, auth.teamId, sessionKeys);
+  const shard = moved ?? (await shardOf(c.env, auth.teamId));
   const db = shardDb(c.env, shard);
   return { env: c.env, auth, db, shard, settings: await settingsFor(db, auth), now: Date.now(), ingestLimit: limitFor(c.env, auth, 'ingest') };
 }
@@ -37,7 +43,7 @@ for (const [path, schema] of [
   sessionRoutes.post(path, jsonBody(schema), async (c) => {
     const event = c.req.valid('json') as IngestEvent;
     startTime(c, 'session', 'session object');
-    const { ack, verdict } = await acceptEvent(await context(c), event);
+    const { ack, verdict } = await acceptEvent(await context(c, [event.session_id]), event);
     endTime(c, 'session');
     if (verdict) limitHeaders(c, verdict);
     return c.json(ack, 202);
@@ -48,7 +54,6 @@ for (const [path, schema] of [
 /** Spool replay: each event answered on its own (one bad event does not stop the rest); one SessionDO call per session. */
 eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
   const { events } = c.req.valid('json');
-  const ctx = await context(c);
   // Checked one by one (a bad event is answered on its own), then handed over one SessionDO call per session.
   const parsed = events.map((raw): { eventId: string | null; event?: IngestEvent; error?: unknown } => {
     const rec = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
@@ -63,7 +68,9 @@ eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
       return { eventId, error };
     }
   });
-  const { settled, verdicts } = await acceptEvents(ctx, parsed.flatMap((p) => (p.event ? [p.event] : [])));
+  const accepted = parsed.flatMap((p) => (p.event ? [p.event] : []));
+  const ctx = await context(c, accepted.map((e) => e.session_id));
+  const { settled, verdicts } = await acceptEvents(ctx, accepted);
   // Each event is a unit of its session's ingest limit; a request none of whose events was let in is refused whole.
   const tightest = verdicts.reduce<Verdict | null>((m, v) => (m === null || v.remaining < m.remaining ? v : m), null);
   if (tightest) limitHeaders(c, tightest);

@@ -232,7 +232,7 @@ export class JobDO extends DurableObject<CairnEnv> {
         `UPDATE jobs SET cursor = ?, progress = ?, result = ?, stats = ?, attempts = 0, error = NULL, stepping_since = NULL,
            updated_at = ?, next_at = ? WHERE id = ?`,
         JSON.stringify(out.outcome.cursor ?? null), JSON.stringify(out.outcome.progress), result, JSON.stringify(stats), done,
-        out.outcome.done ? null : done, row.id,
+        out.outcome.done ? null : done + Math.max(0, out.outcome.waitMs ?? 0), row.id,
       );
       if (out.outcome.done) this.#finish(row.id, 'done', null, done);
     } catch (err) {

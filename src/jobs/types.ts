@@ -55,6 +55,8 @@ export interface StepOutcome<C> {
   progress: JobProgress;
   /** Small, JSON: what a finished job reports (counts, a summary). Kept from the last step that set it. */
   result?: unknown;
+  /** Run the next step no sooner than this many ms from now (a job waiting on something outside it). */
+  waitMs?: number;
 }
 
 /** A failure that retrying cannot fix: the job ends `failed` at once with this code and message. */

@@ -10,12 +10,13 @@ import { upsertSession } from '../db/sessions';
 import { manualSessionKey, mayWriteLiveSession } from '../db/write-policy';
 import { settingsFor } from '../db/team-settings';
 import type { CairnEnv } from '../env';
+import { writableTeamDb } from '../slots/enter-write';
 import { AppError } from '../lib/errors';
 import { observationHash } from '../store/hash';
 import { normalizePath } from './file-context';
 import { oneLine } from './format';
 import { modeIdFor, recallMode } from './mode';
-import { directoryDb, teamDb } from '../db/shards';
+import { directoryDb } from '../db/shards';
 import { supersedeRows } from '../db/corrections';
 import { viewerOf } from '../db/visibility';
 import { checkSupersede } from '../corrections/service';
@@ -59,7 +60,8 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
   const unknown = concepts.filter((c) => !mode.conceptIds.includes(c));
   if (unknown.length) throw new AppError(400, 'invalid_concept', `unknown concept "${unknown[0]}"; use: ${mode.conceptIds.join(', ')}.`);
 
-  const shard = await teamDb(env, auth.teamId);
+  // Through the team's write gate: refused (503 team_moving) while the team moves between databases.
+  const shard = await writableTeamDb(env, auth.teamId);
   const d = db(shard);
   // Every correction is checked before anything is stored: a refused one stores nothing.
   const supersedes = [...new Set(input.supersedes ?? [])];

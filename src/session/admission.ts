@@ -14,6 +14,8 @@ export interface Admission {
   verdict: Verdict;
   /** The first events of the call, in the order sent; those past them were refused by the limit. */
   results: EnqueueResult[];
+  /** Set when the team is moving (SessionDO.holdForMove): nothing was taken; ms epoch to try again. */
+  movingUntil?: number;
 }
 
 /** The session's ingest window; `now` is passed in. */

@@ -296,6 +296,35 @@ export class EventBuffer {
     return { pending: r.n, oldestAt: r.t, deadLetters: r.dead };
   }
 
+  /** Events (pending and dead-lettered) whose snapshots name D1 rows. */
+  snapshotCount(): number {
+    return this.sql.exec<{ n: number }>('SELECT (SELECT COUNT(*) FROM pending) + (SELECT COUNT(*) FROM dead_letters) AS n').one().n;
+  }
+
+  /** Every snapshot held (pending and dead-lettered events), for a team move to re-point them. */
+  snapshots(): EventSnapshot[] {
+    return this.sql
+      .exec<{ snapshot: string }>('SELECT snapshot FROM pending UNION SELECT snapshot FROM dead_letters')
+      .toArray()
+      .map((r) => JSON.parse(r.snapshot) as EventSnapshot);
+  }
+
+  /** Rewrites every held snapshot through `map` (a team move: the rows' ids on the new database), group keys with them. */
+  remapSnapshots(map: (s: EventSnapshot) => EventSnapshot): number {
+    let n = 0;
+    for (const r of this.sql.exec<{ seq: number; snapshot: string; prompt_number: number; payload: string }>('SELECT seq, snapshot, prompt_number, payload FROM pending').toArray()) {
+      const next = map(JSON.parse(r.snapshot) as EventSnapshot);
+      const agentId = (JSON.parse(r.payload) as { agentId?: string | null }).agentId ?? null;
+      this.sql.exec('UPDATE pending SET snapshot = ?, group_key = ? WHERE seq = ?', JSON.stringify(next), groupKey(next, r.prompt_number, agentId), r.seq);
+      n++;
+    }
+    for (const r of this.sql.exec<{ event_id: string; snapshot: string }>('SELECT event_id, snapshot FROM dead_letters').toArray()) {
+      this.sql.exec('UPDATE dead_letters SET snapshot = ? WHERE event_id = ?', JSON.stringify(map(JSON.parse(r.snapshot) as EventSnapshot)), r.event_id);
+      n++;
+    }
+    return n;
+  }
+
   deadLetterCount(): number {
     return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM dead_letters').one().n;
   }

@@ -4,7 +4,7 @@
 // in), turn.ts (one observer turn), alarms.ts (when the next alarm comes), buffer.ts (the storage itself).
 import { DurableObject } from 'cloudflare:workers';
 import { addDeadLetters } from '../db/retention';
-import { teamDb } from '../db/shards';
+import { forgetShard, shardDb, teamDb } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { IngestGate, type Admission } from './admission';
 import { AfterStoreRunner } from './after-store-work';
@@ -17,6 +17,7 @@ import { retentionMs } from './retention';
 import type { SessionSeams } from './seams';
 import { ObserverTurns } from './turn';
 import type { EnqueueInput, EnqueueResult, SessionStatus } from './types';
+import { rebaseSnapshots, type MoveQuiet } from './move-hold';
 import { log } from '../lib/log';
 
 export class SessionDO extends DurableObject<CairnEnv> {
@@ -72,6 +73,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
    * neither enqueued nor counted.
    */
   async admit(inputs: EnqueueInput[], limit: number): Promise<Admission> {
+    const held = this.#moveHold(Date.now());
+    if (held) return { verdict: { allowed: false, limit, remaining: 0, retryAfterMs: held.until - Date.now() }, results: [], movingUntil: held.until };
     const { verdict, granted } = this.#ingestGate.take(Date.now(), limit, inputs.length);
     const results: EnqueueResult[] = [];
     for (const input of inputs.slice(0, granted)) results.push(await this.enqueue(input));
@@ -114,9 +117,53 @@ export class SessionDO extends DurableObject<CairnEnv> {
     await this.#alarms.ensure(now);
   }
 
+  // --- team moves (src/transfer/move-job.ts) ---
+
+  /**
+   * The team is moving: this object takes no event until `until` (renewed by each step of the move) or until
+   * `releaseAfterMove`, and answers whether it still holds work that names the old database's rows: events
+   * buffered (waiting for their prompt too), a turn open, work after a stored turn. Its turns go on meanwhile,
+   * storing on the old database before it is copied.
+   */
+  async holdForMove(moveId: string, until: number): Promise<MoveQuiet> {
+    this.#buffer.set('move_hold', { moveId, until });
+    const now = Date.now();
+    const counts = this.#buffer.counts(this.#buffer.lease(now)?.claimId ?? null);
+    const quiet = { pending: counts.pending, inFlight: counts.inFlight, turnOpen: this.#buffer.lease(now) !== null, afterStore: this.#buffer.afterStoreLeft(1).length };
+    // Events waiting for their prompt are filed by their arrival time, not the client's clock: make sure an
+    // alarm comes to do it while the move waits.
+    if (counts.pending > 0) await this.#alarms.ensure(now);
+    return { ...quiet, quiet: quiet.pending === 0 && quiet.inFlight === 0 && !quiet.turnOpen && quiet.afterStore === 0 };
+  }
+
+  /**
+   * The move is over (or given up): events are taken again, and what the buffer still holds (dead letters,
+   * events of a forced move) is re-pointed at the session's and projects' rows on the database the team is
+   * on now, found by their keys, so nothing is stored under ids of another database.
+   */
+  async releaseAfterMove(moveId: string, shard: string | null): Promise<number> {
+    const hold = this.#buffer.get<{ moveId: string; until: number } | null>('move_hold', null);
+    if (hold && hold.moveId !== moveId) return 0;
+    const session = sessionOf(this.#buffer);
+    let rebased = 0;
+    if (session && shard !== null) {
+      // This isolate's memo of the team's database may still name the old one: its turns must not use it.
+      forgetShard(session.teamId);
+      if (this.#buffer.snapshotCount() > 0) rebased = await rebaseSnapshots(this.#buffer, shardDb(this.env, shard), session.teamId);
+    }
+    this.#buffer.set('move_hold', null);
+    return rebased;
+  }
+
+  #moveHold(now: number): { moveId: string; until: number } | null {
+    const hold = this.#buffer.get<{ moveId: string; until: number } | null>('move_hold', null);
+    return hold && hold.until > now ? hold : null;
+  }
+
   /** Gives dead-lettered events another full set of tries (e.g. once a bad model name is fixed). */
   async retryDeadLetters(): Promise<number> {
     const now = Date.now();
+    if (this.#moveHold(now)) return 0;
     const n = this.#buffer.requeueDeadLetters(now);
     if (n > 0) await this.#alarms.ensure(now);
     return n;
@@ -194,10 +241,13 @@ export class SessionDO extends DurableObject<CairnEnv> {
    */
   async #empty(): Promise<void> {
     const last = this.#buffer.currentPrompt();
+    const hold = this.#buffer.get<unknown>('move_hold', null);
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.#buffer = new EventBuffer(this.ctx.storage.sql, this.instanceId);
     if (last > 0) this.#buffer.set('prompt_base', last);
+    // A move in progress keeps holding the object: emptied or not, it takes no event until the move ends.
+    if (hold !== null) this.#buffer.set('move_hold', hold);
   }
 }
 

@@ -9,6 +9,7 @@ import {
   gate, HEALTHY, memoryNotice, onFailure, onRecovered, stateOf,
   type Backlog, type BackoffKind, type FailureReport, type HealthRecord, type ObserverHealth, type TeamBacklog,
 } from './observer-health';
+import { WRITE_GATE_SCHEMA, WriteGate, type GateAnswer } from './write-gate';
 
 /** A slot not released within this time is taken back, so a turn that hangs cannot hold it forever. */
 export const SLOT_TTL_MS = 10 * 60_000;
@@ -47,6 +48,8 @@ export const TEAM_SCHEMA: DoSchemaSteps = [
      SELECT 1, json_object('kind', kind, 'code', NULL, 'detail', NULL, 'since', NULL, 'until', until, 'failures', 1, 'lastOkAt', NULL)
        FROM backoff WHERE id = 1;
    CREATE TABLE backlog (session_key TEXT PRIMARY KEY, pending INTEGER NOT NULL, oldest_at INTEGER, dead_letters INTEGER NOT NULL, reported_at INTEGER NOT NULL);`,
+  // 4: the write gate a team move closes (write-gate.ts) and the sessions that wrote through it.
+  WRITE_GATE_SCHEMA,
 ];
 
 interface Slot {
@@ -63,11 +66,37 @@ export class TeamDO extends DurableObject<CairnEnv> {
    * the other way, slots of dead turns held the whole team back for SLOT_TTL_MS.
    */
   readonly #slots = new Map<string, Slot>();
+  readonly #gate: WriteGate;
 
   constructor(ctx: DurableObjectState, env: CairnEnv) {
     super(ctx, env);
     // Synchronous SQL in the constructor runs before any request is delivered.
     migrateDoSqlite(ctx.storage.sql, TEAM_SCHEMA);
+    this.#gate = new WriteGate(ctx.storage.sql);
+  }
+
+  // --- the write gate (write-gate.ts): every write path asks, a team move closes it ---
+
+  /** A write for these sessions (none: outside any session) may go ahead, or the team is moving. */
+  async enterWrite(sessionKeys: string[], now: number = Date.now()): Promise<GateAnswer> {
+    return this.#gate.enter(sessionKeys, now);
+  }
+
+  /** Closes (or renews) the gate for a move; answers the sessions to quiesce, or null while another move holds it. */
+  async closeWrites(moveId: string, now: number = Date.now()): Promise<string[] | null> {
+    return this.#gate.close(moveId, now);
+  }
+
+  async forgetWriters(sessionKeys: string[]): Promise<void> {
+    this.#gate.forget(sessionKeys);
+  }
+
+  async openWrites(moveId: string, shard: string | null, now: number = Date.now()): Promise<void> {
+    this.#gate.open(moveId, shard, now);
+  }
+
+  async writeGate(now: number = Date.now()): Promise<{ moving: boolean; moveId: string | null; until: number | null }> {
+    return this.#gate.state(now);
   }
 
   async ping(): Promise<string> {

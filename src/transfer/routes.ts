@@ -5,8 +5,9 @@ import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 import { indexRecords } from '../vectors/index-records';
 import { exportProjects, exportRecords, ndjsonStream, readerFilter } from './export';
+import { writableTeamDbs } from '../slots/enter-write';
 import { importPart, MAX_IMPORT_BYTES, parseNdjson } from './import';
-import { teamDb, teamDbs } from '../db/shards';
+import { teamDb } from '../db/shards';
 
 export const transferRoutes = new Hono<AppEnv>()
   .get('/export', async (c) => {
@@ -31,7 +32,7 @@ export const transferRoutes = new Hono<AppEnv>()
     }
     const records = parseNdjson(body);
     const auth = c.get('auth');
-    const { counts, ids } = await importPart(await teamDbs(c.env, auth.teamId), { kind: 'member', caller: auth }, records, Date.now());
+    const { counts, ids } = await importPart(await writableTeamDbs(c.env, auth.teamId), { kind: 'member', caller: auth }, records, Date.now());
     // Vectors for search: off the answer's path; the backfill catches any that fail.
     if (ids.observations.length + ids.summaries.length + ids.prompts.length) c.executionCtx.waitUntil(indexRecords(c.env, auth.teamId, ids).then(() => undefined));
     return c.json({ records: records.length, imported: counts });

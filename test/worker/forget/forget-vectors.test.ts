@@ -8,7 +8,7 @@ import type { CairnEnv } from '../../../src/env';
 import { forgetRecord, forgetSession, purgeProject } from '../../../src/forget/service';
 import { applyRetention } from '../../../src/retention/sweep';
 import { storePrompt } from '../../../src/store/sessions';
-import { moveTeam } from '../../../src/transfer/move';
+import { moveNow } from '../support/move';
 import { indexRecords } from '../../../src/vectors/index-records';
 import { call } from '../support/http';
 import { FakeVectorize, productionVectorEnv } from '../support/fake-vectorize';
@@ -123,7 +123,7 @@ describe('moving a team removes the old database\'s vectors of every kind and pa
     const w = await seedWorld();
     const r = await remembered(w, prod);
     expect(fake.idsOf(w.ids.teamId)).toEqual(allVectorize(r));
-    await moveTeam(prod, w.ids.teamId, 'DB_1', Date.now(), { force: true });
+    await moveNow(prod, w.ids.teamId, 'DB_1', true);
     const ids = fake.idsOf(w.ids.teamId);
     expect(ids.every((id) => id.startsWith('DB_1:'))).toBe(true);
     const moved = await env.DB_1.prepare(
@@ -132,7 +132,7 @@ describe('moving a team removes the old database\'s vectors of every kind and pa
       .bind(w.ids.teamId)
       .first<Remembered>();
     expect(ids).toEqual(allVectorize(moved!, 'DB_1:'));
-    await moveTeam(prod, w.ids.teamId, 'DB', Date.now(), { force: true });
+    await moveNow(prod, w.ids.teamId, 'DB', true);
     expect(fake.idsOf(w.ids.teamId).some((id) => id.startsWith('DB_1:'))).toBe(false);
   });
 });

@@ -44,3 +44,16 @@ export async function runOpenJobs(teamId: number | null, kind: string): Promise<
   for (const j of open) done.push(await runJob(teamId, j.id));
   return done;
 }
+
+/** Runs the lane's steps until job `id` is finished, each waiting step made due at once (a move's pauses). */
+export async function finishJob(teamId: number | null, id: string, maxRounds = 2_000): Promise<JobRecord> {
+  const stub = lane(teamId);
+  for (let i = 0; i < maxRounds; i++) {
+    const job = await jobOf(teamId, id);
+    if (!job) throw new Error(`no job ${id}`);
+    if (isFinished(job.status)) return job;
+    await dueNow(teamId);
+    if (!(await runDurableObjectAlarm(stub))) await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`job ${id} did not finish`);
+}

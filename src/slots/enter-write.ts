@@ -1,0 +1,37 @@
+// Every write path asks the team's gate first (write-gate.ts): refused with 503 `team_moving` and a
+// Retry-After while the team moves between databases, so nothing is written under the old database's ids.
+import { countSubrequest } from '../db/meter';
+import type { CairnEnv } from '../env';
+import { directoryDb, shardDb, teamDb, type TeamDbs } from '../db/shards';
+import { AppError } from '../lib/errors';
+import { teamStub } from './team-do';
+
+/** The refusal every write path answers while its team moves. */
+export function teamMoving(retryAt: number, now: number): AppError {
+  const seconds = Math.max(1, Math.ceil((retryAt - now) / 1000));
+  return new AppError(503, 'team_moving', `This team's memory is being moved to another database; nothing was stored. Send it again in ${seconds} s.`, {
+    'retry-after': String(seconds),
+  });
+}
+
+/**
+ * Lets a write for `sessionKeys` (none: a write outside any session) through the team's gate, or throws
+ * `team_moving`. Answers the database the last move put the team on (null: the shard map's answer stands).
+ */
+export async function enterTeamWrite(env: Pick<CairnEnv, 'TEAMS'>, teamId: number, sessionKeys: string[], now = Date.now()): Promise<string | null> {
+  countSubrequest();
+  const answer = await teamStub(env, teamId).enterWrite([...new Set(sessionKeys)], now);
+  if (!answer.open) throw teamMoving(answer.retryAt, now);
+  return answer.shard;
+}
+
+/** The team's database for a write that passed the gate (the move's answer first: an isolate's memo may lag). */
+export async function writableTeamDb(env: CairnEnv, teamId: number, sessionKeys: string[] = []): Promise<D1Database> {
+  const moved = await enterTeamWrite(env, teamId, sessionKeys);
+  return moved !== null ? shardDb(env, moved) : teamDb(env, teamId);
+}
+
+/** Both handles of the team for a write that passed the gate. */
+export async function writableTeamDbs(env: CairnEnv, teamId: number): Promise<TeamDbs> {
+  return { teamId, dir: directoryDb(env), team: await writableTeamDb(env, teamId) };
+}

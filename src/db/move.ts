@@ -1,7 +1,7 @@
 // The D1 side of moving a team between shards (src/transfer/move.ts runs the move): the rows the NDJSON export
 // does not carry (audit log, observer usage, project aliases), and emptying the old shard of the team.
-import { and, eq, gt, max, sql } from 'drizzle-orm';
-import { inJsonList } from './sqlite';
+import { and, eq, gt, max } from 'drizzle-orm';
+import { inJsonList, teamChunkDelete } from './sqlite';
 import { insertAudit } from './audit';
 import { runBatch } from './batch';
 import { db } from './client';
@@ -133,13 +133,7 @@ export async function deleteTeamChunk(d1: D1Database, teamId: number, t: number,
   const d = db(d1);
   const name = [...TEAM_TABLES, ...COPY_TABLES, 'teams'][t];
   if (name === undefined) return 0;
-  const table = sql.raw(name);
-  const res =
-    name === 'teams'
-      ? await d.run(sql`DELETE FROM teams WHERE id = ${teamId}`)
-      : name === 'observer_usage'
-        ? await d.run(sql`DELETE FROM observer_usage WHERE team_id = ${teamId}`)
-        : await d.run(sql`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE team_id = ${teamId} LIMIT ${limit})`);
+  const res = await d.run(teamChunkDelete(name, teamId, limit));
   return res.meta.changes ?? 0;
 }
 

@@ -187,3 +187,14 @@ export async function databaseBytes(d1: D1Database): Promise<number | null> {
 export const fetchedSignalRows = (teamId: number, ids: readonly number[], at: number): SQL =>
   sql`SELECT ${observations.id}, ${observations.teamId}, 1, 0, 0, 0, NULL, ${at} FROM ${observations}
        WHERE ${observations.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND +${observations.teamId} = ${teamId}`;
+
+/**
+ * One statement deleting at most `limit` of a team's rows of `table` (a team move empties a database a chunk at
+ * a time; src/db/move.ts names the tables): `teams` goes by id, observer_usage (no rowid, no FTS) at once.
+ */
+export function teamChunkDelete(table: string, teamId: number, limit: number): SQL {
+  if (table === 'teams') return sql`DELETE FROM teams WHERE id = ${teamId}`;
+  if (table === 'observer_usage') return sql`DELETE FROM observer_usage WHERE team_id = ${teamId}`;
+  const t = sql.raw(table);
+  return sql`DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE team_id = ${teamId} LIMIT ${limit})`;
+}

@@ -78,7 +78,8 @@ describe.skipIf(!runBrowser)('corrections in the viewer', () => {
     await expect.poll(() => m.page.textContent('#correct-message')).toContain('flagged for review');
     await m.page.click('#correct-supersede');
     await expect.poll(() => m.page.textContent('#correct-message')).toContain('Only its author or a team admin');
-    expect(m.watch.errors).toEqual([]);
+    // The refused supersede is the only failed request (the browser logs its 403); nothing else went wrong.
+    expect(m.watch.errors.filter((e) => !/status of 403/.test(e))).toEqual([]);
     await m.page.context().close();
     expect(await contextText(owner)).not.toContain(flaggedTitle);
 

@@ -117,7 +117,7 @@ export async function projectIdsByKeys(d1: D1Database, teamId: number, keys: str
 // --- a move in bounded steps (src/transfer/move-job.ts) ------------------------------------------------------
 
 /** The team's tables in the order their rows can go (rows that reference others first). */
-const TEAM_TABLES = ['observation_files', 'local_vectors', 'observations', 'summaries', 'prompts', 'observer_usage', 'sessions', 'project_aliases', 'projects', 'audit_log'] as const;
+const TEAM_TABLES = ['observation_events', 'observation_signals', 'observation_files', 'local_vectors', 'observations', 'summaries', 'prompts', 'observer_usage', 'sessions', 'project_aliases', 'projects', 'audit_log'] as const;
 /** The shard's copy of the team's directory rows, after its memory. */
 const COPY_TABLES = ['devices', 'users'] as const;
 

@@ -1,6 +1,7 @@
 // Starts `wrangler dev` in local mode (local D1 + Durable Objects, migrations applied) and mints a dev
 // token. Used by `npm start` and by the Node-side tests and benchmarks.
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,11 +56,13 @@ export function localWranglerToml(text, { main, migrationsDir, assetsDir = path.
 }
 
 /**
- * The vitest pool's wrangler.toml (see localWranglerToml's keepRemoteBindings), written under node_modules/.cache
- * of this checkout; returns its path.
+ * The vitest pool's wrangler.toml (see localWranglerToml's keepRemoteBindings), written in a folder of the system's
+ * temp dir named after this checkout; returns its path. Not under node_modules: worktrees that share one
+ * node_modules (a symlink) would otherwise overwrite each other's file, and a test run would serve another
+ * checkout's Worker as its main module.
  */
 export function poolWranglerConfig(root = ROOT) {
-  const dir = path.join(root, 'node_modules', '.cache', 'cairn-vitest-pool');
+  const dir = path.join(tmpdir(), `cairn-vitest-pool-${createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 12)}`);
   mkdirSync(dir, { recursive: true });
   const text = readFileSync(path.join(root, 'wrangler.toml'), 'utf8');
   const toml = localWranglerToml(text, {

@@ -19,10 +19,11 @@ export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer,
     .select({
       id: observations.id, createdAt: observations.createdAt, type: observations.type, title: observations.title,
       subtitle: observations.subtitle, narrative: observations.narrative, facts: observations.facts,
-      discoveryTokens: observations.discoveryTokens, author: users.handle,
+      discoveryTokens: observations.discoveryTokens, author: users.handle, device: devices.name,
     })
     .from(observations)
     .innerJoin(users, eq(users.id, observations.authorUserId))
+    .leftJoin(devices, eq(devices.id, observations.deviceId))
     .where(
       and(
         eq(observations.projectId, projectId), canReadObservation(viewer), isNull(observations.supersededBy), notPendingReview(viewer.teamId),
@@ -39,11 +40,12 @@ export async function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, pr
     .select({
       id: summaries.id, createdAt: summaries.createdAt, request: summaries.request, investigated: summaries.investigated,
       learned: summaries.learned, completed: summaries.completed, nextSteps: summaries.nextSteps, author: users.handle,
-      platform: sessions.platform,
+      platform: sessions.platform, device: devices.name,
     })
     .from(summaries)
     .innerJoin(users, eq(users.id, summaries.authorUserId))
     .innerJoin(sessions, eq(sessions.id, summaries.sessionId))
+    .leftJoin(devices, eq(devices.id, summaries.deviceId))
     .where(and(eq(summaries.projectId, projectId), canReadSummary(viewer)))
     .orderBy(desc(summaries.createdAt), desc(summaries.id))
     .limit(limit);
@@ -55,10 +57,12 @@ export async function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, project
     .selectDistinct({
       id: observations.id, sessionId: observations.sessionId, createdAt: observations.createdAt, type: observations.type,
       title: observations.title, filesRead: observations.filesRead, filesModified: observations.filesModified, author: users.handle,
+      device: devices.name,
     })
     .from(observationFiles)
     .innerJoin(observations, eq(observations.id, observationFiles.observationId))
     .innerJoin(users, eq(users.id, observations.authorUserId))
+    .leftJoin(devices, eq(devices.id, observations.deviceId))
     .where(
       and(
         eq(observationFiles.teamId, viewer.teamId), eq(observationFiles.projectId, projectId), inJsonList(observationFiles.path, paths),

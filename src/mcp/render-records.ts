@@ -1,4 +1,5 @@
 // Pure text form of full observation, session summary and prompt records for MCP answers: compact, labelled, cheap to read.
+import { DATA_NOTICE, neutralize } from '#shared/fence';
 import { dayAndClock } from '../recall/format';
 import { iconFor, type RecallMode } from '../recall/mode';
 import type { ObservationRecord } from '../recall/queries';
@@ -17,34 +18,37 @@ export function renderRecords(
   timeZone = 'UTC',
   other: OtherRecords = { summaries: [], prompts: [] },
 ): string {
-  const out: string[] = [];
+  const any = records.length + other.summaries.length + other.prompts.length > 0;
+  // Every stored text is fenced (src/shared/fence.ts), and the answer says first that it is data, not instructions.
+  const n = neutralize;
+  const out: string[] = any ? [DATA_NOTICE, ''] : [];
   for (const r of records) {
-    out.push(`#${r.id} ${iconFor(mode, r.type)} ${r.type} · ${dayAndClock(Date.parse(r.createdAt), timeZone)} ${timeZone} · ${r.project} · @${r.author}`);
-    out.push(`Title: ${r.title ?? 'Untitled'}`);
+    const device = r.device ? `/${n(r.device)}` : '';
+    out.push(`#${r.id} ${iconFor(mode, r.type)} ${n(r.type)} · ${dayAndClock(Date.parse(r.createdAt), timeZone)} ${timeZone} · ${n(r.project)} · @${r.author}${device}`);
+    out.push(`Title: ${n(r.title ?? 'Untitled')}`);
     if (r.supersededBy != null) {
       out.push(r.supersededBy === r.id ? 'Status: outdated (nothing replaces it)' : `Status: superseded by #${r.supersededBy}; read that one instead`);
     }
-    if (r.subtitle) out.push(`Subtitle: ${r.subtitle}`);
-    if (r.narrative) out.push(r.narrative);
-    if (r.facts.length) out.push('Facts:', ...r.facts.map((f) => `- ${f}`));
-    if (r.concepts.length) out.push(`Concepts: ${r.concepts.join(', ')}`);
-    if (r.filesModified.length) out.push(`Modified: ${r.filesModified.join(', ')}`);
-    if (r.filesRead.length) out.push(`Read: ${r.filesRead.join(', ')}`);
+    if (r.subtitle) out.push(`Subtitle: ${n(r.subtitle)}`);
+    if (r.narrative) out.push(n(r.narrative));
+    if (r.facts.length) out.push('Facts:', ...r.facts.map((f) => `- ${n(f)}`));
+    if (r.concepts.length) out.push(`Concepts: ${n(r.concepts.join(', '))}`);
+    if (r.filesModified.length) out.push(`Modified: ${n(r.filesModified.join(', '))}`);
+    if (r.filesRead.length) out.push(`Read: ${n(r.filesRead.join(', '))}`);
     out.push('');
   }
   for (const s of other.summaries) {
-    out.push(`S${s.id} session summary · ${dayAndClock(s.createdAt, timeZone)} ${timeZone} · ${s.project} · @${s.author}`);
+    out.push(`S${s.id} session summary · ${dayAndClock(s.createdAt, timeZone)} ${timeZone} · ${n(s.project)} · @${s.author}`);
     const fields: [string, string | null][] = [
       ['Request', s.request], ['Investigated', s.investigated], ['Learned', s.learned], ['Completed', s.completed], ['Next steps', s.nextSteps], ['Notes', s.notes],
     ];
-    for (const [label, value] of fields) if (value?.trim()) out.push(`${label}: ${value.trim()}`);
+    for (const [label, value] of fields) if (value?.trim()) out.push(`${label}: ${n(value.trim())}`);
     out.push('');
   }
   for (const p of other.prompts) {
-    out.push(`P${p.id} prompt ${p.promptNumber} · ${dayAndClock(p.createdAt, timeZone)} ${timeZone} · ${p.project} · @${p.author}`);
-    out.push(p.text, '');
+    out.push(`P${p.id} prompt ${p.promptNumber} · ${dayAndClock(p.createdAt, timeZone)} ${timeZone} · ${n(p.project)} · @${p.author}`);
+    out.push(n(p.text), '');
   }
-  const any = records.length + other.summaries.length + other.prompts.length > 0;
   if (missing.length) out.push(`Not found: ${missing.map((id) => (typeof id === 'number' ? `#${id}` : id)).join(', ')}`);
   if (!any && !missing.length) out.push('No ids given.');
   return `${out.join('\n').trimEnd()}\n`;

@@ -1,8 +1,9 @@
 // Pure file-history logic: path candidates, one row per session, specificity scoring, and the text block.
 import type { FileHistoryRow } from './queries';
-import { clockOf, dayAndClock, dayOf, oneLine } from './format';
+import { clockOf, dayAndClock, dayOf, safeLine } from './format';
 import { iconFor, type RecallMode } from './mode';
-import { CONTEXT_CLOSE, CONTEXT_OPEN } from './render-context';
+import { DATA_NOTICE } from '#shared/fence';
+import { by, CONTEXT_CLOSE, CONTEXT_OPEN } from './render-context';
 
 export const FILE_CONTEXT_TOP = 15;
 
@@ -93,6 +94,7 @@ export function renderFileContext(input: FileContextInput): string {
     CONTEXT_OPEN,
     `cairn has notes on ${input.path} from ${sessions} (as of ${dayAndClock(input.now, timeZone)} ${timeZone}).`,
     'They add to the Read result, which still shows the current file in full.',
+    DATA_NOTICE,
   ];
   const chrono = [...rows].sort((a, b) => a.createdAt - b.createdAt || a.id - b.id);
   let day = '';
@@ -102,8 +104,8 @@ export function renderFileContext(input: FileContextInput): string {
       out.push(`## ${d}`);
       day = d;
     }
-    const who = r.author && r.author !== input.viewer ? ` @${r.author}` : '';
-    out.push(`${r.id} ${clockOf(r.createdAt, timeZone)} ${iconFor(mode, r.type)} ${oneLine(r.title, 160, 'Untitled')}${who}`);
+    const who = by(input.viewer, r.author, r.device);
+    out.push(`${r.id} ${clockOf(r.createdAt, timeZone)} ${iconFor(mode, r.type)} ${safeLine(r.title, 160, 'Untitled')}${who}`);
   }
   out.push(`Full records: get_observations([${chrono.map((r) => r.id).join(', ')}]) (roughly 300 tokens each).`, CONTEXT_CLOSE);
   return out.join('\n');

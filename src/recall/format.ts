@@ -1,4 +1,5 @@
 // Small pure formatters shared by the recall renderers: dates in a time zone, token estimates, titles.
+import { neutralizePrefix } from '#shared/fence';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -67,3 +68,10 @@ export function oneLine(text: string | null | undefined, max: number, fallback =
 
 /** 12345 → "12,345" without depending on the runtime's locale data. */
 export const thousands = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+/**
+ * Stored text as one line inside a memory frame: fenced first (src/shared/fence.ts: no tag, frame marker,
+ * invisible or bidi character survives), then collapsed and cut like `oneLine`. Every renderer that puts stored
+ * text into injected context uses this, never `oneLine` on the raw field.
+ */
+export const safeLine = (text: string | null | undefined, max: number, fallback = ''): string => oneLine(neutralizePrefix(text, max), max, fallback);

@@ -58,6 +58,7 @@ export interface FileHistoryRow extends Pick<ObservationContent, 'type' | 'title
   sessionId: number;
   createdAt: number;
   author: string;
+  device?: string | null;
 }
 
 /** Observations (newest first, at most `limit`) whose read or modified files include one of `paths`. */

@@ -1,10 +1,11 @@
 // Pure renderer of the session-start context index: rows in, plain text out (no I/O, `now` passed in).
+import { DATA_NOTICE, FRAME_NAME, neutralizePrefix } from '#shared/fence';
 import { jsonList } from '../lib/json-list';
-import { clockOf, dayAndClock, dayOf, oneLine, readTokens, thousands } from './format';
+import { clockOf, dayAndClock, dayOf, safeLine, readTokens, thousands } from './format';
 import { iconFor, type RecallMode } from './mode';
 
-export const CONTEXT_OPEN = '<cairn-context>';
-export const CONTEXT_CLOSE = '</cairn-context>';
+export const CONTEXT_OPEN = `<${FRAME_NAME}>`;
+export const CONTEXT_CLOSE = `</${FRAME_NAME}>`;
 
 export interface ContextObservation {
   id: number;
@@ -16,8 +17,10 @@ export interface ContextObservation {
   /** Stored JSON array text. */
   facts: string;
   discoveryTokens: number;
-  /** Author's handle; shown only when it is not the caller. */
+  /** Author's handle, shown on every line (provenance: whose words these are). */
   author: string;
+  /** The device it was recorded on, when known. */
+  device?: string | null;
 }
 
 export interface ContextSummary {
@@ -29,12 +32,13 @@ export interface ContextSummary {
   completed: string;
   nextSteps: string;
   author: string;
+  device?: string | null;
   /** The agent the session ran in; shown only when it is not Claude Code. */
   platform?: string;
 }
 
 /** ` [codex]` for a session recorded from another agent; nothing for Claude Code (the usual case costs no tokens). */
-const platformTag = (platform: string | undefined): string => (platform && platform !== 'claude-code' ? ` [${platform}]` : '');
+const platformTag = (platform: string | undefined): string => (platform && platform !== 'claude-code' ? ` [${safeLine(platform, 30)}]` : '');
 
 export interface ContextInput {
   projects: string[];
@@ -62,10 +66,19 @@ type Row =
   | { kind: 'obs'; at: number; o: ContextObservation; full: boolean }
   | { kind: 'sum'; at: number; s: ContextSummary };
 
-const by = (viewer: string, author: string) => (author && author !== viewer ? ` @${author}` : '');
+/**
+ * ` @handle/device` on a teammate's row: provenance, so a note reads as someone's words. The caller's own rows are
+ * unmarked (the legend says so; the index is paid for on every session start). A device name is the client's, so
+ * it is fenced and kept short.
+ */
+export const by = (viewer: string, author: string, device?: string | null): string => {
+  if (!author || author === viewer) return '';
+  const d = device ? safeLine(device, 24).replace(/[\s/@]+/g, '-') : '';
+  return ` @${author}${d ? `/${d}` : ''}`;
+};
 
 function header(input: Pick<ContextInput, 'projects' | 'now' | 'timeZone'>): string {
-  const where = input.projects.join(' + ') || '(no project)';
+  const where = input.projects.map((p) => neutralizePrefix(p, 300)).join(' + ') || '(no project)';
   return `# cairn memory · ${where} · ${dayAndClock(input.now, input.timeZone)} ${input.timeZone}`;
 }
 
@@ -84,13 +97,13 @@ export function renderWelcome(input: Pick<ContextInput, 'projects' | 'now' | 'ti
 function statsLine(obs: ContextObservation[], sums: ContextSummary[]): string {
   const read = obs.reduce((n, o) => n + readTokens(o), 0);
   const work = obs.reduce((n, o) => n + Math.max(0, o.discoveryTokens), 0);
-  const workPart = work > 0 ? ` · work behind them ~${thousands(work)}t` : '';
-  return `Stats: ${obs.length} obs · ${sums.length} session${sums.length === 1 ? '' : 's'} · read all ~${thousands(read)}t${workPart}`;
+  const workPart = work > 0 ? ` · work ~${thousands(work)}t` : '';
+  return `Stats: ${obs.length} obs · ${sums.length} session${sums.length === 1 ? '' : 's'} · read ~${thousands(read)}t${workPart}`;
 }
 
 function fullBody(o: ContextObservation): string {
   const body = o.narrative?.trim() || jsonList(o.facts).join(' · ');
-  return oneLine(body, FULL_MAX);
+  return safeLine(body, FULL_MAX);
 }
 
 /**
@@ -111,7 +124,7 @@ function summaryFields(s: ContextSummary): string[] {
     ['Completed', s.completed],
     ['Next', s.nextSteps],
   ];
-  return fields.filter(([, v]) => v.trim()).map(([k, v]) => ` ${k}: ${oneLine(v, FIELD_MAX)}`);
+  return fields.filter(([, v]) => v.trim()).map(([k, v]) => ` ${k}: ${safeLine(v, FIELD_MAX)}`);
 }
 
 export function renderContext(input: ContextInput): string {
@@ -138,8 +151,9 @@ export function renderContext(input: ContextInput): string {
   const out: string[] = [
     CONTEXT_OPEN,
     header(input),
+    DATA_NOTICE,
     ...(input.notice ? [`Note: ${input.notice}`] : []),
-    ['Legend: S=session', ...icons, `${SAME_TIME}=same time`, '@x=teammate'].join(' '),
+    ['Legend: S=session', ...icons, `${SAME_TIME}=same time`, '@who/device=teammate'].join(' '),
     statsLine(observations, summaries),
   ];
 
@@ -156,22 +170,23 @@ export function renderContext(input: ContextInput): string {
     const shown = clock === lastClock ? SAME_TIME : clock;
     lastClock = clock;
     if (row.kind === 'sum') {
-      out.push(`S${row.s.id} ${shown} ${oneLine(row.s.request, REQUEST_MAX, 'session')}${platformTag(row.s.platform)}${by(input.viewer, row.s.author)}`);
+      out.push(`S${row.s.id} ${shown} ${safeLine(row.s.request, REQUEST_MAX, 'session')}${platformTag(row.s.platform)}${by(input.viewer, row.s.author, row.s.device)}`);
       if (row.s === latest) out.push(...summaryFields(row.s));
       continue;
     }
     const o = row.o;
-    const title = oneLine(o.title, TITLE_MAX, 'Untitled');
-    const who = by(input.viewer, o.author);
+    const title = safeLine(o.title, TITLE_MAX, 'Untitled');
+    const who = by(input.viewer, o.author, o.device);
     if (row.full) {
       out.push(`**${o.id}** ${shown} ${iconFor(mode, o.type)} **${title}**${who}`);
+      // Indented: a body line can never pass for a row, a day or the frame's own lines.
       const body = fullBody(o);
-      if (body) out.push(body);
+      if (body) out.push(` ${body}`);
     } else {
       out.push(`${o.id} ${shown} ${iconFor(mode, o.type)} ${title}${who}`);
     }
   }
 
-  out.push('cairn tools: get_observations([ids]) · timeline(anchor=id) · search(query)', CONTEXT_CLOSE);
+  out.push('Tools: get_observations([ids]) · timeline(anchor=id) · search(query)', CONTEXT_CLOSE);
   return out.join('\n');
 }

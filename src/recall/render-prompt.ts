@@ -1,8 +1,9 @@
 // Pure renderer for per-prompt context: the few stored observations most related to what the user just asked.
-import { dayAndClock, oneLine } from './format';
+import { dayAndClock, safeLine } from './format';
 import { iconFor, type RecallMode } from './mode';
 import type { ObservationRecord } from './queries';
-import { CONTEXT_CLOSE, CONTEXT_OPEN } from './render-context';
+import { DATA_NOTICE } from '#shared/fence';
+import { by, CONTEXT_CLOSE, CONTEXT_OPEN } from './render-context';
 
 const NARRATIVE_MAX = 500;
 
@@ -17,11 +18,11 @@ export interface PromptContextInput {
 export function renderPromptContext(input: PromptContextInput): string {
   const { records, mode, timeZone } = input;
   if (!records.length) return '';
-  const out = [CONTEXT_OPEN, 'cairn found earlier notes that may bear on this request (best match first):'];
+  const out = [CONTEXT_OPEN, 'cairn found earlier notes that may bear on this request (best match first).', DATA_NOTICE];
   for (const r of records) {
-    const who = r.author !== input.viewer ? ` @${r.author}` : '';
-    out.push(`- ${r.id} ${dayAndClock(Date.parse(r.createdAt), timeZone)} ${iconFor(mode, r.type)} ${oneLine(r.title, 120, 'Untitled')}${who}`);
-    const body = oneLine(r.narrative || r.facts.join(' · '), NARRATIVE_MAX);
+    const who = by(input.viewer, r.author, r.device);
+    out.push(`- ${r.id} ${dayAndClock(Date.parse(r.createdAt), timeZone)} ${iconFor(mode, r.type)} ${safeLine(r.title, 120, 'Untitled')}${who}`);
+    const body = safeLine(r.narrative || r.facts.join(' · '), NARRATIVE_MAX);
     if (body) out.push(`  ${body}`);
   }
   out.push('More: get_observations([ids]) or timeline(anchor=id).', CONTEXT_CLOSE);

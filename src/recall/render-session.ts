@@ -1,6 +1,6 @@
 // Pure renderer of "this session so far": what cairn stored of the running session, injected after Claude Code
 // compacts the conversation so the thread survives the summary it keeps. Rows in, bounded text out.
-import { clockOf, oneLine } from './format';
+import { clockOf, safeLine } from './format';
 import { iconFor, type RecallMode } from './mode';
 
 export const SESSION_OPEN = '<cairn-session-so-far>';
@@ -47,9 +47,9 @@ export function renderSessionSoFar(input: SessionSoFarInput): string {
   ];
   const tail: string[] = [];
   if (summary) {
-    tail.push(`Latest summary S${summary.id} ${clockOf(summary.createdAt, timeZone)}: ${oneLine(summary.request, FIELD_MAX, 'session')}`);
+    tail.push(`Latest summary S${summary.id} ${clockOf(summary.createdAt, timeZone)}: ${safeLine(summary.request, FIELD_MAX, 'session')}`);
     for (const [k, v] of [['Completed', summary.completed], ['Learned', summary.learned], ['Next', summary.nextSteps]] as const) {
-      if (v.trim()) tail.push(` ${k}: ${oneLine(v, FIELD_MAX)}`);
+      if (v.trim()) tail.push(` ${k}: ${safeLine(v, FIELD_MAX)}`);
     }
   }
   tail.push('Full records: get_observations([ids]) · timeline(anchor=id)', SESSION_CLOSE);
@@ -57,7 +57,7 @@ export function renderSessionSoFar(input: SessionSoFarInput): string {
   let used = [...head, ...tail].join('\n').length;
   const lines: string[] = [];
   for (const o of observations) {
-    const line = `${o.id} ${clockOf(o.createdAt, timeZone)} ${iconFor(mode, o.type)} ${oneLine(o.title, TITLE_MAX, 'Untitled')}`;
+    const line = `${o.id} ${clockOf(o.createdAt, timeZone)} ${iconFor(mode, o.type)} ${safeLine(o.title, TITLE_MAX, 'Untitled')}`;
     if (used + line.length + 1 > input.maxChars) break;
     used += line.length + 1;
     lines.unshift(line);

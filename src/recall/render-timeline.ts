@@ -1,5 +1,5 @@
 // Pure parts of the timeline: reading an anchor string, and rendering items around it as text.
-import { clockOf, dayOf, oneLine } from './format';
+import { clockOf, dayOf, safeLine } from './format';
 import { iconFor, type RecallMode } from './mode';
 
 export type Anchor = { kind: 'observation'; id: number } | { kind: 'summary'; id: number } | { kind: 'time'; at: number };
@@ -63,9 +63,9 @@ export function renderTimeline(input: TimelineRenderInput): string {
     const mark = item.anchor ? '  <= anchor' : '';
     const clock = clockOf(item.at, timeZone);
     if (item.kind === 'summary') {
-      out.push(`S${item.id} ${clock} session: ${oneLine(item.request, 120, '(no request recorded)')}${who}${where}${mark}`);
+      out.push(`S${item.id} ${clock} session: ${safeLine(item.request, 120, '(no request recorded)')}${who}${where}${mark}`);
     } else {
-      out.push(`${item.id} ${clock} ${iconFor(mode, item.type)} ${oneLine(item.title, 120, 'Untitled')} (~${item.tokens}t)${who}${where}${mark}`);
+      out.push(`${item.id} ${clock} ${iconFor(mode, item.type)} ${safeLine(item.title, 120, 'Untitled')} (~${item.tokens}t)${who}${where}${mark}`);
     }
   }
   out.push('Full records: get_observations([ids]).');

@@ -1,4 +1,5 @@
 // Compact text form of search results for agents: one line per result, id first, cheap to read.
+import { neutralizePrefix } from '#shared/fence';
 import type { RecordKind } from './params';
 import type { SearchResponse } from './search';
 
@@ -29,8 +30,9 @@ export function renderSearchText(res: SearchResponse, offset = 0): string {
   const others = res.results.some((r) => r.kind !== 'observation') ? ' (also "S12" summaries, "P7" prompts)' : '';
   const lines = [`${from}-${to} of ${res.total} (mode ${res.mode}); full records: get_observations ids=…${others}`];
   for (const r of res.results) {
-    const title = (r.title ?? '(untitled)').replace(/\s+/g, ' ').trim();
-    lines.push(`${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${r.type}  ${title}  (${r.projectKey}, @${r.author}, ~${r.tokens} tok)${correctionNote(r)}`);
+    // Stored text, fenced: no tag, frame marker or invisible character reaches the agent (src/shared/fence.ts).
+    const title = neutralizePrefix(r.title ?? '(untitled)', 2_000).replace(/\s+/g, ' ').trim();
+    lines.push(`${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${r.type}  ${title}  (${neutralizePrefix(r.projectKey, 300)}, @${r.author}, ~${r.tokens} tok)${correctionNote(r)}`);
   }
   return `${lines.join('\n')}\n`;
 }

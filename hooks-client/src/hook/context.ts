@@ -1,4 +1,5 @@
 // What every hook handler gets: parsed input, config, project key, spool, and its deadline.
+import { guardFrame } from '#shared/fence';
 import type { Config, Paths } from '../config';
 import type { Io } from '../io';
 import type { DeliveryContext } from '../spool/deliver';
@@ -79,7 +80,8 @@ export interface HookOutput {
 export const MAX_CONTEXT_CHARS = 9_500;
 
 export function inject(name: HookOutput['hookSpecificOutput']['hookEventName'], text: string): HookOutput | null {
-  const t = text.trim();
+  // Memory is data: whatever the server sent, nothing inside its frame may close or reopen it (src/shared/fence.ts).
+  const t = guardFrame(text.trim());
   if (!t) return null;
   return { hookSpecificOutput: { hookEventName: name, additionalContext: cutToFit(t, MAX_CONTEXT_CHARS) } };
 }

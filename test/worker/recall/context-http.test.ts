@@ -23,7 +23,7 @@ async function team(): Promise<{ me: TestIdentity; mine: Ids; mate: TestIdentity
 const context = (token: string, query: string) => call(`/api/context?${query}`, { token });
 
 describe('GET /api/context', () => {
-  it('answers plain text wrapped in cairn-context, grouped by day, with teammates marked by handle', async () => {
+  it('answers plain text wrapped in cairn-context, grouped by day, with teammates marked by handle and device', async () => {
     const t = await team();
     const s1 = await seedSession(t.mine, t.projectId, fresh('s'), T0);
     const s2 = await seedSession(t.theirs, t.projectId, fresh('s'), T0 + DAY);
@@ -39,10 +39,10 @@ describe('GET /api/context', () => {
     expect(text.startsWith('<cairn-context>\n')).toBe(true);
     expect(text.endsWith('\n</cairn-context>')).toBe(true);
     expect(text).toContain(`## 2026-05-04\n${a} 9:00 ${I.bugfix} Cache key now includes locale\n${b} ″ ${I.discovery} Router reads locale from cookie\n## 2026-05-05`);
-    expect(text).toContain(`${c} 9:00 ${I.decision} Locale negotiation stays server-side @${t.mate.user}`);
-    expect(text).toContain(`S${sum} 9:01 Fix wrong language on first load @${t.mate.user}\n Learned: The cookie was read too late`);
+    expect(text).toContain(`${c} 9:00 ${I.decision} Locale negotiation stays server-side @${t.mate.user}/${t.mate.device}`);
+    expect(text).toContain(`S${sum} 9:01 Fix wrong language on first load @${t.mate.user}/${t.mate.device}\n Learned: The cookie was read too late`);
     expect(text).toContain('Stats: 3 obs · 1 session');
-    expect(text).toContain('work behind them ~900t');
+    expect(text).toContain('work ~900t');
   });
 
   it('welcomes a project with nothing stored, and answers an unknown project the same way', async () => {

@@ -1,5 +1,6 @@
 // Pure rendering of the context index: exact layout, day grouping, elided times, summary block, budget.
 import { describe, expect, it } from 'vitest';
+import { DATA_NOTICE } from '#shared/fence';
 import { recallMode } from '../../../src/recall/mode';
 import { renderContext, type ContextObservation, type ContextSummary } from '../../../src/recall/render-context';
 
@@ -63,8 +64,9 @@ describe('renderContext', () => {
       [
         '<cairn-context>',
         '# cairn memory · github.com/acme/widgets · 2026-08-20 9:05 UTC',
-        `Legend: S=session ${I.bugfix}bugfix ${I.feature}feature ${I.discovery}discovery ${I.decision}decision ″=same time @x=teammate`,
-        'Stats: 4 obs · 1 session · read all ~43t · work behind them ~48,200t',
+        DATA_NOTICE,
+        `Legend: S=session ${I.bugfix}bugfix ${I.feature}feature ${I.discovery}discovery ${I.decision}decision ″=same time @who/device=teammate`,
+        'Stats: 4 obs · 1 session · read ~43t · work ~48,200t',
         '## 2026-08-18',
         `99 9:00 ${I.feature} Login form posts to /api/session`,
         '## 2026-08-19',
@@ -75,7 +77,7 @@ describe('renderContext', () => {
         ' Investigated: Auth flow and JWT expiry',
         ' Learned: Tokens expired after 15 minutes',
         ' Completed: TTL raised to 24h',
-        'cairn tools: get_observations([ids]) · timeline(anchor=id) · search(query)',
+        'Tools: get_observations([ids]) · timeline(anchor=id) · search(query)',
         '</cairn-context>',
       ].join('\n'),
     );
@@ -158,7 +160,7 @@ describe('renderContext', () => {
       now: 0,
       timeZone: 'UTC',
     });
-    expect(text).toContain(`**2** 11:00 ${I.bugfix} **New one**\nThe cache key ignored the locale.`);
+    expect(text).toContain(`**2** 11:00 ${I.bugfix} **New one**\n The cache key ignored the locale.`);
     expect(text).toContain(`1 10:00 ${I.change} Old one`);
     expect(text).not.toContain('old narrative');
   });
@@ -186,7 +188,9 @@ describe('renderContext', () => {
     expect(text.split('\n').length).toBeLessThan(7);
   });
 
-  it('keeps the default 50 observations and 10 sessions with realistic titles under 1,400 tokens', () => {
+  // 1,400 before the trust boundary (1,396 used); the data-not-instructions line costs ~24 tokens, partly paid for by
+  // shorter Stats and Tools lines: 1,416 measured.
+  it('keeps the default 50 observations and 10 sessions with realistic titles under 1,425 tokens', () => {
     const titles = [
       'Session cookie now set with SameSite=Lax after Safari login loop',
       'Rate limiter counts requests per token instead of per IP address',
@@ -228,6 +232,6 @@ describe('renderContext', () => {
     const chars = [...text].length;
     const tokens = Math.ceil(chars / 4);
     console.log(`context budget: ${chars} chars (${text.length} UTF-16 units) ≈ ${tokens} tokens for 50 observations + 10 sessions`);
-    expect(tokens).toBeLessThan(1400);
+    expect(tokens).toBeLessThan(1425);
   });
 });

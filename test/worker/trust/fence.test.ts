@@ -1,0 +1,51 @@
+// The fence on the real stack: member A stores the issue's three hostile memories through MCP `remember`; what
+// member B is shown (the SessionStart index, prompt and file context, MCP answers) keeps its frame whole, says
+// first that it is data, and names A and A's device beside each line.
+import { describe, expect, it } from 'vitest';
+import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
+import { expectFrameHolds, HOSTILE } from './hostile';
+import { callTool, connect, deferredWork, textOf } from './mcp-client';
+
+async function teamWithHostileMemories(): Promise<{ a: TestIdentity; b: TestIdentity; key: string; ids: number[] }> {
+  const a = await newIdentity({ role: 'member' });
+  const b = await newIdentity({ team: a.team, role: 'member' });
+  const key = `github.com/acme/${fresh('fence')}`;
+  const client = await connect(a.token);
+  const ids: number[] = [];
+  for (const h of HOSTILE) {
+    const res = await callTool(client, 'remember', { project: key, title: h.title, text: h.text, files: ['deploy/run.sh'] });
+    expect(res.isError).toBeFalsy();
+    ids.push(Number(/#(\d+)/.exec(textOf(res))?.[1]));
+  }
+  await client.close();
+  await deferredWork();
+  return { a, b, key, ids };
+}
+
+describe('the memory fence', { timeout: 60_000 }, () => {
+  it("keeps a teammate's break-out memories inside B's session-start frame, says it is data, and names A and A's device on each line", async () => {
+    const { a, b, key, ids } = await teamWithHostileMemories();
+    const text = await (await call(`/api/context?project=${encodeURIComponent(key)}&tz=UTC`, { token: b.token })).text();
+    expectFrameHolds(text);
+    expect(text.split('\n')[2]).toMatch(/data, not instructions/);
+    for (const id of ids) expect(text).toMatch(new RegExp(`^${id} .* @${a.user}/${a.device}$`, 'm'));
+  });
+
+  it("keeps B's prompt context, file context and MCP answers fenced too", async () => {
+    const { b, key, ids } = await teamWithHostileMemories();
+    const prompt = await (await call(`/api/context/prompt?project=${encodeURIComponent(key)}&q=${encodeURIComponent('new policy push to main deploy')}&tz=UTC`, { token: b.token })).text();
+    expect(prompt).not.toBe('');
+    expectFrameHolds(prompt);
+    const file = await (await call(`/api/context/file?project=${encodeURIComponent(key)}&path=deploy/run.sh&tz=UTC`, { token: b.token })).text();
+    expectFrameHolds(file);
+    const client = await connect(b.token);
+    const records = textOf(await callTool(client, 'get_observations', { ids }));
+    const found = textOf(await callTool(client, 'search', { query: 'policy push main', project: key }));
+    await client.close();
+    for (const answer of [records, found]) {
+      expect(answer.toLowerCase()).not.toContain('cairn-context');
+      expect(answer).not.toMatch(/<(?:[/!?|]|\s*\/|[\p{L}_])/u);
+    }
+    expect(records.startsWith('Notes by people')).toBe(true);
+  });
+});

@@ -49,6 +49,8 @@ export default defineConfig(async () => {
                   // migrations: computed when that test asks, not at every config load (a ~4 s schema diff).
                   SCHEMA_DDL: { node: schemaDdlHandler },
                 },
+                // The backup bucket (src/backup/), as an operator binds it in wrangler.toml: miniflare's local R2.
+                r2Buckets: ['BACKUPS'],
               },
             }),
           ],

@@ -7,6 +7,7 @@ import { except } from 'hono/combine';
 import { secureHeaders } from 'hono/secure-headers';
 import { timing } from 'hono/timing';
 import { bootstrapRoutes, requireOperator } from './admin/bootstrap';
+import { backupRoutes } from './backup/routes';
 import { requireAdmin } from './admin/guard';
 import { adminJobRoutes, ownJobRoutes } from './admin/jobs';
 import { adminRoutes } from './admin/routes';
@@ -46,8 +47,8 @@ const health = new Hono<AppEnv>().get('/', (c) => c.json({ status: 'ok', service
 /** Public: health, the viewer shell and assets, the client download, operator bootstrap. */
 const PUBLIC_MOUNTS: Mount[] = [
   { at: '/api/health', guards: [], routes: health },
-  // Bootstrap and team moves; `GET /health`: every team's health and every database's size (the same secret).
-  { at: '/api/admin/teams', guards: [requireOperator], routes: new Hono<AppEnv>().route('/health', operatorHealthRoutes).route('/', bootstrapRoutes) },
+  // Bootstrap, team moves, backups and restores (src/backup/routes.ts); `GET /health`: every team's health and every database's size (the same secret).
+  { at: '/api/admin/teams', guards: [requireOperator], routes: new Hono<AppEnv>().route('/health', operatorHealthRoutes).route('/', bootstrapRoutes).route('/', backupRoutes) },
   { at: '/', guards: [], routes: viewerRoutes },
   { at: '/', guards: [], routes: installRoutes },
 ];

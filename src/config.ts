@@ -34,6 +34,8 @@ const ConfigSchema = z
     CAIRN_PLAN: z.preprocess((v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v), z.enum(['paid', 'free']).default('paid')),
     /** D1 statements one job step may send (default 200 on Paid, 40 on Free). */
     JOB_STEP_STATEMENTS: z.preprocess(blankToUndefined, z.coerce.number().int().min(10).max(1000).optional()),
+    /** Complete backups each team keeps in the BACKUPS bucket (src/backup/); older ones are deleted. */
+    BACKUP_KEEP: positiveInt(7, 1000),
     /** D1 bindings that take new teams, comma-separated (src/db/shards.ts); default the directory, `DB`. */
     SHARD_NEW_TEAMS: z.preprocess(
       blankToUndefined,
@@ -66,6 +68,8 @@ const ConfigSchema = z
     },
     rateLimits: { ingest: e.RATE_LIMIT_INGEST_PER_MIN, read: e.RATE_LIMIT_READ_PER_MIN },
     shards: { newTeams: e.SHARD_NEW_TEAMS },
+    /** The daily backup (on only when an R2 bucket is bound as BACKUPS). */
+    backups: { keep: e.BACKUP_KEEP },
     plan: {
       name: e.CAIRN_PLAN,
       /** D1 statements one invocation may send on this plan (Cloudflare's limit). */

@@ -27,12 +27,15 @@ export interface CairnSecrets {
   CAIRN_PLAN?: string;
   /** D1 statements a job step may send (default 200 on Paid, 40 on Free). */
   JOB_STEP_STATEMENTS?: string;
+  /** Complete backups a team keeps in the BACKUPS bucket (default 7). */
+  BACKUP_KEEP?: string;
   /** Seconds an ended, fully observed session's Durable Object keeps its storage (default 86400). */
   SESSION_RETENTION_SECONDS?: string;
 }
 
 /** Generated bindings, except that local runs have no Vectorize or Workers AI (their config drops them). */
-export type CairnEnv = Omit<Cloudflare.Env, 'VECTORS' | 'AI'> & CairnSecrets & { VECTORS?: VectorizeIndex; AI?: Ai };
+/** BACKUPS: an R2 bucket for the daily backup, bound only by an operator who wants it (wrangler.toml, commented). */
+export type CairnEnv = Omit<Cloudflare.Env, 'VECTORS' | 'AI'> & CairnSecrets & { VECTORS?: VectorizeIndex; AI?: Ai; BACKUPS?: R2Bucket };
 
 declare global {
   namespace Cloudflare {

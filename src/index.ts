@@ -6,11 +6,15 @@ import { metered } from './db/meter';
 import { registerJobKinds } from './jobs/registry';
 import { runDailyMaintenance } from './maintenance/daily';
 import { embedJob } from './vectors/embed-job';
+import { backupJob } from './backup/backup-job';
+import { restoreJob } from './backup/restore-job';
+import { upgradeOnce } from './upgrade/check';
+import { upgradeJob } from './upgrade/upgrade-job';
 import { ftsUpkeepJob } from './search/fts-upkeep';
 import { moveJob } from './transfer/move-job';
 
 // Every kind of job this Worker runs (src/jobs/types.ts says how to write one; NOTES: how to add one).
-registerJobKinds([embedJob, ftsUpkeepJob, moveJob]);
+registerJobKinds([embedJob, ftsUpkeepJob, moveJob, backupJob, restoreJob, upgradeJob]);
 
 export { SessionDO } from './session/session-do';
 export { TeamDO } from './slots/team-do';
@@ -19,8 +23,13 @@ export { LimiterDO } from './limits/limiter-do';
 export { JobDO } from './jobs/job-do';
 
 export default {
-  fetch: (request: Request, env: CairnEnv, ctx: ExecutionContext) => metered(`fetch ${request.method} ${new URL(request.url).pathname}`, () => app.fetch(request, env, ctx)),
-  // Daily (wrangler.toml [triggers]): FTS indexes healed after a restore, teams' retention_days, the backup.
+  fetch: (request: Request, env: CairnEnv, ctx: ExecutionContext) =>
+    metered(`fetch ${request.method} ${new URL(request.url).pathname}`, () => {
+      // After a deploy, what the new version's data needs starts by itself (src/upgrade/).
+      upgradeOnce(env, ctx);
+      return app.fetch(request, env, ctx);
+    }),
+  // Daily (wrangler.toml [triggers]): FTS indexes healed after a restore, teams' retention_days, upgrades, backups.
   scheduled(controller, env, ctx) {
     metered('scheduled', () => ctx.waitUntil(runDailyMaintenance(env, controller.scheduledTime)));
   },

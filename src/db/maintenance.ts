@@ -4,7 +4,8 @@ import { eq } from 'drizzle-orm';
 import { db } from './client';
 import { maintenanceRuns } from './schema';
 
-export type MaintenanceJob = 'fts_check' | 'retention' | 'backup';
+/** The cron's parts, and `upgrade`: the last upgrade job's record, whose detail holds the data version reached. */
+export type MaintenanceJob = 'fts_check' | 'retention' | 'backup' | 'upgrade_check' | 'upgrade';
 
 export interface MaintenanceRun {
   job: string;
@@ -40,4 +41,12 @@ export async function maintenanceRunList(d1: D1Database): Promise<MaintenanceRun
     error: r.error,
     detail: JSON.parse(r.detail) as Record<string, unknown>,
   }));
+}
+
+/** The data version the last finished upgrade reached (0: none ever finished: an install from before versions). */
+export async function dataVersion(d1: D1Database): Promise<number> {
+  const row = await db(d1).select({ ok: maintenanceRuns.ok, detail: maintenanceRuns.detail }).from(maintenanceRuns).where(eq(maintenanceRuns.job, 'upgrade')).get();
+  if (!row || row.ok !== 1) return 0;
+  const v = (JSON.parse(row.detail) as { version?: unknown }).version;
+  return typeof v === 'number' ? v : 0;
 }

@@ -1,6 +1,6 @@
 // Teams, their members' rows and devices in D1: the insert paths (idempotent), the copy of those rows a team's
 // shard keeps (src/db/shards.ts), settings and the audit listing.
-import { and, count, desc, eq, lt, or, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, lt, or, type SQL } from 'drizzle-orm';
 import { insertAudit, type AuditEntry } from './audit';
 import { runBatch, type BatchItem } from './batch';
 import { db as dbOf, type Db } from './client';
@@ -132,4 +132,10 @@ export function auditPage(d1: D1Database | Db, teamId: number, q: { before?: num
 export async function teamIdBySlug(d1: D1Database | Db, slug: string): Promise<number | undefined> {
   const row = await dbOf(d1).select({ id: teams.id }).from(teams).where(eq(teams.slug, slug)).get();
   return row?.id;
+}
+
+/** The first team with an id above `afterId`, or null (jobs that visit every team page through them by id). */
+export async function nextTeamId(d1: D1Database | Db, afterId: number): Promise<number | null> {
+  const row = await dbOf(d1).select({ id: teams.id }).from(teams).where(gt(teams.id, afterId)).orderBy(asc(teams.id)).limit(1).get();
+  return row?.id ?? null;
 }

@@ -253,3 +253,11 @@ const observationFiles = (o: ObservationIn): FileRef[] => [
   ...[...new Set(o.filesRead)].map((path) => ({ path, kind: 'read' as const })),
 ];
 
+
+// --- export by cursor (the backup job) ------------------------------------------------------------------
+
+/** The team's first project with an id above `afterId` (every project, private ones included), or null. */
+export async function nextProjectId(d1: D1Database, teamId: number, afterId: number): Promise<number | null> {
+  const [row] = await db(d1).select({ id: projects.id }).from(projects).where(and(eq(projects.teamId, teamId), gt(projects.id, afterId))).orderBy(asc(projects.id)).limit(1);
+  return row?.id ?? null;
+}

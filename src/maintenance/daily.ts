@@ -1,5 +1,6 @@
 // The daily cron (wrangler.toml [triggers]): FTS indexes checked against their tables (healed after a restore),
-// teams' retention_days applied, and the backup written when a bucket is bound. Each part is recorded in
+// teams' retention_days applied, the upgrade job (or its check for records without vectors) started, and each
+// team's backup job started when a bucket is bound (src/backup/). Each part is recorded in
 // maintenance_runs as it starts and ends, so `GET /api/admin/health` shows a cron that failed or stopped; a
 // part that fails is recorded and logged, and the parts after it still run.
 import { runEnded, runStarted, type MaintenanceJob } from '../db/maintenance';
@@ -8,6 +9,10 @@ import type { CairnEnv } from '../env';
 import { applyRetention } from '../retention/sweep';
 import { startDailyFtsUpkeep } from '../search/fts-upkeep';
 import { errorText, log } from '../lib/log';
+import { startDailyBackups } from '../backup/daily';
+import { startJob } from '../jobs/start';
+import { upgradeJob } from '../upgrade/upgrade-job';
+import { startUpgradeIfBehind } from '../upgrade/check';
 
 type Part = (env: CairnEnv, now: number) => Promise<Record<string, unknown>>;
 
@@ -15,6 +20,9 @@ const PARTS: [MaintenanceJob, Part][] = [
   // Checked, refilled and merged in steps by a job per shard (src/search/fts-upkeep.ts): started here.
   ['fts_check', async (env) => ({ jobs: await startDailyFtsUpkeep(env) })],
   ['retention', async (env, now) => ({ ...(await applyRetention(env, now)) })],
+  // A data upgrade the first request has not started yet, else the check for records without vectors.
+  ['upgrade_check', async (env) => ({ job: (await startUpgradeIfBehind(env)) ?? (await startJob(env, upgradeJob, null, {})).id })],
+  ['backup', async (env, now) => ({ ...(await startDailyBackups(env, now)) })],
 ];
 
 /** Runs every part in order; never throws (each failure is in its record and the log). */

@@ -2,7 +2,7 @@
 // team never sits in memory. Projects the caller may not read (others' private ones) are left out.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
-import { exportPage, projectRow, teamUsers } from '../db/transfer';
+import { exportPage, projectRow, teamUsers, type ExportedTable } from '../db/transfer';
 import { visibleProjectIds } from '../db/forget';
 import { AppError } from '../lib/errors';
 import { jsonList } from '../lib/json-list';
@@ -36,48 +36,60 @@ export type ExportFilter = (o: { type: string; authorUserId: number }) => boolea
 export const readerFilter = (auth: Pick<AuthContext, 'userId' | 'settings'>): ExportFilter => (o) =>
   o.type !== 'sensitive' || o.authorUserId === auth.userId || auth.settings?.share_sensitive === true;
 
+type ProjectRow = NonNullable<Awaited<ReturnType<typeof projectRow>>>;
+type Row<K extends ExportedTable> = Awaited<ReturnType<typeof exportPage<K>>>[number];
+/** A user id as the export names it: by handle (a user gone from the team keeps a stable stand-in). */
+export type Who = (id: number | null) => string | null;
+
+export function whoOf(people: { id: number; handle: string }[]): Who {
+  const handle = new Map(people.map((u) => [u.id, u.handle]));
+  return (id) => (id === null ? null : (handle.get(id) ?? `user-${id}`));
+}
+
+/** One row of the team export as its record; the session's key is looked up by `keyOf` (rows name sessions by key). */
+export const toRecord = {
+  project: (p: ProjectRow, who: Who): ExportRecord => ({ kind: 'project', key: p.key, visibility: p.visibility, owner: who(p.ownerUserId), created_at: p.createdAt }),
+  session: (s: Row<'sessions'>, p: ProjectRow, who: Who): ExportRecord => ({
+    kind: 'session', session_key: s.sessionKey, project: p.key, user: who(s.userId)!, platform: s.platform,
+    prompt_count: s.promptCount, started_at: s.startedAt, ended_at: s.endedAt,
+  }),
+  prompt: (r: Row<'prompts'>, keyOf: KeyOf, who: Who): ExportRecord => ({ kind: 'prompt', ...base(r, keyOf, who), text: r.text }),
+  observation: (o: Row<'observations'>, keyOf: KeyOf, who: Who): ExportRecord => ({
+    kind: 'observation', ...base(o, keyOf, who), type: o.type, title: o.title, subtitle: o.subtitle, facts: jsonList(o.facts), narrative: o.narrative,
+    concepts: jsonList(o.concepts), files_read: jsonList(o.filesRead), files_modified: jsonList(o.filesModified), discovery_tokens: o.discoveryTokens,
+    content_hash: o.contentHash, agent_id: o.agentId, agent_type: o.agentType, source: o.source,
+  }),
+  summary: (s: Row<'summaries'>, keyOf: KeyOf, who: Who): ExportRecord => ({
+    kind: 'summary', ...base(s, keyOf, who), request: s.request, investigated: s.investigated, learned: s.learned, completed: s.completed,
+    next_steps: s.nextSteps, notes: s.notes, content_hash: s.contentHash,
+  }),
+};
+
+export type KeyOf = (sessionId: number) => string;
+
+function base(r: { sessionId: number; promptNumber: number; promptId: string | null; authorUserId: number; createdAt: number }, keyOf: KeyOf, who: Who) {
+  return { session_key: keyOf(r.sessionId), prompt_number: r.promptNumber, prompt_id: r.promptId, author: who(r.authorUserId)!, created_at: r.createdAt };
+}
+
 /** The team's rows of `projectIds` on `db` (the team's database), as export records. */
 export async function* exportRecords(db: D1Database, t: number, projectIds: number[], keep: ExportFilter): AsyncGenerator<ExportRecord> {
-
   const people = await teamUsers(db, t);
-  const handle = new Map(people.map((u) => [u.id, u.handle]));
-  const who = (id: number | null) => (id === null ? null : (handle.get(id) ?? `user-${id}`));
+  const who = whoOf(people);
   for (const u of people) yield { kind: 'user', handle: u.handle, role: u.role, created_at: u.createdAt };
 
   for (const projectId of projectIds) {
     const p = await projectRow(db, t, projectId);
     if (!p) continue;
-    yield { kind: 'project', key: p.key, visibility: p.visibility, owner: who(p.ownerUserId), created_at: p.createdAt };
-    const keyOf = new Map<number, string>();
+    yield toRecord.project(p, who);
+    const keys = new Map<number, string>();
+    const keyOf: KeyOf = (id) => keys.get(id) ?? `session-${id}`;
     for await (const s of paged((a) => exportPage(db, 'sessions', t, projectId, a))) {
-      keyOf.set(s.id, s.sessionKey);
-      yield {
-        kind: 'session', session_key: s.sessionKey, project: p.key, user: who(s.userId)!, platform: s.platform,
-        prompt_count: s.promptCount, started_at: s.startedAt, ended_at: s.endedAt,
-      };
+      keys.set(s.id, s.sessionKey);
+      yield toRecord.session(s, p, who);
     }
-    const base = (r: { sessionId: number; promptNumber: number; promptId: string | null; authorUserId: number; createdAt: number }) => ({
-      session_key: keyOf.get(r.sessionId) ?? `session-${r.sessionId}`,
-      prompt_number: r.promptNumber,
-      prompt_id: r.promptId,
-      author: who(r.authorUserId)!,
-      created_at: r.createdAt,
-    });
-    for await (const r of paged((a) => exportPage(db, 'prompts', t, projectId, a))) yield { kind: 'prompt', ...base(r), text: r.text };
-    for await (const o of paged((a) => exportPage(db, 'observations', t, projectId, a))) {
-      if (!keep(o)) continue;
-      yield {
-        kind: 'observation', ...base(o), type: o.type, title: o.title, subtitle: o.subtitle, facts: jsonList(o.facts), narrative: o.narrative,
-        concepts: jsonList(o.concepts), files_read: jsonList(o.filesRead), files_modified: jsonList(o.filesModified), discovery_tokens: o.discoveryTokens,
-        content_hash: o.contentHash, agent_id: o.agentId, agent_type: o.agentType, source: o.source,
-      };
-    }
-    for await (const s of paged((a) => exportPage(db, 'summaries', t, projectId, a))) {
-      yield {
-        kind: 'summary', ...base(s), request: s.request, investigated: s.investigated, learned: s.learned, completed: s.completed,
-        next_steps: s.nextSteps, notes: s.notes, content_hash: s.contentHash,
-      };
-    }
+    for await (const r of paged((a) => exportPage(db, 'prompts', t, projectId, a))) yield toRecord.prompt(r, keyOf, who);
+    for await (const o of paged((a) => exportPage(db, 'observations', t, projectId, a))) if (keep(o)) yield toRecord.observation(o, keyOf, who);
+    for await (const s of paged((a) => exportPage(db, 'summaries', t, projectId, a))) yield toRecord.summary(s, keyOf, who);
   }
 }
 

@@ -9,6 +9,7 @@ import { countUnembedded, countLive, liveIdsAfter, localUpsertStatements, unembe
 import { teamDb } from '../db/shards';
 import { configOf } from '../config';
 import type { CairnEnv } from '../env';
+import { startJob } from '../jobs/start';
 import { stepContext } from '../jobs/step';
 import type { JobProgress } from '#shared/jobs';
 import { JobFailure, type JobKind } from '../jobs/types';
@@ -114,4 +115,12 @@ export async function backfillVectors(env: CairnEnv, teamId: number, limit: numb
   let remaining = 0;
   for (const kind of VECTOR_KINDS) remaining += await countUnembedded(d, teamId, kind);
   return { indexed: out.cursor.done, remaining };
+}
+
+/**
+ * Queues the team's embed job for its missing vectors (or answers the one already queued) on the server's own
+ * behalf: after a restore, and when an upgrade or the daily check finds records without vectors. Its id.
+ */
+export async function startEmbedJob(env: CairnEnv, teamId: number): Promise<string> {
+  return (await startJob(env, embedJob, teamId, { mode: 'missing' })).id;
 }

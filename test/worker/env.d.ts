@@ -21,3 +21,9 @@ declare namespace Cloudflare {
     EMBEDDER: Fetcher;
   }
 }
+declare namespace Cloudflare {
+  interface Env {
+    /** The backup bucket (src/backup/): miniflare's local R2. */
+    BACKUPS: R2Bucket;
+  }
+}

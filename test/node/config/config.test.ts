@@ -13,6 +13,7 @@ describe('parseConfig', () => {
       observer: { provider: undefined, model: undefined, readOnlyModel: undefined, concurrency: 4, contextTokens: undefined, anthropic: { apiKey: undefined, baseURL: undefined }, openai: { apiKey: undefined, baseURL: undefined } },
       rateLimits: { ingest: 600, read: 120 },
       shards: { newTeams: ['DB'] },
+      backups: { keep: 7 },
       plan: { name: 'paid', statementsPerInvocation: 1000, subrequestsPerInvocation: 1000 },
       jobStep: { statements: 200, ms: 5_000, bytes: 16 * 1024 * 1024, subrequests: 100 },
     });

@@ -37,6 +37,11 @@ const PUBLIC = new Set([
   'POST /api/admin/teams/:slug/move',
   // The operator's view of every team (test/worker/health/health-routes.test.ts).
   'GET /api/admin/teams/health',
+  // The operator's backups and restores (test/worker/backup/backup-restore.test.ts refuses a request without the secret).
+  'GET /api/admin/teams/:slug/backups',
+  'POST /api/admin/teams/:slug/backups',
+  'POST /api/admin/teams/:slug/restore',
+  'GET /api/admin/teams/:slug/jobs/:id',
 ]);
 
 /** Every concrete route of the table (middleware-only patterns with `*` left out), as "METHOD /path". */

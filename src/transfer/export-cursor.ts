@@ -1,0 +1,93 @@
+// The team export in resumable pages: the same records, in the same order, as `exportRecords`
+// (src/transfer/export.ts), but each call reads ONE page (at most PAGE rows, three statements) from a small JSON
+// cursor and answers the cursor to go on from, so a job (the backup) can spread a team of any size over many
+// bounded steps and survive a restart between any two. Projects are followed by id, not by position, so a project
+// made or deleted meanwhile shifts nothing; rows made after their page was read are in the next backup.
+import { exportPage, nextProjectId, projectRow, sessionKeysByIds, teamUsers, type ExportedTable } from '../db/transfer';
+import { toRecord, whoOf, type ExportFilter, type KeyOf, type Who } from './export';
+import type { ExportRecord } from './records';
+
+const STAGES = ['sessions', 'prompts', 'observations', 'summaries'] as const satisfies readonly ExportedTable[];
+type Stage = (typeof STAGES)[number];
+
+export type ExportCursor =
+  | { at: 'users' }
+  | { at: 'project'; after: number }
+  | { at: Stage; project: number; after: number }
+  | { at: 'done' };
+
+export const exportStart = (): ExportCursor => ({ at: 'users' });
+
+/** A page: its records, and for a row's record the cursor that goes on right after it (a caller may stop there). */
+export interface ExportPage {
+  records: ExportRecord[];
+  /** `resume[i]`: the cursor after `records[i]`, or null where the page cannot be cut (the users). */
+  resume: (ExportCursor | null)[];
+  next: ExportCursor;
+}
+
+/** What one step keeps between pages (read once a step: the team's handles). */
+export interface ExportPager {
+  page(cursor: ExportCursor): Promise<ExportPage>;
+}
+
+/** Pages of team `teamId`'s export on `d1`; `keep` filters observations as in `exportRecords`. */
+export async function exportPager(d1: D1Database, teamId: number, keep: ExportFilter): Promise<ExportPager> {
+  const people = await teamUsers(d1, teamId);
+  const who: Who = whoOf(people);
+  const projects = new Map<number, Awaited<ReturnType<typeof projectRow>>>();
+  const project = async (id: number) => {
+    if (!projects.has(id)) projects.set(id, await projectRow(d1, teamId, id));
+    return projects.get(id) ?? null;
+  };
+  const pager = {
+    async page(c: ExportCursor): Promise<{ records: ExportRecord[]; next: ExportCursor; ids?: number[] }> {
+      switch (c.at) {
+        case 'done':
+          return { records: [], next: c };
+        case 'users':
+          return { records: people.map((u) => ({ kind: 'user', handle: u.handle, role: u.role, created_at: u.createdAt })), next: { at: 'project', after: 0 } };
+        case 'project': {
+          const id = await nextProjectId(d1, teamId, c.after);
+          if (id === null) return { records: [], next: { at: 'done' } };
+          const p = await project(id);
+          // Deleted between the two reads: go on with the next one.
+          if (!p) return { records: [], next: { at: 'project', after: id } };
+          return { records: [toRecord.project(p, who)], next: { at: 'sessions', project: id, after: 0 } };
+        }
+        default: {
+          const p = await project(c.project);
+          const rows = p ? await exportPage(d1, c.at, teamId, c.project, c.after) : [];
+          if (!p || rows.length === 0) {
+            const i = STAGES.indexOf(c.at);
+            const next: ExportCursor = i + 1 < STAGES.length ? { at: STAGES[i + 1]!, project: c.project, after: 0 } : { at: 'project', after: c.project };
+            return { records: [], next };
+          }
+          const next: ExportCursor = { ...c, after: rows[rows.length - 1]!.id };
+          const ids = rows.map((r) => r.id);
+          if (c.at === 'sessions') return { records: (rows as Awaited<ReturnType<typeof exportPage<'sessions'>>>).map((s) => toRecord.session(s, p, who)), next, ids };
+          const keys = await sessionKeysByIds(d1, teamId, [...new Set(rows.map((r) => (r as { sessionId: number }).sessionId))]);
+          const keyOf: KeyOf = (id) => keys.get(id) ?? `session-${id}`;
+          if (c.at === 'prompts') return { records: (rows as Awaited<ReturnType<typeof exportPage<'prompts'>>>).map((r) => toRecord.prompt(r, keyOf, who)), next, ids };
+          if (c.at === 'observations') {
+            const kept = (rows as Awaited<ReturnType<typeof exportPage<'observations'>>>).filter((o) => keep(o));
+            return { records: kept.map((o) => toRecord.observation(o, keyOf, who)), next, ids: kept.map((o) => o.id) };
+          }
+          return { records: (rows as Awaited<ReturnType<typeof exportPage<'summaries'>>>).map((s) => toRecord.summary(s, keyOf, who)), next, ids };
+        }
+      }
+    },
+  };
+  return {
+    async page(c) {
+      const { records, next, ids } = await pager.page(c);
+      const at = c.at;
+      const resume = records.map((_, i): ExportCursor | null => {
+        if (i === records.length - 1) return next;
+        if (ids === undefined || at === 'users' || at === 'project' || at === 'done') return null;
+        return { at, project: (c as { project: number }).project, after: ids[i]! };
+      });
+      return { records, resume, next };
+    },
+  };
+}

@@ -12,9 +12,10 @@ import { upgradeOnce } from './upgrade/check';
 import { upgradeJob } from './upgrade/upgrade-job';
 import { ftsUpkeepJob } from './search/fts-upkeep';
 import { moveJob } from './transfer/move-job';
+import { forgetProjectJob } from './forget/project-job';
 
 // Every kind of job this Worker runs (src/jobs/types.ts says how to write one; NOTES: how to add one).
-registerJobKinds([embedJob, ftsUpkeepJob, moveJob, backupJob, restoreJob, upgradeJob]);
+registerJobKinds([embedJob, ftsUpkeepJob, moveJob, backupJob, restoreJob, upgradeJob, forgetProjectJob]);
 
 export { SessionDO } from './session/session-do';
 export { TeamDO } from './slots/team-do';

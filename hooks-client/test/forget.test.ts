@@ -5,9 +5,22 @@ import { run } from '../src/run';
 import { fakeServer, machine, memIo, type FakeServer } from './support';
 
 let fake: FakeServer;
+let polls = 0;
+const wireJob = (status: string, done: number) => ({
+  id: 'job_abc', kind: 'forget-project', status, progress: { done, total: 7, unit: 'records', phase: 'deleting observations' }, result: null, error: null,
+  created_at: 1, started_at: 1, updated_at: 1, finished_at: status === 'done' ? 2 : null, started_by: 'me',
+  stats: { steps: 1, statements: { max: 1, total: 1 }, ms: { max: 1, total: 1 }, held: { max: 0 }, subrequests: { max: 0, total: 0 }, budget: { statements: 200, ms: 5000, bytes: 1, subrequests: 100 } },
+});
 beforeAll(async () => {
   fake = await fakeServer();
   fake.handler = (req, res) => {
+    if (req.path.startsWith('/api/jobs/')) {
+      // The job the project's forget started: running on the first look, done on the second.
+      polls++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ job: wireJob(polls >= 2 ? 'done' : 'running', polls >= 2 ? 7 : 3) }));
+      return true;
+    }
     if (req.path !== '/api/forget') return false;
     const body = req.json ?? {};
     const send = (status: number, payload: unknown) => {
@@ -16,6 +29,8 @@ beforeAll(async () => {
     };
     if (body.kind === 'project' && body.confirm !== 7) {
       send(409, { error: { code: 'confirm_required', message: 'Forgetting "github.com/a/b" deletes 4 observations, 2 summaries and 1 prompts in 2 sessions. Send the request again with "confirm": 7.' } });
+    } else if (body.kind === 'project') {
+      send(202, { forgotten: 'project:github.com/a/b', counts: { observations: 4, summaries: 2, prompts: 1, sessions: 2 }, job: wireJob('queued', 0) });
     } else if (body.kind === 'observation' && body.id === 404) {
       send(404, { error: { code: 'not_found', message: 'No observation #404.' } });
     } else {
@@ -27,7 +42,7 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 
 async function cairn(...argv: string[]) {
-  const io = memIo({ env: machine(fake.url).env });
+  const io = memIo({ env: { ...machine(fake.url).env, CAIRN_JOB_POLL_MS: '5' } });
   const code = await run(['forget', ...argv], io);
   return { code, out: io.stdout, err: io.stderr, sent: fake.requests.at(-1)?.json };
 }
@@ -61,7 +76,11 @@ describe('cairn forget', () => {
     expect(first.err).toContain('cairn forget --project github.com/a/b --confirm 7');
     const second = await cairn('--project', 'github.com/a/b', '--confirm', '7');
     expect(second.code).toBe(0);
-    expect(second.sent).toEqual({ kind: 'project', project: 'github.com/a/b', confirm: 7 });
+    expect(fake.requests.find((q) => q.path === '/api/forget' && q.json?.confirm === 7)?.json).toEqual({ kind: 'project', project: 'github.com/a/b', confirm: 7 });
+    // The server deletes it in a job, followed with a progress bar to its end.
+    expect(second.err).toContain('[' + '#'.repeat(10));
+    expect(second.err).toContain('7 / 7 records');
+    expect(second.out).toContain('forgot project:github.com/a/b (7 records)');
   });
 
   it('reports a refusal and rejects a malformed id without calling the server', async () => {

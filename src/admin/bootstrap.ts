@@ -16,7 +16,7 @@ import { SHARD_MEMO_MS, boundShards, directoryDb, openShards, placeTeam, syncTea
 import { ensureDevice, ensureTeam, ensureUser, memberCount, teamIdBySlug } from '../db/teams';
 import { findJob, startJob } from '../jobs/start';
 import { moveJob } from '../transfer/move-job';
-import { wireJob } from './jobs';
+import { wireJob } from '../jobs/start';
 
 
 export const MoveBody = z.object({ shard: z.string().trim().min(1).max(20), force: z.boolean().optional() });

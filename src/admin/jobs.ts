@@ -5,18 +5,14 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import type { AppEnv, AuthContext } from '../auth/types';
-import { findJob, listJobs, startJob } from '../jobs/start';
-import type { JobRecord } from '../jobs/job-do';
+import { findJob, listJobs, startJob, wireJob } from '../jobs/start';
+
+// Other routes answer jobs in the same shape (the function lives with the job mechanism).
+export { wireJob };
 import { jobKind } from '../jobs/registry';
 import { AppError } from '../lib/errors';
 import { jsonBody, query } from '../lib/validate';
-import type { WireJob } from '#shared/jobs';
 
-/** The job as the API answers it (who may read it is checked before). */
-export function wireJob(j: JobRecord): WireJob {
-  const { actorUserId: _a, teamId: _t, ...wire } = j;
-  return wire;
-}
 
 const isAdmin = (auth: AuthContext) => auth.role === 'admin' || auth.role === 'owner';
 const noJob = () => new AppError(404, 'not_found', 'No such job.');

@@ -158,7 +158,7 @@ export const adminUserRoutes = new Hono<AppEnv>()
     // (everything in them, as `forget` deletes it).
     const privates = await privateProjectsOf(h.team, auth.teamId, user.id);
     const purge = ['1', 'true'].includes(c.req.query('delete_private_projects') ?? '');
-    if (purge) for (const p of privates) await purgeProject(c.env, auth.teamId, auth.userId, p.id, p.key, now);
+    if (purge) for (const p of privates) await purgeProject(c.env, auth.teamId, { userId: auth.userId, handle: auth.handle }, p.id, p.key, now);
     return c.json({
       removed: handle,
       tokens_revoked: n,

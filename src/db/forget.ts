@@ -1,7 +1,7 @@
 // Forgetting in D1: memory rows are deleted, not hidden. Deleting a row fires its FTS5 delete trigger, so
 // the text leaves the full-text index too; file rows and local vectors go in the same batch. What remains is
 // the audit row (who forgot which id, when; never the text). Vectorize is cleared by the caller.
-import { and, count as countAll, eq, inArray } from 'drizzle-orm';
+import { and, count as countAll, eq, gt, inArray } from 'drizzle-orm';
 import { db, type Db } from './client';
 import { insertAudit } from './audit';
 import { deleteCorrectionRows } from './corrections';
@@ -220,4 +220,38 @@ export async function privateProjectsOf(d1: D1Database, teamId: number, userId: 
 export async function visibleProjectIds(d1: D1Database, teamId: number, userId: number): Promise<number[]> {
   const rows = await db(d1).select({ id: projects.id }).from(projects).where(canSeeProject({ teamId, userId })).orderBy(projects.id);
   return rows.map((r) => r.id);
+}
+
+/** Rows of one kind of a project deleted per statement by the forget-project job. */
+export const PROJECT_CHUNK = 500;
+
+/** Up to `limit` ids of a project's records of one table (the next chunk to delete). */
+export async function projectRecordIds(d1: D1Database, teamId: number, projectId: number, kind: RecordKind, limit = PROJECT_CHUNK): Promise<number[]> {
+  const t = READABLE[kind].table;
+  const rows = await db(d1).select({ id: t.id }).from(t).where(and(eq(t.teamId, teamId), eq(t.projectId, projectId))).limit(limit);
+  return rows.map((r) => r.id);
+}
+
+/** Deletes one chunk of a project's records of one kind with their file rows and local vectors (one batch, no audit row: the job writes one at its end). */
+export async function deleteRecordChunk(d1: D1Database, teamId: number, kind: RecordKind, ids: number[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const d = db(d1);
+  const t = READABLE[kind].table;
+  const files = kind === 'observation' ? [d.delete(observationFiles).where(byIds(observationFiles.observationId, ids, eq(observationFiles.teamId, teamId)))] : [];
+  const out = await d.batch([
+    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, ids))),
+    ...files,
+    d.delete(t).where(byIds(t.id, ids, eq(t.teamId, teamId))).returning({ id: t.id }),
+  ] as unknown as Parameters<typeof d.batch>[0]);
+  return (out[out.length - 1] as unknown[]).length;
+}
+
+/** Up to `limit` session keys of a project, for their Durable Objects (the rows go with the project at the end). */
+export async function projectSessionsAfter(d1: D1Database, teamId: number, projectId: number, afterId: number, limit: number): Promise<{ id: number; key: string }[]> {
+  return db(d1)
+    .select({ id: sessions.id, key: sessions.sessionKey })
+    .from(sessions)
+    .where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId), gt(sessions.id, afterId)))
+    .orderBy(sessions.id)
+    .limit(limit);
 }

@@ -17,5 +17,7 @@ forgetRoutes.post('/', jsonBody(ForgetBody, 10_000), async (c) => {
       : body.kind === 'project'
         ? await forgetProject(c.env, auth, body.project, body.confirm, now)
         : await forgetRecord(c.env, auth, body.kind, body.id, now);
+  // A project is deleted by a job: 202 with it (GET /api/jobs/:id follows it); the rest is done when answered.
+  if (done.job) return c.json({ forgotten: done.target, counts: done.counts, job: done.job }, 202);
   return c.json({ forgotten: done.target, counts: done.counts });
 });

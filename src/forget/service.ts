@@ -8,7 +8,6 @@ import {
   countProject,
   deleteObservations,
   deletePrompt,
-  deleteProject,
   deleteSession,
   deleteSummary,
   findObservation,
@@ -17,7 +16,6 @@ import {
   findSummary,
   recordIdsOf,
   projectVisible,
-  sessionsOfProject,
   type ForgetCounts,
   type ForgettableRow,
   type RecordKind,
@@ -30,6 +28,9 @@ import { AppError } from '../lib/errors';
 import { getVectorAdapters } from '../vectors/adapters';
 import { deleteRecordVectors, type RecordIds } from '../vectors/index-records';
 import { requestFtsUpkeep } from '../search/fts-upkeep';
+import { startJob, wireJob } from '../jobs/start';
+import type { WireJob } from '#shared/jobs';
+import { forgetProjectJob } from './project-job';
 import { sessionStub } from '../session/session-do';
 import { teamDb } from '../db/shards';
 
@@ -55,6 +56,8 @@ export interface Forgotten {
   kind: ForgetBody['kind'];
   target: string;
   counts: ForgetCounts;
+  /** A project: the job deleting it (the counts are what it will delete). */
+  job?: WireJob;
 }
 
 const isAdmin = (auth: AuthContext) => auth.role === 'admin' || auth.role === 'owner';
@@ -139,17 +142,18 @@ export async function forgetProject(env: CairnEnv, auth: AuthContext, key: strin
         `in ${counts.sessions} sessions. Send the request again with "confirm": ${total}.`,
     );
   }
-  return purgeProject(env, auth.teamId, auth.userId, project.id, project.key, now);
+  return purgeProject(env, auth.teamId, { userId: auth.userId, handle: auth.handle }, project.id, project.key, now);
 }
 
-/** Deletes a project and everything in it (no permission check: callers decide). */
-export async function purgeProject(env: CairnEnv, teamId: number, actorUserId: number, projectId: number, key: string, now: number): Promise<Forgotten> {
+/**
+ * Deletes a project and everything in it (no permission check: callers decide) as a `forget-project` job
+ * (src/forget/project-job.ts): answered at once with the job, whose progress GET /api/jobs/:id shows; the
+ * counts are what the job will delete.
+ */
+export async function purgeProject(env: CairnEnv, teamId: number, actor: { userId: number; handle: string }, projectId: number, key: string, _now: number): Promise<Forgotten> {
   const d = await teamDb(env, teamId);
-  const ids = await recordIdsOf(d, teamId, { projectId });
-  const sessionKeys = await sessionsOfProject(d, teamId, projectId);
-  const counts = await deleteProject(d, teamId, projectId, { actorUserId, target: `project:${projectId}`, detail: { project_id: projectId }, at: now });
-  await requestFtsUpkeep(env, teamId);
-  await dropVectors(env, teamId, ids);
-  for (const k of sessionKeys) await wipeSessionObject(env, teamId, k);
-  return { kind: 'project', target: `project:${key}`, counts };
+  const counts = await countProject(d, teamId, projectId);
+  const total = counts.observations + counts.summaries + counts.prompts;
+  const job = await startJob(env, forgetProjectJob, teamId, { projectId, key, total }, actor);
+  return { kind: 'project', target: `project:${key}`, counts, job: wireJob(job) };
 }

@@ -5,6 +5,13 @@ import { AppError } from '../lib/errors';
 import { jobRecord, jobStub, type JobRecord } from './job-do';
 import { jobKind } from './registry';
 import type { JobKind } from './types';
+import type { WireJob } from '#shared/jobs';
+
+/** The job as the API answers it (who may read it is checked before). */
+export function wireJob(j: JobRecord): WireJob {
+  const { actorUserId: _a, teamId: _t, ...wire } = j;
+  return wire;
+}
 
 export interface JobActor {
   userId: number;

@@ -2,6 +2,8 @@
 import { parseArgs } from 'node:util';
 import { loggedInConfig, pathsFor } from '../config';
 import type { Io } from '../io';
+import type { WireJob } from '#shared/jobs';
+import { followJob } from '../net/follow-job';
 import { call, errorText, Unreachable } from '../net/http';
 
 const USAGE = `usage: cairn forget <12 | S12 | P12>          an observation, a summary or a prompt, as search shows it
@@ -48,6 +50,18 @@ export async function forget(args: string[], io: Io): Promise<number> {
       const done = JSON.parse(r.text) as { forgotten: string; counts: Record<string, number> };
       const counts = Object.entries(done.counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`);
       io.out(`cairn: forgot ${done.forgotten}${counts.length ? ` (${counts.join(', ')})` : ''}; its text is deleted from every index.\n`);
+      return 0;
+    }
+    if (r.status === 202) {
+      // A project is deleted by a job on the server: followed here with a progress bar.
+      const started = JSON.parse(r.text) as { forgotten: string; job: WireJob };
+      io.err(`cairn: forgetting ${started.forgotten} (job ${started.job.id})\n`);
+      const job = await followJob(started.job, io, { url: config.url, token: config.token, device: config.device });
+      if (job.status === 'failed') {
+        io.err(`cairn: forget failed: ${job.error?.message ?? 'the job failed'}\n`);
+        return 1;
+      }
+      io.out(`cairn: forgot ${started.forgotten} (${job.progress.done} records); its text leaves the search index within one upkeep cycle.\n`);
       return 0;
     }
     if (r.status === 409 && body.kind === 'project') {

@@ -12,6 +12,8 @@ import { moveNow } from '../support/move';
 import { indexRecords } from '../../../src/vectors/index-records';
 import { call } from '../support/http';
 import { FakeVectorize, productionVectorEnv } from '../support/fake-vectorize';
+import { forgetProjectJob } from '../../../src/forget/project-job';
+import { runKindInline } from '../support/jobs';
 import { seedWorld, type SeedWorld } from '../support/seed';
 
 const DAY = 86_400_000;
@@ -93,7 +95,10 @@ describe('forgetting removes every vector of every kind and part', { timeout: 60
     const w = await seedWorld();
     const r = await remembered(w, prod);
     await indexRecords(env, w.ids.teamId, { observations: [r.obs], summaries: [r.sum], prompts: [r.prompt] });
-    await purgeProject(prod, w.ids.teamId, w.ids.userId, w.projectId, w.key, Date.now());
+    const started = await purgeProject(prod, w.ids.teamId, { userId: w.ids.userId, handle: w.id.user }, w.projectId, w.key, Date.now());
+    expect(started.job?.kind).toBe('forget-project');
+    // The job's steps with this test's Vectorize (the lane's object has the test environment's own).
+    await runKindInline(prod, forgetProjectJob, w.ids.teamId, { projectId: w.projectId, key: w.key, total: 3 }, w.ids.userId);
     expect(fake.idsOf(w.ids.teamId)).toEqual([]);
     expect(await localRows(r)).toEqual([]);
   });

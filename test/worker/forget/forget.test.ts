@@ -4,7 +4,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
-import { runOpenJobs } from '../support/jobs';
+import { runJob, runOpenJobs } from '../support/jobs';
 import { idsOf } from '../support/seed';
 import { base, holdLease, initEvent, script, send, sessionStub, settled, toolEvent, waitFor } from '../pipeline/support';
 
@@ -169,8 +169,14 @@ describe('forget', { timeout: 60_000 }, () => {
     expect((await forget(member.token, { kind: 'project', project, confirm: 6 })).status).toBe(403);
 
     const done = await forget(admin.token, { kind: 'project', project, confirm: 6 });
-    expect(done.status).toBe(200);
-    expect(await done.json()).toMatchObject({ counts: { observations: 2, summaries: 2, prompts: 2, sessions: 2 } });
+    // Answered at once with the job that deletes it; the person who started it follows it at /api/jobs/:id.
+    expect(done.status).toBe(202);
+    const answer = (await done.json()) as { counts: unknown; job: { id: string; kind: string; progress: { total: number } } };
+    expect(answer).toMatchObject({ counts: { observations: 2, summaries: 2, prompts: 2, sessions: 2 }, job: { kind: 'forget-project', progress: { total: 6 } } });
+    const job = await runJob(a.teamId, answer.job.id);
+    expect(job).toMatchObject({ status: 'done', progress: { done: 6, total: 6 }, result: { counts: { observations: 2, summaries: 2, prompts: 2, sessions: 2 } } });
+    const seen = await call(`/api/jobs/${answer.job.id}`, { token: admin.token });
+    expect(((await seen.json()) as { job: { status: string } }).job.status).toBe('done');
     for (const s of [a, b]) {
       await expectForgotten(s.word);
       expect(await objectHolding(s.teamId, s.sid, s.word)).toEqual([]);
@@ -208,6 +214,7 @@ describe('forget', { timeout: 60_000 }, () => {
     const other = await env.DB.prepare('SELECT u.handle FROM users u JOIN sessions s ON s.user_id = u.id WHERE s.session_key = ?').bind(gone.sid).first<{ handle: string }>();
     const res = await call(`/api/admin/users/${other!.handle}?delete_private_projects=1`, { token: owner.token, method: 'DELETE' });
     expect(((await res.json()) as { private_projects_deleted: string[] }).private_projects_deleted).toHaveLength(1);
+    await runOpenJobs(gone.teamId, 'forget-project');
     await expectForgotten(gone.word);
     expect(await objectHolding(gone.teamId, gone.sid, gone.word)).toEqual([]);
   });

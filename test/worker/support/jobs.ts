@@ -4,6 +4,11 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { jobRecord, jobStub, type JobRecord } from '../../../src/jobs/job-do';
 import { isFinished } from '../../../src/shared/jobs';
+import { configOf } from '../../../src/config';
+import { metered } from '../../../src/db/meter';
+import type { CairnEnv } from '../../../src/env';
+import { stepContext } from '../../../src/jobs/step';
+import type { JobKind, StepOutcome } from '../../../src/jobs/types';
 
 export const lane = (teamId: number | null) => jobStub(env, teamId);
 
@@ -56,4 +61,20 @@ export async function finishJob(teamId: number | null, id: string, maxRounds = 2
     if (!(await runDurableObjectAlarm(stub))) await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`job ${id} did not finish`);
+}
+
+/**
+ * Runs a kind's steps in this test's own invocation with `env` (a test's env with fake production bindings,
+ * which the lane's object does not have) until it is done; each step within the configured budget.
+ */
+export async function runKindInline<P, C>(e: CairnEnv, kind: JobKind<P, C>, teamId: number | null, params: P, actorUserId: number | null = null, maxSteps = 500): Promise<StepOutcome<C>> {
+  const p = kind.params.parse(params);
+  let cursor = kind.init(p, { teamId, now: Date.now() }).cursor;
+  for (let i = 0; i < maxSteps; i++) {
+    const ctx = stepContext({ env: e, jobId: 'inline', teamId, actorUserId, budget: configOf(e).jobStep });
+    const out = await metered(`job ${kind.name}`, () => kind.step(ctx, p, cursor));
+    if (out.done) return out;
+    cursor = out.cursor;
+  }
+  throw new Error(`${kind.name} did not finish in ${maxSteps} steps`);
 }

@@ -1,0 +1,43 @@
+// Following a server job (GET /api/jobs/:id) with a progress bar on stderr until it is finished: `cairn forget
+// --project` (and later export/import). A line is written when the progress changes (on a terminal it is
+// redrawn in place). A poll that fails is tried again: the job goes on without the client.
+import { isFinished, progressLine, type WireJob } from '#shared/jobs';
+import type { Io } from '../io';
+import { call, errorText } from './http';
+
+export interface FollowOptions {
+  url: string;
+  token: string;
+  device?: string | null;
+  /** Between polls (CAIRN_JOB_POLL_MS overrides; tests make it short). */
+  pollMs?: number;
+  /** Polls that failed in a row before giving up (the job keeps running on the server). */
+  maxFailures?: number;
+}
+
+export async function followJob(first: WireJob, io: Io, opts: FollowOptions): Promise<WireJob> {
+  const pollMs = Number(io.env.CAIRN_JOB_POLL_MS ?? '') || opts.pollMs || 1_000;
+  const maxFailures = opts.maxFailures ?? 30;
+  let job = first;
+  let last = '';
+  let failures = 0;
+  const show = (j: WireJob) => {
+    const line = progressLine(j.progress);
+    if (line !== last) io.err(`${line}\n`);
+    last = line;
+  };
+  show(job);
+  while (!isFinished(job.status)) {
+    await new Promise((r) => setTimeout(r, pollMs));
+    try {
+      const r = await call(opts.url, `/api/jobs/${encodeURIComponent(job.id)}`, { token: opts.token, device: opts.device ?? undefined, timeoutMs: 30_000 });
+      if (r.status !== 200) throw new Error(errorText(r));
+      job = (JSON.parse(r.text) as { job: WireJob }).job;
+      failures = 0;
+      show(job);
+    } catch (e) {
+      if (++failures >= maxFailures) throw new Error(`lost the job ${job.id} (${String(e)}); it goes on on the server: GET /api/jobs/${job.id}`);
+    }
+  }
+  return job;
+}

@@ -72,7 +72,9 @@ beforeAll(async () => {
   dev = (await startDevServer({
     port: await deadPort(),
     snapshot: true,
-    vars: { CAIRN_ADMIN_SECRET: ADMIN, OBSERVER_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'test-observer-key', ANTHROPIC_BASE_URL: observer.url },
+    // Every session of this file reads with the same few tokens (context, MCP, status): the per-token read limit
+    // (120 a minute) has its own tests, and here it answered the plugin's MCP server 429 and dropped its context.
+    vars: { CAIRN_ADMIN_SECRET: ADMIN, OBSERVER_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'test-observer-key', ANTHROPIC_BASE_URL: observer.url, RATE_LIMIT_READ_PER_MIN: '6000' },
     timeoutMs: 180_000,
   })) as Dev;
   token = await mintDevToken(dev.url, ADMIN, { team: 'e2e-claude', user: 'dev', device: 'laptop' });

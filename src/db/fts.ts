@@ -228,8 +228,7 @@ export async function newestRecords(d1: D1Database, scope: RecordScope, limit: n
 // marker. 'optimize' (merge everything at once) and 'rebuild' (reindex every row) grow with the whole index and
 // would pass D1's 30 s a statement on a large shard, so neither runs any more: the upkeep job
 // (src/search/fts-upkeep.ts) sends bounded 'merge' commands in steps until the index is one segment, and
-// refills an index that lost rows (a restore) a window of rows at a time. `purgeDeletedTerms` stays only for
-// the team move until its owner switches it to the job.
+// refills an index that lost rows (a restore) a window of rows at a time.
 
 export type FtsTable = 'observations_fts' | 'summaries_fts' | 'prompts_fts';
 
@@ -248,13 +247,6 @@ const COLUMNS: Record<FtsTable, readonly string[]> = {
 const raw = (d1: D1Database): D1Database => db(d1).$client;
 
 const CONTENT_NAME: Record<FtsTable, string> = { observations_fts: 'observations', summaries_fts: 'summaries', prompts_fts: 'prompts' };
-
-/** @deprecated Whole-index; only the team move still calls it (see above). */
-export async function purgeDeletedTerms(d1: D1Database, tables: readonly FtsTable[] = ALL_FTS): Promise<void> {
-  if (tables.length === 0) return;
-  const d = db(d1);
-  await runBatch(d, tables.map((t) => d.run(sql`INSERT INTO ${sql.identifier(t)}(${sql.identifier(t)}) VALUES (${sql.raw("'optimize'")})`)));
-}
 
 /**
  * One bounded incremental merge: every segment of the index is put on one level and merged, writing about

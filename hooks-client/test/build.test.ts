@@ -30,13 +30,13 @@ describe('build', () => {
     expect(code).toContain('process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http")');
     // child_process only where a command runs another program (`cairn install` → claude, `import --claude-mem`
     // → bun), each loaded at that call, never at start-up; and once in the quick hook, only when it must start
-    // the background sender.
+    // the background sender. SessionStart runs one bounded `git rev-list` (execFile, no shell).
     // (The OpenCode plugin's `import … from "node:child_process"` is text cairn writes into a file, not a load.)
     const written = code.split('from "node:child_process"').length - 1;
     expect(written).toBe(1);
     const mentions = code.split('node:child_process').length - 1 - written;
     expect(mentions).toBeGreaterThan(0);
-    expect(code.match(/getBuiltinModule\(\\?"node:child_process\\?"\)\.spawnSync\(/g)).toHaveLength(mentions - 1);
+    expect(code.match(/getBuiltinModule\(\\?"node:child_process\\?"\)\.(?:spawnSync|execFile)\(/g)).toHaveLength(mentions - 1);
     expect(code.match(/const \{ spawn \} = process\.getBuiltinModule\("node:child_process"\)/g)).toHaveLength(1);
     const plugin = JSON.parse(readFileSync(file('../../plugin/hooks/hooks.json'), 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ args: string[] }> }>> };
     for (const entries of Object.values(plugin.hooks)) expect(entries[0]!.hooks[0]!.args[0]).toBe('${CLAUDE_PLUGIN_ROOT}/scripts/cairn.cjs');

@@ -27,6 +27,10 @@ export interface WireEventBase {
   prompt_id?: string;
   /** Monotonic per machine: orders one machine's events when their clocks tie (older clients omit it). */
   client_seq?: number;
+  /** The checkout's branch when the event happened (absent: detached HEAD, not a repository, older client). */
+  git_branch?: string;
+  /** The checkout's HEAD commit (40 or 64 lower-case hex) when the event happened. */
+  git_commit?: string;
 }
 
 export interface WireInitEvent extends WireEventBase {

@@ -4,6 +4,7 @@ import type { Config, Paths } from '../config';
 import type { Io } from '../io';
 import type { DeliveryContext } from '../spool/deliver';
 import type { EventKind, SpooledEvent } from '../spool/spool';
+import { readGitHead, type GitHead } from '../project/git-head';
 import { naturalEventId } from '../transcript';
 import { randomId } from '../util/ids';
 import type { HookEvent } from './gate';
@@ -56,6 +57,8 @@ export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<stri
   const sessionId = ctx.input.sessionId ?? 'unknown';
   const promptId = ctx.input.promptId ? { prompt_id: ctx.input.promptId } : {};
   const key = naturalKey || ctx.entryKey;
+  const head = gitHeadOf(ctx);
+  const git = { ...(head?.branch ? { git_branch: head.branch } : {}), ...(head?.commit ? { git_commit: head.commit } : {}) };
   return {
     kind,
     body: {
@@ -67,9 +70,29 @@ export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<stri
       occurred_at: new Date(ctx.io.now()).toISOString(),
       platform: ctx.platform,
       ...promptId,
+      ...git,
       ...fields,
     },
   };
+}
+
+const heads = new WeakMap<HookContext, GitHead | null>();
+
+/**
+ * The checkout's branch and commit, read once per hook from .git files (no process). A drained inbox entry is
+ * read when it is drained, normally within a second of its hook, so a commit made in between is attributed to it.
+ */
+function gitHeadOf(ctx: HookContext): GitHead | null {
+  if (!heads.has(ctx)) heads.set(ctx, safeHead(ctx.projectRoot));
+  return heads.get(ctx) ?? null;
+}
+
+function safeHead(root: string): GitHead | null {
+  try {
+    return readGitHead(root);
+  } catch {
+    return null;
+  }
 }
 
 export interface HookOutput {

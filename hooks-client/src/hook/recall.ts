@@ -3,6 +3,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { call } from '../net/http';
 import { isSensitivePath } from '../privacy/sensitive-files';
+import { readGitView } from '../project/git-head';
+import type { GitView } from '#shared/git';
 import { pathInsideRoot } from '#shared/paths';
 import { replay } from '../spool/deliver';
 import { readState, updateState } from '../state';
@@ -44,13 +46,25 @@ function soFarPath(ctx: HookContext): string {
   return `/api/context/session?${q.toString()}`;
 }
 
+/** GET /api/context with the checkout's git view (docs/contracts.md: branch, head, trunk, history). */
+export function contextPath(project: string, git: GitView | null): string {
+  const q = new URLSearchParams({ project, tz: localTimeZone() });
+  if (git?.branch) q.set('branch', git.branch);
+  if (git?.head) q.set('head', git.head);
+  if (git?.trunk) q.set('trunk', git.trunk);
+  if (git?.history.length) q.set('history', git.history.join(','));
+  return `/api/context?${q.toString()}`;
+}
+
 export async function sessionStart(ctx: HookContext): Promise<HookOutput | null> {
   const now = ctx.io.now();
   const compacted = ctx.input.source === 'compact' && ctx.input.sessionId !== null;
-  const timeout = Math.min(2_500, ctx.deadline - now);
+  // Branch, HEAD and recent history rank the index (records of branches that never merged come last, marked).
+  const git = await readGitView(ctx.projectRoot, Math.min(1_000, Math.max(0, ctx.deadline - now - 1_500))).catch(() => null);
+  const timeout = Math.min(2_500, ctx.deadline - ctx.io.now());
   const [soFarFresh, context] = await Promise.all([
     compacted ? getText(ctx, soFarPath(ctx), timeout) : Promise.resolve(''),
-    getText(ctx, `/api/context?project=${encodeURIComponent(ctx.project)}&tz=${encodeURIComponent(localTimeZone())}`, timeout),
+    getText(ctx, contextPath(ctx.project, git), timeout),
   ]);
   // The server may be unreachable right after a compaction: PreCompact kept the block it was given.
   const soFar = compacted ? soFarFresh || readText(soFarFile(ctx.paths.stateDir, ctx.input.sessionId!)) : '';

@@ -10,6 +10,10 @@ export interface RepoInfo {
   /** This checkout's top level (`git rev-parse --show-toplevel`): a worktree's or submodule's own folder. */
   root: string;
   configPath: string;
+  /** This checkout's own git folder (a worktree's `.git/worktrees/<name>`): where its HEAD is. */
+  gitDir: string;
+  /** The folder shared by every worktree: refs, packed-refs, config. */
+  commonDir: string;
 }
 
 const readText = (p: string): string | null => {
@@ -40,7 +44,7 @@ export function findRepo(cwd: string): RepoInfo | null {
       const common = readText(join(gitDir, 'commondir'))?.trim();
       const commonDir = common ? (isAbsolute(common) ? common : resolve(gitDir, common)) : gitDir;
       const mainRoot = basename(commonDir) === '.git' ? dirname(commonDir) : dir;
-      return { mainRoot, root: dir, configPath: join(commonDir, 'config') };
+      return { mainRoot, root: dir, configPath: join(commonDir, 'config'), gitDir, commonDir };
     }
     const parent = dirname(dir);
     if (parent === dir) return null;

@@ -1,0 +1,114 @@
+// The branch and HEAD commit of a checkout, read from its .git files (no `git` process: this runs on every
+// event), and at SessionStart the recent history, from one bounded `git rev-list` (no shell, a timeout).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HISTORY_ABBREV, isBranchName, isCommitId, MAX_HISTORY_COMMITS, type GitView } from '#shared/git';
+import { findRepo } from './project-key';
+
+export interface GitHead {
+  /** null: detached HEAD, or a name outside the shared rule (then nothing is sent). */
+  branch: string | null;
+  /** null: a branch with no commit yet, or refs this reader does not understand (reftable). */
+  commit: string | null;
+}
+
+interface Dirs {
+  gitDir: string;
+  commonDir: string;
+}
+
+const readText = (p: string): string | null => {
+  try {
+    return readFileSync(p, 'utf8');
+  } catch {
+    return null;
+  }
+};
+
+/** A ref's commit: loose file (the worktree's own folder, then the shared one), else packed-refs; symrefs followed. */
+function resolveRef(dirs: Dirs, ref: string, depth = 0): string | null {
+  if (depth > 4 || !/^refs\/[^\0\s]+$/.test(ref) || ref.includes('..')) return null;
+  for (const dir of [dirs.gitDir, dirs.commonDir]) {
+    const text = readText(join(dir, ref))?.trim();
+    if (!text) continue;
+    const sym = /^ref:\s*(\S+)$/.exec(text);
+    if (sym) return resolveRef(dirs, sym[1]!, depth + 1);
+    return isCommitId(text) ? text : null;
+  }
+  const packed = readText(join(dirs.commonDir, 'packed-refs')) ?? '';
+  for (const line of packed.split('\n')) {
+    const sp = line.indexOf(' ');
+    if (sp > 0 && line.slice(sp + 1).trimEnd() === ref) {
+      const id = line.slice(0, sp);
+      return isCommitId(id) ? id : null;
+    }
+  }
+  return null;
+}
+
+function headOf(dirs: Dirs): GitHead | null {
+  const text = readText(join(dirs.gitDir, 'HEAD'))?.trim();
+  if (!text) return null;
+  if (isCommitId(text)) return { branch: null, commit: text };
+  const sym = /^ref:\s*(refs\/heads\/(\S+))$/.exec(text);
+  if (!sym) return null;
+  const name = sym[2]!;
+  // reftable repositories keep a placeholder here; their refs are not files.
+  if (name === '.invalid') return null;
+  return { branch: isBranchName(name) ? name : null, commit: resolveRef(dirs, sym[1]!) };
+}
+
+/** Branch and commit of the checkout holding `cwd`; null outside a repository. A few small file reads. */
+export function readGitHead(cwd: string): GitHead | null {
+  const repo = findRepo(cwd);
+  return repo ? headOf(repo) : null;
+}
+
+/** The default branch: what origin/HEAD names, else a local main or master, with the commit it points at. */
+function trunkOf(dirs: Dirs): { name: string; commit: string } | null {
+  const originHead = /^ref:\s*refs\/remotes\/origin\/(\S+)$/.exec(readText(join(dirs.commonDir, 'refs/remotes/origin/HEAD'))?.trim() ?? '');
+  const candidates = originHead ? [originHead[1]!] : ['main', 'master'];
+  for (const name of candidates) {
+    if (!isBranchName(name)) continue;
+    const commit = resolveRef(dirs, `refs/remotes/origin/${name}`) ?? resolveRef(dirs, `refs/heads/${name}`);
+    if (commit) return { name, commit };
+  }
+  return null;
+}
+
+export const HISTORY_TIMEOUT_MS = 1_500;
+
+/**
+ * Branch, HEAD, trunk and the newest MAX_HISTORY_COMMITS commits reachable from HEAD or the trunk (abbreviated):
+ * what the server needs to tell merged work from work on branches that never merged. `git` gets only object ids
+ * as arguments (no shell, nothing from the user's input); no git, a slow one or an error leave history empty.
+ */
+export async function readGitView(cwd: string, timeoutMs = HISTORY_TIMEOUT_MS): Promise<GitView | null> {
+  const repo = findRepo(cwd);
+  const head = repo ? headOf(repo) : null;
+  if (!repo || !head) return null;
+  const trunk = trunkOf(repo);
+  const starts = [...new Set([head.commit, trunk?.commit].filter((c): c is string => !!c))];
+  const history = starts.length ? await revList(repo.root, starts, timeoutMs) : [];
+  return { branch: head.branch, head: head.commit, trunk: trunk?.name ?? null, history };
+}
+
+function revList(cwd: string, starts: string[], timeoutMs: number): Promise<string[]> {
+  return new Promise((done) => {
+    // child_process is loaded here, on use: only SessionStart pays for it.
+    process.getBuiltinModule('node:child_process').execFile(
+      'git',
+      ['rev-list', `--max-count=${MAX_HISTORY_COMMITS}`, ...starts, '--'],
+      { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024, windowsHide: true, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' } },
+      (err, stdout) => {
+        if (err) return done([]);
+        const ids = String(stdout)
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(isCommitId)
+          .map((c) => c.slice(0, HISTORY_ABBREV));
+        done(ids.slice(0, MAX_HISTORY_COMMITS));
+      },
+    );
+  });
+}

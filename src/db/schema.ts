@@ -81,6 +81,9 @@ export const sessions = sqliteTable('sessions', {
   importedAt: integer('imported_at'),
   /** The handle an import named as the session's user when that was not the importer: provenance only. */
   importedAuthor: text('imported_author'),
+  /** The checkout's branch and HEAD commit at the session's first event (null: unknown, e.g. older clients). */
+  gitBranch: text('git_branch'),
+  gitCommit: text('git_commit'),
 }, (t) => [unique().on(t.teamId, t.sessionKey), index('idx_sessions_project').on(t.teamId, t.projectId, desc(t.startedAt))]);
 
 export const prompts = sqliteTable('prompts', {
@@ -147,6 +150,9 @@ export const observations = sqliteTable('observations', {
   turnKey: text('turn_key'),
   /** The author an import named when that was not the importer: provenance only, never the row's owner. */
   importedAuthor: text('imported_author'),
+  /** Branch and HEAD commit of the checkout when its events happened (null: unknown, neutral in the index). */
+  gitBranch: text('git_branch'),
+  gitCommit: text('git_commit'),
 }, (t) => [
   unique().on(t.sessionId, t.contentHash),
   index('idx_obs_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),

@@ -128,6 +128,7 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
     modeId: modeIdFor(ctx.env, ctx.settings),
     promptId: e.prompt_id ?? null,
     clientSeq: e.client_seq ?? null,
+    git: { branch: e.git_branch ?? null, commit: e.git_commit ?? null },
   });
   return {
     session: e.session_id,
@@ -175,6 +176,8 @@ async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<Event
       deviceId: auth.deviceId,
       platform: e.platform,
       startedAt: e.occurred_at,
+      gitBranch: e.git_branch ?? null,
+      gitCommit: e.git_commit ?? null,
     }),
   );
   return {
@@ -188,7 +191,7 @@ async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<Event
   };
 }
 
-type EnqueueCommon = Pick<EnqueueInput, 'eventId' | 'occurredAt' | 'snapshot' | 'modeId' | 'promptId' | 'clientSeq'>;
+type EnqueueCommon = Pick<EnqueueInput, 'eventId' | 'occurredAt' | 'snapshot' | 'modeId' | 'promptId' | 'clientSeq' | 'git'>;
 
 /** What the session's Durable Object is given, every text field cleaned; the prompt text null when private. Pure. */
 function enqueueInput(e: IngestEvent, clean: (text: string) => string, common: EnqueueCommon): { input: EnqueueInput; promptText: string | null } {

@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import type { WireEndEvent, WireInitEvent, WireObservationEvent, WireSummarizeEvent } from '#shared/events';
 import { MAX_BATCH_EVENTS } from '#shared/events';
+import { isBranchName, isCommitId, MAX_BRANCH_CHARS } from '#shared/git';
 import { isServerSessionKey } from '../db/write-policy';
 
 export { MAX_BATCH_EVENTS, type EventAck, type EventKind } from '#shared/events';
@@ -39,6 +40,9 @@ export const EventBase = z.object({
   prompt_id: z.string().trim().min(1).max(200).optional(),
   /** The client's per-machine counter: orders one machine's events even when their clocks tie. */
   client_seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  /** The checkout's branch (src/shared/git.ts rule: git's usual characters, ≤ 200) and HEAD commit (40/64 hex). */
+  git_branch: z.string().max(MAX_BRANCH_CHARS).refine(isBranchName, 'expected a git branch name (letters, digits, . _ / + @ # -)').optional(),
+  git_commit: z.string().max(64).refine(isCommitId, 'expected a full commit id (40 or 64 lower-case hex digits)').optional(),
 });
 export type EventBase = z.infer<typeof EventBase>;
 

@@ -170,10 +170,11 @@ export class EventBuffer {
   // --- pending events -------------------------------------------------------------------------------------
   insert(e: BufferedEvent, promptNumber: number, now: number): void {
     const chars = e.kind === 'observation' ? e.toolInput.length + e.toolResponse.length : e.lastAssistantMessage.length;
+    const git = { gitBranch: e.git?.branch ?? null, gitCommit: e.git?.commit ?? null };
     const payload =
       e.kind === 'observation'
-        ? { toolName: e.toolName, toolInput: e.toolInput, toolResponse: e.toolResponse, cwd: e.cwd, projectRoot: e.projectRoot, toolUseId: e.toolUseId, agentId: e.agentId, agentType: e.agentType }
-        : { lastAssistantMessage: e.lastAssistantMessage, agentId: e.agentId ?? null, agentType: null };
+        ? { toolName: e.toolName, toolInput: e.toolInput, toolResponse: e.toolResponse, cwd: e.cwd, projectRoot: e.projectRoot, toolUseId: e.toolUseId, agentId: e.agentId, agentType: e.agentType, ...git }
+        : { lastAssistantMessage: e.lastAssistantMessage, agentId: e.agentId ?? null, agentType: null, ...git };
     this.sql.exec(
       `INSERT INTO pending (event_id, kind, payload, chars, occurred_at, received_at, prompt_number, snapshot, group_key, prompt_id, client_seq)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

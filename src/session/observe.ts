@@ -57,8 +57,10 @@ export function turnRecord(
   const portable = (o: ObservationContent): ObservationContent =>
     roots.length ? { ...o, filesRead: relativeToRoots(o.filesRead, roots), filesModified: relativeToRoots(o.filesModified, roots) } : o;
   const summaryRow = batch.find((r) => r.kind === 'summarize');
+  // The checkout as of the turn's latest event that knew it: a commit made during the turn holds its work.
+  const git = [...batch].reverse().find((r) => r.payload.gitBranch || r.payload.gitCommit)?.payload;
   return {
-    context: { ...turnContext(batch[0]!), promptId: ids.promptId },
+    context: { ...turnContext(batch[0]!), promptId: ids.promptId, gitBranch: git?.gitBranch ?? null, gitCommit: git?.gitCommit ?? null },
     observations: observations.map((observation, i) => ({ observation: portable(observation), createdAt: times[i] ?? last.occurredAt })),
     summary: summary ? { summary, createdAt: (summaryRow ?? last).occurredAt } : null,
     discoveryTokens: tokens,

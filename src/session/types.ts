@@ -22,6 +22,13 @@ interface Common {
   promptId?: string | null;
   /** The client's per-machine event counter, when sent: breaks ties of occurredAt. */
   clientSeq?: number | null;
+  /** The checkout's branch and HEAD commit when the event happened, as the client sent them. */
+  git?: GitAt | null;
+}
+
+export interface GitAt {
+  branch: string | null;
+  commit: string | null;
 }
 
 export interface InitInput extends Common {
@@ -75,6 +82,9 @@ export interface PendingPayload {
   agentId: string | null;
   agentType: string | null;
   lastAssistantMessage?: string;
+  /** Absent in events buffered before branch-aware memory. */
+  gitBranch?: string | null;
+  gitCommit?: string | null;
 }
 
 export interface PendingRow {

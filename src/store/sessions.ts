@@ -15,6 +15,9 @@ export interface SessionRowInput {
   deviceId: number | null;
   platform: string;
   startedAt: number;
+  /** The checkout's branch and commit at the first event (older clients: absent). */
+  gitBranch?: string | null;
+  gitCommit?: string | null;
 }
 
 /**

@@ -23,6 +23,9 @@ export interface TurnContext {
   deviceId: number | null;
   agentId: string | null;
   agentType: string | null;
+  /** Branch and HEAD commit of the checkout at the turn's latest event that had them (null: unknown). */
+  gitBranch?: string | null;
+  gitCommit?: string | null;
 }
 
 export interface TurnRecord {
@@ -113,6 +116,7 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
     plan.queries.push(
       insertObservation(d, {
         ...place, agentId: c.agentId, agentType: c.agentType, generationId: turn.generationId, createdAt, storedAt: turn.storedAt,
+        gitBranch: c.gitBranch ?? null, gitCommit: c.gitCommit ?? null,
         discoveryTokens: tokens[i] ?? 0, contentHash,
       }, o, tally),
     );

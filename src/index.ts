@@ -13,9 +13,13 @@ import { upgradeJob } from './upgrade/upgrade-job';
 import { ftsUpkeepJob } from './search/fts-upkeep';
 import { moveJob } from './transfer/move-job';
 import { forgetProjectJob } from './forget/project-job';
+import { registerObserverCorrections } from './observer/corrections-port';
+import { observerCorrectionsImpl } from './corrections/observer';
 
 // Every kind of job this Worker runs (src/jobs/types.ts says how to write one; NOTES: how to add one).
 registerJobKinds([embedJob, ftsUpkeepJob, moveJob, backupJob, restoreJob, upgradeJob, forgetProjectJob]);
+// The observer's corrections need search's query builder and the supersede path (features): plugged in here.
+registerObserverCorrections(observerCorrectionsImpl);
 
 export { SessionDO } from './session/session-do';
 export { TeamDO } from './slots/team-do';

@@ -90,7 +90,7 @@ const insertEvent = (d: Db, e: NewEvent) => d.insert(observationEvents).values({
  */
 export async function addFeedback(
   d1: D1Database | Db,
-  f: { teamId: number; id: number; userId: number; kind: FeedbackKind; reason: string | null; at: number },
+  f: { teamId: number; id: number; userId: number; kind: FeedbackKind; reason: string | null; at: number; actor?: CorrectionActor },
 ): Promise<{ counted: boolean }> {
   const d = dbOf(d1);
   const before = await d
@@ -103,7 +103,7 @@ export async function addFeedback(
   const flags = f.kind !== 'useful';
   const counter = { useful: s.useful, wrong: s.wrong, outdated: s.outdated }[f.kind];
   await d.batch([
-    insertEvent(d, { teamId: f.teamId, observationId: f.id, action: f.kind, byObservationId: null, actorUserId: f.userId, actor: 'user', reason: f.reason, createdAt: f.at }),
+    insertEvent(d, { teamId: f.teamId, observationId: f.id, action: f.kind, byObservationId: null, actorUserId: f.userId, actor: f.actor ?? 'user', reason: f.reason, createdAt: f.at }),
     intoSignals(d)
       .values({ observationId: f.id, teamId: f.teamId, [f.kind]: 1, review: flags ? 'pending' : null, updatedAt: f.at })
       .onConflictDoUpdate({

@@ -124,3 +124,13 @@ export async function rotateToken(h: TeamDbs, insert: ReturnType<typeof insertTo
   const [inserted] = (await writeTeam(h, [insert, d.update(tokens).set({ revokedAt: now }).where(eq(tokens.id, oldId))], [insertAudit(dbOf(h.team), audit)])) as [{ id: number }[]];
   return inserted[0]!.id;
 }
+
+/** A member's role on the team's own database (its copy of users); null when removed or unknown. */
+export async function activeRole(d1: D1Database | Db, teamId: number, userId: number): Promise<User['role'] | null> {
+  const row = await dbOf(d1)
+    .select({ role: users.role })
+    .from(users)
+    .where(and(eq(users.teamId, teamId), eq(users.id, userId), isNull(users.removedAt)))
+    .get();
+  return row?.role ?? null;
+}

@@ -198,3 +198,7 @@ export function teamChunkDelete(table: string, teamId: number, limit: number): S
   const t = sql.raw(table);
   return sql`DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE team_id = ${teamId} LIMIT ${limit})`;
 }
+
+/** The first `chars` characters of the first non-empty text among `cols` (a JSON list's first item for `listCol`). */
+export const prefixOfFirst = (chars: number, cols: AnyColumn[], listCol: AnyColumn): SQL<string | null> =>
+  sql<string | null>`substr(coalesce(${sql.join(cols.map((c) => sql`nullif(${c}, '')`), sql`, `)}, json_extract(${listCol}, '$[0]')), 1, ${Math.trunc(chars)})`;

@@ -43,6 +43,8 @@ export interface PrepareInput {
   maxTokens?: number;
   /** For tests; a random id otherwise. */
   newGeneration?: () => string;
+  /** Prior records related to the batch (observer/prior.ts `priorBlock`), shown beside it; '' or absent for none. */
+  prior?: string;
 }
 
 export const DEFAULT_BUDGET_CHARS = 60_000;
@@ -66,7 +68,7 @@ export function prepareTurn(state: ConversationState | null, input: PrepareInput
   const maxTokens = input.maxTokens ?? input.window?.outputTokens ?? DEFAULT_MAX_TOKENS;
 
   const parts: string[] = [];
-  if (events.length > 0) parts.push(buildObservationMessage(events));
+  if (events.length > 0) parts.push(buildObservationMessage(events, input.prior));
   if (summary) parts.push(buildSummaryMessage(mode, summary, events.length > 0));
   const batch = parts.join('\n\n');
   const newGeneration = () => input.newGeneration?.() ?? crypto.randomUUID();

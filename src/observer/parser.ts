@@ -1,6 +1,6 @@
 // Tolerant parser for the observer's XML replies: observations, a summary, or a skipped summary.
 import type { Mode } from './modes';
-import type { ObservationContent, ParsedSummary, ParseResult } from './types';
+import type { ObservationContent, ParsedSummary, ParseResult, ProposedCorrection } from './types';
 
 export interface ParseOptions {
   /**
@@ -127,4 +127,51 @@ export function parseObserverOutput(raw: unknown, mode: Mode, options: ParseOpti
   const summary = parseSummary(text);
   if (summary === null) return { valid: false };
   return { valid: true, observations: options.allowBoth ? observationsOf() : [], summary };
+}
+
+/** At most this many corrections are read from one observation, and from one reply. */
+const CORRECTIONS_PER_OBSERVATION = 3;
+const CORRECTIONS_PER_REPLY = 5;
+const REASON_CHARS = 500;
+const SUPERSEDES = /<supersedes\b([^>]{0,200}?)(?<!\/)>([\s\S]{0,2000}?)<\/supersedes\s*>|<supersedes\b([^>]{0,200}?)\/>/gi;
+const ID_ATTR = /\bid\s*=\s*["']?\s*#?(\d{1,15})\b/i;
+const LEADING_ID = /^\s*#?(\d{1,15})\b[\s:.\-\u2014]*/;
+
+/**
+ * The corrections a reply proposes: `<supersedes id="N">why</supersedes>` inside an observation says the record #N
+ * is superseded by that observation. `observation` is the index among the observations `parseObserverOutput`
+ * returns for the same reply (ghosts skipped the same way). Tolerant: a tag without a usable id is ignored; a
+ * missing reason gets a stock one. Bounded per observation and per reply.
+ */
+export function parseCorrections(raw: unknown, mode: Mode): ProposedCorrection[] {
+  if (typeof raw !== 'string' || raw.trim() === '') return [];
+  const fenced = WHOLE_FENCE.exec(raw);
+  const text = fenced ? fenced[1]! : raw;
+  const out: ProposedCorrection[] = [];
+  let index = 0;
+  for (const body of blocks(text, 'observation')) {
+    if (parseObservation(body, mode) === null) continue;
+    let here = 0;
+    for (const m of body.matchAll(SUPERSEDES)) {
+      if (here >= CORRECTIONS_PER_OBSERVATION || out.length >= CORRECTIONS_PER_REPLY) break;
+      const attrs = m[1] ?? m[3] ?? '';
+      let inner = decode(m[2] ?? '').trim();
+      let id = ID_ATTR.exec(attrs)?.[1];
+      if (id === undefined) {
+        const lead = LEADING_ID.exec(inner);
+        if (lead) {
+          id = lead[1];
+          inner = inner.slice(lead[0].length).trim();
+        }
+      }
+      const n = id === undefined ? NaN : Number(id);
+      if (!Number.isSafeInteger(n) || n <= 0) continue;
+      if (out.some((c) => c.id === n)) continue;
+      const reason = inner.replace(/\s+/g, ' ').slice(0, REASON_CHARS) || 'superseded by a newer observation';
+      out.push({ observation: index, id: n, reason });
+      here++;
+    }
+    index++;
+  }
+  return out;
 }

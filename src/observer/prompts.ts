@@ -6,7 +6,7 @@ import type { SessionInfo } from './conversation';
 
 // Field text goes in raw (code is full of '<' and escaping would bloat it); only our own framing tags are
 // defused so that a tool output cannot close a block early or fake a new one.
-const FRAMING = /<(\/?)(observed_from_primary_session|session_context|user_request|last_agent_message|parameters|outcome)\b/gi;
+const FRAMING = /<(\/?)(observed_from_primary_session|session_context|user_request|last_agent_message|parameters|outcome|prior_records|supersedes)\b/gi;
 const escapeXml = (s: string) => s.replace(FRAMING, '<$1$2\u200b');
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const isoTime = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : 'unknown');
@@ -137,10 +137,12 @@ function eventBlock(event: ToolEvent): string {
 }
 
 /** One user turn: the batch's tool calls, then the reply rules restated next to them. */
-export function buildObservationMessage(events: ToolEvent[]): string {
+export function buildObservationMessage(events: ToolEvent[], prior = ''): string {
   const plural = events.length === 1 ? 'call' : `${events.length} calls`;
   return [
     ...events.map(eventBlock),
+    // Fenced and bounded by observer/prior.ts; absent when no prior record is related.
+    ...(prior ? [prior] : []),
     `Record what this ${plural} taught or changed as <observation> blocks, or reply with nothing if it is routine. Where a field shows an <elided …/> marker, rely only on the text that is shown. Findings from debugging (logs, database rows, code paths) count. Answer in XML only; prose is discarded.`,
   ].join('\n\n');
 }

@@ -2,8 +2,8 @@
 import { classifyOutput, isAuthFailureText, isQuotaText, previewOutput } from './classifier';
 import { dropPending, prepareTurn, recordReply, type ConversationState, type PrepareInput } from './conversation';
 import { correctFileLists } from './evidence';
-import { parseObserverOutput } from './parser';
-import { ObserverFailure, type ObserverProvider, type ObserverUsage, type ObservationContent, type ParsedSummary } from './types';
+import { parseCorrections, parseObserverOutput } from './parser';
+import { ObserverFailure, type ObserverProvider, type ObserverUsage, type ObservationContent, type ParsedSummary, type ProposedCorrection } from './types';
 import { providerWindow } from './window';
 import { log, type LogFields } from '../lib/log';
 
@@ -21,7 +21,16 @@ export interface TurnInput extends PrepareInput {
  * events and keep `state`; `failure` → keep the events and the old state, back off per `failure.kind`.
  */
 export type TurnOutcome =
-  | { kind: 'parsed'; observations: ObservationContent[]; summary: ParsedSummary | null; usage: ObserverUsage; model: string; state: ConversationState }
+  | {
+      kind: 'parsed';
+      observations: ObservationContent[];
+      summary: ParsedSummary | null;
+      /** Stored records the reply says its observations supersede (only meaningful for records it was shown). */
+      corrections: ProposedCorrection[];
+      usage: ObserverUsage;
+      model: string;
+      state: ConversationState;
+    }
   | { kind: 'empty'; usage: ObserverUsage; model: string; state: ConversationState }
   | { kind: 'prose'; preview: string; usage: ObserverUsage; model: string; state: ConversationState }
   | { kind: 'failure'; failure: ObserverFailure };
@@ -55,6 +64,7 @@ export async function runTurn(provider: ObserverProvider, input: TurnInput): Pro
       kind: 'parsed',
       observations: correctFileLists(parsed.observations, request.events),
       summary: parsed.summary,
+      corrections: input.prior ? parseCorrections(reply.text, input.mode) : [],
       usage,
       model,
       state: recordReply(state, reply),

@@ -43,6 +43,13 @@ export type ParseResult =
   | { valid: true; observations: ObservationContent[]; summary: ParsedSummary | null }
   | { valid: false };
 
+/** The observer's word that stored record `id` is superseded by its `observation`-th observation of the reply. */
+export interface ProposedCorrection {
+  observation: number;
+  id: number;
+  reason: string;
+}
+
 export type OutputClass = 'xml' | 'idle' | 'prose';
 
 export interface ChatMessage {

@@ -9,10 +9,12 @@ import { loadMode } from '../observer/modes';
 import { createHeuristicProvider } from '../observer/providers/heuristic';
 import { createProvider } from '../observer/providers/index';
 import { meterCall, teamBudget } from '../observer/spend';
+import { observerCorrections } from '../observer/corrections-port';
+import { priorBlock, priorQuery, renderPrior } from '../observer/prior';
 import { runTurn, type TurnOutcome } from '../observer/turn';
-import { ObserverFailure, type ObserverProvider } from '../observer/types';
+import { ObserverFailure, type ObserverProvider, type ToolEvent } from '../observer/types';
 import { teamStub } from '../slots/team-do';
-import { storeTurn } from '../store/turn-store';
+import { storeTurn, type TurnContext } from '../store/turn-store';
 import type { AfterStoreRunner } from './after-store-work';
 import { RESUME_MS, type SessionAlarms } from './alarms';
 import type { EventBuffer } from './buffer';
@@ -28,6 +30,8 @@ import { errorText, log } from '../lib/log';
  * answers) is taken over after this. A turn whose instance died is taken over when the next instance starts.
  */
 export const LEASE_MS = 10 * 60_000;
+/** Ids of prior records a conversation remembers having shown (the newest). */
+const PRIOR_SHOWN_KEPT = 100;
 
 export interface TurnDeps {
   env: CairnEnv;
@@ -48,6 +52,8 @@ export class ObserverTurns {
   #probe = false;
   /** This turn's batch was sent to the configured provider (not the heuristic fallback). */
   #askedProvider = false;
+  /** Prior records this conversation was shown, this turn's included: only those may be corrected (prior.ts). */
+  #shown: number[] = [];
 
   constructor(private readonly deps: TurnDeps) {}
 
@@ -158,15 +164,22 @@ export class ObserverTurns {
     const summaryRow = batch.find((r) => r.kind === 'summarize');
     const provider = await this.#budgetedProvider(head.snapshot.teamId);
     this.#askedProvider = provider.name !== 'heuristic';
+    const events = batch.filter((r) => r.kind === 'observation').map(toToolEvent);
+    const state = b.get<ConversationState | null>('conversation', null);
+    const before = b.get<{ generation: string; ids: number[] } | null>('prior_shown', null);
+    this.#shown = before && state && before.generation === state.generation ? [...before.ids] : [];
+    const prior = provider.name !== 'heuristic' && events.length ? await this.#prior(head, events, prompt?.text ?? '') : '';
     const outcome = await runTurn(provider, {
       mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.deps.env).mode),
       session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
-      events: batch.filter((r) => r.kind === 'observation').map(toToolEvent),
+      events,
       summary: summaryRow ? toSummaryRequest(summaryRow) : null,
       now: Date.now(),
-      state: b.get<ConversationState | null>('conversation', null),
+      state,
       contextTokens: configOf(this.deps.env).observer.contextTokens,
+      prior,
     });
+    if (outcome.kind !== 'failure') b.set('prior_shown', { generation: outcome.state.generation, ids: this.#shown.slice(-PRIOR_SHOWN_KEPT) });
     if (provider.name !== 'heuristic' && outcome.kind !== 'failure') {
       await meterCall(this.deps.env, head.snapshot, outcome.model, outcome.usage, this.#now()).catch((err: unknown) =>
         log('warn', 'observer usage not recorded', { message: errorText(err) }),
@@ -189,6 +202,42 @@ export class ObserverTurns {
     this.#seam('after-store');
     this.#confirm(claimId, outcome.state, stored.observationIds.length);
     this.deps.afterStore.start(stored);
+    await this.#corrections(record.context, outcome, stored.observationIdsByIndex ?? []);
+  }
+
+  /**
+   * The prior records shown beside this batch (prior.ts), as a block for the prompt. Records this conversation
+   * was already shown are not repeated; a failed look-up shows nothing (the turn goes on without them).
+   */
+  async #prior(head: PendingRow, events: ToolEvent[], userPrompt: string): Promise<string> {
+    const port = observerCorrections();
+    if (!port) return '';
+    const s = head.snapshot;
+    try {
+      const records = await port.related(this.deps.env, { teamId: s.teamId, userId: s.userId, projectId: s.projectId }, priorQuery(events, userPrompt), this.#shown);
+      const { text, shown } = renderPrior(records);
+      this.#shown.push(...shown);
+      return priorBlock(text);
+    } catch (err) {
+      log('warn', 'prior records not shown to the observer', { message: errorText(err) });
+      return '';
+    }
+  }
+
+  /**
+   * Stores what the reply said about records it was shown (corrections.ts in src/corrections/). The turn is
+   * already stored and confirmed: a failure here loses a proposal, never an observation.
+   */
+  async #corrections(c: TurnContext, outcome: Extract<TurnOutcome, { kind: 'parsed' }>, ids: (number | null)[]): Promise<void> {
+    const port = observerCorrections();
+    const proposals = outcome.corrections
+      .map((p) => ({ id: p.id, by: ids[p.observation] ?? null, reason: p.reason }))
+      .filter((p): p is { id: number; by: number; reason: string } => p.by !== null);
+    if (!port || !proposals.length) return;
+    const owner = { teamId: c.teamId, userId: c.authorUserId, projectId: c.projectId };
+    await port.apply(this.deps.env, owner, proposals, this.#shown, this.#now()).catch((err: unknown) =>
+      log('warn', 'observer corrections not stored', { message: errorText(err) }),
+    );
   }
 
   /**

@@ -45,6 +45,8 @@ export interface StoredTurn {
   teamId: number;
   /** Ids of rows inserted by this batch (duplicates of earlier writes are not repeated here). */
   observationIds: number[];
+  /** The id of each of the turn's observations in order; null for one that met content already stored. */
+  observationIdsByIndex?: (number | null)[];
   duplicates: number;
   summaryId: number | null;
   /** The prompt the turn was filed under (its row exists unless the prompt was private): embedded after the turn. */
@@ -143,11 +145,12 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
 function storedFrom(turn: TurnRecord, plan: TurnPlan, results: unknown[]): StoredTurn {
   const c = turn.context;
   const stored: StoredTurn = {
-    teamId: c.teamId, observationIds: [], duplicates: 0, summaryId: null, prompt: { sessionId: c.sessionDbId, promptNumber: c.promptNumber }, notices: [],
+    teamId: c.teamId, observationIds: [], observationIdsByIndex: [], duplicates: 0, summaryId: null, prompt: { sessionId: c.sessionDbId, promptNumber: c.promptNumber }, notices: [],
   };
   const firstRow = <R>(at: number) => (results[at] as R[] | undefined)?.[0];
   for (const at of plan.observationAt) {
     const row = firstRow<{ id: number; type: string; title: string | null; createdAt: number }>(at);
+    stored.observationIdsByIndex!.push(row?.id ?? null);
     if (!row) {
       stored.duplicates++;
       continue;

@@ -25,8 +25,10 @@ describe('build', () => {
     const { code } = await buildClient({ quiet: true });
     expect(code).toContain('process.getBuiltinModule("node:net")');
     expect(code).not.toMatch(/getBuiltinModule\("node:crypto"\)/);
-    // node:http(s) only behind the choice of protocol for a kept-alive connection (the background sender).
-    expect(code.match(/getBuiltinModule\("node:https?"\)/g)).toHaveLength(2);
+    // node:http(s) only behind the choice of protocol for a kept-alive connection (the background sender), and
+    // for the sender's HTTP hook door, loaded where it opens.
+    expect(code.match(/getBuiltinModule\("node:https?"\)/g)).toHaveLength(3);
+    expect(code).toContain('process.getBuiltinModule("node:http").createServer(');
     expect(code).toContain('process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http")');
     // child_process only where a command runs another program (`cairn install` → claude, `import --claude-mem`
     // → bun), each loaded at that call, never at start-up; and once in the quick hook, only when it must start
@@ -36,8 +38,9 @@ describe('build', () => {
     expect(written).toBe(1);
     const mentions = code.split('node:child_process').length - 1 - written;
     expect(mentions).toBeGreaterThan(0);
-    expect(code.match(/getBuiltinModule\(\\?"node:child_process\\?"\)\.(?:spawnSync|execFile)\(/g)).toHaveLength(mentions - 1);
-    expect(code.match(/const \{ spawn \} = process\.getBuiltinModule\("node:child_process"\)/g)).toHaveLength(1);
+    // spawn twice: the quick hook (boot), and SessionStart / UserPromptSubmit starting the sender (client body).
+    expect(code.match(/getBuiltinModule\(\?"node:child_process\?"\)\.(?:spawnSync|execFile)\(/g)).toHaveLength(mentions - 2);
+    expect(code.match(/const \{ spawn \} = process\.getBuiltinModule\(\?"node:child_process\?"\)/g)).toHaveLength(2);
     const plugin = JSON.parse(readFileSync(file('../../plugin/hooks/hooks.json'), 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ args: string[] }> }>> };
     for (const entries of Object.values(plugin.hooks)) expect(entries[0]!.hooks[0]!.args[0]).toBe('${CLAUDE_PLUGIN_ROOT}/scripts/cairn.cjs');
   }, 60_000);

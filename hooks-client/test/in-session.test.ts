@@ -126,7 +126,7 @@ describe('install and the status line', () => {
     expect(await run(['install', '--client', '/opt/cairn/cairn.cjs', '--no-mcp'], memIo({ env }))).toBe(0);
     const s = JSON.parse(readFileSync(path, 'utf8'));
     expect(s.statusLine).toEqual({ type: 'command', command: 'node "/opt/cairn/cairn.cjs" statusline', refreshInterval: 15 });
-    expect(s.hooks.PreCompact[0].hooks[0].command).toBe('node "/opt/cairn/cairn.cjs" hook pre-compact');
+    expect(s.hooks.PreCompact[0].hooks[0].args).toEqual(['/opt/cairn/cairn.cjs', 'hook', 'pre-compact']);
     expect(await run(['uninstall'], memIo({ env }))).toBe(0);
     expect(existsSync(path)).toBe(false);
   });

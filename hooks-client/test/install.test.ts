@@ -41,7 +41,19 @@ describe('install', () => {
     expect(s.model).toBe('opus');
     expect(s.hooks.PostToolUse).toHaveLength(2);
     expect(s.hooks.PostToolUse[0].hooks[0].command).toContain('prettier');
-    expect(s.hooks.PostToolUse[1]).toEqual({ matcher: '*', hooks: [{ type: 'command', command: 'node "/opt/cairn/cairn.mjs" hook post-tool-use', timeout: 10, async: true }] });
+    // No process per tool call: Claude Code POSTs the call to the sender's loopback door, the secret read from
+    // settings env; every other event is an exec-form command (no shell).
+    const port = 41_000 + ((process.getuid?.() ?? 0) % 8_000);
+    expect(s.hooks.PostToolUse[1]).toEqual({
+      matcher: '*',
+      hooks: [{
+        type: 'http', url: `http://127.0.0.1:${port}/cairn/hook/post-tool-use`, timeout: 5,
+        headers: { 'x-cairn-nonce': '$CAIRN_SENDER_NONCE', 'x-cairn-internal': '$CAIRN_INTERNAL', 'x-cairn-exclude-projects': '$CAIRN_EXCLUDE_PROJECTS', 'x-cairn-skip-tools': '$CAIRN_SKIP_TOOLS' },
+        allowedEnvVars: ['CAIRN_SENDER_NONCE', 'CAIRN_INTERNAL', 'CAIRN_EXCLUDE_PROJECTS', 'CAIRN_SKIP_TOOLS'],
+      }],
+    });
+    expect(s.env.CAIRN_SENDER_NONCE).toBe(readFileSync(join(env.HOME!, '.local', 'state', 'cairn', 'sender.nonce'), 'utf8').trim());
+    expect(s.hooks.SessionStart[0].hooks[0]).toEqual({ type: 'command', command: 'node', args: ['/opt/cairn/cairn.mjs', 'hook', 'session-start'], timeout: 10 });
     expect(s.hooks.PreToolUse[0].matcher).toBe('Read');
     expect(Object.keys(s.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreCompact', 'PreToolUse', 'SessionEnd', 'SessionStart', 'Stop', 'UserPromptSubmit']);
     const mcp = JSON.parse(readFileSync(claudeJson, 'utf8'));
@@ -65,7 +77,7 @@ describe('install', () => {
     const io = memIo({ env });
     expect(await run(['install', '--client', '/opt/cairn/cairn.mjs', '--dry-run'], io)).toBe(0);
     expect(io.stdout).toContain('+');
-    expect(io.stdout).toContain('hook session-start');
+    expect(io.stdout).toContain('"session-start"');
     expect(readFileSync(settingsPath, 'utf8')).toBe(USER_SETTINGS);
     expect(existsSync(`${settingsPath}.cairn-backup`)).toBe(false);
   });
@@ -87,7 +99,7 @@ describe('install', () => {
     expect(readFileSync(join(repo, '.claude', 'settings.json'), 'utf8')).toBe(committed);
     expect(existsSync(join(repo, '.mcp.json'))).toBe(false);
     const local = JSON.parse(readFileSync(join(repo, '.claude', 'settings.local.json'), 'utf8'));
-    expect(local.hooks.SessionStart[0].hooks[0].command).toBe('node "/opt/cairn/cairn.mjs" hook session-start');
+    expect(local.hooks.SessionStart[0].hooks[0].args).toEqual(['/opt/cairn/cairn.mjs', 'hook', 'session-start']);
     const state = JSON.parse(readFileSync(claudeJson, 'utf8'));
     expect(state.projects[repo].mcpServers.cairn.url).toBe('https://cairn.example.dev/mcp');
     expect(state.mcpServers.cairn).toBeUndefined();
@@ -159,7 +171,7 @@ describe('uninstall', () => {
     await run(['install'], memIo({ env }));
     const s = JSON.parse(readFileSync(settingsPath, 'utf8'));
     expect(s.hooks.SessionStart).toHaveLength(1);
-    expect(s.hooks.SessionStart[0].hooks[0].command).toMatch(/cairn\.cjs" hook session-start$/);
+    expect(s.hooks.SessionStart[0].hooks[0].args).toEqual([expect.stringMatching(/cairn\.cjs$/), 'hook', 'session-start']);
     expect(await run(['uninstall'], memIo({ env }))).toBe(0);
     expect(readFileSync(settingsPath, 'utf8')).toBe(USER_SETTINGS);
   });
@@ -176,6 +188,36 @@ describe('uninstall', () => {
     expect(JSON.stringify(after)).not.toContain('cairn');
     expect(after.hooks.Stop).toEqual([{ hooks: [{ type: 'command', command: 'say done' }] }]);
     expect(readFileSync(settingsPath, 'utf8')).toMatch(/^ {4}"model"/m);
+  });
+
+  it('gives the user’s own env back byte for byte after putting the sender’s secret in it', async () => {
+    const { env, settingsPath } = setup(false);
+    const theirs = '{\n  "env": { "FOO": "1" },\n  "model": "opus"\n}\n';
+    writeFileSync(settingsPath, theirs);
+    await install(env);
+    const s = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    expect(s.env).toEqual({ FOO: '1', CAIRN_SENDER_NONCE: expect.stringMatching(/^[\w-]{32}$/) });
+    expect(await run(['uninstall'], memIo({ env }))).toBe(0);
+    expect(readFileSync(settingsPath, 'utf8')).toBe(theirs);
+  });
+
+  it('replaces the shell-form hooks of an older install instead of adding a second set', async () => {
+    const { env, settingsPath } = setup(false);
+    writeFileSync(settingsPath, '{ "hooks": { "SessionStart": [ { "hooks": [ { "type": "command", "command": "node \\"/opt/cairn/cairn.cjs\\" hook session-start", "timeout": 10 } ] } ] } }\n');
+    await install(env);
+    const s = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    expect(s.hooks.SessionStart).toEqual([{ matcher: 'startup|resume|clear|compact|fork', hooks: [{ type: 'command', command: 'node', args: ['/opt/cairn/cairn.mjs', 'hook', 'session-start'], timeout: 10 }] }]);
+  });
+
+  it('keeps PostToolUse a command hook, with no secret in settings, when the sender is switched off (CAIRN_SENDER=off)', async () => {
+    const { env, settingsPath } = setup();
+    env.CAIRN_SENDER = 'off';
+    await install(env);
+    const s = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    expect(s.hooks.PostToolUse[1].hooks).toEqual([{ type: 'command', command: 'node', args: ['/opt/cairn/cairn.mjs', 'hook', 'post-tool-use'], timeout: 10, async: true }]);
+    expect(s.env).toBeUndefined();
+    expect(await run(['uninstall'], memIo({ env }))).toBe(0);
+    expect(readFileSync(settingsPath, 'utf8')).toBe(USER_SETTINGS);
   });
 
   it('removes a settings file it created', async () => {

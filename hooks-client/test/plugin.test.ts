@@ -33,8 +33,13 @@ function shape(hooks: Hooks): Record<string, string[]> {
   return out;
 }
 
+/**
+ * The plugin keeps PostToolUse a command hook: a plugin cannot put the sender's secret into Claude Code's
+ * environment (settings `env`), which the HTTP hook's header reads. So it matches an install with the sender off.
+ */
 async function installedHooks(): Promise<Hooks> {
   const { home, env } = machine(null);
+  env.CAIRN_SENDER = 'off';
   env.PATH = tempDir('cairn-path-');
   mkdirSync(join(home, '.claude'), { recursive: true });
   expect(await run(['install', '--client', '/opt/cairn/cairn.cjs', '--no-mcp'], memIo({ env }))).toBe(0);

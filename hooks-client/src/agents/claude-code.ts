@@ -2,7 +2,7 @@
 // derived from HOOK_PLAN so the plugin and `cairn install` cannot drift apart.
 import { existsSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
-import { addOurHooks, addOurStatusLine, HOOK_PLAN, removeOurHooks, removeOurStatusLine, type Settings } from '../commands/settings-merge';
+import { addOurEnv, addOurHooks, addOurStatusLine, HOOK_PLAN, removeOurEnv, removeOurHooks, removeOurStatusLine, type Settings } from '../commands/settings-merge';
 import type { Io } from '../io';
 import { commandFiles, SKILL_NAME, skillFile } from './claude-commands';
 import { jsonEdit, type FileEdit } from './file-edit';
@@ -78,13 +78,22 @@ export function claudeTargets(io: Io, home: string, project: boolean, settingsOv
   return { settings, mcpFile: claudeStatePath(io.env, home), mcpAt: project ? ['projects', io.cwd] : [], scope: project ? 'local' : 'user', settingsRoot };
 }
 
-/** The hooks and the status line (a shell command like the hooks, so it needs the client's absolute path too). */
-export function claudeHookEdit(t: ClaudeTargets, clientPath: string, opts: { statusLine?: boolean } = {}): FileEdit {
+/**
+ * The hooks (exec form: no shell) and the status line (a shell command, so it needs the client's absolute path
+ * too). With `http`, the quick events are HTTP hooks to the sender's door and settings `env` carries the
+ * machine's secret their header reads; without, they stay command hooks (CAIRN_SENDER=off).
+ */
+export function claudeHookEdit(t: ClaudeTargets, clientPath: string, opts: { statusLine?: boolean; http?: { port: number; nonce: string } | null } = {}): FileEdit {
   const withStatus = opts.statusLine ?? true;
+  const http = opts.http ?? null;
+  const hooked = (s: Settings) => {
+    const h = addOurHooks(s, clientPath, { execForm: true, httpPort: http?.port });
+    return http ? addOurEnv(h, http.nonce) : removeOurEnv(h);
+  };
   const edit = jsonEdit(
     t.settings,
-    (s) => (withStatus ? addOurStatusLine(addOurHooks(s, clientPath), clientPath) : removeOurStatusLine(addOurHooks(s, clientPath))),
-    (s) => removeOurStatusLine(removeOurHooks(s)),
+    (s) => (withStatus ? addOurStatusLine(hooked(s), clientPath) : removeOurStatusLine(hooked(s))),
+    (s) => removeOurEnv(removeOurStatusLine(removeOurHooks(s))),
   );
   return { ...edit, root: t.settingsRoot };
 }

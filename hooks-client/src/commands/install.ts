@@ -12,6 +12,7 @@ import { geminiEdits } from '../agents/gemini';
 import { opencodeEdits } from '../agents/opencode';
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
+import { senderNonce, senderPort } from '../sender/listen';
 import { stopSender } from '../sender/sender-lock';
 import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
 import { BUNDLED } from '../version';
@@ -105,7 +106,9 @@ export async function install(args: string[], io: Io): Promise<number> {
     return 0;
   }
   const where = claudeTargets(io, paths.home, Boolean(values.project), values.settings);
-  const edits = [claudeHookEdit(where, clientPath, { statusLine: !values['no-statusline'] }), ...claudeCommandEdits(io.env, paths.home, clientPath)];
+  // PostToolUse through the sender's HTTP door (no process per tool call), unless the sender is switched off.
+  const http = io.env.CAIRN_SENDER === 'off' ? null : { port: senderPort(io.env), nonce: senderNonce(paths.stateDir) };
+  const edits = [claudeHookEdit(where, clientPath, { statusLine: !values['no-statusline'], http }), ...claudeCommandEdits(io.env, paths.home, clientPath)];
   let viaCli: string | null = null;
   if (!values['no-mcp']) {
     if (!config.url) {

@@ -1,5 +1,6 @@
 // Pure: adding cairn's hooks to a Claude Code settings object and taking them out again, leaving others alone.
 import type { HookEvent } from '../hook/gate';
+import { HOOK_ENV_VARS, HOOK_PATH, hookHeaders, NONCE_ENV } from '../sender/listen';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type Settings = { [k: string]: Json };
@@ -7,6 +8,10 @@ export type Settings = { [k: string]: Json };
 interface Handler {
   type: string;
   command?: string;
+  args?: string[];
+  url?: string;
+  headers?: Record<string, string>;
+  allowedEnvVars?: string[];
   timeout?: number;
   async?: boolean;
 }
@@ -22,6 +27,8 @@ export interface PlannedHook {
   matcher?: string;
   timeout: number;
   async?: boolean;
+  /** Claude Code may POST this one to the sender's HTTP door instead of starting a process (sender/listen.ts). */
+  http?: boolean;
 }
 
 export const HOOK_PLAN: PlannedHook[] = [
@@ -29,9 +36,9 @@ export const HOOK_PLAN: PlannedHook[] = [
   { claudeEvent: 'UserPromptSubmit', event: 'user-prompt-submit', timeout: 10 },
   { claudeEvent: 'PreToolUse', event: 'pre-tool-use', matcher: 'Read', timeout: 5 },
   // Fire-and-forget: Claude Code does not wait for these, so recording never slows the agent.
-  { claudeEvent: 'PostToolUse', event: 'post-tool-use', matcher: '*', timeout: 10, async: true },
+  { claudeEvent: 'PostToolUse', event: 'post-tool-use', matcher: '*', timeout: 10, async: true, http: true },
   // Claude Code reports a failed call (e.g. a command exiting non-zero) only through this event.
-  { claudeEvent: 'PostToolUseFailure', event: 'post-tool-use-failure', matcher: '*', timeout: 10, async: true },
+  { claudeEvent: 'PostToolUseFailure', event: 'post-tool-use-failure', matcher: '*', timeout: 10, async: true, http: true },
   // Not async: the turn's summary is its most valuable event, and `claude -p` ends async hooks when it exits
   // right after its last answer. Claude Code waits for this one (~40 ms; the hook's budget caps it at 1.5 s).
   { claudeEvent: 'Stop', event: 'stop', timeout: 10 },
@@ -43,8 +50,42 @@ export const HOOK_PLAN: PlannedHook[] = [
 // The installed copy is cairn.cjs; older installs and --client may name cairn.mjs or cairn.js.
 const OURS = /cairn(?:\.[cm]?js)?["']?\s+hook\s+(?:session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|pre-compact|session-end)\b/;
 
-export const isOurHandler = (h: unknown): boolean =>
-  !!h && typeof h === 'object' && typeof (h as Handler).command === 'string' && OURS.test((h as Handler).command!);
+const OUR_URL = new RegExp(`^http://(?:127\\.0\\.0\\.1|localhost):\\d+${HOOK_PATH.replace(/\//g, '\\/')}`);
+
+/** A handler cairn wrote: shell form (`node "…cairn.cjs" hook x`), exec form (command + args) or the HTTP door. */
+export function isOurHandler(h: unknown): boolean {
+  if (!h || typeof h !== 'object') return false;
+  const { command, args, url } = h as Handler;
+  if (typeof url === 'string' && OUR_URL.test(url)) return true;
+  if (typeof command !== 'string') return false;
+  const line = Array.isArray(args) ? [command, ...args.map(String)].join(' ') : command;
+  return OURS.test(line);
+}
+
+/** Claude Code's HTTP hook for a quick event: a POST to the sender, the secret read from an allowed variable. */
+export function httpHandler(port: number, event: HookEvent, timeout: number): Handler {
+  return { type: 'http', url: `http://127.0.0.1:${port}${HOOK_PATH}${event}`, headers: hookHeaders(), allowedEnvVars: [...HOOK_ENV_VARS], timeout };
+}
+
+/** settings `env` gains the sender's secret (Claude Code interpolates it into the HTTP hook's header). */
+export function addOurEnv(settings: Settings, nonce: string): Settings {
+  const next = clone(settings);
+  const env = next.env && typeof next.env === 'object' && !Array.isArray(next.env) ? next.env : {};
+  env[NONCE_ENV] = nonce;
+  next.env = env;
+  return next;
+}
+
+/** Takes the secret out again; `env` goes only when that emptied it. */
+export function removeOurEnv(settings: Settings): Settings {
+  const env = settings.env;
+  if (!env || typeof env !== 'object' || Array.isArray(env) || !(NONCE_ENV in env)) return settings;
+  const next = clone(settings);
+  const nextEnv = next.env as Settings;
+  delete nextEnv[NONCE_ENV];
+  if (!Object.keys(nextEnv).length) delete next.env;
+  return next;
+}
 
 /** The shell command the agent runs for one event (`--agent` for agents other than Claude Code). */
 export function hookCommand(clientPath: string, event: HookEvent, agent?: string): string {
@@ -82,14 +123,22 @@ export function removeOurHooks(settings: Settings): Settings {
  * Adds cairn's hooks (replacing any earlier cairn entries), keeping every other hook where it was. Other
  * agents with the same settings layout pass their own plan, their name, and their timeout unit.
  */
-export function addOurHooks(settings: Settings, clientPath: string, opts: { plan?: PlannedHook[]; agent?: string; timeoutUnitMs?: number } = {}): Settings {
+export function addOurHooks(
+  settings: Settings,
+  clientPath: string,
+  opts: { plan?: PlannedHook[]; agent?: string; timeoutUnitMs?: number; execForm?: boolean; httpPort?: number } = {},
+): Settings {
   const next = removeOurHooks(settings);
   const hooks = (next.hooks && typeof next.hooks === 'object' && !Array.isArray(next.hooks) ? next.hooks : {}) as Record<string, Json>;
   for (const p of opts.plan ?? HOOK_PLAN) {
     const timeout = opts.timeoutUnitMs ? p.timeout * (1000 / opts.timeoutUnitMs) : p.timeout;
-    const handler: Handler = { type: 'command', command: hookCommand(clientPath, p.event, opts.agent), timeout };
+    // Exec form (no shell between the agent and node) where the agent has it: the path needs no quoting.
+    const handler: Handler = opts.execForm
+      ? { type: 'command', command: 'node', args: [clientPath, 'hook', p.event], timeout }
+      : { type: 'command', command: hookCommand(clientPath, p.event, opts.agent), timeout };
     if (p.async) handler.async = true;
-    const group: Group = p.matcher ? { matcher: p.matcher, hooks: [handler] } : { hooks: [handler] };
+    const h = p.http && opts.httpPort ? httpHandler(opts.httpPort, p.event, 5) : handler;
+    const group: Group = p.matcher ? { matcher: p.matcher, hooks: [h] } : { hooks: [h] };
     const list = Array.isArray(hooks[p.claudeEvent]) ? (hooks[p.claudeEvent] as Json[]) : [];
     hooks[p.claudeEvent] = [...list, group as unknown as Json];
   }

@@ -31,22 +31,26 @@ export function quickHook(argv: readonly string[], env: NodeJS.ProcessEnv, state
   for (const k of ENTRY_ENV_KEYS) if (env[k] !== undefined) (head.env ??= {})[k] = env[k];
   const dir = join(stateDir, INBOX_DIR);
   const name = entryName(head.at, process.pid);
-  const text = formatEntry({ head, stdin });
   try {
-    writeEntry(dir, name, text);
+    writeEntryDurably(dir, name, formatEntry({ head, stdin }));
   } catch {
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      writeEntry(dir, name, text);
-    } catch {
-      return false;
-    }
+    return false;
   }
   killPoint('entry-renamed');
   // After the entry is in place: a sender that is just leaving looks at the inbox once more after it let go
   // of its lock, so either it sees this entry or this hook sees no lock and starts a new one.
   ensureSender(stateDir, clientPath);
   return true;
+}
+
+/** Writes one entry, making the inbox folder first when it is missing (the sender's HTTP door uses it too). */
+export function writeEntryDurably(dir: string, name: string, text: string): void {
+  try {
+    writeEntry(dir, name, text);
+  } catch {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeEntry(dir, name, text);
+  }
 }
 
 /** Written under a dot name, then renamed: a drainer never sees half an entry; a killed hook leaves a dot file. */
@@ -57,7 +61,8 @@ function writeEntry(dir: string, name: string, text: string): void {
   renameSync(tmp, join(dir, name));
 }
 
-function ensureSender(stateDir: string, clientPath: string): void {
+/** Starts the background sender unless one runs or was just started (also called by SessionStart and UserPromptSubmit). */
+export function ensureSender(stateDir: string, clientPath: string): void {
   const now = Date.now();
   if (fresh(join(stateDir, SENDER_LOCK), now, SENDER_STALE_MS)) return;
   const marker = join(stateDir, SENDER_SPAWNED);

@@ -2,6 +2,9 @@
 // inbox into the spool (redaction and the private-prompt check happen there) and sends the spool over one
 // kept-alive connection as events arrive, woken by fs.watch on the inbox (and a slow poll, in case a file
 // system does not report changes). It leaves after an idle period; `cairn sender --stop` ends it sooner.
+// It also listens on 127.0.0.1 for Claude Code's HTTP hooks (sender/listen.ts): a tool call then costs the
+// agent one local POST, not a process. While that door is open it stays longer, since a hook that finds no
+// sender is only recovered at the turn's end (Stop's transcript reconciliation).
 import { appendFileSync, mkdirSync, renameSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, pathsFor } from '../config';
@@ -11,9 +14,12 @@ import { SENDER_HEARTBEAT_MS, SENDER_LOG } from '../inbox/entry';
 import type { Io } from '../io';
 import { replay } from '../spool/deliver';
 import { Spool } from '../spool/spool';
+import { openHookDoor, senderPort, type HookDoor } from './listen';
 import { stopSender, takeSenderLock } from './sender-lock';
 
 const DEFAULT_IDLE_MS = 60_000;
+/** With the HTTP door open: SessionStart and each prompt start a sender, but a long tool call must find it. */
+const DOOR_IDLE_MS = 30 * 60_000;
 /** Safety net under fs.watch: the inbox is listed at least this often. */
 const POLL_MS = 2_000;
 const MAX_BACKOFF_MS = 30_000;
@@ -30,16 +36,21 @@ export async function sender(args: string[], io: Io): Promise<number> {
   // Another sender runs: nothing to do (two hooks started one at the same moment).
   if (!lock) return 0;
   const log = logger(paths.stateDir);
-  const idleMs = positive(io.env.CAIRN_SENDER_IDLE_MS) ?? DEFAULT_IDLE_MS;
-  log(`started (pid ${process.pid}, leaves after ${idleMs} ms idle)`);
-  prunePromptLogs(paths.stateDir, io.now());
-
   let wake: (() => void) | null = null;
   let woken = false;
   const poke = () => {
     woken = true;
     wake?.();
   };
+  let door: HookDoor | null = null;
+  try {
+    door = await openHookDoor(paths.stateDir, senderPort(io.env), poke, log);
+  } catch (e) {
+    log(`no HTTP hook door: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const idleMs = positive(io.env.CAIRN_SENDER_IDLE_MS) ?? (door ? DOOR_IDLE_MS : DEFAULT_IDLE_MS);
+  log(`started (pid ${process.pid}, ${door ? `hooks on 127.0.0.1:${door.port}, ` : ''}leaves after ${idleMs} ms idle)`);
+  prunePromptLogs(paths.stateDir, io.now());
   let stopping = false;
   const stop = (why: string) => {
     if (stopping) return;
@@ -98,6 +109,7 @@ export async function sender(args: string[], io: Io): Promise<number> {
   } finally {
     clearInterval(heartbeat);
     watcher?.close();
+    await door?.close();
     lock.release();
   }
   log('left');

@@ -39,8 +39,8 @@ describe('build', () => {
     const mentions = code.split('node:child_process').length - 1 - written;
     expect(mentions).toBeGreaterThan(0);
     // spawn twice: the quick hook (boot), and SessionStart / UserPromptSubmit starting the sender (client body).
-    expect(code.match(/getBuiltinModule\(\?"node:child_process\?"\)\.(?:spawnSync|execFile)\(/g)).toHaveLength(mentions - 2);
-    expect(code.match(/const \{ spawn \} = process\.getBuiltinModule\(\?"node:child_process\?"\)/g)).toHaveLength(2);
+    expect(code.match(/getBuiltinModule\(\\?"node:child_process\\?"\)\.(?:spawnSync|execFile)\(/g)).toHaveLength(mentions - 2);
+    expect(code.match(/const \{ spawn \} = process\.getBuiltinModule\(\\?"node:child_process\\?"\)/g)).toHaveLength(2);
     const plugin = JSON.parse(readFileSync(file('../../plugin/hooks/hooks.json'), 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ args: string[] }> }>> };
     for (const entries of Object.values(plugin.hooks)) expect(entries[0]!.hooks[0]!.args[0]).toBe('${CLAUDE_PLUGIN_ROOT}/scripts/cairn.cjs');
   }, 60_000);

@@ -18,7 +18,7 @@ import { openHookDoor, senderPort, type HookDoor } from './listen';
 import { stopSender, takeSenderLock } from './sender-lock';
 
 const DEFAULT_IDLE_MS = 60_000;
-/** With the HTTP door open: SessionStart and each prompt start a sender, but a long tool call must find it. */
+/** Once HTTP hooks use the door: SessionStart and each prompt start a sender, but a long tool call must find it. */
 const DOOR_IDLE_MS = 30 * 60_000;
 /** Safety net under fs.watch: the inbox is listed at least this often. */
 const POLL_MS = 2_000;
@@ -43,13 +43,19 @@ export async function sender(args: string[], io: Io): Promise<number> {
     wake?.();
   };
   let door: HookDoor | null = null;
+  // Lingers only once Claude Code's HTTP hooks use it: a sender of command hooks alone leaves as before.
+  let doorUsed = false;
   try {
-    door = await openHookDoor(paths.stateDir, senderPort(io.env), poke, log);
+    door = await openHookDoor(paths.stateDir, senderPort(io.env), () => {
+      doorUsed = true;
+      poke();
+    }, log);
   } catch (e) {
     log(`no HTTP hook door: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const idleMs = positive(io.env.CAIRN_SENDER_IDLE_MS) ?? (door ? DOOR_IDLE_MS : DEFAULT_IDLE_MS);
-  log(`started (pid ${process.pid}, ${door ? `hooks on 127.0.0.1:${door.port}, ` : ''}leaves after ${idleMs} ms idle)`);
+  const setIdle = positive(io.env.CAIRN_SENDER_IDLE_MS);
+  const idleFor = () => setIdle ?? (doorUsed ? DOOR_IDLE_MS : DEFAULT_IDLE_MS);
+  log(`started (pid ${process.pid}, ${door ? `hooks on 127.0.0.1:${door.port}, ` : ''}leaves after ${idleFor()} ms idle${door && !setIdle ? `, ${DOOR_IDLE_MS} once a hook came through the door` : ''})`);
   prunePromptLogs(paths.stateDir, io.now());
   let stopping = false;
   const stop = (why: string) => {
@@ -88,6 +94,7 @@ export async function sender(args: string[], io: Io): Promise<number> {
       backoff = worked.failing ? Math.min(MAX_BACKOFF_MS, Math.max(1_000, backoff * 2)) : 0;
       if (stopping) break;
       const idle = io.now() - lastWork;
+      const idleMs = idleFor();
       if (!woken && idle >= idleMs && !inboxEntries(paths.stateDir).length) {
         lock.release();
         // A quick hook that wrote its entry before this point saw the lock and started no sender: look once

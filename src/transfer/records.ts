@@ -4,13 +4,19 @@
 import * as z from 'zod';
 import { Name } from '../lib/names';
 
-const text = (max: number) => z.string().max(max);
+/**
+ * A lone surrogate half (valid in JSON, not in UTF-8) is stored by D1 as U+FFFD: it becomes that here, so a key
+ * matches its stored row when the same file is imported again (one linear pass).
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const wellFormed = (s: string) => s.replace(LONE_SURROGATE, '\uFFFD');
+const text = (max: number, min = 0) => z.string().min(min).max(max).transform(wellFormed);
 const time = z.number().int().nonnegative().max(8_640_000_000_000_000);
-const list = z.array(z.string().max(4_000)).max(200);
+const list = z.array(z.string().max(4_000).transform(wellFormed)).max(200);
 
 export const ProjectRecord = z.object({
   kind: z.literal('project'),
-  key: text(500).min(1),
+  key: text(500, 1),
   visibility: z.enum(['team', 'private']),
   owner: Name.nullable(),
   created_at: time,
@@ -18,20 +24,20 @@ export const ProjectRecord = z.object({
 export const UserRecord = z.object({ kind: z.literal('user'), handle: Name, role: z.enum(['owner', 'admin', 'member']), created_at: time });
 export const SessionRecord = z.object({
   kind: z.literal('session'),
-  session_key: text(200).min(1),
-  project: text(500).min(1),
+  session_key: text(200, 1),
+  project: text(500, 1),
   user: Name,
-  platform: text(50).min(1),
+  platform: text(50, 1),
   prompt_count: z.number().int().nonnegative(),
   started_at: time,
   ended_at: time.nullable(),
 });
-const inSession = { session_key: text(200).min(1), prompt_number: z.number().int().nonnegative(), prompt_id: text(200).nullable(), author: Name, created_at: time };
+const inSession = { session_key: text(200, 1), prompt_number: z.number().int().nonnegative(), prompt_id: text(200).nullable(), author: Name, created_at: time };
 export const PromptRecord = z.object({ kind: z.literal('prompt'), ...inSession, text: text(100_000) });
 export const ObservationRecord = z.object({
   kind: z.literal('observation'),
   ...inSession,
-  type: text(60).min(1),
+  type: text(60, 1),
   title: text(2_000).nullable(),
   subtitle: text(2_000).nullable(),
   facts: list,
@@ -40,10 +46,10 @@ export const ObservationRecord = z.object({
   files_read: list,
   files_modified: list,
   discovery_tokens: z.number().int().nonnegative(),
-  content_hash: text(200).min(1),
+  content_hash: text(200, 1),
   agent_id: text(200).nullable(),
   agent_type: text(200).nullable(),
-  source: text(50).min(1),
+  source: text(50, 1),
 });
 export const SummaryRecord = z.object({
   kind: z.literal('summary'),
@@ -54,7 +60,7 @@ export const SummaryRecord = z.object({
   completed: text(100_000),
   next_steps: text(100_000),
   notes: text(100_000).nullable(),
-  content_hash: text(200).min(1),
+  content_hash: text(200, 1),
 });
 
 export const ExportRecord = z.discriminatedUnion('kind', [ProjectRecord, UserRecord, SessionRecord, PromptRecord, ObservationRecord, SummaryRecord]);

@@ -20,6 +20,7 @@ export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer,
       id: observations.id, createdAt: observations.createdAt, type: observations.type, title: observations.title,
       subtitle: observations.subtitle, narrative: observations.narrative, facts: observations.facts,
       discoveryTokens: observations.discoveryTokens, author: users.handle, device: devices.name,
+      gitBranch: observations.gitBranch, gitCommit: observations.gitCommit,
     })
     .from(observations)
     .innerJoin(users, eq(users.id, observations.authorUserId))
@@ -40,7 +41,7 @@ export async function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, pr
     .select({
       id: summaries.id, createdAt: summaries.createdAt, request: summaries.request, investigated: summaries.investigated,
       learned: summaries.learned, completed: summaries.completed, nextSteps: summaries.nextSteps, author: users.handle,
-      platform: sessions.platform, device: devices.name,
+      platform: sessions.platform, device: devices.name, gitBranch: sessions.gitBranch, gitCommit: sessions.gitCommit,
     })
     .from(summaries)
     .innerJoin(users, eq(users.id, summaries.authorUserId))

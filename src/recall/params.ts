@@ -1,5 +1,6 @@
 // Query-string schemas of the recall routes (zod at the edge; one name for a schema and its type).
 import * as z from 'zod';
+import { HISTORY_ABBREV, isBranchName, isCommitId, isHistoryAbbrev, MAX_BRANCH_CHARS, MAX_HISTORY_COMMITS } from '#shared/git';
 import { isTimeZone } from './format';
 
 /** A value that may arrive once or repeated (also comma-separated for project keys); blanks dropped. */
@@ -31,12 +32,26 @@ const timeZone = z
 
 const project = keys(10).refine((v) => v.length > 0, { message: 'give at least one project key' });
 
+const branchName = z.string().max(MAX_BRANCH_CHARS).refine(isBranchName, { message: 'expected a git branch name (letters, digits, . _ / + @ # -)' });
+
 export const ContextQuery = z.object({
   project,
   observations: int(0, 500),
   sessions: int(0, 100),
   full: int(0, 50),
   tz: timeZone,
+  /** The caller's checkout (src/shared/git.ts GitView): ranks rows of branches that never merged last, marked. */
+  branch: branchName.optional(),
+  head: z.string().max(64).refine(isCommitId, { message: 'expected a full commit id (40 or 64 lower-case hex digits)' }).optional(),
+  trunk: branchName.optional(),
+  history: z
+    .string()
+    .max(MAX_HISTORY_COMMITS * (HISTORY_ABBREV + 1))
+    .optional()
+    .transform((v) => (v ? v.split(',') : []))
+    .refine((v) => v.length <= MAX_HISTORY_COMMITS && v.every(isHistoryAbbrev), {
+      message: `expected at most ${MAX_HISTORY_COMMITS} comma-separated commits of ${HISTORY_ABBREV} lower-case hex digits`,
+    }),
 });
 export type ContextQuery = z.infer<typeof ContextQuery>;
 

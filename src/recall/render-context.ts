@@ -21,6 +21,11 @@ export interface ContextObservation {
   author: string;
   /** The device it was recorded on, when known. */
   device?: string | null;
+  /** Branch and commit it was recorded at (null: unknown). */
+  gitBranch?: string | null;
+  gitCommit?: string | null;
+  /** Set by the ranking (branches.ts) when it comes from a branch that never merged here: shown as `⎇name`. */
+  branchMark?: string | null;
 }
 
 export interface ContextSummary {
@@ -35,6 +40,10 @@ export interface ContextSummary {
   device?: string | null;
   /** The agent the session ran in; shown only when it is not Claude Code. */
   platform?: string;
+  /** The session's branch and commit at its first event, and the ranking's mark (see ContextObservation). */
+  gitBranch?: string | null;
+  gitCommit?: string | null;
+  branchMark?: string | null;
 }
 
 /** ` [codex]` for a session recorded from another agent; nothing for Claude Code (the usual case costs no tokens). */
@@ -59,6 +68,15 @@ const TITLE_MAX = 90;
 const REQUEST_MAX = 56;
 const FIELD_MAX = 200;
 const FULL_MAX = 600;
+/** A row from a branch that never merged here keeps a shorter title: its mark then costs the index nothing extra. */
+const UNMERGED_TITLE_MAX = 40;
+const BRANCH_MAX = 24;
+/** The legend's entry for the mark, shown only when a row carries one. */
+export const UNMERGED_LEGEND = '⎇=unmerged branch';
+
+/** ` ⎇name` on a row recorded on a branch that never merged into the caller's (names are client text: fenced, short). */
+const branchTag = (mark: string | null | undefined): string => (mark ? ` ⎇${safeLine(mark, BRANCH_MAX).replace(/\s+/g, '-')}` : '');
+
 /** The same clock time as the row above. */
 export const SAME_TIME = '″';
 
@@ -148,12 +166,13 @@ export function renderContext(input: ContextInput): string {
   // Only the icons that occur: the legend is paid for on every session start.
   const used = new Set(observations.map((o) => o.type));
   const icons = mode.types.filter((t) => used.has(t.id)).map((t) => `${t.emoji}${t.id}`);
+  const marked = observations.some((o) => o.branchMark) || summaries.some((s) => s.branchMark);
   const out: string[] = [
     CONTEXT_OPEN,
     header(input),
     DATA_NOTICE,
     ...(input.notice ? [`Note: ${input.notice}`] : []),
-    ['Legend: S=session', ...icons, `${SAME_TIME}=same time`, '@who/device=teammate'].join(' '),
+    ['Legend: S=session', ...icons, `${SAME_TIME}=same time`, '@who/device=teammate', ...(marked ? [UNMERGED_LEGEND] : [])].join(' '),
     statsLine(observations, summaries),
   ];
 
@@ -170,13 +189,13 @@ export function renderContext(input: ContextInput): string {
     const shown = clock === lastClock ? SAME_TIME : clock;
     lastClock = clock;
     if (row.kind === 'sum') {
-      out.push(`S${row.s.id} ${shown} ${safeLine(row.s.request, REQUEST_MAX, 'session')}${platformTag(row.s.platform)}${by(input.viewer, row.s.author, row.s.device)}`);
+      out.push(`S${row.s.id} ${shown} ${safeLine(row.s.request, row.s.branchMark ? UNMERGED_TITLE_MAX : REQUEST_MAX, 'session')}${platformTag(row.s.platform)}${branchTag(row.s.branchMark)}${by(input.viewer, row.s.author, row.s.device)}`);
       if (row.s === latest) out.push(...summaryFields(row.s));
       continue;
     }
     const o = row.o;
-    const title = safeLine(o.title, TITLE_MAX, 'Untitled');
-    const who = by(input.viewer, o.author, o.device);
+    const title = safeLine(o.title, o.branchMark ? UNMERGED_TITLE_MAX : TITLE_MAX, 'Untitled');
+    const who = `${branchTag(o.branchMark)}${by(input.viewer, o.author, o.device)}`;
     if (row.full) {
       out.push(`**${o.id}** ${shown} ${iconFor(mode, o.type)} **${title}**${who}`);
       // Indented: a body line can never pass for a row, a day or the frame's own lines.

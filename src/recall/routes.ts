@@ -30,6 +30,7 @@ contextRoutes.get('/', query(ContextQuery, { lists: ['project'] }), async (c) =>
     full: q.full,
     timeZone: q.tz,
     now: Date.now(),
+    git: q.branch || q.head || q.history.length ? { branch: q.branch ?? null, head: q.head ?? null, trunk: q.trunk ?? null, history: q.history } : null,
   });
   return c.text(text);
 });

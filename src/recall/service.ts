@@ -20,6 +20,8 @@ import { directoryDb, teamDb } from '../db/shards';
 import { sessionRecordOf } from '../db/recall';
 import { findVisibleSession } from '../db/sessions';
 import { renderSessionSoFar } from './render-session';
+import { preferMerged, type BranchedRow } from './branches';
+import type { GitView } from '#shared/git';
 
 export const DEFAULT_CONTEXT_OBSERVATIONS = 50;
 export const DEFAULT_CONTEXT_SESSIONS = 10;
@@ -59,15 +61,31 @@ export interface ContextOptions {
   full?: number;
   timeZone: string;
   now: number;
+  /** The caller's checkout, when its client sent it: rows of branches that never merged here come last, marked. */
+  git?: GitView | null;
+}
+
+/** With a checkout to judge by, twice the rows are read so that unmerged ones can give way (bounded by the route's 500). */
+const candidates = (limit: number, git: GitView | null | undefined) => (git ? Math.min(limit * 2, 1_000) : limit);
+
+/**
+ * Rows a summary's branch is judged by: its observations (a session's own commit is its first event's, older than
+ * the work it did), and the summaries of branches no observation names.
+ */
+function summaryTips(observations: readonly BranchedRow[], summaries: readonly BranchedRow[]): BranchedRow[] {
+  const seen = new Set(observations.map((o) => o.gitBranch).filter(Boolean));
+  return [...observations, ...summaries.filter((s) => !seen.has(s.gitBranch))];
 }
 
 export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOptions): Promise<string> {
   const { d, viewer, settings, mode } = await scopeOf(env, auth);
   const projects = await resolveVisibleProjects(d, auth, o.projects);
   const ids = projects.map((p) => p.id);
+  const obsLimit = o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS;
+  const sumLimit = o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS;
   const [observations, summaries, budget, memory] = await Promise.all([
-    contextObservations(d, viewer, ids, narrowedMode(mode, settings), o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS),
-    contextSummaries(d, viewer, ids, o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS),
+    contextObservations(d, viewer, ids, narrowedMode(mode, settings), candidates(obsLimit, o.git)),
+    contextSummaries(d, viewer, ids, candidates(sumLimit, o.git)),
     // Read only for teams that set an observer budget.
     hasBudget(settings) ? teamBudget(d, auth.teamId, o.now, settings) : null,
     // Whether memory is paused, delayed or behind (slots/observer-health.ts); the index is served without it
@@ -79,8 +97,8 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
   ]);
   return renderContext({
     projects: projects.length ? projects.map((p) => p.key) : o.projects,
-    observations,
-    summaries,
+    observations: preferMerged(observations, o.git ?? null, obsLimit),
+    summaries: preferMerged(summaries, o.git ?? null, sumLimit, summaryTips(observations, summaries)),
     mode,
     viewer: auth.handle,
     fullCount: o.full ?? settings.context_full_count ?? 0,

@@ -20,6 +20,11 @@ import { JobFailure, type StepBudget } from './types';
 export const STEP_LEASE_MS = 10_000;
 /** Failed attempts of one step before the job fails (with growing pauses between them). */
 export const MAX_ATTEMPTS = 6;
+/** Parameters longer than this (an import part, up to 1 MB) are let go when their job ends. */
+const BULKY_PARAMS = 16_384;
+/** Every column but `params` (which may be large): what reading a job for the API needs. */
+const VIEW_COLUMNS = `id, kind, team_id, actor_user_id, actor, '' AS params, dedupe, status, cursor, progress, result, error, attempts, stats,
+  created_at, started_at, updated_at, finished_at, next_at, stepping_since`;
 /** Finished jobs a lane keeps for GET /api/admin/jobs. */
 const KEEP_FINISHED = 200;
 
@@ -153,7 +158,7 @@ export class JobDO extends DurableObject<CairnEnv> {
     const sql = this.ctx.storage.sql;
     const dedupe = kind.dedupe?.(params) ?? null;
     if (dedupe !== null) {
-      const open = sql.exec<JobRow>("SELECT * FROM jobs WHERE dedupe = ? AND status IN ('queued', 'running') LIMIT 1", dedupe).toArray()[0];
+      const open = sql.exec<JobRow>(`SELECT ${VIEW_COLUMNS} FROM jobs WHERE dedupe = ? AND status IN ('queued', 'running') LIMIT 1`, dedupe).toArray()[0];
       if (open) return view(open);
     }
     const now = input.now ?? Date.now();
@@ -178,8 +183,8 @@ export class JobDO extends DurableObject<CairnEnv> {
   async list(limit = 50, kind?: string): Promise<StoredJob[]> {
     const n = Math.max(1, Math.min(200, limit));
     const rows = kind
-      ? this.ctx.storage.sql.exec<JobRow>('SELECT * FROM jobs WHERE kind = ? ORDER BY created_at DESC, id DESC LIMIT ?', kind, n).toArray()
-      : this.ctx.storage.sql.exec<JobRow>('SELECT * FROM jobs ORDER BY created_at DESC, id DESC LIMIT ?', n).toArray();
+      ? this.ctx.storage.sql.exec<JobRow>(`SELECT ${VIEW_COLUMNS} FROM jobs WHERE kind = ? ORDER BY created_at DESC, id DESC LIMIT ?`, kind, n).toArray()
+      : this.ctx.storage.sql.exec<JobRow>(`SELECT ${VIEW_COLUMNS} FROM jobs ORDER BY created_at DESC, id DESC LIMIT ?`, n).toArray();
     return rows.map(view);
   }
 
@@ -200,7 +205,7 @@ export class JobDO extends DurableObject<CairnEnv> {
   }
 
   #row(id: string): JobRow | undefined {
-    return this.ctx.storage.sql.exec<JobRow>('SELECT * FROM jobs WHERE id = ?', id).toArray()[0];
+    return this.ctx.storage.sql.exec<JobRow>(`SELECT ${VIEW_COLUMNS} FROM jobs WHERE id = ?`, id).toArray()[0];
   }
 
   #budget(): StepBudget {
@@ -256,6 +261,7 @@ export class JobDO extends DurableObject<CairnEnv> {
   #finish(id: string, status: 'done' | 'failed', error: { code: string; message: string } | null, at: number): void {
     const sql = this.ctx.storage.sql;
     sql.exec('UPDATE jobs SET status = ?, error = ?, next_at = NULL, finished_at = ?, updated_at = ? WHERE id = ?', status, error && JSON.stringify(error), at, at, id);
+    sql.exec("UPDATE jobs SET params = 'null' WHERE id = ? AND length(params) > ?", id, BULKY_PARAMS);
     sql.exec(
       `DELETE FROM jobs WHERE status IN ('done', 'failed') AND id NOT IN
          (SELECT id FROM jobs WHERE status IN ('done', 'failed') ORDER BY finished_at DESC LIMIT ?)`,

@@ -41,6 +41,15 @@ export function parseNdjson(body: string): Numbered[] {
   return out;
 }
 
+/**
+ * Plans a part by reads alone and writes nothing: what POST /api/admin/import checks before its job writes the
+ * part (a refused line is a 4xx at once). Answers what the part would add now.
+ */
+export async function checkPart(h: TeamDbs, who: Importer, part: Numbered[], now: number): Promise<ImportCounts> {
+  if (part.length > MAX_IMPORT_LINES) throw new AppError(413, 'too_many_records', `At most ${MAX_IMPORT_LINES} records a part.`);
+  return (await planPart(h, who, part, now)).counts;
+}
+
 /** Records without lines (the move's own export) numbered in order. */
 export const numbered = (records: ExportRecord[]): Numbered[] => records.map((record, i) => ({ line: i + 1, record }));
 

@@ -1,13 +1,17 @@
 // Export / import of a team's memory (admins): GET /api/admin/export[?project=KEY] streams NDJSON,
-// POST /api/admin/import takes it (in parts of at most 1 MB / 250 records) idempotently, as the caller's own rows.
+// POST /api/admin/import takes it (in parts of at most 1 MB / 250 records) idempotently, as the caller's own rows:
+// the part is parsed and planned at once (a refused line answers 4xx, nothing stored) and written and embedded by
+// an `import` job (src/transfer/import-job.ts), answered 202 with its id (GET /api/jobs/:id follows it).
 import { Hono } from 'hono';
 import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
-import { indexRecords } from '../vectors/index-records';
+import { startJob, wireJob } from '../jobs/start';
 import { exportProjects, exportRecords, ndjsonStream, readerFilter } from './export';
 import { writableTeamDbs } from '../slots/enter-write';
-import { importPart, MAX_IMPORT_BYTES, parseNdjson } from './import';
+import { checkPart, MAX_IMPORT_BYTES, parseNdjson } from './import';
+import { importJob } from './import-job';
 import { teamDb } from '../db/shards';
+import { noCounts } from './import-plan';
 
 export const transferRoutes = new Hono<AppEnv>()
   .get('/export', async (c) => {
@@ -32,10 +36,12 @@ export const transferRoutes = new Hono<AppEnv>()
     }
     const records = parseNdjson(body);
     const auth = c.get('auth');
-    const { counts, ids } = await importPart(await writableTeamDbs(c.env, auth.teamId), { kind: 'member', caller: auth }, records, Date.now());
-    // Vectors for search: off the answer's path; the backfill catches any that fail.
-    if (ids.observations.length + ids.summaries.length + ids.prompts.length) c.executionCtx.waitUntil(indexRecords(c.env, auth.teamId, ids).then(() => undefined));
-    return c.json({ records: records.length, imported: counts });
+    if (records.length === 0) return c.json({ records: 0, imported: noCounts() });
+    // Reads only: every line resolved by the write policy now; the job plans each piece again when it writes it.
+    const planned = await checkPart(await writableTeamDbs(c.env, auth.teamId), { kind: 'member', caller: auth }, records, Date.now());
+    const caller = { teamId: auth.teamId, userId: auth.userId, handle: auth.handle };
+    const job = await startJob(c.env, importJob, auth.teamId, { caller, lines: records }, { userId: auth.userId, handle: auth.handle });
+    return c.json({ records: records.length, planned, job: wireJob(job) }, 202);
   });
 
 const tooLarge = () => new AppError(413, 'payload_too_large', `At most ${MAX_IMPORT_BYTES} bytes a request; send the file in parts.`);

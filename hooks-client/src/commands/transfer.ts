@@ -1,10 +1,13 @@
 // `cairn export` / `cairn import --ndjson`: a team's memory out as NDJSON (streamed to a file) and back in,
-// sent in parts the server accepts (≤ 1 MB, ≤ 250 records each), with a progress bar on stderr.
+// sent in parts the server accepts (≤ 1 MB, ≤ 250 records each), each part's import job followed to its end, with
+// a progress bar on stderr.
 import { createWriteStream, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loggedInConfig, pathsFor } from '../config';
 import type { Io } from '../io';
+import { followJob } from '../net/follow-job';
 import { errorText } from '../net/http';
+import type { WireJob } from '#shared/jobs';
 
 const PART_BYTES = 900_000;
 const PART_LINES = 250;
@@ -93,12 +96,26 @@ export async function sendParts(parts: string[][], config: { url: string; token:
         signal: AbortSignal.timeout(120_000),
       });
       const r = { status: res.status, text: await res.text() };
-      if (r.status !== 200) {
+      if (r.status !== 200 && r.status !== 202) {
         io.err(`\ncairn: import stopped after ${done} of ${total} records: ${errorText(r as Parameters<typeof errorText>[0])}\n`);
         return null;
       }
-      const body = JSON.parse(r.text) as { imported: Record<string, number> };
-      for (const [k, n] of Object.entries(body.imported)) added[k] = (added[k] ?? 0) + n;
+      let body = JSON.parse(r.text) as { imported?: Record<string, number>; job?: WireJob };
+      // 202: the server stores and embeds the part in a job; follow it to its end before the next part (its
+      // sessions may be named by the next part's rows).
+      if (r.status === 202 && body.job) {
+        const before = done;
+        const job = await followJob(body.job, io, {
+          url: config.url, token: config.token, device: config.device, pollMs: 300,
+          line: (j) => `cairn: ${progressBar(before + (j.progress.phase === 'writing records' ? j.progress.done : part.length), total)}${j.progress.phase ? `  ${j.progress.phase}` : ''}`,
+        });
+        if (job.status !== 'done') {
+          io.err(`\ncairn: import stopped after ${done} of ${total} records: ${job.error?.message ?? job.status} (${job.error?.code ?? 'failed'})\n`);
+          return null;
+        }
+        body = job.result as { imported?: Record<string, number> };
+      }
+      for (const [k, n] of Object.entries(body.imported ?? {})) added[k] = (added[k] ?? 0) + n;
     } catch (e) {
       io.err(`\ncairn: server not reachable after ${done} of ${total} records (${String(e)}); running the same command again is safe\n`);
       return null;

@@ -1,5 +1,5 @@
 // Following a server job (GET /api/jobs/:id) with a progress bar on stderr until it is finished: `cairn forget
-// --project` (and later export/import). A line is written when the progress changes (on a terminal it is
+// --project`, each part of `cairn import`. A line is written when the progress changes (on a terminal it is
 // redrawn in place). A poll that fails is tried again: the job goes on without the client.
 import { isFinished, progressLine, type WireJob } from '#shared/jobs';
 import type { Io } from '../io';
@@ -13,6 +13,8 @@ export interface FollowOptions {
   pollMs?: number;
   /** Polls that failed in a row before giving up (the job keeps running on the server). */
   maxFailures?: number;
+  /** The line shown for a job's state (default: its own progress bar). */
+  line?: (job: WireJob) => string;
 }
 
 export async function followJob(first: WireJob, io: Io, opts: FollowOptions): Promise<WireJob> {
@@ -22,7 +24,7 @@ export async function followJob(first: WireJob, io: Io, opts: FollowOptions): Pr
   let last = '';
   let failures = 0;
   const show = (j: WireJob) => {
-    const line = progressLine(j.progress);
+    const line = (opts.line ?? ((x: WireJob) => progressLine(x.progress)))(j);
     if (line !== last) io.err(`${line}\n`);
     last = line;
   };

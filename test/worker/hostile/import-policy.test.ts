@@ -6,14 +6,14 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh } from '../support/http';
+import { importNow } from '../support/import';
 import { idsOf } from '../support/seed';
 import { initEvent, send } from '../pipeline/support';
 import { addTeammate, json, newOwner } from '../teams/support';
 
 const T0 = Date.parse('2026-05-04T09:00:00Z');
 const ndjson = (records: Record<string, unknown>[]) => records.map((r) => JSON.stringify(r)).join('\n');
-const importAs = (token: string, records: Record<string, unknown>[]) =>
-  call('/api/admin/import', { token, method: 'POST', body: ndjson(records), headers: { 'content-type': 'application/x-ndjson' } });
+const importAs = (token: string, records: Record<string, unknown>[]) => importNow(token, ndjson(records));
 
 const project = (key: string, visibility: 'team' | 'private' = 'team', owner: string | null = null) => ({ kind: 'project', key, visibility, owner, created_at: T0 });
 const session = (key: string, projectKey: string, user: string) => ({

@@ -12,6 +12,7 @@ import { finishJob } from '../support/jobs';
 import { VectorizeVectorIndex } from '../../../src/vectors/vectorize-index';
 import { allVectorIds } from '../../../src/vectors/keys';
 import { ADMIN_SECRET, BASE, call, fresh, type TestIdentity } from '../support/http';
+import { importNow } from '../support/import';
 import { idsOf } from '../support/seed';
 import { initEvent, send, settled, toolEvent, waitFor } from '../pipeline/support';
 import { mcp } from '../teams/isolation-support';
@@ -67,7 +68,7 @@ function memoryOf(id: TestIdentity, word: string, project: string): string {
 }
 
 async function importMemory(id: TestIdentity, word: string, project: string): Promise<void> {
-  const res = await call('/api/admin/import', { token: id.token, method: 'POST', body: memoryOf(id, word, project), headers: { 'content-type': 'application/x-ndjson' } });
+  const res = await importNow(id.token, memoryOf(id, word, project));
   expect(res.status, await res.clone().text()).toBe(200);
 }
 

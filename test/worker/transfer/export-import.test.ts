@@ -4,6 +4,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
 import { call, fresh, newIdentity } from '../support/http';
+import { importNow } from '../support/import';
 import { idsOf, seedWorld } from '../support/seed';
 
 const T0 = Date.parse('2026-05-04T09:00:00Z');
@@ -19,7 +20,7 @@ async function source() {
 }
 
 const exportOf = (token: string, project?: string) => call(`/api/admin/export${project ? `?project=${encodeURIComponent(project)}` : ''}`, { token });
-const importInto = (token: string, body: string) => call('/api/admin/import', { token, method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+const importInto = importNow;
 /** Ids differ between teams; everything else must not. */
 const withoutIds = (text: string) => text.replace(/^(S|P)?\d+(?= )/gm, '$1N').replace(/#\d+/g, '#N');
 

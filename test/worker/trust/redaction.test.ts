@@ -4,6 +4,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity } from '../support/http';
+import { importNow } from '../support/import';
 import { idsOf } from '../support/seed';
 import { initEvent, send } from '../pipeline/support';
 import { callTool, connect, deferredWork } from './mcp-client';
@@ -70,7 +71,7 @@ describe('server-side redaction', { timeout: 30_000 }, () => {
       },
       { kind: 'summary', ...at, prompt_number: 1, request: secretText(word), investigated: '', learned: '', completed: '', next_steps: '', notes: null, content_hash: fresh('h') },
     ];
-    const res = await call('/api/admin/import', { token: a.token, method: 'POST', body: lines.map((l) => JSON.stringify(l)).join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+    const res = await importNow(a.token, lines.map((l) => JSON.stringify(l)).join('\n'));
     expect(res.status).toBe(200);
     const stored = await storedTexts(teamId);
     expect(stored).toContain(word);

@@ -3,7 +3,8 @@
 // refusal, and nothing stored harmed: another team's rows, a teammate's and the importer's earlier ones are read
 // from both databases before and after, and no row names another team's project or session.
 import { describe, expect, it } from 'vitest';
-import { call, fresh } from '../support/http';
+import { fresh } from '../support/http';
+import { importNow } from '../support/import';
 import { newOwner } from '../teams/support';
 import { exportRounds, importRounds, invariantBreaks, makeWorld, moveRounds, protectedRows, rngFrom, type Failure } from './transfer-fuzz';
 
@@ -33,7 +34,7 @@ describe('findings of the transfer fuzz', () => {
     const a = await newOwner();
     const key = `github.com/a/${fresh('k')}\udfff`;
     const body = JSON.stringify({ kind: 'project', key, visibility: 'team', owner: null, created_at: 1 });
-    const send = () => call('/api/admin/import', { token: a.token, method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+    const send = () => importNow(a.token, body);
     const first = (await (await send()).json()) as { imported: { projects: number } };
     const second = (await (await send()).json()) as { imported: { projects: number } };
     expect([first.imported.projects, second.imported.projects]).toEqual([1, 0]);

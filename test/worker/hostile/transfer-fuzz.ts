@@ -10,6 +10,7 @@ import { startJob } from '../../../src/jobs/start';
 import { moveJob } from '../../../src/transfer/move-job';
 import { ExportRecord } from '../../../src/transfer/records';
 import { ADMIN_SECRET, call, fresh, type TestIdentity } from '../support/http';
+import { importNow } from '../support/import';
 import { finishJob, lane } from '../support/jobs';
 import { idsOf } from '../support/seed';
 import { initEvent, send, toolEvent } from '../pipeline/support';
@@ -50,8 +51,8 @@ export interface Failure {
 }
 
 const ndjson = (records: unknown[]) => records.map((x) => JSON.stringify(x)).join('\n');
-const importReq = (token: string, body: string | Uint8Array) =>
-  call('/api/admin/import', { token, method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+// The part's import job run to its end (support/import.ts): what the client sees after following it.
+const importReq = importNow;
 
 const project = (key: string, visibility = 'team', owner: string | null = null) => ({ kind: 'project', key, visibility, owner, created_at: T0 });
 const session = (key: string, projectKey: string, user: string) => ({

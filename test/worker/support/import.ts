@@ -15,13 +15,13 @@ export async function teamOfToken(token: string): Promise<number> {
   return row.team_id;
 }
 
-export const postImport = (token: string, body: string): Promise<Response> =>
+export const postImport = (token: string, body: string | Uint8Array): Promise<Response> =>
   call('/api/admin/import', { token, method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
 
 /** A job's failure code → the status the request would have answered for it. */
 const STATUS: Record<string, number> = { unknown_session: 400, session_conflict: 409, project_key_unavailable: 409, import_conflict: 409 };
 
-export async function importNow(token: string, body: string): Promise<Response> {
+export async function importNow(token: string, body: string | Uint8Array): Promise<Response> {
   const res = await postImport(token, body);
   if (res.status !== 202) return res;
   const sent = (await res.json()) as { records: number; job: WireJob };

@@ -8,6 +8,7 @@ import { secureHeaders } from 'hono/secure-headers';
 import { timing } from 'hono/timing';
 import { bootstrapRoutes, requireOperator } from './admin/bootstrap';
 import { backupRoutes } from './backup/routes';
+import { releaseRoutes } from './hold/routes';
 import { requireAdmin } from './admin/guard';
 import { adminJobRoutes, ownJobRoutes } from './admin/jobs';
 import { adminRoutes } from './admin/routes';
@@ -85,7 +86,8 @@ const TOKEN_MOUNTS: Mount[] = [
       .route('/bench', benchRoutes)
       .route('/health', adminHealthRoutes)
       .route('/observer', observerAdminRoutes)
-      .route('/review', reviewRoutes),
+      .route('/review', reviewRoutes)
+      .route('/release', releaseRoutes),
   },
   // The MCP transport parses the raw body itself: cap it here.
   { at: '/mcp', guards: [requireScope('read'), bodyCap()], routes: mcpRoutes },

@@ -8,6 +8,7 @@ import { teamDb } from '../db/shards';
 import { loadViewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { forgetRecord } from '../forget/service';
+import { heldItems, type HeldItem } from '../hold/routes';
 import { AppError } from '../lib/errors';
 import { REASON_MAX } from './service';
 
@@ -36,7 +37,7 @@ export interface QueueItem {
   last: { action: string; who: string | null; reason: string | null; at: string } | null;
 }
 
-export async function queueFor(env: CairnEnv, auth: AuthContext): Promise<{ flagged: QueueItem[]; superseded: QueueItem[] }> {
+export async function queueFor(env: CairnEnv, auth: AuthContext): Promise<{ flagged: QueueItem[]; superseded: QueueItem[]; held: HeldItem[] }> {
   const d = await teamDb(env, auth.teamId);
   const q = await reviewQueue(d, await loadViewer(d, auth), QUEUE_LIMIT);
   const reasons = await latestReasons(d, auth.teamId, [...q.flagged, ...q.superseded].map((r) => r.id));
@@ -48,7 +49,8 @@ export async function queueFor(env: CairnEnv, auth: AuthContext): Promise<{ flag
       last: last ? { action: last.action, who: last.who, reason: last.reason, at: new Date(last.at).toISOString() } : null,
     };
   };
-  return { flagged: q.flagged.map(item('flagged')), superseded: q.superseded.map(item('superseded')) };
+  // Held back as instruction-like (src/hold/): released by POST /api/admin/release.
+  return { flagged: q.flagged.map(item('flagged')), superseded: q.superseded.map(item('superseded')), held: await heldItems(d, auth.teamId, QUEUE_LIMIT) };
 }
 
 /** An admin's decision on one record (the route is under the admin guard). */

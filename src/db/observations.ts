@@ -4,6 +4,7 @@ import { and, eq, type SQL } from 'drizzle-orm';
 import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
+import { heldKindsOf } from './held';
 import type { ObservationContent } from './observation-content';
 import { observationFiles, observations, type NewObservation } from './schema';
 import { observationFileRows } from './sqlite';
@@ -32,8 +33,8 @@ export function redactObservation(o: ObservationContent, tally?: RedactionTally)
 }
 
 /**
- * The row for `o` at `place`: secrets redacted, JSON lists (stored as JSON text) and the CJK bigrams for FTS
- * derived here, nowhere else. `tally` counts the redactions by kind (for the audit log).
+ * The row for `o` at `place`: secrets redacted, JSON lists (stored as JSON text), the CJK bigrams for FTS and
+ * the hold-back's kinds (held.ts) derived here, nowhere else. `tally` counts the redactions by kind (for the audit log).
  */
 export function observationRow(place: ObservationPlace, raw: ObservationContent, tally?: RedactionTally): Omit<NewObservation, 'projectId' | 'sessionId'> & { projectId: number | SQL<number>; sessionId: number | SQL<number> } {
   const o = redactObservation(raw, tally);
@@ -43,6 +44,7 @@ export function observationRow(place: ObservationPlace, raw: ObservationContent,
     facts: JSON.stringify(o.facts), concepts: JSON.stringify(o.concepts),
     filesRead: JSON.stringify(o.filesRead), filesModified: JSON.stringify(o.filesModified),
     cjkTerms: cjkTerms(o.title, o.subtitle, o.narrative, ...o.facts, ...o.concepts),
+    heldKinds: heldKindsOf([o.title, o.subtitle, o.narrative, ...o.facts, ...o.concepts, ...o.filesRead, ...o.filesModified]),
   };
 }
 

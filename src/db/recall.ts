@@ -6,8 +6,11 @@ import { and, count, desc, eq, isNull, or } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import { devices, observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
 import { notPendingReview } from './corrections';
-import { byIds, inJsonList, jsonListIntersects } from './sqlite';
+import { byIds, inJsonList, jsonListIntersects, whileUnreleased } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, type Viewer } from './visibility';
+
+/** A row's held kinds while it is held (null once released or never held): the reader is its author or an admin. */
+const stillHeld = (t: typeof observations | typeof summaries) => whileUnreleased(t.heldKinds, t.releasedAt);
 
 /**
  * Newest observations of one project that pass the allow-lists: the type must be one of `types`, and a row
@@ -20,7 +23,7 @@ export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer,
       id: observations.id, createdAt: observations.createdAt, type: observations.type, title: observations.title,
       subtitle: observations.subtitle, narrative: observations.narrative, facts: observations.facts,
       discoveryTokens: observations.discoveryTokens, author: users.handle, device: devices.name,
-      gitBranch: observations.gitBranch, gitCommit: observations.gitCommit,
+      gitBranch: observations.gitBranch, gitCommit: observations.gitCommit, held: stillHeld(observations),
     })
     .from(observations)
     .innerJoin(users, eq(users.id, observations.authorUserId))
@@ -42,6 +45,7 @@ export async function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, pr
       id: summaries.id, createdAt: summaries.createdAt, request: summaries.request, investigated: summaries.investigated,
       learned: summaries.learned, completed: summaries.completed, nextSteps: summaries.nextSteps, author: users.handle,
       platform: sessions.platform, device: devices.name, gitBranch: sessions.gitBranch, gitCommit: sessions.gitCommit,
+      held: stillHeld(summaries),
     })
     .from(summaries)
     .innerJoin(users, eq(users.id, summaries.authorUserId))

@@ -103,10 +103,19 @@ export const prompts = sqliteTable('prompts', {
   embeddedAt: integer('embedded_at'),
   /** The author an import named when that was not the importer: provenance only, never the row's owner. */
   importedAuthor: text('imported_author'),
+  /**
+   * Why the text was held back (src/shared/instructions.ts kinds, comma-separated; null: never held). A held
+   * row is read only by its author and admins until `released_at` is set (src/db/visibility.ts).
+   */
+  heldKinds: text('held_kinds'),
+  releasedAt: integer('released_at'),
+  releasedBy: integer('released_by'),
 }, (t) => [
   unique().on(t.sessionId, t.promptNumber),
   index('idx_prompts_project').on(t.teamId, t.projectId, desc(t.createdAt)),
   index('idx_prompts_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL`),
+  // The review queue's held rows (src/hold/): few, so partial indexes on each table.
+  index('idx_prompts_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
 ]);
 
 export const observations = sqliteTable('observations', {
@@ -153,6 +162,13 @@ export const observations = sqliteTable('observations', {
   /** Branch and HEAD commit of the checkout when its events happened (null: unknown, neutral in the index). */
   gitBranch: text('git_branch'),
   gitCommit: text('git_commit'),
+  /**
+   * Why the text was held back (src/shared/instructions.ts kinds, comma-separated; null: never held). A held
+   * row is read only by its author and admins until `released_at` is set (src/db/visibility.ts).
+   */
+  heldKinds: text('held_kinds'),
+  releasedAt: integer('released_at'),
+  releasedBy: integer('released_by'),
 }, (t) => [
   unique().on(t.sessionId, t.contentHash),
   index('idx_obs_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
@@ -162,9 +178,10 @@ export const observations = sqliteTable('observations', {
   index('idx_obs_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
   // What the visibility rule and the search filters read, by id: a keyword search checks every FTS match (10k
   // rows for common words at 100k) against the rule, and this index answers that without reading the 1–2 KB rows.
-  index('idx_obs_readable').on(t.id, t.teamId, t.projectId, t.deletedAt, t.type, t.authorUserId, t.createdAt, t.sessionId),
+  index('idx_obs_readable').on(t.id, t.teamId, t.projectId, t.deletedAt, t.type, t.authorUserId, t.createdAt, t.sessionId, t.heldKinds, t.releasedAt),
   // The review queue's superseded records (src/corrections/review.ts): few rows, so a partial index.
   index('idx_obs_superseded').on(t.teamId, t.id).where(sql`superseded_by IS NOT NULL`),
+  index('idx_obs_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
 ]);
 
 export const observationFiles = sqliteTable('observation_files', {
@@ -210,11 +227,19 @@ export const summaries = sqliteTable('summaries', {
   embeddedAt: integer('embedded_at'),
   /** The author an import named when that was not the importer: provenance only, never the row's owner. */
   importedAuthor: text('imported_author'),
+  /**
+   * Why the text was held back (src/shared/instructions.ts kinds, comma-separated; null: never held). A held
+   * row is read only by its author and admins until `released_at` is set (src/db/visibility.ts).
+   */
+  heldKinds: text('held_kinds'),
+  releasedAt: integer('released_at'),
+  releasedBy: integer('released_by'),
 }, (t) => [
   unique().on(t.sessionId, t.contentHash),
   index('idx_summaries_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
   index('idx_summaries_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
   index('idx_summaries_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
+  index('idx_summaries_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
 ]);
 
 export const auditLog = sqliteTable('audit_log', {

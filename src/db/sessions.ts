@@ -3,6 +3,7 @@ import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
 import { db as dbOf, type Db } from './client';
+import { heldKindsOf } from './held';
 import { prompts, sessions, type Session } from './schema';
 import { maxOf, maxOfNullable, projectAtStoreTime, projectOrItsAlias } from './sqlite';
 import { visibleProjectIds, type ProjectViewer } from './visibility';
@@ -65,12 +66,13 @@ export type PromptRow = Pick<typeof prompts.$inferInsert, 'teamId' | 'promptNumb
 };
 
 /**
- * The one prompt INSERT, secrets redacted (src/shared/redact.ts; `tally` counts them by kind), idempotent per
+ * The one prompt INSERT, secrets redacted (src/shared/redact.ts; `tally` counts them by kind), instruction-like
+ * text held back from other members (held.ts), idempotent per
  * (session, prompt number). Batchable; add `.returning()` to learn if it was new.
  */
 export const insertPrompt = (d: Db, row: PromptRow, tally?: RedactionTally) => {
   const text = redact(row.text, tally);
-  return d.insert(prompts).values({ ...row, text, cjkTerms: cjkTerms(text) }).onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
+  return d.insert(prompts).values({ ...row, text, cjkTerms: cjkTerms(text), heldKinds: heldKindsOf([text]) }).onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
 };
 
 /** Stores a prompt (idempotent per session and number) and raises the session's prompt count. */

@@ -202,3 +202,6 @@ export function teamChunkDelete(table: string, teamId: number, limit: number): S
 /** The first `chars` characters of the first non-empty text among `cols` (a JSON list's first item for `listCol`). */
 export const prefixOfFirst = (chars: number, cols: AnyColumn[], listCol: AnyColumn): SQL<string | null> =>
   sql<string | null>`substr(coalesce(${sql.join(cols.map((c) => sql`nullif(${c}, '')`), sql`, `)}, json_extract(${listCol}, '$[0]')), 1, ${Math.trunc(chars)})`;
+
+/** `held` while `released` is NULL, else NULL: a row's held kinds for as long as it is held (src/db/held.ts). */
+export const whileUnreleased = (held: AnyColumn, released: AnyColumn): SQL<string | null> => sql<string | null>`CASE WHEN ${released} IS NULL THEN ${held} END`;

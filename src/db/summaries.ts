@@ -3,6 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
+import { heldKindsOf } from './held';
 import { summaries, type NewSummary } from './schema';
 
 export interface SummaryContent {
@@ -25,12 +26,15 @@ export function redactSummary(s: SummaryContent, tally?: RedactionTally): Summar
   };
 }
 
-/** The one summary INSERT, secrets redacted, idempotent per (session, content hash): answers the new id, or nothing. Batchable. */
+/** The one summary INSERT, secrets redacted, instruction-like text held (held.ts), idempotent per (session, content hash): answers the new id, or nothing. Batchable. */
 export const insertSummary = (d: Db, place: SummaryPlace, raw: SummaryContent, tally?: RedactionTally) => {
   const s = redactSummary(raw, tally);
   return d
     .insert(summaries)
-    .values({ ...place, ...s, cjkTerms: cjkTerms(s.request, s.investigated, s.learned, s.completed, s.nextSteps, s.notes) })
+    .values({
+      ...place, ...s, cjkTerms: cjkTerms(s.request, s.investigated, s.learned, s.completed, s.nextSteps, s.notes),
+      heldKinds: heldKindsOf([s.request, s.investigated, s.learned, s.completed, s.nextSteps, s.notes]),
+    })
     .onConflictDoNothing({ target: [summaries.sessionId, summaries.contentHash] })
     .returning({ id: summaries.id });
 };

@@ -2,7 +2,7 @@
 // read of projects, observations, summaries and prompts builds its WHERE from the functions below; nothing
 // else in the code base spells the rule out (test/worker/teams/isolation.test.ts proves each read route
 // goes through `canSeeProject`).
-import { and, eq, inArray, isNull, ne, notInArray, or, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, isNull, ne, notInArray, or, type SQL } from 'drizzle-orm';
 import { QueryBuilder, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { db } from './client';
 import type { Caller } from './caller';
@@ -17,18 +17,30 @@ export interface Viewer {
   teamId: number;
   userId: number;
   shareSensitive: boolean;
+  /**
+   * Reads rows held back as instruction-like (src/shared/instructions.ts) that others wrote: owners and admins
+   * acting with an admin-scoped token, who review and release them. Everyone reads their own held rows.
+   */
+  seesHeld: boolean;
 }
+
+/** What the rule needs to know about who is calling: their role and the token's scopes, when known. */
+export type ViewerAuth = Pick<Caller, 'teamId' | 'userId'> & { role?: string; scopes?: readonly string[] };
+
+/** Owners and admins with an admin-scoped token read what is held back, to review and release it. */
+export const seesHeld = (auth: Pick<ViewerAuth, 'role' | 'scopes'>): boolean =>
+  (auth.role === 'owner' || auth.role === 'admin') && (auth.scopes?.includes('admin') ?? false);
 
 /** The caller as the project rule needs them. */
 export type ProjectViewer = Pick<Viewer, 'teamId' | 'userId'>;
 
 /** The Viewer for settings the caller already loaded. */
-export function viewerOf(auth: Pick<Caller, 'teamId' | 'userId'>, settings: TeamSettings): Viewer {
-  return { teamId: auth.teamId, userId: auth.userId, shareSensitive: settings.share_sensitive === true };
+export function viewerOf(auth: ViewerAuth, settings: TeamSettings): Viewer {
+  return { teamId: auth.teamId, userId: auth.userId, shareSensitive: settings.share_sensitive === true, seesHeld: seesHeld(auth) };
 }
 
 /** Resolves the sensitive-sharing setting (read with the token); pass the Viewer to the builders below. */
-export async function loadViewer(d1: D1Database, auth: Pick<Caller, 'teamId' | 'userId' | 'settings'>): Promise<Viewer> {
+export async function loadViewer(d1: D1Database, auth: ViewerAuth & Pick<Caller, 'settings'>): Promise<Viewer> {
   return viewerOf(auth, await settingsFor(d1, auth));
 }
 
@@ -37,9 +49,10 @@ const qb = new QueryBuilder();
 // Parameters take the columns the rule reads, so aliases (`alias(observations, 'o')`) fit as well as tables.
 type Cols<K extends string> = Record<K, AnySQLiteColumn>;
 type ProjectCols = Cols<'teamId' | 'visibility' | 'ownerUserId'>;
-type ObservationCols = Cols<'teamId' | 'projectId' | 'deletedAt' | 'type' | 'authorUserId'>;
-type SummaryCols = Cols<'teamId' | 'projectId' | 'deletedAt'>;
-type PromptCols = Cols<'teamId' | 'projectId'>;
+type HeldCols = Cols<'authorUserId' | 'heldKinds' | 'releasedAt'>;
+type ObservationCols = Cols<'teamId' | 'projectId' | 'deletedAt' | 'type'> & HeldCols;
+type SummaryCols = Cols<'teamId' | 'projectId' | 'deletedAt'> & HeldCols;
+type PromptCols = Cols<'teamId' | 'projectId'> & HeldCols;
 
 let ruleUses = 0;
 /** How often the rule has been built in this isolate: the isolation suite checks every read route raises it. */
@@ -58,8 +71,20 @@ export function canSeeProject(v: ProjectViewer, p: ProjectCols = projects): SQL 
 export const visibleProjectIds = (v: ProjectViewer) => qb.select({ id: projects.id }).from(projects).where(canSeeProject(v));
 
 /**
- * Observations the viewer may read: their team, a visible project, not deleted, and `sensitive` rows only
- * when they wrote them (or the team shares them). `o` may be an alias of `observations`.
+ * The hold-back: a row whose text read as instructions to the agent when it was stored (`held_kinds` set) is
+ * read only by its author and by admins (`seesHeld`) until an admin releases it. Part of every rule below.
+ */
+export function notHeldFrom(v: Viewer, r: HeldCols): SQL | undefined {
+  return v.seesHeld ? undefined : or(isNull(r.heldKinds), isNotNull(r.releasedAt), eq(r.authorUserId, v.userId));
+}
+
+/** The same rule for a row already read (the export's filter): true when `v` may read it. */
+export const heldRowReadable = (v: Pick<Viewer, 'userId' | 'seesHeld'>, r: { authorUserId: number; heldKinds: string | null; releasedAt: number | null }): boolean =>
+  v.seesHeld || r.heldKinds === null || r.releasedAt !== null || r.authorUserId === v.userId;
+
+/**
+ * Observations the viewer may read: their team, a visible project, not deleted, `sensitive` rows only
+ * when they wrote them (or the team shares them), held rows only as `notHeldFrom` says. `o` may be an alias.
  */
 export function canReadObservation(v: Viewer, o: ObservationCols = observations): SQL {
   return and(
@@ -67,17 +92,18 @@ export function canReadObservation(v: Viewer, o: ObservationCols = observations)
     isNull(o.deletedAt),
     inArray(o.projectId, visibleProjectIds(v)),
     v.shareSensitive ? undefined : or(notInArray(o.type, [...SENSITIVE_TYPES]), eq(o.authorUserId, v.userId)),
+    notHeldFrom(v, o),
   )!;
 }
 
-/** Session summaries the viewer may read (team, visible project, not deleted). */
+/** Session summaries the viewer may read (team, visible project, not deleted, not held from them). */
 export function canReadSummary(v: Viewer, s: SummaryCols = summaries): SQL {
-  return and(eq(s.teamId, v.teamId), isNull(s.deletedAt), inArray(s.projectId, visibleProjectIds(v)))!;
+  return and(eq(s.teamId, v.teamId), isNull(s.deletedAt), inArray(s.projectId, visibleProjectIds(v)), notHeldFrom(v, s))!;
 }
 
-/** User prompts the viewer may read (team, visible project). Prompts have no soft delete. */
+/** User prompts the viewer may read (team, visible project, not held from them). Prompts have no soft delete. */
 export function canReadPrompt(v: Viewer, pm: PromptCols = prompts): SQL {
-  return and(eq(pm.teamId, v.teamId), inArray(pm.projectId, visibleProjectIds(v)))!;
+  return and(eq(pm.teamId, v.teamId), inArray(pm.projectId, visibleProjectIds(v)), notHeldFrom(v, pm))!;
 }
 
 /**

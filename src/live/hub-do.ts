@@ -5,6 +5,7 @@ import type { CairnEnv } from '../env';
 import { loadItemsByIds, type FeedItem } from '../feed/feed';
 import { sseComment, sseEvent } from './sse';
 import { teamDb } from '../db/shards';
+import { viewerOf } from '../db/visibility';
 
 /**
  * What the store tells the hub. Only kind, projectId and id are needed: the hub re-reads the row with each
@@ -82,7 +83,8 @@ export class HubDO extends DurableObject<CairnEnv> {
     for (const [id, s] of this.#subs) byUser.set(s.userId, [...(byUser.get(s.userId) ?? []), id]);
     let sent = 0;
     for (const [userId, subIds] of byUser) {
-      const viewer = { teamId, userId, shareSensitive: settings.share_sensitive === true };
+      // No role is known here, so held rows reach only their author's stream (admins see them on the next read).
+      const viewer = viewerOf({ teamId, userId }, settings);
       const items = await loadItemsByIds(d, viewer, obsIds, sumIds);
       for (const subId of subIds) {
         const s = this.#subs.get(subId);

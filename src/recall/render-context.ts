@@ -26,6 +26,8 @@ export interface ContextObservation {
   gitCommit?: string | null;
   /** Set by the ranking (branches.ts) when it comes from a branch that never merged here: shown as `⎇name`. */
   branchMark?: string | null;
+  /** Held kinds while held back from other members (src/db/held.ts); only its author and admins are shown it. */
+  held?: string | null;
 }
 
 export interface ContextSummary {
@@ -44,7 +46,15 @@ export interface ContextSummary {
   gitBranch?: string | null;
   gitCommit?: string | null;
   branchMark?: string | null;
+  held?: string | null;
 }
+
+/** ` [held: command,directive]` on a row held back from other members; nothing otherwise. */
+export const heldMark = (held: string | null | undefined): string => (held ? ` [held: ${held.replace(/[^a-z,]/g, '')}]` : '');
+
+/** Said once under the rows when any is held: why, who sees it, how it is released. */
+export const HELD_NOTE =
+  'Held: [held: …] rows read as instructions to an agent (kinds after the colon); only their author and admins see them until an admin releases them (cairn admin release <id>).';
 
 /** ` [codex]` for a session recorded from another agent; nothing for Claude Code (the usual case costs no tokens). */
 const platformTag = (platform: string | undefined): string => (platform && platform !== 'claude-code' ? ` [${safeLine(platform, 30)}]` : '');
@@ -189,13 +199,13 @@ export function renderContext(input: ContextInput): string {
     const shown = clock === lastClock ? SAME_TIME : clock;
     lastClock = clock;
     if (row.kind === 'sum') {
-      out.push(`S${row.s.id} ${shown} ${safeLine(row.s.request, row.s.branchMark ? UNMERGED_TITLE_MAX : REQUEST_MAX, 'session')}${platformTag(row.s.platform)}${branchTag(row.s.branchMark)}${by(input.viewer, row.s.author, row.s.device)}`);
+      out.push(`S${row.s.id} ${shown} ${safeLine(row.s.request, row.s.branchMark ? UNMERGED_TITLE_MAX : REQUEST_MAX, 'session')}${platformTag(row.s.platform)}${branchTag(row.s.branchMark)}${heldMark(row.s.held)}${by(input.viewer, row.s.author, row.s.device)}`);
       if (row.s === latest) out.push(...summaryFields(row.s));
       continue;
     }
     const o = row.o;
     const title = safeLine(o.title, o.branchMark ? UNMERGED_TITLE_MAX : TITLE_MAX, 'Untitled');
-    const who = `${branchTag(o.branchMark)}${by(input.viewer, o.author, o.device)}`;
+    const who = `${branchTag(o.branchMark)}${heldMark(o.held)}${by(input.viewer, o.author, o.device)}`;
     if (row.full) {
       out.push(`**${o.id}** ${shown} ${iconFor(mode, o.type)} **${title}**${who}`);
       // Indented: a body line can never pass for a row, a day or the frame's own lines.
@@ -206,6 +216,7 @@ export function renderContext(input: ContextInput): string {
     }
   }
 
+  if (observations.some((o) => o.held) || summaries.some((s) => s.held)) out.push(HELD_NOTE);
   out.push('Tools: get_observations([ids]) · timeline(anchor=id) · search(query)', CONTEXT_CLOSE);
   return out.join('\n');
 }

@@ -4,6 +4,7 @@ import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
 import { exportPage, projectRow, teamUsers, type ExportedTable } from '../db/transfer';
 import { visibleProjectIds } from '../db/forget';
+import { heldRowReadable, seesHeld } from '../db/visibility';
 import { AppError } from '../lib/errors';
 import { jsonList } from '../lib/json-list';
 import type { ExportRecord } from './records';
@@ -29,12 +30,15 @@ export async function exportProjects(db: D1Database, auth: AuthContext, projectK
 
 /**
  * Whether a row goes into the export. A member's export leaves out others' sensitive observations (as they
- * are only shown to their author); a team moving between databases takes everything (src/db/move.ts).
+ * are only shown to their author) and rows held back from them (visibility.ts, `heldRowReadable`); a team
+ * moving between databases takes everything (src/db/move.ts).
  */
-export type ExportFilter = (o: { type: string; authorUserId: number }) => boolean;
+export type ExportFilter = (o: { type?: string; authorUserId: number; heldKinds: string | null; releasedAt: number | null }) => boolean;
 
-export const readerFilter = (auth: Pick<AuthContext, 'userId' | 'settings'>): ExportFilter => (o) =>
-  o.type !== 'sensitive' || o.authorUserId === auth.userId || auth.settings?.share_sensitive === true;
+export const readerFilter = (auth: Pick<AuthContext, 'userId' | 'settings' | 'role' | 'scopes'>): ExportFilter => {
+  const v = { userId: auth.userId, seesHeld: seesHeld(auth) };
+  return (o) => (o.type !== 'sensitive' || o.authorUserId === auth.userId || auth.settings?.share_sensitive === true) && heldRowReadable(v, o);
+};
 
 type ProjectRow = NonNullable<Awaited<ReturnType<typeof projectRow>>>;
 type Row<K extends ExportedTable> = Awaited<ReturnType<typeof exportPage<K>>>[number];
@@ -87,9 +91,9 @@ export async function* exportRecords(db: D1Database, t: number, projectIds: numb
       keys.set(s.id, s.sessionKey);
       yield toRecord.session(s, p, who);
     }
-    for await (const r of paged((a) => exportPage(db, 'prompts', t, projectId, a))) yield toRecord.prompt(r, keyOf, who);
+    for await (const r of paged((a) => exportPage(db, 'prompts', t, projectId, a))) if (keep(r)) yield toRecord.prompt(r, keyOf, who);
     for await (const o of paged((a) => exportPage(db, 'observations', t, projectId, a))) if (keep(o)) yield toRecord.observation(o, keyOf, who);
-    for await (const s of paged((a) => exportPage(db, 'summaries', t, projectId, a))) yield toRecord.summary(s, keyOf, who);
+    for await (const s of paged((a) => exportPage(db, 'summaries', t, projectId, a))) if (keep(s)) yield toRecord.summary(s, keyOf, who);
   }
 }
 

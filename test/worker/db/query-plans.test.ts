@@ -68,7 +68,7 @@ const WALKS_A_TEAM = /(SCAN|SEARCH) (observations|summaries|prompts|observation_
 const SCANS_A_TABLE = /\bSCAN (observations|summaries|prompts|observation_files|o|s|pm)\b(?! VIRTUAL)/;
 const MEMORY_TABLE = /\b(observations|summaries|prompts|observation_files)\b/i;
 
-const viewer: Viewer = { teamId: 987_001, userId: 987_002, shareSensitive: false };
+const viewer: Viewer = { teamId: 987_001, userId: 987_002, shareSensitive: false, seesHeld: false };
 const ids = [11, 12, 13, 14, 15, 16, 17];
 
 async function expectLookedUpById(work: (d1: D1Database) => Promise<unknown>): Promise<void> {

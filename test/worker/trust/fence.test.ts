@@ -1,6 +1,7 @@
-// The fence on the real stack: member A stores the issue's three hostile memories through MCP `remember`; what
-// member B is shown (the SessionStart index, prompt and file context, MCP answers) keeps its frame whole, says
-// first that it is data, and names A and A's device beside each line.
+// The fence on the real stack: member A stores the issue's three hostile memories through MCP `remember`; they are
+// held back (hold-back.test.ts), and once an admin releases them what member B is shown (the SessionStart index,
+// prompt and file context, MCP answers) keeps its frame whole, says first that it is data, and names A and A's
+// device beside each line.
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { expectFrameHolds, HOSTILE } from './hostile';
@@ -9,6 +10,7 @@ import { callTool, connect, deferredWork, textOf } from './mcp-client';
 async function teamWithHostileMemories(): Promise<{ a: TestIdentity; b: TestIdentity; key: string; ids: number[] }> {
   const a = await newIdentity({ role: 'member' });
   const b = await newIdentity({ team: a.team, role: 'member' });
+  const admin = await newIdentity({ team: a.team, role: 'admin' });
   const key = `github.com/acme/${fresh('fence')}`;
   const client = await connect(a.token);
   const ids: number[] = [];
@@ -19,6 +21,8 @@ async function teamWithHostileMemories(): Promise<{ a: TestIdentity; b: TestIden
   }
   await client.close();
   await deferredWork();
+  // Held as instruction-like; released, they must still be harmless data inside the frame.
+  expect((await call('/api/admin/release', { token: admin.token, json: { ids } })).status).toBe(200);
   return { a, b, key, ids };
 }
 

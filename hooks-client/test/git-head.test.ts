@@ -126,6 +126,13 @@ describe('the history sent at SessionStart', () => {
     expect(view!.history[0]).toBe(git(r.dir, 'rev-parse', 'HEAD').slice(0, 12));
   });
 
+  it('runs no git when the hook has no time left for it (a timeout of 0 would mean none)', async () => {
+    const r = repo();
+    const c1 = r.commit('one');
+    expect(await readGitView(r.dir, 0)).toEqual({ branch: 'main', head: c1, trunk: 'main', history: [] });
+    expect(await readGitView(r.dir, -5)).toEqual({ branch: 'main', head: c1, trunk: 'main', history: [] });
+  });
+
   it('leaves the history empty when git cannot run, keeping branch and head', async () => {
     const r = repo();
     const c1 = r.commit('one');

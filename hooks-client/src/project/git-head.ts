@@ -89,7 +89,8 @@ export async function readGitView(cwd: string, timeoutMs = HISTORY_TIMEOUT_MS): 
   if (!repo || !head) return null;
   const trunk = trunkOf(repo);
   const starts = [...new Set([head.commit, trunk?.commit].filter((c): c is string => !!c))];
-  const history = starts.length ? await revList(repo.root, starts, timeoutMs) : [];
+  // No time left means no git at all: execFile reads a timeout of 0 as none.
+  const history = starts.length && timeoutMs >= 1 ? await revList(repo.root, starts, Math.floor(timeoutMs)) : [];
   return { branch: head.branch, head: head.commit, trunk: trunk?.name ?? null, history };
 }
 

@@ -1,6 +1,6 @@
 // Every hook event through run(argv, io), with payloads in Claude Code's documented shapes, against a fake API.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BUDGET_MS } from '../src/hook/context';
@@ -304,12 +304,38 @@ describe('stop and session-end', () => {
 
     const sent = server.requests.filter((r) => r.method === 'POST').flatMap((r) => (r.path === '/api/events/batch' ? (r.json!.events as Array<Record<string, unknown>>) : [{ kind: r.path.split('/').pop(), ...r.json }]));
     const ofSession = sent.filter((e) => e.session_id === sid);
-    expect(ofSession.map((e) => e.tool_use_id ?? e.last_assistant_message)).toEqual(['tu-1', 'tu-1', 'tu-2', 'Printed it.']);
-    // The repeat carries the live event's id (the server keeps one); every event names the current prompt.
-    expect(ofSession[1]!.event_id).toBe(live);
+    // tu-1 was spooled by its own hook, so Stop does not send it again; every event names the current prompt.
+    expect(ofSession.map((e) => e.tool_use_id ?? e.last_assistant_message)).toEqual(['tu-1', 'tu-2', 'Printed it.']);
     expect(ofSession.every((e) => e.prompt_id === 'pid-now')).toBe(true);
-    expect(JSON.stringify(ofSession[2]!.tool_input)).toContain('echo last');
+    expect(JSON.stringify(ofSession[1]!.tool_input)).toContain('echo last');
     expect([...server.stored.values()].filter((e) => e.session_id === sid && e.tool_use_id)).toHaveLength(2);
+    // Without this machine's note of it (another machine's hook, a note that failed) the repeat carries the live
+    // event's id, so the server keeps one.
+    rmSync(join(env.HOME!, '.local', 'state', 'cairn', 'seen'), { recursive: true, force: true });
+    const before = server.requests.length;
+    await hook('stop', { session_id: sid, prompt_id: 'pid-now', last_assistant_message: 'Printed it.', transcript_path: transcript }, env);
+    const again = server.requests.slice(before).filter((r) => r.method === 'POST').flatMap((r) => (r.path === '/api/events/batch' ? (r.json!.events as Array<Record<string, unknown>>) : [r.json!]));
+    expect(again.find((e) => e.tool_use_id === 'tu-1')!.event_id).toBe(live);
+    expect([...server.stored.values()].filter((e) => e.session_id === sid && e.tool_use_id)).toHaveLength(2);
+  });
+
+  it('sends every tool call of a long prompt whose PostToolUse hooks never arrived (no sender for the HTTP hook), and none twice', async () => {
+    const env = machine(server.url).env;
+    const dir = tempDir();
+    const sid = `sess-long-${Date.now()}`;
+    const transcript = join(dir, 't.jsonl');
+    const lines: unknown[] = [{ type: 'user', sessionId: sid, message: { role: 'user', content: 'run all the checks' }, promptId: 'p-long' }];
+    for (let i = 0; i < 30; i++) {
+      lines.push({ type: 'assistant', sessionId: sid, message: { role: 'assistant', content: [{ type: 'tool_use', id: `tl-${i}`, name: 'Bash', input: { command: `echo check-${i}` } }] } });
+      lines.push({ type: 'user', sessionId: sid, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `tl-${i}`, content: `check-${i} ok` }] } });
+    }
+    lines.push({ type: 'assistant', sessionId: sid, message: { role: 'assistant', content: [{ type: 'text', text: 'All 30 checks pass.' }] } });
+    writeFileSync(transcript, lines.map((l) => JSON.stringify(l)).join('\n'));
+    // Only the first five calls' hooks got through.
+    for (let i = 0; i < 5; i++) await hook('post-tool-use', { session_id: sid, prompt_id: 'p-long', tool_name: 'Bash', tool_input: { command: `echo check-${i}` }, tool_response: `check-${i} ok`, tool_use_id: `tl-${i}` }, env);
+    await hook('stop', { session_id: sid, prompt_id: 'p-long', last_assistant_message: 'All 30 checks pass.', transcript_path: transcript }, env);
+    const sent = server.requests.filter((r) => r.method === 'POST').flatMap((r) => (r.path === '/api/events/batch' ? (r.json!.events as Array<Record<string, unknown>>) : [r.json ?? {}])).filter((e) => e.session_id === sid && e.tool_use_id);
+    expect(sent.map((e) => e.tool_use_id)).toEqual(Array.from({ length: 30 }, (_, i) => `tl-${i}`));
   });
 
   it('sends nothing for a re-entered stop, a subagent stop, or a wholly private message', async () => {

@@ -12,6 +12,7 @@ import { inject, makeEvent, type HookContext, type HookOutput } from './context'
 import { duringPrivatePrompt, notePrompt } from './prompt-log';
 import { localTimeZone } from './recall';
 import { bumpSessionFact, readPauses, resumedAt } from '../status/local';
+import { noteSeenCall, seenCalls } from './seen-calls';
 
 const MIN_PROMPT_FOR_RECALL = 20;
 
@@ -71,7 +72,7 @@ async function recordToolCall(ctx: HookContext, response: unknown): Promise<null
   if (input.toolUseId) fields.tool_use_id = input.toolUseId;
   if (input.agentId) fields.agent_id = input.agentId;
   if (input.agentType) fields.agent_type = input.agentType;
-  await record(ctx, makeEvent(ctx, 'observation', fields, input.toolUseId));
+  if (await record(ctx, makeEvent(ctx, 'observation', fields, input.toolUseId))) noteSeenCall(ctx.paths.stateDir, input.sessionId, input.toolUseId);
   return null;
 }
 
@@ -79,14 +80,18 @@ async function recordToolCall(ctx: HookContext, response: unknown): Promise<null
 const isPrivateTurn = (ctx: HookContext, at: number) => duringPrivatePrompt(ctx.paths.stateDir, ctx.input.sessionId, ctx.input.promptId, at);
 
 /** Spool (drained from the inbox: the sender sends it) or spool and send now; never an event of a private prompt. */
-async function record(ctx: HookContext, event: SpooledEvent): Promise<void> {
-  if (isPrivateTurn(ctx, ctx.io.now())) return;
+async function record(ctx: HookContext, event: SpooledEvent): Promise<boolean> {
+  if (isPrivateTurn(ctx, ctx.io.now())) return false;
   if (ctx.spoolOnly) ctx.delivery.spool.append(event);
   else await deliver(ctx.delivery, event, ctx.deadline);
+  return true;
 }
 
-/** Tool calls of one prompt re-sent by Stop at most (the ones at risk are the last few before an exit). */
-const MAX_BACKFILL = 20;
+/**
+ * Tool calls of one prompt Stop spools at most. Those already spooled by PostToolUse are skipped (seen-calls.ts),
+ * so the bound matters only when no hook got through (the HTTP hook with no sender running): a whole prompt.
+ */
+const MAX_BACKFILL = 200;
 const TRANSCRIPT_TAIL_BYTES = 2_000_000;
 
 /**
@@ -100,7 +105,9 @@ function spoolPromptToolCalls(ctx: HookContext, transcript: string): void {
   if (!sessionId || ctx.platform !== 'claude-code' || isPrivateTurn(ctx, ctx.io.now())) return;
   // Calls made before a resume in this prompt were made while paused: never backfilled.
   const resumed = resumedAt(readPauses(ctx.paths.stateDir), sessionId, ctx.input.cwd);
-  for (const e of lastPromptToolCalls(transcript, sessionId).slice(-MAX_BACKFILL)) {
+  const seen = seenCalls(ctx.paths.stateDir, sessionId);
+  const calls = lastPromptToolCalls(transcript, sessionId).filter((e) => !(typeof e.fields.tool_use_id === 'string' && seen.has(e.fields.tool_use_id)));
+  for (const e of calls.slice(-MAX_BACKFILL)) {
     if (resumed && !(Date.parse(e.occurredAt) > resumed)) continue;
     const name = typeof e.fields.tool_name === 'string' ? e.fields.tool_name : '';
     const useId = typeof e.fields.tool_use_id === 'string' ? e.fields.tool_use_id : null;

@@ -76,8 +76,11 @@ export async function openHookDoor(stateDir: string, port: number, arrived: () =
       },
     );
   });
-  // Claude Code keeps its connection alive between tool calls; an idle one must not keep the sender from leaving.
-  server.keepAliveTimeout = 5_000;
+  // Claude Code keeps its connection alive between tool calls. A server that closes an idle connection first
+  // races the client's next POST on it ("other side closed": that call's hook fails), so the client should be
+  // the one to close: idle connections are kept a minute, and closed at once when the sender leaves.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   const bound = await new Promise<boolean>((resolve) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
       log(`no HTTP hook door on 127.0.0.1:${port} (${e.code ?? e.message}); hooks fall back to Stop's transcript reconciliation`);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { loadConfig, pathsFor } from '../config';
 import { drainInbox, inboxDir, inboxEntries } from '../hook/drain';
 import { prunePromptLogs } from '../hook/prompt-log';
+import { pruneSeenCalls } from '../hook/seen-calls';
 import { SENDER_HEARTBEAT_MS, SENDER_LOG } from '../inbox/entry';
 import type { Io } from '../io';
 import { replay } from '../spool/deliver';
@@ -57,6 +58,7 @@ export async function sender(args: string[], io: Io): Promise<number> {
   const idleFor = () => setIdle ?? (doorUsed ? DOOR_IDLE_MS : DEFAULT_IDLE_MS);
   log(`started (pid ${process.pid}, ${door ? `hooks on 127.0.0.1:${door.port}, ` : ''}leaves after ${idleFor()} ms idle${door && !setIdle ? `, ${DOOR_IDLE_MS} once a hook came through the door` : ''})`);
   prunePromptLogs(paths.stateDir, io.now());
+  pruneSeenCalls(paths.stateDir, io.now());
   let stopping = false;
   const stop = (why: string) => {
     if (stopping) return;

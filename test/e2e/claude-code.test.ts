@@ -1,7 +1,7 @@
 // The real Claude Code CLI, headless (`claude -p`), with cairn installed by `cairn install`, against
 // `wrangler dev` (real D1, Durable Objects, observer through the real Anthropic SDK to a fake on 127.0.0.1)
 // and a scripted agent model on 127.0.0.1. Nothing leaves the machine.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
@@ -195,6 +195,38 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
       expect(v.observations.length).toBeGreaterThanOrEqual(1);
       expect(v.summaries.length).toBeGreaterThanOrEqual(1);
     }
+  });
+
+  it('delivers PostToolUse through the HTTP hook while the sender runs, and through Stop’s transcript reconciliation while it is stopped: nothing lost either way', async () => {
+    const state = join(m.home, '.local', 'state', 'cairn');
+    const settings = JSON.parse(readFileSync(join(m.home, '.claude', 'settings.json'), 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ type: string }> }>> };
+    expect(settings.hooks.PostToolUse!.flatMap((g) => g.hooks.map((h) => h.type))).toEqual(['http']);
+    /** The hook failures Claude Code wrote into the session's transcript (a refused POST is one, per call). */
+    const hookErrors = (sessionId: string) => {
+      const files = readdirSync(join(m.home, '.claude', 'projects'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith(`${sessionId}.jsonl`));
+      return files.flatMap((f) => readFileSync(join(m.home, '.claude', 'projects', f), 'utf8').split('\n').filter((l) => l.includes('hook_non_blocking_error')));
+    };
+    const run = async (id: string, env: Record<string, string>) => {
+      const markers = [1, 2, 3].map((i) => `${id}-marker-${i}`);
+      model.script(id, [...markers.map((x) => [{ type: 'tool_use' as const, name: 'Bash', input: { command: `echo ${x}`, description: `Print ${x}` } }]), [{ type: 'text', text: 'Printed all three.' }]]);
+      const r = await claudePrint({ ...m, env }, `SCENARIO:${id} print three markers`, ['Bash']);
+      expect(r.code, r.stderr).toBe(0);
+      await allDelivered();
+      const v = await stored(r.sessionId, 3);
+      const titles = JSON.stringify(v.observations.map((o) => o.title));
+      for (const x of markers) expect(titles).toContain(x);
+      return r.sessionId;
+    };
+    // Running (SessionStart made sure of it): every POST answered, no hook error in the transcript.
+    const open = await run('e2e-door-open', m.env);
+    expect(readFileSync(join(state, 'sender.log'), 'utf8')).toMatch(/hooks on 127\.0\.0\.1:\d+/);
+    expect(hookErrors(open)).toEqual([]);
+    // Stopped, and kept stopped for this session (CAIRN_SENDER=off: no hook starts one): each POST is refused,
+    // Claude Code goes on, and Stop sends the three calls from the transcript.
+    await cairn(m, ['sender', '--stop']);
+    await waitFor('the sender to leave', async () => (existsSync(join(state, 'sender.lock')) ? null : true), 30_000);
+    const closed = await run('e2e-door-closed', { ...m.env, CAIRN_SENDER: 'off' });
+    expect(hookErrors(closed).filter((l) => l.includes('ECONNREFUSED'))).toHaveLength(3);
   });
 
   it('stores an interactive session (under tmux) and gives it the memory in <cairn-context>', async () => {

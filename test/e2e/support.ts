@@ -57,6 +57,10 @@ export function newMachine(modelUrl: string): Machine {
     DISABLE_AUTOUPDATER: '1',
     DISABLE_TELEMETRY: '1',
     DISABLE_ERROR_REPORTING: '1',
+    // Each machine's sender gets its own HTTP hook door (the default port is per user, and every test machine
+    // here is the same user); it leaves 60 s after its last work, so no test leaves one behind for long.
+    CAIRN_SENDER_PORT: String(42_000 + Math.floor(Math.random() * 18_000)),
+    CAIRN_SENDER_IDLE_MS: '60000',
   };
   return { home, repo, env };
 }

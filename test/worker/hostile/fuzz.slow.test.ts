@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import app from '../../../src/app';
 import { ADMIN_SECRET, call, fresh, newIdentity } from '../support/http';
+import * as transfer from './transfer-fuzz';
 
 const SEED = Number((globalThis as { process?: { env?: Record<string, string> } }).process?.env?.FUZZ_SEED ?? 20261201);
 const PER_ROUTE = 10;
@@ -196,5 +197,29 @@ describe('fuzzing every route and MCP tool', () => {
     if (failures.length) console.error(`fuzz seed ${SEED}: ${failures.length} of ${sent} requests failed`, failures.slice(0, 20));
     expect(failures, `seed ${SEED}`).toEqual([]);
     expect(sent).toBeGreaterThanOrEqual(ROUTES.length * MIN_ROUNDS + MIN_MCP_CALLS);
+  });
+});
+
+// Import, move and export (issue 27): the long run of the transfer fuzz (transfer-fuzz.ts), rounds until its own
+// deadline; the fast tier runs a few dozen cases of the same (transfer-fuzz.test.ts).
+describe('fuzzing import, move and export at length', () => {
+  it('answers hundreds of mutated import parts, export parameters and move requests under 500 with stable codes, and harms nothing stored', { timeout: 900_000 }, async () => {
+    const r = transfer.rngFrom(SEED + 1);
+    const w = await transfer.makeWorld();
+    const before = await transfer.protectedRows(w);
+    const failures: transfer.Failure[] = [];
+    const where = { shard: 'DB' as 'DB' | 'DB_1' };
+    const started = Date.now();
+    let rounds = 0;
+    // Small rounds (each with a whole move): at least three whatever the load, more while the deadline allows.
+    for (; rounds < 3 || (rounds < 12 && Date.now() - started < DEADLINE_MS * 3); rounds++) {
+      await transfer.importRounds(r, w, 25, failures);
+      await transfer.exportRounds(r, w, 8, failures);
+      await transfer.moveRounds(r, w, 8, failures, where);
+    }
+    if (failures.length) console.error(`transfer fuzz seed ${SEED + 1}: ${failures.length} failures in ${rounds} rounds`, failures.slice(0, 20));
+    expect(failures, `seed ${SEED + 1}`).toEqual([]);
+    expect(await transfer.invariantBreaks(w)).toEqual([]);
+    expect(await transfer.protectedRows(w)).toEqual(before);
   });
 });

@@ -5,7 +5,7 @@
 // it done. Import matches rows by key and content hash, so a slice run twice (a restart) adds nothing, and so does a
 // second restore of the same backup. When the last part is in, the embed job gives the new rows their vectors.
 import * as z from 'zod';
-import { teamDbs } from '../db/shards';
+import { jobTeamWrite } from '../slots/enter-write';
 import type { JobProgress } from '#shared/jobs';
 import { JobFailure, type JobKind } from '../jobs/types';
 import { importPart, MAX_IMPORT_LINES, numbered, type ImportCounts } from '../transfer/import';
@@ -49,6 +49,11 @@ export const restoreJob: JobKind<RestoreParams, RestoreCursor> = {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'A restore runs for one team.');
     const bucket = ctx.env.BACKUPS;
     if (!bucket) throw new JobFailure('backups_off', 'No R2 bucket is bound as BACKUPS on this server.');
+    // Through the team's write gate: while the team moves, the restore waits (it would write on the database
+    // the team is leaving, behind the move's copy).
+    ctx.subrequest();
+    const pass = await jobTeamWrite(ctx.env, ctx.teamId, ctx.now);
+    if ('waitMs' in pass) return { cursor: start, done: false, progress: progress(start), waitMs: pass.waitMs };
     const c: RestoreCursor = { ...start, imported: { ...start.imported } };
     if (c.parts === null) {
       ctx.subrequest();
@@ -57,7 +62,7 @@ export const restoreJob: JobKind<RestoreParams, RestoreCursor> = {
       c.parts = m.parts;
       c.records = Object.values(m.records).reduce((a, n) => a + n, 0);
     }
-    const h = await teamDbs(ctx.env, ctx.teamId);
+    const h = pass.dbs;
     // Two statements a record at most (a row and its file rows), within the step's budget.
     const slice = Math.max(1, Math.min(MAX_IMPORT_LINES, Math.floor((ctx.budget.statements - PLAN_STATEMENTS) / 2)));
     while (c.part <= c.parts) {

@@ -1,6 +1,6 @@
 // The D1 side of moving a team between shards (src/transfer/move.ts runs the move): the rows the NDJSON export
 // does not carry (audit log, observer usage, project aliases), and emptying the old shard of the team.
-import { and, eq, gt, max } from 'drizzle-orm';
+import { and, eq, gt, max, or } from 'drizzle-orm';
 import { inJsonList, teamChunkDelete } from './sqlite';
 import { insertAudit } from './audit';
 import { runBatch } from './batch';
@@ -183,4 +183,16 @@ export async function copyExtrasPage(from: D1Database, to: D1Database, teamId: n
     return { part: 3, after: 0 };
   }
   return c;
+}
+
+/**
+ * The project a job asked for before a move may have gone on: its id where the team is now. `id` if it still
+ * names the project `key` on `d1`, else the project of that key there (a move gives rows new ids), else null.
+ */
+export async function projectIdAfterMove(d1: D1Database, teamId: number, id: number, key: string): Promise<number | null> {
+  const rows = await db(d1)
+    .select({ id: projects.id, key: projects.key })
+    .from(projects)
+    .where(and(eq(projects.teamId, teamId), or(eq(projects.id, id), eq(projects.key, key))));
+  return (rows.find((r) => r.id === id && r.key === key) ?? rows.find((r) => r.key === key))?.id ?? null;
 }

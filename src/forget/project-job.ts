@@ -6,7 +6,8 @@
 // for an FTS upkeep cycle. Every unit deletes by id, so a step run again after a restart repeats nothing.
 import * as z from 'zod';
 import { deleteProject, deleteRecordChunk, PROJECT_CHUNK, projectRecordIds, projectSessionsAfter, type ForgetCounts, type RecordKind } from '../db/forget';
-import { teamDb } from '../db/shards';
+import { projectIdAfterMove } from '../db/move';
+import { jobTeamWrite } from '../slots/enter-write';
 import { JobFailure, type JobKind } from '../jobs/types';
 import type { JobProgress } from '#shared/jobs';
 import { requestFtsUpkeep } from '../search/fts-upkeep';
@@ -53,10 +54,19 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
     const cursor: Cursor = { k: 0, afterSession: 0, counts: { observations: 0, summaries: 0, prompts: 0, sessions: 0 } };
     return { cursor, progress: progress(p, cursor) };
   },
-  async step(ctx, p, start) {
+  async step(ctx, asked, start) {
+    let p = asked;
     if (ctx.teamId === null) throw new JobFailure('team_required', 'A project belongs to a team.');
     const teamId = ctx.teamId;
-    const d = await teamDb(ctx.env, teamId);
+    // Through the team's write gate: while the team moves, the step waits (the lane runs the move meanwhile);
+    // after a move the project has a new id where the team now lives, found by its key.
+    ctx.subrequest();
+    const pass = await jobTeamWrite(ctx.env, teamId, ctx.now);
+    if ('waitMs' in pass) return { cursor: start, done: false, progress: progress(p, start), waitMs: pass.waitMs };
+    const d = pass.dbs.team;
+    const projectId = await projectIdAfterMove(d, teamId, p.projectId, p.key);
+    if (projectId === null) return { cursor: start, done: true, progress: { ...progress(p, start), phase: 'done' }, result: { forgotten: `project:${p.key}`, counts: { ...start.counts } } };
+    p = { ...p, projectId };
     const adapters = getVectorAdapters(ctx.env);
     const c: Cursor = { ...start, counts: { ...start.counts } };
     for (;;) {

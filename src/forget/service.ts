@@ -32,7 +32,9 @@ import { startJob, wireJob } from '../jobs/start';
 import type { WireJob } from '#shared/jobs';
 import { forgetProjectJob } from './project-job';
 import { sessionStub } from '../session/session-do';
-import { teamDb } from '../db/shards';
+// Every forget passes the team's write gate: refused with 503 team_moving while the team moves (a forget the
+// move had copied already would come back on the new database).
+import { writableTeamDb } from '../slots/enter-write';
 
 /** `12`, `#12` or `O12` name an observation; `S12` a summary; `P12` a prompt (as search shows them). */
 export function parseRecordRef(ref: string | number): { kind: RecordKind; id: number } | null {
@@ -85,7 +87,7 @@ const FINDERS: Record<RecordKind, (db: D1Database, teamId: number, id: number) =
 const NAMES: Record<RecordKind, string> = { observation: 'observation', summary: 'summary', prompt: 'prompt' };
 
 export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: RecordKind, id: number, now: number): Promise<Forgotten> {
-  const d = await teamDb(env, auth.teamId);
+  const d = await writableTeamDb(env, auth.teamId);
   const viewer = viewerOf(auth, await settingsFor(d, auth));
   const row = (await canSee(d, viewer, kind, id)) ? await FINDERS[kind](d, auth.teamId, id) : null;
   const label = `${NAMES[kind]} ${kind === 'observation' ? '#' : kind === 'summary' ? 'S' : 'P'}${id}`;
@@ -104,7 +106,7 @@ export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: Recor
 }
 
 export async function forgetSession(env: CairnEnv, auth: AuthContext, sessionKey: string, now: number): Promise<Forgotten> {
-  const d = await teamDb(env, auth.teamId);
+  const d = await writableTeamDb(env, auth.teamId);
   const session = await findSession(d, auth.teamId, sessionKey);
   const visible = session ? await projectVisible(d, auth.teamId, auth.userId, session.projectId) : false;
   if (!session || !visible) throw new AppError(404, 'not_found', 'No such session.');
@@ -127,7 +129,7 @@ export async function forgetSession(env: CairnEnv, auth: AuthContext, sessionKey
  * the deletion happens when the request repeats that count as `confirm`.
  */
 export async function forgetProject(env: CairnEnv, auth: AuthContext, key: string, confirm: number | undefined, now: number): Promise<Forgotten> {
-  const d = await teamDb(env, auth.teamId);
+  const d = await writableTeamDb(env, auth.teamId);
   const [project] = await resolveVisibleProjects(d, auth, [key]);
   if (!project) throw new AppError(404, 'not_found', `No project "${key}".`);
   const mayDelete = project.visibility === 'private' ? project.ownerUserId === auth.userId || isAdmin(auth) : isAdmin(auth);
@@ -151,7 +153,7 @@ export async function forgetProject(env: CairnEnv, auth: AuthContext, key: strin
  * counts are what the job will delete.
  */
 export async function purgeProject(env: CairnEnv, teamId: number, actor: { userId: number; handle: string }, projectId: number, key: string, _now: number): Promise<Forgotten> {
-  const d = await teamDb(env, teamId);
+  const d = await writableTeamDb(env, teamId);
   const counts = await countProject(d, teamId, projectId);
   const total = counts.observations + counts.summaries + counts.prompts;
   const job = await startJob(env, forgetProjectJob, teamId, { projectId, key, total }, actor);

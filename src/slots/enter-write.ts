@@ -2,7 +2,7 @@
 // Retry-After while the team moves between databases, so nothing is written under the old database's ids.
 import { countSubrequest } from '../db/meter';
 import type { CairnEnv } from '../env';
-import { directoryDb, shardDb, teamDb, type TeamDbs } from '../db/shards';
+import { directoryDb, mappedShard, shardDb, teamDb, type TeamDbs } from '../db/shards';
 import { AppError } from '../lib/errors';
 import { teamStub } from './team-do';
 
@@ -34,4 +34,16 @@ export async function writableTeamDb(env: CairnEnv, teamId: number, sessionKeys:
 /** Both handles of the team for a write that passed the gate. */
 export async function writableTeamDbs(env: CairnEnv, teamId: number): Promise<TeamDbs> {
   return { teamId, dir: directoryDb(env), team: await writableTeamDb(env, teamId) };
+}
+
+/**
+ * A job step's way through the gate (forget-project, restore): the team's databases and the one it is on, or,
+ * while the team moves, how long to wait before the next step (the lane runs the move's steps meanwhile).
+ */
+export async function jobTeamWrite(env: CairnEnv, teamId: number, now: number): Promise<{ dbs: TeamDbs; shard: string } | { waitMs: number }> {
+  countSubrequest();
+  const answer = await teamStub(env, teamId).enterWrite([], now);
+  if (!answer.open) return { waitMs: Math.max(1_000, answer.retryAt - now) };
+  const shard = answer.shard ?? (await mappedShard(env, teamId));
+  return { dbs: { teamId, dir: directoryDb(env), team: shardDb(env, shard) }, shard };
 }

@@ -1,0 +1,120 @@
+// Forget and restore pass the team's write gate (issue 27): while a team moves between databases, a forget of a
+// record, a session or a project is refused with 503 team_moving and a Retry-After (a forget the move had
+// already copied would come back on the new database), and the forget-project and restore jobs wait for the gate
+// instead of writing on the database the team is leaving. After the move, the same forget works and the rows
+// are gone from both databases.
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { startJob } from '../../../src/jobs/start';
+import { forgetProjectJob } from '../../../src/forget/project-job';
+import { restoreJob } from '../../../src/backup/restore-job';
+import { configOf } from '../../../src/config';
+import { stepContext } from '../../../src/jobs/step';
+import { teamStub } from '../../../src/slots/team-do';
+import { moveJob } from '../../../src/transfer/move-job';
+import { call, fresh } from '../support/http';
+import { finishJob, runKindInline } from '../support/jobs';
+import { idsOf } from '../support/seed';
+import { newOwner } from '../teams/support';
+
+const T0 = Date.parse('2026-05-04T09:00:00Z');
+const ndjson = (records: unknown[]) => records.map((x) => JSON.stringify(x)).join('\n');
+
+/** A team on DB with one project: a session, two observations, a prompt. */
+async function teamWithMemory() {
+  const a = await newOwner();
+  const ids = await idsOf(a);
+  const project = `github.com/a/${fresh('p')}`;
+  const session = fresh('s');
+  const at = (n: number) => ({ session_key: session, prompt_number: 1, prompt_id: null, author: a.user, created_at: T0 + n });
+  const obs = (n: number) => ({
+    kind: 'observation', ...at(n), type: 'discovery', title: `gate ${n}`, subtitle: null, facts: [], narrative: `gate ${n}`, concepts: [], files_read: [],
+    files_modified: [], discovery_tokens: 0, content_hash: fresh('h'), agent_id: null, agent_type: null, source: 'observer',
+  });
+  const res = await call('/api/admin/import', {
+    token: a.token, method: 'POST', headers: { 'content-type': 'application/x-ndjson' },
+    body: ndjson([
+      { kind: 'project', key: project, visibility: 'team', owner: null, created_at: T0 },
+      { kind: 'session', session_key: session, project, user: a.user, platform: 'claude-code', prompt_count: 1, started_at: T0, ended_at: null },
+      { kind: 'prompt', ...at(0), text: 'the gate prompt' }, obs(1), obs(2),
+    ]),
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  const obsId = (await env.DB.prepare('SELECT id FROM observations WHERE team_id = ? ORDER BY id LIMIT 1').bind(ids.teamId).first<{ id: number }>())!.id;
+  return { a, teamId: ids.teamId, project, session, obsId };
+}
+
+const rowsOn = async (d: D1Database, teamId: number) =>
+  (await d.prepare('SELECT (SELECT COUNT(*) FROM observations WHERE team_id = ?1) + (SELECT COUNT(*) FROM prompts WHERE team_id = ?1) AS n').bind(teamId).first<{ n: number }>())!.n;
+
+describe('forget during a team move', { timeout: 120_000 }, () => {
+  it('refuses a forget of a record, a session or a project with 503 team_moving and a Retry-After, and forgets on the new database after', async () => {
+    const t = await teamWithMemory();
+    // The gate as the move's first step closes it (the move's own steps are driven in the next test).
+    await teamStub(env, t.teamId).closeWrites('test-move', Date.now());
+    expect(await teamStub(env, t.teamId).writeGate()).toMatchObject({ moving: true });
+
+    const forgets = [
+      { kind: 'observation', id: t.obsId },
+      { kind: 'session', session_id: t.session },
+      { kind: 'project', project: t.project, confirm: 3 },
+    ];
+    for (const body of forgets) {
+      const res = await call('/api/forget', { token: t.a.token, json: body });
+      expect(res.status, `${body.kind}: ${await res.clone().text()}`).toBe(503);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('team_moving');
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    const mcp = await call('/mcp', {
+      token: t.a.token, method: 'POST', headers: { accept: 'application/json, text/event-stream' },
+      json: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'forget', arguments: { id: t.obsId } } },
+    });
+    const mcpText = await mcp.text();
+    expect(mcpText, mcpText).toContain('team_moving');
+
+    // Nothing was forgotten behind the move's back; then the move runs, and the forget works where the team is now.
+    expect(await rowsOn(env.DB, t.teamId)).toBe(3);
+    await teamStub(env, t.teamId).openWrites('test-move', null, Date.now());
+    const move = await startJob(env, moveJob, t.teamId, { to: 'DB_1', force: false, settleMs: 0 });
+    expect((await finishJob(t.teamId, move.id)).status).toBe('done');
+    expect(await rowsOn(env.DB_1, t.teamId)).toBe(3);
+    const res = await call('/api/forget', { token: t.a.token, json: { kind: 'project', project: t.project, confirm: 3 } });
+    expect(res.status, await res.clone().text()).toBe(202);
+    const { job: forget } = (await res.json()) as { job: { id: string } };
+    expect((await finishJob(t.teamId, forget.id)).status).toBe('done');
+    expect(await rowsOn(env.DB_1, t.teamId)).toBe(0);
+    expect(await rowsOn(env.DB, t.teamId)).toBe(0);
+  });
+
+  it('holds a forget-project job while the gate is closed, and then deletes the project where the team now lives', async () => {
+    const t = await teamWithMemory();
+    const projectId = (await env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?').bind(t.teamId, t.project).first<{ id: number }>())!.id;
+    await teamStub(env, t.teamId).closeWrites('test-move', Date.now());
+    const ctx = stepContext({ env, jobId: 'inline', teamId: t.teamId, actorUserId: null, budget: configOf(env).jobStep });
+    const p = { projectId, key: t.project, total: 3 };
+    const held = await forgetProjectJob.step(ctx, p, forgetProjectJob.init(p, { teamId: t.teamId, now: Date.now() }).cursor);
+    expect(held.done).toBe(false);
+    expect(held.waitMs).toBeGreaterThan(0);
+    expect(await rowsOn(env.DB, t.teamId)).toBe(3);
+    await teamStub(env, t.teamId).openWrites('test-move', null, Date.now());
+    // Asked for before a move, run after it: the project is found by its key on the new database.
+    const move = await startJob(env, moveJob, t.teamId, { to: 'DB_1', force: false, settleMs: 0 });
+    expect((await finishJob(t.teamId, move.id)).status).toBe('done');
+    expect(await rowsOn(env.DB_1, t.teamId)).toBe(3);
+    const forgot = await runKindInline(env, forgetProjectJob, t.teamId, p);
+    expect(forgot.done).toBe(true);
+    expect(await rowsOn(env.DB_1, t.teamId)).toBe(0);
+    expect(await rowsOn(env.DB, t.teamId)).toBe(0);
+  });
+
+  it('holds a restore while the gate is closed: it writes nothing on the database the team is leaving', async () => {
+    const t = await teamWithMemory();
+    await teamStub(env, t.teamId).closeWrites('test-move', Date.now());
+    const ctx = stepContext({ env, jobId: 'inline', teamId: t.teamId, actorUserId: null, budget: configOf(env).jobStep });
+    const p = { backup: `${fresh('team')}/2026-05-04T09-00-00Z` };
+    const out = await restoreJob.step(ctx, p, restoreJob.init(p, { teamId: t.teamId, now: Date.now() }).cursor);
+    expect(out.done).toBe(false);
+    expect(out.waitMs).toBeGreaterThan(0);
+    await teamStub(env, t.teamId).openWrites('test-move', null, Date.now());
+  });
+});

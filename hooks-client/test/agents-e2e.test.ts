@@ -3,30 +3,26 @@
 // `cairn mcp-stdio` bridge the agents are configured with (a real MCP server behind it).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
-import { mintDevToken, startDevServer } from '../../scripts/dev-server.mjs';
+import { mintDevToken } from '../../scripts/dev-server.mjs';
+import { freshTeam, SHARED_SERVER_HOOK_MS, sharedServer } from '../../test/support/shared-server';
 import { buildClient } from '../build.mjs';
 import { run } from '../src/run';
-import { agentFixture, deadPort, machine, memIo, tempDir } from './support';
+import { agentFixture, machine, memIo, tempDir } from './support';
 
-const SECRET = 'agents-e2e-secret';
 const CLIENT = fileURLToPath(new URL('../dist/cairn.cjs', import.meta.url));
 
-interface Dev { url: string; stop(): Promise<void> }
-let dev: Dev;
+let dev: { url: string };
 let token: string;
 const run36 = Date.now().toString(36);
 
 beforeAll(async () => {
   await buildClient({ quiet: true });
-  dev = await startDevServer({ port: await deadPort(), persistTo: tempDir('cairn-agents-e2e-'), vars: { CAIRN_ADMIN_SECRET: SECRET }, timeoutMs: 120_000 });
-  token = await mintDevToken(dev.url, SECRET, { team: 'agents-e2e', user: 'ada', device: 'laptop' });
-}, 150_000);
-
-afterAll(async () => {
-  await dev?.stop();
-}, 30_000);
+  const shared = await sharedServer();
+  dev = shared;
+  token = await mintDevToken(shared.url, shared.adminSecret, { team: freshTeam('agents-e2e'), user: 'ada', device: 'laptop' });
+}, SHARED_SERVER_HOOK_MS);
 
 async function hook(env: Record<string, string | undefined>, event: string, agent: string, payload: Record<string, unknown>) {
   expect(await run(['hook', event, '--agent', agent], memIo({ env, stdin: JSON.stringify(payload) }))).toBe(0);

@@ -5,16 +5,17 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { claudeMemTools } from '../../scripts/tools.mjs';
 // @ts-expect-error plain ESM script without types
-import { mintDevToken, startDevServer } from '../../scripts/dev-server.mjs';
+import { mintDevToken } from '../../scripts/dev-server.mjs';
+import { freshTeam, SHARED_SERVER_HOOK_MS, sharedServer } from '../../test/support/shared-server';
 import { convert } from '../src/claude-mem/convert';
 import { readClaudeMem } from '../src/claude-mem/read';
 import { parseMaps } from '../src/commands/import-claude-mem';
 import { run } from '../src/run';
-import { deadPort, machine, memIo, tempDir } from './support';
+import { machine, memIo, tempDir } from './support';
 
 // claude-mem and bun are not devDependencies: scripts/tools.mjs installs them (pinned) into .tools/claude-mem,
 // and finds bun's binary in its platform package (bun's postinstall, which would move it, does not run).
@@ -22,11 +23,9 @@ const TOOLS = claudeMemTools() as { claudeMem: string; bun: string };
 const BUN = TOOLS.bun;
 const STORE = join(TOOLS.claudeMem, 'plugin', 'sqlite', 'SessionStore.js');
 const CLAUDE_MEM_VERSION = (JSON.parse(readFileSync(join(TOOLS.claudeMem, 'package.json'), 'utf8')) as { version: string }).version;
-const ADMIN = 'claude-mem-admin-secret';
 const MAP = ['--map', 'alpha=github.com/acme/alpha'];
 
-interface Dev { url: string; stop(): Promise<void> }
-let dev: Dev | null = null;
+let dev: { url: string } | null = null;
 let token = '';
 let db = '';
 let T0 = 0;
@@ -40,13 +39,10 @@ beforeAll(async () => {
   });
   if (made.status !== 0) throw new Error(`claude-mem fixture failed: ${made.stderr}`);
   T0 = (JSON.parse(made.stdout) as { T0: number }).T0;
-  dev = (await startDevServer({ port: await deadPort(), persistTo: tempDir('claude-mem-state-'), vars: { CAIRN_ADMIN_SECRET: ADMIN }, timeoutMs: 120_000 })) as Dev;
-  token = await mintDevToken(dev.url, ADMIN, { team: 'cm', user: 'me', device: 'laptop' });
-}, 180_000);
-
-afterAll(async () => {
-  await dev?.stop();
-}, 30_000);
+  const shared = await sharedServer();
+  dev = shared;
+  token = await mintDevToken(shared.url, shared.adminSecret, { team: freshTeam('cm'), user: 'me', device: 'laptop' });
+}, SHARED_SERVER_HOOK_MS);
 
 const cairn = async (args: string[]) => {
   const io = memIo({ env: { ...machine(dev!.url, token).env, CAIRN_BUN: BUN } });

@@ -6,6 +6,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
+import { importNow } from '../support/import';
 import { idsOf } from '../support/seed';
 import { initEvent, script, send, settled, toolEvent, waitFor } from '../pipeline/support';
 import { HOSTILE, HOSTILE_MARKS } from './hostile';
@@ -176,7 +177,7 @@ describe('the hold-back of instruction-like memory', { timeout: 120_000 }, () =>
       },
       { kind: 'summary', ...at, prompt_number: 1, request: evil, investigated: '', learned: '', completed: '', next_steps: '', notes: null, content_hash: fresh('h') },
     ];
-    const res = await call('/api/admin/import', { token: a.token, method: 'POST', body: lines.map((l) => JSON.stringify(l)).join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+    const res = await importNow(a.token, lines.map((l) => JSON.stringify(l)).join('\n'));
     expect(res.status).toBe(200);
     const { teamId } = await idsOf(a);
     const rows = async (table: string, col: string) =>

@@ -142,6 +142,8 @@ export interface ExtrasCursor {
   /** 0: the audit log (by id), 1: observer usage (by session), 2: project aliases, 3: done. */
   part: number;
   after: number;
+  /** Aliases (part 2) page by key: the last key copied. */
+  afterKey?: string;
 }
 
 /**
@@ -177,10 +179,11 @@ export async function copyExtrasPage(from: D1Database, to: D1Database, teamId: n
     return rows.length < limit ? { part: 2, after: 0 } : { part: 1, after: page[page.length - 1]!.sessionId };
   }
   if (c.part === 2) {
-    const rows = await src.select().from(projectAliases).where(eq(projectAliases.teamId, teamId)).limit(limit);
+    // Every alias, a page at a time by key (an upsert each: a page copied twice changes nothing).
+    const rows = await src.select().from(projectAliases).where(and(eq(projectAliases.teamId, teamId), gt(projectAliases.key, c.afterKey ?? ''))).orderBy(projectAliases.key).limit(limit);
     const moved = await translate(projects, [...new Set(rows.map((a) => a.projectId))]);
     await runBatch(dst, rows.flatMap((a) => (moved.has(a.projectId) ? [putAlias(dst, teamId, a.key, moved.get(a.projectId)!, a.createdAt)] : [])));
-    return { part: 3, after: 0 };
+    return rows.length < limit ? { part: 3, after: 0 } : { part: 2, after: 0, afterKey: rows[rows.length - 1]!.key };
   }
   return c;
 }

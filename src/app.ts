@@ -19,6 +19,7 @@ import { eventRoutes, sessionRoutes } from './ingest/routes';
 import { installRoutes } from './install/routes';
 import { forgetRoutes } from './forget/routes';
 import { correctionRoutes, reviewRoutes } from './corrections/routes';
+import { mergeRoutes } from './consolidation/routes';
 import { adminHealthRoutes, observerAdminRoutes, observerStateRoutes, operatorHealthRoutes } from './health/routes';
 import { errorBody, handleError } from './lib/errors';
 import { runWithRequestLog } from './lib/log';
@@ -87,7 +88,8 @@ const TOKEN_MOUNTS: Mount[] = [
       .route('/health', adminHealthRoutes)
       .route('/observer', observerAdminRoutes)
       .route('/review', reviewRoutes)
-      .route('/release', releaseRoutes),
+      .route('/release', releaseRoutes)
+      .route('/merges', mergeRoutes),
   },
   // The MCP transport parses the raw body itself: cap it here.
   { at: '/mcp', guards: [requireScope('read'), bodyCap()], routes: mcpRoutes },

@@ -82,7 +82,11 @@ type NewEvent = typeof observationEvents.$inferInsert;
 /** The one insert path of observation_signals (every caller upserts on the observation id). */
 const intoSignals = (d: Db) => d.insert(observationSignals);
 /** The one insert path of observation_events; a reason is user text, redacted like every text that is stored. */
-const insertEvent = (d: Db, e: NewEvent) => d.insert(observationEvents).values({ ...e, reason: e.reason == null ? null : redact(e.reason) });
+const intoEvents = (d: Db) => d.insert(observationEvents);
+const insertEvent = (d: Db, e: NewEvent) => intoEvents(d).values({ ...e, reason: e.reason == null ? null : redact(e.reason) });
+
+/** Event rows built by a select (consolidation's merges and undos, db/consolidation.ts): their reasons are cairn's own words. */
+export const insertEventRows = (d: Db, rows: SQL) => intoEvents(d).select(rows);
 
 /**
  * Feedback from one person: counted once per person and kind (a repeat answers `counted: false`). `wrong` and

@@ -5,6 +5,7 @@
 import { and, count, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import { alias, QueryBuilder, type SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { runBatch } from './batch';
+import { notMerged } from './consolidation';
 import { db } from './client';
 import type { RecordKind } from './forget';
 import { observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
@@ -130,7 +131,9 @@ function filterWhere(kind: RecordKind, f: RecordFilter): SQL[] {
 
 /** The scope of one kind's statements: what the viewer may read, narrowed by the filters. */
 export function recordScope(kind: RecordKind, viewer: Viewer, filter: RecordFilter): RecordScope {
-  const where = and(SOURCES[kind].visible(viewer), ...filterWhere(kind, filter))!;
+  // Consolidated near-duplicates are found through the record that stands for them (src/consolidation/).
+  const merged = kind === 'observation' ? notMerged(viewer.teamId, o.id) : undefined;
+  const where = and(SOURCES[kind].visible(viewer), ...filterWhere(kind, filter), merged)!;
   return { kind, teamId: viewer.teamId, projectIds: filter.projectIds, where };
 }
 

@@ -5,7 +5,7 @@ import { db } from './client';
 import { maintenanceRuns } from './schema';
 
 /** The cron's parts, and `upgrade`: the last upgrade job's record, whose detail holds the data version reached. */
-export type MaintenanceJob = 'fts_check' | 'retention' | 'backup' | 'upgrade_check' | 'upgrade';
+export type MaintenanceJob = 'fts_check' | 'retention' | 'backup' | 'upgrade_check' | 'upgrade' | 'consolidate';
 
 export interface MaintenanceRun {
   job: string;

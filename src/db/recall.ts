@@ -30,7 +30,7 @@ export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer,
     .leftJoin(devices, eq(devices.id, observations.deviceId))
     .where(
       and(
-        eq(observations.projectId, projectId), canReadObservation(viewer), isNull(observations.supersededBy), notPendingReview(viewer.teamId),
+        eq(observations.projectId, projectId), canReadObservation(viewer), isNull(observations.supersededBy), isNull(observations.mergedInto), notPendingReview(viewer.teamId),
         inJsonList(observations.type, types), or(eq(observations.concepts, '[]'), jsonListIntersects(observations.concepts, concepts)),
       ),
     )
@@ -71,7 +71,7 @@ export async function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, project
     .where(
       and(
         eq(observationFiles.teamId, viewer.teamId), eq(observationFiles.projectId, projectId), inJsonList(observationFiles.path, paths),
-        canReadObservation(viewer), isNull(observations.supersededBy), notPendingReview(viewer.teamId),
+        canReadObservation(viewer), isNull(observations.supersededBy), isNull(observations.mergedInto), notPendingReview(viewer.teamId),
       ),
     )
     .orderBy(desc(observations.createdAt), desc(observations.id))

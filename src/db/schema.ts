@@ -169,6 +169,11 @@ export const observations = sqliteTable('observations', {
   heldKinds: text('held_kinds'),
   releasedAt: integer('released_at'),
   releasedBy: integer('released_by'),
+  /**
+   * Consolidation (src/consolidation/): this near-duplicate was merged into that record, which stands for it.
+   * Kept as provenance, out of the context index and search; undone by clearing it (its `merge` event says when).
+   */
+  mergedInto: integer('merged_into'),
 }, (t) => [
   unique().on(t.sessionId, t.contentHash),
   index('idx_obs_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
@@ -182,6 +187,7 @@ export const observations = sqliteTable('observations', {
   // The review queue's superseded records (src/corrections/review.ts): few rows, so a partial index.
   index('idx_obs_superseded').on(t.teamId, t.id).where(sql`superseded_by IS NOT NULL`),
   index('idx_obs_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
+  index('idx_obs_merged').on(t.teamId, t.mergedInto).where(sql`merged_into IS NOT NULL`),
 ]);
 
 export const observationFiles = sqliteTable('observation_files', {
@@ -351,7 +357,11 @@ export const observationEvents = sqliteTable('observation_events', {
   actor: text('actor').notNull().default('user'),
   reason: text('reason'),
   createdAt: integer('created_at').notNull(),
-}, (t) => [index('idx_obs_events_obs').on(t.observationId, t.id)]);
+}, (t) => [
+  index('idx_obs_events_obs').on(t.observationId, t.id),
+  // The merges a team's consolidation made, newest first (the review queue lists them, undo finds them).
+  index('idx_obs_events_merge').on(t.teamId, t.createdAt).where(sql`action = 'merge'`),
+]);
 
 /**
  * Per observation: how often sessions fetched it (MCP get_observations, timeline), feedback counted once per

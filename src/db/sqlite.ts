@@ -205,3 +205,21 @@ export const prefixOfFirst = (chars: number, cols: AnyColumn[], listCol: AnyColu
 
 /** `held` while `released` is NULL, else NULL: a row's held kinds for as long as it is held (src/db/held.ts). */
 export const whileUnreleased = (held: AnyColumn, released: AnyColumn): SQL<string | null> => sql<string | null>`CASE WHEN ${released} IS NULL THEN ${held} END`;
+/** `json_group_array(col)`: a group's ids as one JSON list (consolidation's groups). */
+export const jsonGroupIds = (col: AnyColumn): SQL<string> => sql<string>`json_group_array(${col})`;
+
+/** `substr(a || ' ' || b …, 1, chars)` over nullable text columns: a bounded prefix of a record's words. */
+export const joinedPrefix = (cols: AnyColumn[], chars: number): SQL<string> =>
+  sql<string>`substr(${sql.join(cols.map((c) => sql`coalesce(${c}, '')`), sql` || ' ' || `)}, 1, ${Math.trunc(chars)})`;
+
+/**
+ * Rows for `observation_events` in its column order (id, team, observation, action, by, actor user, actor, reason,
+ * created): one `action` event for each of the team's observations among `ids` whose merged_into is `mergedInto`
+ * (null: none), so a merge or its undo is written in one statement whatever its size.
+ */
+export const mergeEventRows = (
+  e: { teamId: number; ids: readonly number[]; action: 'merge' | 'unmerge'; by: number; mergedInto: number | null; actorUserId: number | null; reason: string; at: number },
+): SQL =>
+  sql`SELECT NULL, ${observations.teamId}, ${observations.id}, ${e.action}, ${e.by}, ${e.actorUserId}, 'consolidation', ${e.reason}, ${e.at} FROM ${observations}
+       WHERE ${observations.id} IN (SELECT value FROM json_each(${JSON.stringify(e.ids)})) AND +${observations.teamId} = ${e.teamId}
+         AND ${e.mergedInto === null ? sql`${observations.mergedInto} IS NULL` : sql`${observations.mergedInto} = ${e.mergedInto}`}`;

@@ -35,6 +35,7 @@ import { sessionStub } from '../session/session-do';
 // Every forget passes the team's write gate: refused with 503 team_moving while the team moves (a forget the
 // move had copied already would come back on the new database).
 import { writableTeamDb } from '../slots/enter-write';
+import { sourcesOf } from '../db/consolidation';
 
 /** `12`, `#12` or `O12` name an observation; `S12` a summary; `P12` a prompt (as search shows them). */
 export function parseRecordRef(ref: string | number): { kind: RecordKind; id: number } | null {
@@ -97,10 +98,12 @@ export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: Recor
   }
   const audit = { actorUserId: auth.userId, target: `${kind}:${id}`, detail: { project_id: row.projectId, author_user_id: row.authorUserId }, at: now };
   const counts = none();
-  if (kind === 'observation') counts.observations = await deleteObservations(d, auth.teamId, [id], audit);
+  // A record that stands for merged near-duplicates (src/consolidation/) takes them along: they are its text too.
+  const ids = kind === 'observation' ? [id, ...(await sourcesOf(d, auth.teamId, [id]))] : [id];
+  if (kind === 'observation') counts.observations = await deleteObservations(d, auth.teamId, ids, audit);
   else if (kind === 'summary') counts.summaries = await deleteSummary(d, auth.teamId, id, audit);
   else counts.prompts = await deletePrompt(d, auth.teamId, id, audit);
-  await dropVectors(env, auth.teamId, { [kind === 'observation' ? 'observations' : kind === 'summary' ? 'summaries' : 'prompts']: [id] });
+  await dropVectors(env, auth.teamId, { [kind === 'observation' ? 'observations' : kind === 'summary' ? 'summaries' : 'prompts']: ids });
   await requestFtsUpkeep(env, auth.teamId);
   return { kind, target: `${kind}:${id}`, counts };
 }

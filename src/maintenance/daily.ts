@@ -10,6 +10,7 @@ import { applyRetention } from '../retention/sweep';
 import { startDailyFtsUpkeep } from '../search/fts-upkeep';
 import { errorText, log } from '../lib/log';
 import { startDailyBackups } from '../backup/daily';
+import { startDailyConsolidation } from '../consolidation/daily';
 import { startJob } from '../jobs/start';
 import { upgradeJob } from '../upgrade/upgrade-job';
 import { startUpgradeIfBehind } from '../upgrade/check';
@@ -23,6 +24,8 @@ const PARTS: [MaintenanceJob, Part][] = [
   // A data upgrade the first request has not started yet, else the check for records without vectors.
   ['upgrade_check', async (env) => ({ job: (await startUpgradeIfBehind(env)) ?? (await startJob(env, upgradeJob, null, {})).id })],
   ['backup', async (env, now) => ({ ...(await startDailyBackups(env, now)) })],
+  // Near-duplicates of each project that got observations today merged by a job per project (src/consolidation/).
+  ['consolidate', async (env, now) => ({ ...(await startDailyConsolidation(env, now)) })],
 ];
 
 /** Runs every part in order; never throws (each failure is in its record and the log). */

@@ -79,7 +79,7 @@ function findCycle(graph: Map<string, Set<string>>): string[] | null {
  */
 const LAYERS: [string, string[]][] = [
   ['app', ['src/index', 'src/app']],
-  ['features', ['src/ingest', 'src/recall', 'src/search', 'src/mcp', 'src/viewer', 'src/admin', 'src/forget', 'src/install', 'src/retention', 'src/transfer', 'src/usage', 'src/health', 'src/maintenance', 'src/corrections', 'src/backup', 'src/upgrade', 'src/hold']],
+  ['features', ['src/ingest', 'src/recall', 'src/search', 'src/mcp', 'src/viewer', 'src/admin', 'src/forget', 'src/install', 'src/retention', 'src/transfer', 'src/usage', 'src/health', 'src/maintenance', 'src/corrections', 'src/backup', 'src/upgrade', 'src/hold', 'src/consolidation']],
   ['mechanisms', ['src/session', 'src/store', 'src/observer', 'src/vectors', 'src/live', 'src/feed', 'src/slots', 'src/limits', 'src/gate', 'src/auth', 'src/audit', 'src/jobs']],
   ['data', ['src/db']],
   ['bottom', ['src/lib', 'src/shared', 'src/config', 'src/env']],

@@ -16,6 +16,7 @@ import { call, fresh } from '../support/http';
 import { finishJob, runKindInline } from '../support/jobs';
 import { idsOf } from '../support/seed';
 import { newOwner } from '../teams/support';
+import { importNow } from '../support/import';
 
 const T0 = Date.parse('2026-05-04T09:00:00Z');
 const ndjson = (records: unknown[]) => records.map((x) => JSON.stringify(x)).join('\n');
@@ -31,14 +32,11 @@ async function teamWithMemory() {
     kind: 'observation', ...at(n), type: 'discovery', title: `gate ${n}`, subtitle: null, facts: [], narrative: `gate ${n}`, concepts: [], files_read: [],
     files_modified: [], discovery_tokens: 0, content_hash: fresh('h'), agent_id: null, agent_type: null, source: 'observer',
   });
-  const res = await call('/api/admin/import', {
-    token: a.token, method: 'POST', headers: { 'content-type': 'application/x-ndjson' },
-    body: ndjson([
+  const res = await importNow(a.token, ndjson([
       { kind: 'project', key: project, visibility: 'team', owner: null, created_at: T0 },
       { kind: 'session', session_key: session, project, user: a.user, platform: 'claude-code', prompt_count: 1, started_at: T0, ended_at: null },
       { kind: 'prompt', ...at(0), text: 'the gate prompt' }, obs(1), obs(2),
-    ]),
-  });
+  ]));
   expect(res.status, await res.clone().text()).toBe(200);
   const obsId = (await env.DB.prepare('SELECT id FROM observations WHERE team_id = ? ORDER BY id LIMIT 1').bind(ids.teamId).first<{ id: number }>())!.id;
   return { a, teamId: ids.teamId, project, session, obsId };

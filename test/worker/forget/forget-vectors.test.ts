@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types';
 import type { CairnEnv } from '../../../src/env';
 import { forgetRecord, forgetSession, purgeProject } from '../../../src/forget/service';
-import { applyRetention } from '../../../src/retention/sweep';
+import { retentionSweepJob } from '../../../src/retention/sweep-job';
 import { storePrompt } from '../../../src/store/sessions';
 import { moveNow } from '../support/move';
 import { indexRecords } from '../../../src/vectors/index-records';
@@ -114,7 +114,8 @@ describe('retention removes every vector of every kind and part', { timeout: 60_
     const young = await remembered(w, prod, now - 2 * DAY, 2);
     for (const r of [old, young]) await indexRecords(env, w.ids.teamId, { observations: [r.obs], summaries: [r.sum], prompts: [r.prompt] });
     expect((await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 30 } })).status).toBe(200);
-    expect(await applyRetention(prod, now)).toMatchObject({ observations: 1, summaries: 1, prompts: 1 });
+    // The sweep job's steps with this test's Vectorize (the lane's object has the test environment's own).
+    expect((await runKindInline(prod, retentionSweepJob, w.ids.teamId, { before: now - 30 * DAY, days: 30 })).result).toMatchObject({ observations: 1, summaries: 1, prompts: 1 });
     expect(fake.idsOf(w.ids.teamId)).toEqual(allVectorize(young));
     expect(await localRows(old)).toEqual([]);
     expect(await localRows(young)).toEqual(allLocal(young));

@@ -7,6 +7,7 @@ import type { OperatorHealthJson, TeamHealthJson } from '../../../src/health/typ
 import { runDailyMaintenance } from '../../../src/maintenance/daily';
 import { storePrompt } from '../../../src/store/sessions';
 import { ADMIN_SECRET, call, fresh, newIdentity } from '../support/http';
+import { runOpenJobs } from '../support/jobs';
 import { seedWorld } from '../support/seed';
 
 const DAY = 86_400_000;
@@ -20,6 +21,7 @@ describe('health', () => {
     expect((await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 30, observer_budget_tokens_per_day: 1000 } })).status).toBe(200);
 
     await runDailyMaintenance(env, now);
+    await runOpenJobs(w.ids.teamId, 'retention-sweep');
     const res = await call('/api/admin/health', { token: w.id.token });
     expect(res.status).toBe(200);
     const h = (await res.json()) as TeamHealthJson;

@@ -1,12 +1,17 @@
 // Team retention: with `retention_days` set, the daily sweep deletes older observations, summaries and
-// prompts from every table and index; newer ones, and teams without the setting, keep everything.
+// prompts from every table and index; newer ones, and teams without the setting, keep everything. The daily part
+// starts a `retention-sweep` job per team, which deletes in steps within the step budget.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
 import { applyRetention } from '../../../src/retention/sweep';
 import { indexObservations } from '../../../src/vectors/index-records';
 import { call } from '../support/http';
-import { runOpenJobs } from '../support/jobs';
+import { lane, runJob, runOpenJobs } from '../support/jobs';
+import { configOf } from '../../../src/config';
+import { metered, watchInvocations, type Usage } from '../../../src/db/meter';
+import { stepContext } from '../../../src/jobs/step';
+import { retentionSweepJob } from '../../../src/retention/sweep-job';
 import { seedWorld, type SeedWorld } from '../support/seed';
 
 const DAY = 86_400_000;
@@ -53,10 +58,11 @@ describe('team retention sweep', () => {
     const set = await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 30 } });
     expect(set.status).toBe(200);
 
-    const report = await applyRetention(env, now);
+    await applyRetention(env, now);
+    const [sweep] = await runOpenJobs(w.ids.teamId, 'retention-sweep');
     // The index segments: within the upkeep cycle the sweep asked for.
     await runOpenJobs(null, 'fts-upkeep');
-    expect(report).toMatchObject({ observations: 1, summaries: 1, prompts: 1 });
+    expect(sweep!.result).toMatchObject({ observations: 1, summaries: 1, prompts: 1 });
     expect(await holding(oldWord)).toEqual([]);
     expect(await holding(newWord)).toEqual(['observations', 'observation_files', 'summaries', 'prompts', 'observations_fts', 'summaries_fts', 'prompts_fts', 'fts segments']);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(oldObs).first<{ n: number }>()).toEqual({ n: 0 });
@@ -68,7 +74,10 @@ describe('team retention sweep', () => {
     const w = await seedWorld();
     const old = word();
     await seedAged(w, old, Date.now() - 4_000 * DAY, 1);
-    await applyRetention(env, Date.now());
+    const report = await applyRetention(env, Date.now());
+    await runOpenJobs(w.ids.teamId, 'retention-sweep');
+    expect(await lane(w.ids.teamId).list(10, 'retention-sweep')).toEqual([]);
+    expect(report.jobs.length).toBe(report.teams);
     expect(await holding(old)).toContain('observations');
   });
 
@@ -76,5 +85,63 @@ describe('team retention sweep', () => {
     const w = await seedWorld();
     const res = await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 0.5 } });
     expect(res.status).toBe(400);
+  });
+  it('sweeps a long history by a job per team that the daily part only starts, each step within the budget', async () => {
+    const w = await seedWorld();
+    const now = Date.now();
+    const keep = word();
+    await seedAged(w, keep, now - 2 * DAY, 1);
+    // 1,200 old observations (three chunks of 500), written in one statement.
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200)
+       INSERT INTO observations (team_id, project_id, session_id, type, title, narrative, created_at, stored_at, content_hash, author_user_id)
+       SELECT ?1, ?2, ?3, 'discovery', 'old note ' || i, 'old', ?4 - i, ?4, 'old-' || i, ?5 FROM n`,
+    ).bind(w.ids.teamId, w.projectId, w.sessionId, now - 400 * DAY, w.ids.userId).run();
+    expect((await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 30 } })).status).toBe(200);
+
+    const usage: Usage[] = [];
+    const stop = watchInvocations((u) => usage.push(u));
+    const report = await metered('scheduled', () => applyRetention(env, now));
+    stop();
+    // The daily part only starts the jobs: a few statements, whatever the history.
+    expect(usage[0]!.statements).toBeLessThan(10);
+    expect(report.jobs.length).toBeGreaterThanOrEqual(1);
+    const mine = (await lane(w.ids.teamId).list(10, 'retention-sweep')).find((j) => report.jobs.includes(j.id));
+    expect(mine).toBeDefined();
+    const job = await runJob(w.ids.teamId, mine!.id);
+    expect(job.status).toBe('done');
+    expect(job.result).toMatchObject({ observations: 1200, days: 30 });
+    expect(job.stats.statements.max).toBeLessThanOrEqual(configOf(env).jobStep.statements);
+    const left = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?').bind(w.ids.teamId).first<{ n: number }>();
+    expect(left).toEqual({ n: 1 });
+    expect(await holding(keep)).toContain('observations');
+  });
+
+  it('repeats nothing when a sweep step runs again from the same cursor, as after a restart', async () => {
+    const w = await seedWorld();
+    const now = Date.now();
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 700)
+       INSERT INTO observations (team_id, project_id, session_id, type, title, narrative, created_at, stored_at, content_hash, author_user_id)
+       SELECT ?1, ?2, ?3, 'discovery', 'old note ' || i, 'old', ?4 - i, ?4, 'old-' || i, ?5 FROM n`,
+    ).bind(w.ids.teamId, w.projectId, w.sessionId, now - 400 * DAY, w.ids.userId).run();
+    // A small budget, so the sweep takes several steps: one chunk each.
+    const budget = { ...configOf(env).jobStep, statements: 30 };
+    const p = retentionSweepJob.params.parse({ before: now - 30 * DAY, days: 30 });
+    let cursor = retentionSweepJob.init(p, { teamId: w.ids.teamId, now }).cursor;
+    const step = () => metered('job retention-sweep', () => retentionSweepJob.step(stepContext({ env, jobId: 'inline', teamId: w.ids.teamId, actorUserId: null, budget }), p, cursor));
+    let steps = 0;
+    for (;;) {
+      await step();
+      const again = await step();
+      steps++;
+      cursor = again.cursor;
+      if (again.done) break;
+      expect(steps).toBeLessThan(20);
+    }
+    expect(steps).toBeGreaterThanOrEqual(2);
+    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?').bind(w.ids.teamId).first<{ n: number }>()).toEqual({ n: 0 });
+    const audits = await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE team_id = ? AND action = 'retention.sweep'").bind(w.ids.teamId).first<{ n: number }>();
+    expect(audits!.n).toBeGreaterThanOrEqual(1);
   });
 });

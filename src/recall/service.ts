@@ -37,7 +37,10 @@ interface Scope {
 
 async function scopeOf(env: CairnEnv, auth: AuthContext): Promise<Scope> {
   const [settings, d] = await Promise.all([settingsFor(directoryDb(env), auth), teamDb(env, auth.teamId)]);
-  return { d, viewer: viewerOf(auth, settings), settings, mode: recallMode(modeIdFor(env, settings)) };
+  // What recall answers goes into an agent's context, so held-back rows of others stay out of it even for an
+  // admin's agent: admins review them in the review queue (src/corrections/review.ts), not through their agent.
+  const viewer: Viewer = { ...viewerOf(auth, settings), seesHeld: false };
+  return { d, viewer, settings, mode: recallMode(modeIdFor(env, settings)) };
 }
 
 /**

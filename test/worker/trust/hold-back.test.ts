@@ -118,6 +118,16 @@ describe('the hold-back of instruction-like memory', { timeout: 120_000 }, () =>
     expect((await call('/api/admin/release', { token: t.b.token, json: { ids: t.hostile } })).status).toBe(403);
   });
 
+  it("keeps a member's held memories out of what an admin's own agent is given, while the admin's review queue lists them", async () => {
+    const t = await teamWithHeldMemories();
+    const reads = await everythingReadBy(t.admin, t);
+    const agentFacing = ['context', 'prompt', 'file', 'observations', 'timeline', 'mcpGet', 'mcpTimeline'];
+    expectNone(Object.fromEntries(agentFacing.map((k) => [k, reads[k]!])), HOSTILE_MARKS);
+    expect(reads.context).toContain('DEPLOY_ENV');
+    const queue = (await (await call('/api/admin/review', { token: t.admin.token })).json()) as { held: { id: number }[] };
+    expect(queue.held.map((h) => h.id)).toEqual(expect.arrayContaining(t.hostile));
+  });
+
   it("lets an admin release held memories: then they reach other members, the release is audited, and forget still deletes for good", async () => {
     const t = await teamWithHeldMemories();
     const { teamId, userId: adminId } = await idsOf(t.admin);

@@ -3,6 +3,7 @@
 // are other people's data inside the observer's prompt: every field goes through the fence (src/shared/fence.ts),
 // is cut to a bound, and the block says it is data. Pure and linear.
 import { neutralizePrefix } from '#shared/fence';
+import type { RelatedRow } from '../db/related';
 import type { ToolEvent } from './types';
 
 /** At most this many records are shown in one turn, in at most PRIOR_MAX_CHARS characters. */
@@ -14,16 +15,8 @@ const GIST_CHARS = 200;
 const QUERY_CHARS = 1_200;
 const INPUT_HEAD_CHARS = 200;
 
-/** One prior record as the observer sees it. */
-export interface PriorRecord {
-  id: number;
-  type: string;
-  title: string | null;
-  /** The narrative or subtitle (or first fact), as stored; cut when rendered. */
-  gist: string | null;
-  createdAt: number;
-  author: string;
-}
+/** One prior record as the observer sees it (the narrative or subtitle as `gist`, cut when rendered). */
+export type PriorRecord = RelatedRow;
 
 /** What a turn looks related records up by: paths its calls touched, and keyword text (the request, the inputs). */
 export interface PriorQuery {

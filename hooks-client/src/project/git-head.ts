@@ -1,9 +1,8 @@
 // The branch and HEAD commit of a checkout, read from its .git files (no `git` process: this runs on every
 // event), and at SessionStart the recent history, from one bounded `git rev-list` (no shell, a timeout).
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HISTORY_ABBREV, isBranchName, isCommitId, MAX_HISTORY_COMMITS, type GitView } from '#shared/git';
-import { findRepo } from './project-key';
+import { findRepo, readText, type RepoInfo } from './project-key';
 
 export interface GitHead {
   /** null: detached HEAD, or a name outside the shared rule (then nothing is sent). */
@@ -12,18 +11,7 @@ export interface GitHead {
   commit: string | null;
 }
 
-interface Dirs {
-  gitDir: string;
-  commonDir: string;
-}
-
-const readText = (p: string): string | null => {
-  try {
-    return readFileSync(p, 'utf8');
-  } catch {
-    return null;
-  }
-};
+type Dirs = Pick<RepoInfo, 'gitDir' | 'commonDir'>;
 
 /** A ref's commit: loose file (the worktree's own folder, then the shared one), else packed-refs; symrefs followed. */
 function resolveRef(dirs: Dirs, ref: string, depth = 0): string | null {

@@ -16,7 +16,8 @@ export interface RepoInfo {
   commonDir: string;
 }
 
-const readText = (p: string): string | null => {
+/** A file's text, or null when it cannot be read (absent, a folder, no permission). */
+export const readText = (p: string): string | null => {
   try {
     return readFileSync(p, 'utf8');
   } catch {

@@ -31,10 +31,10 @@ export interface RelatedQuery {
 // The alias recordScope's statements read observations by (db/fts.ts): extra terms name its columns.
 const o = alias(observations, 'o');
 
-/** Current records (not superseded, not pending review) of `projectId` the viewer may read. */
+/** Current records (not superseded, not merged into another, not pending review) of `projectId` the viewer may read. */
 function currentScope(viewer: Viewer, projectId: number, exclude: number[]): RecordScope {
   const base = recordScope('observation', viewer, { projectIds: [projectId], type: [], concept: [], file: [], author: [], platform: [] });
-  return { ...base, where: and(base.where, isNull(o.supersededBy), notPendingReview(viewer.teamId, o.id), exclude.length ? notInJsonList(o.id, exclude) : undefined)! };
+  return { ...base, where: and(base.where, isNull(o.supersededBy), isNull(o.mergedInto), notPendingReview(viewer.teamId, o.id), exclude.length ? notInJsonList(o.id, exclude) : undefined)! };
 }
 
 /**

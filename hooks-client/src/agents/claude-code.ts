@@ -2,7 +2,7 @@
 // derived from HOOK_PLAN so the plugin and `cairn install` cannot drift apart.
 import { existsSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
-import { addOurEnv, addOurHooks, addOurStatusLine, HOOK_PLAN, removeOurEnv, removeOurHooks, removeOurStatusLine, type Settings } from '../commands/settings-merge';
+import { addOurEnv, addOurHooks, addOurStatusLine, HOOK_PLAN, removeOurEnv, removeOurHooks, removeOurStatusLine, type Settings } from './settings-merge';
 import type { Io } from '../io';
 import { commandFiles, SKILL_NAME, skillFile } from './claude-commands';
 import { jsonEdit, type FileEdit } from './file-edit';

@@ -1,7 +1,7 @@
 // Codex (openai/codex): hooks in $CODEX_HOME/hooks.json (default ~/.codex), the MCP server in config.toml.
 // Payload and output shapes: see adapters.ts and docs/agents.md (pinned from codex-rs/hooks/schema/generated).
 import { join } from 'node:path';
-import { addOurHooks, removeOurHooks, type PlannedHook } from '../commands/settings-merge';
+import { addOurHooks, removeOurHooks, type PlannedHook } from './settings-merge';
 import type { Io } from '../io';
 import { jsonEdit, markedBlockEdit, type FileEdit } from './file-edit';
 

@@ -3,7 +3,7 @@
 // @cursor/sdk 1.0.32) and cursor/cookbook's hooks example; docs/agents.md cites them.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hookCommand, isOurHandler, type PlannedHook, type Settings } from '../commands/settings-merge';
+import { hookCommand, isOurHandler, type PlannedHook, type Settings } from './settings-merge';
 import { jsonEdit, parseJsonObject, withCairnEntry, type FileEdit } from './file-edit';
 import { isRaw, jsonOrText, parseObject, renamedTool, sessionEvent, type Adapter, type Raw } from './payload';
 

@@ -1,6 +1,6 @@
 // One reversible edit of one agent configuration file: cairn's part added, taken out again, and the user's
 // own bytes restored exactly when nothing else changed in between. Pure text in, text out.
-import { deepEqual, detectIndent, type Settings } from '../commands/settings-merge';
+import { deepEqual, detectIndent, type Settings } from './settings-merge';
 
 export interface FileEdit {
   path: string;

@@ -1,7 +1,7 @@
 // Gemini CLI (google-gemini/gemini-cli): hooks and MCP servers both in ~/.gemini/settings.json.
 // Payload and output shapes: see adapters.ts and docs/agents.md (pinned from docs/hooks/reference.md).
 import { join } from 'node:path';
-import { addOurHooks, removeOurHooks, type PlannedHook, type Settings } from '../commands/settings-merge';
+import { addOurHooks, removeOurHooks, type PlannedHook, type Settings } from './settings-merge';
 import { jsonEdit, withCairnEntry, type FileEdit } from './file-edit';
 
 /** Gemini's names for cairn's events; it has no context injection before a tool runs. Timeouts in seconds here. */

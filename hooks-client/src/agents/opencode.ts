@@ -3,7 +3,7 @@
 // MCP server into its global opencode.json. Shapes pinned from @opencode-ai/plugin and @opencode-ai/sdk 1.18.33
 // and OpenCode's docs (plugins.mdx, mcp-servers.mdx); docs/agents.md cites them.
 import { join } from 'node:path';
-import type { Settings } from '../commands/settings-merge';
+import type { Settings } from './settings-merge';
 import type { Io } from '../io';
 import { jsonEdit, withCairnEntry, type FileEdit } from './file-edit';
 import { opencodePluginSource, PLUGIN_MARK } from './opencode-plugin';

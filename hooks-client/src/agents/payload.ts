@@ -1,6 +1,5 @@
 // What every agent adapter shares: the adapter's shape and lenient reading of an agent's hook JSON.
-import type { HookOutput } from '../hook/context';
-import type { HookEvent } from '../hook/gate';
+import type { HookEvent, HookOutput } from '../hook-events';
 
 export interface AdaptedInput {
   /** The cairn event to run (an agent may report a failed tool call through its ordinary after-tool event). */

@@ -7,7 +7,7 @@ import type { EventKind, SpooledEvent } from '../spool/spool';
 import { readGitHead, type GitHead } from '../project/git-head';
 import { naturalEventId } from '../transcript';
 import { randomId } from '../util/ids';
-import type { HookEvent } from './gate';
+import type { HookEvent, HookOutput } from '../hook-events';
 import type { HookInput } from './input';
 
 export interface HookContext {
@@ -93,10 +93,6 @@ function safeHead(root: string): GitHead | null {
   } catch {
     return null;
   }
-}
-
-export interface HookOutput {
-  hookSpecificOutput: { hookEventName: 'SessionStart' | 'UserPromptSubmit' | 'PreToolUse'; additionalContext: string };
 }
 
 /** Claude Code caps injected text at 10,000 chars (beyond that it saves to a file): stay under it. */

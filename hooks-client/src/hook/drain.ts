@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENTRY_SUFFIX, INBOX_DIR, parseEntry } from '../inbox/entry';
 import type { Io } from '../io';
-import { killPoint } from '../spool/kill-point';
+import { killPoint } from '../util/kill-point';
 import { acquireLock } from '../spool/lock';
 import { updateState } from '../state';
 import { handleHook } from './handle';

@@ -2,7 +2,7 @@
 import { isPathExcluded } from '#shared/glob';
 import { isTaskNotificationOnly } from '#shared/tags';
 
-export type HookEvent = 'session-start' | 'user-prompt-submit' | 'pre-tool-use' | 'post-tool-use' | 'post-tool-use-failure' | 'stop' | 'pre-compact' | 'session-end';
+import type { HookEvent } from '../hook-events';
 
 export interface GateInput {
   event: HookEvent;

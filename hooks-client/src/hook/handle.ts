@@ -9,8 +9,9 @@ import { Spool } from '../spool/spool';
 import { updateState } from '../state';
 import { pausedAt, readPauses } from '../status/local';
 import { postToolUse, postToolUseFailure, sessionEnd, stop, userPromptSubmit } from './capture';
-import { BUDGET_MS, type HookContext, type HookOutput } from './context';
-import { gate0, type HookEvent } from './gate';
+import type { HookEvent, HookOutput } from '../hook-events';
+import { BUDGET_MS, type HookContext } from './context';
+import { gate0 } from './gate';
 import { parseHookInput } from './input';
 import { preCompact, preToolUse, sessionStart } from './recall';
 

@@ -8,7 +8,8 @@ import type { GitView } from '#shared/git';
 import { pathInsideRoot } from '#shared/paths';
 import { replay } from '../spool/deliver';
 import { readState, updateState } from '../state';
-import { cutToFit, inject, MAX_CONTEXT_CHARS, type HookContext, type HookOutput } from './context';
+import { cutToFit, inject, MAX_CONTEXT_CHARS, type HookContext } from './context';
+import type { HookOutput } from '../hook-events';
 import { bumpSessionFact } from '../status/local';
 import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
 

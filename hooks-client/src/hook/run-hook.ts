@@ -7,7 +7,7 @@ import type { Io } from '../io';
 import { BUNDLED } from '../version';
 import { BUDGET_MS } from './context';
 import { drainInbox } from './drain';
-import type { HookEvent } from './gate';
+import type { HookEvent } from '../hook-events';
 import { handleHook } from './handle';
 
 /** How long a hook waits for another process (the sender) to finish draining before going on without. */

@@ -4,7 +4,7 @@
 // anything leaves the machine. Imported by boot.ts, so it must stay small and import only node:fs/node:path.
 import { fstatSync, mkdirSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { killPoint } from '../spool/kill-point';
+import { killPoint } from '../util/kill-point';
 import { ENTRY_ENV_KEYS, entryName, formatEntry, INBOX_DIR, QUICK_EVENTS, SENDER_LOCK, SENDER_SPAWNED, SENDER_STALE_MS, type EntryHead } from './entry';
 
 /** Agents whose hooks may take the quick path (the full path names an unknown one on stderr). */

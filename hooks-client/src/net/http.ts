@@ -2,7 +2,7 @@
 // node:net, which loads in a fraction of node:http's time; https goes through node:https, loaded on demand.
 import type { Agent } from 'node:http';
 import { connect } from 'node:net';
-import { killPoint } from '../spool/kill-point';
+import { killPoint } from '../util/kill-point';
 import { VERSION } from '../version';
 import { parseResponse, type HttpResult } from './http1';
 

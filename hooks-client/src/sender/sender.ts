@@ -15,7 +15,8 @@ import { SENDER_HEARTBEAT_MS, SENDER_LOG } from '../inbox/entry';
 import type { Io } from '../io';
 import { replay } from '../spool/deliver';
 import { Spool } from '../spool/spool';
-import { openHookDoor, senderPort, type HookDoor } from './listen';
+import { senderPort } from '../hook-door';
+import { openHookDoor, type HookDoor } from './listen';
 import { stopSender, takeSenderLock } from './sender-lock';
 
 const DEFAULT_IDLE_MS = 60_000;

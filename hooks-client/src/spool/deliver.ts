@@ -1,7 +1,7 @@
 // Delivering events: every event is written to the spool first, then the spool is sent, oldest first.
 import { call, errorText, Unreachable, type HttpResult } from '../net/http';
 import { readState, updateState } from '../state';
-import { killPoint } from './kill-point';
+import { killPoint } from '../util/kill-point';
 import { acquireLock } from './lock';
 import type { EventKind, Spool, SpooledEvent } from './spool';
 

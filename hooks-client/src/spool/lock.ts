@@ -1,6 +1,6 @@
 // A lock file (O_EXCL create) shared by concurrent hook processes; a holder that died is detected and replaced.
 import { openSync, closeSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { killPoint } from './kill-point';
+import { killPoint } from '../util/kill-point';
 
 const STALE_MS = 30_000;
 /** A holder writes its pid right after creating the file; one still empty after this long died in between. */

@@ -1,7 +1,7 @@
 // The offline spool: an append-only JSONL file of events not yet delivered, with a cursor of what was.
 import { appendFileSync, closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { killPoint } from './kill-point';
+import { killPoint } from '../util/kill-point';
 import { acquireLock } from './lock';
 
 import type { EventKind } from '#shared/events';

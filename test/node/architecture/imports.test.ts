@@ -7,10 +7,11 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(__dirname, '../../..');
 const IMPORT = /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm;
 
-function tsFiles(dir: string): string[] {
+/** The .ts files under dir; the Worker's walk leaves out the viewer's browser code (`client`), checked on its own. */
+function tsFiles(dir: string, skipClient = true): string[] {
   return readdirSync(dir).flatMap((name) => {
     const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) return name === 'node_modules' || name === 'client' ? [] : tsFiles(p);
+    if (statSync(p).isDirectory()) return name === 'node_modules' || (skipClient && name === 'client') ? [] : tsFiles(p, skipClient);
     return p.endsWith('.ts') ? [p] : [];
   });
 }
@@ -70,6 +71,29 @@ function findCycle(graph: Map<string, Set<string>>): string[] | null {
     if (found) return found;
   }
   return null;
+}
+
+/**
+ * The folder graph of another program (the hooks client, the viewer's browser code): a unit is a first-level folder
+ * of `base`, or a file directly in it. Only imports that stay inside `base` count.
+ */
+function programGraph(base: string): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  const unit = (rel: string): string => {
+    const parts = path.relative(base, rel).split('/');
+    return parts.length > 1 ? parts[0]! : parts[0]!.replace(/\.ts$/, '');
+  };
+  for (const file of tsFiles(path.join(ROOT, base), false)) {
+    const from = unit(path.relative(ROOT, file));
+    for (const target of importsOf(file)) {
+      if (!target.startsWith(`${base}/`)) continue;
+      const to = unit(target);
+      if (to === from) continue;
+      if (!graph.has(from)) graph.set(from, new Set());
+      graph.get(from)!.add(to);
+    }
+  }
+  return graph;
 }
 
 /**
@@ -136,6 +160,13 @@ describe('the direction of imports', () => {
       const text = readFileSync(file, 'utf8');
       expect(text, file).not.toMatch(/from\s+['"](?:node:|cloudflare:)/);
     }
+  });
+
+  it('has no cycle between the folders of the hooks client, nor of the viewer\'s browser code', () => {
+    expect(programGraph('hooks-client/src').size).toBeGreaterThan(5);
+    expect(findCycle(programGraph('hooks-client/src'))).toBeNull();
+    expect(programGraph('src/viewer/client').size).toBeGreaterThan(3);
+    expect(findCycle(programGraph('src/viewer/client'))).toBeNull();
   });
 
   it('has the hooks client reach Worker code only through #shared/*', () => {

@@ -1,6 +1,6 @@
 // Pure: adding cairn's hooks to a Claude Code settings object and taking them out again, leaving others alone.
-import type { HookEvent } from '../hook/gate';
-import { HOOK_ENV_VARS, HOOK_PATH, hookHeaders, NONCE_ENV } from '../sender/listen';
+import type { HookEvent } from '../hook-events';
+import { HOOK_ENV_VARS, HOOK_PATH, hookHeaders, NONCE_ENV } from '../hook-door';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type Settings = { [k: string]: Json };

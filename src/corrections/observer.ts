@@ -21,12 +21,12 @@ const QUERY_TERMS = 16;
 /** Corrections stored from one reply, whatever it says. */
 export const OBSERVER_CORRECTIONS_PER_TURN = 3;
 
-async function related(env: CairnEnv, owner: TurnOwner, query: PriorQuery, exclude: number[]): Promise<PriorRecord[]> {
+async function related(env: CairnEnv, owner: TurnOwner, query: PriorQuery, exclude: number[], sessionId: number): Promise<PriorRecord[]> {
   const d = await teamDb(env, owner.teamId);
   const viewer = await loadViewer(d, { teamId: owner.teamId, userId: owner.userId });
   const q = buildFtsQuery(query.text, QUERY_TERMS);
   const match = q.any && q.all ? { all: scopeMatch(q.all, [owner.projectId]), any: scopeMatch(q.any, [owner.projectId]) } : null;
-  const rows = await relatedRecords(d, viewer, owner.projectId, { paths: query.paths, match, weights: BM25_WEIGHTS, exclude }, PRIOR_MAX_RECORDS, KEYWORD_RECORDS);
+  const rows = await relatedRecords(d, viewer, owner.projectId, { paths: query.paths, match, weights: BM25_WEIGHTS, exclude, sessionId }, PRIOR_MAX_RECORDS, KEYWORD_RECORDS);
   return rows;
 }
 

@@ -1,6 +1,6 @@
 // The prior records an observer turn is shown (src/observer/prior.ts): current observations of one project that
 // the session's author may read, touching the turn's files or matching its words. Two or three bounded reads.
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, ne } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/sqlite-core';
 import { notPendingReview } from './corrections';
 import { db, type Db } from './client';
@@ -26,15 +26,21 @@ export interface RelatedQuery {
   weights: readonly number[];
   /** Ids left out (already shown in this conversation). */
   exclude: number[];
+  /** The turn's own session: its rows are already in the observer's history (showing them again costs tokens twice). */
+  sessionId: number;
 }
 
 // The alias recordScope's statements read observations by (db/fts.ts): extra terms name its columns.
 const o = alias(observations, 'o');
 
-/** Current records (not superseded, not merged into another, not pending review) of `projectId` the viewer may read. */
-function currentScope(viewer: Viewer, projectId: number, exclude: number[]): RecordScope {
+/**
+ * Current records (not superseded, not merged into another, not pending review) of `projectId` the viewer may read,
+ * from sessions other than `sessionId`.
+ */
+function currentScope(viewer: Viewer, projectId: number, sessionId: number, exclude: number[]): RecordScope {
   const base = recordScope('observation', viewer, { projectIds: [projectId], type: [], concept: [], file: [], author: [], platform: [] });
-  return { ...base, where: and(base.where, isNull(o.supersededBy), isNull(o.mergedInto), notPendingReview(viewer.teamId, o.id), exclude.length ? notInJsonList(o.id, exclude) : undefined)! };
+  const where = and(base.where, isNull(o.supersededBy), isNull(o.mergedInto), ne(o.sessionId, sessionId), notPendingReview(viewer.teamId, o.id), exclude.length ? notInJsonList(o.id, exclude) : undefined);
+  return { ...base, where: where! };
 }
 
 /**
@@ -42,7 +48,7 @@ function currentScope(viewer: Viewer, projectId: number, exclude: number[]): Rec
  * `keywordLimit` of those. Each read is bounded by its limit.
  */
 export async function relatedRecords(d1: D1Database, viewer: Viewer, projectId: number, q: RelatedQuery, limit: number, keywordLimit: number): Promise<RelatedRow[]> {
-  const scope = currentScope(viewer, projectId, q.exclude);
+  const scope = currentScope(viewer, projectId, q.sessionId, q.exclude);
   const byFile = q.paths.length ? await observationsTouching(d1, q.paths, scope, limit) : [];
   const ids = [...byFile];
   if (q.match && ids.length < limit) {

@@ -12,8 +12,11 @@ export interface TurnOwner {
 }
 
 export interface ObserverCorrections {
-  /** Current records of the owner's project the owner may read, related to the turn; `exclude`d ids left out. */
-  related(env: CairnEnv, owner: TurnOwner, query: PriorQuery, exclude: number[]): Promise<PriorRecord[]>;
+  /**
+   * Current records of the owner's project the owner may read, related to the turn; `exclude`d ids and the rows
+   * of session `sessionId` (the turn's own, already in the observer's history) left out.
+   */
+  related(env: CairnEnv, owner: TurnOwner, query: PriorQuery, exclude: number[], sessionId: number): Promise<PriorRecord[]>;
   /**
    * Stores the reply's corrections of records it was shown (`shown`): `by` is the new observation. Answers how
    * many were stored (superseded, or flagged for review when the owner may not supersede the record).

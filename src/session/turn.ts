@@ -214,7 +214,7 @@ export class ObserverTurns {
     if (!port) return '';
     const s = head.snapshot;
     try {
-      const records = await port.related(this.deps.env, { teamId: s.teamId, userId: s.userId, projectId: s.projectId }, priorQuery(events, userPrompt), this.#shown);
+      const records = await port.related(this.deps.env, { teamId: s.teamId, userId: s.userId, projectId: s.projectId }, priorQuery(events, userPrompt), this.#shown, s.sessionDbId);
       const { text, shown } = renderPrior(records);
       this.#shown.push(...shown);
       return priorBlock(text);

@@ -130,6 +130,36 @@ describe('the observer proposes corrections', { timeout: 60_000 }, () => {
     expect(signal).toEqual({ review: 'pending', outdated: 1 });
   });
 
+  it('leaves out the records this same session stored, which the observer already has in its history, and still shows older sessions\' ones', async () => {
+    const w = await world();
+    const older = await seedObservation(w.ids, w.projectId, w.oldSession, { title: 'Flags were parsed from a comma list', filesModified: ['src/config.ts'] });
+    const sid = fresh('s');
+    const scenario = fresh('obs-corr-own');
+    const documented = '<observation><type>change</type><title>flags.json is documented in src/config.ts</title><narrative>A comment names each flag.</narrative></observation>';
+    await script(scenario, [{ text: replyWith('') }, { text: documented }]);
+    // Two prompts of one session edit the same file: the second turn would find the first turn's record by file and by words.
+    for (const [n, prompt] of ['Move the feature flags out of the environment', 'Feature flags: document flags.json'].entries()) {
+      await send(w.id.token, 'init', event(sid, w.project, { prompt }));
+      await send(w.id.token, 'observations', event(sid, w.project, {
+        tool_name: 'Edit',
+        tool_input: { file_path: `${ROOT}/src/config.ts`, old_string: 'process.env.FLAGS', new_string: `flags.json ${n} SCENARIO:${scenario}` },
+        tool_response: { filePath: `${ROOT}/src/config.ts`, success: true },
+      }));
+      await waitFor(w.id.token, sid, (s) => settled(s) && s.observations_stored >= n + 1);
+    }
+    const [first, second] = (await recorded(scenario)).map((r) => lastUserText(r));
+    const own = await env.DB.prepare('SELECT min(o.id) AS id FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?')
+      .bind(sid).first<{ id: number }>();
+    expect(first).toContain(`#${older} [`);
+    expect(second).toContain('Feature flags: document flags.json');
+    expect(second).not.toContain(`#${own!.id} [`);
+    // The older session's record was shown once in this conversation already: it is not repeated either.
+    expect(second).not.toContain('<prior_records>');
+    // Another session of the same author is shown the first session's record.
+    const other = await editTurn(w, replyWith(''));
+    expect(other.prompt).toContain(`#${own!.id} [change] Feature flags now come from flags.json`);
+  });
+
   it('fences a prior record\'s text so it cannot close the block or open a system block in the observer\'s prompt', async () => {
     const w = await world();
     await seedObservation(w.ids, w.projectId, w.oldSession, {

@@ -27,6 +27,7 @@ import { bodyCap } from './limits/body-limit';
 import { rateLimit } from './limits/rate-limit';
 import { mcpRoutes } from './mcp/routes';
 import { contextRoutes, observationRoutes, projectRoutes, timelineRoutes } from './recall/routes';
+import { primeRoutes } from './recall/prime';
 import { benchRoutes } from './search/bench-routes';
 import { backfillRoutes, searchRoutes } from './search/routes';
 import { budgetRoutes, usageRoutes } from './usage/routes';
@@ -61,6 +62,8 @@ const TOKEN_MOUNTS: Mount[] = [
   { at: '/api/sessions', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: sessionRoutes },
   { at: '/api/events', guards: [requireScope('ingest')], routes: eventRoutes },
   { at: '/api/forget', guards: [requireScope('ingest')], routes: forgetRoutes },
+  // A repository's first notes (cairn prime): a write, counted in the ingest bucket (limits/rate-limit.ts).
+  { at: '/api/prime', guards: [requireScope('ingest')], routes: primeRoutes },
   // Supersede and feedback write with `ingest`; a record's history may also be read with `read`.
   { at: '/api/corrections', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: correctionRoutes },
   // A job the caller started (forget of their private project, an export): any device token.

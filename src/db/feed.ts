@@ -35,7 +35,7 @@ export function compareItems(a: FeedCursor, b: FeedCursor): number {
 const OBS_FIELDS = {
   id: observations.id, sessionId: observations.sessionId, projectId: observations.projectId, projectKey: projects.key,
   type: observations.type, title: observations.title, subtitle: observations.subtitle, author: users.handle,
-  promptNumber: observations.promptNumber, createdAt: observations.createdAt,
+  promptNumber: observations.promptNumber, createdAt: observations.createdAt, source: observations.source,
 };
 const SUM_FIELDS = {
   id: summaries.id, sessionId: summaries.sessionId, projectId: summaries.projectId, projectKey: projects.key, author: users.handle,

@@ -1,12 +1,12 @@
 // Observations in D1: the one insert path (observer turns, `remember`, bench seeding), their file index
 // rows (forgetting deletes them: forget.ts).
-import { and, eq, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
 import { heldKindsOf } from './held';
 import type { ObservationContent } from './observation-content';
-import { observationFiles, observations, type NewObservation } from './schema';
+import { observationFiles, observations, sessions, type NewObservation } from './schema';
 import { observationFileRows } from './sqlite';
 
 /** Where and by whom it is filed, and its bookkeeping. The project may be read at store time (sqlite.ts). */
@@ -71,4 +71,19 @@ export async function observationIdByHash(d: Db, sessionId: number, contentHash:
     .where(and(eq(observations.sessionId, sessionId), eq(observations.contentHash, contentHash)))
     .get();
   return row?.id;
+}
+
+/**
+ * Which of `hashes` a primed note of the project already carries, whoever primed it: priming is filed in each
+ * member's manual session (one per member and project, idx_sessions_project), and the (session, hash) unique
+ * index answers each. So a project primed by one teammate is not primed again by the next.
+ */
+export async function primedHashes(d: Db, teamId: number, projectId: number, hashes: readonly string[]): Promise<Set<string>> {
+  if (!hashes.length) return new Set();
+  const rows = await d
+    .select({ hash: observations.contentHash })
+    .from(sessions)
+    .innerJoin(observations, eq(observations.sessionId, sessions.id))
+    .where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId), eq(sessions.platform, 'manual'), eq(observations.source, 'prime'), inArray(observations.contentHash, [...hashes])));
+  return new Set(rows.map((r) => r.hash));
 }

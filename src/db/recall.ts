@@ -23,7 +23,7 @@ export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer,
       id: observations.id, createdAt: observations.createdAt, type: observations.type, title: observations.title,
       subtitle: observations.subtitle, narrative: observations.narrative, facts: observations.facts,
       discoveryTokens: observations.discoveryTokens, author: users.handle, device: devices.name,
-      gitBranch: observations.gitBranch, gitCommit: observations.gitCommit, held: stillHeld(observations),
+      gitBranch: observations.gitBranch, gitCommit: observations.gitCommit, held: stillHeld(observations), source: observations.source,
     })
     .from(observations)
     .innerJoin(users, eq(users.id, observations.authorUserId))

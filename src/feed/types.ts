@@ -12,6 +12,8 @@ export interface ObservationItem {
   author: string;
   promptNumber: number;
   createdAt: number;
+  /** How it was stored (`observer`, `remember`, `prime`, …): the viewer marks primed notes. Search results leave it out. */
+  source?: string;
 }
 
 export interface SummaryItem {

@@ -10,9 +10,9 @@ import type { Verdict } from './window';
 import { errorText, log } from '../lib/log';
 
 
-/** Hook traffic goes to the ingest bucket; recall, search, MCP, viewer and admin calls to the read bucket. */
+/** Hook traffic and priming go to the ingest bucket; recall, search, MCP, viewer and admin calls to the read bucket. */
 export function bucketFor(method: string, path: string): Bucket {
-  if (path.startsWith('/api/events/')) return 'ingest';
+  if (path.startsWith('/api/events/') || path === '/api/prime') return 'ingest';
   if (path.startsWith('/api/sessions/') && method !== 'GET') return 'ingest';
   return 'read';
 }

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { AuthContext } from '../auth/types';
 import { tallied, type RedactionTally } from '#shared/redact';
 import { redactionAudit, writeAudit } from '../db/audit';
-import { db } from '../db/client';
+import { db, type Db } from '../db/client';
 import { insertObservation, insertObservationFiles, observationIdByHash } from '../db/observations';
 import { ensureProject } from '../db/projects';
 import { upsertSession } from '../db/sessions';
@@ -45,21 +45,39 @@ export interface Remembered {
 const DEFAULT_TYPE = 'discovery';
 
 
+/** The note's type and concepts, checked against the team's mode (400 invalid_type / invalid_concept). */
+export async function modeFields(env: CairnEnv, auth: AuthContext, wanted: { type?: string; concepts?: string[] }) {
+  const settings = await settingsFor(directoryDb(env), auth);
+  const mode = recallMode(modeIdFor(env, settings));
+  const type = wanted.type || DEFAULT_TYPE;
+  if (!mode.types.some((t) => t.id === type)) {
+    throw new AppError(400, 'invalid_type', `type must be one of: ${mode.types.map((t) => t.id).join(', ')}.`);
+  }
+  const concepts = [...new Set(wanted.concepts ?? [])];
+  const unknown = concepts.filter((c) => !mode.conceptIds.includes(c));
+  if (unknown.length) throw new AppError(400, 'invalid_concept', `unknown concept "${unknown[0]}"; use: ${mode.conceptIds.join(', ')}.`);
+  return { settings, type, concepts };
+}
+
+/** The caller's manual session of the project (made on first use): where remembered and primed notes are filed. */
+export async function manualSession(d: Db, auth: AuthContext, projectId: number, now: number): Promise<number> {
+  const manual = await upsertSession(d, {
+    teamId: auth.teamId, sessionKey: manualSessionKey(projectId, auth.userId), projectId, userId: auth.userId,
+    deviceId: auth.deviceId, platform: 'manual', startedAt: now,
+  });
+  // Clients cannot send `manual:` ids (400 at the edge); a row made before that rule is never borrowed.
+  if (!mayWriteLiveSession(auth, manual) || manual.projectId !== projectId) {
+    throw new AppError(409, 'session_conflict', 'The session that holds remembered notes for this project belongs to someone else.');
+  }
+  return manual.id;
+}
+
 /**
  * Stores what the agent was asked to remember as an observation (source `remember`), deduplicated by content
  * within the user's manual session of that project. Type and concepts must belong to the team's mode.
  */
 export async function remember(env: CairnEnv, auth: AuthContext, input: RememberInput, now: number): Promise<Remembered> {
-  const settings = await settingsFor(directoryDb(env), auth);
-  const mode = recallMode(modeIdFor(env, settings));
-  const type = input.type || DEFAULT_TYPE;
-  if (!mode.types.some((t) => t.id === type)) {
-    throw new AppError(400, 'invalid_type', `type must be one of: ${mode.types.map((t) => t.id).join(', ')}.`);
-  }
-  const concepts = [...new Set(input.concepts ?? [])];
-  const unknown = concepts.filter((c) => !mode.conceptIds.includes(c));
-  if (unknown.length) throw new AppError(400, 'invalid_concept', `unknown concept "${unknown[0]}"; use: ${mode.conceptIds.join(', ')}.`);
-
+  const { settings, type, concepts } = await modeFields(env, auth, input);
   // Through the team's write gate: refused (503 team_moving) while the team moves between databases.
   const shard = await writableTeamDb(env, auth.teamId);
   const d = db(shard);
@@ -68,15 +86,7 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
   const viewer = viewerOf(auth, settings);
   for (const id of supersedes) await checkSupersede(shard, viewer, auth, id, null);
   const project = await ensureProject(d, auth, input.project, now);
-  const manual = await upsertSession(d, {
-    teamId: auth.teamId, sessionKey: manualSessionKey(project.id, auth.userId), projectId: project.id, userId: auth.userId,
-    deviceId: auth.deviceId, platform: 'manual', startedAt: now,
-  });
-  // Clients cannot send `manual:` ids (400 at the edge); a row made before that rule is never borrowed.
-  if (!mayWriteLiveSession(auth, manual) || manual.projectId !== project.id) {
-    throw new AppError(409, 'session_conflict', 'The session that holds remembered notes for this project belongs to someone else.');
-  }
-  const sessionId = manual.id;
+  const sessionId = await manualSession(d, auth, project.id, now);
   const title = input.title || oneLine(input.text, 80);
   const narrative = input.text;
   const files = [...new Set((input.files ?? []).map(normalizePath).filter(Boolean))];

@@ -28,6 +28,8 @@ export interface ContextObservation {
   branchMark?: string | null;
   /** Held kinds while held back from other members (src/db/held.ts); only its author and admins are shown it. */
   held?: string | null;
+  /** How it was stored (`observer`, `remember`, `prime`, …): primed notes are marked, so they read as a repository's outline. */
+  source?: string | null;
 }
 
 export interface ContextSummary {
@@ -55,6 +57,9 @@ export const heldMark = (held: string | null | undefined): string => (held ? ` [
 /** Said once under the rows when any is held: why, who sees it, how it is released. */
 export const HELD_NOTE =
   'Held: [held: …] rows read as instructions to an agent (kinds after the colon); only their author and admins see them until an admin releases them (cairn admin release <id>).';
+
+/** ` [primed]` on a note `cairn prime` made from the repository (docs headings, commits, TODOs), not from a session's work. */
+export const primedMark = (source: string | null | undefined): string => (source === 'prime' ? ' [primed]' : '');
 
 /** ` [codex]` for a session recorded from another agent; nothing for Claude Code (the usual case costs no tokens). */
 const platformTag = (platform: string | undefined): string => (platform && platform !== 'claude-code' ? ` [${safeLine(platform, 30)}]` : '');
@@ -205,7 +210,7 @@ export function renderContext(input: ContextInput): string {
     }
     const o = row.o;
     const title = safeLine(o.title, o.branchMark ? UNMERGED_TITLE_MAX : TITLE_MAX, 'Untitled');
-    const who = `${branchTag(o.branchMark)}${heldMark(o.held)}${by(input.viewer, o.author, o.device)}`;
+    const who = `${primedMark(o.source)}${branchTag(o.branchMark)}${heldMark(o.held)}${by(input.viewer, o.author, o.device)}`;
     if (row.full) {
       out.push(`**${o.id}** ${shown} ${iconFor(mode, o.type)} **${title}**${who}`);
       // Indented: a body line can never pass for a row, a day or the frame's own lines.

@@ -16,6 +16,11 @@ function badge(ctx: ViewCtx, type: string): HTMLElement {
   return h('span', { class: 'badge', 'data-type': type, text: typeLabel(ctx.lang, type) });
 }
 
+/** The mark on a note `cairn prime` made from the repository rather than from a session's work. */
+function primedBadge(ctx: ViewCtx, source: string | undefined): HTMLElement | null {
+  return source === 'prime' ? h('span', { class: 'badge', 'data-type': 'primed', title: t(ctx, 'primedHint'), text: t(ctx, 'primed') }) : null;
+}
+
 function when(ctx: ViewCtx, ms: number): HTMLElement {
   return h('time', { datetime: new Date(ms).toISOString(), title: absoluteTime(ctx.lang, ms), text: relativeTime(ctx.lang, ms, ctx.now) });
 }
@@ -40,7 +45,7 @@ export function feedCard(ctx: ViewCtx, item: FeedItem, onOpen: (item: FeedItem) 
   const button = h(
     'button',
     { class: 'card-body', type: 'button' },
-    h('div', { class: 'card-top' }, badge(ctx, isSummary ? 'summary' : item.type), h('span', { class: 'card-id', text: isSummary ? `S${item.id}` : `#${item.id}` })),
+    h('div', { class: 'card-top' }, badge(ctx, isSummary ? 'summary' : item.type), isSummary ? null : primedBadge(ctx, item.source), h('span', { class: 'card-id', text: isSummary ? `S${item.id}` : `#${item.id}` })),
     h('div', { class: 'card-title', text: title }),
     sub ? h('div', { class: 'card-sub', text: sub }) : null,
     meta(item.projectKey, `@${item.author}`, when(ctx, item.createdAt)),
@@ -78,7 +83,7 @@ export function observationDetail(ctx: ViewCtx, r: ObservationRecord, onOpenSess
   return h(
     'article',
     { class: 'record', 'data-record': `observation:${r.id}` },
-    h('div', { class: 'card-top' }, badge(ctx, r.type), h('span', { class: 'card-id', text: `#${r.id}` })),
+    h('div', { class: 'card-top' }, badge(ctx, r.type), primedBadge(ctx, r.source), h('span', { class: 'card-id', text: `#${r.id}` })),
     h('h2', { class: 'record-title', text: r.title?.trim() || t(ctx, 'untitled') }),
     r.subtitle ? h('p', { class: 'record-sub', text: r.subtitle }) : null,
     meta(r.project, `@${r.author}`, r.device ?? '', Number.isNaN(ms) ? '' : when(ctx, ms), t(ctx, 'promptN', { n: r.promptNumber }), t(ctx, 'tokensN', { n: r.tokens })),

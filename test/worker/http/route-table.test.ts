@@ -12,6 +12,7 @@ const NEEDS: { prefix: string; need: (method: string) => Need }[] = [
   { prefix: '/api/sessions', need: (m) => (m === 'GET' ? 'ingest-or-read' : 'ingest') },
   { prefix: '/api/events', need: () => 'ingest' },
   { prefix: '/api/forget', need: () => 'ingest' },
+  { prefix: '/api/prime', need: () => 'ingest' },
   { prefix: '/api/corrections', need: (m) => (m === 'GET' ? 'ingest-or-read' : 'ingest') },
   { prefix: '/api/jobs', need: (m) => (m === 'GET' ? 'ingest-or-read' : 'ingest') },
   { prefix: '/api/context', need: () => 'read' },

@@ -7,7 +7,7 @@ import { insertAudit } from './audit';
 import { db as dbOf, type Db } from './client';
 import { insertEventRows, notPendingReview } from './corrections';
 import { observationEvents, observations } from './schema';
-import { byIds, inJsonList, joinedPrefix, jsonGroupIds, mergeEventRows } from './sqlite';
+import { byIds, inJsonList, joinedPrefix, jsonGroupIds, jsonSetKey, mergeEventRows } from './sqlite';
 import { canReadObservation, type Viewer } from './visibility';
 
 export interface CandidateGroup {
@@ -31,15 +31,18 @@ const mergeable = (teamId: number, projectId: number) =>
 
 /**
  * Up to `limit` groups of two or more mergeable observations sharing author, type, file lists and concepts,
- * whose smallest id is past `after`, in that order. One statement (a GROUP BY over the project's rows).
+ * whose smallest id is past `after`, in that order. The lists are compared as sets (the observer and importers
+ * write them in any order, with repeats). One statement (a GROUP BY over the project's rows).
  */
 export async function candidateGroups(d1: D1Database | Db, teamId: number, projectId: number, after: number, limit: number): Promise<CandidateGroup[]> {
   const o = observations;
+  const filesRead = jsonSetKey(o.filesRead);
+  const filesModified = jsonSetKey(o.filesModified);
   const rows = await dbOf(d1)
-    .select({ first: min(o.id), ids: jsonGroupIds(o.id), filesRead: o.filesRead, filesModified: o.filesModified })
+    .select({ first: min(o.id), ids: jsonGroupIds(o.id), filesRead, filesModified })
     .from(o)
     .where(mergeable(teamId, projectId))
-    .groupBy(o.authorUserId, o.type, o.filesRead, o.filesModified, o.concepts)
+    .groupBy(o.authorUserId, o.type, filesRead, filesModified, jsonSetKey(o.concepts))
     .having(and(gt(count(), 1), gt(min(o.id), after)))
     .orderBy(min(o.id))
     .limit(limit);

@@ -206,6 +206,8 @@ export const prefixOfFirst = (chars: number, cols: AnyColumn[], listCol: AnyColu
 /** `held` while `released` is NULL, else NULL: a row's held kinds for as long as it is held (src/db/held.ts). */
 export const whileUnreleased = (held: AnyColumn, released: AnyColumn): SQL<string | null> => sql<string | null>`CASE WHEN ${released} IS NULL THEN ${held} END`;
 /** `json_group_array(col)`: a group's ids as one JSON list (consolidation's groups). */
+/** A JSON list column as a set: its distinct items sorted, as a JSON array (`["a","b"]` for `["b","a","b"]`). */
+export const jsonSetKey = (col: AnyColumn): SQL<string> => sql<string>`(SELECT json_group_array(DISTINCT value ORDER BY value) FROM json_each(${col}))`;
 export const jsonGroupIds = (col: AnyColumn): SQL<string> => sql<string>`json_group_array(${col})`;
 
 /** `substr(a || ' ' || b …, 1, chars)` over nullable text columns: a bounded prefix of a record's words. */

@@ -93,6 +93,24 @@ describe('consolidation', { timeout: 60_000 }, () => {
     expect(restored).toContain('clock skews by more than five minutes');
   });
 
+  it('compares file lists and concepts as sets: the same files in another order or repeated still merge, a different set does not', async () => {
+    const w = await world();
+    const files = { filesRead: ['src/auth/clock.ts', 'src/auth/verify.ts'], filesModified: ['src/auth/verify.ts', 'test/auth/verify.test.ts'], concepts: ['gotcha', 'problem-solution'] };
+    const a = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by more than'), ...files, createdAt: 1_000 });
+    const b = await seedObservation(w.ids, w.projectId, w.session, {
+      ...skew('by over'),
+      filesRead: ['src/auth/verify.ts', 'src/auth/clock.ts', 'src/auth/clock.ts'],
+      filesModified: ['test/auth/verify.test.ts', 'src/auth/verify.ts'],
+      concepts: ['problem-solution', 'gotcha'],
+      createdAt: 2_000,
+    });
+    const fewer = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by nearly'), ...files, filesModified: ['src/auth/verify.ts'], createdAt: 3_000 });
+    const out = await run(w);
+    expect(out.result).toMatchObject({ clusters: 1, merged: 1 });
+    expect(await mergedInto(a)).toBe(b);
+    for (const id of [b, fewer]) expect(await mergedInto(id)).toBeNull();
+  });
+
   it('refuses an undo after seven days and answers 400 to a bad id', async () => {
     const w = await world();
     const a = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by more than'), createdAt: 1_000 });

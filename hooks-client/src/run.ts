@@ -47,7 +47,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   'mcp-stdio': async () => (await import('./agents/mcp-stdio')).mcpStdio,
   admin: async () => (await import('./commands/admin')).admin,
   import: async () => (await import('./commands/import-any')).importAny,
-  export: async () => (await import('./commands/transfer')).exportNdjson,
+  export: async () => (await import('./commands/export')).exportNdjson,
   forget: async () => (await import('./commands/forget')).forget,
   pause: async () => (await import('./commands/pause')).pause,
   resume: async () => (await import('./commands/pause')).resume,

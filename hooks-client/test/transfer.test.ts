@@ -1,5 +1,5 @@
 // `cairn export` / `cairn import --ndjson` against a fake server: the file written, the parts sent, the bar.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ndjsonParts, progressBar } from '../src/commands/transfer';
@@ -17,12 +17,42 @@ const job = (id: string, status: string, done: number, total: number, extra: Rec
   id, kind: 'import', status, progress: { done, total, unit: 'records', phase: 'writing records' }, result: null, error: null, created_at: 0, started_at: 0,
   updated_at: 0, finished_at: null, started_by: 'me', stats: {}, ...extra,
 });
+/** The server's resumable export, as GET /api/admin/export?cursor= answers it: cursor tokens here are line numbers. */
+let exported = LINES;
+/** Responses still to cut off mid-line (the socket destroyed), then responses still to refuse with 503. */
+let cuts = 0;
+let refusals = 0;
+const EXPORT_RESPONSE = 120;
+function exportResponse(cursor: string): string {
+  const from = cursor === 'start' ? 0 : Number(cursor);
+  const to = Math.min(exported.length, from + EXPORT_RESPONSE);
+  let body = '';
+  for (let i = from; i < to; i++) {
+    body += `${exported[i]}\n`;
+    if ((i + 1) % 25 === 0 && i + 1 < to) body += `${JSON.stringify({ kind: 'cursor', next: String(i + 1) })}\n`;
+  }
+  return `${body}${to === exported.length ? '{"kind":"end"}' : JSON.stringify({ kind: 'cursor', next: String(to) })}\n`;
+}
 beforeAll(async () => {
   fake = await fakeServer();
   fake.handler = (req, res) => {
     if (req.path.startsWith('/api/admin/export')) {
+      const body = exportResponse(new URL(req.path, 'http://x').searchParams.get('cursor') ?? 'start');
+      if (refusals > 0 && cuts === 0) {
+        refusals--;
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'restarting', message: 'Your worker restarted mid-request.' } }));
+        return true;
+      }
       res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-      res.end(`${LINES.join('\n')}\n`);
+      if (cuts > 0) {
+        cuts--;
+        // Two thirds of the response, ending inside a line, then the connection drops.
+        res.write(body.slice(0, Math.floor(body.length * 0.66)));
+        setTimeout(() => res.socket?.destroy(), 20);
+        return true;
+      }
+      res.end(body);
       return true;
     }
     if (req.path === '/api/admin/import' && jobEnd !== null) {
@@ -74,7 +104,55 @@ describe('cairn export and import --ndjson', () => {
     expect(await run(['export', '--output', file, '--project', 'github.com/a/b'], io)).toBe(0);
     expect(readFileSync(file, 'utf8')).toBe(`${LINES.join('\n')}\n`);
     expect(io.stderr).toContain('exported 5 records');
-    expect(fake.requests.at(-1)?.path).toBe('/api/admin/export?project=github.com%2Fa%2Fb');
+    expect(fake.requests.at(-1)?.path).toBe('/api/admin/export?project=github.com%2Fa%2Fb&cursor=start');
+    expect(existsSync(`${file}.resume`)).toBe(false);
+  });
+
+  describe('over a connection that breaks', () => {
+    const many = Array.from({ length: 1_000 }, (_, i) => JSON.stringify({ kind: 'observation', title: `record ${i} ${'x'.repeat(i % 97)}`, created_at: i }));
+    const whole = `${many.join('\n')}\n`;
+    beforeAll(() => {
+      exported = many;
+    });
+    afterAll(() => {
+      exported = LINES;
+      cuts = 0;
+      refusals = 0;
+    });
+
+    it('asks again from the last cursor when a response is cut mid-line, and writes the same file as an unbroken export', async () => {
+      const dir = tempDir('cairn-export-');
+      const env = { ...machine(fake.url).env, CAIRN_EXPORT_RETRY_MS: '1' };
+      expect(await run(['export', '--output', join(dir, 'unbroken.ndjson')], memIo({ env }))).toBe(0);
+      expect(readFileSync(join(dir, 'unbroken.ndjson'), 'utf8')).toBe(whole);
+      cuts = 3;
+      const before = fake.requests.length;
+      const io = memIo({ env });
+      expect(await run(['export', '--output', join(dir, 'cut.ndjson')], io)).toBe(0);
+      expect(cuts).toBe(0);
+      expect(readFileSync(join(dir, 'cut.ndjson'), 'utf8')).toBe(whole);
+      expect(io.stderr).toContain('exported 1,000 records');
+      // Each cut response is asked for again from a cursor inside it, not from the start.
+      const asked = fake.requests.slice(before).map((r) => new URL(r.path, 'http://x').searchParams.get('cursor'));
+      expect(asked.slice(0, 4)).toEqual(['start', '75', '150', '225']);
+    });
+
+    it('leaves a resume point when it gives up, and the same command run again finishes the file from there', async () => {
+      const file = join(tempDir('cairn-export-'), 'team.ndjson');
+      const env = { ...machine(fake.url).env, CAIRN_EXPORT_RETRY_MS: '1' };
+      cuts = 1;
+      refusals = 4;
+      const first = memIo({ env });
+      expect(await run(['export', '--output', file], first)).toBe(1);
+      expect(first.stderr).toContain('export interrupted after 75 records');
+      expect(first.stderr).toContain('run the same command again to resume');
+      expect(existsSync(`${file}.resume`)).toBe(true);
+      const again = memIo({ env });
+      expect(await run(['export', '--output', file], again)).toBe(0);
+      expect(again.stderr).toContain('resuming the export after 75 records');
+      expect(readFileSync(file, 'utf8')).toBe(whole);
+      expect(existsSync(`${file}.resume`)).toBe(false);
+    });
   });
 
   it('imports a file record by record in order, showing progress, and sums what was new', async () => {

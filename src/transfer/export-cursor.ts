@@ -1,9 +1,9 @@
-// The team export in resumable pages: the same records, in the same order, as `exportRecords`
-// (src/transfer/export.ts), but each call reads ONE page (at most PAGE rows, three statements) from a small JSON
+// The team export in resumable pages: each call reads ONE page (at most PAGE rows, three statements) from a small JSON
 // cursor and answers the cursor to go on from, so a job (the backup) can spread a team of any size over many
-// bounded steps and survive a restart between any two. Projects are followed by id, not by position, so a project
+// bounded steps and survive a restart between any two, and a client (GET /api/admin/export?cursor=…,
+// export-resume.ts) can read it over many bounded requests and resume after a cut connection. Projects are followed by id, not by position, so a project
 // made or deleted meanwhile shifts nothing; rows made after their page was read are in the next backup.
-import { exportPage, nextProjectId, projectRow, sessionKeysByIds, teamUsers, type ExportedTable } from '../db/transfer';
+import { exportPage, nextProjectId, PAGE, projectRow, sessionKeysByIds, teamUsers, type ExportedTable } from '../db/transfer';
 import { toRecord, whoOf, type ExportFilter, type KeyOf, type Who } from './export';
 import type { ExportRecord } from './records';
 
@@ -31,14 +31,23 @@ export interface ExportPager {
   page(cursor: ExportCursor): Promise<ExportPage>;
 }
 
-/** Pages of team `teamId`'s export on `d1`; `keep` filters observations as in `exportRecords`. */
-export async function exportPager(d1: D1Database, teamId: number, keep: ExportFilter): Promise<ExportPager> {
+/**
+ * Pages of team `teamId`'s export on `d1`; `keep` filters prompts, observations and summaries (a reader's export:
+ * `readerFilter`). `projects`, when given, lists the project ids the export covers (sorted or not): the others are
+ * passed over wherever a cursor names them, so a cursor a client sends back cannot reach a project it may not read.
+ */
+export async function exportPager(d1: D1Database, teamId: number, keep: ExportFilter, projects?: readonly number[]): Promise<ExportPager> {
+  const allowed = projects ? [...new Set(projects)].sort((a, b) => a - b) : null;
+  const nextProject = async (after: number): Promise<number | null> =>
+    allowed ? (allowed.find((id) => id > after) ?? null) : nextProjectId(d1, teamId, after);
+  const covered = (id: number) => allowed === null || allowed.includes(id);
   const people = await teamUsers(d1, teamId);
   const who: Who = whoOf(people);
-  const projects = new Map<number, Awaited<ReturnType<typeof projectRow>>>();
+  const rowsOf = new Map<number, Awaited<ReturnType<typeof projectRow>>>();
   const project = async (id: number) => {
-    if (!projects.has(id)) projects.set(id, await projectRow(d1, teamId, id));
-    return projects.get(id) ?? null;
+    if (!covered(id)) return null;
+    if (!rowsOf.has(id)) rowsOf.set(id, await projectRow(d1, teamId, id));
+    return rowsOf.get(id) ?? null;
   };
   const pager = {
     async page(c: ExportCursor): Promise<{ records: ExportRecord[]; next: ExportCursor; ids?: number[] }> {
@@ -48,7 +57,7 @@ export async function exportPager(d1: D1Database, teamId: number, keep: ExportFi
         case 'users':
           return { records: people.map((u) => ({ kind: 'user', handle: u.handle, role: u.role, created_at: u.createdAt })), next: { at: 'project', after: 0 } };
         case 'project': {
-          const id = await nextProjectId(d1, teamId, c.after);
+          const id = await nextProject(c.after);
           if (id === null) return { records: [], next: { at: 'done' } };
           const p = await project(id);
           // Deleted between the two reads: go on with the next one.
@@ -58,22 +67,25 @@ export async function exportPager(d1: D1Database, teamId: number, keep: ExportFi
         default: {
           const p = await project(c.project);
           const rows = p ? await exportPage(d1, c.at, teamId, c.project, c.after) : [];
-          if (!p || rows.length === 0) {
-            const i = STAGES.indexOf(c.at);
-            const next: ExportCursor = i + 1 < STAGES.length ? { at: STAGES[i + 1]!, project: c.project, after: 0 } : { at: 'project', after: c.project };
-            return { records: [], next };
-          }
-          const next: ExportCursor = { ...c, after: rows[rows.length - 1]!.id };
+          const i = STAGES.indexOf(c.at);
+          const stageDone: ExportCursor = i + 1 < STAGES.length ? { at: STAGES[i + 1]!, project: c.project, after: 0 } : { at: 'project', after: c.project };
+          if (!p || rows.length === 0) return { records: [], next: stageDone };
+          // A short page is the stage's last: the next stage follows without reading an empty page first.
+          const next: ExportCursor = rows.length < PAGE ? stageDone : { ...c, after: rows[rows.length - 1]!.id };
           const ids = rows.map((r) => r.id);
           if (c.at === 'sessions') return { records: (rows as Awaited<ReturnType<typeof exportPage<'sessions'>>>).map((s) => toRecord.session(s, p, who)), next, ids };
           const keys = await sessionKeysByIds(d1, teamId, [...new Set(rows.map((r) => (r as { sessionId: number }).sessionId))]);
           const keyOf: KeyOf = (id) => keys.get(id) ?? `session-${id}`;
-          if (c.at === 'prompts') return { records: (rows as Awaited<ReturnType<typeof exportPage<'prompts'>>>).map((r) => toRecord.prompt(r, keyOf, who)), next, ids };
+          if (c.at === 'prompts') {
+            const kept = (rows as Awaited<ReturnType<typeof exportPage<'prompts'>>>).filter((r) => keep(r));
+            return { records: kept.map((r) => toRecord.prompt(r, keyOf, who)), next, ids: kept.map((r) => r.id) };
+          }
           if (c.at === 'observations') {
             const kept = (rows as Awaited<ReturnType<typeof exportPage<'observations'>>>).filter((o) => keep(o));
             return { records: kept.map((o) => toRecord.observation(o, keyOf, who)), next, ids: kept.map((o) => o.id) };
           }
-          return { records: (rows as Awaited<ReturnType<typeof exportPage<'summaries'>>>).map((s) => toRecord.summary(s, keyOf, who)), next, ids };
+          const kept = (rows as Awaited<ReturnType<typeof exportPage<'summaries'>>>).filter((s) => keep(s));
+          return { records: kept.map((s) => toRecord.summary(s, keyOf, who)), next, ids: kept.map((s) => s.id) };
         }
       }
     },
@@ -90,4 +102,14 @@ export async function exportPager(d1: D1Database, teamId: number, keep: ExportFi
       return { records, resume, next };
     },
   };
+}
+
+/** The whole export from the start as one sequence of records (the plain GET /api/admin/export; a small team's). */
+export async function* exportRecords(d1: D1Database, teamId: number, projectIds: readonly number[], keep: ExportFilter): AsyncGenerator<ExportRecord> {
+  const pager = await exportPager(d1, teamId, keep, projectIds);
+  for (let c = exportStart(); c.at !== 'done'; ) {
+    const page = await pager.page(c);
+    yield* page.records;
+    c = page.next;
+  }
 }

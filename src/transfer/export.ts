@@ -2,23 +2,12 @@
 // team never sits in memory. Projects the caller may not read (others' private ones) are left out.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
-import { exportPage, projectRow, teamUsers, type ExportedTable } from '../db/transfer';
+import type { exportPage, projectRow, ExportedTable } from '../db/transfer';
 import { visibleProjectIds } from '../db/forget';
 import { heldRowReadable, seesHeld } from '../db/visibility';
 import { AppError } from '../lib/errors';
 import { jsonList } from '../lib/json-list';
 import type { ExportRecord } from './records';
-
-/** Pages through rows by id: `page(after)` returns rows sorted by id, an empty page ends it. */
-async function* paged<R extends { id: number }>(page: (after: number) => Promise<R[]>): AsyncGenerator<R> {
-  let after = 0;
-  for (;;) {
-    const rows = await page(after);
-    if (rows.length === 0) return;
-    yield* rows;
-    after = rows[rows.length - 1]!.id;
-  }
-}
 
 /** The projects an export covers; resolved before the answer starts, so an unknown key is a plain 404. */
 export async function exportProjects(db: D1Database, auth: AuthContext, projectKey: string | null): Promise<number[]> {
@@ -73,28 +62,6 @@ export type KeyOf = (sessionId: number) => string;
 
 function base(r: { sessionId: number; promptNumber: number; promptId: string | null; authorUserId: number; createdAt: number }, keyOf: KeyOf, who: Who) {
   return { session_key: keyOf(r.sessionId), prompt_number: r.promptNumber, prompt_id: r.promptId, author: who(r.authorUserId)!, created_at: r.createdAt };
-}
-
-/** The team's rows of `projectIds` on `db` (the team's database), as export records. */
-export async function* exportRecords(db: D1Database, t: number, projectIds: number[], keep: ExportFilter): AsyncGenerator<ExportRecord> {
-  const people = await teamUsers(db, t);
-  const who = whoOf(people);
-  for (const u of people) yield { kind: 'user', handle: u.handle, role: u.role, created_at: u.createdAt };
-
-  for (const projectId of projectIds) {
-    const p = await projectRow(db, t, projectId);
-    if (!p) continue;
-    yield toRecord.project(p, who);
-    const keys = new Map<number, string>();
-    const keyOf: KeyOf = (id) => keys.get(id) ?? `session-${id}`;
-    for await (const s of paged((a) => exportPage(db, 'sessions', t, projectId, a))) {
-      keys.set(s.id, s.sessionKey);
-      yield toRecord.session(s, p, who);
-    }
-    for await (const r of paged((a) => exportPage(db, 'prompts', t, projectId, a))) if (keep(r)) yield toRecord.prompt(r, keyOf, who);
-    for await (const o of paged((a) => exportPage(db, 'observations', t, projectId, a))) if (keep(o)) yield toRecord.observation(o, keyOf, who);
-    for await (const s of paged((a) => exportPage(db, 'summaries', t, projectId, a))) if (keep(s)) yield toRecord.summary(s, keyOf, who);
-  }
 }
 
 /** The records as an NDJSON byte stream. */

@@ -1,4 +1,5 @@
-// Export / import of a team's memory (admins): GET /api/admin/export[?project=KEY] streams NDJSON,
+// Export / import of a team's memory (admins): GET /api/admin/export[?project=KEY] streams NDJSON (with
+// `cursor=start|<token>`: in bounded, resumable pieces, src/transfer/export-resume.ts),
 // POST /api/admin/import takes it (in parts of at most 1 MB / 250 records) idempotently, as the caller's own rows:
 // the part is parsed and planned at once (a refused line answers 4xx, nothing stored) and written and embedded by
 // an `import` job (src/transfer/import-job.ts), answered 202 with its id (GET /api/jobs/:id follows it).
@@ -6,7 +7,10 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../auth/types';
 import { AppError } from '../lib/errors';
 import { startJob, wireJob } from '../jobs/start';
-import { exportProjects, exportRecords, ndjsonStream, readerFilter } from './export';
+import { configOf } from '../config';
+import { exportProjects, ndjsonStream, readerFilter } from './export';
+import { exportPager, exportRecords } from './export-cursor';
+import { parseCursorToken, resumableExport } from './export-resume';
 import { writableTeamDbs } from '../slots/enter-write';
 import { checkPart, MAX_IMPORT_BYTES, parseNdjson } from './import';
 import { importJob } from './import-job';
@@ -18,8 +22,15 @@ export const transferRoutes = new Hono<AppEnv>()
     const auth = c.get('auth');
     const key = c.req.query('project');
     const db = await teamDb(c.env, auth.teamId);
+    const token = c.req.query('cursor');
+    // A bad cursor is refused before anything is read.
+    const from = token === undefined ? null : parseCursorToken(token);
     const ids = await exportProjects(db, auth, key === undefined || key.trim() === '' ? null : key.trim());
-    return new Response(ndjsonStream(exportRecords(db, auth.teamId, ids, readerFilter(auth))), {
+    const body =
+      from === null
+        ? ndjsonStream(exportRecords(db, auth.teamId, ids, readerFilter(auth)))
+        : resumableExport(exportPager(db, auth.teamId, readerFilter(auth), ids), from, configOf(c.env).jobStep.statements);
+    return new Response(body, {
       headers: { 'content-type': 'application/x-ndjson; charset=utf-8', 'content-disposition': 'attachment; filename="cairn-export.ndjson"' },
     });
   })

@@ -1,7 +1,7 @@
-// `cairn export` / `cairn import --ndjson`: a team's memory out as NDJSON (streamed to a file) and back in,
+// `cairn import --ndjson` (`cairn export` is export.ts): a team's memory back in from NDJSON,
 // sent in parts the server accepts (≤ 1 MB, ≤ 250 records each), each part's import job followed to its end, with
 // a progress bar on stderr.
-import { createWriteStream, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loggedInConfig, pathsFor } from '../config';
 import type { Io } from '../io';
@@ -43,42 +43,6 @@ export function ndjsonParts(text: string, maxLines = PART_LINES, maxBytes = PART
   }
   if (part.length) parts.push(part);
   return parts;
-}
-
-export async function exportNdjson(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, options: { project: { type: 'string' }, output: { type: 'string', short: 'o' } } });
-  if (!values.output) {
-    io.err('usage: cairn export --output <file.ndjson> [--project <key>]\n');
-    return 2;
-  }
-  const config = loggedInConfig(io, pathsFor(io.env));
-  if (!config) return 1;
-  const url = new URL('/api/admin/export', `${config.url}/`);
-  if (values.project) url.searchParams.set('project', values.project);
-  let res: Response;
-  try {
-    res = await fetch(url, { headers: authHeaders(config) });
-  } catch (e) {
-    io.err(`cairn: server not reachable (${String(e)})\n`);
-    return 1;
-  }
-  if (res.status !== 200 || !res.body) {
-    io.err(`cairn: export failed: ${errorText({ status: res.status, text: await res.text() } as Parameters<typeof errorText>[0])}\n`);
-    return 1;
-  }
-  const out = createWriteStream(values.output, { mode: 0o600 });
-  let records = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    for (const b of value) if (b === 10) records++;
-    if (!out.write(value)) await new Promise<void>((r) => out.once('drain', () => r()));
-    if (io.isTty) io.err(`\rcairn: exported ${records.toLocaleString('en')} records`);
-  }
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-  io.err(`${io.isTty ? '\r' : ''}cairn: exported ${records.toLocaleString('en')} records to ${values.output}\n`);
-  return 0;
 }
 
 /** Sends NDJSON parts to POST /api/admin/import in order with a progress bar; the new rows by kind, or null

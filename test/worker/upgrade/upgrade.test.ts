@@ -1,9 +1,12 @@
 // Upgrading from an older version needs no hand work: a database made by an install from before migration 0007
 // (observations embedded one vector each, no vectors for facts, summaries or prompts) gets the newer migrations,
 // and the first request the new code serves starts the upgrade job, which starts the team's embed job; every
-// record and token is kept, every record ends with its vectors, and the version is recorded so nothing starts twice.
+// record and token is kept, every record ends with its vectors (in several steps, each within the step budget),
+// and the version is recorded so nothing starts twice.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { configOf } from '../../../src/config';
+import { EMBED_CHUNK_TEXTS } from '../../../src/vectors/index-records';
 import { dataVersion } from '../../../src/db/maintenance';
 import { countUnembedded } from '../../../src/db/vectors';
 import { forgetUpgradeCheck } from '../../../src/upgrade/check';
@@ -12,12 +15,15 @@ import type { WireJob } from '../../../src/shared/jobs';
 import { resetDatabases } from '../support/fresh-db';
 import worker from '../../../src/index';
 import { BASE, call, newIdentity } from '../support/http';
-import { lane, runJob } from '../support/jobs';
+import { jobOf, lane } from '../support/jobs';
+import { isFinished } from '../../../src/shared/jobs';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary } from '../support/seed';
-import { jobRecord } from '../../../src/jobs/job-do';
+import { jobRecord, type JobRecord } from '../../../src/jobs/job-do';
 
 /** Migrations of the older install: 0001–0006 (before 0007_vector_parts). */
 const OLD = 6;
+/** Older observations beyond the two named ones. */
+const MANY = 800;
 
 async function jobsOf(teamId: number | null, kind: string): Promise<WireJob[]> {
   return (await lane(teamId).list(50, kind)).map(jobRecord);
@@ -31,6 +37,16 @@ async function queuedUpgrade(): Promise<WireJob> {
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error('no upgrade job was started');
+}
+
+/** Waits (polling, bounded) for a job the lane's alarms run by themselves. */
+async function byItself(teamId: number | null, id: string): Promise<JobRecord> {
+  for (let i = 0; i < 3_000; i++) {
+    const job = await jobOf(teamId, id);
+    if (job && isFinished(job.status)) return job;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`job ${id} did not finish by itself`);
 }
 
 describe('upgrading an older database', { timeout: 60_000 }, () => {
@@ -53,16 +69,27 @@ describe('upgrading an older database', { timeout: 60_000 }, () => {
       await env.DB.prepare('UPDATE observations SET embedded_at = ? WHERE id = ?').bind(Date.now(), id).run();
       await env.DB.prepare("INSERT INTO local_vectors (observation_id, team_id, project_id, type, embedding) VALUES (?, ?, ?, 'discovery', ?)").bind(id, ids.teamId, projectId, blob).run();
     }
+    // Enough older records that the backfill takes several steps (3 texts each: 2,400 texts, chunks of <= 100),
+    // written by one bounded insert.
+    await env.DB.prepare(
+      `WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?1)
+       INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, narrative, facts, concepts, files_read,
+          files_modified, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id)
+       SELECT ?2, ?3, ?4, 1, 'discovery', 'Older note ' || i, 'What was learned in step ' || i, json_array('fact a' || i, 'fact b' || i),
+          '[]', '[]', '[]', 1000 + i, 1000 + i, 0, 'older-' || i, ?5, ?6 FROM k`,
+    )
+      .bind(MANY, ids.teamId, projectId, sessionId, ids.userId, ids.deviceId)
+      .run();
     const counts = async () =>
       env.DB.prepare('SELECT (SELECT COUNT(*) FROM observations) AS o, (SELECT COUNT(*) FROM summaries) AS s, (SELECT COUNT(*) FROM prompts) AS p, (SELECT COUNT(*) FROM tokens) AS t').first();
     const before = await counts();
-    expect(before).toEqual({ o: 2, s: 1, p: 1, t: 1 });
+    expect(before).toEqual({ o: 2 + MANY, s: 1, p: 1, t: 1 });
 
     // The new version is deployed: its migrations first (as npm run deploy does), then its first request.
     const { applyD1Migrations } = await import('cloudflare:test');
     await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
     await applyD1Migrations(env.DB_1, env.TEST_MIGRATIONS);
-    for (const kind of ['observation', 'summary', 'prompt'] as const) expect(await countUnembedded(env.DB, ids.teamId, kind), kind).toBe(1);
+    for (const [kind, n] of [['observation', 1 + MANY], ['summary', 1], ['prompt', 1]] as const) expect(await countUnembedded(env.DB, ids.teamId, kind), kind).toBe(n);
     // The Worker's own fetch, called directly: the isolate is shared with other test files, whose requests have
     // checked already, so the check is forgotten right before (a new deployment's isolate starts without one).
     forgetUpgradeCheck();
@@ -72,12 +99,21 @@ describe('upgrading an older database', { timeout: 60_000 }, () => {
     expect(first.status).toBe(200);
     await Promise.all(waits);
 
-    const upgrade = await runJob(null, (await queuedUpgrade()).id);
+    // Scheduled: the lanes' own alarms run both jobs to their end; nothing steps them here.
+    const upgrade = await byItself(null, (await queuedUpgrade()).id);
     expect(upgrade).toMatchObject({ status: 'done', result: { version: DATA_VERSION, from: 0, embedding: 1 } });
     expect(upgrade.result).toMatchObject({ teams: expect.any(Number) });
+    const budget = configOf(env).jobStep;
+    expect(upgrade.stats.statements.max).toBeLessThanOrEqual(budget.statements);
     const [embed] = await jobsOf(ids.teamId, 'embed');
     expect(embed).toBeDefined();
-    expect((await runJob(ids.teamId, embed!.id)).status).toBe('done');
+    const backfill = await byItself(ids.teamId, embed!.id);
+    expect(backfill.status).toBe('done');
+    // In bounded steps: several of them, each within the statement budget, holding at most one chunk of vectors.
+    expect(backfill.stats.steps).toBeGreaterThan(1);
+    expect(backfill.stats.statements.max).toBeLessThanOrEqual(budget.statements);
+    expect(backfill.stats.held.max).toBeGreaterThan(0);
+    expect(backfill.stats.held.max).toBeLessThanOrEqual(EMBED_CHUNK_TEXTS * 1024 * 8);
 
     expect(await counts()).toEqual(before);
     for (const kind of ['observation', 'summary', 'prompt'] as const) expect(await countUnembedded(env.DB, ids.teamId, kind), kind).toBe(0);

@@ -1,5 +1,5 @@
 // Viewer read model in D1: feed pages, items by id (the live hub's re-check) and one session with its
-// rows. Every row passes the visibility rule; the shapes match the viewer's wire types (src/feed/types.ts,
+// rows. Every row passes the visibility rule; the shapes match the viewer's wire types (src/shared/wire/feed.ts,
 // checked where src/feed/ uses them).
 import { and, asc, desc, eq, isNull, lt, or, type SQL } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';

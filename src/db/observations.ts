@@ -5,7 +5,7 @@ import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
 import { heldKindsOf } from './held';
-import type { ObservationContent } from './observation-content';
+import type { ObservationContent } from '#shared/wire/records';
 import { observationFiles, observations, sessions, type NewObservation } from './schema';
 import { observationFileRows } from './sqlite';
 
@@ -20,7 +20,6 @@ export interface FileRef {
   kind: 'read' | 'modified';
 }
 
-export type { ObservationContent };
 
 /**
  * Secrets redacted from every text an observation stores (src/shared/redact.ts, the client's own rules): the

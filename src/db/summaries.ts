@@ -2,18 +2,10 @@
 import type { SQL } from 'drizzle-orm';
 import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
+import type { SummaryContent } from '#shared/wire/records';
 import type { Db } from './client';
 import { heldKindsOf } from './held';
 import { summaries, type NewSummary } from './schema';
-
-export interface SummaryContent {
-  request: string;
-  investigated: string;
-  learned: string;
-  completed: string;
-  nextSteps: string;
-  notes: string | null;
-}
 
 export type SummaryPlace = { projectId: number | SQL<number>; sessionId: number | SQL<number> } & Pick<NewSummary, 'teamId' | 'importedAuthor' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId' | 'promptId' | 'turnKey'>;
 

@@ -8,12 +8,14 @@ import { tallied, type RedactionTally } from '#shared/redact';
 import { insertAudit, redactionAudit, type AuditEntry } from './audit';
 import { runBatch, type BatchItem } from './batch';
 import { db } from './client';
-import { insertObservation as insertObservationRow, insertObservationFiles, type FileRef, type ObservationContent } from './observations';
+import { insertObservation as insertObservationRow, insertObservationFiles, type FileRef } from './observations';
+import type { ObservationContent } from '#shared/wire/records';
 import { insertProject } from './projects';
 import { observations, projects, prompts, sessions, summaries, users } from './schema';
 import { insertPrompt as insertPromptRow, sessionUpsert, type NewSessionRow } from './sessions';
 import { inJsonList, projectIdByKey, projectOfSession, sessionIdByKey } from './sqlite';
-import { insertSummary as insertSummaryRow, type SummaryContent } from './summaries';
+import type { SummaryContent } from '#shared/wire/records';
+import { insertSummary as insertSummaryRow } from './summaries';
 import { insertUser } from './teams';
 
 export const PAGE = 500;

@@ -2,9 +2,8 @@
 // visibility rule).
 import { compareItems, feedItemsByIds, feedPage, sessionView, type FeedCursor, type FeedFilter } from '../db/feed';
 import type { Viewer } from '../db/visibility';
-import type { FeedItem, SessionView } from './types';
+import type { FeedItem, SessionView } from '#shared/wire/feed';
 
-export type { FeedItem, ObservationItem, SessionView, SummaryItem } from './types';
 export { compareItems, type FeedCursor, type FeedFilter } from '../db/feed';
 
 /** `1733000000000` (strictly before that time) or `1733000000000_o42` / `_s7` (strictly after that item). */

@@ -1,6 +1,6 @@
 // Wire types of the health routes (GET /api/admin/health, GET /api/admin/teams/health, GET /api/observer/state).
 // Times are ms epoch. Nothing here carries memory text: counts, times, states and the provider's error codes.
-import type { BudgetJson, UsageReport } from '../usage/types';
+import type { BudgetJson, UsageReport } from '#shared/wire/usage';
 import type { BackoffKind, ObserverState } from '../slots/observer-health';
 
 /** D1's size limit per database (Workers Paid), in bytes: 10 GB. */

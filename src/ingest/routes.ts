@@ -12,7 +12,7 @@ import type { Verdict } from '../limits/window';
 import { sessionStub } from '../session/session-do';
 import { acceptEvent, acceptEvents, type IngestContext } from './accept';
 import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
-import type { BatchResult, EventAck } from '#shared/events';
+import type { BatchResult, EventAck } from '#shared/wire/events';
 import { shardDb, shardOf, teamDb } from '../db/shards';
 import { errorText, log } from '../lib/log';
 import { enterTeamWrite } from '../slots/enter-write';

@@ -1,11 +1,11 @@
 // Wire shapes of the ingest API (zod at the edge); one name for each schema and its type.
 import * as z from 'zod';
-import type { WireEndEvent, WireInitEvent, WireObservationEvent, WireSummarizeEvent } from '#shared/events';
-import { MAX_BATCH_EVENTS } from '#shared/events';
+import type { WireEndEvent, WireInitEvent, WireObservationEvent, WireSummarizeEvent } from '#shared/wire/events';
+import { MAX_BATCH_EVENTS } from '#shared/wire/events';
 import { isBranchName, isCommitId, MAX_BRANCH_CHARS } from '#shared/git';
 import { isServerSessionKey } from '../db/write-policy';
 
-export { MAX_BATCH_EVENTS, type EventAck, type EventKind } from '#shared/events';
+export { MAX_BATCH_EVENTS, type EventAck, type EventKind } from '#shared/wire/events';
 
 /** ISO-8601 string or ms epoch → ms epoch. Years before 2000 or past 2100 are refused as clock garbage. */
 export const OccurredAt = z

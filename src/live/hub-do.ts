@@ -2,7 +2,8 @@
 import { DurableObject } from 'cloudflare:workers';
 import { getTeamSettings } from '../db/team-settings';
 import type { CairnEnv } from '../env';
-import { loadItemsByIds, type FeedItem } from '../feed/feed';
+import type { FeedItem } from '#shared/wire/feed';
+import { loadItemsByIds } from '../feed/feed';
 import { sseComment, sseEvent } from './sse';
 import { teamDb } from '../db/shards';
 import { viewerOf } from '../db/visibility';

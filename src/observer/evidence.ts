@@ -1,5 +1,6 @@
 // Corrects the model's file lists from what the batch's tool calls actually read and modified.
-import type { ObservationContent, ToolEvent } from './types';
+import type { ToolEvent } from './types';
+import type { ObservationContent } from '#shared/wire/records';
 
 export interface FileEvidence {
   read: string[];

@@ -1,6 +1,7 @@
 // Tolerant parser for the observer's XML replies: observations, a summary, or a skipped summary.
 import type { Mode } from './modes';
-import type { ObservationContent, ParsedSummary, ParseResult, ProposedCorrection } from './types';
+import type { ParsedSummary, ParseResult, ProposedCorrection } from './types';
+import type { ObservationContent } from '#shared/wire/records';
 
 export interface ParseOptions {
   /**

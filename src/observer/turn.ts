@@ -3,7 +3,8 @@ import { classifyOutput, isAuthFailureText, isQuotaText, previewOutput } from '.
 import { dropPending, prepareTurn, recordReply, type ConversationState, type PrepareInput } from './conversation';
 import { correctFileLists } from './evidence';
 import { parseCorrections, parseObserverOutput } from './parser';
-import { ObserverFailure, type ObserverProvider, type ObserverUsage, type ObservationContent, type ParsedSummary, type ProposedCorrection } from './types';
+import { ObserverFailure, type ObserverProvider, type ObserverUsage, type ParsedSummary, type ProposedCorrection } from './types';
+import type { ObservationContent } from '#shared/wire/records';
 import { providerWindow } from './window';
 import { log, type LogFields } from '../lib/log';
 

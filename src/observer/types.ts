@@ -1,7 +1,6 @@
 // Contracts between the SessionDO, the observer (prompts, providers, parser) and the store.
-import type { ObservationContent } from '../db/observation-content';
+import type { ObservationContent, SummaryContent } from '#shared/wire/records';
 
-export type { ObservationContent };
 
 /** One buffered hook event, as the SessionDO hands it to a turn (after claim and snapshot). */
 export interface ToolEvent {
@@ -28,13 +27,10 @@ export interface SummaryRequest {
   promptNumber: number;
 }
 
-export interface ParsedSummary {
-  request: string | null;
-  investigated: string | null;
-  learned: string | null;
-  completed: string | null;
-  nextSteps: string | null;
-  notes: string | null;
+/** A summary as parsed from the model: any field may be missing. */
+export type ParsedSummaryFields = { [K in keyof SummaryContent]: string | null };
+
+export interface ParsedSummary extends ParsedSummaryFields {
   skipped: boolean;
   skipReason: string | null;
 }

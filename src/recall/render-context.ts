@@ -1,5 +1,6 @@
 // Pure renderer of the session-start context index: rows in, plain text out (no I/O, `now` passed in).
 import { DATA_NOTICE, FRAME_NAME, neutralizePrefix } from '#shared/fence';
+import type { SummaryContent } from '#shared/wire/records';
 import { jsonList } from '../lib/json-list';
 import { clockOf, dayAndClock, dayOf, safeLine, readTokens, thousands } from './format';
 import { iconFor, type RecallMode } from './mode';
@@ -32,14 +33,9 @@ export interface ContextObservation {
   source?: string | null;
 }
 
-export interface ContextSummary {
+export interface ContextSummary extends Omit<SummaryContent, 'notes'> {
   id: number;
   createdAt: number;
-  request: string;
-  investigated: string;
-  learned: string;
-  completed: string;
-  nextSteps: string;
   author: string;
   device?: string | null;
   /** The agent the session ran in; shown only when it is not Claude Code. */

@@ -1,7 +1,7 @@
 // Pure renderer for per-prompt context: the few stored observations most related to what the user just asked.
 import { dayAndClock, safeLine } from './format';
 import { iconFor, type RecallMode } from './mode';
-import type { ObservationRecord } from './queries';
+import type { ObservationRecord } from '#shared/wire/records';
 import { DATA_NOTICE } from '#shared/fence';
 import { by, CONTEXT_CLOSE, CONTEXT_OPEN } from './render-context';
 

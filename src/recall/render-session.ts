@@ -1,5 +1,6 @@
 // Pure renderer of "this session so far": what cairn stored of the running session, injected after Claude Code
 // compacts the conversation so the thread survives the summary it keeps. Rows in, bounded text out.
+import type { SummaryContent } from '#shared/wire/records';
 import { clockOf, safeLine } from './format';
 import { iconFor, type RecallMode } from './mode';
 
@@ -14,13 +15,9 @@ export interface SessionRow {
   subtitle: string | null;
 }
 
-export interface SessionSummaryRow {
+export interface SessionSummaryRow extends Pick<SummaryContent, 'request' | 'completed' | 'learned' | 'nextSteps'> {
   id: number;
   createdAt: number;
-  request: string;
-  completed: string;
-  learned: string;
-  nextSteps: string;
 }
 
 export interface SessionSoFarInput {

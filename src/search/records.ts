@@ -1,31 +1,10 @@
 // Full session summaries and user prompts by id (the `S12` / `P7` results of search), scoped by the shared visibility rules.
+import type { PromptRecord, SummaryRecord } from '#shared/wire/records';
 import type { AuthContext } from '../auth/types';
 import { promptsByIds, summariesByIds } from '../db/recall';
 import { loadViewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { teamDb } from '../db/shards';
-
-export interface SummaryRecord {
-  id: number;
-  createdAt: number;
-  project: string;
-  author: string;
-  request: string;
-  investigated: string;
-  learned: string;
-  completed: string;
-  nextSteps: string;
-  notes: string | null;
-}
-
-export interface PromptRecord {
-  id: number;
-  createdAt: number;
-  project: string;
-  author: string;
-  promptNumber: number;
-  text: string;
-}
 
 /** Rows in the order of `ids`, leaving out ids the query did not return (unknown or not visible). */
 function inIdOrder<T extends { id: number }>(ids: number[], rows: T[]): T[] {

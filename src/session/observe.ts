@@ -1,6 +1,7 @@
 // Pure translation between the buffer's pending rows and the observer/store inputs of one turn.
 import { relativeToRoots } from '#shared/paths';
-import type { ObservationContent, ParsedSummary, SummaryRequest, ToolEvent } from '../observer/types';
+import type { ParsedSummary, SummaryRequest, ToolEvent } from '../observer/types';
+import type { ObservationContent } from '#shared/wire/records';
 import type { TurnContext, TurnRecord } from '../store/turn-store';
 import { observationTimes } from './policy';
 import type { PendingRow } from './types';

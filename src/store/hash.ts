@@ -1,6 +1,7 @@
 // Content hashes that make a turn's rows idempotent: the same observation written twice is stored once.
 import { sha256Hex } from '../lib/crypto';
-import type { ObservationContent, ParsedSummary } from '../observer/types';
+import type { ParsedSummary } from '../observer/types';
+import type { ObservationContent } from '#shared/wire/records';
 
 const SEP = '\u0000';
 

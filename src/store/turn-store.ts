@@ -7,7 +7,8 @@ import { insertObservation, insertObservationFiles } from '../db/observations';
 import { projectAtStoreTime } from '../db/sqlite';
 import { insertSummary } from '../db/summaries';
 import type { StoredNotice } from '../live/hub-do';
-import type { ObservationContent, ParsedSummary } from '../observer/types';
+import type { ParsedSummary } from '../observer/types';
+import type { ObservationContent } from '#shared/wire/records';
 import { tallied, type RedactionTally } from '#shared/redact';
 import { observationHash, summaryHash } from './hash';
 

@@ -1,7 +1,7 @@
 // The pure steps of `GET /api/admin/usage`: D1's token counts in wire form, and per-day rows turned into
 // per-model totals (the viewer's spend panel shows these).
 import type { TokenCounts } from '../db/usage';
-import type { ModelUsage, TokenJson } from './types';
+import type { ModelUsage, TokenJson } from '#shared/wire/usage';
 
 export const tokenJson = (t: TokenCounts): TokenJson => ({
   input_tokens: t.inputTokens,

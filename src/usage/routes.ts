@@ -13,7 +13,7 @@ import { createProvider } from '../observer/providers/index';
 import { teamBudget } from '../observer/spend';
 import { teamDb } from '../db/shards';
 import { modelTotals, tokenJson as tokens, totalCost } from './report';
-import type { BudgetJson, UsageReport } from './types';
+import type { BudgetJson, UsageReport } from '#shared/wire/usage';
 
 const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { killPoint } from '../util/kill-point';
 import { acquireLock } from './lock';
 
-import type { EventKind } from '#shared/events';
+import type { EventKind } from '#shared/wire/events';
 
 export type { EventKind };
 

@@ -1,5 +1,6 @@
 // Observer without an LLM: deterministic observations from the tool calls themselves (the offline default).
-import type { ObservationContent, ObserverProvider, ObserverReply, ObserverRequest, SummaryRequest, ToolEvent } from '../types';
+import type { ObserverProvider, ObserverReply, ObserverRequest, SummaryRequest, ToolEvent } from '../types';
+import type { ObservationContent } from '#shared/wire/records';
 import { extractFileEvidence } from '../evidence';
 import { pathInsideRoot, relativeToRoot } from '#shared/paths';
 

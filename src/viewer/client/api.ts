@@ -1,6 +1,6 @@
 // Talks to the Worker's /api routes with the bearer token in a header (never in a URL).
-import type { ObservationRecord, ProjectSummary as Project } from '../../recall/record-types';
-import type { ObservationItem as FeedObservation, SessionView, SummaryItem } from '../../feed/types';
+import type { ObservationRecord, ProjectSummary as Project } from '#shared/wire/records';
+import type { ObservationItem as FeedObservation, SessionView, SummaryItem } from '#shared/wire/feed';
 import { parseFrame, withQuery, type Query } from './wire';
 
 export type { ObservationRecord, Project, Query, SessionView, SummaryItem };

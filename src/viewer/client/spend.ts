@@ -1,6 +1,6 @@
 // The spend panel: the observer's tokens and estimated cost per model over the last days, and the team's
 // budget, from GET /api/admin/usage (the prices come from the server's table; the viewer never prices).
-import type { ModelUsage, UsageReport } from '../../usage/types';
+import type { ModelUsage, UsageReport } from '#shared/wire/usage';
 import { h, type Child } from './dom';
 import { absoluteTime, formatTokens, formatUsd, translate, type Key, type Lang } from './i18n';
 

@@ -76,10 +76,17 @@ describe('the data layer door', () => {
     expect([...places].filter(([, at]) => at.length > 1)).toEqual([]);
   });
 
-  it('declares what an observation says once (db/observation-content.ts); other shapes derive from it', () => {
+  it('declares what an observation says once (shared/wire/records.ts); other shapes derive from it', () => {
     const shape = /\bfilesModified\??\s*:\s*(string\s*\[\]|Array<|z\.)/;
-    expect(all.filter((f) => shape.test(text(f)))).toEqual(['src/db/observation-content.ts']);
+    expect(all.filter((f) => shape.test(text(f)))).toEqual(['src/shared/wire/records.ts']);
     expect(shape.test('  filesModified: string[];')).toBe(true);
+  });
+
+  it('declares what a session summary says once (shared/wire/records.ts); the feed, search, recall and observer shapes derive from it', () => {
+    // `investigated` is a summary field only; the observer's mode file names it as a prompt placeholder (z.string()).
+    const shape = /\binvestigated\??\s*:\s*string\b/;
+    expect(all.filter((f) => shape.test(text(f)))).toEqual(['src/shared/wire/records.ts']);
+    expect(shape.test('  investigated: string;')).toBe(true);
   });
 
   it('spells the visibility rule in one place only', () => {

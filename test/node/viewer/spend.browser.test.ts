@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UsageReport } from '../../../src/usage/types';
+import type { UsageReport } from '#shared/wire/usage';
 import { formatUsd } from '../../../src/viewer/client/i18n';
 import { CHROMIUM_PATH, chromiumAvailable } from '../../support/chromium';
 import { startFakeLlm } from '../../support/fake-llm';

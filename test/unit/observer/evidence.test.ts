@@ -1,7 +1,8 @@
 // File lists corrected from what the batch's tool calls really read and modified.
 import { describe, expect, it } from 'vitest';
 import { correctFileLists, extractFileEvidence } from '../../../src/observer/evidence';
-import type { ObservationContent, ToolEvent } from '../../../src/observer/types';
+import type { ObservationContent } from '#shared/wire/records';
+import type { ToolEvent } from '../../../src/observer/types';
 
 let n = 0;
 const ev = (toolName: string, input: unknown): ToolEvent => ({

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { loadMode } from '../../../src/observer/modes';
 import { createHeuristicProvider } from '../../../src/observer/providers/heuristic';
 import { runTurn } from '../../../src/observer/turn';
-import type { ObservationContent, SummaryRequest, ToolEvent } from '../../../src/observer/types';
+import type { ObservationContent } from '#shared/wire/records';
+import type { SummaryRequest, ToolEvent } from '../../../src/observer/types';
 import { summaryRequest, T0, toolEvent } from '../../support/observer-events';
 
 const mode = loadMode('code');

@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { MAX_STREAM_MS, hubStub } from '../../../src/live/hub-do';
 import { notifyStored } from '../../../src/live/notify';
-import type { FeedItem } from '../../../src/feed/feed';
+import type { FeedItem } from '#shared/wire/feed';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { seedObservation, seedProject, seedSession, seedSummary, seedWorld } from '../support/seed';
 

@@ -1,7 +1,8 @@
 // The D1 side of a turn: one batch, content-hash dedupe, file index rows, summaries, CJK terms, prompts.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
-import type { ObservationContent, ParsedSummary } from '../../../src/observer/types';
+import type { ObservationContent } from '#shared/wire/records';
+import type { ParsedSummary } from '../../../src/observer/types';
 import { defaultAfterStore } from '../../../src/store/after-store';
 import { storePrompt } from '../../../src/store/sessions';
 import { spreadTokens, storeTurn, type TurnRecord } from '../../../src/store/turn-store';

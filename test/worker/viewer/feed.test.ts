@@ -1,6 +1,6 @@
 // The viewer's data routes: feed paging and filters, sessions, authors, and who may see what.
 import { describe, expect, it } from 'vitest';
-import type { FeedItem, SessionView } from '../../../src/feed/feed';
+import type { FeedItem, SessionView } from '#shared/wire/feed';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary, seedWorld } from '../support/seed';
 

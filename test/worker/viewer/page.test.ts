@@ -1,7 +1,7 @@
 // The public page shell and assets: served without a token, with a strict CSP and no inline code.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { SessionView } from '../../../src/feed/feed';
+import type { SessionView } from '#shared/wire/feed';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession } from '../support/seed';
 

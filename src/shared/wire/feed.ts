@@ -1,4 +1,5 @@
-// Feed shapes shared by the Worker (src/feed/feed.ts) and the browser viewer (client/api.ts): types only, no imports.
+// Feed shapes shared by the Worker (src/feed/feed.ts) and the browser viewer (client/api.ts): types only.
+import type { SummaryContent } from './records';
 
 export interface ObservationItem {
   kind: 'observation';
@@ -16,7 +17,7 @@ export interface ObservationItem {
   source?: string;
 }
 
-export interface SummaryItem {
+export interface SummaryItem extends SummaryContent {
   kind: 'summary';
   id: number;
   sessionId: number;
@@ -25,12 +26,6 @@ export interface SummaryItem {
   author: string;
   promptNumber: number;
   createdAt: number;
-  request: string;
-  investigated: string;
-  learned: string;
-  completed: string;
-  nextSteps: string;
-  notes: string | null;
 }
 
 export type FeedItem = ObservationItem | SummaryItem;

@@ -253,8 +253,12 @@ const CONTENT_NAME: Record<FtsTable, string> = { observations_fts: 'observations
 
 /**
  * One bounded incremental merge: every segment of the index is put on one level and merged, writing about
- * `pages` leaf pages (FTS5's 'merge' with a negative count). Answers whether it did any work: FTS5 reports a
- * no-op merge as one change, so less than 2 means the index is one segment with no delete markers left.
+ * `pages` leaf pages (FTS5's 'merge' with a negative count). Answers whether it did any work. The rule is
+ * FTS5's own (sqlite.org/fts5.html, "The 'merge' Command"): merge with a negative count until the change count
+ * before and after differs by less than two, and the index is optimized as by 'optimize'; D1 reports that
+ * difference as meta.changes (test/worker/search/fts-upkeep.test.ts shows both ends on the real index). The same
+ * page says a negative count puts a segment written meanwhile on the merging level and restarts the merge; the
+ * upkeep job caps its merges a cycle (src/search/fts-upkeep.ts) so writes during a cycle cannot keep it going.
  */
 export async function ftsMerge(d1: D1Database, table: FtsTable, pages: number): Promise<boolean> {
   const n = -Math.max(1, Math.floor(pages));

@@ -5,7 +5,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildClient, writeIfChanged } from '../hooks-client/build.mjs';
-import { buildViewer } from '../src/viewer/build.mjs';
+import { buildViewer } from '../viewer/build.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ASSETS_DIR = path.join(ROOT, 'dist', 'assets');

@@ -1,6 +1,6 @@
 // The browser viewer's public part: the page shell (all data comes from /api/*). Its script, stylesheet and
 // icon are Workers Static Assets answered without the Worker (wrangler.toml `run_worker_first` leaves out
-// /viewer/*), with the security headers and caching src/viewer/build.mjs writes into `_headers`.
+// /viewer/*), with the security headers and caching viewer/build.mjs writes into `_headers`.
 import { Hono } from 'hono';
 import type { AppEnv } from '../auth/types';
 import { assetManifest } from '../lib/static-assets';

@@ -3,14 +3,14 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseFrame, withQuery } from '../../../src/viewer/client/wire';
-import { pickLang, relativeTime, translate, typeLabel } from '../../../src/viewer/client/i18n';
+import { parseFrame, withQuery } from '../../../viewer/src/wire';
+import { pickLang, relativeTime, translate, typeLabel } from '../../../viewer/src/i18n';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 
 describe('viewer assets', () => {
   it('builds the viewer into versioned static files, the same version for the same sources', async () => {
-    const build = (await import(new URL('../../../src/viewer/build.mjs', import.meta.url).href)) as {
+    const build = (await import(new URL('../../../viewer/build.mjs', import.meta.url).href)) as {
       buildViewer(): Promise<{ files: Record<string, string>; version: string }>;
     };
     const a = await build.buildViewer();
@@ -26,14 +26,14 @@ describe('viewer assets', () => {
   });
 
   it('type-checks the browser code with the DOM library', () => {
-    const tsc = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'src/viewer/client'], { cwd: ROOT, encoding: 'utf8' });
+    const tsc = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'viewer'], { cwd: ROOT, encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
   });
 
   it('builds no HTML from strings in the browser code', () => {
     for (const f of ['main.ts', 'views.ts', 'dom.ts', 'api.ts', 'i18n.ts', 'wire.ts']) {
-      const src = readFileSync(path.join(ROOT, 'src/viewer/client', f), 'utf8');
+      const src = readFileSync(path.join(ROOT, 'viewer/src', f), 'utf8');
       expect(src, f).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
     }
   });

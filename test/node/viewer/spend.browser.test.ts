@@ -9,7 +9,7 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UsageReport } from '#shared/wire/usage';
-import { formatUsd } from '../../../src/viewer/client/i18n';
+import { formatUsd } from '../../../viewer/src/i18n';
 import { CHROMIUM_PATH, chromiumAvailable } from '../../support/chromium';
 import { startFakeLlm } from '../../support/fake-llm';
 import { CHROMIUM_FLAGS, loadDevServer, openPage, signIn, type DevServer } from './browser';

@@ -1,4 +1,4 @@
-// Bundles the viewer's browser code (client/) into static assets (dist/assets/viewer/), served by Workers Static
+// Bundles the viewer's browser code (viewer/src/) into static assets (dist/assets/viewer/), served by Workers Static
 // Assets without running the Worker (wrangler.toml `run_worker_first` leaves out /viewer/*): the script and
 // stylesheet carry the build's version in their names, so they may be cached forever, and `_headers` gives
 // them the viewer's security headers (the same SECURITY_HEADERS the Worker puts on the page shell). Run by
@@ -13,7 +13,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 async function bundle(entry, loader) {
   const out = await build({
-    entryPoints: [path.join(HERE, 'client', entry)],
+    entryPoints: [path.join(HERE, 'src', entry)],
     bundle: true,
     minify: true,
     write: false,
@@ -24,9 +24,9 @@ async function bundle(entry, loader) {
   return out.outputFiles[0].text;
 }
 
-/** The security headers of src/viewer/page.ts (TypeScript), bundled and loaded here so they are written once. */
+/** The security headers of src/viewer/page.ts (the Worker's side of the viewer), bundled and loaded here so they are written once. */
 async function securityHeaders() {
-  const out = await build({ entryPoints: [path.join(HERE, 'page.ts')], bundle: true, write: false, format: 'esm', platform: 'neutral' });
+  const out = await build({ entryPoints: [path.join(HERE, '../src/viewer/page.ts')], bundle: true, write: false, format: 'esm', platform: 'neutral' });
   const mod = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
   return mod.SECURITY_HEADERS;
 }
@@ -44,7 +44,7 @@ function headersFile(security) {
 export async function buildViewer() {
   const js = await bundle('main.ts', 'js');
   const css = await bundle('styles.css', 'css');
-  const icon = readFileSync(path.join(HERE, 'client', 'icon.svg'), 'utf8').trim();
+  const icon = readFileSync(path.join(HERE, 'src', 'icon.svg'), 'utf8').trim();
   const hash = createHash('sha256');
   for (const text of [js, css, icon]) hash.update(text).update('\0');
   const version = hash.digest('hex').slice(0, 12);

@@ -85,6 +85,15 @@ const intoSignals = (d: Db) => d.insert(observationSignals);
 const intoEvents = (d: Db) => d.insert(observationEvents);
 const insertEvent = (d: Db, e: NewEvent) => intoEvents(d).values({ ...e, reason: e.reason == null ? null : redact(e.reason) });
 
+/** One event row as it was stored elsewhere (a team move copies the history, src/db/move-extras.ts). Batchable. */
+export const insertEventRow = (d: Db, e: NewEvent) => insertEvent(d, e);
+
+/** A signals row set to these counts and review state (a team move copies it; a second copy changes nothing). Batchable. */
+export const putSignalRow = (d: Db, r: typeof observationSignals.$inferInsert) => {
+  const { observationId: _id, ...set } = r;
+  return intoSignals(d).values(r).onConflictDoUpdate({ target: observationSignals.observationId, set });
+};
+
 /** Event rows built by a select (consolidation's merges and undos, db/consolidation.ts): their reasons are cairn's own words. */
 export const insertEventRows = (d: Db, rows: SQL) => intoEvents(d).select(rows);
 

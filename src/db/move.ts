@@ -1,12 +1,9 @@
-// The D1 side of moving a team between shards (src/transfer/move.ts runs the move): the rows the NDJSON export
-// does not carry (audit log, observer usage, project aliases), and emptying the old shard of the team.
-import { and, eq, gt, max, or } from 'drizzle-orm';
+// The D1 side of moving a team between shards (src/transfer/move-job.ts runs the move): finding rows by key on
+// the new database and emptying the old one of the team (what the export does not carry: move-extras.ts).
+import { and, eq, max, or } from 'drizzle-orm';
 import { inJsonList, teamChunkDelete } from './sqlite';
-import { insertAudit } from './audit';
 import { runBatch } from './batch';
 import { db } from './client';
-import { putAlias } from './project-admin';
-import { recordObserverUsage } from './usage';
 import {
   auditLog, devices, localVectors, observationEvents, observationFiles, observationSignals, observations, observerUsage, projectAliases, projects, prompts, sessions, summaries, teams, users,
 } from './schema';
@@ -28,48 +25,6 @@ export async function teamProjectIds(d1: D1Database, teamId: number): Promise<nu
   const rows = await db(d1).select({ id: projects.id }).from(projects).where(eq(projects.teamId, teamId)).orderBy(projects.id);
   return rows.map((r) => r.id);
 }
-
-/**
- * Copies what the export leaves out from `from` to `to`, after the export's rows were imported there: the
- * audit log as it is (actors are directory ids, the same on both), observer usage with its session ids and
- * project aliases with their project ids translated through session keys and project keys. Each goes
- * through its table's one insert path.
- */
-export async function copyTeamExtras(from: D1Database, to: D1Database, teamId: number): Promise<void> {
-  const [src, dst] = [db(from), db(to)];
-  const [audit, usage, aliases, oldSessions, newSessions, oldProjects, newProjects] = await Promise.all([
-    src.select().from(auditLog).where(eq(auditLog.teamId, teamId)).orderBy(auditLog.id),
-    src.select().from(observerUsage).where(eq(observerUsage.teamId, teamId)),
-    src.select().from(projectAliases).where(eq(projectAliases.teamId, teamId)),
-    src.select({ id: sessions.id, key: sessions.sessionKey }).from(sessions).where(eq(sessions.teamId, teamId)),
-    dst.select({ id: sessions.id, key: sessions.sessionKey }).from(sessions).where(eq(sessions.teamId, teamId)),
-    src.select({ id: projects.id, key: projects.key }).from(projects).where(eq(projects.teamId, teamId)),
-    dst.select({ id: projects.id, key: projects.key }).from(projects).where(eq(projects.teamId, teamId)),
-  ]);
-  const translate = (old: { id: number; key: string }[], now: { id: number; key: string }[]) => {
-    const byKey = new Map(now.map((r) => [r.key, r.id]));
-    return new Map(old.flatMap((r) => (byKey.has(r.key) ? [[r.id, byKey.get(r.key)!] as const] : [])));
-  };
-  const session = translate(oldSessions, newSessions);
-  const project = translate(oldProjects, newProjects);
-  await runBatch(dst, [
-    ...audit.map((a) => insertAudit(dst, { teamId, actorUserId: a.actorUserId, action: a.action, target: a.target, detail: parsedDetail(a.detail), at: a.createdAt })),
-    ...aliases.flatMap((a) => (project.has(a.projectId) ? [putAlias(dst, teamId, a.key, project.get(a.projectId)!, a.createdAt)] : [])),
-  ]);
-  for (const { teamId: _t, sessionId, ...u } of usage) {
-    const moved = session.get(sessionId);
-    if (moved !== undefined) await recordObserverUsage(to, { ...u, teamId, sessionId: moved });
-  }
-}
-
-const parsedDetail = (text: string): Record<string, unknown> => {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-};
 
 /**
  * Deletes every row of the team's memory from `d1` (FTS rows go with their delete triggers; the caller purges
@@ -135,57 +90,6 @@ export async function deleteTeamChunk(d1: D1Database, teamId: number, t: number,
   if (name === undefined) return 0;
   const res = await d.run(teamChunkDelete(name, teamId, limit));
   return res.meta.changes ?? 0;
-}
-
-/** Where copying the rows an export leaves out has got to. */
-export interface ExtrasCursor {
-  /** 0: the audit log (by id), 1: observer usage (by session), 2: project aliases, 3: done. */
-  part: number;
-  after: number;
-  /** Aliases (part 2) page by key: the last key copied. */
-  afterKey?: string;
-}
-
-/**
- * Copies one page (at most `limit` rows) of what the export leaves out, from `from` to `to`, in one batch:
- * the audit log as it is, observer usage and aliases with session and project ids translated through their
- * keys (the export's rows are on `to` already). Answers the cursor after it.
- */
-export async function copyExtrasPage(from: D1Database, to: D1Database, teamId: number, c: ExtrasCursor, limit: number): Promise<ExtrasCursor> {
-  const [src, dst] = [db(from), db(to)];
-  if (c.part === 0) {
-    const rows = await src.select().from(auditLog).where(and(eq(auditLog.teamId, teamId), gt(auditLog.id, c.after))).orderBy(auditLog.id).limit(limit);
-    await runBatch(dst, rows.map((a) => insertAudit(dst, { teamId, actorUserId: a.actorUserId, action: a.action, target: a.target, detail: parsedDetail(a.detail), at: a.createdAt })));
-    return rows.length < limit ? { part: 1, after: 0 } : { part: 0, after: rows[rows.length - 1]!.id };
-  }
-  const translate = async (table: typeof sessions | typeof projects, ids: number[]) => {
-    const keyCol = table === sessions ? sessions.sessionKey : projects.key;
-    const old = await src.select({ id: table.id, key: keyCol }).from(table).where(and(eq(table.teamId, teamId), inJsonList(table.id, ids.length ? ids : [-1])));
-    const now = await dst.select({ id: table.id, key: keyCol }).from(table).where(and(eq(table.teamId, teamId), inJsonList(keyCol, old.length ? old.map((r) => r.key) : [''])));
-    const byKey = new Map(now.map((r) => [r.key, r.id]));
-    return new Map(old.flatMap((r) => (byKey.has(r.key) ? [[r.id, byKey.get(r.key)!] as const] : [])));
-  };
-  if (c.part === 1) {
-    // Pages by session id: a session's usage rows (one a day and model) come together.
-    const rows = await src.select().from(observerUsage).where(and(eq(observerUsage.teamId, teamId), gt(observerUsage.sessionId, c.after))).orderBy(observerUsage.sessionId).limit(limit);
-    const last = rows[rows.length - 1]?.sessionId;
-    const whole = rows.length < limit ? rows : rows.filter((r) => r.sessionId !== last);
-    const page = whole.length ? whole : rows;
-    const moved = await translate(sessions, [...new Set(page.map((r) => r.sessionId))]);
-    for (const { teamId: _t, sessionId, ...u } of page) {
-      const id = moved.get(sessionId);
-      if (id !== undefined) await recordObserverUsage(to, { ...u, teamId, sessionId: id });
-    }
-    return rows.length < limit ? { part: 2, after: 0 } : { part: 1, after: page[page.length - 1]!.sessionId };
-  }
-  if (c.part === 2) {
-    // Every alias, a page at a time by key (an upsert each: a page copied twice changes nothing).
-    const rows = await src.select().from(projectAliases).where(and(eq(projectAliases.teamId, teamId), gt(projectAliases.key, c.afterKey ?? ''))).orderBy(projectAliases.key).limit(limit);
-    const moved = await translate(projects, [...new Set(rows.map((a) => a.projectId))]);
-    await runBatch(dst, rows.flatMap((a) => (moved.has(a.projectId) ? [putAlias(dst, teamId, a.key, moved.get(a.projectId)!, a.createdAt)] : [])));
-    return rows.length < limit ? { part: 3, after: 0 } : { part: 2, after: 0, afterKey: rows[rows.length - 1]!.key };
-  }
-  return c;
 }
 
 /**

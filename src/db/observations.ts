@@ -12,7 +12,7 @@ import { observationFileRows } from './sqlite';
 /** Where and by whom it is filed, and its bookkeeping. The project may be read at store time (sqlite.ts). */
 export type ObservationPlace = { projectId: number | SQL<number>; sessionId: number | SQL<number> } & Pick<
   NewObservation,
-  'teamId' | 'importedAuthor' | 'promptNumber' | 'authorUserId' | 'deviceId' | 'agentId' | 'agentType' | 'generationId' | 'source' | 'createdAt' | 'storedAt' | 'discoveryTokens' | 'contentHash' | 'promptId' | 'turnKey' | 'gitBranch' | 'gitCommit'
+  'teamId' | 'importedAuthor' | 'promptNumber' | 'authorUserId' | 'deviceId' | 'agentId' | 'agentType' | 'generationId' | 'source' | 'createdAt' | 'storedAt' | 'discoveryTokens' | 'contentHash' | 'promptId' | 'turnKey' | 'gitBranch' | 'gitCommit' | 'releasedAt' | 'releasedBy'
 >;
 
 export interface FileRef {

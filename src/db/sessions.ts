@@ -8,7 +8,7 @@ import { prompts, sessions, type Session } from './schema';
 import { maxOf, maxOfNullable, projectAtStoreTime, projectOrItsAlias } from './sqlite';
 import { visibleProjectIds, type ProjectViewer } from './visibility';
 
-export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessionKey' | 'userId' | 'deviceId' | 'platform' | 'startedAt' | 'promptCount' | 'endedAt' | 'importedAt' | 'importedAuthor'> & {
+export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessionKey' | 'userId' | 'deviceId' | 'platform' | 'startedAt' | 'promptCount' | 'endedAt' | 'importedAt' | 'importedAuthor' | 'gitBranch' | 'gitCommit'> & {
   projectId: number | SQL<number>;
 };
 
@@ -60,7 +60,7 @@ export interface PromptInput {
 }
 
 /** A prompt row as stored; the CJK bigrams for FTS are derived by `insertPrompt`. */
-export type PromptRow = Pick<typeof prompts.$inferInsert, 'teamId' | 'promptNumber' | 'text' | 'authorUserId' | 'createdAt' | 'promptId' | 'importedAuthor'> & {
+export type PromptRow = Pick<typeof prompts.$inferInsert, 'teamId' | 'promptNumber' | 'text' | 'authorUserId' | 'createdAt' | 'promptId' | 'importedAuthor' | 'releasedAt' | 'releasedBy'> & {
   projectId: number | SQL<number>;
   sessionId: number | SQL<number>;
 };

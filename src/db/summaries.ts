@@ -7,7 +7,7 @@ import type { Db } from './client';
 import { heldKindsOf } from './held';
 import { summaries, type NewSummary } from './schema';
 
-export type SummaryPlace = { projectId: number | SQL<number>; sessionId: number | SQL<number> } & Pick<NewSummary, 'teamId' | 'importedAuthor' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId' | 'promptId' | 'turnKey'>;
+export type SummaryPlace = { projectId: number | SQL<number>; sessionId: number | SQL<number> } & Pick<NewSummary, 'teamId' | 'importedAuthor' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId' | 'promptId' | 'turnKey' | 'releasedAt' | 'releasedBy'>;
 
 /** Secrets redacted from every field (src/shared/redact.ts); `tally` counts them by kind. Pure. */
 export function redactSummary(s: SummaryContent, tally?: RedactionTally): SummaryContent {

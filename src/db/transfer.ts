@@ -153,6 +153,9 @@ export interface RowBase {
   createdAt: number;
   authorUserId: number;
   importedAuthor: string | null;
+  /** A held row an admin released (a restore carries it; an admin's import never does). */
+  releasedAt: number | null;
+  releasedBy: number | null;
 }
 
 /** An imported observation: its content plus the bookkeeping the export carried. */
@@ -162,6 +165,8 @@ export interface ObservationIn extends ObservationContent, RowBase {
   agentId: string | null;
   agentType: string | null;
   source: string;
+  gitBranch: string | null;
+  gitCommit: string | null;
 }
 
 export interface SummaryIn extends SummaryContent, RowBase {
@@ -216,7 +221,7 @@ export async function writePart(d1: D1Database, w: PartWrites): Promise<PartIds>
     const sessionId = sessionIdOf(t, r.session);
     return {
       teamId: t, sessionId, projectId: projectOfSession(sessionId), promptNumber: r.promptNumber, promptId: r.promptId, createdAt: r.createdAt,
-      authorUserId: r.authorUserId, importedAuthor: r.importedAuthor,
+      authorUserId: r.authorUserId, importedAuthor: r.importedAuthor, releasedAt: r.releasedAt, releasedBy: r.releasedBy,
     };
   };
   // Secrets in the file are stored redacted and counted by kind in the part's audit row.
@@ -228,8 +233,8 @@ export async function writePart(d1: D1Database, w: PartWrites): Promise<PartIds>
   for (const o of w.observations) {
     const at = place(o);
     slots.push({ kind: 'observations', at: queries.length });
-    const { discoveryTokens, contentHash, agentId, agentType, source } = o;
-    queries.push(insertObservationRow(d, { ...at, storedAt: w.storedAt, discoveryTokens, contentHash, agentId, agentType, source }, o, tally));
+    const { discoveryTokens, contentHash, agentId, agentType, source, gitBranch, gitCommit } = o;
+    queries.push(insertObservationRow(d, { ...at, storedAt: w.storedAt, discoveryTokens, contentHash, agentId, agentType, source, gitBranch, gitCommit }, o, tally));
     const files = observationFiles(o);
     if (files.length) queries.push(insertObservationFiles(d, at.sessionId, contentHash, files));
   }

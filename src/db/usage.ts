@@ -1,6 +1,6 @@
 // Observer spend in D1: one row per team, UTC day, session and model, summed as calls come in.
 import { and, desc, eq, gte, lte, sum } from 'drizzle-orm';
-import { db } from './client';
+import { db, type Db } from './client';
 import { observerUsage, sessions } from './schema';
 import { plusExcluded, totalOf } from './sqlite';
 
@@ -38,6 +38,12 @@ export async function recordObserverUsage(d1: D1Database, r: UsageRecord): Promi
       },
     });
 }
+
+/** Sets a (team, day, session, model) row to these counts (a team move copies it: a second copy adds nothing). Batchable. */
+export const putObserverUsage = (d: Db, r: UsageRecord & { calls: number }) => {
+  const row = { teamId: r.teamId, day: r.day, sessionId: r.sessionId, model: r.model, calls: r.calls, inputTokens: r.inputTokens, outputTokens: r.outputTokens, cacheReadTokens: r.cacheReadTokens, cacheWriteTokens: r.cacheWriteTokens };
+  return d.insert(observerUsage).values(row).onConflictDoUpdate({ target: [observerUsage.teamId, observerUsage.day, observerUsage.sessionId, observerUsage.model], set: row });
+};
 
 /** Every token a provider reported, the measure observer budgets count in. */
 const TOKEN_COLUMNS = [observerUsage.inputTokens, observerUsage.outputTokens, observerUsage.cacheReadTokens, observerUsage.cacheWriteTokens];

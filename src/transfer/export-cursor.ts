@@ -3,8 +3,8 @@
 // bounded steps and survive a restart between any two, and a client (GET /api/admin/export?cursor=…,
 // export-resume.ts) can read it over many bounded requests and resume after a cut connection. Projects are followed by id, not by position, so a project
 // made or deleted meanwhile shifts nothing; rows made after their page was read are in the next backup.
-import { exportPage, nextProjectId, PAGE, projectRow, sessionKeysByIds, teamUsers, type ExportedTable } from '../db/transfer';
-import { toRecord, whoOf, type ExportFilter, type KeyOf, type Who } from './export';
+import { exportPage, nextProjectId, PAGE, projectRow, teamUsers, type ExportedTable } from '../db/transfer';
+import { pageRecords, toRecord, whoOf, type ExportFilter, type Who } from './export';
 import type { ExportRecord } from './records';
 
 const STAGES = ['sessions', 'prompts', 'observations', 'summaries'] as const satisfies readonly ExportedTable[];
@@ -55,7 +55,7 @@ export async function exportPager(d1: D1Database, teamId: number, keep: ExportFi
         case 'done':
           return { records: [], next: c };
         case 'users':
-          return { records: people.map((u) => ({ kind: 'user', handle: u.handle, role: u.role, created_at: u.createdAt })), next: { at: 'project', after: 0 } };
+          return { records: people.map(toRecord.user), next: { at: 'project', after: 0 } };
         case 'project': {
           const id = await nextProject(c.after);
           if (id === null) return { records: [], next: { at: 'done' } };
@@ -72,20 +72,8 @@ export async function exportPager(d1: D1Database, teamId: number, keep: ExportFi
           if (!p || rows.length === 0) return { records: [], next: stageDone };
           // A short page is the stage's last: the next stage follows without reading an empty page first.
           const next: ExportCursor = rows.length < PAGE ? stageDone : { ...c, after: rows[rows.length - 1]!.id };
-          const ids = rows.map((r) => r.id);
-          if (c.at === 'sessions') return { records: (rows as Awaited<ReturnType<typeof exportPage<'sessions'>>>).map((s) => toRecord.session(s, p, who)), next, ids };
-          const keys = await sessionKeysByIds(d1, teamId, [...new Set(rows.map((r) => (r as { sessionId: number }).sessionId))]);
-          const keyOf: KeyOf = (id) => keys.get(id) ?? `session-${id}`;
-          if (c.at === 'prompts') {
-            const kept = (rows as Awaited<ReturnType<typeof exportPage<'prompts'>>>).filter((r) => keep(r));
-            return { records: kept.map((r) => toRecord.prompt(r, keyOf, who)), next, ids: kept.map((r) => r.id) };
-          }
-          if (c.at === 'observations') {
-            const kept = (rows as Awaited<ReturnType<typeof exportPage<'observations'>>>).filter((o) => keep(o));
-            return { records: kept.map((o) => toRecord.observation(o, keyOf, who)), next, ids: kept.map((o) => o.id) };
-          }
-          const kept = (rows as Awaited<ReturnType<typeof exportPage<'summaries'>>>).filter((s) => keep(s));
-          return { records: kept.map((s) => toRecord.summary(s, keyOf, who)), next, ids: kept.map((s) => s.id) };
+          const kept = c.at === 'sessions' ? rows : (rows as Awaited<ReturnType<typeof exportPage<'prompts' | 'observations' | 'summaries'>>>).filter((r) => keep(r));
+          return { records: await pageRecords(d1, teamId, c.at, kept, p, who), next, ids: kept.map((r) => r.id) };
         }
       }
     },

@@ -2,7 +2,7 @@
 // team never sits in memory. Projects the caller may not read (others' private ones) are left out.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
-import type { exportPage, projectRow, ExportedTable } from '../db/transfer';
+import { sessionKeysByIds, type exportPage, type ExportedTable, type projectRow, type teamUsers } from '../db/transfer';
 import { visibleProjectIds } from '../db/forget';
 import { heldRowReadable, seesHeld } from '../db/visibility';
 import { AppError } from '../lib/errors';
@@ -41,16 +41,18 @@ export function whoOf(people: { id: number; handle: string }[]): Who {
 
 /** One row of the team export as its record; the session's key is looked up by `keyOf` (rows name sessions by key). */
 export const toRecord = {
+  user: (u: Awaited<ReturnType<typeof teamUsers>>[number]): ExportRecord => ({ kind: 'user', handle: u.handle, role: u.role, created_at: u.createdAt }),
   project: (p: ProjectRow, who: Who): ExportRecord => ({ kind: 'project', key: p.key, visibility: p.visibility, owner: who(p.ownerUserId), created_at: p.createdAt }),
   session: (s: Row<'sessions'>, p: ProjectRow, who: Who): ExportRecord => ({
     kind: 'session', session_key: s.sessionKey, project: p.key, user: who(s.userId)!, platform: s.platform,
-    prompt_count: s.promptCount, started_at: s.startedAt, ended_at: s.endedAt,
+    prompt_count: s.promptCount, started_at: s.startedAt, ended_at: s.endedAt, git_branch: s.gitBranch, git_commit: s.gitCommit,
+    imported_at: s.importedAt, imported_author: s.importedAuthor,
   }),
   prompt: (r: Row<'prompts'>, keyOf: KeyOf, who: Who): ExportRecord => ({ kind: 'prompt', ...base(r, keyOf, who), text: r.text }),
   observation: (o: Row<'observations'>, keyOf: KeyOf, who: Who): ExportRecord => ({
     kind: 'observation', ...base(o, keyOf, who), type: o.type, title: o.title, subtitle: o.subtitle, facts: jsonList(o.facts), narrative: o.narrative,
     concepts: jsonList(o.concepts), files_read: jsonList(o.filesRead), files_modified: jsonList(o.filesModified), discovery_tokens: o.discoveryTokens,
-    content_hash: o.contentHash, agent_id: o.agentId, agent_type: o.agentType, source: o.source,
+    content_hash: o.contentHash, agent_id: o.agentId, agent_type: o.agentType, source: o.source, git_branch: o.gitBranch, git_commit: o.gitCommit,
   }),
   summary: (s: Row<'summaries'>, keyOf: KeyOf, who: Who): ExportRecord => ({
     kind: 'summary', ...base(s, keyOf, who), request: s.request, investigated: s.investigated, learned: s.learned, completed: s.completed,
@@ -60,8 +62,32 @@ export const toRecord = {
 
 export type KeyOf = (sessionId: number) => string;
 
-function base(r: { sessionId: number; promptNumber: number; promptId: string | null; authorUserId: number; createdAt: number }, keyOf: KeyOf, who: Who) {
-  return { session_key: keyOf(r.sessionId), prompt_number: r.promptNumber, prompt_id: r.promptId, author: who(r.authorUserId)!, created_at: r.createdAt };
+/** A page of one table's rows of project `p` as records (the sessions they name looked up by id, once a page). */
+export async function pageRecords(d1: D1Database, teamId: number, table: ExportedTable, rows: Row<ExportedTable>[], p: ProjectRow, who: Who): Promise<ExportRecord[]> {
+  if (table === 'sessions') return (rows as Row<'sessions'>[]).map((s) => toRecord.session(s, p, who));
+  const keys = await sessionKeysByIds(d1, teamId, [...new Set(rows.map((r) => (r as { sessionId: number }).sessionId))]);
+  const keyOf: KeyOf = (id) => keys.get(id) ?? `session-${id}`;
+  if (table === 'prompts') return (rows as Row<'prompts'>[]).map((r) => toRecord.prompt(r, keyOf, who));
+  if (table === 'observations') return (rows as Row<'observations'>[]).map((o) => toRecord.observation(o, keyOf, who));
+  return (rows as Row<'summaries'>[]).map((r) => toRecord.summary(r, keyOf, who));
+}
+
+interface RowFields {
+  sessionId: number;
+  promptNumber: number;
+  promptId: string | null;
+  authorUserId: number;
+  createdAt: number;
+  importedAuthor: string | null;
+  releasedAt: number | null;
+  releasedBy: number | null;
+}
+
+function base(r: RowFields, keyOf: KeyOf, who: Who) {
+  return {
+    session_key: keyOf(r.sessionId), prompt_number: r.promptNumber, prompt_id: r.promptId, author: who(r.authorUserId)!, created_at: r.createdAt,
+    imported_author: r.importedAuthor, released_at: r.releasedAt, released_by: who(r.releasedBy),
+  };
 }
 
 /** The records as an NDJSON byte stream. */

@@ -166,10 +166,11 @@ async function planSessions(
     const r = decl.record;
     creates.push({
       sessionKey: stored, project: projects.get(r.project)!, platform: r.platform, promptCount: r.prompt_count, startedAt: r.started_at, endedAt: r.ended_at,
-      deviceId: null,
+      deviceId: null, gitBranch: r.git_branch ?? null, gitCommit: r.git_commit ?? null,
+      // A restore keeps a session an import made marked so (live events stay refused for it, the policy reads it).
       ...(caller
         ? { userId: caller.userId, importedAt: now, importedAuthor: authorship(caller, r.user).importedAuthor }
-        : { userId: memberId(members!, r.user), importedAt: null, importedAuthor: null }),
+        : { userId: memberId(members!, r.user), importedAt: r.imported_at ?? null, importedAuthor: r.imported_author ?? null }),
     });
     targets.set(key, { ref: { key: stored, userId: caller ? caller.userId : null }, existing: null });
   }
@@ -197,13 +198,20 @@ async function planRows(
     const kind = r.kind === 'prompt' ? 'prompts' : r.kind === 'observation' ? 'observations' : 'summaries';
     if (seen.has(`${kind}:${rowKey}`) || held[kind].has(rowKey)) continue;
     seen.add(`${kind}:${rowKey}`);
-    const by = who.kind === 'member' ? authorship(who.caller, r.author) : { authorUserId: memberId(members!, r.author), importedAuthor: null };
+    // A restore puts the row back as it was; an admin's import owns its rows, and a held row stays held.
+    const by = who.kind === 'member'
+      ? { ...authorship(who.caller, r.author), releasedAt: null, releasedBy: null }
+      : {
+        authorUserId: memberId(members!, r.author), importedAuthor: r.imported_author ?? null, releasedAt: r.released_at ?? null,
+        releasedBy: r.released_by == null ? null : (members!.get(r.released_by) ?? null),
+      };
     const base: RowBase = { session: s.ref, promptNumber: r.prompt_number, promptId: r.prompt_id, createdAt: r.created_at, ...by };
     if (r.kind === 'prompt') out.prompts.push({ ...base, text: r.text } satisfies PromptIn);
     else if (r.kind === 'observation') {
       out.observations.push({
         ...base, type: r.type, title: r.title, subtitle: r.subtitle, facts: r.facts, narrative: r.narrative, concepts: r.concepts, filesRead: r.files_read,
         filesModified: r.files_modified, discoveryTokens: r.discovery_tokens, contentHash: r.content_hash, agentId: r.agent_id, agentType: r.agent_type, source: r.source,
+        gitBranch: r.git_branch ?? null, gitCommit: r.git_commit ?? null,
       } satisfies ObservationIn);
     } else {
       out.summaries.push({

@@ -9,7 +9,7 @@
 //            QUIESCE_MAX_MS and opens the gate again (`team_busy`), unless forced;
 //   clear    what an interrupted earlier move left on the target goes;
 //   copy     the records, a piece at a time, restored through the import's one write path;
-//   extras   the audit log, observer usage and aliases;
+//   extras   the audit log, observer usage, aliases and the observations' correction history (move-extras.ts);
 //   vectors  the old rows' vectors go (their ids are the old database's);
 //   flip     the shard map points at the target;
 //   release  the held sessions re-point what they still hold at the new rows (found by key) and take events
@@ -19,7 +19,8 @@
 // Every row stored anywhere must name a session and a project of its own team (migration 0015 refuses any
 // other), so a session object that kept an old id can fail a turn, never file it under another team's rows.
 import * as z from 'zod';
-import { deleteSteps, deleteTeamChunk, copyExtrasPage, teamProjectIds, type ExtrasCursor } from '../db/move';
+import { deleteSteps, deleteTeamChunk, teamProjectIds } from '../db/move';
+import { copyExtrasPage, EXTRAS_DONE, type ExtrasCursor } from '../db/move-extras';
 import { recordIdsOf } from '../db/forget';
 import { DIRECTORY, SHARD_MEMO_MS, directoryDb, mappedShard, setTeamShard, shardDb, syncTeamCopy, type TeamDbs } from '../db/shards';
 import { jobStub } from '../jobs/job-do';
@@ -152,8 +153,9 @@ const STEPS: Record<Phase, (ctx: StepContext, p: MoveParams, c: MoveCursor, team
   async extras(ctx, p, c, teamId) {
     await gate(ctx, teamId, c.moveId);
     let e = c.extras;
-    while (e.part < 3 && ctx.fits({ statements: 120 })) e = await copyExtrasPage(shardDb(ctx.env, c.from!), shardDb(ctx.env, p.to), teamId, e, 100);
-    return { c: { ...c, extras: e, ...(e.part >= 3 ? { phase: 'vectors' as const, n: 0 } : {}) } };
+    // A page: ≤ 100 rows in one batch and ≤ 6 reads; a page done again (a step run twice) adds nothing.
+    while (e.part < EXTRAS_DONE && ctx.fits({ statements: 110 })) e = await copyExtrasPage(shardDb(ctx.env, c.from!), shardDb(ctx.env, p.to), teamId, e, 100);
+    return { c: { ...c, extras: e, ...(e.part >= EXTRAS_DONE ? { phase: 'vectors' as const, n: 0 } : {}) } };
   },
 
   async vectors(ctx, _p, c, teamId) {

@@ -1,7 +1,10 @@
 // The NDJSON export format: one record a line, each with a `kind`. Rows refer to each other by what keeps its
 // meaning in another team (project key, session key, user handle), never by database id; no token material.
-// Handles follow the one name rule (lib/names.ts), wherever a record names a person.
+// Handles follow the one name rule (lib/names.ts), wherever a record names a person. Fields added later are
+// optional (a file written before them imports as before); what an admin's import may not claim (who released a
+// held row, provenance) is read only by the operator's restore of a whole team (the move, a backup's restore).
 import * as z from 'zod';
+import { isBranchName, isCommitId, MAX_BRANCH_CHARS } from '#shared/git';
 import { Name } from '../lib/names';
 
 /**
@@ -13,6 +16,13 @@ const wellFormed = (s: string) => s.replace(LONE_SURROGATE, '\uFFFD');
 const text = (max: number, min = 0) => z.string().min(min).max(max).transform(wellFormed);
 const time = z.number().int().nonnegative().max(8_640_000_000_000_000);
 const list = z.array(z.string().max(4_000).transform(wellFormed)).max(200);
+/** The checkout's branch and HEAD commit, by ingest's rule (src/shared/git.ts). */
+const git = {
+  git_branch: z.string().max(MAX_BRANCH_CHARS).refine(isBranchName, 'expected a git branch name').nullable().optional(),
+  git_commit: z.string().max(64).refine(isCommitId, 'expected a full commit id').nullable().optional(),
+};
+/** Provenance and the hold-back's release, carried by a restore (an admin's import decides them itself). */
+const kept = { imported_author: text(200).nullable().optional(), released_at: time.nullable().optional(), released_by: Name.nullable().optional() };
 
 export const ProjectRecord = z.object({
   kind: z.literal('project'),
@@ -31,8 +41,11 @@ export const SessionRecord = z.object({
   prompt_count: z.number().int().nonnegative(),
   started_at: time,
   ended_at: time.nullable(),
+  ...git,
+  imported_at: time.nullable().optional(),
+  imported_author: text(200).nullable().optional(),
 });
-const inSession = { session_key: text(200, 1), prompt_number: z.number().int().nonnegative(), prompt_id: text(200).nullable(), author: Name, created_at: time };
+const inSession = { session_key: text(200, 1), prompt_number: z.number().int().nonnegative(), prompt_id: text(200).nullable(), author: Name, created_at: time, ...kept };
 export const PromptRecord = z.object({ kind: z.literal('prompt'), ...inSession, text: text(100_000) });
 export const ObservationRecord = z.object({
   kind: z.literal('observation'),
@@ -50,6 +63,7 @@ export const ObservationRecord = z.object({
   agent_id: text(200).nullable(),
   agent_type: text(200).nullable(),
   source: text(50, 1),
+  ...git,
 });
 export const SummaryRecord = z.object({
   kind: z.literal('summary'),

@@ -167,26 +167,45 @@ export async function countProject(d1: D1Database, teamId: number, projectId: nu
   return { observations: o[0]?.n ?? 0, summaries: s[0]?.n ?? 0, prompts: p[0]?.n ?? 0, sessions: se[0]?.n ?? 0 };
 }
 
-/** Deletes everything a session remembered, and the session row, in one batch. */
-export async function deleteSession(d1: D1Database, teamId: number, sessionId: number, audit: ForgetAudit): Promise<ForgetCounts> {
+/**
+ * Deletes everything a session remembered, and the session row, in one batch; with it the observations of other
+ * sessions in `merged` (merged into the session's by consolidation: their text stands behind the session's records).
+ */
+export async function deleteSession(d1: D1Database, teamId: number, sessionId: number, merged: number[], audit: ForgetAudit): Promise<ForgetCounts> {
   const d = db(d1);
   const ofSession = <T extends typeof observations | typeof summaries | typeof prompts>(t: T) =>
     d.select({ id: t.id }).from(t).where(and(eq(t.teamId, teamId), eq(t.sessionId, sessionId)));
   const vectorsOf = (kind: RecordKind, t: typeof observations | typeof summaries | typeof prompts) =>
     d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inArray(localVectors.recordId, ofSession(t))));
-  const [, , , , , , o, s, p, se] = await d.batch([
+  const [, , , , , , , , , , m, o, s, p, se] = await d.batch([
     ...deleteCorrectionRows(d, teamId, ofSession(observations)),
+    ...deleteCorrectionRows(d, teamId, merged),
     d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), inArray(observationFiles.observationId, ofSession(observations)))),
+    d.delete(observationFiles).where(byIds(observationFiles.observationId, merged, eq(observationFiles.teamId, teamId))),
     vectorsOf('observation', observations),
+    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'observation'), inJsonList(localVectors.recordId, merged))),
     vectorsOf('summary', summaries),
     vectorsOf('prompt', prompts),
+    d.delete(observations).where(byIds(observations.id, merged, eq(observations.teamId, teamId))).returning({ id: observations.id }),
     d.delete(observations).where(and(eq(observations.teamId, teamId), eq(observations.sessionId, sessionId))).returning({ id: observations.id }),
     d.delete(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.sessionId, sessionId))).returning({ id: summaries.id }),
     d.delete(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.sessionId, sessionId))).returning({ id: prompts.id }),
     d.delete(sessions).where(and(eq(sessions.teamId, teamId), eq(sessions.id, sessionId))).returning({ id: sessions.id }),
     auditRow(d, teamId, audit),
   ]);
-  return { observations: o.length, summaries: s.length, prompts: p.length, sessions: se.length };
+  return { observations: m.length + o.length, summaries: s.length, prompts: p.length, sessions: se.length };
+}
+
+/** The keys of the sessions that stored `ids` of one kind (their objects may still hold the text in the observer conversation). */
+export async function sessionKeysOfRecords(d1: D1Database, teamId: number, kind: RecordKind, ids: number[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const t = READABLE[kind].table;
+  const rows = await db(d1)
+    .selectDistinct({ key: sessions.sessionKey })
+    .from(t)
+    .innerJoin(sessions, eq(sessions.id, t.sessionId))
+    .where(byIds(t.id, ids, eq(t.teamId, teamId)));
+  return rows.map((r) => r.key);
 }
 
 /** Deletes a project with everything in it (memory rows, sessions, aliases), in one batch. */
@@ -237,7 +256,8 @@ export async function deleteRecordChunk(d1: D1Database, teamId: number, kind: Re
   if (ids.length === 0) return 0;
   const d = db(d1);
   const t = READABLE[kind].table;
-  const files = kind === 'observation' ? [d.delete(observationFiles).where(byIds(observationFiles.observationId, ids, eq(observationFiles.teamId, teamId)))] : [];
+  // An observation's history and signals refer to it (foreign keys): they go first.
+  const files = kind === 'observation' ? [...deleteCorrectionRows(d, teamId, ids), d.delete(observationFiles).where(byIds(observationFiles.observationId, ids, eq(observationFiles.teamId, teamId)))] : [];
   const out = await d.batch([
     d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, ids))),
     ...files,

@@ -16,6 +16,7 @@ import {
   findSummary,
   recordIdsOf,
   projectVisible,
+  sessionKeysOfRecords,
   type ForgetCounts,
   type ForgettableRow,
   type RecordKind,
@@ -79,6 +80,11 @@ async function wipeSessionObject(env: CairnEnv, teamId: number, sessionKey: stri
   await sessionStub(env, teamId, sessionKey).forgetAll();
 }
 
+/** Sessions whose objects hold forgotten records' text in the observer conversation: each drops its conversation. */
+async function forgetConversations(env: CairnEnv, teamId: number, sessionKeys: string[]): Promise<void> {
+  for (const key of sessionKeys) await sessionStub(env, teamId, key).forgetConversation();
+}
+
 const FINDERS: Record<RecordKind, (db: D1Database, teamId: number, id: number) => Promise<ForgettableRow | null>> = {
   observation: findObservation,
   summary: findSummary,
@@ -100,11 +106,13 @@ export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: Recor
   const counts = none();
   // A record that stands for merged near-duplicates (src/consolidation/) takes them along: they are its text too.
   const ids = kind === 'observation' ? [id, ...(await sourcesOf(d, auth.teamId, [id]))] : [id];
+  const holders = await sessionKeysOfRecords(d, auth.teamId, kind, ids);
   if (kind === 'observation') counts.observations = await deleteObservations(d, auth.teamId, ids, audit);
   else if (kind === 'summary') counts.summaries = await deleteSummary(d, auth.teamId, id, audit);
   else counts.prompts = await deletePrompt(d, auth.teamId, id, audit);
   await dropVectors(env, auth.teamId, { [kind === 'observation' ? 'observations' : kind === 'summary' ? 'summaries' : 'prompts']: ids });
   await requestFtsUpkeep(env, auth.teamId);
+  await forgetConversations(env, auth.teamId, holders);
   return { kind, target: `${kind}:${id}`, counts };
 }
 
@@ -115,15 +123,20 @@ export async function forgetSession(env: CairnEnv, auth: AuthContext, sessionKey
   if (!session || !visible) throw new AppError(404, 'not_found', 'No such session.');
   if (session.userId !== auth.userId && !isAdmin(auth)) throw new AppError(403, 'not_allowed', 'Only the person who ran a session or a team admin can forget it.');
   const ids = await recordIdsOf(d, auth.teamId, { sessionId: session.id });
-  const counts = await deleteSession(d, auth.teamId, session.id, {
+  // Records of other sessions merged into this one's (src/consolidation/) are its text too: they go with it.
+  const own = new Set(ids.observations);
+  const merged = (await sourcesOf(d, auth.teamId, ids.observations)).filter((x) => !own.has(x));
+  const holders = (await sessionKeysOfRecords(d, auth.teamId, 'observation', merged)).filter((k) => k !== sessionKey);
+  const counts = await deleteSession(d, auth.teamId, session.id, merged, {
     actorUserId: auth.userId,
     target: `session:${session.id}`,
     detail: { project_id: session.projectId, user_id: session.userId },
     at: now,
   });
   await requestFtsUpkeep(env, auth.teamId);
-  await dropVectors(env, auth.teamId, ids);
+  await dropVectors(env, auth.teamId, { ...ids, observations: [...ids.observations, ...merged] });
   await wipeSessionObject(env, auth.teamId, sessionKey);
+  await forgetConversations(env, auth.teamId, holders);
   return { kind: 'session', target: `session:${session.id}`, counts };
 }
 

@@ -177,6 +177,20 @@ export class SessionDO extends DurableObject<CairnEnv> {
     await this.#empty();
   }
 
+  /**
+   * A record this session stored was forgotten (by id, or as the merged source of a forgotten one): the observer
+   * conversation holds its text (the reply that wrote it, the calls it came from), so it goes, and the next turn
+   * starts a new one. A turn in flight does not write its state back (turn.ts compares `conversation_forgotten`).
+   * An object holding no conversation is left untouched (no storage is made for a retired session).
+   */
+  async forgetConversation(): Promise<void> {
+    const b = this.#buffer;
+    if (b.get<unknown>('conversation', null) === null) return;
+    b.set('conversation', null);
+    b.set('prior_shown', null);
+    b.bump('conversation_forgotten');
+  }
+
   /** One observer turn per alarm; the next alarm is set when work remains. */
   async alarm(): Promise<void> {
     const now = Date.now();

@@ -54,6 +54,8 @@ export class ObserverTurns {
   #askedProvider = false;
   /** Prior records this conversation was shown, this turn's included: only those may be corrected (prior.ts). */
   #shown: number[] = [];
+  /** `conversation_forgotten` when this turn read the conversation: a forget since then keeps its state unwritten. */
+  #forgotten = 0;
 
   constructor(private readonly deps: TurnDeps) {}
 
@@ -166,6 +168,7 @@ export class ObserverTurns {
     this.#askedProvider = provider.name !== 'heuristic';
     const events = batch.filter((r) => r.kind === 'observation').map(toToolEvent);
     const state = b.get<ConversationState | null>('conversation', null);
+    this.#forgotten = b.get<number>('conversation_forgotten', 0);
     const before = b.get<{ generation: string; ids: number[] } | null>('prior_shown', null);
     this.#shown = before && state && before.generation === state.generation ? [...before.ids] : [];
     const prior = provider.name !== 'heuristic' && events.length ? await this.#prior(head, events, prompt?.text ?? '') : '';
@@ -261,7 +264,7 @@ export class ObserverTurns {
   #confirm(claimId: string, state: ConversationState | null, stored: number): void {
     const b = this.deps.buffer();
     b.confirm(claimId);
-    if (state) b.set('conversation', state);
+    if (state && b.get<number>('conversation_forgotten', 0) === this.#forgotten) b.set('conversation', state);
     b.bump('turns');
     if (stored) b.bump('observations_stored', stored);
     b.set('streak', 0);

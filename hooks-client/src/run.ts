@@ -18,6 +18,8 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
                                                      stop recording a session or folder (default: this folder)
   cairn resume [--session ID | --folder PATH]        record it again
   cairn statusline                                   Claude Code's status line (reads its JSON on stdin)
+  cairn prime [--dry-run]                            first notes from this repository's docs headings,
+                                                     recent commits and open TODOs (safe to repeat)
   cairn search <query> [--all | --project <key>] [--platform <agent>] [--limit N] [--json]
   cairn import <transcript.jsonl…> [--project <key>]
   cairn import --ndjson <file>                       a cairn export into this team (safe to repeat)
@@ -52,6 +54,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   pause: async () => (await import('./commands/pause')).pause,
   resume: async () => (await import('./commands/pause')).resume,
   statusline: async () => (await import('./status/statusline')).statusline,
+  prime: async () => (await import('./commands/prime')).prime,
   supersede: async () => (await import('./commands/supersede')).supersede,
   feedback: async () => (await import('./commands/supersede')).feedback,
 };

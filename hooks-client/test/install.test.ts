@@ -1,5 +1,5 @@
 // `cairn install` / `uninstall`: merges into Claude Code's settings idempotently and restores them exactly.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run } from '../src/run';
@@ -199,6 +199,25 @@ describe('uninstall', () => {
     expect(s.env).toEqual({ FOO: '1', CAIRN_SENDER_NONCE: expect.stringMatching(/^[\w-]{32}$/) });
     expect(await run(['uninstall'], memIo({ env }))).toBe(0);
     expect(readFileSync(settingsPath, 'utf8')).toBe(theirs);
+  });
+
+  it('makes a settings file that others could read owner-only once it holds the sender’s secret (also on a re-install that changes nothing), and leaves it so after uninstall', async () => {
+    const { env, settingsPath } = setup();
+    chmodSync(settingsPath, 0o644);
+    const io = memIo({ env });
+    expect(await run(['install', '--client', '/opt/cairn/cairn.mjs'], io)).toBe(0);
+    expect(statSync(settingsPath).mode & 0o777).toBe(0o600);
+    expect(io.stdout).toContain('now readable by you only: it holds the sender’s secret');
+    chmodSync(settingsPath, 0o640);
+    expect(await install(env)).toBe(0);
+    expect(statSync(settingsPath).mode & 0o777).toBe(0o600);
+    expect(await run(['uninstall'], memIo({ env }))).toBe(0);
+    expect(readFileSync(settingsPath, 'utf8')).toBe(USER_SETTINGS);
+    expect(statSync(settingsPath).mode & 0o777).toBe(0o600);
+    // Without the secret (CAIRN_SENDER=off) a mode is kept as it is.
+    chmodSync(settingsPath, 0o644);
+    expect(await install({ ...env, CAIRN_SENDER: 'off' })).toBe(0);
+    expect(statSync(settingsPath).mode & 0o777).toBe(0o644);
   });
 
   it('replaces the shell-form hooks of an older install instead of adding a second set', async () => {

@@ -1,9 +1,9 @@
 // Memory seen and steered from inside the real Claude Code CLI (pinned version, scripted model, wrangler dev):
 // the status line on the interactive screen, /compact followed by the "this session so far" block, /cairn:pause
-// stopping the recording of its session, and the commands and skill listed by `claude` for `cairn install`
-// users and for the plugin.
+// stopping the recording of its session, the commands and skill listed by `claude` for `cairn install`
+// users and for the plugin, and /cairn:prime run from a headless session.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
@@ -16,6 +16,7 @@ import { startFakeLlm } from '../support/fake-llm';
 import { cairn, claudeBinary, newMachine, pinnedClaudeVersion, ROOT, runProcess, waitFor, type Machine } from './support';
 
 const ADMIN = 'e2e-in-session-admin';
+const COMMANDS = ['cairn:status', 'cairn:pause', 'cairn:resume', 'cairn:forget', 'cairn:remember', 'cairn:prime'];
 
 let dev: { url: string; stop(): Promise<void> };
 let observer: { url: string; close(): Promise<void> };
@@ -76,7 +77,7 @@ describe(`Claude Code ${pinnedClaudeVersion()}: cairn inside the session`, () =>
   it('lists the /cairn:* commands and the cairn-memory skill that `cairn install` put in place', async () => {
     model.script('e2e-init', [[{ type: 'text', text: 'Hello.' }]]);
     const loaded = await init(m);
-    for (const c of ['cairn:status', 'cairn:pause', 'cairn:resume', 'cairn:forget', 'cairn:remember']) expect(loaded.slash_commands).toContain(c);
+    for (const c of COMMANDS) expect(loaded.slash_commands).toContain(c);
     expect(loaded.skills).toContain('cairn-memory');
   });
 
@@ -87,7 +88,7 @@ describe(`Claude Code ${pinnedClaudeVersion()}: cairn inside the session`, () =>
     const installed = await claude(['plugin', 'install', 'cairn@cairn', '--config', `url=${dev.url}`, '--config', `token=${token}`]);
     expect(installed.code, installed.stdout + installed.stderr).toBe(0);
     const loaded = await init(p);
-    for (const c of ['cairn:status', 'cairn:pause', 'cairn:resume', 'cairn:forget', 'cairn:remember']) expect(loaded.slash_commands).toContain(c);
+    for (const c of COMMANDS) expect(loaded.slash_commands).toContain(c);
     expect(loaded.skills.some((s) => /(^|:)cairn-memory$/.test(s)), loaded.skills.join(',')).toBe(true);
   });
 
@@ -162,5 +163,22 @@ describe(`Claude Code ${pinnedClaudeVersion()}: cairn inside the session`, () =>
     expect(JSON.stringify(await sessionView(sessionId))).not.toContain('quokkazebra5521');
     const search = await fetch(`${dev.url}/api/search?q=${encodeURIComponent('quokkazebra5521')}&kind=all`, { headers: { authorization: `Bearer ${token}` } });
     expect(((await search.json()) as { results: unknown[] }).results).toEqual([]);
+  });
+  it('primes the repository from /cairn:prime in a headless session: its README outline and commit stored as [primed] notes, the second run storing nothing', async () => {
+    writeFileSync(join(m.repo, 'README.md'), '# Widgets\n\nRoutes widget requests.\n\n## Routing\n\n## Caching\n');
+    const g = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: m.repo, stdio: 'ignore' });
+    g('add', 'README.md', 'routes.ts');
+    g('commit', '-q', '-m', 'Describe the widget routes');
+    const prime = () => runProcess(claudeBinary(), ['-p', '/cairn:prime', '--output-format', 'json'], { env: m.env, cwd: m.repo, timeoutMs: 120_000 });
+    const first = await prime();
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    // The command's output reached the model's turn: what `!` ran is part of the prompt.
+    expect(model.requests.some((r) => r.raw.includes('primed 2 notes from github.com/acme/widgets') && r.raw.includes('2 stored, 0 already in memory'))).toBe(true);
+    const index = await (await fetch(`${dev.url}/api/context?project=github.com%2Facme%2Fwidgets`, { headers: { authorization: `Bearer ${token}` } })).text();
+    const primed = index.split('\n').filter((l) => l.includes('[primed]'));
+    expect(primed.map((l) => l.replace(/^\**\d+\** \S+ \S+ \**/, '').replace(/\** \[primed\].*$/, '')).sort()).toEqual(['Describe the widget routes', 'README.md: Widgets']);
+    const again = await prime();
+    expect(again.code).toBe(0);
+    expect(model.requests.some((r) => r.raw.includes('0 stored, 2 already in memory'))).toBe(true);
   });
 });

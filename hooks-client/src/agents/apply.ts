@@ -1,10 +1,12 @@
 // Applying and reverting FileEdits with one backup per file, recorded in cairn's config folder. Every read and
 // write goes through util/safe-write.ts: no link is followed (a repository can ship one where the backup goes),
-// nothing outside the edit's folder is touched, modes are kept, backups are owner-only.
+// nothing outside the edit's folder is touched, modes are kept (a file holding a secret is made owner-only),
+// backups are owner-only.
+import { lstatSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Paths } from '../config';
 import type { Io } from '../io';
-import { ensurePrivateDir, safeReadFile, safeUnlink, safeWriteFile, UnsafePathError } from '../util/safe-write';
+import { ensurePrivateDir, PRIVATE_FILE, safeReadFile, safeUnlink, safeWriteFile, UnsafePathError } from '../util/safe-write';
 import type { FileEdit } from './file-edit';
 
 interface InstallRecord {
@@ -79,16 +81,19 @@ export function applyEdits(edits: FileEdit[], io: Io, paths: Paths, dry: boolean
   const record = readRecord(paths);
   try {
     for (const { edit, before, after } of planned) {
-      if (before === after) continue;
+      const secret = edit.secret?.(after) === true;
+      const tighten = secret && readableByOthers(edit.path);
+      if (before === after && !tighten) continue;
       if (!record.files[edit.path]) {
         // Back up the user's own version once; a re-install must not overwrite it with one holding our entries.
         const backup = before === null ? null : backupOf(edit.path);
         if (backup) safeWriteFile(backup, before!, { ...within(edit), mode: 0o600, exactMode: true });
         record.files[edit.path] = { backup, existed: before !== null };
       }
-      safeWriteFile(edit.path, after, within(edit));
+      safeWriteFile(edit.path, after, secret ? { ...within(edit), mode: PRIVATE_FILE, exactMode: true } : within(edit));
       const backup = record.files[edit.path]!.backup;
-      io.out(`cairn: updated ${edit.path}${backup ? ` (backup: ${backup})` : ''}\n`);
+      const owner = tighten ? '; now readable by you only: it holds the sender’s secret' : '';
+      io.out(`cairn: updated ${edit.path}${backup || owner ? ` (${[backup ? `backup: ${backup}` : '', owner.slice(2)].filter(Boolean).join('; ')})` : ''}\n`);
     }
   } catch (e) {
     // What was written is recorded, so uninstall can still take it out.
@@ -144,4 +149,14 @@ function revertOne(edit: FileEdit, record: InstallRecord, io: Io): boolean {
   }
   delete record.files[edit.path];
   return true;
+}
+
+/** Whether a file exists with any group or other permission bit (POSIX; always false on Windows). */
+function readableByOthers(path: string): boolean {
+  if (process.platform === 'win32') return false;
+  try {
+    return (lstatSync(path).mode & 0o077) !== 0;
+  } catch {
+    return false;
+  }
 }

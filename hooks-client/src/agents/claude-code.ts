@@ -6,6 +6,7 @@ import { addOurEnv, addOurHooks, addOurStatusLine, HOOK_PLAN, removeOurEnv, remo
 import type { Io } from '../io';
 import { commandFiles, SKILL_NAME, skillFile } from './claude-commands';
 import { jsonEdit, type FileEdit } from './file-edit';
+import { NONCE_ENV } from '../hook-door';
 
 export const MCP_NAME = 'cairn';
 
@@ -95,7 +96,8 @@ export function claudeHookEdit(t: ClaudeTargets, clientPath: string, opts: { sta
     (s) => (withStatus ? addOurStatusLine(hooked(s), clientPath) : removeOurStatusLine(hooked(s))),
     (s) => removeOurEnv(removeOurStatusLine(removeOurHooks(s))),
   );
-  return { ...edit, root: t.settingsRoot };
+  // The nonce makes the settings file a secret: another account that read it could post events as this user.
+  return { ...edit, root: t.settingsRoot, secret: (text) => text.includes(NONCE_ENV) };
 }
 
 /**
@@ -120,7 +122,7 @@ export function claudeCommandEdits(env: Io['env'], home: string, clientPath: str
 
 /** A command or skill file cairn wrote, for any client path (an install moved since still comes out). */
 const isOurCommandFile = (text: string): boolean =>
-  /^---\nname: cairn-memory\n/.test(text) || (/^---\ndescription: /.test(text) && /cairn(?:\.[cm]?js)?" (?:status|pause|resume|forget)\b|the cairn `remember` tool/.test(text));
+  /^---\nname: cairn-memory\n/.test(text) || (/^---\ndescription: /.test(text) && /cairn(?:\.[cm]?js)?" (?:status|pause|resume|forget|prime)\b|the cairn `remember` tool/.test(text));
 
 /** The folders the command and skill files live in: removed on uninstall when that left them empty. */
 export const claudeCommandDirs = (env: Io['env'], home: string): string[] => {

@@ -1,4 +1,5 @@
-// Claude Code slash commands (/cairn:status, /cairn:pause, /cairn:resume, /cairn:forget, /cairn:remember) and
+// Claude Code slash commands (/cairn:status, /cairn:pause, /cairn:resume, /cairn:forget, /cairn:remember,
+// /cairn:prime) and
 // the skill that tells the agent when and how to use memory: one text per file, for the plugin (commands/,
 // skills/ at its root, client at ${CLAUDE_PLUGIN_ROOT}) and for `cairn install` (~/.claude/commands/cairn/,
 // ~/.claude/skills/cairn-memory/, client at its absolute path), so the two cannot drift apart.
@@ -32,6 +33,11 @@ export function commandFiles(client: string): Record<string, string> {
       "Delete one record from the team's memory for good, by the id search shows (12, S12 or P12)",
       '<id>',
       `${run(client, 'forget $ARGUMENTS')}\n\nTell the user in one line what cairn said.`,
+    ),
+    'prime.md': userOnly(
+      "Prime cairn memory for this project from its docs headings, recent commits and open TODOs (bounded; safe to repeat)",
+      '[--dry-run]',
+      `${run(client, 'prime $ARGUMENTS')}\n\nTell the user in one line what cairn said.`,
     ),
     'remember.md': [
       '---',
@@ -86,5 +92,7 @@ index and ranks below its correction. When the correction is already stored, \`s
 - Do not store secrets or personal data with \`remember\`.
 - The user can stop recording with \`/cairn:pause\` (this session, or \`folder\`, for N hours) and
   \`/cairn:resume\`; respect it and do not call \`remember\` while paused.
+- Rows marked \`[primed]\` were made by \`/cairn:prime\` from the repository (docs headings, commits, TODOs): an
+  outline to orient by, not what anyone learned; read the code before relying on one.
 `;
 }

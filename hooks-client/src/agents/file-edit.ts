@@ -17,6 +17,11 @@ export interface FileEdit {
   same(a: string, b: string): boolean;
   /** Whether a text holds nothing at all (a file cairn created and emptied again is deleted). */
   empty(text: string): boolean;
+  /**
+   * Whether the text cairn writes holds a secret (Claude Code's settings with the sender's nonce): the file is then
+   * made owner-only (0600), however it was before, so another account on the machine cannot read it.
+   */
+  secret?(text: string): boolean;
 }
 
 export function parseJsonObject(text: string | null, path: string): Settings {

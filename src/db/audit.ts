@@ -1,4 +1,5 @@
 // Audit log in D1: the one insert path (anomaly rows are bounded in anomalies.ts).
+import { and, desc, eq, gte } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import type { RedactionTally } from '#shared/redact';
 import { auditLog } from './schema';
@@ -34,3 +35,17 @@ export async function writeAudit(d1: D1Database | Db, e: AuditEntry): Promise<vo
 export const redactionAudit = (teamId: number, actorUserId: number | null, route: string, tally: RedactionTally, at: number): AuditEntry => ({
   teamId, actorUserId, action: 'redaction', target: `route:${route}`, detail: { kinds: tally }, at,
 });
+
+/**
+ * The detail of the team's newest audit row of `action` on `target` written at or after `since` (the index on
+ * team and time bounds the look-up), or null: how a job step run again finds what its first run wrote.
+ */
+export async function auditDetail(d1: D1Database, teamId: number, action: string, target: string, since: number): Promise<Record<string, unknown> | null> {
+  const [row] = await dbOf(d1)
+    .select({ detail: auditLog.detail })
+    .from(auditLog)
+    .where(and(eq(auditLog.teamId, teamId), gte(auditLog.createdAt, since), eq(auditLog.action, action), eq(auditLog.target, target)))
+    .orderBy(desc(auditLog.createdAt))
+    .limit(1);
+  return row ? (JSON.parse(row.detail) as Record<string, unknown>) : null;
+}

@@ -1,6 +1,6 @@
 // Export and import in D1: pages of a project's rows for the NDJSON export (keyset by id); for import, the
 // lookups an import part is planned from (sessions by key, the rows a part would repeat, members by handle)
-// and the statements that write a planned part in ONE batch (all or nothing). Every row goes in through its
+// and the statements that write a planned part (an import piece) in ONE batch (all or nothing). Every row goes in through its
 // table's one insert (teams.ts, projects.ts, sessions.ts, observations.ts, summaries.ts, audit.ts); which rows
 // and where is the write policy's (write-policy.ts) and the planner's (src/transfer/import-plan.ts).
 import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm';

@@ -4,9 +4,12 @@
 // pieces (as many records as fit the step's statement budget, each piece planned again and written in one batch,
 // src/transfer/import.ts) and then embeds the team's rows without vectors as the `embed` job does: ≤ 100 texts an
 // embedding call, upserted and marked embedded per chunk, one chunk of vectors held. A piece written again after
-// a restart adds nothing (rows are matched by key and content hash), and embedding by `embedded_at` picks up
-// exactly the rows not yet embedded, so a restart between steps loses and repeats nothing.
+// a restart adds nothing (rows are matched by key and content hash) and counts what the first run added (its
+// audit row), and embedding by `embedded_at` picks up exactly the rows not yet embedded, so a restart between
+// steps loses and repeats nothing. A part is stored piece by piece, not all or nothing: a job that fails after
+// its first piece keeps the pieces before (it says how many records), and sending the part again adds the rest.
 import * as z from 'zod';
+import { auditDetail } from '../db/audit';
 import type { Caller } from '../db/caller';
 import { JobFailure, type JobKind, type StepContext } from '../jobs/types';
 import { AppError } from '../lib/errors';
@@ -17,8 +20,9 @@ import { importPart, MAX_IMPORT_LINES } from './import';
 import { noCounts, type ImportCounts, type Numbered } from './import-plan';
 import { ExportRecord } from './records';
 
-/** Statements a piece's plan reads (projects, shadows, sessions, held rows) and the gate's answer, at most. */
-const PLAN_STATEMENTS = 8;
+/** Statements a piece's plan reads (projects, shadows, sessions, held rows), the gate's answer and the look-up
+ * of the piece's audit row, at most. */
+const PLAN_STATEMENTS = 9;
 /** Records a piece at most (its batch: ≤ 2 statements a record and one audit row). */
 const MAX_PIECE = 90;
 /** How long a step waits for a team move to end before it asks the gate again. */
@@ -43,6 +47,8 @@ interface Cursor {
   counts: ImportCounts;
   /** The embed phase's own cursor, once the writes are done. */
   embed: EmbedCursor | null;
+  /** When the job began: its pieces' audit rows are no older (absent in jobs queued before it was kept). */
+  since?: number;
 }
 
 const progress = (p: Params, c: Cursor): JobProgress =>
@@ -58,8 +64,8 @@ export const importJob: JobKind<Params, Cursor> = {
   name: 'import',
   lane: 'team',
   params: Params,
-  init: (p) => {
-    const cursor: Cursor = { next: 0, counts: noCounts(), embed: null };
+  init: (p, { now }) => {
+    const cursor: Cursor = { next: 0, counts: noCounts(), embed: null, since: now };
     return { cursor, progress: progress(p, cursor) };
   },
   async step(ctx, p, start) {
@@ -86,8 +92,12 @@ async function writePieces(ctx: StepContext, p: Params, c: Cursor): Promise<numb
     const piece: Numbered[] = p.lines.slice(c.next, c.next + size);
     try {
       const h = await writableTeamDbs(ctx.env, caller.teamId);
-      const done = await importPart(h, { kind: 'member', caller }, piece, ctx.now);
-      for (const k of Object.keys(c.counts) as (keyof ImportCounts)[]) c.counts[k] += done.counts[k];
+      // A piece this job wrote before a restart (its batch landed, the cursor after it did not) is found by its
+      // audit row, written in the same batch: its counts are taken from there, not planned again as nothing new.
+      const target = `import:${ctx.jobId}:${c.next}`;
+      const earlier = await auditDetail(h.team, caller.teamId, 'transfer.import', target, c.since ?? 0);
+      const counts = earlier ? (earlier.imported as ImportCounts) : (await importPart(h, { kind: 'member', caller }, piece, ctx.now, target)).counts;
+      for (const k of Object.keys(c.counts) as (keyof ImportCounts)[]) c.counts[k] += counts[k] ?? 0;
     } catch (err) {
       if (err instanceof AppError && err.code === 'team_moving') return MOVING_WAIT_MS;
       // A line the plan refuses now (a key that changed hands since the request planned it): the pieces before

@@ -42,7 +42,8 @@ type ProjectTarget = NewSession['project'];
 const lineError = (status: 400 | 409, code: string, line: number, what: string) => new AppError(status, code, `Line ${line}: ${what}`);
 
 /** Plans a part: what to write and what it adds. Reads only, except the members a restore adds first. */
-export async function planPart(h: TeamDbs, who: Importer, part: Numbered[], now: number): Promise<{ writes: PartWrites; counts: ImportCounts }> {
+/** `auditTarget`: the target of the part's audit row (an import job names its piece there, to find it again). */
+export async function planPart(h: TeamDbs, who: Importer, part: Numbered[], now: number, auditTarget: string | null = null): Promise<{ writes: PartWrites; counts: ImportCounts }> {
   const counts = noCounts();
   const of = <K extends ExportRecord['kind']>(kind: K) => part.filter((n): n is { line: number; record: Of<K> } => n.record.kind === kind);
   const members = who.kind === 'restore' ? await restoreMembers(h, part, counts) : null;
@@ -59,7 +60,7 @@ export async function planPart(h: TeamDbs, who: Importer, part: Numbered[], now:
   counts.observations = writes.observations.length;
   counts.summaries = writes.summaries.length;
   if (who.kind === 'member') {
-    writes.audit = { teamId: h.teamId, actorUserId: who.caller.userId, action: 'transfer.import', target: null, detail: { records: part.length, imported: counts }, at: now };
+    writes.audit = { teamId: h.teamId, actorUserId: who.caller.userId, action: 'transfer.import', target: auditTarget, detail: { records: part.length, imported: counts }, at: now };
   }
   return { writes, counts };
 }

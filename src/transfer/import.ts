@@ -1,7 +1,8 @@
 // POST /api/admin/import: an NDJSON export (or a part of one) into the caller's team, and the operator's
 // restore of a whole team (the team move). Every line is parsed and checked, then the whole part is planned
-// with the write policy by reads alone (src/transfer/import-plan.ts), then written in ONE batch: a part is
-// stored completely or not at all. Rows are matched by project key, session key and content hash, so importing
+// with the write policy by reads alone (src/transfer/import-plan.ts), then written in ONE batch: what one call
+// is given is stored completely or not at all (the import job calls it a piece of ≤ 90 records at a time, so a
+// request's part of 250 is not: src/transfer/import-job.ts). Rows are matched by project key, session key and content hash, so importing
 // the same file twice adds nothing. A part is small (MAX_IMPORT_LINES): its batch stays far under D1's
 // statements per invocation and holds the database only briefly, so other teams are served meanwhile.
 import { partStatements, writePart, type PartIds } from '../db/transfer';
@@ -57,9 +58,9 @@ export const numbered = (records: ExportRecord[]): Numbered[] => records.map((re
  * Imports one part into the team of `h` as `who`: planned (nothing written if a line is refused), then written
  * in one batch. Answers what it added and the new rows' ids (to be embedded). Callable part by part.
  */
-export async function importPart(h: TeamDbs, who: Importer, part: Numbered[], now: number): Promise<{ counts: ImportCounts; ids: PartIds }> {
+export async function importPart(h: TeamDbs, who: Importer, part: Numbered[], now: number, auditTarget: string | null = null): Promise<{ counts: ImportCounts; ids: PartIds }> {
   if (part.length > MAX_IMPORT_LINES) throw new AppError(413, 'too_many_records', `At most ${MAX_IMPORT_LINES} records a part.`);
-  const { writes, counts } = await planPart(h, who, part, now);
+  const { writes, counts } = await planPart(h, who, part, now, auditTarget);
   if (partStatements(writes) > MAX_PART_STATEMENTS) throw new Error(`import part of ${part.length} records plans ${partStatements(writes)} statements`);
   try {
     return { counts, ids: await writePart(h.team, writes) };

@@ -106,23 +106,26 @@ describe('git history', () => {
 });
 
 describe('open TODOs', () => {
-  it('keeps the marker and what follows, at most a few a file, skipping minified lines and words that only contain the marker', () => {
+  it('keeps the marker and what follows in comments only, at most a few a file, skipping minified lines, prose, strings and words that only contain the marker', () => {
     const text = [
       'const a = 1; // TODO: evict by size',
       '# FIXME(ada) the retry loop spins',
       'function todoList() {} // not a marker: todoList',
+      'Prose that mentions TODO lines is not one.',
+      'const s = "TODO: inside a string, not after a comment opener";',
+      '<!-- TODO(docs) add a diagram -->',
       `/* HACK: key ${AWS} hard-coded */`,
       `x=1;${'y'.repeat(500)} // TODO inside a minified line`,
       ...Array.from({ length: 6 }, (_, i) => `// XXX ${i}`),
     ].join('\n');
     const found = todoLines(text);
-    expect(found.total).toBe(9);
-    expect(found.items).toEqual(['TODO: evict by size', 'FIXME(ada) the retry loop spins', 'HACK: key [REDACTED:aws-access-key] hard-coded */', 'XXX 0', 'XXX 1']);
+    expect(found.total).toBe(10);
+    expect(found.items).toEqual(['TODO: evict by size', 'FIXME(ada) the retry loop spins', 'TODO(docs) add a diagram -->', 'HACK: key [REDACTED:aws-access-key] hard-coded */', 'XXX 0']);
     const note = todoNote('src/cache.ts', found)!;
     expect(note).toEqual({
       kind: 'todo',
-      title: 'Open TODOs in src/cache.ts (9)',
-      text: '- TODO: evict by size\n- FIXME(ada) the retry loop spins\n- HACK: key [REDACTED:aws-access-key] hard-coded */\n- XXX 0\n- XXX 1\n(+4 more in this file)',
+      title: 'Open TODOs in src/cache.ts (10)',
+      text: '- TODO: evict by size\n- FIXME(ada) the retry loop spins\n- TODO(docs) add a diagram -->\n- HACK: key [REDACTED:aws-access-key] hard-coded */\n- XXX 0\n(+5 more in this file)',
       files: ['src/cache.ts'],
     });
     expect(todoNote('a.ts', todoLines('nothing to do'))).toBeNull();

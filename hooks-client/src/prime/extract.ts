@@ -156,6 +156,8 @@ export function commitNote(c: Commit): PrimeNote {
 }
 
 const TODO = /\b(TODO|FIXME|HACK|XXX)\b[:(\s]/;
+/** What may stand before the marker: nothing, or a comment opener (`//`, `#`, `/*`, `*`, `--`, `<!--`, `;`, `%`). Prose that mentions a TODO is not one. */
+const COMMENT_BEFORE = /(?:^|\/\/|#|\/\*|^\s*\*|--|<!--|;|%)\s*$/;
 /** Minified or generated lines are not someone's note. */
 const MAX_LINE = 400;
 
@@ -166,7 +168,7 @@ export function todoLines(text: string): { items: string[]; total: number } {
   for (const line of text.split(/\r?\n/)) {
     if (line.length > MAX_LINE) continue;
     const m = TODO.exec(line);
-    if (!m) continue;
+    if (!m || !COMMENT_BEFORE.test(line.slice(0, m.index))) continue;
     total++;
     if (items.length < CAPS.todosPerFile) items.push(clean(line.slice(m.index), CAPS.todoChars));
   }

@@ -1,6 +1,6 @@
 // Token-use anomalies worth an audit row: a revoked or expired token still in use, a token seen from a
-// device name it was not enrolled for. Bounded (src/db/anomalies.ts): one row per token and kind per hour.
-import { recordAnomaly } from '../db/anomalies';
+// device name it was not enrolled for. Bounded (auth/queries.ts): one row per token and kind per hour.
+import { recordAnomaly } from './queries';
 
 /** Header a client may send with its device (host) name; only used to notice anomalies. */
 export const DEVICE_HEADER = 'x-cairn-device';

@@ -1,10 +1,10 @@
-// Viewer read model: feed pages and cursors over the queries in src/db/feed.ts (every row through the one
+// Viewer read model: feed pages and cursors over the queries in feed/queries.ts (every row through the one
 // visibility rule).
-import { compareItems, feedItemsByIds, feedPage, sessionView, type FeedCursor, type FeedFilter } from '../db/feed';
+import { compareItems, feedItemsByIds, feedPage, sessionView, type FeedCursor, type FeedFilter } from './queries';
 import type { Viewer } from '../db/visibility';
 import type { FeedItem, SessionView } from '#shared/wire/feed';
 
-export { compareItems, type FeedCursor, type FeedFilter } from '../db/feed';
+export { compareItems, type FeedCursor, type FeedFilter } from './queries';
 
 /** `1733000000000` (strictly before that time) or `1733000000000_o42` / `_s7` (strictly after that item). */
 export function parseCursor(raw: string): FeedCursor | null {

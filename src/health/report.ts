@@ -2,7 +2,7 @@
 // dead letters of emptied sessions, the last retention sweep and the database size (the team's shard), the
 // budget, and the daily cron's record (the directory).
 import type { CairnEnv } from '../env';
-import { lastRetentionSweep, retiredDeadLetters } from '../db/health';
+import { lastRetentionSweep, retiredDeadLetters } from './queries';
 import { maintenanceRunList, type MaintenanceRun } from '../db/maintenance';
 import { boundShards, directoryDb, shardDb, shardOf, teamsWithShards } from '../db/shards';
 import { teamInfo, teamSettingsText } from '../db/teams';

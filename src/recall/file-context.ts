@@ -1,5 +1,5 @@
 // Pure file-history logic: path candidates, one row per session, specificity scoring, and the text block.
-import type { FileHistoryRow } from './queries';
+import type { FileHistoryRow } from './records';
 import { clockOf, dayAndClock, dayOf, safeLine } from './format';
 import { iconFor, type RecallMode } from './mode';
 import { DATA_NOTICE } from '#shared/fence';

@@ -1,95 +1,86 @@
-// Recall reads: shapes the records the API answers with from the queries in src/db/recall.ts (every one of
-// them built on the one visibility rule).
-import { projectsWithActivity } from '../db/projects';
-import { contextObservationsOf, contextSummariesOf, fileHistoryOf, observationsWithContext } from '../db/recall';
-import type { Viewer } from '../db/visibility';
-import { jsonList } from '../lib/json-list';
-import { readTokens } from './format';
-import type { RecallMode } from './mode';
-import type { ObservationContent } from '#shared/wire/records';
-import type { ObservationRecord, ProjectSummary } from '#shared/wire/records';
-import type { ContextObservation, ContextSummary } from './render-context';
+// Timeline reads in D1: one anchor row, and the rows on either side of a position in timeline order
+// (time, then observations before summaries, then id). Every statement goes through the visibility rule.
+import { and, asc, desc, eq, gt, gte, lt, lte, or, type SQL } from 'drizzle-orm';
+import { db as dbOf, type Db } from '../db/client';
+import { observations, projects, summaries, users } from '../db/schema';
+import { allIndexedBy, inJsonList, observationTokens } from '../db/sqlite';
+import { canReadObservation, canReadSummary, type Viewer } from '../db/visibility';
 
+/** A position on the timeline: [time, rank of the kind, id]. */
+export type TimelineKey = [at: number, rank: number, id: number];
+export type Side = 'before' | 'after';
 
-/**
- * Runs a newest-first query once per project (see src/db/recall.ts for why one project at a time) and
- * merges the answers.
- */
-export async function newestPerProject<T extends { id: number }>(
-  projectIds: number[],
-  limit: number,
-  at: (row: T) => number,
-  run: (projectId: number) => Promise<T[]>,
-): Promise<T[]> {
-  const parts = await Promise.all(projectIds.map(run));
-  return parts
-    .flat()
-    .sort((a, b) => at(b) - at(a) || b.id - a.id)
-    .slice(0, limit);
+export const OBS_RANK = 0;
+export const SUM_RANK = 1;
+
+const OBS_FIELDS = {
+  id: observations.id, at: observations.createdAt, type: observations.type, title: observations.title, project: projects.key,
+  author: users.handle, tokens: observationTokens(), projectId: observations.projectId,
+};
+const SUM_FIELDS = {
+  id: summaries.id, at: summaries.createdAt, request: summaries.request, project: projects.key, author: users.handle, projectId: summaries.projectId,
+};
+
+export type TimelineObservationRow = { id: number; at: number; type: string; title: string | null; project: string; author: string; tokens: number; projectId: number };
+export type TimelineSummaryRow = { id: number; at: number; request: string; project: string; author: string; projectId: number };
+
+/** Rows of a table with rank `rank` that lie strictly on `side` of `key`; the plain time bound lets SQLite range-scan. */
+function beyond(t: typeof observations | typeof summaries, rank: number, side: Side, [at, keyRank, id]: TimelineKey): SQL {
+  const strict = side === 'before' ? lt : gt;
+  const bound = side === 'before' ? lte : gte;
+  const rankBeyond = side === 'before' ? rank < keyRank : rank > keyRank;
+  const sameTime = rank === keyRank ? and(eq(t.createdAt, at), strict(t.id, id)) : rankBeyond ? eq(t.createdAt, at) : undefined;
+  return and(bound(t.createdAt, at), sameTime ? or(strict(t.createdAt, at), sameTime) : strict(t.createdAt, at))!;
 }
 
-/**
- * Newest observations of the projects that pass the mode's allow-lists: the type must be one of the mode's,
- * and a row that has concepts needs at least one of the mode's (rows without concepts — e.g. saved with
- * `remember` — pass, since they were never classified). Superseded rows are left out of the index.
- */
-export async function contextObservations(
-  db: D1Database,
-  viewer: Viewer,
-  projectIds: number[],
-  mode: RecallMode,
-  limit: number,
-): Promise<ContextObservation[]> {
-  if (!projectIds.length || limit <= 0) return [];
-  const types = mode.types.map((t) => t.id);
-  return newestPerProject(projectIds, limit, (r: ContextObservation) => r.createdAt, (projectId) =>
-    contextObservationsOf(db, viewer, projectId, types, mode.conceptIds, limit),
-  );
+const inProjects = (col: typeof observations.projectId | typeof summaries.projectId, projectIds: number[] | null) =>
+  projectIds ? inJsonList(col, projectIds) : undefined;
+
+export function timelineObservation(d1: D1Database | Db, v: Viewer, id: number, projectIds: number[] | null): Promise<TimelineObservationRow | undefined> {
+  return dbOf(d1)
+    .select(OBS_FIELDS)
+    .from(observations)
+    .innerJoin(projects, eq(projects.id, observations.projectId))
+    .innerJoin(users, eq(users.id, observations.authorUserId))
+    .where(and(eq(observations.id, id), canReadObservation(v), inProjects(observations.projectId, projectIds)))
+    .get();
 }
 
-export async function contextSummaries(db: D1Database, viewer: Viewer, projectIds: number[], limit: number): Promise<ContextSummary[]> {
-  if (!projectIds.length || limit <= 0) return [];
-  return newestPerProject(projectIds, limit, (r: ContextSummary) => r.createdAt, (projectId) => contextSummariesOf(db, viewer, projectId, limit));
+export function timelineSummary(d1: D1Database | Db, v: Viewer, id: number, projectIds: number[] | null): Promise<TimelineSummaryRow | undefined> {
+  return dbOf(d1)
+    .select(SUM_FIELDS)
+    .from(summaries)
+    .innerJoin(projects, eq(projects.id, summaries.projectId))
+    .innerJoin(users, eq(users.id, summaries.authorUserId))
+    .where(and(eq(summaries.id, id), canReadSummary(v), inProjects(summaries.projectId, projectIds)))
+    .get();
 }
 
-export interface FileHistoryRow extends Pick<ObservationContent, 'type' | 'title' | 'filesRead' | 'filesModified'> {
-  id: number;
-  sessionId: number;
-  createdAt: number;
-  author: string;
-  device?: string | null;
+/** Up to `limit` observations on `side` of `key`, nearest first; one project (`projectId`) or all visible (null). */
+export function observationsBeside(d1: D1Database | Db, v: Viewer, projectId: number | null, side: Side, key: TimelineKey, limit: number): Promise<TimelineObservationRow[]> {
+  const d = dbOf(d1);
+  const dir = side === 'before' ? desc : asc;
+  const query = d
+    .select(OBS_FIELDS)
+    .from(observations)
+    .innerJoin(projects, eq(projects.id, observations.projectId))
+    .innerJoin(users, eq(users.id, observations.authorUserId))
+    .where(and(canReadObservation(v), projectId === null ? undefined : eq(observations.projectId, projectId), beyond(observations, OBS_RANK, side, key)))
+    .orderBy(dir(observations.createdAt), dir(observations.id))
+    .limit(limit);
+  if (projectId === null) return query;
+  return allIndexedBy<TimelineObservationRow>(d, query, OBS_FIELDS, 'observations', 'idx_obs_project_time');
 }
 
-/** Observations (newest first, at most `limit`) whose read or modified files include one of `paths`. */
-export async function fileHistory(db: D1Database, viewer: Viewer, projectIds: number[], paths: string[], limit = 100): Promise<FileHistoryRow[]> {
-  if (!projectIds.length || !paths.length) return [];
-  const rows = await newestPerProject(projectIds, limit, (r: Awaited<ReturnType<typeof fileHistoryOf>>[number]) => r.createdAt, (projectId) => fileHistoryOf(db, viewer, projectId, paths, limit));
-  return rows.map((r) => ({ ...r, filesRead: jsonList(r.filesRead), filesModified: jsonList(r.filesModified) }));
-}
-
-/** Full records for `wanted` ids the viewer may read, in the order asked; others are silently absent. */
-export async function observationsByIds(db: D1Database, viewer: Viewer, wanted: number[]): Promise<ObservationRecord[]> {
-  if (!wanted.length) return [];
-  const rows = await observationsWithContext(db, viewer, wanted);
-  const byId = new Map(
-    rows.map((r) => [
-      r.id,
-      {
-        ...r,
-        facts: jsonList(r.facts),
-        concepts: jsonList(r.concepts),
-        filesRead: jsonList(r.filesRead),
-        filesModified: jsonList(r.filesModified),
-        createdAt: new Date(r.createdAt).toISOString(),
-        tokens: readTokens(r),
-      } satisfies ObservationRecord,
-    ]),
-  );
-  return wanted.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
-}
-
-/** Projects the viewer may see, with the number of observations they may read and the newest one's time. */
-export async function listProjects(db: D1Database, viewer: Viewer): Promise<ProjectSummary[]> {
-  const rows = await projectsWithActivity(db, viewer);
-  return rows.map((r) => ({ key: r.key, visibility: r.visibility, observations: r.observations, last_activity: r.last === null ? null : new Date(r.last).toISOString() }));
+/** Up to `limit` session summaries on `side` of `key`, nearest first. */
+export function summariesBeside(d1: D1Database | Db, v: Viewer, projectId: number | null, side: Side, key: TimelineKey, limit: number): Promise<TimelineSummaryRow[]> {
+  const dir = side === 'before' ? desc : asc;
+  return dbOf(d1)
+    .select(SUM_FIELDS)
+    .from(summaries)
+    .innerJoin(projects, eq(projects.id, summaries.projectId))
+    .innerJoin(users, eq(users.id, summaries.authorUserId))
+    .where(and(canReadSummary(v), projectId === null ? undefined : eq(summaries.projectId, projectId), beyond(summaries, SUM_RANK, side, key)))
+    .orderBy(dir(summaries.createdAt), dir(summaries.id))
+    .limit(limit);
 }

@@ -6,7 +6,7 @@ import type { AppEnv } from '../auth/types';
 import { query } from '../lib/validate';
 import { recallMode, modeIdFor } from './mode';
 import { ContextQuery, DEFAULT_DEPTH, FileContextQuery, PromptContextQuery, SessionContextQuery, TimelineQuery } from './params';
-import { listProjects } from './queries';
+import { listProjects } from './records';
 import { renderTimeline, type TimelineResult } from './render-timeline';
 import { contextText, fileContextText, observationRecords, parseIds, promptContextText, sessionSoFar, timelineFor } from './service';
 import { directoryDb, teamDb } from '../db/shards';

@@ -12,7 +12,7 @@ import { searchObservations } from '../search/search';
 import { changedSince, pathCandidates, renderFileContext, scoreFileHistory } from './file-context';
 import { modeIdFor, recallMode, type RecallMode } from './mode';
 import type { ObservationRecord } from '#shared/wire/records';
-import { contextObservations, contextSummaries, fileHistory, observationsByIds } from './queries';
+import { contextObservations, contextSummaries, fileHistory, observationsByIds } from './records';
 import { renderContext } from './render-context';
 import { renderPromptContext } from './render-prompt';
 import { parseAnchor, type Anchor, type TimelineResult } from './render-timeline';

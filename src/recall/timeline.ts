@@ -2,7 +2,7 @@
 import {
   OBS_RANK, observationsBeside, SUM_RANK, summariesBeside, timelineObservation, timelineSummary,
   type Side, type TimelineKey, type TimelineObservationRow, type TimelineSummaryRow,
-} from '../db/timeline';
+} from './queries';
 import type { Viewer } from '../db/visibility';
 import { AppError } from '../lib/errors';
 import type { Anchor, TimelineItem, TimelineResult } from './render-timeline';

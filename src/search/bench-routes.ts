@@ -3,7 +3,7 @@ import { configOf } from '../config';
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { runBatch } from '../db/batch';
-import { databaseSize, newestOfProjectKey } from '../db/bench';
+import { databaseSize, newestOfProjectKey } from './queries';
 import { db } from '../db/client';
 import { insertObservation, insertObservationFiles } from '../db/observations';
 import { ensureProject } from '../db/projects';

@@ -2,7 +2,7 @@
 // batch, observe it, then store and confirm what came back (or back off), and plan the next alarm.
 import { configOf } from '../config';
 import { teamDb } from '../db/shards';
-import { storedTurnRows } from '../db/turns';
+import { storedTurnRows } from './queries';
 import type { CairnEnv } from '../env';
 import type { ConversationState } from '../observer/conversation';
 import { loadMode } from '../observer/modes';

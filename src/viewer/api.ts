@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
-import { sessionIdByKey, teamHandles } from '../db/feed';
+import { sessionIdByKey, teamHandles } from '../feed/queries';
 import { loadViewer } from '../db/visibility';
 import type { AppEnv } from '../auth/types';
 import type { CairnEnv } from '../env';

@@ -1,7 +1,7 @@
-// The capacity bench's size probe (db/bench.ts): row count and database bytes, read through the query builder.
+// The capacity bench's size probe (search/queries.ts): row count and database bytes, read through the query builder.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { databaseSize } from '../../../src/db/bench';
+import { databaseSize } from '../../../src/search/queries';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession } from '../support/seed';
 

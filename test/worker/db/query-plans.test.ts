@@ -6,7 +6,7 @@
 // nothing; each is then explained by the real one.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { feedItemsByIds } from '../../../src/db/feed';
+import { feedItemsByIds } from '../../../src/feed/queries';
 import { deleteObservations } from '../../../src/db/forget';
 import { ftsRanked, observationsTouching, recordRows, recordScope } from '../../../src/db/fts';
 import { listVisibleProjects, projectsWithActivity } from '../../../src/db/projects';

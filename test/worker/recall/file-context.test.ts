@@ -2,7 +2,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { changedSince, normalizePath, pathCandidates, scoreFileHistory } from '../../../src/recall/file-context';
-import type { FileHistoryRow } from '../../../src/recall/queries';
+import type { FileHistoryRow } from '../../../src/recall/records';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession } from '../support/seed';
 

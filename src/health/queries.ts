@@ -1,8 +1,8 @@
 // What GET /api/admin/health reads from a team's database: dead letters of sessions already emptied, the
 // team's last retention sweep (its audit row), and the database's size against D1's limit.
 import { and, desc, eq, sum } from 'drizzle-orm';
-import { db } from './client';
-import { auditLog, sessions } from './schema';
+import { db } from '../db/client';
+import { auditLog, sessions } from '../db/schema';
 
 /** Dead letters counted onto sessions whose Durable Object has emptied itself (they can no longer be retried). */
 export async function retiredDeadLetters(d1: D1Database, teamId: number): Promise<number> {

@@ -1,7 +1,7 @@
 // Observer turns in D1: whether a turn (by the key stored with its rows) has already been written, and its rows.
 import { and, eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
-import { observations, summaries } from './schema';
+import { observations, summaries } from '../db/schema';
 
 /** More rows than one turn writes (a turn observes at most 20 events). */
 const TURN_ROWS = 200;

@@ -1,7 +1,7 @@
 // The benchmark floor (local-only bench routes): one indexed query for the newest rows of a project.
 import { and, count, desc, eq } from 'drizzle-orm';
-import { db, type Db } from './client';
-import { observations, projects, teams } from './schema';
+import { db, type Db } from '../db/client';
+import { observations, projects, teams } from '../db/schema';
 
 /** Newest 50 observations of the team's project `key` (no visibility: an admin-only local bench), or null. */
 export async function newestOfProjectKey(d: Db, teamId: number, key: string) {

@@ -2,10 +2,10 @@
 // rows. Every row passes the visibility rule; the shapes match the viewer's wire types (src/shared/wire/feed.ts,
 // checked where src/feed/ uses them).
 import { and, asc, desc, eq, isNull, lt, or, type SQL } from 'drizzle-orm';
-import { db as dbOf, type Db } from './client';
-import { observations, projects, sessions, summaries, users } from './schema';
-import { byIds, inJsonList } from './sqlite';
-import { canReadObservation, canReadSummary, canSeeProject, type Viewer } from './visibility';
+import { db as dbOf, type Db } from '../db/client';
+import { observations, projects, sessions, summaries, users } from '../db/schema';
+import { byIds, inJsonList } from '../db/sqlite';
+import { canReadObservation, canReadSummary, canSeeProject, type Viewer } from '../db/visibility';
 
 type Kind = 'observation' | 'summary';
 

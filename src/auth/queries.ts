@@ -2,10 +2,10 @@
 // one row per token and kind per hour, carrying a count and a few sample values, so a client sending 50
 // different device names (or retrying a revoked token all day) adds one row an hour, not one per request.
 import { and, desc, eq, gt, isNull, or } from 'drizzle-orm';
-import { writeAudit, type AuditEntry } from './audit';
-import { db } from './client';
-import { auditLog } from './schema';
-import { anomalyCounted, jsonArrayHas, jsonField } from './sqlite';
+import { writeAudit, type AuditEntry } from '../db/audit';
+import { db } from '../db/client';
+import { auditLog } from '../db/schema';
+import { anomalyCounted, jsonArrayHas, jsonField } from '../db/sqlite';
 
 export const ANOMALY_WINDOW_MS = 3_600_000;
 /** Distinct sample values (device names) kept on one row. */

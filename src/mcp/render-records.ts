@@ -2,8 +2,7 @@
 import { DATA_NOTICE, neutralize } from '#shared/fence';
 import { dayAndClock } from '../recall/format';
 import { iconFor, type RecallMode } from '../recall/mode';
-import type { ObservationRecord } from '#shared/wire/records';
-import type { PromptRecord, SummaryRecord } from '#shared/wire/records';
+import type { ObservationRecord, PromptRecord, SummaryRecord } from '#shared/wire/records';
 
 export interface OtherRecords {
   summaries: SummaryRecord[];

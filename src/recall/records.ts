@@ -6,10 +6,8 @@ import type { Viewer } from '../db/visibility';
 import { jsonList } from '../lib/json-list';
 import { readTokens } from './format';
 import type { RecallMode } from './mode';
-import type { ObservationContent } from '#shared/wire/records';
-import type { ObservationRecord, ProjectSummary } from '#shared/wire/records';
+import type { ObservationContent, ObservationRecord, ProjectSummary } from '#shared/wire/records';
 import type { ContextObservation, ContextSummary } from './render-context';
-
 
 /**
  * Runs a newest-first query once per project (see src/db/recall.ts for why one project at a time) and

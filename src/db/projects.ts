@@ -135,6 +135,8 @@ export async function listVisibleProjects(d1: D1Database | Db, auth: Caller) {
   const lastActivity = scalar<number | null>(qb.select({ at: max(sessions.startedAt) }).from(sessions).where(ofProject(sessions)));
   const rows = await dbOf(d1)
     .select({
+      // Admins start per-project jobs (consolidate-project) by this id.
+      id: projects.id,
       key: projects.key,
       visibility: projects.visibility,
       owner: users.handle,

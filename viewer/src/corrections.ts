@@ -1,5 +1,5 @@
-// The correction controls under a record (supersede with a reason, flag wrong / outdated / useful) and the
-// admins' review queue. Renderers take callbacks; main.ts wires them to the API.
+// The correction controls under a record (supersede with a reason, flag wrong / outdated / useful). Renderers
+// take callbacks; main.ts wires them to the API. The admins' review queue is review.ts.
 import type { ObservationRecord } from './api';
 import { h, on } from './dom';
 import type { Key } from './i18n';
@@ -50,59 +50,6 @@ export function correctionControls(t: Translate, actions: CorrectionActions): HT
     h('div', { class: 'actions' }, flag('wrong', t('flagWrong')), flag('outdated', t('flagOutdated')), flag('useful', t('flagUseful'))),
     by,
     h('div', { class: 'actions' }, supersede),
-    message,
-  );
-}
-
-export interface QueueItem {
-  id: number;
-  title: string | null;
-  project: string;
-  author: string;
-  state: 'flagged' | 'superseded';
-  superseded_by: number | null;
-  wrong: number;
-  outdated: number;
-  useful: number;
-  fetched: number;
-  last: { action: string; who: string | null; reason: string | null } | null;
-}
-
-export type Decision = 'confirm' | 'restore' | 'keep';
-
-export function reviewPanel(t: Translate, queue: { flagged: QueueItem[]; superseded: QueueItem[] }, decide: (id: number, d: Decision) => Promise<string>): HTMLElement {
-  const message = h('p', { id: 'review-message', role: 'status' });
-  const row = (item: QueueItem): HTMLElement => {
-    const li = h('li', { class: 'card', 'data-review': String(item.id) });
-    const why = item.last ? `${item.last.action}${item.last.who ? ` · @${item.last.who}` : ''}${item.last.reason ? `: ${item.last.reason}` : ''}` : '';
-    const buttons = (['confirm', 'restore', 'keep'] as const).map((d) => {
-      const b = h('button', { class: 'secondary', type: 'button', 'data-decision': d, text: t(d === 'confirm' ? 'reviewConfirm' : d === 'restore' ? 'reviewRestore' : 'reviewKeep') });
-      on(b, 'click', () => {
-        void decide(item.id, d).then((m) => {
-          message.textContent = m;
-          li.remove();
-        });
-      });
-      return b;
-    });
-    li.append(
-      h('div', { class: 'card-top' }, h('span', { class: 'card-id', text: `#${item.id}` })),
-      h('div', { class: 'card-title', text: item.title ?? '' }),
-      h('div', { class: 'meta', text: `${item.project} · @${item.author}${item.superseded_by != null && item.superseded_by !== item.id ? ` · ${t('supersededBy', { n: item.superseded_by })}` : ''}` }),
-      why ? h('div', { class: 'card-sub', text: why }) : '',
-      h('div', { class: 'actions' }, ...buttons),
-    );
-    return li;
-  };
-  const part = (title: string, items: QueueItem[]) => (items.length ? h('section', { class: 'block' }, h('h3', { text: title }), h('ul', { class: 'cards compact' }, ...items.map(row))) : null);
-  const empty = !queue.flagged.length && !queue.superseded.length;
-  return h(
-    'article',
-    { class: 'record', id: 'review' },
-    h('h2', { class: 'record-title', text: t('reviewTitle') }),
-    empty ? h('p', { class: 'empty', text: t('reviewEmpty') }) : null,
-    part(t('reviewFlagged'), queue.flagged),
-    part(t('reviewSuperseded'), queue.superseded),
     message,
   );
 }

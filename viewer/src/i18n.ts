@@ -111,6 +111,15 @@ const en = {
   reviewRestore: 'Restore',
   reviewKeep: 'Keep',
   reviewDone: '#{n}: {d}.',
+  reviewHeld: 'Held back (reads as instructions to the agent)',
+  reviewHeldWhy: 'held: {kinds}; teammates do not see it until it is released',
+  reviewRelease: 'Release',
+  reviewReleased: '{n} released: teammates see it from now on.',
+  reviewNotHeld: '{n} was not held (released already, or forgotten).',
+  reviewMerges: 'Merged near-duplicates',
+  reviewStandsFor: 'stands for {ids}',
+  reviewUndo: 'Undo merge',
+  reviewUndone: '#{n}: merge undone, {k} record(s) back.',
 } as const;
 
 export type Key = keyof typeof en;
@@ -225,6 +234,15 @@ const zh: Record<Key, string> = {
   reviewRestore: '恢复',
   reviewKeep: '保留',
   reviewDone: '#{n}：{d}。',
+  reviewHeld: '已扣留（读起来像给智能体的指令）',
+  reviewHeldWhy: '扣留原因：{kinds}；放行前队友看不到它',
+  reviewRelease: '放行',
+  reviewReleased: '{n} 已放行：队友从现在起可以看到它。',
+  reviewNotHeld: '{n} 未被扣留（已放行或已删除）。',
+  reviewMerges: '已合并的近似重复',
+  reviewStandsFor: '代表 {ids}',
+  reviewUndo: '撤销合并',
+  reviewUndone: '#{n}：合并已撤销，{k} 条记录已恢复。',
 };
 
 const TYPE_LABELS: Record<Lang, Record<string, string>> = {

@@ -6,7 +6,8 @@ import { fillFilterLists, mainLayout } from './layout';
 import { runLive, type LiveState } from './live';
 import { signInScreen } from './sign-in';
 import { SPEND_DAYS, spendPanel, type UsageReport } from './spend';
-import { correctionControls, correctionStatus, reviewPanel, type Decision, type FeedbackKind, type QueueItem } from './corrections';
+import { correctionControls, correctionStatus, type FeedbackKind } from './corrections';
+import { reviewActions, reviewPanel, type MergeItem, type ReviewQueue } from './review';
 import { detailHeader, feedCard, itemKey, observationDetail, sessionDetail, summaryDetail, type ViewCtx } from './views';
 
 const TOKEN_KEY = 'cairn.token';
@@ -374,10 +375,9 @@ function correctionActions(id: number) {
 async function openReview(): Promise<void> {
   showDetail(h('p', { class: 'empty', text: t('loading') }), false);
   try {
-    const queue = await state.api!.get<{ flagged: QueueItem[]; superseded: QueueItem[] }>('/api/admin/review');
-    const decide = (id: number, d: Decision) =>
-      state.api!.post('/api/admin/review/' + id, { decision: d }).then(() => t('reviewDone', { n: id, d: t(d === 'confirm' ? 'reviewConfirm' : d === 'restore' ? 'reviewRestore' : 'reviewKeep') }), correctionError);
-    showDetail(reviewPanel(t, queue, decide), false);
+    const api = state.api!;
+    const [queue, merged] = await Promise.all([api.get<ReviewQueue>('/api/admin/review'), api.get<{ merges: MergeItem[] }>('/api/admin/merges')]);
+    showDetail(reviewPanel(t, queue, merged.merges, reviewActions(api, t, correctionError)), false);
   } catch (e) {
     if (e instanceof ApiError && e.status === 403) showDetail(h('p', { class: 'empty', text: t('spendAdminOnly') }), false);
     else handle(e);

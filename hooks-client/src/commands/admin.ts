@@ -32,6 +32,8 @@ const USAGE = `usage: cairn admin <command> [--json]
                                             the daily cron and the database's size
   health --operator                         every team and database (needs CAIRN_ADMIN_SECRET)
   observer retry                            try the observer again now (after fixing its key or raising a cap)
+  held                                      records held back from teammates as instruction-like text
+  release <12|#12|S12|P12>…                 let held records reach teammates' context (after reading them)
 `;
 
 class UsageError extends Error {}
@@ -103,6 +105,20 @@ function need(v: string | undefined, what: string): string {
 type Handler = (ctx: Ctx, args: string[], flags: Record<string, string | boolean | undefined>) => Promise<Answer & { show?: () => string }>;
 
 const enc = encodeURIComponent;
+
+const RELEASE_LISTS = { '': 'ids', '#': 'ids', o: 'ids', s: 'summaries', p: 'prompts' } as const;
+type ReleaseList = (typeof RELEASE_LISTS)[keyof typeof RELEASE_LISTS];
+
+/** `12`, `#12`, `O12` (observation), `S12` (summary), `P12` (prompt) into the release body's lists. */
+export function releaseBody(refs: readonly string[]): Record<ReleaseList, number[]> {
+  const body: Record<ReleaseList, number[]> = { ids: [], summaries: [], prompts: [] };
+  for (const ref of refs) {
+    const m = /^(#|o|s|p)?(\d{1,15})$/i.exec(ref.trim());
+    if (!m) throw new UsageError(`"${ref}" is not a record id (12, #12, S12 or P12)`);
+    body[RELEASE_LISTS[(m[1] ?? '').toLowerCase() as keyof typeof RELEASE_LISTS]].push(Number(m[2]));
+  }
+  return body;
+}
 
 const HANDLERS: Record<string, Handler> = {
   async whoami(ctx) {
@@ -249,6 +265,33 @@ const HANDLERS: Record<string, Handler> = {
       show: () =>
         `the observer is tried again now; ${b.woken ?? 0} session(s) with waiting events woken (state: ${b.observer?.state ?? '?'}).\n` +
         'The first of them is the probe: if the provider still refuses, `cairn admin health` shows it within a minute.\n',
+    };
+  },
+
+  async held(ctx) {
+    const a = await request(ctx, 'GET', '/api/admin/review');
+    const rows = ((a.body as { held?: Record<string, unknown>[] }).held ?? []).map((r) => ({
+      ...r, id: `${r.kind === 'summary' ? 'S' : r.kind === 'prompt' ? 'P' : '#'}${String(r.id)}`, held: (r.held as string[]).join(','),
+      // Written by someone else and possibly hostile: shown as one line of at most 80 characters.
+      title: typeof r.title === 'string' ? r.title.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').slice(0, 80) : null,
+    }));
+    return { ...a, show: () => table(rows, ['id', 'project', 'author', 'held', 'title']) };
+  },
+
+  async release(ctx, refs) {
+    if (refs.length === 0) throw new UsageError('name at least one record to release');
+    const a = await request(ctx, 'POST', '/api/admin/release', releaseBody(refs));
+    type Lists = Partial<Record<'observations' | 'summaries' | 'prompts', number[]>>;
+    const b = a.body as { released?: Lists; not_held?: Lists };
+    const names = (lists: Lists | undefined) =>
+      [...(lists?.observations ?? []).map((n) => `#${n}`), ...(lists?.summaries ?? []).map((n) => `S${n}`), ...(lists?.prompts ?? []).map((n) => `P${n}`)];
+    const done = names(b.released);
+    const missed = names(b.not_held);
+    return {
+      ...a,
+      show: () =>
+        (done.length ? `released ${done.join(', ')}: teammates' context includes them from now on\n` : '') +
+        (missed.length ? `not held (released already, forgotten or unknown): ${missed.join(', ')}\n` : ''),
     };
   },
 

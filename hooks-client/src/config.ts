@@ -10,6 +10,8 @@ export interface Paths {
   home: string;
   configDir: string;
   configFile: string;
+  /** The plugin's url and token, saved by its SessionStart hook for the slash commands (they get no plugin variables). */
+  pluginFile: string;
   stateDir: string;
   dataDir: string;
 }
@@ -37,6 +39,7 @@ export function pathsFor(env: Io['env']): Paths {
     home,
     configDir,
     configFile: join(configDir, 'config.json'),
+    pluginFile: join(configDir, 'plugin.json'),
     stateDir: join(env.XDG_STATE_HOME || join(home, '.local', 'state'), 'cairn'),
     dataDir: join(env.XDG_DATA_HOME || join(home, '.local', 'share'), 'cairn'),
   };
@@ -68,15 +71,46 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? 
 const strList = (v: unknown): string[] | undefined =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? list(v) : undefined;
 
+function readPluginFile(paths: Paths): { url?: unknown; token?: unknown } {
+  try {
+    const raw: unknown = JSON.parse(readFileSync(paths.pluginFile, 'utf8'));
+    return raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as { url?: unknown; token?: unknown }) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Claude Code passes a plugin's user_config (url, token) to its hooks as CLAUDE_PLUGIN_OPTION_* variables, but not
+ * to a slash command's `!` line (2.1.332: /cairn:status in the plugin said "not configured"). So a hook that has
+ * them keeps a copy, owner-only like `cairn login`'s file, which the commands read when nothing else names a
+ * server. Written only when it changed: one small read per SessionStart.
+ */
+export function keepPluginLogin(env: Io['env'], paths: Paths): void {
+  const url = str(env.CLAUDE_PLUGIN_OPTION_URL);
+  const token = str(env.CLAUDE_PLUGIN_OPTION_TOKEN);
+  if (!url || !token) return;
+  const kept = readPluginFile(paths);
+  if (kept.url === url && kept.token === token) return;
+  ensurePrivateDir(paths.configDir);
+  safeWriteFile(paths.pluginFile, `${JSON.stringify({ url, token }, null, 2)}\n`, { mode: PRIVATE_FILE, exactMode: true });
+}
+
 export function loadConfig(env: Io['env'], paths: Paths): Config {
   const file = readConfigFile(paths);
-  // Plugin installs pass their user_config as CLAUDE_PLUGIN_OPTION_* variables.
+  // Plugin installs pass their user_config as CLAUDE_PLUGIN_OPTION_* variables (to hooks; commands read the kept copy).
   const pluginUrl = env.CLAUDE_PLUGIN_OPTION_URL;
   const pluginToken = env.CLAUDE_PLUGIN_OPTION_TOKEN;
-  const url = str(env.CAIRN_URL) ?? str(pluginUrl) ?? str(file.url);
+  let url = str(env.CAIRN_URL) ?? str(pluginUrl) ?? str(file.url);
+  let token = str(env.CAIRN_TOKEN) ?? str(pluginToken) ?? str(file.token);
+  if (!url || !token) {
+    // The kept plugin login only as a whole: never one half of it beside another server's other half.
+    const kept = readPluginFile(paths);
+    if (str(kept.url) && str(kept.token) && !url && !token) [url, token] = [str(kept.url), str(kept.token)];
+  }
   return {
     url: url ? url.replace(/\/+$/, '') : null,
-    token: str(env.CAIRN_TOKEN) ?? str(pluginToken) ?? str(file.token),
+    token,
     device: str(env.CAIRN_DEVICE) ?? str(file.device),
     excludeProjects: list(env.CAIRN_EXCLUDE_PROJECTS) ?? strList(file.excludeProjects) ?? [],
     skipTools: list(env.CAIRN_SKIP_TOOLS) ?? strList(file.skipTools) ?? DEFAULT_SKIP_TOOLS,

@@ -1,12 +1,12 @@
 // The Claude Code plugin (plugin/, .claude-plugin/marketplace.json) and `cairn install` say the same thing:
 // same events, matchers, timeouts and async flags, so neither can drift from the other.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { pluginFiles } from '../src/agents/claude-code';
 import { run } from '../src/run';
-import { machine, memIo, tempDir } from './support';
+import { fakeServer, hookJson, machine, memIo, tempDir } from './support';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (rel: string) => readFileSync(join(ROOT, rel), 'utf8');
@@ -72,5 +72,36 @@ describe('the Claude Code plugin', () => {
     const mcp = JSON.parse(read('plugin/.mcp.json')) as { mcpServers: Record<string, { url: string; headers: Record<string, string> }> };
     expect(mcp.mcpServers.cairn!.url).toBe('${user_config.url}/mcp');
     expect(mcp.mcpServers.cairn!.headers.Authorization).toBe('Bearer ${user_config.token}');
+  });
+});
+
+describe('the plugin’s slash commands and its login', () => {
+  it('keeps the url and token its SessionStart hook was given, owner-only, for commands that get no plugin variables; cairn login’s own file wins', async () => {
+    const fake = await fakeServer();
+    try {
+      const { home, env } = machine(null);
+      const plugin = { ...env, CLAUDE_PLUGIN_OPTION_URL: fake.url, CLAUDE_PLUGIN_OPTION_TOKEN: 'tok-plugin', CAIRN_SENDER: 'off' };
+      const before = memIo({ env });
+      expect(await run(['status'], before)).toBe(0);
+      expect(before.stdout).toContain('server:  not configured');
+      const stdin = hookJson({ session_id: 'plug-1', cwd: home, hook_event_name: 'SessionStart', source: 'startup' });
+      expect(await run(['hook', 'session-start'], memIo({ env: plugin, cwd: home, stdin }))).toBe(0);
+      const kept = join(home, '.config', 'cairn', 'plugin.json');
+      expect(JSON.parse(readFileSync(kept, 'utf8'))).toEqual({ url: fake.url, token: 'tok-plugin' });
+      expect(statSync(kept).mode & 0o777).toBe(0o600);
+      // A `!` line of /cairn:status: no plugin variables in its environment.
+      const seen = fake.requests.length;
+      const after = memIo({ env });
+      await run(['status'], after);
+      expect(after.stdout).not.toContain('not configured');
+      expect(fake.requests.slice(seen).some((r) => r.headers.authorization === 'Bearer tok-plugin')).toBe(true);
+      // `cairn login`'s own file wins over the kept plugin login.
+      expect(await run(['login', '--url', 'https://elsewhere.example', '--token', 'tok-own'], memIo({ env }))).not.toBe(2);
+      const mine = memIo({ env });
+      await run(['status'], mine);
+      expect(mine.stdout).toContain('elsewhere.example');
+    } finally {
+      await fake.close();
+    }
   });
 });

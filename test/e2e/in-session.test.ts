@@ -81,7 +81,7 @@ describe(`Claude Code ${pinnedClaudeVersion()}: cairn inside the session`, () =>
     expect(loaded.skills).toContain('cairn-memory');
   });
 
-  it('lists the same commands and skill from the plugin installed from the repository’s marketplace', async () => {
+  it('lists the same commands and skill from the plugin installed from the repository’s marketplace, and its /cairn:status reaches the server with the plugin’s login', async () => {
     const p = newMachine(model.url);
     const claude = (args: string[]) => runProcess(claudeBinary(), args, { env: p.env, cwd: p.repo, timeoutMs: 60_000 });
     expect((await claude(['plugin', 'marketplace', 'add', ROOT])).code).toBe(0);
@@ -90,6 +90,14 @@ describe(`Claude Code ${pinnedClaudeVersion()}: cairn inside the session`, () =>
     const loaded = await init(p);
     for (const c of COMMANDS) expect(loaded.slash_commands).toContain(c);
     expect(loaded.skills.some((s) => /(^|:)cairn-memory$/.test(s)), loaded.skills.join(',')).toBe(true);
+    // A command's `!` line gets no plugin variables: it reads the login the plugin's SessionStart hook kept.
+    const seen = model.requests.length;
+    const status = await runProcess(claudeBinary(), ['-p', '/cairn:status', '--output-format', 'json'], { env: p.env, cwd: p.repo, timeoutMs: 90_000 });
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    const shown = model.requests.slice(seen).map((r) => r.raw).find((raw) => raw.includes('server:  '));
+    expect(shown, 'the status output in the turn').toBeDefined();
+    expect(shown).not.toContain('not configured');
+    expect(shown).toContain(`server reachable at ${dev.url}, token valid`);
   });
 
   it('in one interactive session: the status line on screen, /cairn:pause keeping a turn off the server until /cairn:resume, and /compact followed by the "so far" block before the index', async () => {

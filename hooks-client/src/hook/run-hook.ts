@@ -1,7 +1,7 @@
 // `cairn hook <event>` in the full client: everything but the quick path (boot.ts answers async hooks alone).
 // Every hook that sends (all but pre-tool-use) first drains the inbox into the spool, so what the quick hooks
 // left goes out before, and in order with, this hook's own event, whether or not a sender is running.
-import { pathsFor } from '../config';
+import { keepPluginLogin, pathsFor } from '../config';
 import { ensureSender } from '../inbox/quick';
 import type { Io } from '../io';
 import { BUNDLED } from '../version';
@@ -21,6 +21,13 @@ export async function runHook(event: string, io: Io, startedAt = io.now(), agent
   // One stat when a sender runs; process.argv[1] is the client only in the built file (never under tests).
   if (STARTS_SENDER.has(event) && agent === 'claude-code' && BUNDLED && process.argv[1] && io.env.CAIRN_SENDER !== 'off' && io.env.CAIRN_INTERNAL !== '1') {
     ensureSender(pathsFor(io.env).stateDir, process.argv[1]);
+  }
+  if (event === 'session-start' && io.env.CLAUDE_PLUGIN_OPTION_TOKEN) {
+    try {
+      keepPluginLogin(io.env, pathsFor(io.env));
+    } catch {
+      // the plugin's slash commands then ask for `cairn login`; the hook goes on
+    }
   }
   if (event !== 'pre-tool-use' && Object.hasOwn(BUDGET_MS, event)) {
     try {

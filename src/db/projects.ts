@@ -85,14 +85,20 @@ export async function projectsByKeys(d1: D1Database | Db, teamId: number, keys: 
   const byKey = new Map<string, KeyedProject>();
   const byAlias = new Map<string, KeyedProject>();
   if (keys.length === 0) return { byKey, byAlias };
-  const [own, aliased] = await d.batch([
+  // The aliases and their projects come as two selects: one row joining both would hold two columns named `key`,
+  // which D1's rows (objects by column name) cannot keep apart (every alias was read as missing).
+  const aliasRows = and(eq(projectAliases.teamId, teamId), inJsonList(projectAliases.key, keys));
+  const [own, aliases, targets] = await d.batch([
     d.select(REF).from(projects).where(and(eq(projects.teamId, teamId), inJsonList(projects.key, keys))),
-    d.select({ alias: projectAliases.key, ...REF }).from(projectAliases)
-      .innerJoin(projects, eq(projects.id, projectAliases.projectId))
-      .where(and(eq(projectAliases.teamId, teamId), inJsonList(projectAliases.key, keys))),
+    d.select({ alias: projectAliases.key, projectId: projectAliases.projectId }).from(projectAliases).where(aliasRows),
+    d.select(REF).from(projects).where(and(eq(projects.teamId, teamId), inArray(projects.id, d.select({ id: projectAliases.projectId }).from(projectAliases).where(aliasRows)))),
   ]);
   for (const p of own) byKey.set(p.key, p);
-  for (const { alias, ...p } of aliased) byAlias.set(alias, p);
+  const byId = new Map(targets.map((p) => [p.id, p]));
+  for (const { alias, projectId } of aliases) {
+    const p = byId.get(projectId);
+    if (p) byAlias.set(alias, p);
+  }
   return { byKey, byAlias };
 }
 

@@ -72,7 +72,8 @@ export type ProjectChoice =
  * Where a write under `key` (already stored form) goes, given the rows found for the key, its shadow and the
  * key as an alias. The same order as ingest's `ensureProject`: the key's own project when the caller may write
  * it, else a project the key is an alias of, else the caller's shadow of the key; a free key is made (owned by
- * the caller); a key held by someone's private project sends the write to the caller's own private shadow.
+ * the caller); a key held by someone's private project, as its key or an alias, sends the write to the caller's
+ * own private shadow.
  */
 export function chooseProject(
   caller: Pick<Caller, 'userId' | 'handle'>,
@@ -84,7 +85,9 @@ export function chooseProject(
   if (found.byAlias && mayWriteProject(caller, found.byAlias)) return { kind: 'use', project: found.byAlias };
   const ownShadow = found.shadow && found.shadow.visibility === 'private' && found.shadow.ownerUserId === caller.userId;
   if (ownShadow) return { kind: 'use', project: found.shadow! };
-  if (!found.byKey) return { kind: 'create', key, visibility: newProjectVisibility(key, wanted) };
+  // A key that names a project, or is the old name (alias) of one the caller may not write (someone's private
+  // project), is not free: a project made there would take the owner's own writes under their old key.
+  if (!found.byKey && !found.byAlias) return { kind: 'create', key, visibility: newProjectVisibility(key, wanted) };
   // Only the server makes `#` keys, so the shadow is free or the caller's; a row there that is not (made before
   // import kept this rule) is never written into.
   if (found.shadow) return { kind: 'unavailable' };

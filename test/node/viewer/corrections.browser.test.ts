@@ -13,6 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_PATH, chromiumAvailable } from '../../support/chromium';
 import { CHROMIUM_FLAGS, loadDevServer, openPage, signIn, type DevServer } from './browser';
 
+/** A click's answer arrives after a round trip to wrangler dev: on a loaded 2-core machine that takes seconds, not poll's 1 s default. */
+const POLL = { timeout: 20_000, interval: 200 };
+
 const ADMIN = 'viewer-corrections-admin-secret';
 const PROJECT = 'github.com/acme/corrections';
 const runBrowser = chromiumAvailable();
@@ -92,9 +95,9 @@ describe.skipIf(!runBrowser)('corrections in the viewer', () => {
     await m.page.click(`li[data-key="observation:${flagged}"] button.card-body`);
     await m.page.fill('#correct-reason', 'staging moved to 8443');
     await m.page.click('#flag-wrong');
-    await expect.poll(() => m.page.textContent('#correct-message')).toContain('flagged for review');
+    await expect.poll(() => m.page.textContent('#correct-message'), POLL).toContain('flagged for review');
     await m.page.click('#correct-supersede');
-    await expect.poll(() => m.page.textContent('#correct-message')).toContain('Only its author or a team admin');
+    await expect.poll(() => m.page.textContent('#correct-message'), POLL).toContain('Only its author or a team admin');
     // The refused supersede is the only failed request (the browser logs its 403); nothing else went wrong.
     expect(m.watch.errors.filter((e) => !/status of 403/.test(e))).toEqual([]);
     await m.page.context().close();
@@ -105,10 +108,10 @@ describe.skipIf(!runBrowser)('corrections in the viewer', () => {
     await signIn(a.page, author);
     await a.page.click(`li[data-key="observation:${old}"] button.card-body`);
     await a.page.click('#correct-supersede');
-    await expect.poll(() => a.page.textContent('#correct-message')).toContain('Say why first');
+    await expect.poll(() => a.page.textContent('#correct-message'), POLL).toContain('Say why first');
     await a.page.fill('#correct-reason', 'deploys moved to GitHub Actions');
     await a.page.click('#correct-supersede');
-    await expect.poll(() => a.page.textContent('#correct-message')).toContain('left the context index');
+    await expect.poll(() => a.page.textContent('#correct-message'), POLL).toContain('left the context index');
     await a.page.context().close();
     expect(await contextText(owner)).not.toContain(oldTitle);
 
@@ -120,7 +123,7 @@ describe.skipIf(!runBrowser)('corrections in the viewer', () => {
     expect(await o.page.textContent(`[data-review="${flagged}"]`)).toContain('staging moved to 8443');
     expect(await o.page.locator(`[data-review="${old}"]`).count()).toBe(1);
     await o.page.click(`[data-review="${flagged}"] button[data-action="restore"]`);
-    await expect.poll(() => o.page.textContent('#review-message')).toContain(`#${flagged}`);
+    await expect.poll(() => o.page.textContent('#review-message'), POLL).toContain(`#${flagged}`);
     expect(o.watch.errors).toEqual([]);
     await o.page.context().close();
     expect(await contextText(owner)).toContain(flaggedTitle);
@@ -146,14 +149,14 @@ describe.skipIf(!runBrowser)('corrections in the viewer', () => {
     await heldCard.waitFor();
     expect(await heldCard.textContent()).toContain('held:');
     await heldCard.locator('button[data-action="release"]').click();
-    await expect.poll(() => o.page.textContent('#review-message')).toContain(`#${held} released`);
+    await expect.poll(() => o.page.textContent('#review-message'), POLL).toContain(`#${held} released`);
     expect(await heldCard.count()).toBe(0);
     expect(await contextText(owner)).toContain(`evil.example/${tag}`);
 
     const mergeCard = o.page.locator(`[data-merge="${newer}"]`);
     expect(await mergeCard.textContent()).toContain(`#${older}`);
     await mergeCard.locator('button[data-action="undo"]').click();
-    await expect.poll(() => o.page.textContent('#review-message')).toContain(`#${newer}: merge undone, 1 record(s) back`);
+    await expect.poll(() => o.page.textContent('#review-message'), POLL).toContain(`#${newer}: merge undone, 1 record(s) back`);
     expect((await getJson<{ merges: { id: number }[] }>(owner, '/api/admin/merges')).merges.find((m) => m.id === newer)).toBeUndefined();
     expect(o.watch.errors).toEqual([]);
     await o.page.context().close();

@@ -20,7 +20,7 @@ export function checkoutBaseline(ref = BASELINE_REF) {
   execFileSync('tar', ['-x', '-C', dir], { input: tar });
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   // Newer trees build their client bundle and static assets instead of committing them.
-  if (existsSync(path.join(dir, 'scripts', 'build.mjs'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: dir, stdio: 'ignore' });
+  if (existsSync(path.join(dir, 'scripts', 'build.mjs')))
+    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: dir, stdio: 'ignore' });
   return { root: dir, commit, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
-

@@ -48,7 +48,12 @@ try {
     '',
     '| observations | database bytes | bytes per observation since the start |',
     '|---|---|---|',
-    ...points.slice(1).map((p) => `| ${p.observations.toLocaleString('en')} | ${p.bytes.toLocaleString('en')} | ${((p.bytes - first.bytes) / (p.observations - first.observations)).toFixed(0)} |`),
+    ...points
+      .slice(1)
+      .map(
+        (p) =>
+          `| ${p.observations.toLocaleString('en')} | ${p.bytes.toLocaleString('en')} | ${((p.bytes - first.bytes) / (p.observations - first.observations)).toFixed(0)} |`,
+      ),
     '',
     `**${perRow.toFixed(0)} bytes per observation** → one 10 GB D1 database holds about **${(rows10 / 1e6).toFixed(1)} million observations**.`,
     '',

@@ -16,18 +16,25 @@ const ROUNDS = Number(process.env.BENCH_COLD_ROUNDS ?? 15);
 const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a);
 const work = mkdtempSync(path.join(tmpdir(), 'cairn-cold-'));
 const STUB = path.join(work, 'cloudflare-workers.mjs');
-writeFileSync(STUB, 'export class DurableObject { constructor(ctx, env) { this.ctx = ctx; this.env = env; } }\nexport class WorkerEntrypoint extends DurableObject {}\nexport const env = {};\nexport const exports = {};\n');
+writeFileSync(
+  STUB,
+  'export class DurableObject { constructor(ctx, env) { this.ctx = ctx; this.env = env; } }\nexport class WorkerEntrypoint extends DurableObject {}\nexport const env = {};\nexport const exports = {};\n',
+);
 const EMPTY = path.join(work, 'empty.mjs');
 writeFileSync(EMPTY, 'export {};\n');
 
 /** Builds the production bundle of `root` and a Node-loadable copy of it; returns sizes and the copy's path. */
 function bundle(name, root) {
   const out = path.join(work, name);
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'deploy', '--dry-run', '--outdir', out], {
-    cwd: root,
-    stdio: 'ignore',
-    env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
-  });
+  execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'deploy', '--dry-run', '--outdir', out],
+    {
+      cwd: root,
+      stdio: 'ignore',
+      env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+    },
+  );
   const code = readFileSync(path.join(out, 'index.js'));
   const loadable = path.join(work, `${name}.mjs`);
   writeFileSync(loadable, code.toString('utf8').replaceAll('"cloudflare:workers"', JSON.stringify(STUB)));
@@ -52,7 +59,10 @@ try {
   const cpu = (b) => med(samples.get(b).map((s) => s.cpu));
   const wall = (b) => med(samples.get(b).map((s) => s.wall));
   const kib = (n) => `${(n / 1024).toFixed(0)} KiB`;
-  const rows = builds.map((b) => `| ${b.name} | ${kib(b.raw)} | ${kib(b.gzip)} | ${(cpu(b) - cpu(empty)).toFixed(0)} | ${(wall(b) - wall(empty)).toFixed(0)} |`);
+  const rows = builds.map(
+    (b) =>
+      `| ${b.name} | ${kib(b.raw)} | ${kib(b.gzip)} | ${(cpu(b) - cpu(empty)).toFixed(0)} | ${(wall(b) - wall(empty)).toFixed(0)} |`,
+  );
   log(rows.join('\n'));
   writeSection(
     'cold-start',

@@ -9,9 +9,19 @@ const N = Number(process.env.BENCH_SAMPLES ?? 60);
 const KEY = 'github.com/bench/branches';
 const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())));
 try {
-  await seed(srv, KEY, 'bench-branches', observationsFor(0, 0, 2_000, Date.UTC(2026, 10, 1)).map(({ symbol, ...o }) => o));
+  await seed(
+    srv,
+    KEY,
+    'bench-branches',
+    observationsFor(0, 0, 2_000, Date.UTC(2026, 10, 1)).map(({ symbol, ...o }) => o),
+  );
   const hex = (i) => i.toString(16).padStart(12, '0');
-  const view = new URLSearchParams({ branch: 'feature-y', head: 'f'.repeat(40), trunk: 'main', history: Array.from({ length: 200 }, (_, i) => hex(i + 1)).join(',') });
+  const view = new URLSearchParams({
+    branch: 'feature-y',
+    head: 'f'.repeat(40),
+    trunk: 'main',
+    history: Array.from({ length: 200 }, (_, i) => hex(i + 1)).join(','),
+  });
   const cases = {
     'GET /api/context, no checkout (today)': `/api/context?project=${encodeURIComponent(KEY)}`,
     'GET /api/context with branch, head, trunk, 200 history commits': `/api/context?project=${encodeURIComponent(KEY)}&${view}`,
@@ -30,9 +40,15 @@ try {
       chars[name] = text.length;
     }
   }
-  const p = (xs, q) => percentile([...xs].sort((a, b) => a - b), q);
+  const p = (xs, q) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      q,
+    );
   const [today, withView] = Object.keys(cases);
-  const rows = Object.entries(times).map(([name, xs]) => `| ${name} | ${p(xs, 50).toFixed(1)} | ${p(xs, 95).toFixed(1)} | ${chars[name]} |`);
+  const rows = Object.entries(times).map(
+    ([name, xs]) => `| ${name} | ${p(xs, 50).toFixed(1)} | ${p(xs, 95).toFixed(1)} | ${chars[name]} |`,
+  );
   const md = `## Branch-aware memory: what the server pays (\`npm run bench context-branches\` → bench/context-branches.bench.mjs)
 
 \`wrangler dev --local\`, 2,000 observations in one project (rows without git fields, so every row is judged and

@@ -38,12 +38,19 @@ execFileSync('git', ['remote', 'add', 'origin', 'git@github.com:bench/hooks.git'
 // A minimal server in its own process (spawnSync blocks this one): it answers every event at once, so the
 // rows measure the client's own cost, apart from how fast the real server answers. It notes when each tool
 // call arrived (GET /arrivals), for the live-delivery latency of the background sender.
-const stub = spawn(process.execPath, ['-e', `const arrivals = {}; require('node:http').createServer((q, s) => { let b = ''; q.on('data', (c) => (b += c)); q.on('end', () => {
+const stub = spawn(
+  process.execPath,
+  [
+    '-e',
+    `const arrivals = {}; require('node:http').createServer((q, s) => { let b = ''; q.on('data', (c) => (b += c)); q.on('end', () => {
   if (q.url === '/arrivals') { s.writeHead(200, { 'content-type': 'application/json' }); return s.end(JSON.stringify(arrivals)); }
   const now = Date.now(); let events = []; try { const j = JSON.parse(b); events = j.events ?? [j]; } catch {}
   for (const e of events) if (e.tool_use_id) arrivals[e.tool_use_id] ??= now;
   s.writeHead(q.url === '/api/events/batch' ? 200 : 202, { 'content-type': 'application/json' });
-  s.end(q.url === '/api/events/batch' ? JSON.stringify({ results: events.map((e) => ({ event_id: e.event_id, accepted: true, duplicate: false })) }) : '{"accepted":true,"duplicate":false}'); }); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  s.end(q.url === '/api/events/batch' ? JSON.stringify({ results: events.map((e) => ({ event_id: e.event_id, accepted: true, duplicate: false })) }) : '{"accepted":true,"duplicate":false}'); }); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const stubPort = await new Promise((resolve) => stub.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
 const stubUrl = `http://127.0.0.1:${stubPort}`;
 const up = machineHome(srv.url);
@@ -51,24 +58,53 @@ const quick = machineHome(stubUrl);
 const down = machineHome(`http://127.0.0.1:${deadPort}`);
 
 let seq = 0;
-const postInput = (id = `b-${++seq}`) => JSON.stringify({
-  session_id: 'bench-session', cwd: repo, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_use_id: id,
-  tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok\n'.repeat(200), stderr: '', interrupted: false, isImage: false },
-});
-const stopInput = () => JSON.stringify({ session_id: 'bench-session', cwd: repo, hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: `Turn ${++seq} done: the tests pass.` });
-const startInput = () => JSON.stringify({ session_id: `bench-start-${++seq}`, cwd: repo, hook_event_name: 'SessionStart', source: 'startup' });
+const postInput = (id = `b-${++seq}`) =>
+  JSON.stringify({
+    session_id: 'bench-session',
+    cwd: repo,
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_use_id: id,
+    tool_input: { command: 'npm test' },
+    tool_response: { stdout: 'ok\n'.repeat(200), stderr: '', interrupted: false, isImage: false },
+  });
+const stopInput = () =>
+  JSON.stringify({
+    session_id: 'bench-session',
+    cwd: repo,
+    hook_event_name: 'Stop',
+    stop_hook_active: false,
+    last_assistant_message: `Turn ${++seq} done: the tests pass.`,
+  });
+const startInput = () =>
+  JSON.stringify({ session_id: `bench-start-${++seq}`, cwd: repo, hook_event_name: 'SessionStart', source: 'startup' });
 
 // CPU time (user + sys) of each node process, reported by itself at exit on fd 3: unlike wall time it hardly
 // moves when other work shares the machine. The preload is the same for every case, so ratios stay fair.
 const CPU_PRELOAD = path.join(mkdtempSync(path.join(tmpdir(), 'cairn-bench-cpu-')), 'cpu.cjs');
-writeFileSync(CPU_PRELOAD, "process.on('exit', () => { try { const u = process.cpuUsage(); require('fs').writeSync(3, String((u.user + u.system) / 1000)); } catch {} });\n");
-const baseEnv = (home, extra = {}) => ({ PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home, ...extra });
+writeFileSync(
+  CPU_PRELOAD,
+  "process.on('exit', () => { try { const u = process.cpuUsage(); require('fs').writeSync(3, String((u.user + u.system) / 1000)); } catch {} });\n",
+);
+const baseEnv = (home, extra = {}) => ({
+  PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
+  HOME: home,
+  ...extra,
+});
 
 function time(args, home, input, { viaShell = false, env = {} } = {}) {
   const t = process.hrtime.bigint();
   // viaShell: the way Claude Code runs a settings.json command (a shell runs the text `cairn install` wrote).
-  const [file, argv] = viaShell ? ['/bin/sh', ['-c', ['node', ...args.map((a) => (a.includes(' ') || a.includes('/') ? `"${a}"` : a))].join(' ')]] : [process.execPath, args];
-  const r = spawnSync(file, argv, { input, env: baseEnv(home, { ...env, NODE_OPTIONS: `--require ${CPU_PRELOAD}` }), cwd: repo, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  const [file, argv] = viaShell
+    ? ['/bin/sh', ['-c', ['node', ...args.map((a) => (a.includes(' ') || a.includes('/') ? `"${a}"` : a))].join(' ')]]
+    : [process.execPath, args];
+  const r = spawnSync(file, argv, {
+    input,
+    env: baseEnv(home, { ...env, NODE_OPTIONS: `--require ${CPU_PRELOAD}` }),
+    cwd: repo,
+    encoding: 'utf8',
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+  });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return { ms, cpu: Number(r.output[3]) || NaN, stdout: r.stdout };
@@ -77,7 +113,10 @@ function time(args, home, input, { viaShell = false, env = {} } = {}) {
 // The background senders of the `up` and `quick` machines, started here (a hook would start them the same
 // way) so that their own CPU can be read when they leave: the price of the quick path paid off the agent's path.
 function startSender(home) {
-  const child = spawn(process.execPath, [CLIENT, 'sender'], { env: baseEnv(home, { NODE_OPTIONS: `--require ${CPU_PRELOAD}`, CAIRN_SENDER_IDLE_MS: '3600000' }), stdio: ['ignore', 'ignore', 'inherit', 'pipe'] });
+  const child = spawn(process.execPath, [CLIENT, 'sender'], {
+    env: baseEnv(home, { NODE_OPTIONS: `--require ${CPU_PRELOAD}`, CAIRN_SENDER_IDLE_MS: '3600000' }),
+    stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
+  });
   let cpu = '';
   child.stdio[3].on('data', (d) => (cpu += d));
   const exited = new Promise((resolve) => child.on('exit', () => resolve(Number(cpu))));
@@ -103,9 +142,11 @@ s.on('data', () => s.destroy());`;
 
 const OFF = { env: { CAIRN_SENDER: 'off' } };
 const BASE = 'node -e 0 (bare start)';
-const SHELL_BASE = 'sh -c \'node -e 0\' (bare start, run the way settings.json commands are)';
-const SHELL_HOOK = 'sh -c \'node "…/cairn.cjs" hook post-tool-use\' as cairn install writes it (quick path, sender running, server up)';
-const SHELL_OFF = 'sh -c \'… hook post-tool-use\' with CAIRN_SENDER=off (the hook sends itself: the design before), server up';
+const SHELL_BASE = "sh -c 'node -e 0' (bare start, run the way settings.json commands are)";
+const SHELL_HOOK =
+  'sh -c \'node "…/cairn.cjs" hook post-tool-use\' as cairn install writes it (quick path, sender running, server up)';
+const SHELL_OFF =
+  "sh -c '… hook post-tool-use' with CAIRN_SENDER=off (the hook sends itself: the design before), server up";
 const FLOOR = 'node -e: one raw node:net request to the stub (floor of a hook that sends)';
 const QUICK_STUB = 'hook post-tool-use, quick path, sender running (instant stub)';
 const cases = {
@@ -115,9 +156,12 @@ const cases = {
   [SHELL_OFF]: () => time([CLIENT, 'hook', 'post-tool-use'], up, postInput(), { viaShell: true, ...OFF }),
   [FLOOR]: () => time(['-e', RAW, postInput()], quick, ''),
   [QUICK_STUB]: () => quickHook(quick, 'quick'),
-  'hook post-tool-use, quick path, no sender yet (this hook starts one)': () => time([CLIENT, 'hook', 'post-tool-use'], freshHome(), postInput(), { env: { CAIRN_SENDER_IDLE_MS: '300' } }),
-  'hook post-tool-use, CAIRN_SENDER=off, instant stub (in-hook sending, client cost)': () => time([CLIENT, 'hook', 'post-tool-use'], quick, postInput(), OFF),
-  'hook post-tool-use, CAIRN_SENDER=off, server down (spooled)': () => time([CLIENT, 'hook', 'post-tool-use'], down, postInput(), OFF),
+  'hook post-tool-use, quick path, no sender yet (this hook starts one)': () =>
+    time([CLIENT, 'hook', 'post-tool-use'], freshHome(), postInput(), { env: { CAIRN_SENDER_IDLE_MS: '300' } }),
+  'hook post-tool-use, CAIRN_SENDER=off, instant stub (in-hook sending, client cost)': () =>
+    time([CLIENT, 'hook', 'post-tool-use'], quick, postInput(), OFF),
+  'hook post-tool-use, CAIRN_SENDER=off, server down (spooled)': () =>
+    time([CLIENT, 'hook', 'post-tool-use'], down, postInput(), OFF),
   'cairn --version (start-up + bundle load)': () => time([CLIENT, '--version'], up, ''),
   'hook session-start, 50-row context': () => time([CLIENT, 'hook', 'session-start'], up, startInput()),
   // Claude Code waits for this one (it is not async): it drains the inbox and sends what is pending first.
@@ -128,11 +172,16 @@ const cpus = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
 let contextChars = 0;
 // Cases run in a new random order each round: wrangler keeps working for a while after an event (the
 // observer, indexing), and in a fixed order that work always lands on the same next case.
-const shuffled = () => Object.entries(cases).map((c) => [Math.random(), c]).sort((x, y) => x[0] - y[0]).map(([, c]) => c);
+const shuffled = () =>
+  Object.entries(cases)
+    .map((c) => [Math.random(), c])
+    .sort((x, y) => x[0] - y[0])
+    .map(([, c]) => c);
 for (let i = 0; i < N + 3; i++) {
   for (const [name, fn] of shuffled()) {
     const r = fn();
-    if (name.includes('session-start') && r.stdout) contextChars = JSON.parse(r.stdout).hookSpecificOutput.additionalContext.length;
+    if (name.includes('session-start') && r.stdout)
+      contextChars = JSON.parse(r.stdout).hookSpecificOutput.additionalContext.length;
     if (i >= 3) {
       // first rounds warm the disk cache and the dev server
       times[name].push(r.ms);
@@ -143,14 +192,21 @@ for (let i = 0; i < N + 3; i++) {
 // Everything the quick hooks wrote must reach the server: wait for the senders to empty inbox and spool.
 const pendingOf = (home) => {
   const dir = stateOf(home);
-  const inbox = existsSync(path.join(dir, 'inbox')) ? readdirSync(path.join(dir, 'inbox')).filter((n) => !n.startsWith('.')).length : 0;
-  const spool = existsSync(path.join(dir, 'spool.jsonl')) ? readFileSync(path.join(dir, 'spool.jsonl'), 'utf8').trim() : '';
+  const inbox = existsSync(path.join(dir, 'inbox'))
+    ? readdirSync(path.join(dir, 'inbox')).filter((n) => !n.startsWith('.')).length
+    : 0;
+  const spool = existsSync(path.join(dir, 'spool.jsonl'))
+    ? readFileSync(path.join(dir, 'spool.jsonl'), 'utf8').trim()
+    : '';
   return inbox + (spool ? spool.split('\n').length : 0);
 };
 for (let i = 0; i < 200 && (pendingOf(up) || pendingOf(quick)); i++) await new Promise((r) => setTimeout(r, 100));
 const leftBehind = pendingOf(up) + pendingOf(quick);
 const arrivals = await (await fetch(`${stubUrl}/arrivals`)).json();
-const latencies = Object.entries(hookStarts).filter(([id]) => id.startsWith('quick-') && arrivals[id]).map(([id, t]) => arrivals[id] - t).sort((a, b) => a - b);
+const latencies = Object.entries(hookStarts)
+  .filter(([id]) => id.startsWith('quick-') && arrivals[id])
+  .map(([id, t]) => arrivals[id] - t)
+  .sort((a, b) => a - b);
 const senderCpu = { up: await senders.up.stop(), quick: await senders.quick.stop() };
 await srv.stop();
 stub.kill();

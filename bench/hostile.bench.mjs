@@ -58,13 +58,25 @@ async function underLoad(url, bystander, hostile) {
   return { status: res.status, code: /"code":"([a-z_]+)"/.exec(text)?.[1] ?? '', ms, worst, polls };
 }
 
-const event = (extra) => ({ event_id: id('ev'), session_id: id('s'), project: 'github.com/bench/hostile', cwd: '/home/b/h', occurred_at: Date.now(), ...extra });
+const event = (extra) => ({
+  event_id: id('ev'),
+  session_id: id('s'),
+  project: 'github.com/bench/hostile',
+  cwd: '/home/b/h',
+  occurred_at: Date.now(),
+  ...extra,
+});
 
 async function main() {
   const port = await freePort();
   const secret = `hostile-${Math.random().toString(36).slice(2)}`;
   log('starting wrangler dev on port', port);
-  const server = await startDevServer({ port, snapshot: true, timeoutMs: 120_000, vars: { CAIRN_ADMIN_SECRET: secret } });
+  const server = await startDevServer({
+    port,
+    snapshot: true,
+    timeoutMs: 120_000,
+    vars: { CAIRN_ADMIN_SECRET: secret },
+  });
   const rows = [];
   try {
     const { url } = server;
@@ -73,48 +85,162 @@ async function main() {
     const mcpHeaders = { accept: 'application/json, text/event-stream' };
     const deep = `${'['.repeat(50_000)}${']'.repeat(50_000)}`;
     const privateBody = `<private>${'x'.repeat(900_000)}</private>`;
-    await send(url, token, 'PATCH', '/api/admin/settings', { body: { excluded_projects: ['**a**a**a**b', `/x/${'*a'.repeat(240)}`] } }).then((r) => r.arrayBuffer());
+    await send(url, token, 'PATCH', '/api/admin/settings', {
+      body: { excluded_projects: ['**a**a**a**b', `/x/${'*a'.repeat(240)}`] },
+    }).then((r) => r.arrayBuffer());
     // What the outside review measured before these changes (issue 14's table), per row.
-    const BEFORE = { 1: '202 after 12 s (prompt 20–22 s); service stalled', 2: 'no answer for over a minute', 3: 'all served past the limit', 4: '503 (stack overflow)', 5: '500', 6: '500', 7: 'stream never closes', 10: '409 vs 200 by privacy', 11: 'accepted', 13: '50 audit rows' };
+    const BEFORE = {
+      1: '202 after 12 s (prompt 20–22 s); service stalled',
+      2: 'no answer for over a minute',
+      3: 'all served past the limit',
+      4: '503 (stack overflow)',
+      5: '500',
+      6: '500',
+      7: 'stream never closes',
+      10: '409 vs 200 by privacy',
+      11: 'accepted',
+      13: '50 audit rows',
+    };
     const cases = [
-      ['1', '900 KB <private> tool response', [202], () => send(url, token, 'POST', '/api/sessions/observations', { body: event({ tool_name: 'Bash', tool_response: privateBody }) })],
-      ['1', '900 KB <private> prompt', [202], () => send(url, token, 'POST', '/api/sessions/init', { body: event({ prompt: privateBody }) })],
-      ['1', '100,000 unclosed <private> tags', [202], () => send(url, token, 'POST', '/api/sessions/observations', { body: event({ tool_name: 'Bash', tool_response: '<private>'.repeat(100_000) }) })],
-      ['2', 'glob **a**a**a**b, 4,000-char cwd', [202], () => send(url, token, 'POST', '/api/sessions/init', { body: event({ prompt: 'hi', cwd: `/${'a'.repeat(3_999)}` }) })],
-      ['3', '100 tools/call in one /mcp batch', [400, 429], () =>
-        send(url, token, 'POST', '/mcp', { headers: mcpHeaders, body: Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'search', arguments: { query: `q${i}` } } })) })],
-      ['3', '10 tools/call in one /mcp batch (the most allowed)', [200], () =>
-        send(url, token, 'POST', '/mcp', { headers: mcpHeaders, body: Array.from({ length: 10 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'search', arguments: { query: `q${i}` } } })) })],
-      ['4', 'tool_input 50,000 arrays deep', [400], () =>
-        send(url, token, 'POST', '/api/sessions/observations', { raw: JSON.stringify(event({ tool_name: 'Bash' })).replace(/}$/, `,"tool_input":${deep}}`) })],
-      ['4', 'batch holding one 50,000-deep event', [400], () =>
-        send(url, token, 'POST', '/api/events/batch', { raw: `{"events":[${JSON.stringify({ kind: 'end', ...event({}) })},${JSON.stringify({ kind: 'observation', ...event({ tool_name: 'x' }) }).replace(/}$/, `,"tool_input":${deep}}`)}]}` })],
-      ['5', 'audit ?action= 100 emoji', [400], () => send(url, token, 'GET', `/api/admin/audit?action=${encodeURIComponent('😀'.repeat(100))}`)],
-      ['6', 'search: 10 keys, every filter at 10 values', [200], () => {
-        const q = new URLSearchParams({ q: 'anything', kind: 'all' });
-        for (const k of ['project', 'type', 'concept', 'file', 'author', 'platform']) for (let i = 0; i < 10; i++) q.append(k, `${k}${i}`);
-        return send(url, token, 'GET', `/api/search?${q}`);
-      }],
+      [
+        '1',
+        '900 KB <private> tool response',
+        [202],
+        () =>
+          send(url, token, 'POST', '/api/sessions/observations', {
+            body: event({ tool_name: 'Bash', tool_response: privateBody }),
+          }),
+      ],
+      [
+        '1',
+        '900 KB <private> prompt',
+        [202],
+        () => send(url, token, 'POST', '/api/sessions/init', { body: event({ prompt: privateBody }) }),
+      ],
+      [
+        '1',
+        '100,000 unclosed <private> tags',
+        [202],
+        () =>
+          send(url, token, 'POST', '/api/sessions/observations', {
+            body: event({ tool_name: 'Bash', tool_response: '<private>'.repeat(100_000) }),
+          }),
+      ],
+      [
+        '2',
+        'glob **a**a**a**b, 4,000-char cwd',
+        [202],
+        () =>
+          send(url, token, 'POST', '/api/sessions/init', {
+            body: event({ prompt: 'hi', cwd: `/${'a'.repeat(3_999)}` }),
+          }),
+      ],
+      [
+        '3',
+        '100 tools/call in one /mcp batch',
+        [400, 429],
+        () =>
+          send(url, token, 'POST', '/mcp', {
+            headers: mcpHeaders,
+            body: Array.from({ length: 100 }, (_, i) => ({
+              jsonrpc: '2.0',
+              id: i,
+              method: 'tools/call',
+              params: { name: 'search', arguments: { query: `q${i}` } },
+            })),
+          }),
+      ],
+      [
+        '3',
+        '10 tools/call in one /mcp batch (the most allowed)',
+        [200],
+        () =>
+          send(url, token, 'POST', '/mcp', {
+            headers: mcpHeaders,
+            body: Array.from({ length: 10 }, (_, i) => ({
+              jsonrpc: '2.0',
+              id: i,
+              method: 'tools/call',
+              params: { name: 'search', arguments: { query: `q${i}` } },
+            })),
+          }),
+      ],
+      [
+        '4',
+        'tool_input 50,000 arrays deep',
+        [400],
+        () =>
+          send(url, token, 'POST', '/api/sessions/observations', {
+            raw: JSON.stringify(event({ tool_name: 'Bash' })).replace(/}$/, `,"tool_input":${deep}}`),
+          }),
+      ],
+      [
+        '4',
+        'batch holding one 50,000-deep event',
+        [400],
+        () =>
+          send(url, token, 'POST', '/api/events/batch', {
+            raw: `{"events":[${JSON.stringify({ kind: 'end', ...event({}) })},${JSON.stringify({ kind: 'observation', ...event({ tool_name: 'x' }) }).replace(/}$/, `,"tool_input":${deep}}`)}]}`,
+          }),
+      ],
+      [
+        '5',
+        'audit ?action= 100 emoji',
+        [400],
+        () => send(url, token, 'GET', `/api/admin/audit?action=${encodeURIComponent('😀'.repeat(100))}`),
+      ],
+      [
+        '6',
+        'search: 10 keys, every filter at 10 values',
+        [200],
+        () => {
+          const q = new URLSearchParams({ q: 'anything', kind: 'all' });
+          for (const k of ['project', 'type', 'concept', 'file', 'author', 'platform'])
+            for (let i = 0; i < 10; i++) q.append(k, `${k}${i}`);
+          return send(url, token, 'GET', `/api/search?${q}`);
+        },
+      ],
       ['7', 'GET /mcp', [405], () => send(url, token, 'GET', '/mcp', { headers: { accept: 'text/event-stream' } })],
-      ['10', 'rename onto another key', [200, 409], () => send(url, token, 'POST', '/api/admin/projects/rename', { body: { from: 'github.com/bench/hostile', to: 'github.com/bench/other' } })],
-      ['11', 'session_id manual:1:1', [400], () => send(url, token, 'POST', '/api/sessions/init', { body: event({ session_id: 'manual:1:1', prompt: 'x' }) })],
-      ['13', '50 x-cairn-device values (slowest of 50)', [200], async () => {
-        let response;
-        let ms = 0;
-        for (let i = 0; i < 50; i++) {
-          const t0 = performance.now();
-          response = await send(url, token, 'GET', '/api/projects', { headers: { 'x-cairn-device': `box-${i}` } });
-          if (i < 49) await response.arrayBuffer();
-          ms = Math.max(ms, performance.now() - t0);
-        }
-        return { response, ms };
-      }],
+      [
+        '10',
+        'rename onto another key',
+        [200, 409],
+        () =>
+          send(url, token, 'POST', '/api/admin/projects/rename', {
+            body: { from: 'github.com/bench/hostile', to: 'github.com/bench/other' },
+          }),
+      ],
+      [
+        '11',
+        'session_id manual:1:1',
+        [400],
+        () =>
+          send(url, token, 'POST', '/api/sessions/init', { body: event({ session_id: 'manual:1:1', prompt: 'x' }) }),
+      ],
+      [
+        '13',
+        '50 x-cairn-device values (slowest of 50)',
+        [200],
+        async () => {
+          let response;
+          let ms = 0;
+          for (let i = 0; i < 50; i++) {
+            const t0 = performance.now();
+            response = await send(url, token, 'GET', '/api/projects', { headers: { 'x-cairn-device': `box-${i}` } });
+            if (i < 49) await response.arrayBuffer();
+            ms = Math.max(ms, performance.now() - t0);
+          }
+          return { response, ms };
+        },
+      ],
     ];
     for (const [row, what, expected, run] of cases) {
       const r = await underLoad(url, bystander, run);
       const ok = expected.includes(r.status) && r.ms <= BOUND_MS && r.worst <= BOUND_MS;
       rows.push({ row, what, expected, before: BEFORE[row] ?? '', ...r, ok });
-      log(`row ${row}: ${what} → ${r.status} ${r.code} in ${r.ms.toFixed(0)} ms; bystander worst ${r.worst.toFixed(0)} ms over ${r.polls} polls ${ok ? 'ok' : 'FAILED'}`);
+      log(
+        `row ${row}: ${what} → ${r.status} ${r.code} in ${r.ms.toFixed(0)} ms; bystander worst ${r.worst.toFixed(0)} ms over ${r.polls} polls ${ok ? 'ok' : 'FAILED'}`,
+      );
     }
   } finally {
     await server.stop();
@@ -122,7 +248,10 @@ async function main() {
   const table = [
     '| row | input | before (review) | answer now | time | other caller, slowest answer meanwhile | within 2 s |',
     '| --- | --- | --- | --- | --- | --- | --- |',
-    ...rows.map((r) => `| ${r.row} | \`${r.what}\` | ${r.before} | ${r.status}${r.code ? ` ${r.code}` : ''} | ${r.ms.toFixed(0)} ms | ${r.worst.toFixed(0)} ms (${r.polls} polls) | ${r.ok ? 'yes' : '**no**'} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.row} | \`${r.what}\` | ${r.before} | ${r.status}${r.code ? ` ${r.code}` : ''} | ${r.ms.toFixed(0)} ms | ${r.worst.toFixed(0)} ms (${r.polls} polls) | ${r.ok ? 'yes' : '**no**'} |`,
+    ),
   ];
   writeSection(
     'hostile',

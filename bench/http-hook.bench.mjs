@@ -25,12 +25,19 @@ const freePort = () =>
   });
 
 // The instant stub (its own process: spawnSync below blocks this one). It counts the tool calls that arrived.
-const stub = spawn(process.execPath, ['-e', `const seen = new Set(); require('node:http').createServer((q, s) => { let b = ''; q.on('data', (c) => (b += c)); q.on('end', () => {
+const stub = spawn(
+  process.execPath,
+  [
+    '-e',
+    `const seen = new Set(); require('node:http').createServer((q, s) => { let b = ''; q.on('data', (c) => (b += c)); q.on('end', () => {
   if (q.url === '/arrivals') { s.writeHead(200, { 'content-type': 'application/json' }); return s.end(JSON.stringify([...seen])); }
   let events = []; try { const j = JSON.parse(b); events = j.events ?? [j]; } catch {}
   for (const e of events) if (e.tool_use_id) seen.add(e.tool_use_id);
   s.writeHead(q.url === '/api/events/batch' ? 200 : 202, { 'content-type': 'application/json' });
-  s.end(q.url === '/api/events/batch' ? JSON.stringify({ results: events.map((e) => ({ event_id: e.event_id, accepted: true, duplicate: false })) }) : '{"accepted":true,"duplicate":false}'); }); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  s.end(q.url === '/api/events/batch' ? JSON.stringify({ results: events.map((e) => ({ event_id: e.event_id, accepted: true, duplicate: false })) }) : '{"accepted":true,"duplicate":false}'); }); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 // Whatever happens, no process of this bench outlives it.
 const children = [stub];
 process.on('exit', () => {
@@ -44,20 +51,37 @@ execFileSync('git', ['remote', 'add', 'origin', 'git@github.com:bench/http-hook.
 
 // CPU (user + system) of each node process, written by itself at exit on fd 3 (same preload for every process).
 const CPU_PRELOAD = path.join(mkdtempSync(path.join(tmpdir(), 'cairn-bench-cpu-')), 'cpu.cjs');
-writeFileSync(CPU_PRELOAD, "process.on('exit', () => { try { const u = process.cpuUsage(); require('fs').writeSync(3, String((u.user + u.system) / 1000)); } catch {} });\n");
+writeFileSync(
+  CPU_PRELOAD,
+  "process.on('exit', () => { try { const u = process.cpuUsage(); require('fs').writeSync(3, String((u.user + u.system) / 1000)); } catch {} });\n",
+);
 
 async function machine() {
   const home = mkdtempSync(path.join(tmpdir(), 'cairn-bench-home-'));
   mkdirSync(path.join(home, '.config', 'cairn'), { recursive: true });
   writeFileSync(path.join(home, '.config', 'cairn', 'config.json'), JSON.stringify({ url: stubUrl, token: 'bench' }));
-  const env = { PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home, CAIRN_SENDER_PORT: String(await freePort()), CAIRN_SENDER_IDLE_MS: '3600000' };
+  const env = {
+    PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
+    HOME: home,
+    CAIRN_SENDER_PORT: String(await freePort()),
+    CAIRN_SENDER_IDLE_MS: '3600000',
+  };
   // The secret and the hook exactly as `cairn install` writes them.
   const settings = path.join(home, 'settings.json');
-  execFileSync(process.execPath, [CLIENT, 'install', '--client', CLIENT, '--no-mcp', '--no-statusline', '--settings', settings], { env: { ...env, PATH: '/nonexistent' }, cwd: repo });
+  execFileSync(
+    process.execPath,
+    [CLIENT, 'install', '--client', CLIENT, '--no-mcp', '--no-statusline', '--settings', settings],
+    { env: { ...env, PATH: '/nonexistent' }, cwd: repo },
+  );
   const s = JSON.parse(readFileSync(settings, 'utf8'));
   const hook = s.hooks.PostToolUse[0].hooks[0];
-  const headers = Object.fromEntries(Object.entries(hook.headers).map(([k, v]) => [k, v === '$CAIRN_SENDER_NONCE' ? s.env.CAIRN_SENDER_NONCE : '']));
-  const child = spawn(process.execPath, [CLIENT, 'sender'], { env: { ...env, NODE_OPTIONS: `--require ${CPU_PRELOAD}` }, stdio: ['ignore', 'ignore', 'inherit', 'pipe'] });
+  const headers = Object.fromEntries(
+    Object.entries(hook.headers).map(([k, v]) => [k, v === '$CAIRN_SENDER_NONCE' ? s.env.CAIRN_SENDER_NONCE : '']),
+  );
+  const child = spawn(process.execPath, [CLIENT, 'sender'], {
+    env: { ...env, NODE_OPTIONS: `--require ${CPU_PRELOAD}` },
+    stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
+  });
   children.push(child);
   let cpu = '';
   child.stdio[3].on('data', (d) => (cpu += d));
@@ -68,17 +92,29 @@ async function machine() {
 const command = await machine();
 const http = await machine();
 let seq = 0;
-const payload = (id) => JSON.stringify({
-  session_id: 'bench-session', transcript_path: '/nonexistent.jsonl', cwd: repo, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_use_id: id,
-  tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok\n'.repeat(200), stderr: '', interrupted: false, isImage: false },
-});
+const payload = (id) =>
+  JSON.stringify({
+    session_id: 'bench-session',
+    transcript_path: '/nonexistent.jsonl',
+    cwd: repo,
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_use_id: id,
+    tool_input: { command: 'npm test' },
+    tool_response: { stdout: 'ok\n'.repeat(200), stderr: '', interrupted: false, isImage: false },
+  });
 
 /** Claude Code's command hook, exec form: spawn → exit of `node cairn.cjs hook post-tool-use`, its own CPU. */
 function viaCommand() {
   const id = `cmd-${++seq}`;
   command.events++;
   const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [CLIENT, 'hook', 'post-tool-use'], { input: payload(id), env: { ...command.env, NODE_OPTIONS: `--require ${CPU_PRELOAD}` }, cwd: repo, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  const r = spawnSync(process.execPath, [CLIENT, 'hook', 'post-tool-use'], {
+    input: payload(id),
+    env: { ...command.env, NODE_OPTIONS: `--require ${CPU_PRELOAD}` },
+    cwd: repo,
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+  });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0) throw new Error(`hook exited ${r.status}: ${r.stderr}`);
   return { id, ms, cpu: Number(r.output[3]) };
@@ -87,7 +123,11 @@ function viaCommand() {
 /** `node -e 0` the same way: the start-up any process per call pays, for scale. */
 function bareNode() {
   const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, ['-e', '0'], { env: { ...command.env, NODE_OPTIONS: `--require ${CPU_PRELOAD}` }, cwd: repo, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  const r = spawnSync(process.execPath, ['-e', '0'], {
+    env: { ...command.env, NODE_OPTIONS: `--require ${CPU_PRELOAD}` },
+    cwd: repo,
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+  });
   return { id: null, ms: Number(process.hrtime.bigint() - t) / 1e6, cpu: Number(r.output[3]) };
 }
 
@@ -97,7 +137,11 @@ async function viaHttp() {
   http.events++;
   const c = process.cpuUsage();
   const t = process.hrtime.bigint();
-  const r = await fetch(http.url, { method: 'POST', body: payload(id), headers: { 'content-type': 'application/json', ...http.headers } });
+  const r = await fetch(http.url, {
+    method: 'POST',
+    body: payload(id),
+    headers: { 'content-type': 'application/json', ...http.headers },
+  });
   await r.arrayBuffer();
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   const u = process.cpuUsage(c);
@@ -118,7 +162,10 @@ for (let i = 0; ; i++) {
 const rows = { command: { ms: [], cpu: [] }, http: { ms: [], cpu: [] }, bare: { ms: [], cpu: [] } };
 const ids = [];
 for (let i = 0; i < N + 3; i++) {
-  const order = ['command', 'http', 'bare'].map((w) => [Math.random(), w]).sort((a, b) => a[0] - b[0]).map(([, w]) => w);
+  const order = ['command', 'http', 'bare']
+    .map((w) => [Math.random(), w])
+    .sort((a, b) => a[0] - b[0])
+    .map(([, w]) => w);
   for (const which of order) {
     const r = which === 'command' ? viaCommand() : which === 'http' ? await viaHttp() : bareNode();
     if (r.id) ids.push(r.id);
@@ -130,18 +177,28 @@ for (let i = 0; i < N + 3; i++) {
 }
 const pending = (home) => {
   const dir = path.join(home, '.local', 'state', 'cairn');
-  const inbox = existsSync(path.join(dir, 'inbox')) ? readdirSync(path.join(dir, 'inbox')).filter((n) => !n.startsWith('.')).length : 0;
-  const spool = existsSync(path.join(dir, 'spool.jsonl')) ? readFileSync(path.join(dir, 'spool.jsonl'), 'utf8').trim() : '';
+  const inbox = existsSync(path.join(dir, 'inbox'))
+    ? readdirSync(path.join(dir, 'inbox')).filter((n) => !n.startsWith('.')).length
+    : 0;
+  const spool = existsSync(path.join(dir, 'spool.jsonl'))
+    ? readFileSync(path.join(dir, 'spool.jsonl'), 'utf8').trim()
+    : '';
   return inbox + (spool ? spool.split('\n').length : 0);
 };
-for (let i = 0; i < 300 && (pending(command.home) || pending(http.home)); i++) await new Promise((r) => setTimeout(r, 100));
+for (let i = 0; i < 300 && (pending(command.home) || pending(http.home)); i++)
+  await new Promise((r) => setTimeout(r, 100));
 const arrived = new Set(await (await fetch(`${stubUrl}/arrivals`)).json());
 const lost = ids.filter((id) => !arrived.has(id)).length;
 const senderCpu = { command: await command.stopSender(), http: await http.stopSender() };
 stub.kill();
 
-const p = (xs, q) => percentile([...xs].sort((a, b) => a - b), q);
-const per = (which) => (which === 'bare' ? 0 : senderCpu[which] / Math.max(1, (which === 'command' ? command : http).events));
+const p = (xs, q) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    q,
+  );
+const per = (which) =>
+  which === 'bare' ? 0 : senderCpu[which] / Math.max(1, (which === 'command' ? command : http).events);
 const agentCpu = { command: p(rows.command.cpu, 50), http: p(rows.http.cpu, 50), bare: p(rows.bare.cpu, 50) };
 const total = { command: agentCpu.command + per('command'), http: agentCpu.http + per('http'), bare: agentCpu.bare };
 const row = (name, which) =>

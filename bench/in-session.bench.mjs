@@ -13,27 +13,55 @@ const N = Number(process.env.BENCH_SAMPLES ?? 40);
 const CLIENT = path.resolve('hooks-client/dist/cairn.cjs');
 await buildClient({ quiet: true });
 
-const stub = spawn(process.execPath, ['-e', `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => {
+const stub = spawn(
+  process.execPath,
+  [
+    '-e',
+    `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => {
   s.writeHead(200, { 'content-type': 'application/json' });
-  s.end(q.url.startsWith('/api/observer/state') ? '{"state":"ok","code":null,"notice":null}' : '{"observations":12,"summarized":true,"text":""}'); }); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  s.end(q.url.startsWith('/api/observer/state') ? '{"state":"ok","code":null,"notice":null}' : '{"observations":12,"summarized":true,"text":""}'); }); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const port = await new Promise((resolve) => stub.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
 
 const home = mkdtempSync(path.join(tmpdir(), 'cairn-bench-home-'));
 mkdirSync(path.join(home, '.config', 'cairn'), { recursive: true });
-writeFileSync(path.join(home, '.config', 'cairn', 'config.json'), JSON.stringify({ url: `http://127.0.0.1:${port}`, token: 'bench-token' }));
+writeFileSync(
+  path.join(home, '.config', 'cairn', 'config.json'),
+  JSON.stringify({ url: `http://127.0.0.1:${port}`, token: 'bench-token' }),
+);
 const CPU_PRELOAD = path.join(mkdtempSync(path.join(tmpdir(), 'cairn-bench-cpu-')), 'cpu.cjs');
-writeFileSync(CPU_PRELOAD, "process.on('exit', () => { try { const u = process.cpuUsage(); require('fs').writeSync(3, String((u.user + u.system) / 1000)); } catch {} });\n");
-const env = { PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home, NODE_OPTIONS: `--require ${CPU_PRELOAD}` };
+writeFileSync(
+  CPU_PRELOAD,
+  "process.on('exit', () => { try { const u = process.cpuUsage(); require('fs').writeSync(3, String((u.user + u.system) / 1000)); } catch {} });\n",
+);
+const env = {
+  PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
+  HOME: home,
+  NODE_OPTIONS: `--require ${CPU_PRELOAD}`,
+};
 
 function time(args, input = '') {
   const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, args, { input, env, cwd: home, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  const r = spawnSync(process.execPath, args, {
+    input,
+    env,
+    cwd: home,
+    encoding: 'utf8',
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+  });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return { ms, cpu: Number(r.output[3]) || NaN, stdout: r.stdout };
 }
 
-const statusInput = JSON.stringify({ session_id: 'bench-status', cwd: home, workspace: { current_dir: home }, model: { id: 'x', display_name: 'X' } });
+const statusInput = JSON.stringify({
+  session_id: 'bench-status',
+  cwd: home,
+  workspace: { current_dir: home },
+  model: { id: 'x', display_name: 'X' },
+});
 const cacheFile = path.join(home, '.local', 'state', 'cairn', 'statusline.json');
 const rows = { baseline: [], cached: [], asking: [] };
 // Warm-up: V8's code cache written by a hook run, the state dir made, the cache filled.

@@ -31,15 +31,41 @@ function parts() {
   const T0 = Date.parse('2026-05-04T09:00:00Z');
   const head = [
     { kind: 'project', key: 'github.com/bench/mover', visibility: 'team', owner: null, created_at: T0 },
-    { kind: 'session', session_key: 'mover-1', project: 'github.com/bench/mover', user: 'owner', platform: 'claude-code', prompt_count: 1, started_at: T0, ended_at: null },
+    {
+      kind: 'session',
+      session_key: 'mover-1',
+      project: 'github.com/bench/mover',
+      user: 'owner',
+      platform: 'claude-code',
+      prompt_count: 1,
+      started_at: T0,
+      ended_at: null,
+    },
   ];
   const obs = Array.from({ length: OBSERVATIONS }, (_, i) => ({
-    kind: 'observation', session_key: 'mover-1', prompt_number: 1, prompt_id: null, author: 'owner', created_at: T0 + i, type: 'discovery',
-    title: `Mover fact ${i}`, subtitle: null, facts: [`the cache key ${i} needs the locale`], narrative: `Observation ${i} of the mover's memory, about the build cache and its key.`,
-    concepts: ['cache'], files_read: [`src/cache/${i % 50}.ts`], files_modified: [], discovery_tokens: 0, content_hash: `mover-${i}`, agent_id: null, agent_type: null, source: 'observer',
+    kind: 'observation',
+    session_key: 'mover-1',
+    prompt_number: 1,
+    prompt_id: null,
+    author: 'owner',
+    created_at: T0 + i,
+    type: 'discovery',
+    title: `Mover fact ${i}`,
+    subtitle: null,
+    facts: [`the cache key ${i} needs the locale`],
+    narrative: `Observation ${i} of the mover's memory, about the build cache and its key.`,
+    concepts: ['cache'],
+    files_read: [`src/cache/${i % 50}.ts`],
+    files_modified: [],
+    discovery_tokens: 0,
+    content_hash: `mover-${i}`,
+    agent_id: null,
+    agent_type: null,
+    source: 'observer',
   }));
   const out = [];
-  for (let i = 0; i < obs.length; i += PART - 2) out.push([...head, ...obs.slice(i, i + PART - 2)].map((r) => JSON.stringify(r)).join('\n'));
+  for (let i = 0; i < obs.length; i += PART - 2)
+    out.push([...head, ...obs.slice(i, i + PART - 2)].map((r) => JSON.stringify(r)).join('\n'));
   return out;
 }
 
@@ -54,7 +80,16 @@ async function follow(url, token, path, pick = (b) => b.job) {
 
 /** One bystander round: an event, its context, a search and /api/health, one after another. */
 async function round(url, token, i) {
-  const event = { event_id: `ev-${process.pid}-${i}`, session_id: `by-${process.pid}`, project: 'github.com/bench/bystander', cwd: '/home/c/b', occurred_at: Date.now(), tool_name: 'Bash', tool_input: { command: `npm test ${i}` }, tool_response: { stdout: 'ok', exit_code: 0 } };
+  const event = {
+    event_id: `ev-${process.pid}-${i}`,
+    session_id: `by-${process.pid}`,
+    project: 'github.com/bench/bystander',
+    cwd: '/home/c/b',
+    occurred_at: Date.now(),
+    tool_name: 'Bash',
+    tool_input: { command: `npm test ${i}` },
+    tool_response: { stdout: 'ok', exit_code: 0 },
+  };
   return [
     await send(url, token, 'POST', '/api/sessions/observations', event),
     await send(url, token, 'GET', '/api/context?project=github.com%2Fbench%2Fbystander&tz=UTC'),
@@ -63,17 +98,30 @@ async function round(url, token, i) {
   ];
 }
 
-const pct = (xs, p) => xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : 0;
+const pct = (xs, p) =>
+  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : 0;
 const summary = (rs) => {
   const ms = rs.map((r) => r.ms);
-  return { n: rs.length, p50: pct(ms, 50), p95: pct(ms, 95), max: Math.max(0, ...ms), over: ms.filter((m) => m > BOUND_MS).length, s5xx: rs.filter((r) => r.status >= 500).length };
+  return {
+    n: rs.length,
+    p50: pct(ms, 50),
+    p95: pct(ms, 95),
+    max: Math.max(0, ...ms),
+    over: ms.filter((m) => m > BOUND_MS).length,
+    s5xx: rs.filter((r) => r.status >= 500).length,
+  };
 };
 
 async function main() {
   const port = await freePort();
   const secret = `move-${Math.random().toString(36).slice(2)}`;
   log('starting wrangler dev on port', port);
-  const server = await startDevServer({ port, snapshot: true, timeoutMs: 300_000, vars: { CAIRN_ADMIN_SECRET: secret } });
+  const server = await startDevServer({
+    port,
+    snapshot: true,
+    timeoutMs: 300_000,
+    vars: { CAIRN_ADMIN_SECRET: secret },
+  });
   try {
     const { url } = server;
     const mover = await mintDevToken(url, secret, { team: 'mover', user: 'owner', device: 'box' });
@@ -90,7 +138,11 @@ async function main() {
     log('before', summary(before));
 
     const t0 = performance.now();
-    const started = await fetch(`${url}/api/admin/teams/mover/move`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ shard: 'DB_1', force: true }) });
+    const started = await fetch(`${url}/api/admin/teams/mover/move`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ shard: 'DB_1', force: true }),
+    });
     if (started.status !== 202) throw new Error(`move: ${started.status} ${await started.text()}`);
     const jobId = (await started.json()).job.id;
     let job = null;
@@ -101,10 +153,15 @@ async function main() {
     const moveMs = performance.now() - t0;
     log('during', summary(during), 'move', job.status, `${Math.round(moveMs)} ms`, job.stats?.steps, 'steps');
 
-    const slow = during.filter((r) => r.ms > BOUND_MS).map((r) => `${r.route} ${Math.round(r.ms)} ms at ${((r.at - t0) / 1000).toFixed(1)} s into the move`);
-    const row = (name, s) => `| ${name} | ${s.n} | ${Math.round(s.p50)} | ${Math.round(s.p95)} | ${Math.round(s.max)} | ${s.over} | ${s.s5xx} |`;
+    const slow = during
+      .filter((r) => r.ms > BOUND_MS)
+      .map((r) => `${r.route} ${Math.round(r.ms)} ms at ${((r.at - t0) / 1000).toFixed(1)} s into the move`);
+    const row = (name, s) =>
+      `| ${name} | ${s.n} | ${Math.round(s.p50)} | ${Math.round(s.p95)} | ${Math.round(s.max)} | ${s.over} | ${s.s5xx} |`;
     const [b, d] = [summary(before), summary(during)];
-    writeSection('move-bystander', `
+    writeSection(
+      'move-bystander',
+      `
 ## Another team while a team moves (\`npm run bench move-bystander\` → bench/move-bystander.bench.mjs)
 
 A snapshot wrangler dev, load average ${loadavg()[0].toFixed(1)} at the end. Team "mover" holds ${OBSERVATIONS} imported observations; a bystander team
@@ -119,7 +176,8 @@ ${row('before (alone)', b)}
 ${row('during the move', d)}
 
 Over 2 s during the move: ${slow.length ? slow.join('; ') : 'none'}.
-`);
+`,
+    );
     if (d.s5xx > 0 || job.status !== 'done') process.exitCode = 1;
   } finally {
     await server.stop();

@@ -8,7 +8,11 @@ import { startFakeObserver, startPipelineServer } from './pipeline/server.mjs';
 import { checkoutBaseline, freePort } from './baseline.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
-const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a.map((x) => (x && typeof x === 'object' && 'times' in x ? { ...x, times: undefined } : x)));
+const log = (...a) =>
+  console.log(
+    new Date().toISOString().slice(11, 19),
+    ...a.map((x) => (x && typeof x === 'object' && 'times' in x ? { ...x, times: undefined } : x)),
+  );
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 let seq = 0;
@@ -66,7 +70,14 @@ async function load(total, concurrency, make, expected = (status) => status < 30
 
 function summarize(times, seconds, failed) {
   const sorted = [...times].sort((a, b) => a - b);
-  return { perSecond: times.length / seconds, p50: percentile(sorted, 50), p95: percentile(sorted, 95), failed, times, seconds };
+  return {
+    perSecond: times.length / seconds,
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    failed,
+    times,
+    seconds,
+  };
 }
 
 /** Adds one Server-Timing header's durations into `sums` (name → {total, n}). */
@@ -90,7 +101,10 @@ async function ingestBeforeAfter() {
   log(`starting wrangler dev for ${base.commit} (before) and this tree (after)…`);
   const vars = { OBSERVER_PROVIDER: 'heuristic' };
   const builds = [
-    { name: `before (${base.commit})`, srv: await startPipelineServer({ port: await freePort(), vars, root: base.root }) },
+    {
+      name: `before (${base.commit})`,
+      srv: await startPipelineServer({ port: await freePort(), vars, root: base.root }),
+    },
     { name: 'after (this tree)', srv: await startPipelineServer({ port: await freePort(), vars }) },
   ];
   try {
@@ -121,7 +135,16 @@ async function ingestBeforeAfter() {
         add(b.health, await load(per, 8, () => fetch(`${b.srv.url}/api/health`)));
         add(b.asset, await load(per, 8, () => fetch(b.script)));
         const onResponse = (res) => addTimings(b.timings, res.headers.get('server-timing'));
-        add(b.ingest, await load(per, 8, () => post(b.srv, '/api/sessions/observations', toolEvent('compare-session')), undefined, onResponse));
+        add(
+          b.ingest,
+          await load(
+            per,
+            8,
+            () => post(b.srv, '/api/sessions/observations', toolEvent('compare-session')),
+            undefined,
+            onResponse,
+          ),
+        );
         if (b === builds[1]) add(floor, await load(per, 8, () => post(b.srv, '/api/admin/bench/session-ping', {})));
       }
     }
@@ -154,7 +177,7 @@ async function ingestBeforeAfter() {
       '',
       `The viewer's script as the page names it, same rounds and clients (before: through the Worker; after: \`run_worker_first\` leaves /viewer/* to the assets server):`,
       '',
-      '| build | viewer script req/s | p50 ms | p95 ms | p50 vs the same build\'s health p50 | failed |',
+      "| build | viewer script req/s | p50 ms | p95 ms | p50 vs the same build's health p50 | failed |",
       '|---|---|---|---|---|---|',
       ...assetRows,
     ].join('\n');
@@ -165,7 +188,9 @@ async function ingestBeforeAfter() {
 }
 
 async function status(srv, sessionId) {
-  const res = await fetch(`${srv.url}/api/sessions/${encodeURIComponent(sessionId)}/status`, { headers: { authorization: `Bearer ${srv.token}` } });
+  const res = await fetch(`${srv.url}/api/sessions/${encodeURIComponent(sessionId)}/status`, {
+    headers: { authorization: `Bearer ${srv.token}` },
+  });
   return res.json();
 }
 
@@ -174,13 +199,15 @@ async function drain(srv, sessions, timeoutMs = 300_000) {
   const t0 = Date.now();
   for (;;) {
     const all = await Promise.all(sessions.map((s) => status(srv, s)));
-    if (all.every((s) => s.pending === 0 && s.in_flight === 0)) return { seconds: (Date.now() - t0) / 1000, statuses: all };
+    if (all.every((s) => s.pending === 0 && s.in_flight === 0))
+      return { seconds: (Date.now() - t0) / 1000, statuses: all };
     if (Date.now() - t0 > timeoutMs) throw new Error(`sessions did not drain: ${JSON.stringify(all.slice(0, 3))}`);
     await sleep(200);
   }
 }
 
-const row = (name, r) => `| ${name} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.failed} |`;
+const row = (name, r) =>
+  `| ${name} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.failed} |`;
 
 async function ingestThroughput() {
   log('starting wrangler dev (heuristic observer)…');
@@ -191,8 +218,15 @@ async function ingestThroughput() {
     const bare = await load(EVENTS, 8, () => fetch(`${srv.url}/api/health`));
     log('bare', bare);
     // Where the time goes: token check + rate limit alone, then an event the gate turns away.
-    const authed = await load(EVENTS, 8, () => fetch(`${srv.url}/api/no-such-route`, { headers: { authorization: `Bearer ${srv.token}` } }), (s) => s === 404);
-    const gated = await load(EVENTS, 8, () => post(srv, '/api/sessions/observations', toolEvent('gated', { tool_name: 'TodoWrite' })));
+    const authed = await load(
+      EVENTS,
+      8,
+      () => fetch(`${srv.url}/api/no-such-route`, { headers: { authorization: `Bearer ${srv.token}` } }),
+      (s) => s === 404,
+    );
+    const gated = await load(EVENTS, 8, () =>
+      post(srv, '/api/sessions/observations', toolEvent('gated', { tool_name: 'TodoWrite' })),
+    );
     const one = await load(EVENTS, 8, () => post(srv, '/api/sessions/observations', toolEvent('one-session')));
     log('one session', one);
     const oneDrain = await drain(srv, ['one-session']);
@@ -221,7 +255,8 @@ async function ingestThroughput() {
 }
 
 function promptChars(body) {
-  const text = (c) => (typeof c === 'string' ? c.length : Array.isArray(c) ? c.reduce((n, b) => n + (b.text?.length ?? 0), 0) : 0);
+  const text = (c) =>
+    typeof c === 'string' ? c.length : Array.isArray(c) ? c.reduce((n, b) => n + (b.text?.length ?? 0), 0) : 0;
   const cached = (c) => Array.isArray(c) && c.some((b) => b.cache_control);
   const system = text(body.system);
   let total = system;
@@ -238,13 +273,23 @@ function promptChars(body) {
 async function observerEfficiency() {
   const fake = await startFakeObserver();
   log('starting wrangler dev (anthropic SDK → fake observer, 1 s per answer)…');
-  const srv = await startPipelineServer({ port: await freePort(), vars: { OBSERVER_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: fake.url } });
+  const srv = await startPipelineServer({
+    port: await freePort(),
+    vars: { OBSERVER_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: fake.url },
+  });
   try {
     const scenario = 'efficiency';
     await fake.script(scenario, [], 1000);
     await fake.script('default', [], 1000);
     const sid = 'efficiency-session';
-    await post(srv, '/api/sessions/init', { event_id: 'eff-init', session_id: sid, project: 'github.com/bench/pipeline', cwd: '/w', occurred_at: Date.now(), prompt: 'Make the test suite pass' });
+    await post(srv, '/api/sessions/init', {
+      event_id: 'eff-init',
+      session_id: sid,
+      project: 'github.com/bench/pipeline',
+      cwd: '/w',
+      occurred_at: Date.now(),
+      prompt: 'Make the test suite pass',
+    });
     const t0 = Date.now();
     const sends = [];
     for (let i = 0; i < 100; i++) {
@@ -284,7 +329,12 @@ async function observerEfficiency() {
 const parts = [await ingestBeforeAfter(), await ingestThroughput(), await observerEfficiency()];
 writeSection(
   'pipeline',
-  ['## Pipeline (`npm run bench` → bench/pipeline.bench.mjs)', '', ...parts.flatMap((p) => [p, '']), `Run at ${new Date().toISOString()} on this 2-core box, wrangler dev --local.`].join('\n'),
+  [
+    '## Pipeline (`npm run bench` → bench/pipeline.bench.mjs)',
+    '',
+    ...parts.flatMap((p) => [p, '']),
+    `Run at ${new Date().toISOString()} on this 2-core box, wrangler dev --local.`,
+  ].join('\n'),
 );
 log('wrote the pipeline section of BENCHMARKS.md');
 process.exit(0);

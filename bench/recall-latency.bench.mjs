@@ -26,16 +26,26 @@ async function grow(perProject, fromSeq) {
   const t = Date.now();
   for (let p = 0; p < PROJECTS; p++) {
     const batch = observationsFor(p, fromSeq, perProject, END);
-    const ids = await seed(srv, key(p), `bench-${p}`, batch.map(({ symbol, ...o }) => o));
+    const ids = await seed(
+      srv,
+      key(p),
+      `bench-${p}`,
+      batch.map(({ symbol, ...o }) => o),
+    );
     if (!someIds.has(p)) {
       someIds.set(p, ids.slice(0, 20));
-      symbols.set(p, batch.slice(0, 20).map((o) => o.symbol));
+      symbols.set(
+        p,
+        batch.slice(0, 20).map((o) => o.symbol),
+      );
     }
   }
   const seededMs = Date.now() - t;
   const t2 = Date.now();
   await backfillAll(srv);
-  log(`seeded ${perProject * PROJECTS} in ${(seededMs / 1000).toFixed(0)} s, embedded in ${((Date.now() - t2) / 1000).toFixed(0)} s`);
+  log(
+    `seeded ${perProject * PROJECTS} in ${(seededMs / 1000).toFixed(0)} s, embedded in ${((Date.now() - t2) / 1000).toFixed(0)} s`,
+  );
 }
 
 async function measure(label) {
@@ -44,13 +54,22 @@ async function measure(label) {
   const cases = [
     ['baseline: indexed SELECT … LIMIT 50', (i) => `/api/admin/bench/baseline?project=${enc(proj(i))}`],
     ['context (50 obs + 10 summaries)', (i) => `/api/context?project=${enc(proj(i))}`],
-    ['file context', (i) => `/api/context/file?project=${enc(proj(i))}&path=${enc(projectFiles((i * 37) % PROJECTS)[i % 60])}&mtime=0`],
+    [
+      'file context',
+      (i) => `/api/context/file?project=${enc(proj(i))}&path=${enc(projectFiles((i * 37) % PROJECTS)[i % 60])}&mtime=0`,
+    ],
     ['search FTS, one project', (i) => `/api/search?q=${enc(q(i))}&project=${enc(proj(i))}&mode=fts`],
     ['search default, one project', (i) => `/api/search?q=${enc(q(i))}&project=${enc(proj(i))}`],
     ['search FTS, whole team', (i) => `/api/search?q=${enc(q(i))}&mode=fts`],
-    ['search FTS, whole team, code symbol', (i) => `/api/search?q=${enc(symbols.get((i * 37) % PROJECTS)[i % 20])}&mode=fts`],
+    [
+      'search FTS, whole team, code symbol',
+      (i) => `/api/search?q=${enc(symbols.get((i * 37) % PROJECTS)[i % 20])}&mode=fts`,
+    ],
     ['search default, whole team', (i) => `/api/search?q=${enc(q(i))}`],
-    ['timeline (anchor id, 5+5)', (i) => `/api/timeline?anchor=${someIds.get((i * 37) % PROJECTS)[i % 20]}&before=5&after=5`],
+    [
+      'timeline (anchor id, 5+5)',
+      (i) => `/api/timeline?anchor=${someIds.get((i * 37) % PROJECTS)[i % 20]}&before=5&after=5`,
+    ],
   ];
   const out = [];
   for (const [name, path] of cases) {

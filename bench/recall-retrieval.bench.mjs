@@ -20,9 +20,27 @@ import * as own from './retrieval/sets/own.mjs';
 import * as realtalk from './retrieval/sets/realtalk.mjs';
 
 const SETS = [
-  { id: 'realtalk', mod: realtalk, title: 'REALTALK (conversational memory)', source: 'github.com/danny911kr/REALTALK, data/Chat_*.json', license: 'no license file in the repository; read at run time, not committed' },
-  { id: 'changesets', mod: changesets, title: 'honojs/middleware release notes → commits (developer history)', source: 'github.com/honojs/middleware, packages/*/CHANGELOG.md + git log', license: 'MIT; read at run time, not committed' },
-  { id: 'own', mod: own, title: 'own set (regression check only)', source: 'bench/retrieval/set.json', license: 'ours' },
+  {
+    id: 'realtalk',
+    mod: realtalk,
+    title: 'REALTALK (conversational memory)',
+    source: 'github.com/danny911kr/REALTALK, data/Chat_*.json',
+    license: 'no license file in the repository; read at run time, not committed',
+  },
+  {
+    id: 'changesets',
+    mod: changesets,
+    title: 'honojs/middleware release notes → commits (developer history)',
+    source: 'github.com/honojs/middleware, packages/*/CHANGELOG.md + git log',
+    license: 'MIT; read at run time, not committed',
+  },
+  {
+    id: 'own',
+    mod: own,
+    title: 'own set (regression check only)',
+    source: 'bench/retrieval/set.json',
+    license: 'ours',
+  },
 ];
 const only = (process.env.BENCH_SETS ?? '').split(',').filter(Boolean);
 const oneLine = (s, n) => {
@@ -34,7 +52,9 @@ const oneLine = (s, n) => {
 const docText = (o) => o.text ?? [o.title, o.narrative, ...(o.facts ?? [])].filter(Boolean).join('\n');
 
 function baseline(set) {
-  const docs = set.projects.flatMap((p) => p.observations.map((o) => ({ key: o.key, project: p.key, text: docText(o) })));
+  const docs = set.projects.flatMap((p) =>
+    p.observations.map((o) => ({ key: o.key, project: p.key, text: docText(o) })),
+  );
   const r = spawnSync('python3', [path.join(ROOT, 'bench/retrieval/fts5-baseline.py')], {
     input: JSON.stringify({ docs, queries: set.queries.map((q) => ({ q: q.q, project: q.project })) }),
     encoding: 'utf8',
@@ -82,7 +102,9 @@ const f = (x) => x.toFixed(3);
 // CAIRN_VECTOR_WEIGHT=<0–1> replays the run with the vector channel weighted so (weight sweeps).
 const weightVar = process.env.CAIRN_VECTOR_WEIGHT ? { CAIRN_VECTOR_WEIGHT: process.env.CAIRN_VECTOR_WEIGHT } : {};
 // The local stack as `npm start` runs it: the sentence model beside wrangler dev (CAIRN_EMBEDDER=off: without).
-const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())), weightVar, { embedder: process.env.CAIRN_EMBEDDER !== 'off' });
+const srv = await startBenchServer(Number(process.env.BENCH_PORT ?? (await freePort())), weightVar, {
+  embedder: process.env.CAIRN_EMBEDDER !== 'off',
+});
 const sections = [];
 const failures = [];
 try {
@@ -96,10 +118,18 @@ try {
     const t0 = Date.now();
     const keyById = await seedSet(srv, set);
     await backfillAll(srv);
-    const script = baseline(set).map((ranked, i) => ({ expected: set.queries[i].expected, ranked, kind: set.queries[i].kind }));
+    const script = baseline(set).map((ranked, i) => ({
+      expected: set.queries[i].expected,
+      ranked,
+      kind: set.queries[i].kind,
+    }));
     const fts = await runMode(srv, set, keyById, 'fts');
     const dflt = await runMode(srv, set, keyById, null);
-    if (process.env.BENCH_DUMP) (await import('node:fs')).writeFileSync(`${process.env.BENCH_DUMP}-${s.id}.json`, JSON.stringify({ q: set.queries.map((x) => x.q), fts: fts.runs, dflt: dflt.runs }));
+    if (process.env.BENCH_DUMP)
+      (await import('node:fs')).writeFileSync(
+        `${process.env.BENCH_DUMP}-${s.id}.json`,
+        JSON.stringify({ q: set.queries.map((x) => x.q), fts: fts.runs, dflt: dflt.runs }),
+      );
     const rows = [
       ['plain FTS5 script (porter, bm25, OR of non-stopword terms)', summarise(script)],
       ['cairn `mode=fts`', summarise(fts.runs)],
@@ -119,7 +149,9 @@ ${table}`);
       for (const k of kinds) {
         const pick = (runs) => runs.filter((r) => r.kind === k);
         const [a, b, c] = [summarise(pick(script)), summarise(pick(fts.runs)), summarise(pick(dflt.runs))];
-        console.log(`  ${s.id} ${k} (n=${a.queries}): R@10 script ${f(a.recall10)} fts ${f(b.recall10)} default ${f(c.recall10)}`);
+        console.log(
+          `  ${s.id} ${k} (n=${a.queries}): R@10 script ${f(a.recall10)} fts ${f(b.recall10)} default ${f(c.recall10)}`,
+        );
       }
     }
     console.log(`${sections.at(-1)}\n(${((Date.now() - t0) / 1000).toFixed(0)} s)`);

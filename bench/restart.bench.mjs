@@ -30,12 +30,19 @@ async function start(root, port, persistTo, fakeUrl) {
     snapshot: true,
     processGroup: true,
     timeoutMs: 300_000,
-    vars: { CAIRN_ADMIN_SECRET: ADMIN, OBSERVER_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: fakeUrl },
+    vars: {
+      CAIRN_ADMIN_SECRET: ADMIN,
+      OBSERVER_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'bench',
+      ANTHROPIC_BASE_URL: fakeUrl,
+    },
   });
 }
 
 async function killTree(srv) {
-  const exited = new Promise((r) => (srv.child.exitCode !== null || srv.child.signalCode !== null ? r() : srv.child.once('exit', r)));
+  const exited = new Promise((r) =>
+    srv.child.exitCode !== null || srv.child.signalCode !== null ? r() : srv.child.once('exit', r),
+  );
   process.kill(-srv.child.pid, 'SIGKILL');
   await exited;
   for (let i = 0; i < 200; i++) {
@@ -50,16 +57,26 @@ async function killTree(srv) {
 }
 
 async function post(url, token, route, body) {
-  const res = await fetch(`${url}${route}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (res.status !== 202) throw new Error(`${route}: ${res.status} ${await res.text()}`);
 }
 
 /** D1's view of the session (the viewer's session route reads D1 only: it never wakes the session's object). */
 async function inD1(url, token, sid) {
-  const res = await fetch(`${url}/api/viewer/sessions?key=${encodeURIComponent(sid)}`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${url}/api/viewer/sessions?key=${encodeURIComponent(sid)}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   if (res.status !== 200) return { observations: 0, summaries: 0, titles: [] };
   const v = await res.json();
-  return { observations: v.observations.length, summaries: v.summaries.length, titles: v.observations.map((o) => o.title ?? '') };
+  return {
+    observations: v.observations.length,
+    summaries: v.summaries.length,
+    titles: v.observations.map((o) => o.title ?? ''),
+  };
 }
 
 /** One drill on `root` (undefined: this tree); answers ms from the restart to everything stored, or null past the cap. */
@@ -71,15 +88,33 @@ async function drill(name, root, form, fake) {
     const token = await mintDevToken(srv.url, ADMIN, { team: `restart-${form}`, user: 'dev', device: 'laptop' });
     const sid = `restart-${form}-${Date.now()}`;
     const scen = `rs${form}${Date.now().toString(36)}`;
-    await fetch(`${fake.url}/__scenario/${scen}`, { method: 'POST', body: JSON.stringify({ hold: true, reword: true }) });
+    await fetch(`${fake.url}/__scenario/${scen}`, {
+      method: 'POST',
+      body: JSON.stringify({ hold: true, reword: true }),
+    });
     const base = { session_id: sid, project: 'github.com/bench/restart', cwd: '/home/bench/restart' };
     const t = Date.now();
-    await post(srv.url, token, '/api/sessions/init', { ...base, event_id: `${sid}-init`, occurred_at: t, prompt: 'Speed up the importer' });
-    const tool = (i) => ({
-      ...base, event_id: `${sid}-tool-${i}`, occurred_at: t + i + 1, tool_name: 'Bash', tool_use_id: `${sid}-tu-${i}`,
-      tool_input: { command: i === 0 ? `npm run step-${i} # SCENARIO:${scen}` : `npm run step-${i}` }, tool_response: { stdout: `step ${i} done`, exit_code: 0 },
+    await post(srv.url, token, '/api/sessions/init', {
+      ...base,
+      event_id: `${sid}-init`,
+      occurred_at: t,
+      prompt: 'Speed up the importer',
     });
-    const summary = { ...base, event_id: `${sid}-stop`, occurred_at: t + 100, last_assistant_message: 'The importer is faster now.' };
+    const tool = (i) => ({
+      ...base,
+      event_id: `${sid}-tool-${i}`,
+      occurred_at: t + i + 1,
+      tool_name: 'Bash',
+      tool_use_id: `${sid}-tu-${i}`,
+      tool_input: { command: i === 0 ? `npm run step-${i} # SCENARIO:${scen}` : `npm run step-${i}` },
+      tool_response: { stdout: `step ${i} done`, exit_code: 0 },
+    });
+    const summary = {
+      ...base,
+      event_id: `${sid}-stop`,
+      occurred_at: t + 100,
+      last_assistant_message: 'The importer is faster now.',
+    };
     for (let i = 0; i < 4; i++) await post(srv.url, token, '/api/sessions/observations', tool(i));
     if (form === 'quiet') await post(srv.url, token, '/api/sessions/summarize', summary);
     await fetch(`${fake.url}/__scenario/${scen}?arrived=1`);
@@ -100,10 +135,19 @@ async function drill(name, root, form, fake) {
       if (d.observations >= expected && d.summaries >= 1) {
         const ms = Date.now() - restarted;
         const calls = (await fake.requests(scen)).length;
-        log(`${name} ${form}: all stored ${ms} ms after the restart (${d.observations} observations, ${d.summaries} summary, ${calls} observer calls)`);
+        log(
+          `${name} ${form}: all stored ${ms} ms after the restart (${d.observations} observations, ${d.summaries} summary, ${calls} observer calls)`,
+        );
         return { ms, observations: d.observations, summaries: d.summaries, calls, expected };
       }
-      if (Date.now() - restarted > CAP_MS) return { ms: null, observations: d.observations, summaries: d.summaries, calls: (await fake.requests(scen)).length, expected };
+      if (Date.now() - restarted > CAP_MS)
+        return {
+          ms: null,
+          observations: d.observations,
+          summaries: d.summaries,
+          calls: (await fake.requests(scen)).length,
+          expected,
+        };
       await sleep(500);
     }
   } finally {
@@ -119,9 +163,14 @@ const base = checkoutBaseline(BASELINE);
 try {
   const rows = [];
   for (const form of ['quiet', 'busy']) {
-    for (const [name, root] of [[`before (${base.commit})`, base.root], ['after (this tree)', undefined]]) {
+    for (const [name, root] of [
+      [`before (${base.commit})`, base.root],
+      ['after (this tree)', undefined],
+    ]) {
       const r = await drill(name, root, form, fake);
-      rows.push(`| ${form} | ${name} | ${seconds(r.ms)} | ${r.observations} of ${r.expected} | ${r.summaries} | ${r.calls} |`);
+      rows.push(
+        `| ${form} | ${name} | ${seconds(r.ms)} | ${r.observations} of ${r.expected} | ${r.summaries} | ${r.calls} |`,
+      );
     }
   }
   const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -134,7 +183,7 @@ try {
       'gets SIGKILL; the service starts again on the same state (a bundled snapshot of each build, its own fresh',
       'database). Time from the restart (the server answering again) until every observation and the summary are in',
       'D1, read through a route that never wakes the session object. *quiet*: the summary was sent before the kill and',
-      'nothing after it, so only the object\'s alarm can bring the work back; *busy*: two more tool calls and the summary',
+      "nothing after it, so only the object's alarm can bring the work back; *busy*: two more tool calls and the summary",
       'arrive after the restart (the drill of issue 22). The observer rewords every telling: rows above the expected',
       `count would be a turn stored twice. Same run, same machine; after = ${commit}.`,
       '',

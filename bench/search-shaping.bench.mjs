@@ -19,14 +19,22 @@ const project = 'github.com/bench/project-007';
 async function fill(srv) {
   const per = ROWS / PROJECTS;
   for (let p = 0; p < PROJECTS; p++) {
-    await seed(srv, `github.com/bench/project-${String(p).padStart(3, '0')}`, `bench-${p}`, observationsFor(p, 0, per, END).map(({ symbol, ...o }) => o));
+    await seed(
+      srv,
+      `github.com/bench/project-${String(p).padStart(3, '0')}`,
+      `bench-${p}`,
+      observationsFor(p, 0, per, END).map(({ symbol, ...o }) => o),
+    );
   }
 }
 
 const base = checkoutBaseline(REF);
 const builds = [];
 try {
-  builds.push({ name: `before (${base.commit})`, srv: await startBenchServer(await freePort(), {}, { root: base.root }) });
+  builds.push({
+    name: `before (${base.commit})`,
+    srv: await startBenchServer(await freePort(), {}, { root: base.root }),
+  });
   builds.push({ name: 'after (this tree)', srv: await startBenchServer(await freePort()) });
   for (const b of builds) {
     const t = Date.now();
@@ -35,7 +43,10 @@ try {
   }
   const cases = [
     ['search default, one project', (q) => `/api/search?q=${enc(q)}&project=${enc(project)}`],
-    ['search default, one project, a day named', (q) => `/api/search?q=${enc(`${q} on 15.10.2026`)}&project=${enc(project)}`],
+    [
+      'search default, one project, a day named',
+      (q) => `/api/search?q=${enc(`${q} on 15.10.2026`)}&project=${enc(project)}`,
+    ],
     ['search default, whole team', (q) => `/api/search?q=${enc(q)}`],
     ['search default, one project, second page', (q) => `/api/search?q=${enc(q)}&project=${enc(project)}&offset=10`],
   ];
@@ -43,8 +54,15 @@ try {
   const rows = [];
   for (const [name] of cases) {
     const [before, after] = builds.map((b) => times.get(`${b.name}|${name}`));
-    const [b50, b95, a50, a95] = [percentile(before, 50), percentile(before, 95), percentile(after, 50), percentile(after, 95)];
-    rows.push(`| ${name} | ${b50.toFixed(1)} / ${b95.toFixed(1)} | ${a50.toFixed(1)} / ${a95.toFixed(1)} | ${(a50 / b50).toFixed(2)}× / ${(a95 / b95).toFixed(2)}× |`);
+    const [b50, b95, a50, a95] = [
+      percentile(before, 50),
+      percentile(before, 95),
+      percentile(after, 50),
+      percentile(after, 95),
+    ];
+    rows.push(
+      `| ${name} | ${b50.toFixed(1)} / ${b95.toFixed(1)} | ${a50.toFixed(1)} / ${a95.toFixed(1)} | ${(a50 / b50).toFixed(2)}× / ${(a95 / b95).toFixed(2)}× |`,
+    );
   }
   log(`\n${rows.join('\n')}`);
   writeSection(

@@ -31,7 +31,8 @@ function unseenQueries() {
   const perQuery = Math.ceil((ROUNDS * N) / QUERIES.length) + 1;
   const list = [];
   for (let k = 1; k <= perQuery; k++) for (const q of QUERIES) list.push(variant(q, k));
-  if (new Set(list).size !== list.length) throw new Error('query variants repeat: too few casings and marks for BENCH_SAMPLES');
+  if (new Set(list).size !== list.length)
+    throw new Error('query variants repeat: too few casings and marks for BENCH_SAMPLES');
   return { queries: list.slice(QUERIES.length), warm: list[0] };
 }
 
@@ -39,8 +40,13 @@ function unseenQueries() {
 function countVectors(state) {
   try {
     const dir = path.join(state, 'v3', 'd1', 'miniflare-D1DatabaseObject');
-    const [file] = readdirSync(dir).filter((f) => f.endsWith('.sqlite')).map((f) => path.join(dir, f)).sort((a, b) => statSync(b).size - statSync(a).size);
-    return Number(execFileSync('sqlite3', ['-readonly', file, 'SELECT count(*) FROM local_vectors'], { encoding: 'utf8' }).trim());
+    const [file] = readdirSync(dir)
+      .filter((f) => f.endsWith('.sqlite'))
+      .map((f) => path.join(dir, f))
+      .sort((a, b) => statSync(b).size - statSync(a).size);
+    return Number(
+      execFileSync('sqlite3', ['-readonly', file, 'SELECT count(*) FROM local_vectors'], { encoding: 'utf8' }).trim(),
+    );
   } catch {
     return null;
   }
@@ -49,7 +55,12 @@ function countVectors(state) {
 async function fill(srv) {
   const per = ROWS / PROJECTS;
   for (let p = 0; p < PROJECTS; p++) {
-    await seed(srv, `github.com/bench/project-${String(p).padStart(3, '0')}`, `bench-${p}`, observationsFor(p, 0, per, END).map(({ symbol, ...o }) => o));
+    await seed(
+      srv,
+      `github.com/bench/project-${String(p).padStart(3, '0')}`,
+      `bench-${p}`,
+      observationsFor(p, 0, per, END).map(({ symbol, ...o }) => o),
+    );
   }
   let embedded = 0;
   while (embedded < EMBEDDED) {
@@ -78,9 +89,19 @@ try {
   const embedded = countVectors(seeded);
   log(`seeded ${ROWS}, embedded ${embedded} in ${((Date.now() - t) / 1000).toFixed(0)} s`);
   for (const name of ['before', 'after']) cpSync(seeded, path.join(work, name), { recursive: true });
-  builds.push({ name: `before (${base.commit})`, srv: await startBenchServer(await freePort(), {}, { root: base.root, embedder: true, persistTo: path.join(work, 'before') }) });
+  builds.push({
+    name: `before (${base.commit})`,
+    srv: await startBenchServer(
+      await freePort(),
+      {},
+      { root: base.root, embedder: true, persistTo: path.join(work, 'before') },
+    ),
+  });
   // This tree as `npm start` runs it: with the local sentence model (scripts/sentence-embedder.mjs) beside it.
-  builds.push({ name: 'after (this tree)', srv: await startBenchServer(await freePort(), {}, { embedder: true, persistTo: path.join(work, 'after') }) });
+  builds.push({
+    name: 'after (this tree)',
+    srv: await startBenchServer(await freePort(), {}, { embedder: true, persistTo: path.join(work, 'after') }),
+  });
   const cases = [
     ['search FTS, whole team', (q) => `/api/search?q=${enc(q)}&mode=fts`],
     ['search hybrid, whole team', (q) => `/api/search?q=${enc(q)}`, unseenQueries()],

@@ -16,7 +16,10 @@ export function section(doc, name) {
 export function row(text, first) {
   for (const line of text.split('\n')) {
     if (!line.startsWith('|')) continue;
-    const cells = line.split('|').slice(1, -1).map((c) => c.trim().replaceAll('**', ''));
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim().replaceAll('**', ''));
     if (cells[0]?.startsWith(first)) return cells;
   }
   return null;
@@ -30,11 +33,12 @@ const when = (text) => /Run at (\S+?)[.\s(]/.exec(text)?.[1]?.slice(0, 16).repla
 /** The issue-13 table as markdown, from the document's bench sections. */
 export function issue13Table(doc) {
   const out = [];
-  const add = (what, before, after, goal, run) => out.push(`| ${what} | ${before ?? 'not measured'} | ${after ?? 'not measured'} | ${goal} | ${run} |`);
+  const add = (what, before, after, goal, run) =>
+    out.push(`| ${what} | ${before ?? 'not measured'} | ${after ?? 'not measured'} | ${goal} | ${run} |`);
 
   const hooks = section(doc, 'hooks-client');
   const hook = row(hooks, 'sh -c \'node "…/cairn.cjs" hook post-tool-use\'');
-  const sending = row(hooks, 'sh -c \'… hook post-tool-use\' with CAIRN_SENDER=off');
+  const sending = row(hooks, "sh -c '… hook post-tool-use' with CAIRN_SENDER=off");
   const floor = row(hooks, 'node -e: one raw node:net request');
   add(
     'post-tool-use as `cairn install` writes it vs `node -e 0`, CPU p50 (wall p50)',
@@ -49,13 +53,23 @@ export function issue13Table(doc) {
   // The floor of any ingest request here (one empty SessionDO round trip, same run) is what the goal is read against.
   const pipeFloor = row(pipe, 'after: floor');
   const after = ingest(row(pipe, 'after (this tree)'));
-  const afterWithFloor = after && pipeFloor ? `${after}; floor (an empty SessionDO round trip) ${pipeFloor[3]}, p50 ${pipeFloor[6]}` : after;
-  add('ingest, 8 clients, one session, vs `GET /api/health`', ingest(row(pipe, 'before (')), afterWithFloor, 'throughput ≥ 0.6×, p50 ≤ 2×', when(pipe));
+  const afterWithFloor =
+    after && pipeFloor ? `${after}; floor (an empty SessionDO round trip) ${pipeFloor[3]}, p50 ${pipeFloor[6]}` : after;
+  add(
+    'ingest, 8 clients, one session, vs `GET /api/health`',
+    ingest(row(pipe, 'before (')),
+    afterWithFloor,
+    'throughput ≥ 0.6×, p50 ≤ 2×',
+    when(pipe),
+  );
 
   const search = section(doc, 'search-teamwide');
   const searchRow = (route, build) => {
     for (const line of search.split('\n')) {
-      const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+      const cells = line
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim());
       if (cells[0] === route && cells[1]?.startsWith(build)) return cells;
     }
     return null;
@@ -67,17 +81,31 @@ export function issue13Table(doc) {
     if (!cold) return null;
     const warm = searchRow('search hybrid, whole team, repeated queries', build);
     const fts = searchRow('search FTS, whole team', build);
-    const extra = [warm && `repeated queries p95 ${warm[3]}`, fts && `FTS alone p95 ${fts[3]}`].filter(Boolean).join(', ');
+    const extra = [warm && `repeated queries p95 ${warm[3]}`, fts && `FTS alone p95 ${fts[3]}`]
+      .filter(Boolean)
+      .join(', ');
     return `${label(cold[1])}p95 ${cold[3]} ms (p50 ${cold[2]})${extra ? `; ${extra}` : ''}`;
   };
-  add('team-wide hybrid search, 100k rows (local)', hybrid('before ('), hybrid('after (this tree)'), 'p95 ≤ 100 ms', when(search));
+  add(
+    'team-wide hybrid search, 100k rows (local)',
+    hybrid('before ('),
+    hybrid('after (this tree)'),
+    'p95 ≤ 100 ms',
+    when(search),
+  );
 
   const cold = section(doc, 'cold-start');
   const bundle = (r) => r && `${label(r[0])}${r[1]} raw, ${r[2]} gzip, start ${r[3]} ms CPU`;
-  add('production bundle', bundle(row(cold, 'before (')), bundle(row(cold, 'after (this tree)')), '≤ 1 MB raw or a measured start', when(cold));
+  add(
+    'production bundle',
+    bundle(row(cold, 'before (')),
+    bundle(row(cold, 'after (this tree)')),
+    '≤ 1 MB raw or a measured start',
+    when(cold),
+  );
 
   return [
-    '| what | before (the section\'s baseline commit) | after (this tree) | goal | section run at (UTC) |',
+    "| what | before (the section's baseline commit) | after (this tree) | goal | section run at (UTC) |",
     '|---|---|---|---|---|',
     ...out,
   ].join('\n');
@@ -90,6 +118,10 @@ if (process.argv[1] && pathToFileURL(path.resolve(process.argv[1])).href === imp
   console.log(`\nIssue 13, from the sections of BENCHMARKS.md:\n${table}`);
   writeSection(
     'issue13-summary',
-    ['### Issue 13 at a glance (`npm run bench` prints this last; bench/summary.mjs reads it from the sections below)', '', table].join('\n'),
+    [
+      '### Issue 13 at a glance (`npm run bench` prints this last; bench/summary.mjs reads it from the sections below)',
+      '',
+      table,
+    ].join('\n'),
   );
 }

@@ -14,7 +14,9 @@ for (const f of files) {
   console.log(`\n=== ${f} ===`);
   const started = Date.now();
   const r = spawnSync(process.execPath, [path.join(ROOT, 'bench', f)], { cwd: ROOT, stdio: 'inherit' });
-  console.log(`=== ${f}: ${r.status === 0 ? 'ok' : `failed (${r.status ?? r.signal})`} in ${((Date.now() - started) / 1000).toFixed(1)} s ===`);
+  console.log(
+    `=== ${f}: ${r.status === 0 ? 'ok' : `failed (${r.status ?? r.signal})`} in ${((Date.now() - started) / 1000).toFixed(1)} s ===`,
+  );
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 // Last, the issue-13 table from the sections the benches just wrote (all of them, or the ones asked for).

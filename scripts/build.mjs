@@ -27,5 +27,7 @@ export async function buildAll({ quiet = false, writePlugin = false } = {}) {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--clean')) rmSync(ASSETS_DIR, { recursive: true, force: true });
   const { manifest } = await buildAll({ writePlugin: process.argv.includes('--plugin') });
-  console.log(`assets: client ${manifest.client.version}, viewer ${manifest.viewer.version} → ${path.relative(process.cwd(), ASSETS_DIR)}`);
+  console.log(
+    `assets: client ${manifest.client.version}, viewer ${manifest.viewer.version} → ${path.relative(process.cwd(), ASSETS_DIR)}`,
+  );
 }

@@ -10,7 +10,9 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 try {
-  execFileSync(process.execPath, [join(root, 'scripts/lint-migrations.mjs'), join(root, 'migrations')], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(root, 'scripts/lint-migrations.mjs'), join(root, 'migrations')], {
+    stdio: 'inherit',
+  });
 } catch {
   process.exit(1); // the lint printed each problem
 }
@@ -29,7 +31,9 @@ execFileSync(process.execPath, [join(root, 'node_modules/drizzle-kit/bin.cjs'), 
 const added = readdirSync(join(root, scratch)).filter((f) => !before.has(f) && f.endsWith('.sql'));
 if (added.length) {
   console.error(`src/db/schema.ts differs from migrations/: drizzle-kit would generate ${added.join(', ')}.`);
-  console.error('Run `npx drizzle-kit generate --name <what-changed>` and commit the new migration and migrations/meta/.');
+  console.error(
+    'Run `npx drizzle-kit generate --name <what-changed>` and commit the new migration and migrations/meta/.',
+  );
   process.exit(1);
 }
 console.log('schema and migrations agree');

@@ -16,13 +16,30 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const SAMPLE = path.join(ROOT, 'test', 'e2e', 'claude-code-payloads.json');
-const EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'SubagentStop', 'PreCompact', 'Notification', 'SessionEnd'];
-
+const EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'Stop',
+  'SubagentStop',
+  'PreCompact',
+  'Notification',
+  'SessionEnd',
+];
 
 async function loadFakeModel(dir) {
   const { build } = await import('esbuild');
   const out = path.join(dir, 'fake-agent-model.mjs');
-  await build({ entryPoints: [path.join(ROOT, 'test', 'support', 'fake-agent-model.ts')], bundle: true, platform: 'node', format: 'esm', outfile: out, logLevel: 'error' });
+  await build({
+    entryPoints: [path.join(ROOT, 'test', 'support', 'fake-agent-model.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile: out,
+    logLevel: 'error',
+  });
   return import(pathToFileURL(out).href);
 }
 
@@ -31,12 +48,23 @@ const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g
 /** Placeholders for what differs between machines and runs; object keys sorted so diffs show real changes. */
 export function scrub(value, { home, repo }) {
   if (typeof value === 'string') {
-    return value.split(repo).join('$REPO').split(home).join('$HOME').replace(UUID, '<uuid>').replace(/toolu_[\w]+/g, '<tool_use_id>').replace(/-tmp-[\w-]+-code-widgets/g, '<project-slug>');
+    return value
+      .split(repo)
+      .join('$REPO')
+      .split(home)
+      .join('$HOME')
+      .replace(UUID, '<uuid>')
+      .replace(/toolu_[\w]+/g, '<tool_use_id>')
+      .replace(/-tmp-[\w-]+-code-widgets/g, '<project-slug>');
   }
   if (typeof value === 'number') return Number.isInteger(value) ? 0 : 0.5;
   if (Array.isArray(value)) return value.map((v) => scrub(v, { home, repo }));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, scrub(value[k], { home, repo })]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, scrub(value[k], { home, repo })]),
+    );
   }
   return value;
 }
@@ -55,24 +83,56 @@ export async function recordPayloads() {
     writeFileSync(path.join(repo, 'notes.txt'), 'alpha\nbeta\n');
     const log = path.join(dir, 'payloads.jsonl');
     const recorder = path.join(dir, 'record.cjs');
-    writeFileSync(recorder, `const c=[];process.stdin.on('data',d=>c.push(d)).on('end',()=>require('fs').appendFileSync(${JSON.stringify(log)},JSON.stringify({event:process.argv[2],payload:JSON.parse(Buffer.concat(c).toString()||'{}')})+'\\n'));\n`);
-    const hooks = Object.fromEntries(EVENTS.map((e) => [e, [{ ...(/Tool/.test(e) ? { matcher: '*' } : {}), hooks: [{ type: 'command', command: `node "${recorder}" ${e}`, timeout: 10 }] }]]));
+    writeFileSync(
+      recorder,
+      `const c=[];process.stdin.on('data',d=>c.push(d)).on('end',()=>require('fs').appendFileSync(${JSON.stringify(log)},JSON.stringify({event:process.argv[2],payload:JSON.parse(Buffer.concat(c).toString()||'{}')})+'\\n'));\n`,
+    );
+    const hooks = Object.fromEntries(
+      EVENTS.map((e) => [
+        e,
+        [
+          {
+            ...(/Tool/.test(e) ? { matcher: '*' } : {}),
+            hooks: [{ type: 'command', command: `node "${recorder}" ${e}`, timeout: 10 }],
+          },
+        ],
+      ]),
+    );
     writeFileSync(path.join(home, '.claude', 'settings.json'), JSON.stringify({ hooks }));
-    writeFileSync(path.join(home, '.claude.json'), JSON.stringify({ hasCompletedOnboarding: true, projects: { [repo]: { hasTrustDialogAccepted: true } } }));
+    writeFileSync(
+      path.join(home, '.claude.json'),
+      JSON.stringify({ hasCompletedOnboarding: true, projects: { [repo]: { hasTrustDialogAccepted: true } } }),
+    );
     const file = path.join(repo, 'notes.txt');
     model.script('payloads', [
       [{ type: 'tool_use', name: 'Read', input: { file_path: file } }],
       [{ type: 'tool_use', name: 'Edit', input: { file_path: file, old_string: 'beta', new_string: 'gamma' } }],
-      [{ type: 'tool_use', name: 'Bash', input: { command: 'node -e "process.exit(2)"', description: 'A failing check' } }],
+      [
+        {
+          type: 'tool_use',
+          name: 'Bash',
+          input: { command: 'node -e "process.exit(2)"', description: 'A failing check' },
+        },
+      ],
       [{ type: 'tool_use', name: 'Bash', input: { command: 'echo passing', description: 'A passing check' } }],
       [{ type: 'text', text: 'Changed beta to gamma.' }],
     ]);
     const env = {
-      PATH: `${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`, HOME: home, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'sk-ant-payloads-000000000000',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
+      PATH: `${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+      HOME: home,
+      ANTHROPIC_BASE_URL: model.url,
+      ANTHROPIC_API_KEY: 'sk-ant-payloads-000000000000',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_ERROR_REPORTING: '1',
     };
     const code = await new Promise((resolve, reject) => {
-      const child = spawn(claudeBinary(), ['-p', 'SCENARIO:payloads change beta to gamma', '--output-format', 'json', '--allowedTools', 'Read,Edit,Bash'], { cwd: repo, env, stdio: ['ignore', 'ignore', 'inherit'] });
+      const child = spawn(
+        claudeBinary(),
+        ['-p', 'SCENARIO:payloads change beta to gamma', '--output-format', 'json', '--allowedTools', 'Read,Edit,Bash'],
+        { cwd: repo, env, stdio: ['ignore', 'ignore', 'inherit'] },
+      );
       child.on('error', reject);
       child.on('exit', resolve);
     });
@@ -84,7 +144,14 @@ export async function recordPayloads() {
       const key = payload.tool_name ? `${event}:${payload.tool_name}` : event;
       events[key] ??= scrub(payload, { home, repo });
     }
-    return { claude_code: version, events: Object.fromEntries(Object.keys(events).sort().map((k) => [k, events[k]])) };
+    return {
+      claude_code: version,
+      events: Object.fromEntries(
+        Object.keys(events)
+          .sort()
+          .map((k) => [k, events[k]]),
+      ),
+    };
   } finally {
     await model.close();
     rmSync(dir, { recursive: true, force: true });
@@ -129,7 +196,19 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     if (!version || !/^\d+\.\d+\.\d+$/.test(version)) throw new Error('usage: npm run claude:bump -- <version>');
     // The CLI is pinned in scripts/tools/claude-code (not a devDependency): the pin and its lock file move, and the
     // next claudeBinary() installs the new version into .tools/claude-code.
-    execFileSync('npm', ['install', '--package-lock-only', '--save-exact', '--legacy-peer-deps', '--no-audit', '--no-fund', `@anthropic-ai/claude-code@${version}`], { cwd: path.join(ROOT, 'scripts', 'tools', 'claude-code'), stdio: 'inherit' });
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '--package-lock-only',
+        '--save-exact',
+        '--legacy-peer-deps',
+        '--no-audit',
+        '--no-fund',
+        `@anthropic-ai/claude-code@${version}`,
+      ],
+      { cwd: path.join(ROOT, 'scripts', 'tools', 'claude-code'), stdio: 'inherit' },
+    );
   }
   const before = existsSync(SAMPLE) ? JSON.parse(readFileSync(SAMPLE, 'utf8')) : { claude_code: 'none', events: {} };
   const after = await recordPayloads();
@@ -137,5 +216,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const changes = describeChanges(before, after);
   console.log(`hook payloads of Claude Code ${before.claude_code} → ${after.claude_code}:`);
   console.log(changes || '  no event or field added, removed or retyped');
-  console.log(`(written to ${path.relative(ROOT, SAMPLE)}; \`git diff ${path.relative(ROOT, SAMPLE)}\` shows the values)`);
+  console.log(
+    `(written to ${path.relative(ROOT, SAMPLE)}; \`git diff ${path.relative(ROOT, SAMPLE)}\` shows the values)`,
+  );
 }

@@ -41,10 +41,29 @@ const w = createWrangler(ROOT);
 /** Secrets the Worker reads (src/env.ts): the operator's, and the observer's key for the configured provider. */
 function secretsWanted(vars) {
   const provider = (process.env.OBSERVER_PROVIDER ?? vars.OBSERVER_PROVIDER ?? '').trim().toLowerCase();
-  const key = provider === 'openai' ? 'OPENAI_API_KEY' : provider === 'workers-ai' || provider === 'heuristic' ? null : 'ANTHROPIC_API_KEY';
+  const key =
+    provider === 'openai'
+      ? 'OPENAI_API_KEY'
+      : provider === 'workers-ai' || provider === 'heuristic'
+        ? null
+        : 'ANTHROPIC_API_KEY';
   return [
-    { name: 'CAIRN_ADMIN_SECRET', required: true, why: "the operator's secret: creates teams, moves them, reads every team's health" },
-    ...(key ? [{ name: key, required: false, why: provider ? "the observer's key" : "the observer's key; without one the heuristic observer runs (or set OBSERVER_PROVIDER=workers-ai)" }] : []),
+    {
+      name: 'CAIRN_ADMIN_SECRET',
+      required: true,
+      why: "the operator's secret: creates teams, moves them, reads every team's health",
+    },
+    ...(key
+      ? [
+          {
+            name: key,
+            required: false,
+            why: provider
+              ? "the observer's key"
+              : "the observer's key; without one the heuristic observer runs (or set OBSERVER_PROVIDER=workers-ai)",
+          },
+        ]
+      : []),
   ];
 }
 
@@ -86,11 +105,29 @@ async function rehearse(config) {
   try {
     const db = (await w.d1List()).find((d) => d.name === name);
     if (!db) throw new Error(`${name} was created but d1 list does not show it`);
-    writeFileSync(toml, `name = "cairn-rehearsal"\n\n[[d1_databases]]\nbinding = "REHEARSAL"\ndatabase_name = "${name}"\ndatabase_id = "${db.uuid}"\nmigrations_dir = ${JSON.stringify(migrations)}\n`);
-    await w.must(['d1', 'migrations', 'apply', 'REHEARSAL', '--remote', '--config', toml], { tee: true, extraEnv: { CI: 'true' } });
-    const rows = await w.query('REHEARSAL', "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY name", ['--config', toml]);
+    writeFileSync(
+      toml,
+      `name = "cairn-rehearsal"\n\n[[d1_databases]]\nbinding = "REHEARSAL"\ndatabase_name = "${name}"\ndatabase_id = "${db.uuid}"\nmigrations_dir = ${JSON.stringify(migrations)}\n`,
+    );
+    await w.must(['d1', 'migrations', 'apply', 'REHEARSAL', '--remote', '--config', toml], {
+      tee: true,
+      extraEnv: { CI: 'true' },
+    });
+    const rows = await w.query(
+      'REHEARSAL',
+      "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY name",
+      ['--config', toml],
+    );
     const have = new Set(rows.map((r) => r.name));
-    const missing = ['teams', 'observations', 'observations_fts', 'observations_fts_ai', 'summaries_fts', 'prompts_fts', 'd1_migrations'].filter((t) => !have.has(t));
+    const missing = [
+      'teams',
+      'observations',
+      'observations_fts',
+      'observations_fts_ai',
+      'summaries_fts',
+      'prompts_fts',
+      'd1_migrations',
+    ].filter((t) => !have.has(t));
     if (missing.length) throw new Error(`the rehearsal database lacks ${missing.join(', ')}`);
     say(`Rehearsal passed: every migration applied to ${name} (${rows.length} tables and triggers).`);
   } finally {
@@ -105,27 +142,43 @@ async function rehearse(config) {
  */
 async function discover(config, known) {
   const dbs = known ? await w.d1List() : null;
-  const d1 = config.d1.map((d) => ({ ...d, found: dbs ? (dbs.find((x) => x.name === d.database_name) ?? false) : null }));
+  const d1 = config.d1.map((d) => ({
+    ...d,
+    found: dbs ? (dbs.find((x) => x.name === d.database_name) ?? false) : null,
+  }));
   const vectorize = [];
   for (const v of config.vectorize) {
     let index = known ? await w.vectorizeGet(v.index_name) : null;
     let remake = false;
-    if (index && (index.config?.dimensions !== VECTOR_INDEX.dimensions || index.config?.metric !== VECTOR_INDEX.metric)) {
+    if (
+      index &&
+      (index.config?.dimensions !== VECTOR_INDEX.dimensions || index.config?.metric !== VECTOR_INDEX.metric)
+    ) {
       // One made by other rules (the Deploy to Cloudflare button provisions it from the name alone) is remade
       // while it is still empty; one that holds vectors is never touched.
       if ((await w.vectorizeInfo(v.index_name)).vectorCount !== 0) {
-        throw new Error(`Vectorize ${v.index_name} exists with ${index.config?.dimensions} dimensions / ${index.config?.metric}; cairn needs ${VECTOR_INDEX.dimensions} / ${VECTOR_INDEX.metric} (bge-m3). It holds vectors, so it is left alone: delete it or name another index_name in wrangler.toml.`);
+        throw new Error(
+          `Vectorize ${v.index_name} exists with ${index.config?.dimensions} dimensions / ${index.config?.metric}; cairn needs ${VECTOR_INDEX.dimensions} / ${VECTOR_INDEX.metric} (bge-m3). It holds vectors, so it is left alone: delete it or name another index_name in wrangler.toml.`,
+        );
       }
       remake = true;
     }
     const have = known && index && !remake ? (await w.metadataIndexes(v.index_name)).map((m) => m.propertyName) : [];
     if (remake) index = { ...index, remake };
-    vectorize.push({ ...v, exists: known ? Boolean(index) && !remake : null, remake, metadata: VECTOR_INDEX.metadata.map((m) => ({ ...m, exists: known ? have.includes(m.property) : null })) });
+    vectorize.push({
+      ...v,
+      exists: known ? Boolean(index) && !remake : null,
+      remake,
+      metadata: VECTOR_INDEX.metadata.map((m) => ({ ...m, exists: known ? have.includes(m.property) : null })),
+    });
   }
   const r2 = [];
   for (const b of config.r2) r2.push({ ...b, exists: known ? await w.r2Exists(b.bucket_name) : null });
   const secretNames = known ? await w.secretNames() : null;
-  const secrets = secretsWanted(config.vars).map((x) => ({ ...x, exists: secretNames ? secretNames.includes(x.name) : null }));
+  const secrets = secretsWanted(config.vars).map((x) => ({
+    ...x,
+    exists: secretNames ? secretNames.includes(x.name) : null,
+  }));
   return { d1, vectorize, r2, secrets };
 }
 
@@ -139,11 +192,17 @@ async function main() {
   const who = await w.whoami();
   const known = Boolean(who.loggedIn);
   if (!known && !dry) {
-    say('Not logged in to Cloudflare: run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then `npm run deploy` again.');
+    say(
+      'Not logged in to Cloudflare: run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then `npm run deploy` again.',
+    );
     process.exit(1);
   }
   say(dry ? 'Deploy plan (dry run: nothing is created or changed).' : `Deploying ${config.name} to Cloudflare.`);
-  say(known ? `Cloudflare account: ${who.accounts?.map((a) => a.name).join(', ') || who.email || 'logged in'}` : 'No Cloudflare credentials: whether each resource exists is unknown.');
+  say(
+    known
+      ? `Cloudflare account: ${who.accounts?.map((a) => a.name).join(', ') || who.email || 'logged in'}`
+      : 'No Cloudflare credentials: whether each resource exists is unknown.',
+  );
   const found = await discover(config, known);
 
   // The plan: each resource and its state, then every command in the order it runs.
@@ -152,32 +211,55 @@ async function main() {
   const commands = [];
   say('Resources:');
   for (const d of found.d1) {
-    say(`  D1 ${d.binding} (${d.database_name}): ${state(d.found === null ? null : Boolean(d.found))}${PLACEHOLDER_ID.test(d.database_id ?? '') ? ', wrangler.toml has no id yet' : ''}`);
+    say(
+      `  D1 ${d.binding} (${d.database_name}): ${state(d.found === null ? null : Boolean(d.found))}${PLACEHOLDER_ID.test(d.database_id ?? '') ? ', wrangler.toml has no id yet' : ''}`,
+    );
     if (!d.found) commands.push(`npx wrangler d1 create ${d.database_name}${ifMissing(d.found)}`);
   }
   for (const v of found.vectorize) {
-    say(`  Vectorize ${v.index_name} (${VECTOR_INDEX.dimensions} dimensions, ${VECTOR_INDEX.metric}): ${v.remake ? 'exists empty with another shape: remade' : state(v.exists)}`);
+    say(
+      `  Vectorize ${v.index_name} (${VECTOR_INDEX.dimensions} dimensions, ${VECTOR_INDEX.metric}): ${v.remake ? 'exists empty with another shape: remade' : state(v.exists)}`,
+    );
     if (v.remake) commands.push(`npx wrangler vectorize delete ${v.index_name} --force`);
-    if (!v.exists) commands.push(`npx wrangler vectorize create ${v.index_name} --dimensions=${VECTOR_INDEX.dimensions} --metric=${VECTOR_INDEX.metric}${ifMissing(v.exists)}`);
+    if (!v.exists)
+      commands.push(
+        `npx wrangler vectorize create ${v.index_name} --dimensions=${VECTOR_INDEX.dimensions} --metric=${VECTOR_INDEX.metric}${ifMissing(v.exists)}`,
+      );
     for (const m of v.metadata) {
       say(`    metadata index ${m.property} (${m.type}): ${state(m.exists)}`);
-      if (!m.exists) commands.push(`npx wrangler vectorize create-metadata-index ${v.index_name} --propertyName=${m.property} --type=${m.type}${ifMissing(m.exists)}`);
+      if (!m.exists)
+        commands.push(
+          `npx wrangler vectorize create-metadata-index ${v.index_name} --propertyName=${m.property} --type=${m.type}${ifMissing(m.exists)}`,
+        );
     }
   }
-  if (!found.r2.length) say('  R2: no bucket bound (the scheduled backup is off; README "Your data" says how to turn it on)');
+  if (!found.r2.length)
+    say('  R2: no bucket bound (the scheduled backup is off; README "Your data" says how to turn it on)');
   for (const b of found.r2) {
     say(`  R2 ${b.binding} (${b.bucket_name}): ${state(b.exists)}`);
     if (!b.exists) commands.push(`npx wrangler r2 bucket create ${b.bucket_name}${ifMissing(b.exists)}`);
   }
   for (const x of found.secrets) {
-    const from = process.env[x.name] ? 'from the environment' : x.required ? (interactive ? 'asked for (Enter: generate one)' : 'generated') : interactive ? 'asked for (Enter: none)' : 'left unset';
+    const from = process.env[x.name]
+      ? 'from the environment'
+      : x.required
+        ? interactive
+          ? 'asked for (Enter: generate one)'
+          : 'generated'
+        : interactive
+          ? 'asked for (Enter: none)'
+          : 'left unset';
     say(`  secret ${x.name}: ${state(x.exists)}${x.exists ? '' : ` → ${from}`} (${x.why})`);
   }
   commands.push(`node scripts/lint-migrations.mjs ${path.relative(ROOT, migrations) || '.'}`);
   for (const d of config.d1) commands.push(`npx wrangler d1 migrations apply ${d.binding} --remote`);
   if (!opt['skip-build']) commands.push('npm run build');
-  commands.push(`npx wrangler deploy${found.secrets.some((x) => !x.exists) ? ' --secrets-file <a temporary file, 0600, deleted after>' : ''}`);
-  commands.push('first deploy only (no team yet): POST <worker url>/api/admin/teams with CAIRN_ADMIN_SECRET, then print the `cairn login` line');
+  commands.push(
+    `npx wrangler deploy${found.secrets.some((x) => !x.exists) ? ' --secrets-file <a temporary file, 0600, deleted after>' : ''}`,
+  );
+  commands.push(
+    'first deploy only (no team yet): POST <worker url>/api/admin/teams with CAIRN_ADMIN_SECRET, then print the `cairn login` line',
+  );
   say('Commands:');
   for (const [i, c] of commands.entries()) say(`  ${i + 1}. ${c}`);
   if (dry) return;
@@ -194,17 +276,35 @@ async function main() {
     if (id !== d.database_id) {
       text = withDatabaseId(text, d.binding, id);
       writeFileSync(configPath, text);
-      say(`  wrote database_id = "${id}" for ${d.binding} into ${path.relative(process.cwd(), configPath) || configPath} (commit it)`);
+      say(
+        `  wrote database_id = "${id}" for ${d.binding} into ${path.relative(process.cwd(), configPath) || configPath} (commit it)`,
+      );
     }
   }
   // 2. Vectorize, with its metadata indexes before any vector is inserted (vectors inserted earlier are not filtered).
   for (const v of found.vectorize) {
     if (v.remake) await w.must(['vectorize', 'delete', v.index_name, '--force']);
-    if (!v.exists) await w.must(['vectorize', 'create', v.index_name, `--dimensions=${VECTOR_INDEX.dimensions}`, `--metric=${VECTOR_INDEX.metric}`]);
+    if (!v.exists)
+      await w.must([
+        'vectorize',
+        'create',
+        v.index_name,
+        `--dimensions=${VECTOR_INDEX.dimensions}`,
+        `--metric=${VECTOR_INDEX.metric}`,
+      ]);
     for (const m of v.metadata) {
       if (m.exists) continue;
-      await w.must(['vectorize', 'create-metadata-index', v.index_name, `--propertyName=${m.property}`, `--type=${m.type}`]);
-      if (v.exists) say(`  ${v.index_name} already held vectors: they stay unfiltered by ${m.property} until embedded again (POST /api/admin/jobs {"kind":"embed"}).`);
+      await w.must([
+        'vectorize',
+        'create-metadata-index',
+        v.index_name,
+        `--propertyName=${m.property}`,
+        `--type=${m.type}`,
+      ]);
+      if (v.exists)
+        say(
+          `  ${v.index_name} already held vectors: they stay unfiltered by ${m.property} until embedded again (POST /api/admin/jobs {"kind":"embed"}).`,
+        );
     }
   }
   // 3. R2 for backups, when bound.
@@ -225,7 +325,11 @@ async function main() {
     if (x.name === 'CAIRN_ADMIN_SECRET') adminSecret = value;
   }
   // 5. Migrations on every database (CI=true: wrangler applies without its own prompt; this script asked already).
-  for (const d of config.d1) await w.must(['d1', 'migrations', 'apply', d.binding, '--remote', ...configArgs], { tee: true, extraEnv: { CI: 'true' } });
+  for (const d of config.d1)
+    await w.must(['d1', 'migrations', 'apply', d.binding, '--remote', ...configArgs], {
+      tee: true,
+      extraEnv: { CI: 'true' },
+    });
   if (!opt['skip-build']) await runNode(['scripts/build.mjs']);
   // 6. The deploy, with the new secrets in a file that exists only for it.
   let secretsFile = null;
@@ -237,7 +341,9 @@ async function main() {
   }
   let deployed;
   try {
-    deployed = await w.must(['deploy', ...configArgs, ...(secretsFile ? ['--secrets-file', secretsFile] : [])], { tee: true });
+    deployed = await w.must(['deploy', ...configArgs, ...(secretsFile ? ['--secrets-file', secretsFile] : [])], {
+      tee: true,
+    });
   } finally {
     if (secretsFile) rmSync(path.dirname(secretsFile), { recursive: true, force: true });
   }
@@ -246,8 +352,12 @@ async function main() {
   // 7. The first deploy creates the operator's team: the directory has none yet.
   const [{ n } = { n: 0 }] = await w.query(config.d1[0].binding, 'SELECT COUNT(*) AS n FROM teams', configArgs);
   say();
-  if (generated && interactive) say(`CAIRN_ADMIN_SECRET (generated; keep it, cairn will not show it again): ${adminSecret}`);
-  else if (generated) say("CAIRN_ADMIN_SECRET was not set: one was generated and stored as the Worker's secret. To hold it yourself: npx wrangler secret put CAIRN_ADMIN_SECRET");
+  if (generated && interactive)
+    say(`CAIRN_ADMIN_SECRET (generated; keep it, cairn will not show it again): ${adminSecret}`);
+  else if (generated)
+    say(
+      "CAIRN_ADMIN_SECRET was not set: one was generated and stored as the Worker's secret. To hold it yourself: npx wrangler secret put CAIRN_ADMIN_SECRET",
+    );
   if (Number(n) > 0) {
     say(`Deployed${url ? ` to ${url}` : ''}; ${n} team(s) already here. Health: npx cairn admin health`);
     return;
@@ -280,7 +390,9 @@ async function firstTeam(url, adminSecret) {
   }
   say(`Team ${team} created; ${user} is its owner. On this machine:`);
   say(`  npx cairn login --url ${url} --token ${body.token} && npx cairn install`);
-  say(`On any other machine: curl -fsS ${url}/install/cairn.mjs -o /tmp/cairn.mjs && node /tmp/cairn.mjs login --url ${url} --token <a device token: npx cairn admin devices enroll <name>>`);
+  say(
+    `On any other machine: curl -fsS ${url}/install/cairn.mjs -o /tmp/cairn.mjs && node /tmp/cairn.mjs login --url ${url} --token <a device token: npx cairn admin devices enroll <name>>`,
+  );
 }
 
 function runNode(args) {

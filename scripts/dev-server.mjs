@@ -3,7 +3,16 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
@@ -17,9 +26,20 @@ const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js
 export const QUIET_ENV = { CI: '1', WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' };
 
 export const PASSTHROUGH_VARS = [
-  'CAIRN_ADMIN_SECRET', 'CAIRN_MODE', 'OBSERVER_PROVIDER', 'OBSERVER_MODEL', 'OBSERVER_READONLY_MODEL', 'OBSERVER_CONCURRENCY', 'OBSERVER_CONTEXT_TOKENS',
-  'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL',
-  'RATE_LIMIT_INGEST_PER_MIN', 'RATE_LIMIT_READ_PER_MIN', 'SESSION_RETENTION_SECONDS',
+  'CAIRN_ADMIN_SECRET',
+  'CAIRN_MODE',
+  'OBSERVER_PROVIDER',
+  'OBSERVER_MODEL',
+  'OBSERVER_READONLY_MODEL',
+  'OBSERVER_CONCURRENCY',
+  'OBSERVER_CONTEXT_TOKENS',
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_BASE_URL',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'RATE_LIMIT_INGEST_PER_MIN',
+  'RATE_LIMIT_READ_PER_MIN',
+  'SESSION_RETENTION_SECONDS',
 ];
 
 /**
@@ -37,7 +57,10 @@ const REMOTE_ONLY_BINDINGS = new Set(['[[vectorize]]', '[ai]']);
  * `remote = true`: without a remote proxy (the pool runs with remoteBindings off) that changes nothing but
  * wrangler's two warnings about them. Line-based: a table runs from its header to the next header.
  */
-export function localWranglerToml(text, { main, migrationsDir, assetsDir = path.join(ROOT, 'dist', 'assets'), keepRemoteBindings = false }) {
+export function localWranglerToml(
+  text,
+  { main, migrationsDir, assetsDir = path.join(ROOT, 'dist', 'assets'), keepRemoteBindings = false },
+) {
   const out = [];
   let dropping = false;
   for (const line of text.split('\n')) {
@@ -62,7 +85,10 @@ export function localWranglerToml(text, { main, migrationsDir, assetsDir = path.
  * checkout's Worker as its main module.
  */
 export function poolWranglerConfig(root = ROOT) {
-  const dir = path.join(tmpdir(), `cairn-vitest-pool-${createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 12)}`);
+  const dir = path.join(
+    tmpdir(),
+    `cairn-vitest-pool-${createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 12)}`,
+  );
   mkdirSync(dir, { recursive: true });
   const text = readFileSync(path.join(root, 'wrangler.toml'), 'utf8');
   const toml = localWranglerToml(text, {
@@ -101,7 +127,11 @@ function writeLocalConfig(dir, main, root = ROOT) {
 }
 
 function wrangler(args, cwd) {
-  const r = spawnSync(process.execPath, [WRANGLER, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...QUIET_ENV } });
+  const r = spawnSync(process.execPath, [WRANGLER, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, ...QUIET_ENV },
+  });
   if (r.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
 }
 
@@ -186,12 +216,28 @@ async function startWrangler(opts, embedder) {
   const persistTo = opts.persistTo ?? (temp ? path.join(temp, 'state') : path.join(ROOT, '.wrangler', 'state'));
   applyMigrations({ persistTo, cwd });
   const vars = { CAIRN_LOCAL: '1', ...(embedder ? { CAIRN_EMBEDDER_URL: embedder.url } : {}), ...opts.vars };
-  const args = [WRANGLER, 'dev', '--local', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', opts.logLevel ?? 'warn'];
+  const args = [
+    WRANGLER,
+    'dev',
+    '--local',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--show-interactive-dev-session=false',
+    '--log-level',
+    opts.logLevel ?? 'warn',
+  ];
   if (persistTo) args.push('--persist-to', persistTo);
   // Several wrangler devs share this machine: the inspector's default port (9229) would collide.
   args.push('--inspector-port', String(opts.inspectorPort ?? (await freePort())));
   for (const [k, v] of Object.entries(vars)) if (v !== undefined && v !== '') args.push('--var', `${k}:${v}`);
-  const child = spawn(process.execPath, args, { cwd, stdio: opts.stdio ?? 'pipe', env: { ...process.env, ...QUIET_ENV }, detached: opts.processGroup === true });
+  const child = spawn(process.execPath, args, {
+    cwd,
+    stdio: opts.stdio ?? 'pipe',
+    env: { ...process.env, ...QUIET_ENV },
+    detached: opts.processGroup === true,
+  });
   let output = '';
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));

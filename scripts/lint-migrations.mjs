@@ -71,7 +71,11 @@ export function lintMigrationSql(text) {
   const problems = [];
   const cr = text.indexOf('\r');
   if (cr !== -1) {
-    problems.push({ line: text.slice(0, cr).split('\n').length, rule: 'crlf', message: 'CR line endings: D1 mis-splits trigger bodies with them; save the file with LF only' });
+    problems.push({
+      line: text.slice(0, cr).split('\n').length,
+      rule: 'crlf',
+      message: 'CR line endings: D1 mis-splits trigger bodies with them; save the file with LF only',
+    });
   }
   let statementStart = true;
   let inTrigger = false;
@@ -79,8 +83,18 @@ export function lintMigrationSql(text) {
   let words = [];
   for (const t of tokens(text)) {
     if (t.kind === 'comment') {
-      if (/['"`]/.test(t.text)) problems.push({ line: t.line, rule: 'comment-quote', message: 'a quote inside a comment: D1 reads it as the start of a string' });
-      if (t.text.includes(';')) problems.push({ line: t.line, rule: 'comment-semicolon', message: 'a semicolon inside a comment: D1 splits the statement there' });
+      if (/['"`]/.test(t.text))
+        problems.push({
+          line: t.line,
+          rule: 'comment-quote',
+          message: 'a quote inside a comment: D1 reads it as the start of a string',
+        });
+      if (t.text.includes(';'))
+        problems.push({
+          line: t.line,
+          rule: 'comment-semicolon',
+          message: 'a semicolon inside a comment: D1 splits the statement there',
+        });
       continue;
     }
     if (t.kind === 'semicolon') {
@@ -93,10 +107,18 @@ export function lintMigrationSql(text) {
     }
     const upper = t.text.toUpperCase();
     if ((upper === 'BEGIN' || upper === 'END') && t.text !== upper) {
-      problems.push({ line: t.line, rule: 'keyword-case', message: `"${t.text}": write ${upper} in upper case (a lower-case END does not close a trigger body for the splitter)` });
+      problems.push({
+        line: t.line,
+        rule: 'keyword-case',
+        message: `"${t.text}": write ${upper} in upper case (a lower-case END does not close a trigger body for the splitter)`,
+      });
     }
     if (statementStart && TRANSACTION_WORDS.has(upper)) {
-      problems.push({ line: t.line, rule: 'transaction', message: `a ${upper} statement: D1 runs each migration in a transaction of its own and refuses transaction statements` });
+      problems.push({
+        line: t.line,
+        rule: 'transaction',
+        message: `a ${upper} statement: D1 runs each migration in a transaction of its own and refuses transaction statements`,
+      });
     }
     statementStart = false;
     words.push(upper);
@@ -116,11 +138,16 @@ export function lintMigrationsDir(dir) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const dir = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'migrations'));
+  const dir = path.resolve(
+    process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'migrations'),
+  );
   const problems = lintMigrationsDir(dir);
-  for (const p of problems) console.error(`${path.join(path.relative(process.cwd(), dir), p.file)}:${p.line}: ${p.rule}: ${p.message}`);
+  for (const p of problems)
+    console.error(`${path.join(path.relative(process.cwd(), dir), p.file)}:${p.line}: ${p.rule}: ${p.message}`);
   if (problems.length) {
-    console.error(`${problems.length} problem(s) that would break \`wrangler d1 migrations apply --remote\` (see scripts/lint-migrations.mjs).`);
+    console.error(
+      `${problems.length} problem(s) that would break \`wrangler d1 migrations apply --remote\` (see scripts/lint-migrations.mjs).`,
+    );
     process.exit(1);
   }
   console.log('migrations are safe for remote D1');

@@ -55,7 +55,9 @@ async function pump() {
     while (jobs.length) {
       const job = jobs.find((j) => j.query) ?? jobs[0];
       try {
-        const chunk = job.texts.slice(job.out.length, job.out.length + BATCH).map((t) => (t.trim() === '' ? '.' : t.slice(0, MAX_CHARS)));
+        const chunk = job.texts
+          .slice(job.out.length, job.out.length + BATCH)
+          .map((t) => (t.trim() === '' ? '.' : t.slice(0, MAX_CHARS)));
         const t = performance.now();
         job.waitMs ??= t - job.queuedAt;
         for (const v of await model.embed(chunk)) {

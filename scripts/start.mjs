@@ -9,7 +9,13 @@ vars.CAIRN_ADMIN_SECRET ??= `dev-${randomBytes(12).toString('hex')}`;
 
 // The sentence model runs in this process (CAIRN_EMBEDDER=off leaves local search keyword-only).
 const embedder = process.env.CAIRN_EMBEDDER !== 'off';
-const server = await startDevServer({ port, vars, embedder, stdio: ['ignore', 'inherit', 'inherit'], timeoutMs: 120_000 });
+const server = await startDevServer({
+  port,
+  vars,
+  embedder,
+  stdio: ['ignore', 'inherit', 'inherit'],
+  timeoutMs: 120_000,
+});
 const token = await mintDevToken(server.url, vars.CAIRN_ADMIN_SECRET);
 const provider = vars.OBSERVER_PROVIDER || (vars.ANTHROPIC_API_KEY ? 'anthropic' : 'heuristic');
 console.log(`

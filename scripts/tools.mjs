@@ -35,7 +35,8 @@ export function ensureTool(tool, { quiet = false } = {}) {
   if (!TOOLS.includes(tool)) throw new Error(`unknown tool ${tool} (one of ${TOOLS.join(', ')})`);
   const spec = path.join(SPECS, tool);
   const dir = path.join(TOOLS_DIR, tool);
-  if (sameFile(path.join(spec, 'package-lock.json'), installedLock(dir)) && existsSync(path.join(dir, 'node_modules'))) return dir;
+  if (sameFile(path.join(spec, 'package-lock.json'), installedLock(dir)) && existsSync(path.join(dir, 'node_modules')))
+    return dir;
   mkdirSync(TOOLS_DIR, { recursive: true });
   // Installed beside its place and renamed into it: a folder at .tools/<name> is always a whole install.
   const temp = `${dir}.installing-${process.pid}`;
@@ -72,7 +73,10 @@ export function resolveInTool(tool, request) {
 /** The native Claude Code binary (its platform package; npm 11 does not run the wrapper's postinstall copy). */
 export function claudeBinary() {
   const pkg = `@anthropic-ai/claude-code-${process.platform}-${process.arch}`;
-  const file = path.join(path.dirname(resolveInTool('claude-code', `${pkg}/package.json`)), process.platform === 'win32' ? 'claude.exe' : 'claude');
+  const file = path.join(
+    path.dirname(resolveInTool('claude-code', `${pkg}/package.json`)),
+    process.platform === 'win32' ? 'claude.exe' : 'claude',
+  );
   if (!existsSync(file)) throw new Error(`${pkg} has no claude binary`);
   return file;
 }
@@ -81,7 +85,10 @@ export function claudeBinary() {
 export function claudeMemTools() {
   const modules = path.join(ensureTool('claude-mem'), 'node_modules');
   const platformBun = path.join(modules, '@oven', `bun-${process.platform}-${process.arch}`, 'bin', 'bun');
-  return { claudeMem: path.join(modules, 'claude-mem'), bun: existsSync(platformBun) ? platformBun : path.join(modules, '.bin', 'bun') };
+  return {
+    claudeMem: path.join(modules, 'claude-mem'),
+    bun: existsSync(platformBun) ? platformBun : path.join(modules, '.bin', 'bun'),
+  };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -34,7 +34,6 @@ import { budgetRoutes, usageRoutes } from './usage/routes';
 import { liveRoutes, viewerApi } from './viewer/api';
 import { viewerRoutes } from './viewer/routes';
 
-
 type Guard = MiddlewareHandler<AppEnv>;
 interface Mount {
   at: string;
@@ -51,7 +50,14 @@ const health = new Hono<AppEnv>().get('/', (c) => c.json({ status: 'ok', service
 const PUBLIC_MOUNTS: Mount[] = [
   { at: '/api/health', guards: [], routes: health },
   // Bootstrap, team moves, backups and restores (src/backup/routes.ts); `GET /health`: every team's health and every database's size (the same secret).
-  { at: '/api/admin/teams', guards: [requireOperator], routes: new Hono<AppEnv>().route('/health', operatorHealthRoutes).route('/', bootstrapRoutes).route('/', backupRoutes) },
+  {
+    at: '/api/admin/teams',
+    guards: [requireOperator],
+    routes: new Hono<AppEnv>()
+      .route('/health', operatorHealthRoutes)
+      .route('/', bootstrapRoutes)
+      .route('/', backupRoutes),
+  },
   { at: '/', guards: [], routes: viewerRoutes },
   { at: '/', guards: [], routes: installRoutes },
 ];
@@ -59,13 +65,21 @@ const PUBLIC_MOUNTS: Mount[] = [
 /** Everything else: a bearer token (authenticate + rateLimit, below), then the scope this mount needs. */
 const TOKEN_MOUNTS: Mount[] = [
   // Hooks write with `ingest`; a session's status may also be read with `read`.
-  { at: '/api/sessions', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: sessionRoutes },
+  {
+    at: '/api/sessions',
+    guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
+    routes: sessionRoutes,
+  },
   { at: '/api/events', guards: [requireScope('ingest')], routes: eventRoutes },
   { at: '/api/forget', guards: [requireScope('ingest')], routes: forgetRoutes },
   // A repository's first notes (cairn prime): a write, counted in the ingest bucket (limits/rate-limit.ts).
   { at: '/api/prime', guards: [requireScope('ingest')], routes: primeRoutes },
   // Supersede and feedback write with `ingest`; a record's history may also be read with `read`.
-  { at: '/api/corrections', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: correctionRoutes },
+  {
+    at: '/api/corrections',
+    guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
+    routes: correctionRoutes,
+  },
   // A job the caller started (forget of their private project, an export): any device token.
   { at: '/api/jobs', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: ownJobRoutes },
   { at: '/api/context', guards: [requireScope('read')], routes: contextRoutes },
@@ -76,9 +90,17 @@ const TOKEN_MOUNTS: Mount[] = [
   { at: '/api/viewer', guards: [requireScope('read')], routes: viewerApi },
   { at: '/api/live', guards: [requireScope('read')], routes: liveRoutes },
   // Whether the team's observer runs on its model or the heuristic fallback (`cairn status`): any device token.
-  { at: '/api/observer', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: budgetRoutes },
+  {
+    at: '/api/observer',
+    guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
+    routes: budgetRoutes,
+  },
   // Whether memory is paused, delayed or behind, in one sentence (`cairn status`, the status line, the viewer).
-  { at: '/api/observer/state', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: observerStateRoutes },
+  {
+    at: '/api/observer/state',
+    guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
+    routes: observerStateRoutes,
+  },
   {
     at: '/api/admin',
     guards: [requireAdmin],

@@ -18,12 +18,18 @@ const ConfigSchema = z
     CAIRN_ADMIN_SECRET: text(),
     CAIRN_MODE: text(),
     CAIRN_EMBEDDER_URL: z.preprocess(blankToUndefined, z.string().trim().url().optional()),
-    OBSERVER_PROVIDER: z.preprocess((v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v), z.enum(['anthropic', 'openai', 'workers-ai', 'heuristic']).optional()),
+    OBSERVER_PROVIDER: z.preprocess(
+      (v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v),
+      z.enum(['anthropic', 'openai', 'workers-ai', 'heuristic']).optional(),
+    ),
     OBSERVER_MODEL: text(),
     OBSERVER_READONLY_MODEL: text(),
     OBSERVER_CONCURRENCY: positiveInt(DEFAULT_OBSERVER_CONCURRENCY, 64),
     /** The observer model's window in tokens, for a model src/observer/window.ts does not know (unset: its table). */
-    OBSERVER_CONTEXT_TOKENS: z.preprocess(blankToUndefined, z.coerce.number().int().min(4_096).max(10_000_000).optional()),
+    OBSERVER_CONTEXT_TOKENS: z.preprocess(
+      blankToUndefined,
+      z.coerce.number().int().min(4_096).max(10_000_000).optional(),
+    ),
     ANTHROPIC_API_KEY: text(),
     ANTHROPIC_BASE_URL: text(),
     OPENAI_API_KEY: text(),
@@ -31,7 +37,10 @@ const ConfigSchema = z
     RATE_LIMIT_INGEST_PER_MIN: positiveInt(DEFAULT_RATE_LIMITS.ingest),
     RATE_LIMIT_READ_PER_MIN: positiveInt(DEFAULT_RATE_LIMITS.read),
     /** The Workers plan the deployment runs on: its per-invocation limits size every job step (docs/capacity.md). */
-    CAIRN_PLAN: z.preprocess((v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v), z.enum(['paid', 'free']).default('paid')),
+    CAIRN_PLAN: z.preprocess(
+      (v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v),
+      z.enum(['paid', 'free']).default('paid'),
+    ),
     /** D1 statements one job step may send (default 200 on Paid, 40 on Free). */
     JOB_STEP_STATEMENTS: z.preprocess(blankToUndefined, z.coerce.number().int().min(10).max(1000).optional()),
     /** Complete backups each team keeps in the BACKUPS bucket (src/backup/); older ones are deleted. */
@@ -41,8 +50,17 @@ const ConfigSchema = z
       blankToUndefined,
       z
         .string()
-        .transform((v) => [...new Set(v.split(',').map((s) => s.trim()).filter(Boolean))])
-        .pipe(z.array(z.string().regex(/^DB(?:_[1-9]\d{0,3})?$/, 'shard names are D1 bindings: DB, DB_1, DB_2, …')).min(1))
+        .transform((v) => [
+          ...new Set(
+            v
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          ),
+        ])
+        .pipe(
+          z.array(z.string().regex(/^DB(?:_[1-9]\d{0,3})?$/, 'shard names are D1 bindings: DB, DB_1, DB_2, …')).min(1),
+        )
         .default(['DB']),
     ),
   })

@@ -35,7 +35,8 @@ export interface CairnSecrets {
 
 /** Generated bindings, except that local runs have no Vectorize or Workers AI (their config drops them). */
 /** BACKUPS: an R2 bucket for the daily backup, bound only by an operator who wants it (wrangler.toml, commented). */
-export type CairnEnv = Omit<Cloudflare.Env, 'VECTORS' | 'AI'> & CairnSecrets & { VECTORS?: VectorizeIndex; AI?: Ai; BACKUPS?: R2Bucket };
+export type CairnEnv = Omit<Cloudflare.Env, 'VECTORS' | 'AI'> &
+  CairnSecrets & { VECTORS?: VectorizeIndex; AI?: Ai; BACKUPS?: R2Bucket };
 
 declare global {
   namespace Cloudflare {

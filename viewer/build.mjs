@@ -26,7 +26,13 @@ async function bundle(entry, loader) {
 
 /** The security headers of src/viewer/page.ts (the Worker's side of the viewer), bundled and loaded here so they are written once. */
 async function securityHeaders() {
-  const out = await build({ entryPoints: [path.join(HERE, '../src/viewer/page.ts')], bundle: true, write: false, format: 'esm', platform: 'neutral' });
+  const out = await build({
+    entryPoints: [path.join(HERE, '../src/viewer/page.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'neutral',
+  });
   const mod = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
   return mod.SECURITY_HEADERS;
 }
@@ -34,7 +40,9 @@ async function securityHeaders() {
 /** Workers Static Assets `_headers`: every viewer file gets the security headers; the versioned ones are immutable. */
 function headersFile(security) {
   const lines = Object.entries(security).map(([k, v]) => `  ${k}: ${v}`);
-  return ['/viewer/*', ...lines, '/viewer/app.*', '  cache-control: public, max-age=31536000, immutable', ''].join('\n');
+  return ['/viewer/*', ...lines, '/viewer/app.*', '  cache-control: public, max-age=31536000, immutable', ''].join(
+    '\n',
+  );
 }
 
 /**

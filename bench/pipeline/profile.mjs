@@ -17,7 +17,12 @@ const srv = await startDevServer({
   port: await freePort(),
   inspectorPort,
   timeoutMs: 300_000,
-  vars: { CAIRN_ADMIN_SECRET: secret, OBSERVER_PROVIDER: 'heuristic', RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000' },
+  vars: {
+    CAIRN_ADMIN_SECRET: secret,
+    OBSERVER_PROVIDER: 'heuristic',
+    RATE_LIMIT_READ_PER_MIN: '10000000',
+    RATE_LIMIT_INGEST_PER_MIN: '10000000',
+  },
 });
 const token = await mintDevToken(srv.url, secret, { team: 'bench', user: 'bencher', device: 'bench-box' });
 let seq = 0;
@@ -26,18 +31,40 @@ const body = () => {
   const n = ++seq;
   return route === '/api/sessions/observations'
     ? {
-        event_id: `prof-${process.pid}-${n}`, session_id: 'prof-session', project: 'github.com/bench/pipeline', cwd: '/home/bench/pipeline',
-        occurred_at: Date.now(), tool_name: 'Bash', tool_input: { command: `npm test -- --shard ${n}`, description: 'Run one shard' },
-        tool_response: { stdout: RESPONSE, stderr: '', exit_code: 0 }, tool_use_id: `toolu_${n}`,
+        event_id: `prof-${process.pid}-${n}`,
+        session_id: 'prof-session',
+        project: 'github.com/bench/pipeline',
+        cwd: '/home/bench/pipeline',
+        occurred_at: Date.now(),
+        tool_name: 'Bash',
+        tool_input: { command: `npm test -- --shard ${n}`, description: 'Run one shard' },
+        tool_response: { stdout: RESPONSE, stderr: '', exit_code: 0 },
+        tool_use_id: `toolu_${n}`,
       }
     : {};
 };
-const post = () => fetch(`${srv.url}${route}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body()) });
+const post = () =>
+  fetch(`${srv.url}${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body()),
+  });
 async function load(total) {
   let next = 0;
   const t0 = performance.now();
   const times = [];
-  await Promise.all(Array.from({ length: 8 }, async () => { for (;;) { if (next++ >= total) return; const t = performance.now(); const r = await post(); await r.text(); if (r.status >= 300) throw new Error(`${r.status}`); times.push(performance.now() - t); } }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (;;) {
+        if (next++ >= total) return;
+        const t = performance.now();
+        const r = await post();
+        await r.text();
+        if (r.status >= 300) throw new Error(`${r.status}`);
+        times.push(performance.now() - t);
+      }
+    }),
+  );
   times.sort((a, b) => a - b);
   return { perSecond: total / ((performance.now() - t0) / 1000), p50: times[Math.floor(times.length / 2)] };
 }
@@ -45,11 +72,25 @@ try {
   await load(100);
   const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
   const ws = new WebSocket(targets[0].webSocketDebuggerUrl);
-  await new Promise((r, j) => { ws.once('open', r); ws.once('error', j); });
+  await new Promise((r, j) => {
+    ws.once('open', r);
+    ws.once('error', j);
+  });
   let id = 0;
   const pending = new Map();
-  ws.on('message', (m) => { const msg = JSON.parse(String(m)); if (msg.id && pending.has(msg.id)) { pending.get(msg.id)(msg); pending.delete(msg.id); } });
-  const send = (method, params = {}) => new Promise((r) => { const i = ++id; pending.set(i, r); ws.send(JSON.stringify({ id: i, method, params })); });
+  ws.on('message', (m) => {
+    const msg = JSON.parse(String(m));
+    if (msg.id && pending.has(msg.id)) {
+      pending.get(msg.id)(msg);
+      pending.delete(msg.id);
+    }
+  });
+  const send = (method, params = {}) =>
+    new Promise((r) => {
+      const i = ++id;
+      pending.set(i, r);
+      ws.send(JSON.stringify({ id: i, method, params }));
+    });
   await send('Profiler.enable');
   await send('Profiler.setSamplingInterval', { interval: 200 });
   await send('Profiler.start');
@@ -96,18 +137,25 @@ function report(profile) {
       const name = frameName(n, map);
       const hit = entries.find((e) => name.startsWith(`${e} `) && /src\/(session|index|limits)/.test(name));
       if (hit) job = name;
-      else if (!entries.some((e) => job.startsWith(`${e} `)) && /src\/[a-z-]+\//.test(name)) job = `under ${name.replace(/^.* (src\/[^:]+).*$/, '$1')}`;
+      else if (!entries.some((e) => job.startsWith(`${e} `)) && /src\/[a-z-]+\//.test(name))
+        job = `under ${name.replace(/^.* (src\/[^:]+).*$/, '$1')}`;
       else if (job.startsWith('other') && /node_modules\/hono/.test(name)) job = 'under hono';
     }
     incl.set(job, (incl.get(job) ?? 0) + (dt[i] ?? 0));
   }
-  for (const [k, v] of [...incl].sort((a, b) => b[1] - a[1])) console.log(`job ${((100 * v) / total).toFixed(1).padStart(5)} %  ${(v / 1000 / N).toFixed(2)} ms/request  ${k}`);
-  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 45)) console.log(`${((100 * v) / total).toFixed(1).padStart(5)} %  ${(v / 1000).toFixed(0).padStart(6)} ms  ${k}`);
+  for (const [k, v] of [...incl].sort((a, b) => b[1] - a[1]))
+    console.log(`job ${((100 * v) / total).toFixed(1).padStart(5)} %  ${(v / 1000 / N).toFixed(2)} ms/request  ${k}`);
+  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 45))
+    console.log(`${((100 * v) / total).toFixed(1).padStart(5)} %  ${(v / 1000).toFixed(0).padStart(6)} ms  ${k}`);
   // Self time grouped by source file.
   const byFile = new Map();
-  for (const [k, v] of self) { const file = k.split(' ').slice(1).join(' ').replace(/:\d+$/, '') || k; byFile.set(file, (byFile.get(file) ?? 0) + v); }
+  for (const [k, v] of self) {
+    const file = k.split(' ').slice(1).join(' ').replace(/:\d+$/, '') || k;
+    byFile.set(file, (byFile.get(file) ?? 0) + v);
+  }
   console.log('--- by file');
-  for (const [k, v] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`${((100 * v) / total).toFixed(1).padStart(5)} %  ${k}`);
+  for (const [k, v] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 30))
+    console.log(`${((100 * v) / total).toFixed(1).padStart(5)} %  ${k}`);
 }
 
 function findBundle() {

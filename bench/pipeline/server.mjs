@@ -16,7 +16,14 @@ export const startPipelineServer = ({ port, vars = {}, root }) => startBenchServ
 export async function startFakeObserver() {
   const dir = mkdtempSync(path.join(tmpdir(), 'cairn-fake-llm-'));
   const outfile = path.join(dir, 'fake-llm.mjs');
-  await build({ entryPoints: [path.join(ROOT, 'test', 'support', 'fake-llm.ts')], bundle: true, platform: 'node', format: 'esm', outfile, logLevel: 'error' });
+  await build({
+    entryPoints: [path.join(ROOT, 'test', 'support', 'fake-llm.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile,
+    logLevel: 'error',
+  });
   const { startFakeLlm } = await import(pathToFileURL(outfile).href);
   const fake = await startFakeLlm();
   return {

@@ -11,7 +11,12 @@ const srv = await startDevServer({
   snapshot: true,
   port: await freePort(),
   timeoutMs: 300_000,
-  vars: { CAIRN_ADMIN_SECRET: secret, OBSERVER_PROVIDER: 'heuristic', RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000' },
+  vars: {
+    CAIRN_ADMIN_SECRET: secret,
+    OBSERVER_PROVIDER: 'heuristic',
+    RATE_LIMIT_READ_PER_MIN: '10000000',
+    RATE_LIMIT_INGEST_PER_MIN: '10000000',
+  },
 });
 const token = await mintDevToken(srv.url, secret, { team: 'bench', user: 'bencher', device: 'bench-box' });
 let seq = 0;
@@ -20,30 +25,59 @@ const body = () => {
   const n = ++seq;
   return route === '/api/sessions/observations'
     ? {
-        event_id: `sys-${process.pid}-${n}`, session_id: 'sys-session', project: 'github.com/bench/pipeline', cwd: '/home/bench/pipeline',
-        occurred_at: Date.now(), tool_name: 'Bash', tool_input: { command: `npm test -- --shard ${n}`, description: 'Run one shard' },
-        tool_response: { stdout: RESPONSE, stderr: '', exit_code: 0 }, tool_use_id: `toolu_${n}`,
+        event_id: `sys-${process.pid}-${n}`,
+        session_id: 'sys-session',
+        project: 'github.com/bench/pipeline',
+        cwd: '/home/bench/pipeline',
+        occurred_at: Date.now(),
+        tool_name: 'Bash',
+        tool_input: { command: `npm test -- --shard ${n}`, description: 'Run one shard' },
+        tool_response: { stdout: RESPONSE, stderr: '', exit_code: 0 },
+        tool_use_id: `toolu_${n}`,
       }
     : {};
 };
-const post = () => fetch(`${srv.url}${route}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body()) });
+const post = () =>
+  fetch(`${srv.url}${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body()),
+  });
 async function load(total) {
   let next = 0;
   const t0 = performance.now();
   const times = [];
-  await Promise.all(Array.from({ length: 8 }, async () => { for (;;) { if (next++ >= total) return; const t = performance.now(); const r = await post(); await r.text(); if (r.status >= 300) throw new Error(`${r.status}`); times.push(performance.now() - t); } }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (;;) {
+        if (next++ >= total) return;
+        const t = performance.now();
+        const r = await post();
+        await r.text();
+        if (r.status >= 300) throw new Error(`${r.status}`);
+        times.push(performance.now() - t);
+      }
+    }),
+  );
   times.sort((a, b) => a - b);
   return { perSecond: total / ((performance.now() - t0) / 1000), p50: times[Math.floor(times.length / 2)] };
 }
 const descendants = (pid) => {
   // ps exits 1 when a process has no children.
-  const kids = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.split('\n').map((s) => s.trim()).filter(Boolean);
+  const kids = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return [pid, ...kids.flatMap((k) => descendants(Number(k)))];
 };
 try {
   await load(100);
-  const workerd = descendants(srv.child.pid).find((p) => execFileSync('ps', ['-o', 'comm=', '-p', String(p)], { encoding: 'utf8' }).includes('workerd'));
-  const tracer = spawn('strace', ['-f', '-c', '-e', 'trace=fsync,fdatasync,pwrite64,write', '-p', String(workerd)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const workerd = descendants(srv.child.pid).find((p) =>
+    execFileSync('ps', ['-o', 'comm=', '-p', String(p)], { encoding: 'utf8' }).includes('workerd'),
+  );
+  const tracer = spawn('strace', ['-f', '-c', '-e', 'trace=fsync,fdatasync,pwrite64,write', '-p', String(workerd)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let out = '';
   tracer.stderr.on('data', (d) => (out += d));
   await new Promise((r) => setTimeout(r, 1000));

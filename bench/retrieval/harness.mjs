@@ -21,7 +21,12 @@ export async function startBenchServer(port, vars = {}, { root, embedder = false
     snapshot: true,
     persistTo,
     timeoutMs: 300_000,
-    vars: { CAIRN_ADMIN_SECRET: secret, RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000', ...vars },
+    vars: {
+      CAIRN_ADMIN_SECRET: secret,
+      RATE_LIMIT_READ_PER_MIN: '10000000',
+      RATE_LIMIT_INGEST_PER_MIN: '10000000',
+      ...vars,
+    },
   });
   const token = await mintDevToken(server.url, secret, { team: 'bench', user: 'bencher', device: 'bench-box' });
   return { url: server.url, token, stop: server.stop };
@@ -53,7 +58,13 @@ export async function api(srv, method, pathAndQuery, body) {
 export async function seed(srv, project, session, observations) {
   const ids = [];
   for (let i = 0; i < observations.length; i += 1000) {
-    const out = JSON.parse(await api(srv, 'POST', '/api/admin/bench/seed', { project, session, observations: observations.slice(i, i + 1000) }));
+    const out = JSON.parse(
+      await api(srv, 'POST', '/api/admin/bench/seed', {
+        project,
+        session,
+        observations: observations.slice(i, i + 1000),
+      }),
+    );
     ids.push(...out.ids);
   }
   return ids;
@@ -69,7 +80,8 @@ export async function backfillAll(srv) {
   }
 }
 
-export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+export const percentile = (sorted, p) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
 /**
  * Times every case on every build in alternating rounds (build order flips each round, so drift in machine
@@ -108,7 +120,11 @@ export async function sample(n, fn, warm = 5) {
     times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p95: percentile(times, 95), mean: times.reduce((s, x) => s + x, 0) / times.length };
+  return {
+    p50: percentile(times, 50),
+    p95: percentile(times, 95),
+    mean: times.reduce((s, x) => s + x, 0) / times.length,
+  };
 }
 
 /** Replaces the text between `<!-- name:start -->` and `<!-- name:end -->` (appending the section if absent). */

@@ -1,13 +1,96 @@
 // Synthetic but plausible observations for the latency benchmark (deterministic for a given seed).
 import { rng } from './harness.mjs';
 
-const MODULES = ['auth', 'billing', 'cart', 'checkout', 'search', 'orders', 'inventory', 'shipping', 'email', 'reports', 'admin', 'profile', 'api', 'db', 'cache', 'queue', 'deploy', 'ci', 'ui', 'i18n'];
-const THINGS = ['token refresh', 'session cookie', 'webhook handler', 'retry policy', 'connection pool', 'price rounding', 'cache key', 'pagination cursor', 'rate limiter', 'migration script', 'feature flag', 'error boundary', 'date parsing', 'csv export', 'image upload', 'search index', 'job scheduler', 'config loader', 'health check', 'audit log'];
-const VERBS = ['Fixed', 'Added', 'Refactored', 'Investigated', 'Documented', 'Removed', 'Sped up', 'Hardened', 'Renamed', 'Split'];
-const PROBLEMS = ['timed out under load', 'returned stale data', 'threw on empty input', 'leaked memory', 'double-counted retries', 'ignored the time zone', 'broke on unicode names', 'raced with the cancel path', 'logged secrets', 'was never invalidated'];
-const CAUSES = ['a missing index', 'an unawaited promise', 'a wrong default', 'an off-by-one in the loop', 'a shared mutable cache', 'the proxy body limit', 'an expired certificate', 'a stale lockfile', 'a swallowed exception', 'clock skew between hosts'];
+const MODULES = [
+  'auth',
+  'billing',
+  'cart',
+  'checkout',
+  'search',
+  'orders',
+  'inventory',
+  'shipping',
+  'email',
+  'reports',
+  'admin',
+  'profile',
+  'api',
+  'db',
+  'cache',
+  'queue',
+  'deploy',
+  'ci',
+  'ui',
+  'i18n',
+];
+const THINGS = [
+  'token refresh',
+  'session cookie',
+  'webhook handler',
+  'retry policy',
+  'connection pool',
+  'price rounding',
+  'cache key',
+  'pagination cursor',
+  'rate limiter',
+  'migration script',
+  'feature flag',
+  'error boundary',
+  'date parsing',
+  'csv export',
+  'image upload',
+  'search index',
+  'job scheduler',
+  'config loader',
+  'health check',
+  'audit log',
+];
+const VERBS = [
+  'Fixed',
+  'Added',
+  'Refactored',
+  'Investigated',
+  'Documented',
+  'Removed',
+  'Sped up',
+  'Hardened',
+  'Renamed',
+  'Split',
+];
+const PROBLEMS = [
+  'timed out under load',
+  'returned stale data',
+  'threw on empty input',
+  'leaked memory',
+  'double-counted retries',
+  'ignored the time zone',
+  'broke on unicode names',
+  'raced with the cancel path',
+  'logged secrets',
+  'was never invalidated',
+];
+const CAUSES = [
+  'a missing index',
+  'an unawaited promise',
+  'a wrong default',
+  'an off-by-one in the loop',
+  'a shared mutable cache',
+  'the proxy body limit',
+  'an expired certificate',
+  'a stale lockfile',
+  'a swallowed exception',
+  'clock skew between hosts',
+];
 const TYPES = ['bugfix', 'feature', 'refactor', 'change', 'discovery', 'decision'];
-const CONCEPTS = ['how-it-works', 'why-it-exists', 'what-changed', 'problem-solution', 'gotcha', 'pattern', 'trade-off'];
+const CONCEPTS = [
+  'how-it-works',
+  'why-it-exists',
+  'what-changed',
+  'problem-solution',
+  'gotcha',
+  'pattern',
+  'trade-off',
+];
 const EXT = ['ts', 'tsx', 'sql', 'ts', 'ts'];
 
 /** The file pool of one project: 60 paths. */
@@ -48,6 +131,16 @@ export function observationsFor(p, from, count, end) {
 }
 
 export const QUERIES = [
-  'token refresh timed out', 'connection pool', 'stale cache key', 'webhook retry', 'csv export unicode', 'migration index',
-  'rate limiter', 'time zone date parsing', 'memory leak', 'feature flag default', 'audit log secrets', 'health check proxy',
+  'token refresh timed out',
+  'connection pool',
+  'stale cache key',
+  'webhook retry',
+  'csv export unicode',
+  'migration index',
+  'rate limiter',
+  'time zone date parsing',
+  'memory leak',
+  'feature flag default',
+  'audit log secrets',
+  'health check proxy',
 ];

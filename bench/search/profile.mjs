@@ -45,7 +45,14 @@ async function startEmbedder() {
     embedderHandler(req, res);
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}/embed`, stop: () => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); }) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}/embed`,
+    stop: () =>
+      new Promise((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 // BENCH_PROFILE_REF profiles another commit (its Worker; the model service is this tree's, timed the same way).
@@ -59,7 +66,12 @@ async function start(persistTo) {
     snapshot: true,
     persistTo,
     timeoutMs: 300_000,
-    vars: { CAIRN_ADMIN_SECRET: SECRET, RATE_LIMIT_READ_PER_MIN: '10000000', RATE_LIMIT_INGEST_PER_MIN: '10000000', CAIRN_EMBEDDER_URL: embedder.url },
+    vars: {
+      CAIRN_ADMIN_SECRET: SECRET,
+      RATE_LIMIT_READ_PER_MIN: '10000000',
+      RATE_LIMIT_INGEST_PER_MIN: '10000000',
+      CAIRN_EMBEDDER_URL: embedder.url,
+    },
   });
   const stop = async () => {
     await server.stop();
@@ -89,7 +101,12 @@ if (!existsSync(STATE)) {
   try {
     const per = ROWS / PROJECTS;
     for (let p = 0; p < PROJECTS; p++) {
-      await seed(srv, `github.com/bench/project-${String(p).padStart(3, '0')}`, `bench-${p}`, observationsFor(p, 0, per, END).map(({ symbol, ...o }) => o));
+      await seed(
+        srv,
+        `github.com/bench/project-${String(p).padStart(3, '0')}`,
+        `bench-${p}`,
+        observationsFor(p, 0, per, END).map(({ symbol, ...o }) => o),
+      );
     }
     log(`seeded ${ROWS}`);
     let embedded = 0;
@@ -111,7 +128,11 @@ cpSync(STATE, copy, { recursive: true });
 const srv = await start(copy);
 try {
   const enc = encodeURIComponent;
-  const modes = [['fts', (q) => `/api/search?q=${enc(q)}&mode=fts`], ['hybrid', (q) => `/api/search?q=${enc(q)}`], ['hybrid, repeated queries', (q) => `/api/search?q=${enc(q)}`, true]];
+  const modes = [
+    ['fts', (q) => `/api/search?q=${enc(q)}&mode=fts`],
+    ['hybrid', (q) => `/api/search?q=${enc(q)}`],
+    ['hybrid, repeated queries', (q) => `/api/search?q=${enc(q)}`, true],
+  ];
   for (const [, path] of modes) await call(srv, 'GET', path(QUERIES[0]));
   recording = true;
   for (const [mode, path, repeated] of modes) {
@@ -120,7 +141,9 @@ try {
     const client = [];
     for (let i = 0; i < N; i++) {
       // Each text new (a query-vector cache has not seen it; keyword search reads it as the original), or the 12 again.
-      const q = repeated ? QUERIES[i % QUERIES.length] : variant(QUERIES[i % QUERIES.length], 1 + Math.floor(i / QUERIES.length));
+      const q = repeated
+        ? QUERIES[i % QUERIES.length]
+        : variant(QUERIES[i % QUERIES.length], 1 + Math.floor(i / QUERIES.length));
       const r = await call(srv, 'GET', path(q));
       client.push(r.ms);
       for (const part of r.timing.split(',')) {

@@ -7,7 +7,6 @@ export function variant(q, k) {
   const words = q.split(' ');
   const casings = 2 ** words.length;
   const marks = ['', '?', '!', '.', '??', '...', ' ?', '!!', ':', ';', ',', ' !', '?!', '!?', ' .'];
-  const cased = words.map((w, i) => ((k % casings) >> i) & 1 ? w[0].toUpperCase() + w.slice(1) : w).join(' ');
+  const cased = words.map((w, i) => (((k % casings) >> i) & 1 ? w[0].toUpperCase() + w.slice(1) : w)).join(' ');
   return cased + marks[Math.floor(k / casings) % marks.length];
 }
-

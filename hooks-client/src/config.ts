@@ -61,8 +61,14 @@ export function writeConfigFile(paths: Paths, file: ConfigFile): void {
 }
 
 const list = (v: string | undefined): string[] | undefined =>
-  v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean);
-const bool = (v: string | undefined): boolean | undefined => (v === undefined ? undefined : /^(1|true|yes|on)$/i.test(v.trim()));
+  v === undefined
+    ? undefined
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+const bool = (v: string | undefined): boolean | undefined =>
+  v === undefined ? undefined : /^(1|true|yes|on)$/i.test(v.trim());
 const int = (v: string | undefined): number | undefined => {
   const n = v === undefined ? NaN : Number.parseInt(v, 10);
   return Number.isFinite(n) && n > 0 ? n : undefined;
@@ -93,7 +99,10 @@ export function keepPluginLogin(env: Io['env'], paths: Paths): void {
   const kept = readPluginFile(paths);
   if (kept.url === url && kept.token === token) return;
   ensurePrivateDir(paths.configDir);
-  safeWriteFile(paths.pluginFile, `${JSON.stringify({ url, token }, null, 2)}\n`, { mode: PRIVATE_FILE, exactMode: true });
+  safeWriteFile(paths.pluginFile, `${JSON.stringify({ url, token }, null, 2)}\n`, {
+    mode: PRIVATE_FILE,
+    exactMode: true,
+  });
 }
 
 export function loadConfig(env: Io['env'], paths: Paths): Config {
@@ -114,9 +123,12 @@ export function loadConfig(env: Io['env'], paths: Paths): Config {
     device: str(env.CAIRN_DEVICE) ?? str(file.device),
     excludeProjects: list(env.CAIRN_EXCLUDE_PROJECTS) ?? strList(file.excludeProjects) ?? [],
     skipTools: list(env.CAIRN_SKIP_TOOLS) ?? strList(file.skipTools) ?? DEFAULT_SKIP_TOOLS,
-    promptContext: bool(env.CAIRN_PROMPT_CONTEXT) ?? (typeof file.promptContext === 'boolean' ? file.promptContext : false),
-    spoolMaxEvents: int(env.CAIRN_SPOOL_MAX_EVENTS) ?? (typeof file.spoolMaxEvents === 'number' ? file.spoolMaxEvents : 5_000),
-    spoolMaxBytes: int(env.CAIRN_SPOOL_MAX_BYTES) ?? (typeof file.spoolMaxBytes === 'number' ? file.spoolMaxBytes : 50_000_000),
+    promptContext:
+      bool(env.CAIRN_PROMPT_CONTEXT) ?? (typeof file.promptContext === 'boolean' ? file.promptContext : false),
+    spoolMaxEvents:
+      int(env.CAIRN_SPOOL_MAX_EVENTS) ?? (typeof file.spoolMaxEvents === 'number' ? file.spoolMaxEvents : 5_000),
+    spoolMaxBytes:
+      int(env.CAIRN_SPOOL_MAX_BYTES) ?? (typeof file.spoolMaxBytes === 'number' ? file.spoolMaxBytes : 50_000_000),
   };
 }
 

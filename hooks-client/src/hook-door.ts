@@ -9,7 +9,10 @@ export const NONCE_HEADER = 'x-cairn-nonce';
 /** Path prefix of the hook URL: `/cairn/hook/<event>`; also how install and uninstall recognise the handler. */
 export const HOOK_PATH = '/cairn/hook/';
 /** Headers carrying the hook's own environment, as the quick hook records it (see ENTRY_ENV_KEYS). */
-export const ENV_HEADERS: Record<(typeof ENTRY_ENV_KEYS)[number], string> = { CAIRN_EXCLUDE_PROJECTS: 'x-cairn-exclude-projects', CAIRN_SKIP_TOOLS: 'x-cairn-skip-tools' };
+export const ENV_HEADERS: Record<(typeof ENTRY_ENV_KEYS)[number], string> = {
+  CAIRN_EXCLUDE_PROJECTS: 'x-cairn-exclude-projects',
+  CAIRN_SKIP_TOOLS: 'x-cairn-skip-tools',
+};
 /** What Claude Code interpolates into the headers: only these variables, never others. */
 export const HOOK_ENV_VARS = [NONCE_ENV, 'CAIRN_INTERNAL', ...ENTRY_ENV_KEYS] as const;
 

@@ -70,4 +70,5 @@ function readAll(stream: NodeJS.ReadStream, chunks: Buffer[] = []): Promise<stri
 }
 
 // node:os only when HOME is unset (rare): the hook path does not load it.
-export const homeOf = (env: Io['env']): string => env.HOME || env.USERPROFILE || process.getBuiltinModule('node:os').homedir();
+export const homeOf = (env: Io['env']): string =>
+  env.HOME || env.USERPROFILE || process.getBuiltinModule('node:os').homedir();

@@ -39,12 +39,15 @@ function parseLine(text: string): Line | null {
   }
 }
 
-const roleOf = (l: Line) => l.type === 'user' || l.type === 'assistant' ? l.type : l.message?.role;
+const roleOf = (l: Line) => (l.type === 'user' || l.type === 'assistant' ? l.type : l.message?.role);
 
 function textOf(content: string | Block[] | undefined): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.filter((b) => b?.type === 'text' && typeof b.text === 'string').map((b) => b.text).join('\n');
+  return content
+    .filter((b) => b?.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('\n');
 }
 
 /** The last assistant message with text, scanning back past tool-only turns. */
@@ -79,7 +82,14 @@ export function transcriptEvents(jsonl: string, fallbackSession: string): Import
   let lastAssistant: { text: string; at: string; uuid: string } | null = null;
   const flushSummary = () => {
     if (lastAssistant) {
-      out.push({ kind: 'summarize', sessionId: session, cwd, occurredAt: lastAssistant.at, eventId: naturalEventId(session, 'summarize', lastAssistant.text), fields: { last_assistant_message: lastAssistant.text } });
+      out.push({
+        kind: 'summarize',
+        sessionId: session,
+        cwd,
+        occurredAt: lastAssistant.at,
+        eventId: naturalEventId(session, 'summarize', lastAssistant.text),
+        fields: { last_assistant_message: lastAssistant.text },
+      });
       lastAssistant = null;
     }
   };
@@ -97,7 +107,9 @@ export function transcriptEvents(jsonl: string, fallbackSession: string): Import
     if (role === 'assistant') {
       const text = textOf(content).trim();
       if (text) lastAssistant = { text, at, uuid: l.uuid ?? String(n) };
-      if (Array.isArray(content)) for (const b of content) if (b?.type === 'tool_use' && b.id && b.name) pendingTools.set(b.id, { name: b.name, input: b.input ?? {} });
+      if (Array.isArray(content))
+        for (const b of content)
+          if (b?.type === 'tool_use' && b.id && b.name) pendingTools.set(b.id, { name: b.name, input: b.input ?? {} });
       continue;
     }
     if (role !== 'user' || l.isMeta) continue;
@@ -108,19 +120,43 @@ export function transcriptEvents(jsonl: string, fallbackSession: string): Import
       pendingTools.delete(r.tool_use_id!);
       const response = results.length === 1 && l.toolUseResult !== undefined ? l.toolUseResult : r.content;
       out.push({
-        kind: 'observation', sessionId: session, cwd, occurredAt: at, eventId: naturalEventId(session, 'observation', r.tool_use_id!),
-        fields: { tool_name: call.name, tool_input: call.input, tool_response: response ?? '', tool_use_id: r.tool_use_id },
+        kind: 'observation',
+        sessionId: session,
+        cwd,
+        occurredAt: at,
+        eventId: naturalEventId(session, 'observation', r.tool_use_id!),
+        fields: {
+          tool_name: call.name,
+          tool_input: call.input,
+          tool_response: response ?? '',
+          tool_use_id: r.tool_use_id,
+        },
       });
     }
     const prompt = textOf(content).trim();
     if (!results.length && prompt) {
       flushSummary();
       const key = l.promptId ?? `uuid:${l.uuid ?? n}`;
-      out.push({ kind: 'init', sessionId: session, cwd, occurredAt: at, eventId: naturalEventId(session, 'init', key), fields: { prompt } });
+      out.push({
+        kind: 'init',
+        sessionId: session,
+        cwd,
+        occurredAt: at,
+        eventId: naturalEventId(session, 'init', key),
+        fields: { prompt },
+      });
     }
   }
   flushSummary();
-  if (out.length) out.push({ kind: 'end', sessionId: session, cwd, occurredAt: lastTime, eventId: naturalEventId(session, 'end', 'import'), fields: { reason: 'other' } });
+  if (out.length)
+    out.push({
+      kind: 'end',
+      sessionId: session,
+      cwd,
+      occurredAt: lastTime,
+      eventId: naturalEventId(session, 'end', 'import'),
+      fields: { reason: 'other' },
+    });
   return out;
 }
 

@@ -10,11 +10,12 @@ import { setFlagsFromString } from 'node:v8';
 
 setFlagsFromString('--allow-natives-syntax');
 // Compiled after the flag is set, so the intrinsic parses; nothing else in the process sees the flag's effect.
-const limited = new Function('source', 'flags', 'limit', 'return %NewRegExpWithBacktrackLimit(source, flags, limit);') as (
-  source: string,
-  flags: string,
-  limit: number,
-) => RegExp;
+const limited = new Function(
+  'source',
+  'flags',
+  'limit',
+  'return %NewRegExpWithBacktrackLimit(source, flags, limit);',
+) as (source: string, flags: string, limit: number) => RegExp;
 
 const SENTINEL = '\uFFFF';
 
@@ -49,7 +50,15 @@ export function withBacktrackBudget<T>(perChar: number, fn: () => T): BudgetRepo
     const limit = Math.min(2 ** 32 - 1, Math.max(1, perChar * text.length));
     const key = `${this.flags}/${limit}/${this.source}`;
     let probe = probes.get(key);
-    if (!probe) probes.set(key, (probe = limited(`(?:${this.source})|${SENTINEL}`, `${[...this.flags].filter((f) => f !== 'g' && f !== 'y').join('')}g`, limit)));
+    if (!probe)
+      probes.set(
+        key,
+        (probe = limited(
+          `(?:${this.source})|${SENTINEL}`,
+          `${[...this.flags].filter((f) => f !== 'g' && f !== 'y').join('')}g`,
+          limit,
+        )),
+      );
     if (last?.text !== text) last = { text, padded: `${text}${SENTINEL}` };
     probe.lastIndex = this.global || this.sticky ? this.lastIndex : 0;
     probed++;

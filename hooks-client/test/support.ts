@@ -11,7 +11,12 @@ export interface MemIo extends Io {
   stderr: string;
 }
 
-export function memIo(opts: { env: Record<string, string | undefined>; cwd?: string; stdin?: string; now?: () => number }): MemIo {
+export function memIo(opts: {
+  env: Record<string, string | undefined>;
+  cwd?: string;
+  stdin?: string;
+  now?: () => number;
+}): MemIo {
   const io: MemIo = {
     env: opts.env,
     cwd: opts.cwd ?? opts.env.HOME ?? tmpdir(),
@@ -29,7 +34,10 @@ export function memIo(opts: { env: Record<string, string | undefined>; cwd?: str
 export const tempDir = (prefix = 'cairn-test-') => mkdtempSync(join(tmpdir(), prefix));
 
 /** A home directory with nothing in it, and the env that points cairn at it and at `url`. */
-export function machine(url: string | null, token = 'tok-test'): { home: string; env: Record<string, string | undefined> } {
+export function machine(
+  url: string | null,
+  token = 'tok-test',
+): { home: string; env: Record<string, string | undefined> } {
   const home = tempDir('cairn-home-');
   const env: Record<string, string | undefined> = { HOME: home, PATH: process.env.PATH };
   if (url) {
@@ -96,14 +104,24 @@ export async function fakeServer(port = 0): Promise<FakeServer> {
         json = null;
       }
       const url = new URL(req.url ?? '/', 'http://x');
-      const captured: Captured = { method: req.method ?? 'GET', path: url.pathname + url.search, headers: req.headers, body, json };
+      const captured: Captured = {
+        method: req.method ?? 'GET',
+        path: url.pathname + url.search,
+        headers: req.headers,
+        body,
+        json,
+      };
       fake.requests.push(captured);
       if (fake.handler?.(captured, res)) return;
       const send = (status: number, payload: unknown, type = 'application/json') => {
         res.writeHead(status, { 'content-type': type });
         res.end(typeof payload === 'string' ? payload : JSON.stringify(payload));
       };
-      if (req.headers.authorization !== 'Bearer tok-test' && url.pathname.startsWith('/api/') && url.pathname !== '/api/health') {
+      if (
+        req.headers.authorization !== 'Bearer tok-test' &&
+        url.pathname.startsWith('/api/') &&
+        url.pathname !== '/api/health'
+      ) {
         return send(401, { error: { code: 'invalid_token', message: 'This token is not valid.' } });
       }
       const kind = INGEST[url.pathname];
@@ -136,11 +154,15 @@ export async function deadPort(): Promise<number> {
 }
 
 /** Claude Code's hook stdin for an event. */
-export const hookJson = (fields: Record<string, unknown>) => JSON.stringify({ session_id: 'sess-1', transcript_path: '/nonexistent.jsonl', cwd: '/tmp', ...fields });
+export const hookJson = (fields: Record<string, unknown>) =>
+  JSON.stringify({ session_id: 'sess-1', transcript_path: '/nonexistent.jsonl', cwd: '/tmp', ...fields });
 
 /** A payload transcribed from another agent's source: test/fixtures/agents/<agent>.json (each names its source). */
 export const agentFixture = (agent: string) =>
-  JSON.parse(readFileSync(new URL(`./fixtures/agents/${agent}.json`, import.meta.url), 'utf8')) as Record<string, Record<string, unknown>>;
+  JSON.parse(readFileSync(new URL(`./fixtures/agents/${agent}.json`, import.meta.url), 'utf8')) as Record<
+    string,
+    Record<string, unknown>
+  >;
 
 /** A machine logged in to a placeholder server, with an empty PATH (no agent CLI is found), for install tests. */
 export function agentHome(url: string | null = 'https://cairn.example.dev') {

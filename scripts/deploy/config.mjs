@@ -5,7 +5,14 @@
 export const PLACEHOLDER_ID = /^0{8}-0{4}-0{4}-0{4}-0{12}$|^0{8}-0{4}-0{4}-0{4}-0{11}\d$/;
 
 /** Vectorize as the Worker uses it (src/vectors/): bge-m3 vectors, cosine, filtered on these metadata fields. */
-export const VECTOR_INDEX = { dimensions: 1024, metric: 'cosine', metadata: [{ property: 'project', type: 'string' }, { property: 'type', type: 'string' }] };
+export const VECTOR_INDEX = {
+  dimensions: 1024,
+  metric: 'cosine',
+  metadata: [
+    { property: 'project', type: 'string' },
+    { property: 'type', type: 'string' },
+  ],
+};
 
 const HEADER = /^\s*(\[\[?)([\w.]+)\]\]?\s*(?:#.*)?$/;
 const PAIR = /^\s*([\w-]+)\s*=\s*"([^"]*)"\s*(?:#.*)?$/;
@@ -24,7 +31,14 @@ export function readWranglerToml(text) {
       table = h[2];
       block = null;
       if (h[1] === '[[') {
-        const list = table === 'd1_databases' ? out.d1 : table === 'vectorize' ? out.vectorize : table === 'r2_buckets' ? out.r2 : null;
+        const list =
+          table === 'd1_databases'
+            ? out.d1
+            : table === 'vectorize'
+              ? out.vectorize
+              : table === 'r2_buckets'
+                ? out.r2
+                : null;
         if (list) list.push((block = {}));
       }
       continue;

@@ -6,7 +6,9 @@ import path from 'node:path';
 
 export class WranglerError extends Error {
   constructor(args, result) {
-    super(`wrangler ${args.join(' ')} failed (exit ${result.code}): ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ')}`);
+    super(
+      `wrangler ${args.join(' ')} failed (exit ${result.code}): ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ')}`,
+    );
     this.result = result;
   }
 }
@@ -20,7 +22,11 @@ export function createWrangler(root, { log = (line) => process.stdout.write(`${l
   function run(args, { tee = false, input, quiet = false, extraEnv = {} } = {}) {
     if (!quiet) log(`$ npx wrangler ${args.join(' ')}`);
     return new Promise((resolve, reject) => {
-      const child = spawn('wrangler', args, { cwd: root, env: { ...childEnv, ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn('wrangler', args, {
+        cwd: root,
+        env: { ...childEnv, ...extraEnv },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => {
@@ -31,7 +37,11 @@ export function createWrangler(root, { log = (line) => process.stdout.write(`${l
         stderr += d;
         if (tee) process.stderr.write(d);
       });
-      child.on('error', (err) => reject(err.code === 'ENOENT' ? new Error('wrangler was not found: run `npm install` in this checkout first') : err));
+      child.on('error', (err) =>
+        reject(
+          err.code === 'ENOENT' ? new Error('wrangler was not found: run `npm install` in this checkout first') : err,
+        ),
+      );
       child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
       child.stdin.end(input ?? '');
     });
@@ -52,7 +62,8 @@ export function createWrangler(root, { log = (line) => process.stdout.write(`${l
   }
 
   /** A refusal that means "no such resource" rather than "could not ask". */
-  const notFound = (r) => /not[ _]?found|does not exist|no such|\b404\b|\[code: (?:10006|7404|3000)\]/i.test(`${r.stdout}\n${r.stderr}`);
+  const notFound = (r) =>
+    /not[ _]?found|does not exist|no such|\b404\b|\[code: (?:10006|7404|3000)\]/i.test(`${r.stdout}\n${r.stderr}`);
 
   return {
     run,

@@ -18,7 +18,6 @@ import { findJob, startJob } from '../jobs/start';
 import { moveJob } from '../transfer/move-job';
 import { wireJob } from '../jobs/start';
 
-
 export const MoveBody = z.object({ shard: z.string().trim().min(1).max(20), force: z.boolean().optional() });
 
 export const BootstrapBody = z.object({
@@ -54,37 +53,54 @@ export const requireOperator: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 /** Mounted at /api/admin/teams behind requireOperator. */
-export const bootstrapRoutes = new Hono<AppEnv>().post('/', jsonBody(BootstrapBody, 10_000), async (c) => {
-  const body = c.req.valid('json');
-  const now = Date.now();
-  // A placement rule naming an unbound database fails here, before anything is written.
-  openShards(c.env);
-  const ids = await ensureTeamUserDevice(directoryDb(c.env), body, now);
-  const scopes = ids.role === 'member' ? (['ingest', 'read'] as const) : (['ingest', 'read', 'admin'] as const);
-  const minted = await mintToken(directoryDb(c.env), { teamId: ids.teamId, userId: ids.userId, deviceId: ids.deviceId, scopes: [...scopes], label: 'bootstrap' }, now);
-  // A new team is placed on a shard by the configured rule (an existing one stays where it is); the team's
-  // shard gets a copy of its member rows.
-  if (ids.created) await placeTeam(c.env, ids.teamId, now);
-  const h = await teamDbs(c.env, ids.teamId);
-  await syncTeamCopy(h);
-  await writeAudit(h.team, {
-    teamId: ids.teamId, actorUserId: null, action: 'team.bootstrap', target: `token:${minted.id}`,
-    detail: { user: body.user, device: body.device ?? null, role: ids.role, scopes }, at: now,
-  });
-  return c.json({ token: minted.token, team: body.team, user: body.user, device: body.device ?? null, role: ids.role, scopes }, 201);
-})
+export const bootstrapRoutes = new Hono<AppEnv>()
+  .post('/', jsonBody(BootstrapBody, 10_000), async (c) => {
+    const body = c.req.valid('json');
+    const now = Date.now();
+    // A placement rule naming an unbound database fails here, before anything is written.
+    openShards(c.env);
+    const ids = await ensureTeamUserDevice(directoryDb(c.env), body, now);
+    const scopes = ids.role === 'member' ? (['ingest', 'read'] as const) : (['ingest', 'read', 'admin'] as const);
+    const minted = await mintToken(
+      directoryDb(c.env),
+      { teamId: ids.teamId, userId: ids.userId, deviceId: ids.deviceId, scopes: [...scopes], label: 'bootstrap' },
+      now,
+    );
+    // A new team is placed on a shard by the configured rule (an existing one stays where it is); the team's
+    // shard gets a copy of its member rows.
+    if (ids.created) await placeTeam(c.env, ids.teamId, now);
+    const h = await teamDbs(c.env, ids.teamId);
+    await syncTeamCopy(h);
+    await writeAudit(h.team, {
+      teamId: ids.teamId,
+      actorUserId: null,
+      action: 'team.bootstrap',
+      target: `token:${minted.id}`,
+      detail: { user: body.user, device: body.device ?? null, role: ids.role, scopes },
+      at: now,
+    });
+    return c.json(
+      { token: minted.token, team: body.team, user: body.user, device: body.device ?? null, role: ids.role, scopes },
+      201,
+    );
+  })
 
-/**
- * Moves a team to another D1 database: `{"shard": "DB_1", "force"?: true}` starts a `move-team` job in the
- * team's lane (src/transfer/move-job.ts) and answers it at once (202); GET /:slug/jobs/:id follows it. The
- * team's writes are refused (503 `team_moving`) while it runs; it moves once its sessions hold nothing (or
- * at once with `force`), and fails with `team_busy` after ten minutes of busy sessions. See docs/capacity.md.
- */
+  /**
+   * Moves a team to another D1 database: `{"shard": "DB_1", "force"?: true}` starts a `move-team` job in the
+   * team's lane (src/transfer/move-job.ts) and answers it at once (202); GET /:slug/jobs/:id follows it. The
+   * team's writes are refused (503 `team_moving`) while it runs; it moves once its sessions hold nothing (or
+   * at once with `force`), and fails with `team_busy` after ten minutes of busy sessions. See docs/capacity.md.
+   */
   .post('/:slug/move', jsonBody(MoveBody, 1_000), async (c) => {
     const slug = parseWith(Name, c.req.param('slug'), 'not_found');
     const { shard, force } = c.req.valid('json');
     const bound = boundShards(c.env);
-    if (!bound.includes(shard)) throw new AppError(400, 'unknown_shard', `"${shard}" is not a D1 binding of this server (bound: ${bound.join(', ')}).`);
+    if (!bound.includes(shard))
+      throw new AppError(
+        400,
+        'unknown_shard',
+        `"${shard}" is not a D1 binding of this server (bound: ${bound.join(', ')}).`,
+      );
     const teamId = await teamIdBySlug(directoryDb(c.env), slug);
     if (teamId === undefined) throw notFound('team');
     const job = await startJob(c.env, moveJob, teamId, { to: shard, force: force ?? false, settleMs: SHARD_MEMO_MS });

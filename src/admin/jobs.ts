@@ -13,14 +13,21 @@ import { jobKind } from '../jobs/registry';
 import { AppError } from '../lib/errors';
 import { jsonBody, query } from '../lib/validate';
 
-
 const isAdmin = (auth: AuthContext) => auth.role === 'admin' || auth.role === 'owner';
 const noJob = () => new AppError(404, 'not_found', 'No such job.');
 
-const ListQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).default(50), kind: z.string().regex(/^[a-z][a-z0-9-]{0,40}$/).optional() });
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  kind: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,40}$/)
+    .optional(),
+});
 type ListQuery = z.infer<typeof ListQuery>;
 
-const StartBody = z.object({ kind: z.string().min(1).max(60), params: z.record(z.string(), z.unknown()).default({}) }).strict();
+const StartBody = z
+  .object({ kind: z.string().min(1).max(60), params: z.record(z.string(), z.unknown()).default({}) })
+  .strict();
 type StartBody = z.infer<typeof StartBody>;
 
 /** Mounted at /api/admin/jobs (admin guard in src/app.ts). */
@@ -38,7 +45,8 @@ export const adminJobRoutes = new Hono<AppEnv>()
   .post('/', jsonBody(StartBody, 10_000), async (c) => {
     const { kind: name, params } = c.req.valid('json');
     const kind = jobKind(name);
-    if (!kind || !kind.adminStartable || kind.lane !== 'team') throw new AppError(400, 'unknown_job_kind', `"${name}" is not a job an admin can start here.`);
+    if (!kind || !kind.adminStartable || kind.lane !== 'team')
+      throw new AppError(400, 'unknown_job_kind', `"${name}" is not a job an admin can start here.`);
     const auth = c.get('auth');
     const job = await startJob(c.env, kind, auth.teamId, params, { userId: auth.userId, handle: auth.handle });
     return c.json({ job: wireJob(job) }, 202);

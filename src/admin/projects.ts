@@ -41,12 +41,20 @@ async function mustFind(db: D1Database, auth: AuthContext, key: string): Promise
 /** `local/…` and `#` keys are made by the server only (see isReservedProjectKey). */
 function refuseReserved(key: string): void {
   if (isReservedProjectKey(key)) {
-    throw new AppError(400, 'reserved_project_key', 'Keys starting with "local/" or holding "#" are made by the server; pick another key.');
+    throw new AppError(
+      400,
+      'reserved_project_key',
+      'Keys starting with "local/" or holding "#" are made by the server; pick another key.',
+    );
   }
 }
 
 const keyUnavailable = () =>
-  new AppError(409, 'project_key_unavailable', 'That key cannot be used for this project; pick another (to join two projects you both see, merge them).');
+  new AppError(
+    409,
+    'project_key_unavailable',
+    'That key cannot be used for this project; pick another (to join two projects you both see, merge them).',
+  );
 
 export const adminProjectRoutes = new Hono<AppEnv>()
   .get('/projects', async (c) => {
@@ -67,7 +75,12 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     if (taken !== null && taken !== p.id) throw keyUnavailable();
     const now = Date.now();
     await renameProject(db, auth.teamId, p, body.to, now, {
-      teamId: auth.teamId, actorUserId: auth.userId, action: 'project.rename', target: `project:${body.to}`, detail: { from: p.key, to: body.to }, at: now,
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'project.rename',
+      target: `project:${body.to}`,
+      detail: { from: p.key, to: body.to },
+      at: now,
     });
     return c.json({ project: { key: body.to, previous: p.key } });
   })
@@ -85,7 +98,12 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     const now = Date.now();
     const moved = await rowsOfProject(db, auth.teamId, from.id);
     await mergeProjects(db, auth.teamId, from, into, now, {
-      teamId: auth.teamId, actorUserId: auth.userId, action: 'project.merge', target: `project:${into.key}`, detail: { from: from.key, into: into.key, moved }, at: now,
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'project.merge',
+      target: `project:${into.key}`,
+      detail: { from: from.key, into: into.key, moved },
+      at: now,
     });
     return c.json({ project: { key: into.key, merged: from.key }, moved });
   })
@@ -102,8 +120,12 @@ export const adminProjectRoutes = new Hono<AppEnv>()
     // into someone else's hands; making it team-visible keeps its owner.
     const owner = body.visibility === 'private' && p.visibility === 'team' ? auth.userId : p.ownerUserId;
     await setProjectVisibility(db, p.id, body.visibility, owner, {
-      teamId: auth.teamId, actorUserId: auth.userId, action: 'project.visibility', target: `project:${p.key}`,
-      detail: { from: p.visibility, to: body.visibility }, at: now,
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'project.visibility',
+      target: `project:${p.key}`,
+      detail: { from: p.visibility, to: body.visibility },
+      at: now,
     });
     return c.json({ project: { key: p.key, visibility: body.visibility } });
   });

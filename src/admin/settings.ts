@@ -16,7 +16,11 @@ const List = (max: number) => z.array(Word).max(max);
  */
 export const SettingsPatch = z
   .object({
-    mode: z.string().trim().regex(/^[a-z0-9][a-z0-9_-]{0,99}$/, 'a mode id such as "code" or "code--zh"').nullable(),
+    mode: z
+      .string()
+      .trim()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,99}$/, 'a mode id such as "code" or "code--zh"')
+      .nullable(),
     context_observations: z.number().int().min(0).max(500).nullable(),
     context_sessions: z.number().int().min(0).max(100).nullable(),
     context_full_count: z.number().int().min(0).max(50).nullable(),
@@ -39,7 +43,13 @@ export const AuditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
   before: z.coerce.number().int().min(1).optional(),
   // Action names are dotted snake case; anything else cannot match and is refused before it reaches SQL.
-  action: z.string().trim().min(1).max(100).regex(/^[a-z0-9_.-]+$/, 'an action name such as token or token.revoke').optional(),
+  action: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .regex(/^[a-z0-9_.-]+$/, 'an action name such as token or token.revoke')
+    .optional(),
 });
 export type AuditQuery = z.infer<typeof AuditQuery>;
 
@@ -75,7 +85,14 @@ export const adminSettingsRoutes = new Hono<AppEnv>()
     const h = await teamDbs(c.env, auth.teamId);
     const next = applySettingsPatch(await readSettings(h.dir, auth.teamId), patch);
     const now = Date.now();
-    await writeTeamSettings(h, next, { teamId: auth.teamId, actorUserId: auth.userId, action: 'settings.update', target: 'team', detail: { changed: patch }, at: now });
+    await writeTeamSettings(h, next, {
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'settings.update',
+      target: 'team',
+      detail: { changed: patch },
+      at: now,
+    });
     return c.json({ settings: next });
   })
 

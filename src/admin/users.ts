@@ -10,8 +10,19 @@ import { jsonBody, parseWith, query } from '../lib/validate';
 import { assertCanManage } from './guard';
 import { writeAudit } from '../audit/audit';
 import {
-  addUser, findUser, listDevices, listTokens, listUsers, ownerCount, removeUser, revokeToken, rotateToken, setRole,
-  teamToken as findTeamToken, type TokenRow, type UserRow,
+  addUser,
+  findUser,
+  listDevices,
+  listTokens,
+  listUsers,
+  ownerCount,
+  removeUser,
+  revokeToken,
+  rotateToken,
+  setRole,
+  teamToken as findTeamToken,
+  type TokenRow,
+  type UserRow,
 } from '../db/members';
 import { directoryDb, syncTeamCopy, teamDbs } from '../db/shards';
 import { ensureDevice, teamInfo } from '../db/teams';
@@ -42,7 +53,10 @@ export const EnrollBody = z
   .strict();
 export type EnrollBody = z.infer<typeof EnrollBody>;
 
-export const TokenListQuery = z.object({ user: Name.optional(), include_revoked: z.enum(['0', '1', 'true', 'false']).optional() });
+export const TokenListQuery = z.object({
+  user: Name.optional(),
+  include_revoked: z.enum(['0', '1', 'true', 'false']).optional(),
+});
 export type TokenListQuery = z.infer<typeof TokenListQuery>;
 
 async function activeUser(db: D1Database, teamId: number, handle: string): Promise<UserRow> {
@@ -102,7 +116,10 @@ export const adminUserRoutes = new Hono<AppEnv>()
   .get('/team', async (c) => {
     const auth = c.get('auth');
     const team = (await teamInfo(directoryDb(c.env), auth.teamId)) ?? null;
-    return c.json({ team, you: { handle: auth.handle, role: auth.role, device: auth.deviceName, scopes: auth.scopes } });
+    return c.json({
+      team,
+      you: { handle: auth.handle, role: auth.role, device: auth.deviceName, scopes: auth.scopes },
+    });
   })
 
   .get('/users', async (c) => {
@@ -117,9 +134,15 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const db = h.dir;
     const now = Date.now();
     const existing = await findUser(db, auth.teamId, body.handle);
-    if (existing && existing.removed_at === null) throw new AppError(409, 'user_exists', `"${body.handle}" is already a member of this team.`);
+    if (existing && existing.removed_at === null)
+      throw new AppError(409, 'user_exists', `"${body.handle}" is already a member of this team.`);
     await addUser(h, body.handle, body.role, existing?.id ?? null, now, {
-      teamId: auth.teamId, actorUserId: auth.userId, action: 'user.add', target: `user:${body.handle}`, detail: { role: body.role, restored: !!existing }, at: now,
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'user.add',
+      target: `user:${body.handle}`,
+      detail: { role: body.role, restored: !!existing },
+      at: now,
     });
     return c.json({ user: { handle: body.handle, role: body.role } }, 201);
   })
@@ -137,7 +160,12 @@ export const adminUserRoutes = new Hono<AppEnv>()
     }
     const now = Date.now();
     await setRole(h, user.id, body.role, {
-      teamId: auth.teamId, actorUserId: auth.userId, action: 'user.role', target: `user:${handle}`, detail: { from: user.role, to: body.role }, at: now,
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'user.role',
+      target: `user:${handle}`,
+      detail: { from: user.role, to: body.role },
+      at: now,
     });
     return c.json({ user: { handle, role: body.role } });
   })
@@ -153,12 +181,20 @@ export const adminUserRoutes = new Hono<AppEnv>()
       throw new AppError(409, 'last_owner', 'The last owner cannot be removed.');
     }
     const now = Date.now();
-    const n = await removeUser(h, user.id, now, { teamId: auth.teamId, actorUserId: auth.userId, action: 'user.remove', target: `user:${handle}`, at: now });
+    const n = await removeUser(h, user.id, now, {
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'user.remove',
+      target: `user:${handle}`,
+      at: now,
+    });
     // Their private projects stay unless asked: the answer lists them, with `?delete_private_projects=1` they go
     // (everything in them, as `forget` deletes it).
     const privates = await privateProjectsOf(h.team, auth.teamId, user.id);
     const purge = ['1', 'true'].includes(c.req.query('delete_private_projects') ?? '');
-    if (purge) for (const p of privates) await purgeProject(c.env, auth.teamId, { userId: auth.userId, handle: auth.handle }, p.id, p.key, now);
+    if (purge)
+      for (const p of privates)
+        await purgeProject(c.env, auth.teamId, { userId: auth.userId, handle: auth.handle }, p.id, p.key, now);
     return c.json({
       removed: handle,
       tokens_revoked: n,
@@ -185,15 +221,32 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const now = Date.now();
     const deviceId = await ensureDevice(db, auth.teamId, user.id, body.name, now);
     const expiresAt = body.expires_in_days ? now + body.expires_in_days * DAY : null;
-    const minted = await mintToken(db, { teamId: auth.teamId, userId: user.id, deviceId, scopes, label: body.label ?? body.name, expiresAt }, now);
+    const minted = await mintToken(
+      db,
+      { teamId: auth.teamId, userId: user.id, deviceId, scopes, label: body.label ?? body.name, expiresAt },
+      now,
+    );
     const actsAs = actingAs(auth, user.id, user.handle, scopes);
     await syncTeamCopy(h);
     await writeAudit(h.team, {
-      teamId: auth.teamId, actorUserId: auth.userId, action: 'device.enroll', target: `token:${minted.id}`,
-      detail: { user: user.handle, device: body.name, scopes, expires_at: expiresAt, ...actsAs?.audit }, at: now,
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'device.enroll',
+      target: `token:${minted.id}`,
+      detail: { user: user.handle, device: body.name, scopes, expires_at: expiresAt, ...actsAs?.audit },
+      at: now,
     });
     return c.json(
-      { token: minted.token, token_id: minted.id, prefix: minted.prefix, user: user.handle, device: body.name, scopes, expires_at: expiresAt, ...actsAs?.answer },
+      {
+        token: minted.token,
+        token_id: minted.id,
+        prefix: minted.prefix,
+        user: user.handle,
+        device: body.name,
+        scopes,
+        expires_at: expiresAt,
+        ...actsAs?.answer,
+      },
       201,
     );
   })
@@ -214,7 +267,14 @@ export const adminUserRoutes = new Hono<AppEnv>()
     assertCanManage(auth.role, t.role);
     if (t.revoked_at !== null) return c.json({ token: tokenView(t) });
     const now = Date.now();
-    await revokeToken(h, t.id, now, { teamId: auth.teamId, actorUserId: auth.userId, action: 'token.revoke', target: `token:${t.id}`, detail: { user: t.handle, prefix: t.prefix }, at: now });
+    await revokeToken(h, t.id, now, {
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'token.revoke',
+      target: `token:${t.id}`,
+      detail: { user: t.handle, prefix: t.prefix },
+      at: now,
+    });
     return c.json({ token: tokenView({ ...t, revoked_at: now }) });
   })
 
@@ -226,16 +286,39 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const t = await teamToken(db, auth.teamId, parseTokenId(c.req.param('id')));
     assertCanManage(auth.role, t.role);
     if (t.revoked_at !== null || t.removed_at !== null || (t.expires_at !== null && t.expires_at <= now)) {
-      throw new AppError(409, 'token_inactive', 'Only an active token can be rotated; enroll the device again instead.');
+      throw new AppError(
+        409,
+        'token_inactive',
+        'Only an active token can be rotated; enroll the device again instead.',
+      );
     }
     // The new token keeps the old one's lifetime length, counted from now.
     const expiresAt = t.expires_at === null ? null : now + (t.expires_at - t.created_at);
     const scopes = t.scopes.split(',').filter(Boolean) as Scope[];
-    const mint = await prepareMint(db, { teamId: auth.teamId, userId: t.user_id, deviceId: t.device_id, scopes, label: t.label, expiresAt }, now);
+    const mint = await prepareMint(
+      db,
+      { teamId: auth.teamId, userId: t.user_id, deviceId: t.device_id, scopes, label: t.label, expiresAt },
+      now,
+    );
     const actsAs = actingAs(auth, t.user_id, t.handle, scopes);
     const id = await rotateToken(h, mint.insert, t.id, now, {
-      teamId: auth.teamId, actorUserId: auth.userId, action: 'token.rotate', target: `token:${t.id}`,
-      detail: { user: t.handle, prefix: t.prefix, new_prefix: mint.prefix, ...actsAs?.audit }, at: now,
+      teamId: auth.teamId,
+      actorUserId: auth.userId,
+      action: 'token.rotate',
+      target: `token:${t.id}`,
+      detail: { user: t.handle, prefix: t.prefix, new_prefix: mint.prefix, ...actsAs?.audit },
+      at: now,
     });
-    return c.json({ token: mint.token, token_id: id, prefix: mint.prefix, revoked_token_id: t.id, scopes, expires_at: expiresAt, ...actsAs?.answer }, 201);
+    return c.json(
+      {
+        token: mint.token,
+        token_id: id,
+        prefix: mint.prefix,
+        revoked_token_id: t.id,
+        scopes,
+        expires_at: expiresAt,
+        ...actsAs?.answer,
+      },
+      201,
+    );
   });

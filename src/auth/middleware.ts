@@ -17,9 +17,10 @@ const URL_CREDENTIAL_PARAMS = ['token', 'access_token', 'api_key', 'apikey'];
 
 export function bearerToken(header: string | undefined): string {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  if (!m) throw new AppError(401, 'missing_token', 'Send your token as "Authorization: Bearer <token>".', {
-    'WWW-Authenticate': 'Bearer realm="cairn"',
-  });
+  if (!m)
+    throw new AppError(401, 'missing_token', 'Send your token as "Authorization: Bearer <token>".', {
+      'WWW-Authenticate': 'Bearer realm="cairn"',
+    });
   return m[1]!;
 }
 
@@ -28,7 +29,11 @@ export function rejectTokenInUrl(url: string): void {
   const params = new URL(url).searchParams;
   const found = URL_CREDENTIAL_PARAMS.find((p) => params.has(p));
   if (found) {
-    throw new AppError(400, 'token_in_url', `Tokens are accepted only in the Authorization header, never in the URL ("${found}=").`);
+    throw new AppError(
+      400,
+      'token_in_url',
+      `Tokens are accepted only in the Authorization header, never in the URL ("${found}=").`,
+    );
   }
 }
 
@@ -55,10 +60,19 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   endTime(c, 'auth');
   if (!check.ok) {
     if (check.reason !== 'unknown') {
-      await background(c, teamDb(c.env, check.teamId).then((d) => auditDeadTokenUse(d, { ...check, reason: check.reason, path: c.req.path }, now)));
+      await background(
+        c,
+        teamDb(c.env, check.teamId).then((d) =>
+          auditDeadTokenUse(d, { ...check, reason: check.reason, path: c.req.path }, now),
+        ),
+      );
     }
     const message =
-      check.reason === 'expired' ? 'This token has expired.' : check.reason === 'revoked' ? 'This token has been revoked.' : 'This token is not valid.';
+      check.reason === 'expired'
+        ? 'This token has expired.'
+        : check.reason === 'revoked'
+          ? 'This token has been revoked.'
+          : 'This token is not valid.';
     throw new AppError(401, check.reason === 'unknown' ? 'invalid_token' : `token_${check.reason}`, message, {
       'WWW-Authenticate': 'Bearer realm="cairn", error="invalid_token"',
     });
@@ -74,7 +88,13 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (device && device !== auth.deviceName) {
     await background(
       c,
-      teamDb(c.env, auth.teamId).then((d) => auditNewDevice(d, { teamId: auth.teamId, tokenId: auth.tokenId, userId: auth.userId, enrolled: auth.deviceName, device }, now)),
+      teamDb(c.env, auth.teamId).then((d) =>
+        auditNewDevice(
+          d,
+          { teamId: auth.teamId, tokenId: auth.tokenId, userId: auth.userId, enrolled: auth.deviceName, device },
+          now,
+        ),
+      ),
     );
   }
   await next();

@@ -25,7 +25,11 @@ export interface Anomaly extends AuditEntry {
 export async function recordAnomaly(d1: D1Database, e: Anomaly): Promise<void> {
   const d = db(d1);
   const a = auditLog;
-  const same = and(eq(a.teamId, e.teamId), eq(a.action, e.action), e.target == null ? isNull(a.target) : eq(a.target, e.target));
+  const same = and(
+    eq(a.teamId, e.teamId),
+    eq(a.action, e.action),
+    e.target == null ? isNull(a.target) : eq(a.target, e.target),
+  );
   if (e.sample !== undefined) {
     const listed = or(eq(jsonField(a.detail, '$.device'), e.sample), jsonArrayHas(a.detail, '$.devices', e.sample));
     if (await d.select({ id: a.id }).from(a).where(and(same, listed)).limit(1).get()) return;
@@ -42,5 +46,8 @@ export async function recordAnomaly(d1: D1Database, e: Anomaly): Promise<void> {
     await writeAudit(d, { ...e, detail });
     return;
   }
-  await d.update(a).set({ detail: anomalyCounted(a.detail, e.at, e.sample ?? null, ANOMALY_SAMPLES) }).where(eq(a.id, recent.id));
+  await d
+    .update(a)
+    .set({ detail: anomalyCounted(a.detail, e.at, e.sample ?? null, ANOMALY_SAMPLES) })
+    .where(eq(a.id, recent.id));
 }

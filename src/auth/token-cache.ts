@@ -29,7 +29,13 @@ export async function cachedTokenCheck(
   if (hit && hit.cachedUntil > now) {
     if (hit.check.expiresAt !== null && hit.check.expiresAt <= now) {
       entries.delete(hash);
-      return { ok: false, reason: 'expired', teamId: hit.check.auth.teamId, tokenId: hit.check.auth.tokenId, userId: hit.check.auth.userId };
+      return {
+        ok: false,
+        reason: 'expired',
+        teamId: hit.check.auth.teamId,
+        tokenId: hit.check.auth.tokenId,
+        userId: hit.check.auth.userId,
+      };
     }
     return hit.check;
   }

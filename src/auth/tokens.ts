@@ -13,7 +13,11 @@ export type TokenCheck =
   | { ok: false; reason: 'revoked' | 'expired'; teamId: number; tokenId: number; userId: number };
 
 /** The verdict for a bearer token: from this isolate's short memo when fresh (src/auth/token-cache.ts), else D1. */
-export async function lookupToken(db: D1Database, token: string, now: number): Promise<{ hash: string; check: TokenCheck }> {
+export async function lookupToken(
+  db: D1Database,
+  token: string,
+  now: number,
+): Promise<{ hash: string; check: TokenCheck }> {
   const hash = await sha256Hex(token);
   return { hash, check: await cachedTokenCheck(hash, now, () => readToken(db, hash, now)) };
 }
@@ -61,8 +65,15 @@ export async function prepareMint(d1: D1Database | Db, input: MintInput, now: nu
   const hash = await sha256Hex(token);
   const prefix = tokenPrefix(token);
   const insert = insertToken(db(d1), {
-    teamId: input.teamId, userId: input.userId, deviceId: input.deviceId, hash, prefix, label: input.label ?? null,
-    scopes: input.scopes.join(','), createdAt: now, expiresAt: input.expiresAt ?? null,
+    teamId: input.teamId,
+    userId: input.userId,
+    deviceId: input.deviceId,
+    hash,
+    prefix,
+    label: input.label ?? null,
+    scopes: input.scopes.join(','),
+    createdAt: now,
+    expiresAt: input.expiresAt ?? null,
   });
   return { token, prefix, insert };
 }

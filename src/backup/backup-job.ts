@@ -13,7 +13,18 @@ import { teamInfo } from '../db/teams';
 import type { JobProgress } from '#shared/jobs';
 import { JobFailure, type JobKind } from '../jobs/types';
 import { exportPager, exportStart, type ExportCursor } from '../transfer/export-cursor';
-import { backupsToPrune, BACKUP_FORMAT, deleteBackup, listBackups, manifestKey, PART_BYTES, partKey, STAMP, stampOf, type Manifest } from './store';
+import {
+  backupsToPrune,
+  BACKUP_FORMAT,
+  deleteBackup,
+  listBackups,
+  manifestKey,
+  PART_BYTES,
+  partKey,
+  STAMP,
+  stampOf,
+  type Manifest,
+} from './store';
 
 const BackupParams = z
   .object({
@@ -35,7 +46,12 @@ interface BackupCursor {
 }
 
 const total = (r: Record<string, number>) => Object.values(r).reduce((a, n) => a + n, 0);
-const progress = (c: BackupCursor, phase: string): JobProgress => ({ done: total(c.records), total: null, unit: 'records', phase });
+const progress = (c: BackupCursor, phase: string): JobProgress => ({
+  done: total(c.records),
+  total: null,
+  unit: 'records',
+  phase,
+});
 
 /** Statements one export page costs at most (the page, its session keys, a project row). */
 const PAGE_STATEMENTS = 3;
@@ -48,13 +64,24 @@ export const backupJob: JobKind<BackupParams, BackupCursor> = {
   // One backup of a team at a time; the cron's next day is a new one.
   dedupe: () => 'backup',
   init: (params, { now }) => {
-    const cursor: BackupCursor = { stamp: params.stamp ?? stampOf(now), startedAt: now, export: exportStart(), parts: 0, bytes: 0, records: {} };
+    const cursor: BackupCursor = {
+      stamp: params.stamp ?? stampOf(now),
+      startedAt: now,
+      export: exportStart(),
+      parts: 0,
+      bytes: 0,
+      records: {},
+    };
     return { cursor, progress: progress(cursor, 'waiting') };
   },
   async step(ctx, params, start) {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'A backup runs for one team.');
     const bucket = ctx.env.BACKUPS;
-    if (!bucket) throw new JobFailure('backups_off', 'No R2 bucket is bound as BACKUPS (README "Your data" says how to bind one).');
+    if (!bucket)
+      throw new JobFailure(
+        'backups_off',
+        'No R2 bucket is bound as BACKUPS (README "Your data" says how to bind one).',
+      );
     const team = await teamInfo(directoryDb(ctx.env), ctx.teamId);
     if (!team) throw new JobFailure('team_gone', 'The team no longer exists.');
     const name = `${team.slug}/${start.stamp}`;
@@ -87,7 +114,9 @@ export const backupJob: JobKind<BackupParams, BackupCursor> = {
         const body = new TextEncoder().encode(lines.join(''));
         ctx.holding(bytes * 2 + body.byteLength);
         ctx.subrequest();
-        await bucket.put(partKey(name, c.parts + 1), body, { httpMetadata: { contentType: 'application/x-ndjson; charset=utf-8' } });
+        await bucket.put(partKey(name, c.parts + 1), body, {
+          httpMetadata: { contentType: 'application/x-ndjson; charset=utf-8' },
+        });
         c.parts++;
         c.bytes += body.byteLength;
         for (const [k, n] of Object.entries(counts)) c.records[k] = (c.records[k] ?? 0) + n;
@@ -96,13 +125,28 @@ export const backupJob: JobKind<BackupParams, BackupCursor> = {
       if (cursor.at !== 'done') return { cursor: c, done: false, progress: progress(c, `writing part ${c.parts + 1}`) };
     }
     const manifest: Manifest = {
-      format: BACKUP_FORMAT, format_version: 1, team: team.slug, name, started_at: c.startedAt, finished_at: Date.now(), parts: c.parts, bytes: c.bytes, records: c.records,
+      format: BACKUP_FORMAT,
+      format_version: 1,
+      team: team.slug,
+      name,
+      started_at: c.startedAt,
+      finished_at: Date.now(),
+      parts: c.parts,
+      bytes: c.bytes,
+      records: c.records,
     };
     ctx.subrequest(3);
-    await bucket.put(manifestKey(name), JSON.stringify(manifest), { httpMetadata: { contentType: 'application/json' } });
+    await bucket.put(manifestKey(name), JSON.stringify(manifest), {
+      httpMetadata: { contentType: 'application/json' },
+    });
     const keep = configOf(ctx.env).backups.keep;
     const pruned = backupsToPrune(await listBackups(bucket, team.slug, 1000), keep);
     for (const gone of pruned) await deleteBackup(bucket, gone);
-    return { cursor: c, done: true, progress: progress(c, 'done'), result: { backup: name, parts: c.parts, bytes: c.bytes, records: c.records, pruned } };
+    return {
+      cursor: c,
+      done: true,
+      progress: progress(c, 'done'),
+      result: { backup: name, parts: c.parts, bytes: c.bytes, records: c.records, pruned },
+    };
   },
 };

@@ -6,7 +6,10 @@ import { startJob } from '../jobs/start';
 import { backupJob } from './backup-job';
 import { stampOf } from './store';
 
-export async function startDailyBackups(env: CairnEnv, now: number): Promise<{ off: true } | { teams: number; stamp: string }> {
+export async function startDailyBackups(
+  env: CairnEnv,
+  now: number,
+): Promise<{ off: true } | { teams: number; stamp: string }> {
   if (!env.BACKUPS) return { off: true };
   const stamp = stampOf(now);
   const teams = await teamsWithShards(env);

@@ -31,7 +31,10 @@ interface RestoreCursor {
 const PLAN_STATEMENTS = 12;
 
 const progress = (c: RestoreCursor): JobProgress => ({
-  done: c.done, total: c.records, unit: 'records', phase: c.parts === null ? 'reading the manifest' : c.part > c.parts ? 'done' : `part ${c.part} of ${c.parts}`,
+  done: c.done,
+  total: c.records,
+  unit: 'records',
+  phase: c.parts === null ? 'reading the manifest' : c.part > c.parts ? 'done' : `part ${c.part} of ${c.parts}`,
 });
 
 export const restoreJob: JobKind<RestoreParams, RestoreCursor> = {
@@ -58,7 +61,11 @@ export const restoreJob: JobKind<RestoreParams, RestoreCursor> = {
     if (c.parts === null) {
       ctx.subrequest();
       const m = await readManifest(bucket, params.backup);
-      if (!m) throw new JobFailure('backup_not_found', `No complete backup "${params.backup}" (a backup without its manifest.json did not finish).`);
+      if (!m)
+        throw new JobFailure(
+          'backup_not_found',
+          `No complete backup "${params.backup}" (a backup without its manifest.json did not finish).`,
+        );
       c.parts = m.parts;
       c.records = Object.values(m.records).reduce((a, n) => a + n, 0);
     }
@@ -66,16 +73,19 @@ export const restoreJob: JobKind<RestoreParams, RestoreCursor> = {
     // Two statements a record at most (a row and its file rows), within the step's budget.
     const slice = Math.max(1, Math.min(MAX_IMPORT_LINES, Math.floor((ctx.budget.statements - PLAN_STATEMENTS) / 2)));
     while (c.part <= c.parts) {
-      if (!ctx.fits({ statements: 2 * slice + PLAN_STATEMENTS, subrequests: 1 })) return { cursor: c, done: false, progress: progress(c) };
+      if (!ctx.fits({ statements: 2 * slice + PLAN_STATEMENTS, subrequests: 1 }))
+        return { cursor: c, done: false, progress: progress(c) };
       ctx.subrequest();
       const obj = await bucket.get(partKey(params.backup, c.part));
-      if (!obj) throw new JobFailure('backup_incomplete', `Part ${c.part} of "${params.backup}" is missing from the bucket.`);
+      if (!obj)
+        throw new JobFailure('backup_incomplete', `Part ${c.part} of "${params.backup}" is missing from the bucket.`);
       const text = await obj.text();
       ctx.holding(text.length * 2);
       const records = parsePart(text, () => `part ${c.part} of "${params.backup}"`);
       let first = true;
       while (c.line < records.length) {
-        if (!first && !ctx.fits({ statements: 2 * slice + PLAN_STATEMENTS })) return { cursor: c, done: false, progress: progress(c) };
+        if (!first && !ctx.fits({ statements: 2 * slice + PLAN_STATEMENTS }))
+          return { cursor: c, done: false, progress: progress(c) };
         first = false;
         const part = records.slice(c.line, c.line + slice);
         const r = await importPart(h, { kind: 'restore' }, numbered(part), ctx.now);
@@ -88,7 +98,12 @@ export const restoreJob: JobKind<RestoreParams, RestoreCursor> = {
     }
     ctx.subrequest();
     const embed = await startEmbedJob(ctx.env, ctx.teamId);
-    return { cursor: c, done: true, progress: progress(c), result: { backup: params.backup, records: c.done, imported: { ...c.imported }, embed_job: embed } };
+    return {
+      cursor: c,
+      done: true,
+      progress: progress(c),
+      result: { backup: params.backup, records: c.done, imported: { ...c.imported }, embed_job: embed },
+    };
   },
 };
 

@@ -23,7 +23,12 @@ import { BackupName, listBackups } from './store';
 const RestoreBody = z.object({ backup: BackupName }).strict();
 
 function bucketOf(env: CairnEnv): R2Bucket {
-  if (!env.BACKUPS) throw new AppError(409, 'backups_off', 'No R2 bucket is bound as BACKUPS on this server (README "Your data": Backups).');
+  if (!env.BACKUPS)
+    throw new AppError(
+      409,
+      'backups_off',
+      'No R2 bucket is bound as BACKUPS on this server (README "Your data": Backups).',
+    );
   return env.BACKUPS;
 }
 
@@ -42,8 +47,13 @@ export const backupRoutes = new Hono<AppEnv>()
     return c.json({
       team: slug,
       backups: list.map((b) => ({
-        name: b.name, complete: b.manifest !== null, started_at: b.manifest?.started_at ?? null, finished_at: b.manifest?.finished_at ?? null,
-        parts: b.manifest?.parts ?? null, bytes: b.manifest?.bytes ?? null, records: b.manifest?.records ?? null,
+        name: b.name,
+        complete: b.manifest !== null,
+        started_at: b.manifest?.started_at ?? null,
+        finished_at: b.manifest?.finished_at ?? null,
+        parts: b.manifest?.parts ?? null,
+        bytes: b.manifest?.bytes ?? null,
+        records: b.manifest?.records ?? null,
       })),
     });
   })
@@ -63,7 +73,10 @@ export const backupRoutes = new Hono<AppEnv>()
       await placeTeam(c.env, team.id, now);
       await syncTeamCopy(await teamDbs(c.env, team.id));
     }
-    return c.json({ team: slug, created: team.created, job: wireJob(await startJob(c.env, restoreJob, team.id, { backup })) }, 202);
+    return c.json(
+      { team: slug, created: team.created, job: wireJob(await startJob(c.env, restoreJob, team.id, { backup })) },
+      202,
+    );
   })
   .get('/:slug/jobs/:id', async (c) => {
     const team = await teamOf(c.env, c.req.param('slug'));

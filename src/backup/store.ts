@@ -10,15 +10,23 @@ export const PART_BYTES = 1_000_000;
 export const BACKUP_FORMAT = 'cairn-ndjson';
 
 /** `2026-12-02T03-17-00Z`: a time as a folder name (sorts as time, no `:`). */
-export const stampOf = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/:/g, '-');
+export const stampOf = (ms: number): string =>
+  new Date(ms)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/:/g, '-');
 export const STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z$/;
 /** The name rule of teams (src/lib/names.ts). */
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** A backup's name, as listed and as a restore names it: `<team>/<stamp>`. */
-export const BackupName = z.string().trim().max(100).refine((v) => {
-  const [slug, stamp, ...rest] = v.split('/');
-  return rest.length === 0 && SLUG.test(slug ?? '') && STAMP.test(stamp ?? '');
-}, 'a backup is named <team>/<stamp>, as `GET /api/admin/teams/<team>/backups` lists them');
+export const BackupName = z
+  .string()
+  .trim()
+  .max(100)
+  .refine((v) => {
+    const [slug, stamp, ...rest] = v.split('/');
+    return rest.length === 0 && SLUG.test(slug ?? '') && STAMP.test(stamp ?? '');
+  }, 'a backup is named <team>/<stamp>, as `GET /api/admin/teams/<team>/backups` lists them');
 
 export const folderOf = (name: string) => `backups/${name}/`;
 export const partKey = (name: string, n: number) => `${folderOf(name)}part-${String(n).padStart(6, '0')}.ndjson`;

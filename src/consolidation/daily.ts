@@ -10,7 +10,10 @@ import { consolidateJob } from './job';
 const PROJECTS_PER_TEAM = 200;
 const DAY_MS = 24 * 3_600_000;
 
-export async function startDailyConsolidation(env: CairnEnv, now: number): Promise<{ teams: number; projects: number }> {
+export async function startDailyConsolidation(
+  env: CairnEnv,
+  now: number,
+): Promise<{ teams: number; projects: number }> {
   const teams = await teamsWithShards(env);
   let projects = 0;
   for (const t of teams) {

@@ -48,14 +48,27 @@ export const consolidateJob: JobKind<Params, Cursor> = {
       if (!ctx.fits({ statements: 1 })) break;
       const page = await candidateGroups(d, teamId, p.projectId, c.after, GROUPS_PER_PAGE);
       if (page.length === 0) {
-        return { cursor: c, done: true, progress: progress(c, 'done'), result: { groups: c.groups, clusters: c.clusters, merged: c.merged } };
+        return {
+          cursor: c,
+          done: true,
+          progress: progress(c, 'done'),
+          result: { groups: c.groups, clusters: c.clusters, merged: c.merged },
+        };
       }
       for (const g of page) {
-        if (!ctx.fits({ statements: 2 + 3 * CLUSTERS_PER_UNIT })) return { cursor: c, done: false, progress: progress(c, 'merging') };
+        if (!ctx.fits({ statements: 2 + 3 * CLUSTERS_PER_UNIT }))
+          return { cursor: c, done: false, progress: progress(c, 'merging') };
         const texts = await candidateTexts(d, teamId, g.ids.slice(-GROUP_MAX * 2), TEXT_CHARS);
         const clusters = clusterNearDuplicates(texts, g.noFiles ? THRESHOLD_NO_FILES : THRESHOLD_WITH_FILES);
         for (const cl of clusters.slice(0, CLUSTERS_PER_UNIT)) {
-          await mergeRows(d, { teamId, survivor: cl.survivor, sources: cl.sources, similarity: cl.similarity, actorUserId: ctx.actorUserId, at: ctx.now });
+          await mergeRows(d, {
+            teamId,
+            survivor: cl.survivor,
+            sources: cl.sources,
+            similarity: cl.similarity,
+            actorUserId: ctx.actorUserId,
+            at: ctx.now,
+          });
           c.merged += cl.sources.length;
           c.clusters++;
         }

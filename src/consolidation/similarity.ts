@@ -99,5 +99,7 @@ export function clusterNearDuplicates(candidates: readonly Candidate[], threshol
       stars.push({ survivor: c, set, sources: [], similarity: 1 });
     }
   }
-  return stars.filter((s) => s.sources.length > 0).map((s) => ({ survivor: s.survivor.id, sources: s.sources, similarity: s.similarity }));
+  return stars
+    .filter((s) => s.sources.length > 0)
+    .map((s) => ({ survivor: s.survivor.id, sources: s.sources, similarity: s.similarity }));
 }

@@ -21,16 +21,36 @@ const QUERY_TERMS = 16;
 /** Corrections stored from one reply, whatever it says. */
 export const OBSERVER_CORRECTIONS_PER_TURN = 3;
 
-async function related(env: CairnEnv, owner: TurnOwner, query: PriorQuery, exclude: number[], sessionId: number): Promise<PriorRecord[]> {
+async function related(
+  env: CairnEnv,
+  owner: TurnOwner,
+  query: PriorQuery,
+  exclude: number[],
+  sessionId: number,
+): Promise<PriorRecord[]> {
   const d = await teamDb(env, owner.teamId);
   const viewer = await loadViewer(d, { teamId: owner.teamId, userId: owner.userId });
   const q = buildFtsQuery(query.text, QUERY_TERMS);
-  const match = q.any && q.all ? { all: scopeMatch(q.all, [owner.projectId]), any: scopeMatch(q.any, [owner.projectId]) } : null;
-  const rows = await relatedRecords(d, viewer, owner.projectId, { paths: query.paths, match, weights: BM25_WEIGHTS, exclude, sessionId }, PRIOR_MAX_RECORDS, KEYWORD_RECORDS);
+  const match =
+    q.any && q.all ? { all: scopeMatch(q.all, [owner.projectId]), any: scopeMatch(q.any, [owner.projectId]) } : null;
+  const rows = await relatedRecords(
+    d,
+    viewer,
+    owner.projectId,
+    { paths: query.paths, match, weights: BM25_WEIGHTS, exclude, sessionId },
+    PRIOR_MAX_RECORDS,
+    KEYWORD_RECORDS,
+  );
   return rows;
 }
 
-async function apply(env: CairnEnv, owner: TurnOwner, proposals: { id: number; by: number; reason: string }[], shown: readonly number[], now: number): Promise<number> {
+async function apply(
+  env: CairnEnv,
+  owner: TurnOwner,
+  proposals: { id: number; by: number; reason: string }[],
+  shown: readonly number[],
+  now: number,
+): Promise<number> {
   const wanted = proposals.filter((p) => shown.includes(p.id) && p.id !== p.by).slice(0, OBSERVER_CORRECTIONS_PER_TURN);
   if (!wanted.length) return 0;
   const d = await teamDb(env, owner.teamId);
@@ -41,12 +61,35 @@ async function apply(env: CairnEnv, owner: TurnOwner, proposals: { id: number; b
   for (const p of wanted) {
     // Read again now: the record may have been forgotten, moved or corrected since the turn was shown it.
     const [target, by] = await Promise.all([correctionTarget(d, viewer, p.id), correctionTarget(d, viewer, p.by)]);
-    if (!target || !by || target.projectId !== owner.projectId || by.projectId !== owner.projectId || target.supersededBy !== null) continue;
+    if (
+      !target ||
+      !by ||
+      target.projectId !== owner.projectId ||
+      by.projectId !== owner.projectId ||
+      target.supersededBy !== null
+    )
+      continue;
     const reason = `observer: ${p.reason}`.slice(0, REASON_MAX);
     if (target.authorUserId === owner.userId || role === 'admin' || role === 'owner') {
-      await supersedeRows(d, { teamId: owner.teamId, id: p.id, by: p.by, actorUserId: owner.userId, actor: 'observer', reason, at: now });
+      await supersedeRows(d, {
+        teamId: owner.teamId,
+        id: p.id,
+        by: p.by,
+        actorUserId: owner.userId,
+        actor: 'observer',
+        reason,
+        at: now,
+      });
     } else {
-      await addFeedback(d, { teamId: owner.teamId, id: p.id, userId: owner.userId, kind: 'outdated', reason, at: now, actor: 'observer' });
+      await addFeedback(d, {
+        teamId: owner.teamId,
+        id: p.id,
+        userId: owner.userId,
+        kind: 'outdated',
+        reason,
+        at: now,
+        actor: 'observer',
+      });
     }
     stored++;
   }

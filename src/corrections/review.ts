@@ -37,30 +37,62 @@ export interface QueueItem {
   last: { action: string; who: string | null; reason: string | null; at: string } | null;
 }
 
-export async function queueFor(env: CairnEnv, auth: AuthContext): Promise<{ flagged: QueueItem[]; superseded: QueueItem[]; held: HeldItem[] }> {
+export async function queueFor(
+  env: CairnEnv,
+  auth: AuthContext,
+): Promise<{ flagged: QueueItem[]; superseded: QueueItem[]; held: HeldItem[] }> {
   const d = await teamDb(env, auth.teamId);
   const q = await reviewQueue(d, await loadViewer(d, auth), QUEUE_LIMIT);
-  const reasons = await latestReasons(d, auth.teamId, [...q.flagged, ...q.superseded].map((r) => r.id));
-  const item = (state: QueueItem['state']) => (r: QueueRow): QueueItem => {
-    const last = reasons.get(r.id);
-    return {
-      id: r.id, title: r.title, type: r.type, project: r.project, author: r.author, time: new Date(r.createdAt).toISOString(), state,
-      superseded_by: r.supersededBy, fetched: r.fetched, useful: r.useful, wrong: r.wrong, outdated: r.outdated,
-      last: last ? { action: last.action, who: last.who, reason: last.reason, at: new Date(last.at).toISOString() } : null,
+  const reasons = await latestReasons(
+    d,
+    auth.teamId,
+    [...q.flagged, ...q.superseded].map((r) => r.id),
+  );
+  const item =
+    (state: QueueItem['state']) =>
+    (r: QueueRow): QueueItem => {
+      const last = reasons.get(r.id);
+      return {
+        id: r.id,
+        title: r.title,
+        type: r.type,
+        project: r.project,
+        author: r.author,
+        time: new Date(r.createdAt).toISOString(),
+        state,
+        superseded_by: r.supersededBy,
+        fetched: r.fetched,
+        useful: r.useful,
+        wrong: r.wrong,
+        outdated: r.outdated,
+        last: last
+          ? { action: last.action, who: last.who, reason: last.reason, at: new Date(last.at).toISOString() }
+          : null,
+      };
     };
-  };
   // Held back as instruction-like (src/hold/): released by POST /api/admin/release.
-  return { flagged: q.flagged.map(item('flagged')), superseded: q.superseded.map(item('superseded')), held: await heldItems(d, auth.teamId, QUEUE_LIMIT) };
+  return {
+    flagged: q.flagged.map(item('flagged')),
+    superseded: q.superseded.map(item('superseded')),
+    held: await heldItems(d, auth.teamId, QUEUE_LIMIT),
+  };
 }
 
 /** An admin's decision on one record (the route is under the admin guard). */
-export async function decide(env: CairnEnv, auth: AuthContext, id: number, body: ReviewBody, now: number): Promise<{ id: number; decision: ReviewBody['decision'] }> {
+export async function decide(
+  env: CairnEnv,
+  auth: AuthContext,
+  id: number,
+  body: ReviewBody,
+  now: number,
+): Promise<{ id: number; decision: ReviewBody['decision'] }> {
   const d = await teamDb(env, auth.teamId);
   const target = await correctionTarget(d, await loadViewer(d, auth), id);
   if (!target) throw new AppError(404, 'not_found', `No observation #${id}.`);
   const reason = body.reason?.trim() || null;
   if (body.decision === 'confirm') await forgetRecord(env, auth, 'observation', id, now);
-  else if (body.decision === 'restore') await restoreRows(d, { teamId: auth.teamId, id, actorUserId: auth.userId, reason, at: now });
+  else if (body.decision === 'restore')
+    await restoreRows(d, { teamId: auth.teamId, id, actorUserId: auth.userId, reason, at: now });
   else await keepRows(d, { teamId: auth.teamId, id, actorUserId: auth.userId, reason, at: now });
   return { id, decision: body.decision };
 }

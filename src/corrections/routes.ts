@@ -26,7 +26,14 @@ correctionRoutes.get('/history', query(HistoryQuery), async (c) => {
   return c.json({
     id: h.id,
     superseded_by: h.supersededBy,
-    history: h.history.map((e) => ({ action: e.action, by: e.by, actor: e.actor, who: e.who, reason: e.reason, at: new Date(e.at).toISOString() })),
+    history: h.history.map((e) => ({
+      action: e.action,
+      by: e.by,
+      actor: e.actor,
+      who: e.who,
+      reason: e.reason,
+      at: new Date(e.at).toISOString(),
+    })),
   });
 });
 

@@ -29,14 +29,21 @@ export const SupersedeBody = z.object({ id: Id, by: Id.nullish(), reason: Reason
 export type SupersedeBody = z.infer<typeof SupersedeBody>;
 
 export const FeedbackBody = z
-  .object({ id: Id, kind: z.enum(['wrong', 'outdated', 'useful']), reason: z.string().trim().max(REASON_MAX).optional() })
+  .object({
+    id: Id,
+    kind: z.enum(['wrong', 'outdated', 'useful']),
+    reason: z.string().trim().max(REASON_MAX).optional(),
+  })
   .strict();
 export type FeedbackBody = z.infer<typeof FeedbackBody>;
 
 export const isAdmin = (auth: Pick<AuthContext, 'role'>) => auth.role === 'admin' || auth.role === 'owner';
 
 /** Who may supersede a record: its author, or a team admin. */
-export function maySupersede(auth: Pick<AuthContext, 'role' | 'userId'>, target: Pick<CorrectionTarget, 'authorUserId'>): boolean {
+export function maySupersede(
+  auth: Pick<AuthContext, 'role' | 'userId'>,
+  target: Pick<CorrectionTarget, 'authorUserId'>,
+): boolean {
   return target.authorUserId === auth.userId || isAdmin(auth);
 }
 
@@ -50,16 +57,35 @@ async function readable(d: D1Database, viewer: Viewer, id: number, what = 'obser
  * Checks a correction before anything is written: `id` readable and the caller its author or an admin, `by`
  * (when given) another readable record that is itself current. Throws AppError (404, 403, 400, 409).
  */
-export async function checkSupersede(d: D1Database, viewer: Viewer, auth: AuthContext, id: number, by: number | null): Promise<CorrectionTarget> {
+export async function checkSupersede(
+  d: D1Database,
+  viewer: Viewer,
+  auth: AuthContext,
+  id: number,
+  by: number | null,
+): Promise<CorrectionTarget> {
   const target = await readable(d, viewer, id);
   if (!maySupersede(auth, target)) {
-    throw new AppError(403, 'not_allowed', `Only the author of #${id} or a team admin can supersede it; anyone can flag it (feedback "outdated" or "wrong").`);
+    throw new AppError(
+      403,
+      'not_allowed',
+      `Only the author of #${id} or a team admin can supersede it; anyone can flag it (feedback "outdated" or "wrong").`,
+    );
   }
   if (by !== null) {
-    if (by === id) throw new AppError(400, 'invalid_arguments', 'A record cannot supersede itself; leave out "by" to mark it outdated.');
+    if (by === id)
+      throw new AppError(
+        400,
+        'invalid_arguments',
+        'A record cannot supersede itself; leave out "by" to mark it outdated.',
+      );
     const replacement = await readable(d, viewer, by);
     if (replacement.supersededBy !== null) {
-      throw new AppError(409, 'by_superseded', `#${by} is itself superseded${replacement.supersededBy === by ? '' : ` by #${replacement.supersededBy}`}; name the current record.`);
+      throw new AppError(
+        409,
+        'by_superseded',
+        `#${by} is itself superseded${replacement.supersededBy === by ? '' : ` by #${replacement.supersededBy}`}; name the current record.`,
+      );
     }
   }
   return target;
@@ -84,15 +110,35 @@ export async function supersede(
   const viewer = await loadViewer(d, auth);
   const by = input.by ?? null;
   const target = await checkSupersede(d, viewer, auth, input.id, by);
-  await supersedeRows(d, { teamId: auth.teamId, id: input.id, by, actorUserId: auth.userId, actor, reason: input.reason.trim().slice(0, REASON_MAX), at: now });
+  await supersedeRows(d, {
+    teamId: auth.teamId,
+    id: input.id,
+    by,
+    actorUserId: auth.userId,
+    actor,
+    reason: input.reason.trim().slice(0, REASON_MAX),
+    at: now,
+  });
   return { id: input.id, by, previous: target.supersededBy };
 }
 
 /** Feedback on a record anyone in the team may read; counted once per person and kind. */
-export async function giveFeedback(env: CairnEnv, auth: AuthContext, input: FeedbackBody, now: number): Promise<{ id: number; kind: FeedbackKind; counted: boolean }> {
+export async function giveFeedback(
+  env: CairnEnv,
+  auth: AuthContext,
+  input: FeedbackBody,
+  now: number,
+): Promise<{ id: number; kind: FeedbackKind; counted: boolean }> {
   const d = await teamDb(env, auth.teamId);
   await readable(d, await loadViewer(d, auth), input.id);
-  const { counted } = await addFeedback(d, { teamId: auth.teamId, id: input.id, userId: auth.userId, kind: input.kind, reason: input.reason?.trim() || null, at: now });
+  const { counted } = await addFeedback(d, {
+    teamId: auth.teamId,
+    id: input.id,
+    userId: auth.userId,
+    kind: input.kind,
+    reason: input.reason?.trim() || null,
+    at: now,
+  });
   return { id: input.id, kind: input.kind, counted };
 }
 
@@ -103,7 +149,11 @@ export async function recordFetched(env: CairnEnv, auth: AuthContext, ids: numbe
 }
 
 /** A readable record's history (corrections, feedback, reviews), oldest first. */
-export async function historyFor(env: CairnEnv, auth: AuthContext, id: number): Promise<{ id: number; supersededBy: number | null; history: HistoryEntry[] }> {
+export async function historyFor(
+  env: CairnEnv,
+  auth: AuthContext,
+  id: number,
+): Promise<{ id: number; supersededBy: number | null; history: HistoryEntry[] }> {
   const d = await teamDb(env, auth.teamId);
   const target = await readable(d, await loadViewer(d, auth), id);
   return { id, supersededBy: target.supersededBy, history: await historyOf(d, auth.teamId, id) };

@@ -20,8 +20,12 @@ export interface AuditEntry {
 /** The one audit INSERT, for callers that put it in their own batch. */
 export const insertAudit = (d: Db, e: AuditEntry) =>
   d.insert(auditLog).values({
-    teamId: e.teamId, actorUserId: e.actorUserId, action: e.action, target: e.target ?? null,
-    detail: JSON.stringify(e.detail ?? {}), createdAt: e.at ?? Date.now(),
+    teamId: e.teamId,
+    actorUserId: e.actorUserId,
+    action: e.action,
+    target: e.target ?? null,
+    detail: JSON.stringify(e.detail ?? {}),
+    createdAt: e.at ?? Date.now(),
   });
 
 export async function writeAudit(d1: D1Database | Db, e: AuditEntry): Promise<void> {
@@ -32,19 +36,43 @@ export async function writeAudit(d1: D1Database | Db, e: AuditEntry): Promise<vo
  * The audit row of secrets the server redacted from one write (`redaction`): counts by kind and the route the
  * text came in by, never the value or where in the text it stood.
  */
-export const redactionAudit = (teamId: number, actorUserId: number | null, route: string, tally: RedactionTally, at: number): AuditEntry => ({
-  teamId, actorUserId, action: 'redaction', target: `route:${route}`, detail: { kinds: tally }, at,
+export const redactionAudit = (
+  teamId: number,
+  actorUserId: number | null,
+  route: string,
+  tally: RedactionTally,
+  at: number,
+): AuditEntry => ({
+  teamId,
+  actorUserId,
+  action: 'redaction',
+  target: `route:${route}`,
+  detail: { kinds: tally },
+  at,
 });
 
 /**
  * The detail of the team's newest audit row of `action` on `target` written at or after `since` (the index on
  * team and time bounds the look-up), or null: how a job step run again finds what its first run wrote.
  */
-export async function auditDetail(d1: D1Database, teamId: number, action: string, target: string, since: number): Promise<Record<string, unknown> | null> {
+export async function auditDetail(
+  d1: D1Database,
+  teamId: number,
+  action: string,
+  target: string,
+  since: number,
+): Promise<Record<string, unknown> | null> {
   const [row] = await dbOf(d1)
     .select({ detail: auditLog.detail })
     .from(auditLog)
-    .where(and(eq(auditLog.teamId, teamId), gte(auditLog.createdAt, since), eq(auditLog.action, action), eq(auditLog.target, target)))
+    .where(
+      and(
+        eq(auditLog.teamId, teamId),
+        gte(auditLog.createdAt, since),
+        eq(auditLog.action, action),
+        eq(auditLog.target, target),
+      ),
+    )
     .orderBy(desc(auditLog.createdAt))
     .limit(1);
   return row ? (JSON.parse(row.detail) as Record<string, unknown>) : null;

@@ -23,4 +23,3 @@ export function db(binding: D1Database | Db): Db {
   }
   return handle;
 }
-

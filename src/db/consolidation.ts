@@ -34,7 +34,13 @@ const mergeable = (teamId: number, projectId: number) =>
  * whose smallest id is past `after`, in that order. The lists are compared as sets (the observer and importers
  * write them in any order, with repeats). One statement (a GROUP BY over the project's rows).
  */
-export async function candidateGroups(d1: D1Database | Db, teamId: number, projectId: number, after: number, limit: number): Promise<CandidateGroup[]> {
+export async function candidateGroups(
+  d1: D1Database | Db,
+  teamId: number,
+  projectId: number,
+  after: number,
+  limit: number,
+): Promise<CandidateGroup[]> {
   const o = observations;
   const filesRead = jsonSetKey(o.filesRead);
   const filesModified = jsonSetKey(o.filesModified);
@@ -46,7 +52,11 @@ export async function candidateGroups(d1: D1Database | Db, teamId: number, proje
     .having(and(gt(count(), 1), gt(min(o.id), after)))
     .orderBy(min(o.id))
     .limit(limit);
-  return rows.map((r) => ({ first: r.first ?? 0, ids: JSON.parse(r.ids) as number[], noFiles: r.filesRead === '[]' && r.filesModified === '[]' }));
+  return rows.map((r) => ({
+    first: r.first ?? 0,
+    ids: JSON.parse(r.ids) as number[],
+    noFiles: r.filesRead === '[]' && r.filesModified === '[]',
+  }));
 }
 
 export interface CandidateText {
@@ -57,12 +67,27 @@ export interface CandidateText {
 }
 
 /** The words of `ids` (a bounded prefix each) and which of them already stand for merged records. Two statements. */
-export async function candidateTexts(d1: D1Database | Db, teamId: number, ids: number[], chars: number): Promise<CandidateText[]> {
+export async function candidateTexts(
+  d1: D1Database | Db,
+  teamId: number,
+  ids: number[],
+  chars: number,
+): Promise<CandidateText[]> {
   const d = dbOf(d1);
   const o = observations;
   const [rows, standing] = await d.batch([
-    d.select({ id: o.id, createdAt: o.createdAt, text: joinedPrefix([o.title, o.subtitle, o.narrative, o.facts], chars) }).from(o).where(byIds(o.id, ids, eq(o.teamId, teamId))),
-    d.selectDistinct({ id: o.mergedInto }).from(o).where(and(eq(o.teamId, teamId), inJsonList(o.mergedInto, ids))),
+    d
+      .select({
+        id: o.id,
+        createdAt: o.createdAt,
+        text: joinedPrefix([o.title, o.subtitle, o.narrative, o.facts], chars),
+      })
+      .from(o)
+      .where(byIds(o.id, ids, eq(o.teamId, teamId))),
+    d
+      .selectDistinct({ id: o.mergedInto })
+      .from(o)
+      .where(and(eq(o.teamId, teamId), inJsonList(o.mergedInto, ids))),
   ]);
   const has = new Set(standing.map((r) => r.id));
   return rows.map((r) => ({ ...r, hasSources: has.has(r.id) }));
@@ -85,10 +110,42 @@ export async function mergeRows(d1: D1Database | Db, m: MergeAct): Promise<void>
   const d = dbOf(d1);
   const reason = `near-duplicate of #${m.survivor} (similarity ${m.similarity.toFixed(2)})`;
   await d.batch([
-    d.update(observations).set({ mergedInto: m.survivor })
-      .where(byIds(observations.id, m.sources, and(eq(observations.teamId, m.teamId), isNull(observations.mergedInto), isNull(observations.supersededBy), isNull(observations.deletedAt)))),
-    insertEventRows(d, mergeEventRows({ teamId: m.teamId, ids: m.sources, action: 'merge', by: m.survivor, mergedInto: m.survivor, actorUserId: m.actorUserId, reason, at: m.at })),
-    insertAudit(d, { teamId: m.teamId, actorUserId: m.actorUserId, action: 'observation.merge', target: `observation:${m.survivor}`, detail: { sources: m.sources.length }, at: m.at }),
+    d
+      .update(observations)
+      .set({ mergedInto: m.survivor })
+      .where(
+        byIds(
+          observations.id,
+          m.sources,
+          and(
+            eq(observations.teamId, m.teamId),
+            isNull(observations.mergedInto),
+            isNull(observations.supersededBy),
+            isNull(observations.deletedAt),
+          ),
+        ),
+      ),
+    insertEventRows(
+      d,
+      mergeEventRows({
+        teamId: m.teamId,
+        ids: m.sources,
+        action: 'merge',
+        by: m.survivor,
+        mergedInto: m.survivor,
+        actorUserId: m.actorUserId,
+        reason,
+        at: m.at,
+      }),
+    ),
+    insertAudit(d, {
+      teamId: m.teamId,
+      actorUserId: m.actorUserId,
+      action: 'observation.merge',
+      target: `observation:${m.survivor}`,
+      detail: { sources: m.sources.length },
+      at: m.at,
+    }),
   ]);
 }
 
@@ -107,42 +164,108 @@ export async function recentMerges(d1: D1Database | Db, viewer: Viewer, limit: n
   const src = alias(observations, 'src');
   const kept = alias(observations, 'kept');
   const rows = await d
-    .select({ survivor: e.byObservationId, at: e.createdAt, sources: jsonGroupIds(e.observationId), title: kept.title, project: kept.projectId })
+    .select({
+      survivor: e.byObservationId,
+      at: e.createdAt,
+      sources: jsonGroupIds(e.observationId),
+      title: kept.title,
+      project: kept.projectId,
+    })
     .from(e)
     .innerJoin(src, eq(src.id, e.observationId))
     .innerJoin(kept, eq(kept.id, e.byObservationId))
-    .where(and(eq(e.teamId, viewer.teamId), eq(e.action, 'merge'), eq(src.mergedInto, e.byObservationId), canReadObservation(viewer, kept)))
+    .where(
+      and(
+        eq(e.teamId, viewer.teamId),
+        eq(e.action, 'merge'),
+        eq(src.mergedInto, e.byObservationId),
+        canReadObservation(viewer, kept),
+      ),
+    )
     .groupBy(e.byObservationId, e.createdAt)
     .orderBy(desc(e.createdAt))
     .limit(limit);
-  return rows.map((r) => ({ survivor: r.survivor ?? 0, title: r.title, project: r.project, at: r.at, sources: JSON.parse(r.sources) as number[] }));
+  return rows.map((r) => ({
+    survivor: r.survivor ?? 0,
+    title: r.title,
+    project: r.project,
+    at: r.at,
+    sources: JSON.parse(r.sources) as number[],
+  }));
 }
 
 /** Sources merged into `survivor` at or after `since` (still merged). */
-export async function sourcesMergedSince(d1: D1Database | Db, teamId: number, survivor: number, since: number): Promise<number[]> {
+export async function sourcesMergedSince(
+  d1: D1Database | Db,
+  teamId: number,
+  survivor: number,
+  since: number,
+): Promise<number[]> {
   const e = observationEvents;
   const rows = await dbOf(d1)
     .selectDistinct({ id: observations.id })
     .from(e)
     .innerJoin(observations, eq(observations.id, e.observationId))
-    .where(and(eq(e.teamId, teamId), eq(e.action, 'merge'), eq(e.byObservationId, survivor), gte(e.createdAt, since), eq(observations.mergedInto, survivor)));
+    .where(
+      and(
+        eq(e.teamId, teamId),
+        eq(e.action, 'merge'),
+        eq(e.byObservationId, survivor),
+        gte(e.createdAt, since),
+        eq(observations.mergedInto, survivor),
+      ),
+    );
   return rows.map((r) => r.id);
 }
 
 /** Every record merged into any of `ids` (a forget of a survivor takes them along). */
 export async function sourcesOf(d1: D1Database | Db, teamId: number, ids: number[]): Promise<number[]> {
   if (!ids.length) return [];
-  const rows = await dbOf(d1).select({ id: observations.id }).from(observations).where(and(eq(observations.teamId, teamId), inJsonList(observations.mergedInto, ids)));
+  const rows = await dbOf(d1)
+    .select({ id: observations.id })
+    .from(observations)
+    .where(and(eq(observations.teamId, teamId), inJsonList(observations.mergedInto, ids)));
   return rows.map((r) => r.id);
 }
 
 /** Puts `sources` back exactly as they were (merged_into cleared), one `unmerge` event each and an audit row. */
-export async function unmergeRows(d1: D1Database | Db, u: { teamId: number; survivor: number; sources: number[]; actorUserId: number; at: number }): Promise<void> {
+export async function unmergeRows(
+  d1: D1Database | Db,
+  u: { teamId: number; survivor: number; sources: number[]; actorUserId: number; at: number },
+): Promise<void> {
   const d = dbOf(d1);
   await d.batch([
-    insertEventRows(d, mergeEventRows({ teamId: u.teamId, ids: u.sources, action: 'unmerge', by: u.survivor, mergedInto: u.survivor, actorUserId: u.actorUserId, reason: 'merge undone', at: u.at })),
-    d.update(observations).set({ mergedInto: null }).where(byIds(observations.id, u.sources, and(eq(observations.teamId, u.teamId), eq(observations.mergedInto, u.survivor)))),
-    insertAudit(d, { teamId: u.teamId, actorUserId: u.actorUserId, action: 'observation.unmerge', target: `observation:${u.survivor}`, detail: { sources: u.sources.length }, at: u.at }),
+    insertEventRows(
+      d,
+      mergeEventRows({
+        teamId: u.teamId,
+        ids: u.sources,
+        action: 'unmerge',
+        by: u.survivor,
+        mergedInto: u.survivor,
+        actorUserId: u.actorUserId,
+        reason: 'merge undone',
+        at: u.at,
+      }),
+    ),
+    d
+      .update(observations)
+      .set({ mergedInto: null })
+      .where(
+        byIds(
+          observations.id,
+          u.sources,
+          and(eq(observations.teamId, u.teamId), eq(observations.mergedInto, u.survivor)),
+        ),
+      ),
+    insertAudit(d, {
+      teamId: u.teamId,
+      actorUserId: u.actorUserId,
+      action: 'observation.unmerge',
+      target: `observation:${u.survivor}`,
+      detail: { sources: u.sources.length },
+      at: u.at,
+    }),
   ]);
 }
 
@@ -150,11 +273,22 @@ const qb = new QueryBuilder();
 
 /** Merged sources are out of search and the context index: `id NOT IN (…)` over the partial index idx_obs_merged. */
 export function notMerged(teamId: number, id: AnySQLiteColumn = observations.id): SQL {
-  return notInArray(id, qb.select({ id: observations.id }).from(observations).where(and(eq(observations.teamId, teamId), isNotNull(observations.mergedInto))));
+  return notInArray(
+    id,
+    qb
+      .select({ id: observations.id })
+      .from(observations)
+      .where(and(eq(observations.teamId, teamId), isNotNull(observations.mergedInto))),
+  );
 }
 
 /** Projects of a team with observations from `since` on (the daily consolidation's candidates), at most `limit`. */
-export async function activeProjects(d1: D1Database | Db, teamId: number, since: number, limit: number): Promise<number[]> {
+export async function activeProjects(
+  d1: D1Database | Db,
+  teamId: number,
+  since: number,
+  limit: number,
+): Promise<number[]> {
   const rows = await dbOf(d1)
     .selectDistinct({ id: observations.projectId })
     .from(observations)

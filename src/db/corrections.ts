@@ -1,7 +1,20 @@
 // What happens to an observation after it is stored, in D1: corrections (superseded_by and its history),
 // feedback counters and the review state (observation_signals), one event row per act (observation_events).
 // Every read starts from the visibility rule; forgetting deletes these rows with the observation (db/forget.ts).
-import { and, asc, desc, eq, inArray, isNotNull, isNull, ne, notInArray, or, type SQL, type SQLWrapper } from 'drizzle-orm';
+import {
+  and,
+  asc,
+  desc,
+  eq,
+  inArray,
+  isNotNull,
+  isNull,
+  ne,
+  notInArray,
+  or,
+  type SQL,
+  type SQLWrapper,
+} from 'drizzle-orm';
 import { alias, QueryBuilder, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { redact } from '#shared/redact';
 import { insertAudit } from './audit';
@@ -24,9 +37,18 @@ export interface CorrectionTarget {
 const qb = new QueryBuilder();
 
 /** The observation `id` if the viewer may read it, with what the permission check needs. */
-export async function correctionTarget(d1: D1Database | Db, viewer: Viewer, id: number): Promise<CorrectionTarget | null> {
+export async function correctionTarget(
+  d1: D1Database | Db,
+  viewer: Viewer,
+  id: number,
+): Promise<CorrectionTarget | null> {
   const row = await dbOf(d1)
-    .select({ id: observations.id, projectId: observations.projectId, authorUserId: observations.authorUserId, supersededBy: observations.supersededBy })
+    .select({
+      id: observations.id,
+      projectId: observations.projectId,
+      authorUserId: observations.authorUserId,
+      supersededBy: observations.supersededBy,
+    })
     .from(observations)
     .where(and(eq(observations.id, id), canReadObservation(viewer)))
     .get();
@@ -51,30 +73,86 @@ export interface SupersedeAct {
 export async function supersedeRows(d1: D1Database | Db, a: SupersedeAct): Promise<void> {
   const d = dbOf(d1);
   await d.batch([
-    d.update(observations).set({ supersededBy: a.by ?? a.id }).where(and(eq(observations.teamId, a.teamId), eq(observations.id, a.id))),
-    insertEvent(d, { teamId: a.teamId, observationId: a.id, action: 'supersede', byObservationId: a.by, actorUserId: a.actorUserId, actor: a.actor, reason: a.reason, createdAt: a.at }),
-    insertAudit(d, { teamId: a.teamId, actorUserId: a.actorUserId, action: 'observation.supersede', target: `observation:${a.id}`, detail: { by: a.by, actor: a.actor }, at: a.at }),
+    d
+      .update(observations)
+      .set({ supersededBy: a.by ?? a.id })
+      .where(and(eq(observations.teamId, a.teamId), eq(observations.id, a.id))),
+    insertEvent(d, {
+      teamId: a.teamId,
+      observationId: a.id,
+      action: 'supersede',
+      byObservationId: a.by,
+      actorUserId: a.actorUserId,
+      actor: a.actor,
+      reason: a.reason,
+      createdAt: a.at,
+    }),
+    insertAudit(d, {
+      teamId: a.teamId,
+      actorUserId: a.actorUserId,
+      action: 'observation.supersede',
+      target: `observation:${a.id}`,
+      detail: { by: a.by, actor: a.actor },
+      at: a.at,
+    }),
   ]);
 }
 
 /** Puts `id` back: not superseded, not pending review (an admin's `restore`). */
-export async function restoreRows(d1: D1Database | Db, a: { teamId: number; id: number; actorUserId: number; reason: string | null; at: number }): Promise<void> {
+export async function restoreRows(
+  d1: D1Database | Db,
+  a: { teamId: number; id: number; actorUserId: number; reason: string | null; at: number },
+): Promise<void> {
   const d = dbOf(d1);
   await d.batch([
-    d.update(observations).set({ supersededBy: null }).where(and(eq(observations.teamId, a.teamId), eq(observations.id, a.id))),
-    d.update(observationSignals).set({ review: null, updatedAt: a.at }).where(and(eq(observationSignals.teamId, a.teamId), eq(observationSignals.observationId, a.id))),
-    insertEvent(d, { teamId: a.teamId, observationId: a.id, action: 'restore', byObservationId: null, actorUserId: a.actorUserId, actor: 'user', reason: a.reason, createdAt: a.at }),
-    insertAudit(d, { teamId: a.teamId, actorUserId: a.actorUserId, action: 'observation.restore', target: `observation:${a.id}`, at: a.at }),
+    d
+      .update(observations)
+      .set({ supersededBy: null })
+      .where(and(eq(observations.teamId, a.teamId), eq(observations.id, a.id))),
+    d
+      .update(observationSignals)
+      .set({ review: null, updatedAt: a.at })
+      .where(and(eq(observationSignals.teamId, a.teamId), eq(observationSignals.observationId, a.id))),
+    insertEvent(d, {
+      teamId: a.teamId,
+      observationId: a.id,
+      action: 'restore',
+      byObservationId: null,
+      actorUserId: a.actorUserId,
+      actor: 'user',
+      reason: a.reason,
+      createdAt: a.at,
+    }),
+    insertAudit(d, {
+      teamId: a.teamId,
+      actorUserId: a.actorUserId,
+      action: 'observation.restore',
+      target: `observation:${a.id}`,
+      at: a.at,
+    }),
   ]);
 }
 
 /** An admin keeps the record as it is (superseded stays superseded, a flag stays) and takes it off the queue. */
-export async function keepRows(d1: D1Database | Db, a: { teamId: number; id: number; actorUserId: number; reason: string | null; at: number }): Promise<void> {
+export async function keepRows(
+  d1: D1Database | Db,
+  a: { teamId: number; id: number; actorUserId: number; reason: string | null; at: number },
+): Promise<void> {
   const d = dbOf(d1);
   await d.batch([
-    intoSignals(d).values({ observationId: a.id, teamId: a.teamId, review: 'kept', updatedAt: a.at })
+    intoSignals(d)
+      .values({ observationId: a.id, teamId: a.teamId, review: 'kept', updatedAt: a.at })
       .onConflictDoUpdate({ target: observationSignals.observationId, set: { review: 'kept', updatedAt: a.at } }),
-    insertEvent(d, { teamId: a.teamId, observationId: a.id, action: 'keep', byObservationId: null, actorUserId: a.actorUserId, actor: 'user', reason: a.reason, createdAt: a.at }),
+    insertEvent(d, {
+      teamId: a.teamId,
+      observationId: a.id,
+      action: 'keep',
+      byObservationId: null,
+      actorUserId: a.actorUserId,
+      actor: 'user',
+      reason: a.reason,
+      createdAt: a.at,
+    }),
   ]);
 }
 
@@ -83,7 +161,8 @@ type NewEvent = typeof observationEvents.$inferInsert;
 const intoSignals = (d: Db) => d.insert(observationSignals);
 /** The one insert path of observation_events; a reason is user text, redacted like every text that is stored. */
 const intoEvents = (d: Db) => d.insert(observationEvents);
-const insertEvent = (d: Db, e: NewEvent) => intoEvents(d).values({ ...e, reason: e.reason == null ? null : redact(e.reason) });
+const insertEvent = (d: Db, e: NewEvent) =>
+  intoEvents(d).values({ ...e, reason: e.reason == null ? null : redact(e.reason) });
 
 /** One event row as it was stored elsewhere (a team move copies the history, src/db/move-extras.ts). Batchable. */
 export const insertEventRow = (d: Db, e: NewEvent) => insertEvent(d, e);
@@ -103,20 +182,43 @@ export const insertEventRows = (d: Db, rows: SQL) => intoEvents(d).select(rows);
  */
 export async function addFeedback(
   d1: D1Database | Db,
-  f: { teamId: number; id: number; userId: number; kind: FeedbackKind; reason: string | null; at: number; actor?: CorrectionActor },
+  f: {
+    teamId: number;
+    id: number;
+    userId: number;
+    kind: FeedbackKind;
+    reason: string | null;
+    at: number;
+    actor?: CorrectionActor;
+  },
 ): Promise<{ counted: boolean }> {
   const d = dbOf(d1);
   const before = await d
     .select({ id: observationEvents.id })
     .from(observationEvents)
-    .where(and(eq(observationEvents.observationId, f.id), eq(observationEvents.action, f.kind), eq(observationEvents.actorUserId, f.userId)))
+    .where(
+      and(
+        eq(observationEvents.observationId, f.id),
+        eq(observationEvents.action, f.kind),
+        eq(observationEvents.actorUserId, f.userId),
+      ),
+    )
     .get();
   if (before) return { counted: false };
   const s = observationSignals;
   const flags = f.kind !== 'useful';
   const counter = { useful: s.useful, wrong: s.wrong, outdated: s.outdated }[f.kind];
   await d.batch([
-    insertEvent(d, { teamId: f.teamId, observationId: f.id, action: f.kind, byObservationId: null, actorUserId: f.userId, actor: f.actor ?? 'user', reason: f.reason, createdAt: f.at }),
+    insertEvent(d, {
+      teamId: f.teamId,
+      observationId: f.id,
+      action: f.kind,
+      byObservationId: null,
+      actorUserId: f.userId,
+      actor: f.actor ?? 'user',
+      reason: f.reason,
+      createdAt: f.at,
+    }),
     intoSignals(d)
       .values({ observationId: f.id, teamId: f.teamId, [f.kind]: 1, review: flags ? 'pending' : null, updatedAt: f.at })
       .onConflictDoUpdate({
@@ -133,7 +235,10 @@ export async function bumpFetched(d1: D1Database | Db, teamId: number, ids: numb
   if (!ids.length) return;
   await intoSignals(dbOf(d1))
     .select(fetchedSignalRows(teamId, ids, at))
-    .onConflictDoUpdate({ target: observationSignals.observationId, set: { fetched: plus(observationSignals.fetched, 1), updatedAt: at } });
+    .onConflictDoUpdate({
+      target: observationSignals.observationId,
+      set: { fetched: plus(observationSignals.fetched, 1), updatedAt: at },
+    });
 }
 
 /** Corrections and feedback of the ids that have any, for ranking and rendering (one statement). */
@@ -144,7 +249,11 @@ export interface RecordSignal {
   review: string | null;
 }
 
-export async function signalsOf(d1: D1Database | Db, teamId: number, ids: number[]): Promise<Map<number, RecordSignal>> {
+export async function signalsOf(
+  d1: D1Database | Db,
+  teamId: number,
+  ids: number[],
+): Promise<Map<number, RecordSignal>> {
   if (!ids.length) return new Map();
   const o = observations;
   const s = observationSignals;
@@ -153,12 +262,23 @@ export async function signalsOf(d1: D1Database | Db, teamId: number, ids: number
     .from(o)
     .leftJoin(s, eq(s.observationId, o.id))
     .where(byIds(o.id, ids, eq(o.teamId, teamId), or(isNotNull(o.supersededBy), isNotNull(s.observationId))));
-  return new Map(rows.map((r) => [r.id, { id: r.id, supersededBy: r.supersededBy, useful: r.useful ?? 0, review: r.review ?? null }]));
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      { id: r.id, supersededBy: r.supersededBy, useful: r.useful ?? 0, review: r.review ?? null },
+    ]),
+  );
 }
 
 /** Rows pending review (flagged wrong or outdated) are out of the context index: `id NOT IN (…)` over the partial index. */
 export function notPendingReview(teamId: number, id: AnySQLiteColumn = observations.id): SQL {
-  return notInArray(id, qb.select({ id: observationSignals.observationId }).from(observationSignals).where(and(eq(observationSignals.teamId, teamId), eq(observationSignals.review, 'pending'))));
+  return notInArray(
+    id,
+    qb
+      .select({ id: observationSignals.observationId })
+      .from(observationSignals)
+      .where(and(eq(observationSignals.teamId, teamId), eq(observationSignals.review, 'pending'))),
+  );
 }
 
 export interface HistoryEntry {
@@ -174,7 +294,14 @@ export interface HistoryEntry {
 export async function historyOf(d1: D1Database | Db, teamId: number, id: number, limit = 50): Promise<HistoryEntry[]> {
   const e = observationEvents;
   return dbOf(d1)
-    .select({ action: e.action, by: e.byObservationId, actor: e.actor, who: users.handle, reason: e.reason, at: e.createdAt })
+    .select({
+      action: e.action,
+      by: e.byObservationId,
+      actor: e.actor,
+      who: users.handle,
+      reason: e.reason,
+      at: e.createdAt,
+    })
     .from(e)
     .leftJoin(users, eq(users.id, e.actorUserId))
     .where(and(eq(e.observationId, id), eq(e.teamId, teamId)))
@@ -201,27 +328,70 @@ export interface QueueRow {
  * The review queue: records flagged and not reviewed, and superseded records an admin has not kept, newest
  * first (at most `limit` of each). Both walk a partial index, so the queue costs what it holds.
  */
-export async function reviewQueue(d1: D1Database | Db, viewer: Viewer, limit: number): Promise<{ flagged: QueueRow[]; superseded: QueueRow[] }> {
+export async function reviewQueue(
+  d1: D1Database | Db,
+  viewer: Viewer,
+  limit: number,
+): Promise<{ flagged: QueueRow[]; superseded: QueueRow[] }> {
   const d = dbOf(d1);
   const o = alias(observations, 'o');
   const s = observationSignals;
   const fields = {
-    id: o.id, title: o.title, type: o.type, project: projects.key, author: users.handle, createdAt: o.createdAt, supersededBy: o.supersededBy,
-    fetched: s.fetched, useful: s.useful, wrong: s.wrong, outdated: s.outdated, review: s.review,
+    id: o.id,
+    title: o.title,
+    type: o.type,
+    project: projects.key,
+    author: users.handle,
+    createdAt: o.createdAt,
+    supersededBy: o.supersededBy,
+    fetched: s.fetched,
+    useful: s.useful,
+    wrong: s.wrong,
+    outdated: s.outdated,
+    review: s.review,
   };
-  const base = () => d.select(fields).from(o).innerJoin(projects, eq(projects.id, o.projectId)).innerJoin(users, eq(users.id, o.authorUserId));
+  const base = () =>
+    d
+      .select(fields)
+      .from(o)
+      .innerJoin(projects, eq(projects.id, o.projectId))
+      .innerJoin(users, eq(users.id, o.authorUserId));
   const [flagged, superseded] = await d.batch([
-    base().innerJoin(s, eq(s.observationId, o.id)).where(and(eq(s.teamId, viewer.teamId), eq(s.review, 'pending'), canReadObservation(viewer, o))).orderBy(desc(s.updatedAt)).limit(limit),
-    base().leftJoin(s, eq(s.observationId, o.id))
-      .where(and(eq(o.teamId, viewer.teamId), isNotNull(o.supersededBy), or(isNull(s.review), ne(s.review, 'kept')), canReadObservation(viewer, o)))
-      .orderBy(desc(o.id)).limit(limit),
+    base()
+      .innerJoin(s, eq(s.observationId, o.id))
+      .where(and(eq(s.teamId, viewer.teamId), eq(s.review, 'pending'), canReadObservation(viewer, o)))
+      .orderBy(desc(s.updatedAt))
+      .limit(limit),
+    base()
+      .leftJoin(s, eq(s.observationId, o.id))
+      .where(
+        and(
+          eq(o.teamId, viewer.teamId),
+          isNotNull(o.supersededBy),
+          or(isNull(s.review), ne(s.review, 'kept')),
+          canReadObservation(viewer, o),
+        ),
+      )
+      .orderBy(desc(o.id))
+      .limit(limit),
   ]);
-  const fill = (r: (typeof flagged)[number] | (typeof superseded)[number]): QueueRow => ({ ...r, fetched: r.fetched ?? 0, useful: r.useful ?? 0, wrong: r.wrong ?? 0, outdated: r.outdated ?? 0, review: r.review ?? null });
+  const fill = (r: (typeof flagged)[number] | (typeof superseded)[number]): QueueRow => ({
+    ...r,
+    fetched: r.fetched ?? 0,
+    useful: r.useful ?? 0,
+    wrong: r.wrong ?? 0,
+    outdated: r.outdated ?? 0,
+    review: r.review ?? null,
+  });
   return { flagged: flagged.map(fill), superseded: superseded.map(fill) };
 }
 
 /** The latest reason given for each of `ids` (the queue shows why), one statement. */
-export async function latestReasons(d1: D1Database | Db, teamId: number, ids: number[]): Promise<Map<number, { action: string; reason: string | null; who: string | null; at: number }>> {
+export async function latestReasons(
+  d1: D1Database | Db,
+  teamId: number,
+  ids: number[],
+): Promise<Map<number, { action: string; reason: string | null; who: string | null; at: number }>> {
   if (!ids.length) return new Map();
   const e = observationEvents;
   const rows = await dbOf(d1)
@@ -237,7 +407,8 @@ export async function latestReasons(d1: D1Database | Db, teamId: number, ids: nu
 
 /** Ids as a list or as a subquery (`SELECT id FROM observations WHERE …`). */
 type IdSet = number[] | SQLWrapper;
-const within = (col: AnySQLiteColumn, ids: IdSet): SQL => (Array.isArray(ids) ? inJsonList(col, ids) : inArray(col, ids as SQLWrapper));
+const within = (col: AnySQLiteColumn, ids: IdSet): SQL =>
+  Array.isArray(ids) ? inJsonList(col, ids) : inArray(col, ids as SQLWrapper);
 
 /**
  * Deletes the events and signals of observations (ids, or a subquery of ids) of a team: put in the same batch
@@ -245,6 +416,10 @@ const within = (col: AnySQLiteColumn, ids: IdSet): SQL => (Array.isArray(ids) ? 
  */
 export const deleteCorrectionRows = (d: Db, teamId: number, ids: IdSet) =>
   [
-    d.delete(observationEvents).where(and(eq(observationEvents.teamId, teamId), within(observationEvents.observationId, ids))),
-    d.delete(observationSignals).where(and(eq(observationSignals.teamId, teamId), within(observationSignals.observationId, ids))),
+    d
+      .delete(observationEvents)
+      .where(and(eq(observationEvents.teamId, teamId), within(observationEvents.observationId, ids))),
+    d
+      .delete(observationSignals)
+      .where(and(eq(observationSignals.teamId, teamId), within(observationSignals.observationId, ids))),
   ] as const;

@@ -17,14 +17,20 @@ export type DoSchemaSteps = readonly (string | ((sql: SqlStorage) => void))[];
  * Storage written by newer code (a rolled-back deploy) is left as it is: later steps only ever add.
  */
 export function migrateDoSqlite(sql: SqlStorage, steps: DoSchemaSteps): number {
-  sql.exec('CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)');
-  const current = sql.exec<{ version: number }>('SELECT version FROM schema_version WHERE id = 1').toArray()[0]?.version ?? 0;
+  sql.exec(
+    'CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)',
+  );
+  const current =
+    sql.exec<{ version: number }>('SELECT version FROM schema_version WHERE id = 1').toArray()[0]?.version ?? 0;
   if (current >= steps.length) return current;
   for (let v = current; v < steps.length; v++) {
     const step = steps[v]!;
     if (typeof step === 'string') sql.exec(step);
     else step(sql);
   }
-  sql.exec('INSERT INTO schema_version (id, version) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version', steps.length);
+  sql.exec(
+    'INSERT INTO schema_version (id, version) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version',
+    steps.length,
+  );
   return steps.length;
 }

@@ -7,7 +7,16 @@ import { insertAudit } from './audit';
 import { deleteCorrectionRows } from './corrections';
 import { byIds, inJsonList } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, canSeeProject, type Viewer } from './visibility';
-import { localVectors, observationFiles, observations, projectAliases, projects, prompts, sessions, summaries } from './schema';
+import {
+  localVectors,
+  observationFiles,
+  observations,
+  projectAliases,
+  projects,
+  prompts,
+  sessions,
+  summaries,
+} from './schema';
 
 /** A memory row the caller named, with what the permission check needs. */
 export interface ForgettableRow {
@@ -43,19 +52,37 @@ const READABLE = {
 /** Whether the viewer may read the record at all (the one visibility rule decides; unseen = not found). */
 export async function canSee(d1: D1Database, v: Viewer, kind: RecordKind, id: number): Promise<boolean> {
   const t = READABLE[kind];
-  const row = await db(d1).select({ id: t.table.id }).from(t.table).where(and(eq(t.table.id, id), t.rule(v))).get();
+  const row = await db(d1)
+    .select({ id: t.table.id })
+    .from(t.table)
+    .where(and(eq(t.table.id, id), t.rule(v)))
+    .get();
   return row !== undefined;
 }
 
 /** Whether a project is one the user may read (team-visible, or their own private one). */
-export async function projectVisible(d1: D1Database, teamId: number, userId: number, projectId: number): Promise<boolean> {
-  const row = await db(d1).select({ id: projects.id }).from(projects).where(and(eq(projects.id, projectId), canSeeProject({ teamId, userId }))).get();
+export async function projectVisible(
+  d1: D1Database,
+  teamId: number,
+  userId: number,
+  projectId: number,
+): Promise<boolean> {
+  const row = await db(d1)
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.id, projectId), canSeeProject({ teamId, userId })))
+    .get();
   return row !== undefined;
 }
 
 export async function findObservation(d1: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
   const [row] = await db(d1)
-    .select({ id: observations.id, projectId: observations.projectId, authorUserId: observations.authorUserId, sessionId: observations.sessionId })
+    .select({
+      id: observations.id,
+      projectId: observations.projectId,
+      authorUserId: observations.authorUserId,
+      sessionId: observations.sessionId,
+    })
     .from(observations)
     .where(and(eq(observations.teamId, teamId), eq(observations.id, id)));
   return row ?? null;
@@ -63,7 +90,12 @@ export async function findObservation(d1: D1Database, teamId: number, id: number
 
 export async function findSummary(d1: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
   const [row] = await db(d1)
-    .select({ id: summaries.id, projectId: summaries.projectId, authorUserId: summaries.authorUserId, sessionId: summaries.sessionId })
+    .select({
+      id: summaries.id,
+      projectId: summaries.projectId,
+      authorUserId: summaries.authorUserId,
+      sessionId: summaries.sessionId,
+    })
     .from(summaries)
     .where(and(eq(summaries.teamId, teamId), eq(summaries.id, id)));
   return row ?? null;
@@ -71,7 +103,12 @@ export async function findSummary(d1: D1Database, teamId: number, id: number): P
 
 export async function findPrompt(d1: D1Database, teamId: number, id: number): Promise<ForgettableRow | null> {
   const [row] = await db(d1)
-    .select({ id: prompts.id, projectId: prompts.projectId, authorUserId: prompts.authorUserId, sessionId: prompts.sessionId })
+    .select({
+      id: prompts.id,
+      projectId: prompts.projectId,
+      authorUserId: prompts.authorUserId,
+      sessionId: prompts.sessionId,
+    })
     .from(prompts)
     .where(and(eq(prompts.teamId, teamId), eq(prompts.id, id)));
   return row ?? null;
@@ -86,7 +123,12 @@ export interface SessionRef {
 
 export async function findSession(d1: D1Database, teamId: number, sessionKey: string): Promise<SessionRef | null> {
   const [row] = await db(d1)
-    .select({ id: sessions.id, sessionKey: sessions.sessionKey, projectId: sessions.projectId, userId: sessions.userId })
+    .select({
+      id: sessions.id,
+      sessionKey: sessions.sessionKey,
+      projectId: sessions.projectId,
+      userId: sessions.userId,
+    })
     .from(sessions)
     .where(and(eq(sessions.teamId, teamId), eq(sessions.sessionKey, sessionKey)));
   return row ?? null;
@@ -101,16 +143,39 @@ export async function sessionsOfProject(d1: D1Database, teamId: number, projectI
 }
 
 const auditRow = (d: Db, teamId: number, a: ForgetAudit) =>
-  insertAudit(d, { teamId, actorUserId: a.actorUserId, action: 'forget', target: a.target, detail: a.detail, at: a.at });
+  insertAudit(d, {
+    teamId,
+    actorUserId: a.actorUserId,
+    action: 'forget',
+    target: a.target,
+    detail: a.detail,
+    at: a.at,
+  });
 
 /** Deletes observations (with their file rows and local vectors) and writes the audit row, in one batch. */
-export async function deleteObservations(d1: D1Database, teamId: number, ids: number[], audit: ForgetAudit): Promise<number> {
+export async function deleteObservations(
+  d1: D1Database,
+  teamId: number,
+  ids: number[],
+  audit: ForgetAudit,
+): Promise<number> {
   const d = db(d1);
   const [, , , , gone] = await d.batch([
     ...deleteCorrectionRows(d, teamId, ids),
     d.delete(observationFiles).where(byIds(observationFiles.observationId, ids, eq(observationFiles.teamId, teamId))),
-    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'observation'), inJsonList(localVectors.recordId, ids))),
-    d.delete(observations).where(byIds(observations.id, ids, eq(observations.teamId, teamId))).returning({ id: observations.id }),
+    d
+      .delete(localVectors)
+      .where(
+        and(
+          eq(localVectors.teamId, teamId),
+          eq(localVectors.kind, 'observation'),
+          inJsonList(localVectors.recordId, ids),
+        ),
+      ),
+    d
+      .delete(observations)
+      .where(byIds(observations.id, ids, eq(observations.teamId, teamId)))
+      .returning({ id: observations.id }),
     auditRow(d, teamId, audit),
   ]);
   return gone.length;
@@ -119,8 +184,13 @@ export async function deleteObservations(d1: D1Database, teamId: number, ids: nu
 export async function deleteSummary(d1: D1Database, teamId: number, id: number, audit: ForgetAudit): Promise<number> {
   const d = db(d1);
   const [, gone] = await d.batch([
-    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'summary'), eq(localVectors.recordId, id))),
-    d.delete(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.id, id))).returning({ id: summaries.id }),
+    d
+      .delete(localVectors)
+      .where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'summary'), eq(localVectors.recordId, id))),
+    d
+      .delete(summaries)
+      .where(and(eq(summaries.teamId, teamId), eq(summaries.id, id)))
+      .returning({ id: summaries.id }),
     auditRow(d, teamId, audit),
   ]);
   return gone.length;
@@ -129,8 +199,13 @@ export async function deleteSummary(d1: D1Database, teamId: number, id: number, 
 export async function deletePrompt(d1: D1Database, teamId: number, id: number, audit: ForgetAudit): Promise<number> {
   const d = db(d1);
   const [, gone] = await d.batch([
-    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'prompt'), eq(localVectors.recordId, id))),
-    d.delete(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.id, id))).returning({ id: prompts.id }),
+    d
+      .delete(localVectors)
+      .where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'prompt'), eq(localVectors.recordId, id))),
+    d
+      .delete(prompts)
+      .where(and(eq(prompts.teamId, teamId), eq(prompts.id, id)))
+      .returning({ id: prompts.id }),
     auditRow(d, teamId, audit),
   ]);
   return gone.length;
@@ -144,13 +219,16 @@ export async function recordIdsOf(
 ): Promise<{ observations: number[]; summaries: number[]; prompts: number[] }> {
   const d = db(d1);
   const of = <T extends typeof observations | typeof summaries | typeof prompts>(t: T) =>
-    d.select({ id: t.id }).from(t).where(
-      and(
-        eq(t.teamId, teamId),
-        where.sessionId !== undefined ? eq(t.sessionId, where.sessionId) : undefined,
-        where.projectId !== undefined ? eq(t.projectId, where.projectId) : undefined,
-      ),
-    );
+    d
+      .select({ id: t.id })
+      .from(t)
+      .where(
+        and(
+          eq(t.teamId, teamId),
+          where.sessionId !== undefined ? eq(t.sessionId, where.sessionId) : undefined,
+          where.projectId !== undefined ? eq(t.projectId, where.projectId) : undefined,
+        ),
+      );
   const [o, s, p] = await d.batch([of(observations), of(summaries), of(prompts)]);
   return { observations: o.map((r) => r.id), summaries: s.map((r) => r.id), prompts: p.map((r) => r.id) };
 }
@@ -159,10 +237,22 @@ export async function countProject(d1: D1Database, teamId: number, projectId: nu
   const d = db(d1);
   const count = countAll();
   const [o, s, p, se] = await d.batch([
-    d.select({ n: count }).from(observations).where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId))),
-    d.select({ n: count }).from(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.projectId, projectId))),
-    d.select({ n: count }).from(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.projectId, projectId))),
-    d.select({ n: count }).from(sessions).where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId))),
+    d
+      .select({ n: count })
+      .from(observations)
+      .where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId))),
+    d
+      .select({ n: count })
+      .from(summaries)
+      .where(and(eq(summaries.teamId, teamId), eq(summaries.projectId, projectId))),
+    d
+      .select({ n: count })
+      .from(prompts)
+      .where(and(eq(prompts.teamId, teamId), eq(prompts.projectId, projectId))),
+    d
+      .select({ n: count })
+      .from(sessions)
+      .where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId))),
   ]);
   return { observations: o[0]?.n ?? 0, summaries: s[0]?.n ?? 0, prompts: p[0]?.n ?? 0, sessions: se[0]?.n ?? 0 };
 }
@@ -171,33 +261,80 @@ export async function countProject(d1: D1Database, teamId: number, projectId: nu
  * Deletes everything a session remembered, and the session row, in one batch; with it the observations of other
  * sessions in `merged` (merged into the session's by consolidation: their text stands behind the session's records).
  */
-export async function deleteSession(d1: D1Database, teamId: number, sessionId: number, merged: number[], audit: ForgetAudit): Promise<ForgetCounts> {
+export async function deleteSession(
+  d1: D1Database,
+  teamId: number,
+  sessionId: number,
+  merged: number[],
+  audit: ForgetAudit,
+): Promise<ForgetCounts> {
   const d = db(d1);
   const ofSession = <T extends typeof observations | typeof summaries | typeof prompts>(t: T) =>
-    d.select({ id: t.id }).from(t).where(and(eq(t.teamId, teamId), eq(t.sessionId, sessionId)));
+    d
+      .select({ id: t.id })
+      .from(t)
+      .where(and(eq(t.teamId, teamId), eq(t.sessionId, sessionId)));
   const vectorsOf = (kind: RecordKind, t: typeof observations | typeof summaries | typeof prompts) =>
-    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inArray(localVectors.recordId, ofSession(t))));
+    d
+      .delete(localVectors)
+      .where(
+        and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inArray(localVectors.recordId, ofSession(t))),
+      );
   const [, , , , , , , , , , m, o, s, p, se] = await d.batch([
     ...deleteCorrectionRows(d, teamId, ofSession(observations)),
     ...deleteCorrectionRows(d, teamId, merged),
-    d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), inArray(observationFiles.observationId, ofSession(observations)))),
-    d.delete(observationFiles).where(byIds(observationFiles.observationId, merged, eq(observationFiles.teamId, teamId))),
+    d
+      .delete(observationFiles)
+      .where(
+        and(eq(observationFiles.teamId, teamId), inArray(observationFiles.observationId, ofSession(observations))),
+      ),
+    d
+      .delete(observationFiles)
+      .where(byIds(observationFiles.observationId, merged, eq(observationFiles.teamId, teamId))),
     vectorsOf('observation', observations),
-    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, 'observation'), inJsonList(localVectors.recordId, merged))),
+    d
+      .delete(localVectors)
+      .where(
+        and(
+          eq(localVectors.teamId, teamId),
+          eq(localVectors.kind, 'observation'),
+          inJsonList(localVectors.recordId, merged),
+        ),
+      ),
     vectorsOf('summary', summaries),
     vectorsOf('prompt', prompts),
-    d.delete(observations).where(byIds(observations.id, merged, eq(observations.teamId, teamId))).returning({ id: observations.id }),
-    d.delete(observations).where(and(eq(observations.teamId, teamId), eq(observations.sessionId, sessionId))).returning({ id: observations.id }),
-    d.delete(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.sessionId, sessionId))).returning({ id: summaries.id }),
-    d.delete(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.sessionId, sessionId))).returning({ id: prompts.id }),
-    d.delete(sessions).where(and(eq(sessions.teamId, teamId), eq(sessions.id, sessionId))).returning({ id: sessions.id }),
+    d
+      .delete(observations)
+      .where(byIds(observations.id, merged, eq(observations.teamId, teamId)))
+      .returning({ id: observations.id }),
+    d
+      .delete(observations)
+      .where(and(eq(observations.teamId, teamId), eq(observations.sessionId, sessionId)))
+      .returning({ id: observations.id }),
+    d
+      .delete(summaries)
+      .where(and(eq(summaries.teamId, teamId), eq(summaries.sessionId, sessionId)))
+      .returning({ id: summaries.id }),
+    d
+      .delete(prompts)
+      .where(and(eq(prompts.teamId, teamId), eq(prompts.sessionId, sessionId)))
+      .returning({ id: prompts.id }),
+    d
+      .delete(sessions)
+      .where(and(eq(sessions.teamId, teamId), eq(sessions.id, sessionId)))
+      .returning({ id: sessions.id }),
     auditRow(d, teamId, audit),
   ]);
   return { observations: m.length + o.length, summaries: s.length, prompts: p.length, sessions: se.length };
 }
 
 /** The keys of the sessions that stored `ids` of one kind (their objects may still hold the text in the observer conversation). */
-export async function sessionKeysOfRecords(d1: D1Database, teamId: number, kind: RecordKind, ids: number[]): Promise<string[]> {
+export async function sessionKeysOfRecords(
+  d1: D1Database,
+  teamId: number,
+  kind: RecordKind,
+  ids: number[],
+): Promise<string[]> {
   if (ids.length === 0) return [];
   const t = READABLE[kind].table;
   const rows = await db(d1)
@@ -209,17 +346,39 @@ export async function sessionKeysOfRecords(d1: D1Database, teamId: number, kind:
 }
 
 /** Deletes a project with everything in it (memory rows, sessions, aliases), in one batch. */
-export async function deleteProject(d1: D1Database, teamId: number, projectId: number, audit: ForgetAudit): Promise<ForgetCounts> {
+export async function deleteProject(
+  d1: D1Database,
+  teamId: number,
+  projectId: number,
+  audit: ForgetAudit,
+): Promise<ForgetCounts> {
   const d = db(d1);
-  const ofProject = d.select({ id: observations.id }).from(observations).where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId)));
+  const ofProject = d
+    .select({ id: observations.id })
+    .from(observations)
+    .where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId)));
   const [, , , , o, s, p, se] = await d.batch([
     ...deleteCorrectionRows(d, teamId, ofProject),
-    d.delete(observationFiles).where(and(eq(observationFiles.teamId, teamId), eq(observationFiles.projectId, projectId))),
+    d
+      .delete(observationFiles)
+      .where(and(eq(observationFiles.teamId, teamId), eq(observationFiles.projectId, projectId))),
     d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.projectId, projectId))),
-    d.delete(observations).where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId))).returning({ id: observations.id }),
-    d.delete(summaries).where(and(eq(summaries.teamId, teamId), eq(summaries.projectId, projectId))).returning({ id: summaries.id }),
-    d.delete(prompts).where(and(eq(prompts.teamId, teamId), eq(prompts.projectId, projectId))).returning({ id: prompts.id }),
-    d.delete(sessions).where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId))).returning({ id: sessions.id }),
+    d
+      .delete(observations)
+      .where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId)))
+      .returning({ id: observations.id }),
+    d
+      .delete(summaries)
+      .where(and(eq(summaries.teamId, teamId), eq(summaries.projectId, projectId)))
+      .returning({ id: summaries.id }),
+    d
+      .delete(prompts)
+      .where(and(eq(prompts.teamId, teamId), eq(prompts.projectId, projectId)))
+      .returning({ id: prompts.id }),
+    d
+      .delete(sessions)
+      .where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId)))
+      .returning({ id: sessions.id }),
     d.delete(projectAliases).where(and(eq(projectAliases.teamId, teamId), eq(projectAliases.projectId, projectId))),
     d.delete(projects).where(and(eq(projects.teamId, teamId), eq(projects.id, projectId))),
     auditRow(d, teamId, audit),
@@ -228,7 +387,11 @@ export async function deleteProject(d1: D1Database, teamId: number, projectId: n
 }
 
 /** Private projects owned by a user (offered for deletion when the user is removed). */
-export async function privateProjectsOf(d1: D1Database, teamId: number, userId: number): Promise<{ id: number; key: string }[]> {
+export async function privateProjectsOf(
+  d1: D1Database,
+  teamId: number,
+  userId: number,
+): Promise<{ id: number; key: string }[]> {
   return db(d1)
     .select({ id: projects.id, key: projects.key })
     .from(projects)
@@ -237,7 +400,11 @@ export async function privateProjectsOf(d1: D1Database, teamId: number, userId: 
 
 /** Ids of every project the user may read (team projects and their own private ones). */
 export async function visibleProjectIds(d1: D1Database, teamId: number, userId: number): Promise<number[]> {
-  const rows = await db(d1).select({ id: projects.id }).from(projects).where(canSeeProject({ teamId, userId })).orderBy(projects.id);
+  const rows = await db(d1)
+    .select({ id: projects.id })
+    .from(projects)
+    .where(canSeeProject({ teamId, userId }))
+    .orderBy(projects.id);
   return rows.map((r) => r.id);
 }
 
@@ -245,29 +412,63 @@ export async function visibleProjectIds(d1: D1Database, teamId: number, userId: 
 export const PROJECT_CHUNK = 500;
 
 /** Up to `limit` ids of a project's records of one table (the next chunk to delete). */
-export async function projectRecordIds(d1: D1Database, teamId: number, projectId: number, kind: RecordKind, limit = PROJECT_CHUNK): Promise<number[]> {
+export async function projectRecordIds(
+  d1: D1Database,
+  teamId: number,
+  projectId: number,
+  kind: RecordKind,
+  limit = PROJECT_CHUNK,
+): Promise<number[]> {
   const t = READABLE[kind].table;
-  const rows = await db(d1).select({ id: t.id }).from(t).where(and(eq(t.teamId, teamId), eq(t.projectId, projectId))).limit(limit);
+  const rows = await db(d1)
+    .select({ id: t.id })
+    .from(t)
+    .where(and(eq(t.teamId, teamId), eq(t.projectId, projectId)))
+    .limit(limit);
   return rows.map((r) => r.id);
 }
 
 /** Deletes one chunk of a project's records of one kind with their file rows and local vectors (one batch, no audit row: the job writes one at its end). */
-export async function deleteRecordChunk(d1: D1Database, teamId: number, kind: RecordKind, ids: number[]): Promise<number> {
+export async function deleteRecordChunk(
+  d1: D1Database,
+  teamId: number,
+  kind: RecordKind,
+  ids: number[],
+): Promise<number> {
   if (ids.length === 0) return 0;
   const d = db(d1);
   const t = READABLE[kind].table;
   // An observation's history and signals refer to it (foreign keys): they go first.
-  const files = kind === 'observation' ? [...deleteCorrectionRows(d, teamId, ids), d.delete(observationFiles).where(byIds(observationFiles.observationId, ids, eq(observationFiles.teamId, teamId)))] : [];
+  const files =
+    kind === 'observation'
+      ? [
+          ...deleteCorrectionRows(d, teamId, ids),
+          d
+            .delete(observationFiles)
+            .where(byIds(observationFiles.observationId, ids, eq(observationFiles.teamId, teamId))),
+        ]
+      : [];
   const out = await d.batch([
-    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, ids))),
+    d
+      .delete(localVectors)
+      .where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, ids))),
     ...files,
-    d.delete(t).where(byIds(t.id, ids, eq(t.teamId, teamId))).returning({ id: t.id }),
+    d
+      .delete(t)
+      .where(byIds(t.id, ids, eq(t.teamId, teamId)))
+      .returning({ id: t.id }),
   ] as unknown as Parameters<typeof d.batch>[0]);
   return (out[out.length - 1] as unknown[]).length;
 }
 
 /** Up to `limit` session keys of a project, for their Durable Objects (the rows go with the project at the end). */
-export async function projectSessionsAfter(d1: D1Database, teamId: number, projectId: number, afterId: number, limit: number): Promise<{ id: number; key: string }[]> {
+export async function projectSessionsAfter(
+  d1: D1Database,
+  teamId: number,
+  projectId: number,
+  afterId: number,
+  limit: number,
+): Promise<{ id: number; key: string }[]> {
   return db(d1)
     .select({ id: sessions.id, key: sessions.sessionKey })
     .from(sessions)

@@ -49,9 +49,27 @@ const qb = new QueryBuilder();
  * read for each of thousands of matches; SQLite would pick the primary key without being told).
  */
 const SOURCES = {
-  observation: { table: observations, alias: o, fts: 'observations_fts', visible: (v: Viewer) => canReadObservation(v, o), checkedBy: 'INDEXED BY idx_obs_readable' },
-  summary: { table: summaries, alias: s, fts: 'summaries_fts', visible: (v: Viewer) => canReadSummary(v, s), checkedBy: '' },
-  prompt: { table: prompts, alias: pm, fts: 'prompts_fts', visible: (v: Viewer) => canReadPrompt(v, pm), checkedBy: '' },
+  observation: {
+    table: observations,
+    alias: o,
+    fts: 'observations_fts',
+    visible: (v: Viewer) => canReadObservation(v, o),
+    checkedBy: 'INDEXED BY idx_obs_readable',
+  },
+  summary: {
+    table: summaries,
+    alias: s,
+    fts: 'summaries_fts',
+    visible: (v: Viewer) => canReadSummary(v, s),
+    checkedBy: '',
+  },
+  prompt: {
+    table: prompts,
+    alias: pm,
+    fts: 'prompts_fts',
+    visible: (v: Viewer) => canReadPrompt(v, pm),
+    checkedBy: '',
+  },
 } as const;
 
 /** The columns of a result row, per kind: title and approximate tokens (chars / 4) computed in SQL. */
@@ -70,7 +88,9 @@ const FIELDS = {
     id: s.id,
     createdAt: s.createdAt,
     type: sql<string>`'summary'`,
-    title: sql<string | null>`substr(coalesce(nullif(${s.request}, ''), nullif(${s.learned}, ''), nullif(${s.completed}, ''), nullif(${s.investigated}, ''), nullif(${s.nextSteps}, ''), ${s.notes}), 1, 300)`,
+    title: sql<
+      string | null
+    >`substr(coalesce(nullif(${s.request}, ''), nullif(${s.learned}, ''), nullif(${s.completed}, ''), nullif(${s.investigated}, ''), nullif(${s.nextSteps}, ''), ${s.notes}), 1, 300)`,
     projectKey: p.key,
     author: u.handle,
     tokens: sql<number>`CAST((length(${s.request}) + length(${s.investigated}) + length(${s.learned}) + length(${s.completed}) + length(${s.nextSteps}) + length(coalesce(${s.notes}, '')) + 3) / 4 AS INTEGER)`,
@@ -119,10 +139,26 @@ function filterWhere(kind: RecordKind, f: RecordFilter): SQL[] {
     }
   }
   if (f.author.length) {
-    parts.push(inArray(a.authorUserId, qb.select({ id: users.id }).from(users).where(and(eq(users.teamId, a.teamId), inJsonList(users.handle, f.author)))));
+    parts.push(
+      inArray(
+        a.authorUserId,
+        qb
+          .select({ id: users.id })
+          .from(users)
+          .where(and(eq(users.teamId, a.teamId), inJsonList(users.handle, f.author))),
+      ),
+    );
   }
   if (f.platform.length) {
-    parts.push(inArray(a.sessionId, qb.select({ id: sessions.id }).from(sessions).where(and(eq(sessions.teamId, a.teamId), inJsonList(sessions.platform, f.platform)))));
+    parts.push(
+      inArray(
+        a.sessionId,
+        qb
+          .select({ id: sessions.id })
+          .from(sessions)
+          .where(and(eq(sessions.teamId, a.teamId), inJsonList(sessions.platform, f.platform))),
+      ),
+    );
   }
   if (f.since !== undefined) parts.push(gte(a.createdAt, f.since));
   if (f.until !== undefined) parts.push(lte(a.createdAt, f.until));
@@ -172,7 +208,8 @@ export async function ftsRanked(
   const { table, alias: a, fts, checkedBy } = SOURCES[scope.kind];
   const index = sql.raw(fts);
   const rank = sql.raw(`bm25(${fts}, ${weights.map((w) => Number(w)).join(', ')})`);
-  const full = match.all === match.any ? sql`1` : sql`${a.id} IN (SELECT rowid FROM ${index} WHERE ${index} MATCH ${match.all})`;
+  const full =
+    match.all === match.any ? sql`1` : sql`${a.id} IN (SELECT rowid FROM ${index} WHERE ${index} MATCH ${match.all})`;
   const rows = await db(d1).all<FtsRanked>(sql`WITH m AS MATERIALIZED (
          SELECT ${a.id} AS id, ${rank} AS rank, ${full} AS full
            FROM ${index} CROSS JOIN ${table} ${a} ${sql.raw(checkedBy)} ON ${a.id} = ${index}.rowid
@@ -185,7 +222,12 @@ export async function ftsRanked(
  * Observations in scope that touched a file named by `paths` (exact path or "/<name>" suffix), newest first.
  * File lists are not in the FTS index, so a query like `verify-token.ts` is looked up here too.
  */
-export async function observationsTouching(d1: D1Database, paths: string[], scope: RecordScope, limit: number): Promise<number[]> {
+export async function observationsTouching(
+  d1: D1Database,
+  paths: string[],
+  scope: RecordScope,
+  limit: number,
+): Promise<number[]> {
   if (paths.length === 0) return [];
   const f = observationFiles;
   const named = paths.map((x) => sql`(${f.path} = ${x} OR substr(${f.path}, -length(${x}) - 1) = '/' || ${x})`);
@@ -195,7 +237,14 @@ export async function observationsTouching(d1: D1Database, paths: string[], scop
     .selectDistinct({ id: o.id, createdAt: o.createdAt })
     .from(f)
     .innerJoin(o, eq(o.id, f.observationId))
-    .where(and(eq(f.teamId, scope.teamId), inJsonList(f.basename, lastSegments), sql`(${sql.join(named, sql` OR `)})`, scope.where))
+    .where(
+      and(
+        eq(f.teamId, scope.teamId),
+        inJsonList(f.basename, lastSegments),
+        sql`(${sql.join(named, sql` OR `)})`,
+        scope.where,
+      ),
+    )
     .orderBy(desc(o.createdAt))
     .limit(limit);
   return rows.map((r) => r.id);
@@ -204,7 +253,12 @@ export async function observationsTouching(d1: D1Database, paths: string[], scop
 /** SELECT <result columns> FROM <kind> JOIN projects JOIN users. */
 function rowsOf(d1: D1Database, kind: RecordKind) {
   const a = SOURCES[kind].alias;
-  return db(d1).select(FIELDS[kind]).from(a).innerJoin(p, eq(p.id, a.projectId)).innerJoin(u, eq(u.id, a.authorUserId)).$dynamic();
+  return db(d1)
+    .select(FIELDS[kind])
+    .from(a)
+    .innerJoin(p, eq(p.id, a.projectId))
+    .innerJoin(u, eq(u.id, a.authorUserId))
+    .$dynamic();
 }
 
 /** Rows for `ids` that pass the scope; the scope is re-applied so vector hits never bypass visibility. */
@@ -216,7 +270,12 @@ export async function recordRows(d1: D1Database, ids: number[], scope: RecordSco
 }
 
 /** The newest rows of one kind that pass the scope, and how many pass it. */
-export async function newestRecords(d1: D1Database, scope: RecordScope, limit: number, offset: number): Promise<{ rows: RecordRow[]; total: number }> {
+export async function newestRecords(
+  d1: D1Database,
+  scope: RecordScope,
+  limit: number,
+  offset: number,
+): Promise<{ rows: RecordRow[]; total: number }> {
   const a = SOURCES[scope.kind].alias;
   const [rows, counted] = await Promise.all([
     rowsOf(d1, scope.kind).where(scope.where).orderBy(desc(a.createdAt), desc(a.id)).limit(limit).offset(offset),
@@ -237,7 +296,11 @@ export type FtsTable = 'observations_fts' | 'summaries_fts' | 'prompts_fts';
 
 export const ALL_FTS: readonly FtsTable[] = ['observations_fts', 'summaries_fts', 'prompts_fts'];
 
-const CONTENT: Record<FtsTable, SQLiteTable> = { observations_fts: observations, summaries_fts: summaries, prompts_fts: prompts };
+const CONTENT: Record<FtsTable, SQLiteTable> = {
+  observations_fts: observations,
+  summaries_fts: summaries,
+  prompts_fts: prompts,
+};
 
 /** Each index's columns, as its insert trigger fills them from the content table (migrations 0001, 0002). */
 const COLUMNS: Record<FtsTable, readonly string[]> = {
@@ -249,7 +312,11 @@ const COLUMNS: Record<FtsTable, readonly string[]> = {
 /** The metered binding (statements counted into the invocation, db/meter.ts). */
 const raw = (d1: D1Database): D1Database => db(d1).$client;
 
-const CONTENT_NAME: Record<FtsTable, string> = { observations_fts: 'observations', summaries_fts: 'summaries', prompts_fts: 'prompts' };
+const CONTENT_NAME: Record<FtsTable, string> = {
+  observations_fts: 'observations',
+  summaries_fts: 'summaries',
+  prompts_fts: 'prompts',
+};
 
 /**
  * One bounded incremental merge: every segment of the index is put on one level and merged, writing about
@@ -299,7 +366,11 @@ export async function ftsOutOfStep(d1: D1Database): Promise<FtsTable[]> {
 
 /** Whether the index holds a row its table no longer has (its terms cannot be deleted one by one: the text is gone). */
 export async function ftsHasStrays(d1: D1Database, table: FtsTable): Promise<boolean> {
-  const r = await raw(d1).prepare(`SELECT EXISTS (SELECT 1 FROM ${table}_docsize x WHERE NOT EXISTS (SELECT 1 FROM ${CONTENT_NAME[table]} c WHERE c.id = x.id)) AS n`).first<{ n: number }>();
+  const r = await raw(d1)
+    .prepare(
+      `SELECT EXISTS (SELECT 1 FROM ${table}_docsize x WHERE NOT EXISTS (SELECT 1 FROM ${CONTENT_NAME[table]} c WHERE c.id = x.id)) AS n`,
+    )
+    .first<{ n: number }>();
   return (r?.n ?? 0) > 0;
 }
 
@@ -316,7 +387,12 @@ export async function ftsClear(d1: D1Database, table: FtsTable): Promise<void> {
  * lacks. Answers the window's last id, or null when no row is past `after`. Two statements; repeating a window
  * adds nothing (rows already indexed are skipped).
  */
-export async function ftsRefill(d1: D1Database, table: FtsTable, after: number, window: number): Promise<{ last: number | null; added: number }> {
+export async function ftsRefill(
+  d1: D1Database,
+  table: FtsTable,
+  after: number,
+  window: number,
+): Promise<{ last: number | null; added: number }> {
   const c = CONTENT_NAME[table];
   const edge = await raw(d1)
     .prepare(`SELECT max(id) AS last FROM (SELECT id FROM ${c} WHERE id > ? ORDER BY id LIMIT ?)`)

@@ -43,17 +43,38 @@ export async function heldQueue(d1: D1Database | Db, teamId: number, limit: numb
   const of = (kind: HeldKind) => {
     const t = TABLES[kind];
     return d
-      .select({ id: t.id, title: TITLES[kind], project: projects.key, author: users.handle, createdAt: t.createdAt, heldKinds: t.heldKinds })
+      .select({
+        id: t.id,
+        title: TITLES[kind],
+        project: projects.key,
+        author: users.handle,
+        createdAt: t.createdAt,
+        heldKinds: t.heldKinds,
+      })
       .from(t)
       .innerJoin(projects, eq(projects.id, t.projectId))
       .innerJoin(users, eq(users.id, t.authorUserId))
-      .where(and(eq(t.teamId, teamId), isNotNull(t.heldKinds), isNull(t.releasedAt), 'deletedAt' in t ? isNull(t.deletedAt) : undefined))
+      .where(
+        and(
+          eq(t.teamId, teamId),
+          isNotNull(t.heldKinds),
+          isNull(t.releasedAt),
+          'deletedAt' in t ? isNull(t.deletedAt) : undefined,
+        ),
+      )
       .orderBy(desc(t.id))
       .limit(limit);
   };
   const rows = await d.batch([of('observation'), of('summary'), of('prompt')]);
   return HELD_KINDS.flatMap((kind, i) =>
-    rows[i]!.map((r): HeldRow => ({ kind, ...r, title: r.title === null ? null : r.title.slice(0, TITLE_MAX), heldKinds: r.heldKinds ?? '' })),
+    rows[i]!.map(
+      (r): HeldRow => ({
+        kind,
+        ...r,
+        title: r.title === null ? null : r.title.slice(0, TITLE_MAX),
+        heldKinds: r.heldKinds ?? '',
+      }),
+    ),
   ).sort((a, b) => b.createdAt - a.createdAt);
 }
 
@@ -61,7 +82,10 @@ export async function heldQueue(d1: D1Database | Db, teamId: number, limit: numb
  * Releases held rows of a team (only rows held and not yet released; deleted rows stay as they are), then writes
  * one audit row naming the ids that were released. Answers those ids.
  */
-export async function releaseHeld(d1: D1Database | Db, a: { teamId: number; ids: HeldIds; actorUserId: number; at: number }): Promise<HeldIds> {
+export async function releaseHeld(
+  d1: D1Database | Db,
+  a: { teamId: number; ids: HeldIds; actorUserId: number; at: number },
+): Promise<HeldIds> {
   const d = dbOf(d1);
   const release = (kind: HeldKind) => {
     const t = TABLES[kind];
@@ -69,13 +93,33 @@ export async function releaseHeld(d1: D1Database | Db, a: { teamId: number; ids:
     return d
       .update(t)
       .set({ releasedAt: a.at, releasedBy: a.actorUserId })
-      .where(byIds(t.id, ids, eq(t.teamId, a.teamId), isNotNull(t.heldKinds), isNull(t.releasedAt), 'deletedAt' in t ? isNull(t.deletedAt) : undefined))
+      .where(
+        byIds(
+          t.id,
+          ids,
+          eq(t.teamId, a.teamId),
+          isNotNull(t.heldKinds),
+          isNull(t.releasedAt),
+          'deletedAt' in t ? isNull(t.deletedAt) : undefined,
+        ),
+      )
       .returning({ id: t.id });
   };
   const [o, s, p] = await d.batch([release('observation'), release('summary'), release('prompt')]);
-  const released: HeldIds = { observation: o.map((r) => r.id), summary: s.map((r) => r.id), prompt: p.map((r) => r.id) };
+  const released: HeldIds = {
+    observation: o.map((r) => r.id),
+    summary: s.map((r) => r.id),
+    prompt: p.map((r) => r.id),
+  };
   if (o.length + s.length + p.length) {
-    await insertAudit(d, { teamId: a.teamId, actorUserId: a.actorUserId, action: 'hold.release', target: null, detail: { released }, at: a.at }).run();
+    await insertAudit(d, {
+      teamId: a.teamId,
+      actorUserId: a.actorUserId,
+      action: 'hold.release',
+      target: null,
+      detail: { released },
+      at: a.at,
+    }).run();
   }
   return released;
 }

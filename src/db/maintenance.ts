@@ -24,10 +24,16 @@ export async function runStarted(d1: D1Database, job: MaintenanceJob, now: numbe
 }
 
 /** Notes how `job` ended: its counts (never memory text), or the error's message. */
-export async function runEnded(d1: D1Database, job: MaintenanceJob, now: number, outcome: { detail: Record<string, unknown> } | { error: string }): Promise<void> {
-  const set = 'error' in outcome
-    ? { finishedAt: now, ok: 0, error: outcome.error.slice(0, 500) }
-    : { finishedAt: now, ok: 1, error: null, detail: JSON.stringify(outcome.detail) };
+export async function runEnded(
+  d1: D1Database,
+  job: MaintenanceJob,
+  now: number,
+  outcome: { detail: Record<string, unknown> } | { error: string },
+): Promise<void> {
+  const set =
+    'error' in outcome
+      ? { finishedAt: now, ok: 0, error: outcome.error.slice(0, 500) }
+      : { finishedAt: now, ok: 1, error: null, detail: JSON.stringify(outcome.detail) };
   await db(d1).update(maintenanceRuns).set(set).where(eq(maintenanceRuns.job, job));
 }
 
@@ -45,7 +51,11 @@ export async function maintenanceRunList(d1: D1Database): Promise<MaintenanceRun
 
 /** The data version the last finished upgrade reached (0: none ever finished: an install from before versions). */
 export async function dataVersion(d1: D1Database): Promise<number> {
-  const row = await db(d1).select({ ok: maintenanceRuns.ok, detail: maintenanceRuns.detail }).from(maintenanceRuns).where(eq(maintenanceRuns.job, 'upgrade')).get();
+  const row = await db(d1)
+    .select({ ok: maintenanceRuns.ok, detail: maintenanceRuns.detail })
+    .from(maintenanceRuns)
+    .where(eq(maintenanceRuns.job, 'upgrade'))
+    .get();
   if (!row || row.ok !== 1) return 0;
   const v = (JSON.parse(row.detail) as { version?: unknown }).version;
   return typeof v === 'number' ? v : 0;

@@ -34,9 +34,17 @@ export async function ownerCount(d1: D1Database | Db, teamId: number): Promise<n
 export function listUsers(d1: D1Database | Db, teamId: number) {
   return dbOf(d1)
     .select({
-      handle: users.handle, role: users.role, created_at: users.createdAt, removed_at: users.removedAt,
+      handle: users.handle,
+      role: users.role,
+      created_at: users.createdAt,
+      removed_at: users.removedAt,
       devices: scalar<number>(qb.select({ n: count() }).from(devices).where(eq(devices.userId, users.id))),
-      active_tokens: scalar<number>(qb.select({ n: count() }).from(tokens).where(and(eq(tokens.userId, users.id), isNull(tokens.revokedAt)))),
+      active_tokens: scalar<number>(
+        qb
+          .select({ n: count() })
+          .from(tokens)
+          .where(and(eq(tokens.userId, users.id), isNull(tokens.revokedAt))),
+      ),
     })
     .from(users)
     .where(eq(users.teamId, teamId))
@@ -47,8 +55,17 @@ export function listUsers(d1: D1Database | Db, teamId: number) {
 export function listDevices(d1: D1Database | Db, teamId: number) {
   return dbOf(d1)
     .select({
-      id: devices.id, user: users.handle, name: devices.name, created_at: devices.createdAt, last_seen_at: devices.lastSeenAt,
-      active_tokens: scalar<number>(qb.select({ n: count() }).from(tokens).where(and(eq(tokens.deviceId, devices.id), isNull(tokens.revokedAt)))),
+      id: devices.id,
+      user: users.handle,
+      name: devices.name,
+      created_at: devices.createdAt,
+      last_seen_at: devices.lastSeenAt,
+      active_tokens: scalar<number>(
+        qb
+          .select({ n: count() })
+          .from(tokens)
+          .where(and(eq(tokens.deviceId, devices.id), isNull(tokens.revokedAt))),
+      ),
     })
     .from(devices)
     .innerJoin(users, eq(users.id, devices.userId))
@@ -57,11 +74,19 @@ export function listDevices(d1: D1Database | Db, teamId: number) {
 }
 
 /** Adds a member, or restores a removed one with a new role. */
-export async function addUser(h: TeamDbs, handle: string, role: User['role'], existingId: number | null, now: number, audit: AuditEntry): Promise<void> {
+export async function addUser(
+  h: TeamDbs,
+  handle: string,
+  role: User['role'],
+  existingId: number | null,
+  now: number,
+  audit: AuditEntry,
+): Promise<void> {
   const d = dbOf(h.dir);
-  const write = existingId !== null
-    ? d.update(users).set({ role, removedAt: null }).where(eq(users.id, existingId))
-    : insertUser(d, { teamId: h.teamId, handle, role, createdAt: now });
+  const write =
+    existingId !== null
+      ? d.update(users).set({ role, removedAt: null }).where(eq(users.id, existingId))
+      : insertUser(d, { teamId: h.teamId, handle, role, createdAt: now });
   await writeTeam(h, [write], [insertAudit(dbOf(h.team), audit)]);
 }
 
@@ -72,7 +97,11 @@ export async function setRole(h: TeamDbs, userId: number, role: User['role'], au
     .update(tokens)
     .set({ scopes: withoutListItem(tokens.scopes, 'admin') })
     .where(and(eq(tokens.userId, userId), hasListItem(tokens.scopes, 'admin')));
-  await writeTeam(h, [d.update(users).set({ role }).where(eq(users.id, userId)), ...(role === 'member' ? [strip] : [])], [insertAudit(dbOf(h.team), audit)]);
+  await writeTeam(
+    h,
+    [d.update(users).set({ role }).where(eq(users.id, userId)), ...(role === 'member' ? [strip] : [])],
+    [insertAudit(dbOf(h.team), audit)],
+  );
 }
 
 /** Removes a member and revokes their live tokens; answers how many were revoked. */
@@ -80,20 +109,42 @@ export async function removeUser(h: TeamDbs, userId: number, now: number, audit:
   const d = dbOf(h.dir);
   const [, revoked] = (await writeTeam(
     h,
-    [d.update(users).set({ removedAt: now }).where(eq(users.id, userId)), d.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.userId, userId), isNull(tokens.revokedAt)))],
+    [
+      d.update(users).set({ removedAt: now }).where(eq(users.id, userId)),
+      d
+        .update(tokens)
+        .set({ revokedAt: now })
+        .where(and(eq(tokens.userId, userId), isNull(tokens.revokedAt))),
+    ],
     [insertAudit(dbOf(h.team), audit)],
   )) as D1Result[];
   return revoked?.meta.changes ?? 0;
 }
 
 const TOKEN_FIELDS = {
-  id: tokens.id, prefix: tokens.prefix, label: tokens.label, scopes: tokens.scopes, created_at: tokens.createdAt,
-  last_used_at: tokens.lastUsedAt, expires_at: tokens.expiresAt, revoked_at: tokens.revokedAt, user_id: tokens.userId,
-  device_id: tokens.deviceId, handle: users.handle, role: users.role, removed_at: users.removedAt, device: devices.name,
+  id: tokens.id,
+  prefix: tokens.prefix,
+  label: tokens.label,
+  scopes: tokens.scopes,
+  created_at: tokens.createdAt,
+  last_used_at: tokens.lastUsedAt,
+  expires_at: tokens.expiresAt,
+  revoked_at: tokens.revokedAt,
+  user_id: tokens.userId,
+  device_id: tokens.deviceId,
+  handle: users.handle,
+  role: users.role,
+  removed_at: users.removedAt,
+  device: devices.name,
 };
 
 function selectTokens(d: Db, where: SQL | undefined) {
-  return d.select(TOKEN_FIELDS).from(tokens).innerJoin(users, eq(users.id, tokens.userId)).leftJoin(devices, eq(devices.id, tokens.deviceId)).where(where);
+  return d
+    .select(TOKEN_FIELDS)
+    .from(tokens)
+    .innerJoin(users, eq(users.id, tokens.userId))
+    .leftJoin(devices, eq(devices.id, tokens.deviceId))
+    .where(where);
 }
 
 export type TokenRow = NonNullable<Awaited<ReturnType<typeof teamToken>>>;
@@ -107,7 +158,11 @@ export function teamToken(d1: D1Database | Db, teamId: number, id: number) {
 export function listTokens(d1: D1Database | Db, teamId: number, handle: string | null, includeRevoked: boolean) {
   return selectTokens(
     dbOf(d1),
-    and(eq(tokens.teamId, teamId), handle === null ? undefined : eq(users.handle, handle), includeRevoked ? undefined : isNull(tokens.revokedAt)),
+    and(
+      eq(tokens.teamId, teamId),
+      handle === null ? undefined : eq(users.handle, handle),
+      includeRevoked ? undefined : isNull(tokens.revokedAt),
+    ),
   )
     .orderBy(desc(tokens.createdAt), desc(tokens.id))
     .limit(500);
@@ -115,13 +170,32 @@ export function listTokens(d1: D1Database | Db, teamId: number, handle: string |
 
 export async function revokeToken(h: TeamDbs, tokenId: number, now: number, audit: AuditEntry): Promise<void> {
   const d = dbOf(h.dir);
-  await writeTeam(h, [d.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.id, tokenId), isNull(tokens.revokedAt)))], [insertAudit(dbOf(h.team), audit)]);
+  await writeTeam(
+    h,
+    [
+      d
+        .update(tokens)
+        .set({ revokedAt: now })
+        .where(and(eq(tokens.id, tokenId), isNull(tokens.revokedAt))),
+    ],
+    [insertAudit(dbOf(h.team), audit)],
+  );
 }
 
 /** Stores the new token (`insert`, from auth/tokens.ts) and revokes the old one in one batch; answers the new id. */
-export async function rotateToken(h: TeamDbs, insert: ReturnType<typeof insertToken>, oldId: number, now: number, audit: AuditEntry): Promise<number> {
+export async function rotateToken(
+  h: TeamDbs,
+  insert: ReturnType<typeof insertToken>,
+  oldId: number,
+  now: number,
+  audit: AuditEntry,
+): Promise<number> {
   const d = dbOf(h.dir);
-  const [inserted] = (await writeTeam(h, [insert, d.update(tokens).set({ revokedAt: now }).where(eq(tokens.id, oldId))], [insertAudit(dbOf(h.team), audit)])) as [{ id: number }[]];
+  const [inserted] = (await writeTeam(
+    h,
+    [insert, d.update(tokens).set({ revokedAt: now }).where(eq(tokens.id, oldId))],
+    [insertAudit(dbOf(h.team), audit)],
+  )) as [{ id: number }[]];
   return inserted[0]!.id;
 }
 

@@ -45,7 +45,17 @@ export function watchInvocations(fn: (u: Usage) => void): () => void {
 /** Runs `fn` as one invocation; inside one already, the outer scope keeps counting. */
 export function metered<T>(label: string, fn: () => T): T {
   if (scope.getStore()) return fn();
-  const usage: Usage = { label, statements: 0, calls: 0, rowsRead: 0, rowsWritten: 0, wholeIndex: [], subrequests: 0, refused: 0, startedAt: Date.now() };
+  const usage: Usage = {
+    label,
+    statements: 0,
+    calls: 0,
+    rowsRead: 0,
+    rowsWritten: 0,
+    wholeIndex: [],
+    subrequests: 0,
+    refused: 0,
+    startedAt: Date.now(),
+  };
   for (const w of watchers) w(usage);
   return scope.run(usage, fn);
 }
@@ -124,7 +134,8 @@ class MeteredStatement {
   }
 }
 
-const unwrap = (s: D1PreparedStatement | MeteredStatement): D1PreparedStatement => (s instanceof MeteredStatement ? s.inner : s);
+const unwrap = (s: D1PreparedStatement | MeteredStatement): D1PreparedStatement =>
+  s instanceof MeteredStatement ? s.inner : s;
 
 /** The binding with every statement counted into the current invocation. */
 class MeteredD1 {

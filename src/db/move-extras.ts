@@ -10,7 +10,16 @@ import { runBatch, type BatchItem } from './batch';
 import { db, type Db } from './client';
 import { insertEventRow, putSignalRow } from './corrections';
 import { putAlias } from './project-admin';
-import { auditLog, observationEvents, observationSignals, observations, observerUsage, projectAliases, projects, sessions } from './schema';
+import {
+  auditLog,
+  observationEvents,
+  observationSignals,
+  observations,
+  observerUsage,
+  projectAliases,
+  projects,
+  sessions,
+} from './schema';
 import { inJsonList } from './sqlite';
 import { putObserverUsage } from './usage';
 
@@ -35,26 +44,60 @@ const parsedDetail = (text: string): Record<string, unknown> => {
 };
 
 /** Old ids → ids on the target of the team's sessions or projects, through their keys. */
-async function translateKeyed(src: Db, dst: Db, teamId: number, table: typeof sessions | typeof projects, ids: number[]): Promise<Map<number, number>> {
+async function translateKeyed(
+  src: Db,
+  dst: Db,
+  teamId: number,
+  table: typeof sessions | typeof projects,
+  ids: number[],
+): Promise<Map<number, number>> {
   if (ids.length === 0) return new Map();
   const keyCol = table === sessions ? sessions.sessionKey : projects.key;
-  const old = await src.select({ id: table.id, key: keyCol }).from(table).where(and(eq(table.teamId, teamId), inJsonList(table.id, ids)));
+  const old = await src
+    .select({ id: table.id, key: keyCol })
+    .from(table)
+    .where(and(eq(table.teamId, teamId), inJsonList(table.id, ids)));
   if (old.length === 0) return new Map();
-  const now = await dst.select({ id: table.id, key: keyCol }).from(table).where(and(eq(table.teamId, teamId), inJsonList(keyCol, old.map((r) => r.key))));
+  const now = await dst
+    .select({ id: table.id, key: keyCol })
+    .from(table)
+    .where(
+      and(
+        eq(table.teamId, teamId),
+        inJsonList(
+          keyCol,
+          old.map((r) => r.key),
+        ),
+      ),
+    );
   const byKey = new Map(now.map((r) => [r.key, r.id]));
   return new Map(old.flatMap((r) => (byKey.has(r.key) ? [[r.id, byKey.get(r.key)!] as const] : [])));
 }
 
 /** Old observation ids → ids on the target, through (session key, content hash), which name an observation in a team. */
-export async function translateObservations(src: Db, dst: Db, teamId: number, ids: number[]): Promise<Map<number, number>> {
+export async function translateObservations(
+  src: Db,
+  dst: Db,
+  teamId: number,
+  ids: number[],
+): Promise<Map<number, number>> {
   if (ids.length === 0) return new Map();
-  const pairs = (rows: { id: number; key: string; hash: string }[]) => rows.map((r) => [`${r.key}\u0000${r.hash}`, r.id] as const);
-  const keyed = (d: Db) => d.select({ id: observations.id, key: sessions.sessionKey, hash: observations.contentHash }).from(observations).innerJoin(sessions, eq(sessions.id, observations.sessionId));
+  const pairs = (rows: { id: number; key: string; hash: string }[]) =>
+    rows.map((r) => [`${r.key}\u0000${r.hash}`, r.id] as const);
+  const keyed = (d: Db) =>
+    d
+      .select({ id: observations.id, key: sessions.sessionKey, hash: observations.contentHash })
+      .from(observations)
+      .innerJoin(sessions, eq(sessions.id, observations.sessionId));
   const old = await keyed(src).where(and(eq(observations.teamId, teamId), inJsonList(observations.id, ids)));
   if (old.length === 0) return new Map();
-  const now = await keyed(dst).where(and(
-    eq(observations.teamId, teamId), inJsonList(sessions.sessionKey, [...new Set(old.map((r) => r.key))]), inJsonList(observations.contentHash, [...new Set(old.map((r) => r.hash))]),
-  ));
+  const now = await keyed(dst).where(
+    and(
+      eq(observations.teamId, teamId),
+      inJsonList(sessions.sessionKey, [...new Set(old.map((r) => r.key))]),
+      inJsonList(observations.contentHash, [...new Set(old.map((r) => r.hash))]),
+    ),
+  );
   const byKey = new Map(pairs(now));
   return new Map(pairs(old).flatMap(([k, id]) => (byKey.has(k) ? [[id, byKey.get(k)!] as const] : [])));
 }
@@ -63,7 +106,12 @@ export async function translateObservations(src: Db, dst: Db, teamId: number, id
  * How many copies of each row of `page` the target lacks: per identical row (`tupleOf`), the source's count up
  * to the page's last id minus the target's count. Rows come back once per missing copy, the first copies first.
  */
-function missingCopies<R>(page: R[], tupleOf: (r: R) => string, source: Map<string, number>, target: Map<string, number>): R[] {
+function missingCopies<R>(
+  page: R[],
+  tupleOf: (r: R) => string,
+  source: Map<string, number>,
+  target: Map<string, number>,
+): R[] {
   const seen = new Map<string, number>();
   const out: R[] = [];
   // The page's copies of a row are its last `inPage` source copies; the earlier ones came with earlier pages.
@@ -78,53 +126,132 @@ function missingCopies<R>(page: R[], tupleOf: (r: R) => string, source: Map<stri
   return out;
 }
 
-const counted = (rows: ({ n: number } & Record<string, unknown>)[], tupleOf: (r: never) => string) => new Map(rows.map((r) => [tupleOf(r as never), r.n]));
+const counted = (rows: ({ n: number } & Record<string, unknown>)[], tupleOf: (r: never) => string) =>
+  new Map(rows.map((r) => [tupleOf(r as never), r.n]));
 
 /**
  * Copies one page (at most `limit` rows) of what the export leaves out, from `from` to `to`, in one batch, with
  * ids translated through keys (the export's rows are on `to` already). Answers the cursor after it.
  */
-export async function copyExtrasPage(from: D1Database, to: D1Database, teamId: number, c: ExtrasCursor, limit: number): Promise<ExtrasCursor> {
+export async function copyExtrasPage(
+  from: D1Database,
+  to: D1Database,
+  teamId: number,
+  c: ExtrasCursor,
+  limit: number,
+): Promise<ExtrasCursor> {
   const [src, dst] = [db(from), db(to)];
-  const next = (rows: { id: number }[]): ExtrasCursor => (rows.length < limit ? { part: c.part + 1, after: 0 } : { part: c.part, after: rows[rows.length - 1]!.id });
+  const next = (rows: { id: number }[]): ExtrasCursor =>
+    rows.length < limit ? { part: c.part + 1, after: 0 } : { part: c.part, after: rows[rows.length - 1]!.id };
   if (c.part === 0) {
-    const rows = await src.select().from(auditLog).where(and(eq(auditLog.teamId, teamId), gt(auditLog.id, c.after))).orderBy(auditLog.id).limit(limit);
+    const rows = await src
+      .select()
+      .from(auditLog)
+      .where(and(eq(auditLog.teamId, teamId), gt(auditLog.id, c.after)))
+      .orderBy(auditLog.id)
+      .limit(limit);
     if (rows.length) {
-      const tuple = (a: { actorUserId: number | null; action: string; target: string | null; detail: string; createdAt: number }) => JSON.stringify([a.actorUserId, a.action, a.target, a.detail, a.createdAt]);
-      const cols = { actorUserId: auditLog.actorUserId, action: auditLog.action, target: auditLog.target, detail: auditLog.detail, createdAt: auditLog.createdAt };
+      const tuple = (a: {
+        actorUserId: number | null;
+        action: string;
+        target: string | null;
+        detail: string;
+        createdAt: number;
+      }) => JSON.stringify([a.actorUserId, a.action, a.target, a.detail, a.createdAt]);
+      const cols = {
+        actorUserId: auditLog.actorUserId,
+        action: auditLog.action,
+        target: auditLog.target,
+        detail: auditLog.detail,
+        createdAt: auditLog.createdAt,
+      };
       const at = inJsonList(auditLog.createdAt, [...new Set(rows.map((r) => r.createdAt))]);
       const grouped = (d: Db, upTo: number | null) =>
-        d.select({ ...cols, n: count() }).from(auditLog).where(and(eq(auditLog.teamId, teamId), at, upTo === null ? undefined : lte(auditLog.id, upTo))).groupBy(...Object.values(cols));
+        d
+          .select({ ...cols, n: count() })
+          .from(auditLog)
+          .where(and(eq(auditLog.teamId, teamId), at, upTo === null ? undefined : lte(auditLog.id, upTo)))
+          .groupBy(...Object.values(cols));
       const [s, t] = await Promise.all([grouped(src, rows[rows.length - 1]!.id), grouped(dst, null)]);
       const todo = missingCopies(rows, tuple, counted(s, tuple), counted(t, tuple));
-      await runBatch(dst, todo.map((a) => insertAudit(dst, { teamId, actorUserId: a.actorUserId, action: a.action, target: a.target, detail: parsedDetail(a.detail), at: a.createdAt })));
+      await runBatch(
+        dst,
+        todo.map((a) =>
+          insertAudit(dst, {
+            teamId,
+            actorUserId: a.actorUserId,
+            action: a.action,
+            target: a.target,
+            detail: parsedDetail(a.detail),
+            at: a.createdAt,
+          }),
+        ),
+      );
     }
     return next(rows);
   }
   if (c.part === 1) {
     // Pages by session id: a session's usage rows (one a day and model) come together. Each row is set to the
     // source's counts, so a page copied twice counts once.
-    const rows = await src.select().from(observerUsage).where(and(eq(observerUsage.teamId, teamId), gt(observerUsage.sessionId, c.after))).orderBy(observerUsage.sessionId).limit(limit);
+    const rows = await src
+      .select()
+      .from(observerUsage)
+      .where(and(eq(observerUsage.teamId, teamId), gt(observerUsage.sessionId, c.after)))
+      .orderBy(observerUsage.sessionId)
+      .limit(limit);
     const last = rows[rows.length - 1]?.sessionId;
     const whole = rows.length < limit ? rows : rows.filter((r) => r.sessionId !== last);
     const page = whole.length ? whole : rows;
     const moved = await translateKeyed(src, dst, teamId, sessions, [...new Set(page.map((r) => r.sessionId))]);
-    await runBatch(dst, page.flatMap(({ teamId: _t, sessionId, ...u }) => (moved.has(sessionId) ? [putObserverUsage(dst, { ...u, teamId, sessionId: moved.get(sessionId)! })] : [])));
+    await runBatch(
+      dst,
+      page.flatMap(({ teamId: _t, sessionId, ...u }) =>
+        moved.has(sessionId) ? [putObserverUsage(dst, { ...u, teamId, sessionId: moved.get(sessionId)! })] : [],
+      ),
+    );
     return rows.length < limit ? { part: 2, after: 0 } : { part: 1, after: page[page.length - 1]!.sessionId };
   }
   if (c.part === 2) {
     // Every alias, a page at a time by key (an upsert each: a page copied twice changes nothing).
-    const rows = await src.select().from(projectAliases).where(and(eq(projectAliases.teamId, teamId), gt(projectAliases.key, c.afterKey ?? ''))).orderBy(projectAliases.key).limit(limit);
+    const rows = await src
+      .select()
+      .from(projectAliases)
+      .where(and(eq(projectAliases.teamId, teamId), gt(projectAliases.key, c.afterKey ?? '')))
+      .orderBy(projectAliases.key)
+      .limit(limit);
     const moved = await translateKeyed(src, dst, teamId, projects, [...new Set(rows.map((a) => a.projectId))]);
-    await runBatch(dst, rows.flatMap((a) => (moved.has(a.projectId) ? [putAlias(dst, teamId, a.key, moved.get(a.projectId)!, a.createdAt)] : [])));
+    await runBatch(
+      dst,
+      rows.flatMap((a) =>
+        moved.has(a.projectId) ? [putAlias(dst, teamId, a.key, moved.get(a.projectId)!, a.createdAt)] : [],
+      ),
+    );
     return rows.length < limit ? { part: 3, after: 0 } : { part: 2, after: 0, afterKey: rows[rows.length - 1]!.key };
   }
-  if (c.part === 3 || c.part === 4) return next(await copyLinks(src, dst, teamId, c.part === 3 ? 'supersededBy' : 'mergedInto', c.after, limit));
+  if (c.part === 3 || c.part === 4)
+    return next(await copyLinks(src, dst, teamId, c.part === 3 ? 'supersededBy' : 'mergedInto', c.after, limit));
   if (c.part === 5) return next(await copyEvents(src, dst, teamId, c.after, limit));
   if (c.part === 6) {
-    const rows = await src.select().from(observationSignals).where(and(eq(observationSignals.teamId, teamId), gt(observationSignals.observationId, c.after))).orderBy(observationSignals.observationId).limit(limit);
-    const moved = await translateObservations(src, dst, teamId, rows.map((r) => r.observationId));
-    await runBatch(dst, rows.flatMap((r) => (moved.has(r.observationId) ? [putSignalRow(dst, { ...r, teamId, observationId: moved.get(r.observationId)! })] : [])));
+    const rows = await src
+      .select()
+      .from(observationSignals)
+      .where(and(eq(observationSignals.teamId, teamId), gt(observationSignals.observationId, c.after)))
+      .orderBy(observationSignals.observationId)
+      .limit(limit);
+    const moved = await translateObservations(
+      src,
+      dst,
+      teamId,
+      rows.map((r) => r.observationId),
+    );
+    await runBatch(
+      dst,
+      rows.flatMap((r) =>
+        moved.has(r.observationId)
+          ? [putSignalRow(dst, { ...r, teamId, observationId: moved.get(r.observationId)! })]
+          : [],
+      ),
+    );
     return next(rows.map((r) => ({ id: r.observationId })));
   }
   return c;
@@ -135,16 +262,33 @@ export async function copyExtrasPage(from: D1Database, to: D1Database, teamId: n
  * record superseded by itself ("outdated, nothing in its place"); a merge whose survivor did not move is dropped
  * (the record stands again, as an undo would leave it).
  */
-async function copyLinks(src: Db, dst: Db, teamId: number, col: 'supersededBy' | 'mergedInto', after: number, limit: number): Promise<{ id: number }[]> {
+async function copyLinks(
+  src: Db,
+  dst: Db,
+  teamId: number,
+  col: 'supersededBy' | 'mergedInto',
+  after: number,
+  limit: number,
+): Promise<{ id: number }[]> {
   const link = observations[col];
-  const rows = await src.select({ id: observations.id, to: link }).from(observations)
-    .where(and(eq(observations.teamId, teamId), isNotNull(link), gt(observations.id, after))).orderBy(observations.id).limit(limit);
+  const rows = await src
+    .select({ id: observations.id, to: link })
+    .from(observations)
+    .where(and(eq(observations.teamId, teamId), isNotNull(link), gt(observations.id, after)))
+    .orderBy(observations.id)
+    .limit(limit);
   const moved = await translateObservations(src, dst, teamId, [...new Set(rows.flatMap((r) => [r.id, r.to!]))]);
   const sets: BatchItem[] = [];
   for (const r of rows) {
     const id = moved.get(r.id);
     const to = moved.get(r.to!) ?? (col === 'supersededBy' ? id : undefined);
-    if (id !== undefined && to !== undefined) sets.push(dst.update(observations).set({ [col]: to }).where(and(eq(observations.teamId, teamId), eq(observations.id, id))));
+    if (id !== undefined && to !== undefined)
+      sets.push(
+        dst
+          .update(observations)
+          .set({ [col]: to })
+          .where(and(eq(observations.teamId, teamId), eq(observations.id, id))),
+      );
   }
   await runBatch(dst, sets);
   return rows;
@@ -153,25 +297,79 @@ async function copyLinks(src: Db, dst: Db, teamId: number, col: 'supersededBy' |
 /** The history rows of moved observations, ids translated (a replacing record that did not move: none). */
 async function copyEvents(src: Db, dst: Db, teamId: number, after: number, limit: number): Promise<{ id: number }[]> {
   const e = observationEvents;
-  const rows = await src.select().from(e).where(and(eq(e.teamId, teamId), gt(e.id, after))).orderBy(e.id).limit(limit);
+  const rows = await src
+    .select()
+    .from(e)
+    .where(and(eq(e.teamId, teamId), gt(e.id, after)))
+    .orderBy(e.id)
+    .limit(limit);
   if (rows.length === 0) return rows;
-  const moved = await translateObservations(src, dst, teamId, [...new Set(rows.flatMap((r) => (r.byObservationId === null ? [r.observationId] : [r.observationId, r.byObservationId])))]);
-  const cols = { observationId: e.observationId, action: e.action, byObservationId: e.byObservationId, actorUserId: e.actorUserId, actor: e.actor, reason: e.reason, createdAt: e.createdAt };
+  const moved = await translateObservations(src, dst, teamId, [
+    ...new Set(
+      rows.flatMap((r) => (r.byObservationId === null ? [r.observationId] : [r.observationId, r.byObservationId])),
+    ),
+  ]);
+  const cols = {
+    observationId: e.observationId,
+    action: e.action,
+    byObservationId: e.byObservationId,
+    actorUserId: e.actorUserId,
+    actor: e.actor,
+    reason: e.reason,
+    createdAt: e.createdAt,
+  };
   const grouped = (d: Db, ids: number[], upTo: number | null) =>
-    d.select({ ...cols, n: count() }).from(e).where(and(eq(e.teamId, teamId), inArray(e.observationId, ids.length ? ids : [-1]), upTo === null ? undefined : lte(e.id, upTo))).groupBy(...Object.values(cols));
+    d
+      .select({ ...cols, n: count() })
+      .from(e)
+      .where(
+        and(
+          eq(e.teamId, teamId),
+          inArray(e.observationId, ids.length ? ids : [-1]),
+          upTo === null ? undefined : lte(e.id, upTo),
+        ),
+      )
+      .groupBy(...Object.values(cols));
   // Compared on the target's ids: the source's rows are translated first.
-  const onTarget = rows.flatMap((r) => (moved.has(r.observationId) ? [{ ...r, observationId: moved.get(r.observationId)!, byObservationId: r.byObservationId === null ? null : (moved.get(r.byObservationId) ?? null) }] : []));
-  const tuple = (r: { observationId: number; action: string; byObservationId: number | null; actorUserId: number | null; actor: string; reason: string | null; createdAt: number }) =>
-    JSON.stringify([r.observationId, r.action, r.byObservationId, r.actorUserId, r.actor, r.reason, r.createdAt]);
-  const [s, t] = await Promise.all([grouped(src, [...new Set(rows.map((r) => r.observationId))], rows[rows.length - 1]!.id), grouped(dst, [...new Set(onTarget.map((r) => r.observationId))], null)]);
+  const onTarget = rows.flatMap((r) =>
+    moved.has(r.observationId)
+      ? [
+          {
+            ...r,
+            observationId: moved.get(r.observationId)!,
+            byObservationId: r.byObservationId === null ? null : (moved.get(r.byObservationId) ?? null),
+          },
+        ]
+      : [],
+  );
+  const tuple = (r: {
+    observationId: number;
+    action: string;
+    byObservationId: number | null;
+    actorUserId: number | null;
+    actor: string;
+    reason: string | null;
+    createdAt: number;
+  }) => JSON.stringify([r.observationId, r.action, r.byObservationId, r.actorUserId, r.actor, r.reason, r.createdAt]);
+  const [s, t] = await Promise.all([
+    grouped(src, [...new Set(rows.map((r) => r.observationId))], rows[rows.length - 1]!.id),
+    grouped(dst, [...new Set(onTarget.map((r) => r.observationId))], null),
+  ]);
   const sourceCounts = new Map<string, number>();
   for (const r of s) {
     const id = moved.get(r.observationId);
     if (id === undefined) continue;
-    const k = tuple({ ...r, observationId: id, byObservationId: r.byObservationId === null ? null : (moved.get(r.byObservationId) ?? null) });
+    const k = tuple({
+      ...r,
+      observationId: id,
+      byObservationId: r.byObservationId === null ? null : (moved.get(r.byObservationId) ?? null),
+    });
     sourceCounts.set(k, (sourceCounts.get(k) ?? 0) + r.n);
   }
   const todo = missingCopies(onTarget, tuple, sourceCounts, counted(t, tuple));
-  await runBatch(dst, todo.map(({ id: _id, ...r }) => insertEventRow(dst, r)));
+  await runBatch(
+    dst,
+    todo.map(({ id: _id, ...r }) => insertEventRow(dst, r)),
+  );
   return rows;
 }

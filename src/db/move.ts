@@ -5,16 +5,39 @@ import { inJsonList, teamChunkDelete } from './sqlite';
 import { runBatch } from './batch';
 import { db } from './client';
 import {
-  auditLog, devices, localVectors, observationEvents, observationFiles, observationSignals, observations, observerUsage, projectAliases, projects, prompts, sessions, summaries, teams, users,
+  auditLog,
+  devices,
+  localVectors,
+  observationEvents,
+  observationFiles,
+  observationSignals,
+  observations,
+  observerUsage,
+  projectAliases,
+  projects,
+  prompts,
+  sessions,
+  summaries,
+  teams,
+  users,
 } from './schema';
 
 /** When the team last wrote memory (an observation stored, a prompt or a session begun), or null for none. */
 export async function lastWriteAt(d1: D1Database, teamId: number): Promise<number | null> {
   const d = db(d1);
   const [o, p, s] = await d.batch([
-    d.select({ at: max(observations.storedAt) }).from(observations).where(eq(observations.teamId, teamId)),
-    d.select({ at: max(prompts.createdAt) }).from(prompts).where(eq(prompts.teamId, teamId)),
-    d.select({ at: max(sessions.startedAt) }).from(sessions).where(eq(sessions.teamId, teamId)),
+    d
+      .select({ at: max(observations.storedAt) })
+      .from(observations)
+      .where(eq(observations.teamId, teamId)),
+    d
+      .select({ at: max(prompts.createdAt) })
+      .from(prompts)
+      .where(eq(prompts.teamId, teamId)),
+    d
+      .select({ at: max(sessions.startedAt) })
+      .from(sessions)
+      .where(eq(sessions.teamId, teamId)),
   ]);
   const times = [o[0]?.at, p[0]?.at, s[0]?.at].filter((t): t is number => typeof t === 'number');
   return times.length ? Math.max(...times) : null;
@@ -22,7 +45,11 @@ export async function lastWriteAt(d1: D1Database, teamId: number): Promise<numbe
 
 /** Every project of the team (a move takes them all, private ones too). */
 export async function teamProjectIds(d1: D1Database, teamId: number): Promise<number[]> {
-  const rows = await db(d1).select({ id: projects.id }).from(projects).where(eq(projects.teamId, teamId)).orderBy(projects.id);
+  const rows = await db(d1)
+    .select({ id: projects.id })
+    .from(projects)
+    .where(eq(projects.teamId, teamId))
+    .orderBy(projects.id);
   return rows.map((r) => r.id);
 }
 
@@ -47,13 +74,21 @@ export async function deleteTeamRows(d1: D1Database, teamId: number, opts: { cop
     d.delete(projects).where(eq(projects.teamId, teamId)),
     d.delete(auditLog).where(eq(auditLog.teamId, teamId)),
     ...(opts.copies
-      ? [d.delete(devices).where(eq(devices.teamId, teamId)), d.delete(users).where(eq(users.teamId, teamId)), d.delete(teams).where(eq(teams.id, teamId))]
+      ? [
+          d.delete(devices).where(eq(devices.teamId, teamId)),
+          d.delete(users).where(eq(users.teamId, teamId)),
+          d.delete(teams).where(eq(teams.id, teamId)),
+        ]
       : []),
   ]);
 }
 
 /** A session's row on `d1` by its key (a team move re-points a session object's buffered events at it). */
-export async function sessionRowByKey(d1: D1Database, teamId: number, key: string): Promise<{ id: number; projectId: number } | null> {
+export async function sessionRowByKey(
+  d1: D1Database,
+  teamId: number,
+  key: string,
+): Promise<{ id: number; projectId: number } | null> {
   const row = await db(d1)
     .select({ id: sessions.id, projectId: sessions.projectId })
     .from(sessions)
@@ -65,14 +100,30 @@ export async function sessionRowByKey(d1: D1Database, teamId: number, key: strin
 /** Project ids on `d1` by stored key. */
 export async function projectIdsByKeys(d1: D1Database, teamId: number, keys: string[]): Promise<Map<string, number>> {
   if (keys.length === 0) return new Map();
-  const rows = await db(d1).select({ id: projects.id, key: projects.key }).from(projects).where(and(eq(projects.teamId, teamId), inJsonList(projects.key, keys)));
+  const rows = await db(d1)
+    .select({ id: projects.id, key: projects.key })
+    .from(projects)
+    .where(and(eq(projects.teamId, teamId), inJsonList(projects.key, keys)));
   return new Map(rows.map((r) => [r.key, r.id]));
 }
 
 // --- a move in bounded steps (src/transfer/move-job.ts) ------------------------------------------------------
 
 /** The team's tables in the order their rows can go (rows that reference others first). */
-const TEAM_TABLES = ['observation_events', 'observation_signals', 'observation_files', 'local_vectors', 'observations', 'summaries', 'prompts', 'observer_usage', 'sessions', 'project_aliases', 'projects', 'audit_log'] as const;
+const TEAM_TABLES = [
+  'observation_events',
+  'observation_signals',
+  'observation_files',
+  'local_vectors',
+  'observations',
+  'summaries',
+  'prompts',
+  'observer_usage',
+  'sessions',
+  'project_aliases',
+  'projects',
+  'audit_log',
+] as const;
 /** The shard's copy of the team's directory rows, after its memory. */
 const COPY_TABLES = ['devices', 'users'] as const;
 
@@ -96,7 +147,12 @@ export async function deleteTeamChunk(d1: D1Database, teamId: number, t: number,
  * The project a job asked for before a move may have gone on: its id where the team is now. `id` if it still
  * names the project `key` on `d1`, else the project of that key there (a move gives rows new ids), else null.
  */
-export async function projectIdAfterMove(d1: D1Database, teamId: number, id: number, key: string): Promise<number | null> {
+export async function projectIdAfterMove(
+  d1: D1Database,
+  teamId: number,
+  id: number,
+  key: string,
+): Promise<number | null> {
   const rows = await db(d1)
     .select({ id: projects.id, key: projects.key })
     .from(projects)

@@ -4,13 +4,26 @@ import { and, count, eq } from 'drizzle-orm';
 import { insertAudit, type AuditEntry } from './audit';
 import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
-import { localVectors, observationFiles, observations, projectAliases, projects, prompts, sessions, summaries } from './schema';
+import {
+  localVectors,
+  observationFiles,
+  observations,
+  projectAliases,
+  projects,
+  prompts,
+  sessions,
+  summaries,
+} from './schema';
 import type { ProjectRef } from './projects';
 
 /** Which project (if any) a key names in the whole team, through its key or an alias. */
 export async function keyOwner(d1: D1Database | Db, teamId: number, key: string): Promise<number | null> {
   const d = dbOf(d1);
-  const own = await d.select({ id: projects.id }).from(projects).where(and(eq(projects.teamId, teamId), eq(projects.key, key))).get();
+  const own = await d
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.teamId, teamId), eq(projects.key, key)))
+    .get();
   if (own) return own.id;
   const alias = await d
     .select({ id: projectAliases.projectId })
@@ -28,7 +41,14 @@ export const putAlias = (d: Db, teamId: number, key: string, projectId: number, 
     .onConflictDoUpdate({ target: [projectAliases.teamId, projectAliases.key], set: { projectId, createdAt: now } });
 
 /** Renames `p` to `to`; its old key becomes an alias. One batch with the audit row. */
-export async function renameProject(d1: D1Database | Db, teamId: number, p: ProjectRef, to: string, now: number, audit: AuditEntry): Promise<void> {
+export async function renameProject(
+  d1: D1Database | Db,
+  teamId: number,
+  p: ProjectRef,
+  to: string,
+  now: number,
+  audit: AuditEntry,
+): Promise<void> {
   const d = dbOf(d1);
   await runBatch(d, [
     // Renaming back to one of its own old keys: that alias is no longer needed.
@@ -50,7 +70,10 @@ export interface MergeCounts {
 export async function rowsOfProject(d1: D1Database | Db, teamId: number, projectId: number): Promise<MergeCounts> {
   const d = dbOf(d1);
   const n = (t: typeof observations | typeof summaries | typeof sessions | typeof prompts) =>
-    d.select({ n: count() }).from(t).where(and(eq(t.teamId, teamId), eq(t.projectId, projectId)));
+    d
+      .select({ n: count() })
+      .from(t)
+      .where(and(eq(t.teamId, teamId), eq(t.projectId, projectId)));
   const [o, s, se, p] = await d.batch([n(observations), n(summaries), n(sessions), n(prompts)]);
   return { observations: o[0]?.n ?? 0, summaries: s[0]?.n ?? 0, sessions: se[0]?.n ?? 0, prompts: p[0]?.n ?? 0 };
 }
@@ -60,18 +83,34 @@ export async function rowsOfProject(d1: D1Database | Db, teamId: number, project
  * `into`, with the audit row, in one batch. Observations, summaries and prompts are marked unembedded so the
  * vector index is rewritten with their new project.
  */
-export async function mergeProjects(d1: D1Database | Db, teamId: number, from: ProjectRef, into: ProjectRef, now: number, audit: AuditEntry): Promise<void> {
+export async function mergeProjects(
+  d1: D1Database | Db,
+  teamId: number,
+  from: ProjectRef,
+  into: ProjectRef,
+  now: number,
+  audit: AuditEntry,
+): Promise<void> {
   const d = dbOf(d1);
-  const inFrom = <T extends typeof summaries | typeof sessions | typeof prompts | typeof observationFiles | typeof localVectors>(t: T) =>
-    and(eq(t.teamId, teamId), eq(t.projectId, from.id));
+  const inFrom = <
+    T extends typeof summaries | typeof sessions | typeof prompts | typeof observationFiles | typeof localVectors,
+  >(
+    t: T,
+  ) => and(eq(t.teamId, teamId), eq(t.projectId, from.id));
   await runBatch(d, [
-    d.update(observations).set({ projectId: into.id, embeddedAt: null }).where(and(eq(observations.teamId, teamId), eq(observations.projectId, from.id))),
+    d
+      .update(observations)
+      .set({ projectId: into.id, embeddedAt: null })
+      .where(and(eq(observations.teamId, teamId), eq(observations.projectId, from.id))),
     d.update(summaries).set({ projectId: into.id, embeddedAt: null }).where(inFrom(summaries)),
     d.update(sessions).set({ projectId: into.id }).where(inFrom(sessions)),
     d.update(prompts).set({ projectId: into.id, embeddedAt: null }).where(inFrom(prompts)),
     d.update(observationFiles).set({ projectId: into.id }).where(inFrom(observationFiles)),
     d.update(localVectors).set({ projectId: into.id }).where(inFrom(localVectors)),
-    d.update(projectAliases).set({ projectId: into.id }).where(and(eq(projectAliases.teamId, teamId), eq(projectAliases.projectId, from.id))),
+    d
+      .update(projectAliases)
+      .set({ projectId: into.id })
+      .where(and(eq(projectAliases.teamId, teamId), eq(projectAliases.projectId, from.id))),
     d.delete(projects).where(and(eq(projects.id, from.id), eq(projects.teamId, teamId))),
     putAlias(d, teamId, from.key, into.id, now),
     insertAudit(d, audit),
@@ -87,5 +126,8 @@ export async function setProjectVisibility(
   audit: AuditEntry,
 ): Promise<void> {
   const d = dbOf(d1);
-  await runBatch(d, [d.update(projects).set({ visibility, ownerUserId }).where(eq(projects.id, projectId)), insertAudit(d, audit)]);
+  await runBatch(d, [
+    d.update(projects).set({ visibility, ownerUserId }).where(eq(projects.id, projectId)),
+    insertAudit(d, audit),
+  ]);
 }

@@ -12,7 +12,6 @@ import { AppError } from '../lib/errors';
 
 export type ProjectRef = Pick<Project, 'id' | 'key' | 'visibility' | 'ownerUserId'>;
 
-
 const REF = { id: projects.id, key: projects.key, visibility: projects.visibility, ownerUserId: projects.ownerUserId };
 
 const qb = new QueryBuilder();
@@ -52,12 +51,27 @@ export async function resolveVisibleProjects(d1: D1Database | Db, auth: Caller, 
  * Finds or creates the project a write names (ingest, `remember`; import plans the same choice for many keys
  * at once): the write policy's `chooseProject`. A private project of another user is never reused.
  */
-export async function ensureProject(d1: D1Database | Db, auth: Caller, rawKey: string, now: number, wanted: 'team' | 'private' = 'team'): Promise<ProjectRef> {
+export async function ensureProject(
+  d1: D1Database | Db,
+  auth: Caller,
+  rawKey: string,
+  now: number,
+  wanted: 'team' | 'private' = 'team',
+): Promise<ProjectRef> {
   const d = dbOf(d1);
   const key = storedProjectKey(rawKey, auth.handle);
   const shadow = shadowProjectKey(key, auth.handle);
   const found = await projectsByKeys(d, auth.teamId, [key, shadow]);
-  const choice = chooseProject(auth, key, { byKey: found.byKey.get(key) ?? null, byAlias: found.byAlias.get(key) ?? null, shadow: found.byKey.get(shadow) ?? null }, wanted);
+  const choice = chooseProject(
+    auth,
+    key,
+    {
+      byKey: found.byKey.get(key) ?? null,
+      byAlias: found.byAlias.get(key) ?? null,
+      shadow: found.byKey.get(shadow) ?? null,
+    },
+    wanted,
+  );
   if (choice.kind === 'use') return choice.project;
   if (choice.kind === 'unavailable') throw projectKeyUnavailable();
   const made = await insertOrGet(d, auth, choice.key, choice.visibility, now);
@@ -74,13 +88,21 @@ export async function ensureProject(d1: D1Database | Db, auth: Caller, rawKey: s
 }
 
 const projectKeyUnavailable = () =>
-  new AppError(409, 'project_key_unavailable', 'That project key cannot be used; pick another (an admin can rename or merge projects).');
+  new AppError(
+    409,
+    'project_key_unavailable',
+    'That project key cannot be used; pick another (an admin can rename or merge projects).',
+  );
 
 /**
  * The team's projects named by `keys` (as stored) and those the keys are aliases of, each as the write policy
  * needs it. One statement each, the keys bound as one JSON parameter (import asks for hundreds at once).
  */
-export async function projectsByKeys(d1: D1Database | Db, teamId: number, keys: readonly string[]): Promise<{ byKey: Map<string, KeyedProject>; byAlias: Map<string, KeyedProject> }> {
+export async function projectsByKeys(
+  d1: D1Database | Db,
+  teamId: number,
+  keys: readonly string[],
+): Promise<{ byKey: Map<string, KeyedProject>; byAlias: Map<string, KeyedProject> }> {
   const d = dbOf(d1);
   const byKey = new Map<string, KeyedProject>();
   const byAlias = new Map<string, KeyedProject>();
@@ -89,9 +111,20 @@ export async function projectsByKeys(d1: D1Database | Db, teamId: number, keys: 
   // which D1's rows (objects by column name) cannot keep apart (every alias was read as missing).
   const aliasRows = and(eq(projectAliases.teamId, teamId), inJsonList(projectAliases.key, keys));
   const [own, aliases, targets] = await d.batch([
-    d.select(REF).from(projects).where(and(eq(projects.teamId, teamId), inJsonList(projects.key, keys))),
+    d
+      .select(REF)
+      .from(projects)
+      .where(and(eq(projects.teamId, teamId), inJsonList(projects.key, keys))),
     d.select({ alias: projectAliases.key, projectId: projectAliases.projectId }).from(projectAliases).where(aliasRows),
-    d.select(REF).from(projects).where(and(eq(projects.teamId, teamId), inArray(projects.id, d.select({ id: projectAliases.projectId }).from(projectAliases).where(aliasRows)))),
+    d
+      .select(REF)
+      .from(projects)
+      .where(
+        and(
+          eq(projects.teamId, teamId),
+          inArray(projects.id, d.select({ id: projectAliases.projectId }).from(projectAliases).where(aliasRows)),
+        ),
+      ),
   ]);
   for (const p of own) byKey.set(p.key, p);
   const byId = new Map(targets.map((p) => [p.id, p]));
@@ -103,13 +136,29 @@ export async function projectsByKeys(d1: D1Database | Db, teamId: number, keys: 
 }
 
 /** The one project INSERT, idempotent per (team, key). Add `.returning()` to learn if it was new. */
-export const insertProject = (d: Db, p: Pick<typeof projects.$inferInsert, 'teamId' | 'key' | 'visibility' | 'ownerUserId' | 'createdAt'>) =>
-  d.insert(projects).values(p).onConflictDoNothing({ target: [projects.teamId, projects.key] });
+export const insertProject = (
+  d: Db,
+  p: Pick<typeof projects.$inferInsert, 'teamId' | 'key' | 'visibility' | 'ownerUserId' | 'createdAt'>,
+) =>
+  d
+    .insert(projects)
+    .values(p)
+    .onConflictDoNothing({ target: [projects.teamId, projects.key] });
 
 /** The project `key`, created (owned by the caller) if missing; answers the row that holds the key. */
-async function insertOrGet(d: Db, auth: Caller, key: string, visibility: 'team' | 'private', now: number): Promise<ProjectRef> {
+async function insertOrGet(
+  d: Db,
+  auth: Caller,
+  key: string,
+  visibility: 'team' | 'private',
+  now: number,
+): Promise<ProjectRef> {
   await insertProject(d, { teamId: auth.teamId, key, ownerUserId: auth.userId, visibility, createdAt: now });
-  const row = await d.select(REF).from(projects).where(and(eq(projects.teamId, auth.teamId), eq(projects.key, key))).get();
+  const row = await d
+    .select(REF)
+    .from(projects)
+    .where(and(eq(projects.teamId, auth.teamId), eq(projects.key, key)))
+    .get();
   if (!row) throw new Error('project row vanished');
   return row;
 }
@@ -137,8 +186,14 @@ export async function findVisibleProject(d1: D1Database | Db, auth: Caller, key:
 export async function listVisibleProjects(d1: D1Database | Db, auth: Caller) {
   // Each count names the team as well as the project: the (team, project, …) indexes serve only that pair, and
   // without the team every project's count scanned the whole table (2.8 s for 100 projects at 100k rows).
-  const ofProject = (t: typeof observations | typeof sessions) => and(eq(t.teamId, projects.teamId), eq(t.projectId, projects.id));
-  const lastActivity = scalar<number | null>(qb.select({ at: max(sessions.startedAt) }).from(sessions).where(ofProject(sessions)));
+  const ofProject = (t: typeof observations | typeof sessions) =>
+    and(eq(t.teamId, projects.teamId), eq(t.projectId, projects.id));
+  const lastActivity = scalar<number | null>(
+    qb
+      .select({ at: max(sessions.startedAt) })
+      .from(sessions)
+      .where(ofProject(sessions)),
+  );
   const rows = await dbOf(d1)
     .select({
       // Admins start per-project jobs (consolidate-project) by this id.
@@ -147,11 +202,18 @@ export async function listVisibleProjects(d1: D1Database | Db, auth: Caller) {
       visibility: projects.visibility,
       owner: users.handle,
       created_at: projects.createdAt,
-      observations: scalar<number>(qb.select({ n: count() }).from(observations).where(and(ofProject(observations), isNull(observations.deletedAt)))),
+      observations: scalar<number>(
+        qb
+          .select({ n: count() })
+          .from(observations)
+          .where(and(ofProject(observations), isNull(observations.deletedAt))),
+      ),
       sessions: scalar<number>(qb.select({ n: count() }).from(sessions).where(ofProject(sessions))),
       last_activity: lastActivity,
       aliases: scalar<string | null>(
-        qb.select({ keys: groupConcat(projectAliases.key, ' ') }).from(projectAliases)
+        qb
+          .select({ keys: groupConcat(projectAliases.key, ' ') })
+          .from(projectAliases)
           .where(and(eq(projectAliases.teamId, projects.teamId), eq(projectAliases.projectId, projects.id))),
       ),
     })

@@ -17,21 +17,43 @@ const stillHeld = (t: typeof observations | typeof summaries) => whileUnreleased
  * that has concepts needs at least one of `concepts` (rows without concepts pass). Superseded rows and rows
  * flagged wrong or outdated (pending review) are left out.
  */
-export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer, projectId: number, types: string[], concepts: string[], limit: number) {
+export async function contextObservationsOf(
+  d1: D1Database | Db,
+  viewer: Viewer,
+  projectId: number,
+  types: string[],
+  concepts: string[],
+  limit: number,
+) {
   return dbOf(d1)
     .select({
-      id: observations.id, createdAt: observations.createdAt, type: observations.type, title: observations.title,
-      subtitle: observations.subtitle, narrative: observations.narrative, facts: observations.facts,
-      discoveryTokens: observations.discoveryTokens, author: users.handle, device: devices.name,
-      gitBranch: observations.gitBranch, gitCommit: observations.gitCommit, held: stillHeld(observations), source: observations.source,
+      id: observations.id,
+      createdAt: observations.createdAt,
+      type: observations.type,
+      title: observations.title,
+      subtitle: observations.subtitle,
+      narrative: observations.narrative,
+      facts: observations.facts,
+      discoveryTokens: observations.discoveryTokens,
+      author: users.handle,
+      device: devices.name,
+      gitBranch: observations.gitBranch,
+      gitCommit: observations.gitCommit,
+      held: stillHeld(observations),
+      source: observations.source,
     })
     .from(observations)
     .innerJoin(users, eq(users.id, observations.authorUserId))
     .leftJoin(devices, eq(devices.id, observations.deviceId))
     .where(
       and(
-        eq(observations.projectId, projectId), canReadObservation(viewer), isNull(observations.supersededBy), isNull(observations.mergedInto), notPendingReview(viewer.teamId),
-        inJsonList(observations.type, types), or(eq(observations.concepts, '[]'), jsonListIntersects(observations.concepts, concepts)),
+        eq(observations.projectId, projectId),
+        canReadObservation(viewer),
+        isNull(observations.supersededBy),
+        isNull(observations.mergedInto),
+        notPendingReview(viewer.teamId),
+        inJsonList(observations.type, types),
+        or(eq(observations.concepts, '[]'), jsonListIntersects(observations.concepts, concepts)),
       ),
     )
     .orderBy(desc(observations.createdAt), desc(observations.id))
@@ -42,9 +64,18 @@ export async function contextObservationsOf(d1: D1Database | Db, viewer: Viewer,
 export async function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, projectId: number, limit: number) {
   return dbOf(d1)
     .select({
-      id: summaries.id, createdAt: summaries.createdAt, request: summaries.request, investigated: summaries.investigated,
-      learned: summaries.learned, completed: summaries.completed, nextSteps: summaries.nextSteps, author: users.handle,
-      platform: sessions.platform, device: devices.name, gitBranch: sessions.gitBranch, gitCommit: sessions.gitCommit,
+      id: summaries.id,
+      createdAt: summaries.createdAt,
+      request: summaries.request,
+      investigated: summaries.investigated,
+      learned: summaries.learned,
+      completed: summaries.completed,
+      nextSteps: summaries.nextSteps,
+      author: users.handle,
+      platform: sessions.platform,
+      device: devices.name,
+      gitBranch: sessions.gitBranch,
+      gitCommit: sessions.gitCommit,
       held: stillHeld(summaries),
     })
     .from(summaries)
@@ -57,11 +88,23 @@ export async function contextSummariesOf(d1: D1Database | Db, viewer: Viewer, pr
 }
 
 /** Newest observations of one project whose read or modified files include one of `paths` (current ones: not superseded or pending review). */
-export async function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, projectId: number, paths: string[], limit: number) {
+export async function fileHistoryOf(
+  d1: D1Database | Db,
+  viewer: Viewer,
+  projectId: number,
+  paths: string[],
+  limit: number,
+) {
   return dbOf(d1)
     .selectDistinct({
-      id: observations.id, sessionId: observations.sessionId, createdAt: observations.createdAt, type: observations.type,
-      title: observations.title, filesRead: observations.filesRead, filesModified: observations.filesModified, author: users.handle,
+      id: observations.id,
+      sessionId: observations.sessionId,
+      createdAt: observations.createdAt,
+      type: observations.type,
+      title: observations.title,
+      filesRead: observations.filesRead,
+      filesModified: observations.filesModified,
+      author: users.handle,
       device: devices.name,
     })
     .from(observationFiles)
@@ -70,8 +113,13 @@ export async function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, project
     .leftJoin(devices, eq(devices.id, observations.deviceId))
     .where(
       and(
-        eq(observationFiles.teamId, viewer.teamId), eq(observationFiles.projectId, projectId), inJsonList(observationFiles.path, paths),
-        canReadObservation(viewer), isNull(observations.supersededBy), isNull(observations.mergedInto), notPendingReview(viewer.teamId),
+        eq(observationFiles.teamId, viewer.teamId),
+        eq(observationFiles.projectId, projectId),
+        inJsonList(observationFiles.path, paths),
+        canReadObservation(viewer),
+        isNull(observations.supersededBy),
+        isNull(observations.mergedInto),
+        notPendingReview(viewer.teamId),
       ),
     )
     .orderBy(desc(observations.createdAt), desc(observations.id))
@@ -82,11 +130,24 @@ export async function fileHistoryOf(d1: D1Database | Db, viewer: Viewer, project
 export async function observationsWithContext(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
   return dbOf(d1)
     .select({
-      id: observations.id, project: projects.key, session: sessions.sessionKey, promptNumber: observations.promptNumber,
-      type: observations.type, title: observations.title, subtitle: observations.subtitle, facts: observations.facts,
-      narrative: observations.narrative, concepts: observations.concepts, filesRead: observations.filesRead,
-      filesModified: observations.filesModified, createdAt: observations.createdAt, author: users.handle, device: devices.name,
-      source: observations.source, agentType: observations.agentType, discoveryTokens: observations.discoveryTokens,
+      id: observations.id,
+      project: projects.key,
+      session: sessions.sessionKey,
+      promptNumber: observations.promptNumber,
+      type: observations.type,
+      title: observations.title,
+      subtitle: observations.subtitle,
+      facts: observations.facts,
+      narrative: observations.narrative,
+      concepts: observations.concepts,
+      filesRead: observations.filesRead,
+      filesModified: observations.filesModified,
+      createdAt: observations.createdAt,
+      author: users.handle,
+      device: devices.name,
+      source: observations.source,
+      agentType: observations.agentType,
+      discoveryTokens: observations.discoveryTokens,
       supersededBy: observations.supersededBy,
     })
     .from(observations)
@@ -101,8 +162,15 @@ export async function observationsWithContext(d1: D1Database | Db, viewer: Viewe
 export async function summariesByIds(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
   return dbOf(d1)
     .select({
-      id: summaries.id, createdAt: summaries.createdAt, project: projects.key, author: users.handle, request: summaries.request,
-      investigated: summaries.investigated, learned: summaries.learned, completed: summaries.completed, nextSteps: summaries.nextSteps,
+      id: summaries.id,
+      createdAt: summaries.createdAt,
+      project: projects.key,
+      author: users.handle,
+      request: summaries.request,
+      investigated: summaries.investigated,
+      learned: summaries.learned,
+      completed: summaries.completed,
+      nextSteps: summaries.nextSteps,
       notes: summaries.notes,
     })
     .from(summaries)
@@ -114,7 +182,14 @@ export async function summariesByIds(d1: D1Database | Db, viewer: Viewer, ids: n
 /** User prompts among `ids` the viewer may read (any order). */
 export async function promptsByIds(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
   return dbOf(d1)
-    .select({ id: prompts.id, createdAt: prompts.createdAt, project: projects.key, author: users.handle, promptNumber: prompts.promptNumber, text: prompts.text })
+    .select({
+      id: prompts.id,
+      createdAt: prompts.createdAt,
+      project: projects.key,
+      author: users.handle,
+      promptNumber: prompts.promptNumber,
+      text: prompts.text,
+    })
     .from(prompts)
     .innerJoin(projects, eq(projects.id, prompts.projectId))
     .innerJoin(users, eq(users.id, prompts.authorUserId))
@@ -127,17 +202,34 @@ export async function promptsByIds(d1: D1Database | Db, viewer: Viewer, ids: num
  */
 export async function sessionRecordOf(d1: D1Database | Db, viewer: Viewer, sessionDbId: number, limit: number) {
   const d = dbOf(d1);
-  const readable = and(eq(observations.sessionId, sessionDbId), canReadObservation(viewer), isNull(observations.supersededBy));
+  const readable = and(
+    eq(observations.sessionId, sessionDbId),
+    canReadObservation(viewer),
+    isNull(observations.supersededBy),
+  );
   const [rows, total, summary] = await Promise.all([
     d
-      .select({ id: observations.id, createdAt: observations.createdAt, type: observations.type, title: observations.title, subtitle: observations.subtitle })
+      .select({
+        id: observations.id,
+        createdAt: observations.createdAt,
+        type: observations.type,
+        title: observations.title,
+        subtitle: observations.subtitle,
+      })
       .from(observations)
       .where(readable)
       .orderBy(desc(observations.createdAt), desc(observations.id))
       .limit(limit),
     d.select({ n: count() }).from(observations).where(readable).get(),
     d
-      .select({ id: summaries.id, createdAt: summaries.createdAt, request: summaries.request, completed: summaries.completed, learned: summaries.learned, nextSteps: summaries.nextSteps })
+      .select({
+        id: summaries.id,
+        createdAt: summaries.createdAt,
+        request: summaries.request,
+        completed: summaries.completed,
+        learned: summaries.learned,
+        nextSteps: summaries.nextSteps,
+      })
       .from(summaries)
       .where(and(eq(summaries.sessionId, sessionDbId), canReadSummary(viewer)))
       .orderBy(desc(summaries.createdAt), desc(summaries.id))

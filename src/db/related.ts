@@ -38,8 +38,22 @@ const o = alias(observations, 'o');
  * from sessions other than `sessionId`.
  */
 function currentScope(viewer: Viewer, projectId: number, sessionId: number, exclude: number[]): RecordScope {
-  const base = recordScope('observation', viewer, { projectIds: [projectId], type: [], concept: [], file: [], author: [], platform: [] });
-  const where = and(base.where, isNull(o.supersededBy), isNull(o.mergedInto), ne(o.sessionId, sessionId), notPendingReview(viewer.teamId, o.id), exclude.length ? notInJsonList(o.id, exclude) : undefined);
+  const base = recordScope('observation', viewer, {
+    projectIds: [projectId],
+    type: [],
+    concept: [],
+    file: [],
+    author: [],
+    platform: [],
+  });
+  const where = and(
+    base.where,
+    isNull(o.supersededBy),
+    isNull(o.mergedInto),
+    ne(o.sessionId, sessionId),
+    notPendingReview(viewer.teamId, o.id),
+    exclude.length ? notInJsonList(o.id, exclude) : undefined,
+  );
   return { ...base, where: where! };
 }
 
@@ -47,7 +61,14 @@ function currentScope(viewer: Viewer, projectId: number, sessionId: number, excl
  * Up to `limit` related records, file matches first (newest first), then keyword matches (bm25), at most
  * `keywordLimit` of those. Each read is bounded by its limit.
  */
-export async function relatedRecords(d1: D1Database, viewer: Viewer, projectId: number, q: RelatedQuery, limit: number, keywordLimit: number): Promise<RelatedRow[]> {
+export async function relatedRecords(
+  d1: D1Database,
+  viewer: Viewer,
+  projectId: number,
+  q: RelatedQuery,
+  limit: number,
+  keywordLimit: number,
+): Promise<RelatedRow[]> {
   const scope = currentScope(viewer, projectId, q.sessionId, q.exclude);
   const byFile = q.paths.length ? await observationsTouching(d1, q.paths, scope, limit) : [];
   const ids = [...byFile];

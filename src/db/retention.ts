@@ -19,10 +19,19 @@ export async function addDeadLetters(d1: D1Database, teamId: number, sessionKey:
 export const SWEEP_CHUNK = 500;
 
 /** Ids of a team's records older than `before`, at most `limit` of each kind (for the vector index and the sweep). */
-export async function oldRecordIds(d1: D1Database, teamId: number, before: number, limit = SWEEP_CHUNK): Promise<OldRecords> {
+export async function oldRecordIds(
+  d1: D1Database,
+  teamId: number,
+  before: number,
+  limit = SWEEP_CHUNK,
+): Promise<OldRecords> {
   const d = db(d1);
   const older = <T extends typeof observations | typeof summaries | typeof prompts>(t: T) =>
-    d.select({ id: t.id }).from(t).where(and(eq(t.teamId, teamId), lt(t.createdAt, before))).limit(limit);
+    d
+      .select({ id: t.id })
+      .from(t)
+      .where(and(eq(t.teamId, teamId), lt(t.createdAt, before)))
+      .limit(limit);
   const [o, s, p] = await d.batch([older(observations), older(summaries), older(prompts)]);
   return { observations: o.map((r) => r.id), summaries: s.map((r) => r.id), prompts: p.map((r) => r.id) };
 }
@@ -43,16 +52,31 @@ export interface SweepCounts {
 export async function sweepRecords(d1: D1Database, teamId: number, ids: OldRecords): Promise<SweepCounts> {
   const d = db(d1);
   const vectors = (kind: 'observation' | 'summary' | 'prompt', list: number[]) =>
-    d.delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, list)));
+    d
+      .delete(localVectors)
+      .where(
+        and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, list)),
+      );
   const [, , , , , , o, s, p] = await d.batch([
     ...deleteCorrectionRows(d, teamId, ids.observations),
-    d.delete(observationFiles).where(byIds(observationFiles.observationId, ids.observations, eq(observationFiles.teamId, teamId))),
+    d
+      .delete(observationFiles)
+      .where(byIds(observationFiles.observationId, ids.observations, eq(observationFiles.teamId, teamId))),
     vectors('observation', ids.observations),
     vectors('summary', ids.summaries),
     vectors('prompt', ids.prompts),
-    d.delete(observations).where(byIds(observations.id, ids.observations, eq(observations.teamId, teamId))).returning({ id: observations.id }),
-    d.delete(summaries).where(byIds(summaries.id, ids.summaries, eq(summaries.teamId, teamId))).returning({ id: summaries.id }),
-    d.delete(prompts).where(byIds(prompts.id, ids.prompts, eq(prompts.teamId, teamId))).returning({ id: prompts.id }),
+    d
+      .delete(observations)
+      .where(byIds(observations.id, ids.observations, eq(observations.teamId, teamId)))
+      .returning({ id: observations.id }),
+    d
+      .delete(summaries)
+      .where(byIds(summaries.id, ids.summaries, eq(summaries.teamId, teamId)))
+      .returning({ id: summaries.id }),
+    d
+      .delete(prompts)
+      .where(byIds(prompts.id, ids.prompts, eq(prompts.teamId, teamId)))
+      .returning({ id: prompts.id }),
   ]);
   return { observations: o.length, summaries: s.length, prompts: p.length };
 }

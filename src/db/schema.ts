@@ -14,275 +14,404 @@ export const teams = sqliteTable('teams', {
   createdAt: integer('created_at').notNull(),
 });
 
-export const users = sqliteTable('users', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  handle: text('handle').notNull(),
-  role: text('role', { enum: ['owner', 'admin', 'member'] }).notNull().default('member'),
-  createdAt: integer('created_at').notNull(),
-  removedAt: integer('removed_at'),
-}, (t) => [unique().on(t.teamId, t.handle), check('users_role', sql`role IN ('owner','admin','member')`)]);
+export const users = sqliteTable(
+  'users',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    handle: text('handle').notNull(),
+    role: text('role', { enum: ['owner', 'admin', 'member'] })
+      .notNull()
+      .default('member'),
+    createdAt: integer('created_at').notNull(),
+    removedAt: integer('removed_at'),
+  },
+  (t) => [unique().on(t.teamId, t.handle), check('users_role', sql`role IN ('owner','admin','member')`)],
+);
 
-export const devices = sqliteTable('devices', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  userId: integer('user_id').notNull().references(() => users.id),
-  name: text('name').notNull(),
-  createdAt: integer('created_at').notNull(),
-  lastSeenAt: integer('last_seen_at'),
-}, (t) => [unique().on(t.teamId, t.userId, t.name)]);
+export const devices = sqliteTable(
+  'devices',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id),
+    name: text('name').notNull(),
+    createdAt: integer('created_at').notNull(),
+    lastSeenAt: integer('last_seen_at'),
+  },
+  (t) => [unique().on(t.teamId, t.userId, t.name)],
+);
 
-export const tokens = sqliteTable('tokens', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  userId: integer('user_id').notNull().references(() => users.id),
-  deviceId: integer('device_id').references(() => devices.id),
-  hash: text('hash').notNull().unique(),
-  prefix: text('prefix').notNull(),
-  label: text('label'),
-  scopes: text('scopes').notNull().default('ingest,read'),
-  createdAt: integer('created_at').notNull(),
-  lastUsedAt: integer('last_used_at'),
-  expiresAt: integer('expires_at'),
-  revokedAt: integer('revoked_at'),
-}, (t) => [index('idx_tokens_team').on(t.teamId, t.userId)]);
+export const tokens = sqliteTable(
+  'tokens',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id),
+    deviceId: integer('device_id').references(() => devices.id),
+    hash: text('hash').notNull().unique(),
+    prefix: text('prefix').notNull(),
+    label: text('label'),
+    scopes: text('scopes').notNull().default('ingest,read'),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+    expiresAt: integer('expires_at'),
+    revokedAt: integer('revoked_at'),
+  },
+  (t) => [index('idx_tokens_team').on(t.teamId, t.userId)],
+);
 
-export const projects = sqliteTable('projects', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  key: text('key').notNull(),
-  ownerUserId: integer('owner_user_id').references(() => users.id),
-  visibility: text('visibility', { enum: ['team', 'private'] }).notNull().default('team'),
-  createdAt: integer('created_at').notNull(),
-}, (t) => [unique().on(t.teamId, t.key), check('projects_visibility', sql`visibility IN ('team','private')`)]);
+export const projects = sqliteTable(
+  'projects',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    key: text('key').notNull(),
+    ownerUserId: integer('owner_user_id').references(() => users.id),
+    visibility: text('visibility', { enum: ['team', 'private'] })
+      .notNull()
+      .default('team'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [unique().on(t.teamId, t.key), check('projects_visibility', sql`visibility IN ('team','private')`)],
+);
 
 /** Old keys of renamed or merged projects keep resolving to the surviving project. */
-export const projectAliases = sqliteTable('project_aliases', {
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  key: text('key').notNull(),
-  projectId: integer('project_id').notNull().references(() => projects.id),
-  createdAt: integer('created_at').notNull(),
-}, (t) => [primaryKey({ columns: [t.teamId, t.key] })]);
+export const projectAliases = sqliteTable(
+  'project_aliases',
+  {
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    key: text('key').notNull(),
+    projectId: integer('project_id')
+      .notNull()
+      .references(() => projects.id),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.key] })],
+);
 
-export const sessions = sqliteTable('sessions', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  sessionKey: text('session_key').notNull(),
-  projectId: integer('project_id').notNull().references(() => projects.id),
-  userId: integer('user_id').notNull().references(() => users.id),
-  deviceId: integer('device_id').references(() => devices.id),
-  platform: text('platform').notNull().default('claude-code'),
-  promptCount: integer('prompt_count').notNull().default(0),
-  startedAt: integer('started_at').notNull(),
-  endedAt: integer('ended_at'),
-  /** Events the SessionDO gave up on, counted before retention empties its storage. */
-  deadLetters: integer('dead_letters').notNull().default(0),
-  /** When an admin's import made it (null: a live session). Import writes only into sessions it made (db/write-policy.ts). */
-  importedAt: integer('imported_at'),
-  /** The handle an import named as the session's user when that was not the importer: provenance only. */
-  importedAuthor: text('imported_author'),
-  /** The checkout's branch and HEAD commit at the session's first event (null: unknown, e.g. older clients). */
-  gitBranch: text('git_branch'),
-  gitCommit: text('git_commit'),
-}, (t) => [unique().on(t.teamId, t.sessionKey), index('idx_sessions_project').on(t.teamId, t.projectId, desc(t.startedAt))]);
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    sessionKey: text('session_key').notNull(),
+    projectId: integer('project_id')
+      .notNull()
+      .references(() => projects.id),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id),
+    deviceId: integer('device_id').references(() => devices.id),
+    platform: text('platform').notNull().default('claude-code'),
+    promptCount: integer('prompt_count').notNull().default(0),
+    startedAt: integer('started_at').notNull(),
+    endedAt: integer('ended_at'),
+    /** Events the SessionDO gave up on, counted before retention empties its storage. */
+    deadLetters: integer('dead_letters').notNull().default(0),
+    /** When an admin's import made it (null: a live session). Import writes only into sessions it made (db/write-policy.ts). */
+    importedAt: integer('imported_at'),
+    /** The handle an import named as the session's user when that was not the importer: provenance only. */
+    importedAuthor: text('imported_author'),
+    /** The checkout's branch and HEAD commit at the session's first event (null: unknown, e.g. older clients). */
+    gitBranch: text('git_branch'),
+    gitCommit: text('git_commit'),
+  },
+  (t) => [
+    unique().on(t.teamId, t.sessionKey),
+    index('idx_sessions_project').on(t.teamId, t.projectId, desc(t.startedAt)),
+  ],
+);
 
-export const prompts = sqliteTable('prompts', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  projectId: integer('project_id').notNull().references(() => projects.id),
-  sessionId: integer('session_id').notNull().references(() => sessions.id),
-  promptNumber: integer('prompt_number').notNull(),
-  text: text('text').notNull(),
-  /** CJK bigrams computed by the app (src/lib/cjk.ts) so 2-character terms match in FTS5. */
-  cjkTerms: text('cjk_terms').notNull().default(''),
-  authorUserId: integer('author_user_id').notNull().references(() => users.id),
-  createdAt: integer('created_at').notNull(),
-  /** The agent's own prompt id, when it sends one. */
-  promptId: text('prompt_id'),
-  /** When its vector was written (null: still to embed, src/vectors/index-records.ts). */
-  embeddedAt: integer('embedded_at'),
-  /** The author an import named when that was not the importer: provenance only, never the row's owner. */
-  importedAuthor: text('imported_author'),
-  /**
-   * Why the text was held back (src/shared/instructions.ts kinds, comma-separated; null: never held). A held
-   * row is read only by its author and admins until `released_at` is set (src/db/visibility.ts).
-   */
-  heldKinds: text('held_kinds'),
-  releasedAt: integer('released_at'),
-  releasedBy: integer('released_by'),
-}, (t) => [
-  unique().on(t.sessionId, t.promptNumber),
-  index('idx_prompts_project').on(t.teamId, t.projectId, desc(t.createdAt)),
-  index('idx_prompts_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL`),
-  // The review queue's held rows (src/hold/): few, so partial indexes on each table.
-  index('idx_prompts_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
-]);
+export const prompts = sqliteTable(
+  'prompts',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    projectId: integer('project_id')
+      .notNull()
+      .references(() => projects.id),
+    sessionId: integer('session_id')
+      .notNull()
+      .references(() => sessions.id),
+    promptNumber: integer('prompt_number').notNull(),
+    text: text('text').notNull(),
+    /** CJK bigrams computed by the app (src/lib/cjk.ts) so 2-character terms match in FTS5. */
+    cjkTerms: text('cjk_terms').notNull().default(''),
+    authorUserId: integer('author_user_id')
+      .notNull()
+      .references(() => users.id),
+    createdAt: integer('created_at').notNull(),
+    /** The agent's own prompt id, when it sends one. */
+    promptId: text('prompt_id'),
+    /** When its vector was written (null: still to embed, src/vectors/index-records.ts). */
+    embeddedAt: integer('embedded_at'),
+    /** The author an import named when that was not the importer: provenance only, never the row's owner. */
+    importedAuthor: text('imported_author'),
+    /**
+     * Why the text was held back (src/shared/instructions.ts kinds, comma-separated; null: never held). A held
+     * row is read only by its author and admins until `released_at` is set (src/db/visibility.ts).
+     */
+    heldKinds: text('held_kinds'),
+    releasedAt: integer('released_at'),
+    releasedBy: integer('released_by'),
+  },
+  (t) => [
+    unique().on(t.sessionId, t.promptNumber),
+    index('idx_prompts_project').on(t.teamId, t.projectId, desc(t.createdAt)),
+    index('idx_prompts_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL`),
+    // The review queue's held rows (src/hold/): few, so partial indexes on each table.
+    index('idx_prompts_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
+  ],
+);
 
-export const observations = sqliteTable('observations', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  projectId: integer('project_id').notNull().references(() => projects.id),
-  sessionId: integer('session_id').notNull().references(() => sessions.id),
-  promptNumber: integer('prompt_number').notNull().default(0),
-  type: text('type').notNull(),
-  title: text('title'),
-  subtitle: text('subtitle'),
-  facts: text('facts').notNull().default('[]'),
-  narrative: text('narrative'),
-  concepts: text('concepts').notNull().default('[]'),
-  filesRead: text('files_read').notNull().default('[]'),
-  filesModified: text('files_modified').notNull().default('[]'),
-  cjkTerms: text('cjk_terms').notNull().default(''),
-  createdAt: integer('created_at').notNull(),
-  storedAt: integer('stored_at').notNull(),
-  discoveryTokens: integer('discovery_tokens').notNull().default(0),
-  contentHash: text('content_hash').notNull(),
-  authorUserId: integer('author_user_id').notNull().references(() => users.id),
-  deviceId: integer('device_id').references(() => devices.id),
-  agentId: text('agent_id'),
-  agentType: text('agent_type'),
-  generationId: text('generation_id'),
-  source: text('source').notNull().default('observer'),
-  supersededBy: integer('superseded_by'),
-  deletedAt: integer('deleted_at'),
-  embeddedAt: integer('embedded_at'),
-  /**
-   * Team and project as FTS5 tokens (migrations/0002_fts_scope.sql): a MATCH intersects with the caller's
-   * scope inside the index. U+E000 starts each token so no user search text can produce one.
-   */
-  ftsScope: text('fts_scope').generatedAlwaysAs(
-    sql`(char(57344) || 't' || team_id || ' ' || char(57344) || 'p' || project_id)`,
-    { mode: 'virtual' },
-  ),
-  promptId: text('prompt_id'),
-  /** The observer turn that stored the row: a turn replayed after a crash is recognised as stored. */
-  turnKey: text('turn_key'),
-  /** The author an import named when that was not the importer: provenance only, never the row's owner. */
-  importedAuthor: text('imported_author'),
-  /** Branch and HEAD commit of the checkout when its events happened (null: unknown, neutral in the index). */
-  gitBranch: text('git_branch'),
-  gitCommit: text('git_commit'),
-  /**
-   * Why the text was held back (src/shared/instructions.ts kinds, comma-separated; null: never held). A held
-   * row is read only by its author and admins until `released_at` is set (src/db/visibility.ts).
-   */
-  heldKinds: text('held_kinds'),
-  releasedAt: integer('released_at'),
-  releasedBy: integer('released_by'),
-  /**
-   * Consolidation (src/consolidation/): this near-duplicate was merged into that record, which stands for it.
-   * Kept as provenance, out of the context index and search; undone by clearing it (its `merge` event says when).
-   */
-  mergedInto: integer('merged_into'),
-}, (t) => [
-  unique().on(t.sessionId, t.contentHash),
-  index('idx_obs_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
-  index('idx_obs_team_time').on(t.teamId, desc(t.createdAt)),
-  index('idx_obs_session').on(t.sessionId, t.createdAt),
-  index('idx_obs_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
-  index('idx_obs_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
-  // What the visibility rule and the search filters read, by id: a keyword search checks every FTS match (10k
-  // rows for common words at 100k) against the rule, and this index answers that without reading the 1–2 KB rows.
-  index('idx_obs_readable').on(t.id, t.teamId, t.projectId, t.deletedAt, t.type, t.authorUserId, t.createdAt, t.sessionId, t.heldKinds, t.releasedAt),
-  // The review queue's superseded records (src/corrections/review.ts): few rows, so a partial index.
-  index('idx_obs_superseded').on(t.teamId, t.id).where(sql`superseded_by IS NOT NULL`),
-  index('idx_obs_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
-  index('idx_obs_merged').on(t.teamId, t.mergedInto).where(sql`merged_into IS NOT NULL`),
-]);
+export const observations = sqliteTable(
+  'observations',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    projectId: integer('project_id')
+      .notNull()
+      .references(() => projects.id),
+    sessionId: integer('session_id')
+      .notNull()
+      .references(() => sessions.id),
+    promptNumber: integer('prompt_number').notNull().default(0),
+    type: text('type').notNull(),
+    title: text('title'),
+    subtitle: text('subtitle'),
+    facts: text('facts').notNull().default('[]'),
+    narrative: text('narrative'),
+    concepts: text('concepts').notNull().default('[]'),
+    filesRead: text('files_read').notNull().default('[]'),
+    filesModified: text('files_modified').notNull().default('[]'),
+    cjkTerms: text('cjk_terms').notNull().default(''),
+    createdAt: integer('created_at').notNull(),
+    storedAt: integer('stored_at').notNull(),
+    discoveryTokens: integer('discovery_tokens').notNull().default(0),
+    contentHash: text('content_hash').notNull(),
+    authorUserId: integer('author_user_id')
+      .notNull()
+      .references(() => users.id),
+    deviceId: integer('device_id').references(() => devices.id),
+    agentId: text('agent_id'),
+    agentType: text('agent_type'),
+    generationId: text('generation_id'),
+    source: text('source').notNull().default('observer'),
+    supersededBy: integer('superseded_by'),
+    deletedAt: integer('deleted_at'),
+    embeddedAt: integer('embedded_at'),
+    /**
+     * Team and project as FTS5 tokens (migrations/0002_fts_scope.sql): a MATCH intersects with the caller's
+     * scope inside the index. U+E000 starts each token so no user search text can produce one.
+     */
+    ftsScope: text('fts_scope').generatedAlwaysAs(
+      sql`(char(57344) || 't' || team_id || ' ' || char(57344) || 'p' || project_id)`,
+      { mode: 'virtual' },
+    ),
+    promptId: text('prompt_id'),
+    /** The observer turn that stored the row: a turn replayed after a crash is recognised as stored. */
+    turnKey: text('turn_key'),
+    /** The author an import named when that was not the importer: provenance only, never the row's owner. */
+    importedAuthor: text('imported_author'),
+    /** Branch and HEAD commit of the checkout when its events happened (null: unknown, neutral in the index). */
+    gitBranch: text('git_branch'),
+    gitCommit: text('git_commit'),
+    /**
+     * Why the text was held back (src/shared/instructions.ts kinds, comma-separated; null: never held). A held
+     * row is read only by its author and admins until `released_at` is set (src/db/visibility.ts).
+     */
+    heldKinds: text('held_kinds'),
+    releasedAt: integer('released_at'),
+    releasedBy: integer('released_by'),
+    /**
+     * Consolidation (src/consolidation/): this near-duplicate was merged into that record, which stands for it.
+     * Kept as provenance, out of the context index and search; undone by clearing it (its `merge` event says when).
+     */
+    mergedInto: integer('merged_into'),
+  },
+  (t) => [
+    unique().on(t.sessionId, t.contentHash),
+    index('idx_obs_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
+    index('idx_obs_team_time').on(t.teamId, desc(t.createdAt)),
+    index('idx_obs_session').on(t.sessionId, t.createdAt),
+    index('idx_obs_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
+    index('idx_obs_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
+    // What the visibility rule and the search filters read, by id: a keyword search checks every FTS match (10k
+    // rows for common words at 100k) against the rule, and this index answers that without reading the 1–2 KB rows.
+    index('idx_obs_readable').on(
+      t.id,
+      t.teamId,
+      t.projectId,
+      t.deletedAt,
+      t.type,
+      t.authorUserId,
+      t.createdAt,
+      t.sessionId,
+      t.heldKinds,
+      t.releasedAt,
+    ),
+    // The review queue's superseded records (src/corrections/review.ts): few rows, so a partial index.
+    index('idx_obs_superseded').on(t.teamId, t.id).where(sql`superseded_by IS NOT NULL`),
+    index('idx_obs_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
+    index('idx_obs_merged').on(t.teamId, t.mergedInto).where(sql`merged_into IS NOT NULL`),
+  ],
+);
 
-export const observationFiles = sqliteTable('observation_files', {
-  observationId: integer('observation_id').notNull().references(() => observations.id),
-  teamId: integer('team_id').notNull(),
-  projectId: integer('project_id').notNull(),
-  path: text('path').notNull(),
-  kind: text('kind', { enum: ['read', 'modified'] }).notNull(),
-  /**
-   * The path's last segment (after its last `/`), VIRTUAL: stored only in idx_obs_files_name. A search for
-   * `verify-token.ts` matches a path equal to it or ending in `/verify-token.ts`; both end in this segment, so the
-   * index finds the few candidate rows instead of the team's every file row being tested.
-   */
-  basename: text('basename').generatedAlwaysAs(sql`(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1))`, { mode: 'virtual' }),
-}, (t) => [
-  primaryKey({ columns: [t.observationId, t.path, t.kind] }),
-  index('idx_obs_files_path').on(t.teamId, t.projectId, t.path),
-  index('idx_obs_files_name').on(t.teamId, t.basename),
-  check('observation_files_kind', sql`kind IN ('read','modified')`),
-]);
+export const observationFiles = sqliteTable(
+  'observation_files',
+  {
+    observationId: integer('observation_id')
+      .notNull()
+      .references(() => observations.id),
+    teamId: integer('team_id').notNull(),
+    projectId: integer('project_id').notNull(),
+    path: text('path').notNull(),
+    kind: text('kind', { enum: ['read', 'modified'] }).notNull(),
+    /**
+     * The path's last segment (after its last `/`), VIRTUAL: stored only in idx_obs_files_name. A search for
+     * `verify-token.ts` matches a path equal to it or ending in `/verify-token.ts`; both end in this segment, so the
+     * index finds the few candidate rows instead of the team's every file row being tested.
+     */
+    basename: text('basename').generatedAlwaysAs(sql`(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1))`, {
+      mode: 'virtual',
+    }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.observationId, t.path, t.kind] }),
+    index('idx_obs_files_path').on(t.teamId, t.projectId, t.path),
+    index('idx_obs_files_name').on(t.teamId, t.basename),
+    check('observation_files_kind', sql`kind IN ('read','modified')`),
+  ],
+);
 
-export const summaries = sqliteTable('summaries', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  projectId: integer('project_id').notNull().references(() => projects.id),
-  sessionId: integer('session_id').notNull().references(() => sessions.id),
-  promptNumber: integer('prompt_number').notNull().default(0),
-  request: text('request').notNull().default(''),
-  investigated: text('investigated').notNull().default(''),
-  learned: text('learned').notNull().default(''),
-  completed: text('completed').notNull().default(''),
-  nextSteps: text('next_steps').notNull().default(''),
-  notes: text('notes'),
-  cjkTerms: text('cjk_terms').notNull().default(''),
-  createdAt: integer('created_at').notNull(),
-  contentHash: text('content_hash').notNull(),
-  authorUserId: integer('author_user_id').notNull().references(() => users.id),
-  deviceId: integer('device_id').references(() => devices.id),
-  deletedAt: integer('deleted_at'),
-  promptId: text('prompt_id'),
-  turnKey: text('turn_key'),
-  /** When its vector was written (null: still to embed, src/vectors/index-records.ts). */
-  embeddedAt: integer('embedded_at'),
-  /** The author an import named when that was not the importer: provenance only, never the row's owner. */
-  importedAuthor: text('imported_author'),
-  /**
-   * Why the text was held back (src/shared/instructions.ts kinds, comma-separated; null: never held). A held
-   * row is read only by its author and admins until `released_at` is set (src/db/visibility.ts).
-   */
-  heldKinds: text('held_kinds'),
-  releasedAt: integer('released_at'),
-  releasedBy: integer('released_by'),
-}, (t) => [
-  unique().on(t.sessionId, t.contentHash),
-  index('idx_summaries_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
-  index('idx_summaries_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
-  index('idx_summaries_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
-  index('idx_summaries_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
-]);
+export const summaries = sqliteTable(
+  'summaries',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    projectId: integer('project_id')
+      .notNull()
+      .references(() => projects.id),
+    sessionId: integer('session_id')
+      .notNull()
+      .references(() => sessions.id),
+    promptNumber: integer('prompt_number').notNull().default(0),
+    request: text('request').notNull().default(''),
+    investigated: text('investigated').notNull().default(''),
+    learned: text('learned').notNull().default(''),
+    completed: text('completed').notNull().default(''),
+    nextSteps: text('next_steps').notNull().default(''),
+    notes: text('notes'),
+    cjkTerms: text('cjk_terms').notNull().default(''),
+    createdAt: integer('created_at').notNull(),
+    contentHash: text('content_hash').notNull(),
+    authorUserId: integer('author_user_id')
+      .notNull()
+      .references(() => users.id),
+    deviceId: integer('device_id').references(() => devices.id),
+    deletedAt: integer('deleted_at'),
+    promptId: text('prompt_id'),
+    turnKey: text('turn_key'),
+    /** When its vector was written (null: still to embed, src/vectors/index-records.ts). */
+    embeddedAt: integer('embedded_at'),
+    /** The author an import named when that was not the importer: provenance only, never the row's owner. */
+    importedAuthor: text('imported_author'),
+    /**
+     * Why the text was held back (src/shared/instructions.ts kinds, comma-separated; null: never held). A held
+     * row is read only by its author and admins until `released_at` is set (src/db/visibility.ts).
+     */
+    heldKinds: text('held_kinds'),
+    releasedAt: integer('released_at'),
+    releasedBy: integer('released_by'),
+  },
+  (t) => [
+    unique().on(t.sessionId, t.contentHash),
+    index('idx_summaries_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
+    index('idx_summaries_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
+    index('idx_summaries_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
+    index('idx_summaries_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
+  ],
+);
 
-export const auditLog = sqliteTable('audit_log', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  actorUserId: integer('actor_user_id'),
-  action: text('action').notNull(),
-  target: text('target'),
-  detail: text('detail').notNull().default('{}'),
-  createdAt: integer('created_at').notNull(),
-}, (t) => [index('idx_audit_team_time').on(t.teamId, desc(t.createdAt))]);
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    actorUserId: integer('actor_user_id'),
+    action: text('action').notNull(),
+    target: text('target'),
+    detail: text('detail').notNull().default('{}'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('idx_audit_team_time').on(t.teamId, desc(t.createdAt))],
+);
 
 /**
  * Local vector index (wrangler dev and tests); production uses Vectorize. One row per embedded part: a record's
  * main text (part 0) or one of an observation's facts (part i, src/vectors/keys.ts).
  */
-export const localVectors = sqliteTable('local_vectors', {
-  kind: text('kind', { enum: ['observation', 'summary', 'prompt'] }).notNull(),
-  recordId: integer('record_id').notNull(),
-  part: integer('part').notNull().default(0),
-  teamId: integer('team_id').notNull(),
-  projectId: integer('project_id').notNull(),
-  type: text('type').notNull(),
-  embedding: blob('embedding', { mode: 'buffer' }).notNull(),
-  /**
-   * Hex of the vector's first and last 8 bytes (migrations/0008_local_vector_fingerprints.sql): the local index
-   * re-reads a vector it has decoded only when this changes. VIRTUAL, so stored only in the index below.
-   */
-  fingerprint: text('fingerprint').generatedAlwaysAs(sql`(hex(substr(embedding, 1, 8)) || hex(substr(embedding, -8)))`, { mode: 'virtual' }),
-}, (t) => [
-  primaryKey({ columns: [t.kind, t.recordId, t.part] }),
-  index('idx_local_vectors_scope').on(t.teamId, t.kind, t.projectId),
-  // A kind's newest vectors of a team with their fingerprints (db/vectors.ts `localVectorFingerprints`), in that
-  // query's order, from this index alone: without it every hybrid search read and sorted each 2 KB vector row.
-  index('idx_local_vectors_fingerprint').on(t.teamId, t.kind, desc(t.recordId), t.part, t.projectId, t.type, t.fingerprint),
-  check('local_vectors_kind', sql`kind IN ('observation','summary','prompt')`),
-]);
+export const localVectors = sqliteTable(
+  'local_vectors',
+  {
+    kind: text('kind', { enum: ['observation', 'summary', 'prompt'] }).notNull(),
+    recordId: integer('record_id').notNull(),
+    part: integer('part').notNull().default(0),
+    teamId: integer('team_id').notNull(),
+    projectId: integer('project_id').notNull(),
+    type: text('type').notNull(),
+    embedding: blob('embedding', { mode: 'buffer' }).notNull(),
+    /**
+     * Hex of the vector's first and last 8 bytes (migrations/0008_local_vector_fingerprints.sql): the local index
+     * re-reads a vector it has decoded only when this changes. VIRTUAL, so stored only in the index below.
+     */
+    fingerprint: text('fingerprint').generatedAlwaysAs(
+      sql`(hex(substr(embedding, 1, 8)) || hex(substr(embedding, -8)))`,
+      { mode: 'virtual' },
+    ),
+  },
+  (t) => [
+    primaryKey({ columns: [t.kind, t.recordId, t.part] }),
+    index('idx_local_vectors_scope').on(t.teamId, t.kind, t.projectId),
+    // A kind's newest vectors of a team with their fingerprints (db/vectors.ts `localVectorFingerprints`), in that
+    // query's order, from this index alone: without it every hybrid search read and sorted each 2 KB vector row.
+    index('idx_local_vectors_fingerprint').on(
+      t.teamId,
+      t.kind,
+      desc(t.recordId),
+      t.part,
+      t.projectId,
+      t.type,
+      t.fingerprint,
+    ),
+    check('local_vectors_kind', sql`kind IN ('observation','summary','prompt')`),
+  ],
+);
 
 /**
  * A counter per team and kind that every insert, update and delete of its local vectors moves (the triggers of
@@ -290,17 +419,23 @@ export const localVectors = sqliteTable('local_vectors', {
  * re-reads it only when the counter moved. Rows are never deleted, so a counter never comes back to a value
  * it had (a team moved away and back keeps counting up).
  */
-export const localVectorGenerations = sqliteTable('local_vector_generations', {
-  teamId: integer('team_id').notNull(),
-  kind: text('kind').notNull(),
-  generation: integer('generation').notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.teamId, t.kind] })]);
+export const localVectorGenerations = sqliteTable(
+  'local_vector_generations',
+  {
+    teamId: integer('team_id').notNull(),
+    kind: text('kind').notNull(),
+    generation: integer('generation').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.kind] })],
+);
 
 /** Observer spend: tokens per team, UTC day, session and model (src/db/usage.ts). */
 export const observerUsage = sqliteTable(
   'observer_usage',
   {
-    teamId: integer('team_id').notNull().references(() => teams.id),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
     day: text('day').notNull(),
     sessionId: integer('session_id').notNull(),
     model: text('model').notNull(),
@@ -318,7 +453,9 @@ export const observerUsage = sqliteTable(
  * without a row lives on `DB`, so a one-database install has an empty map.
  */
 export const teamShards = sqliteTable('team_shards', {
-  teamId: integer('team_id').primaryKey().references(() => teams.id),
+  teamId: integer('team_id')
+    .primaryKey()
+    .references(() => teams.id),
   /** The D1 binding's name: `DB_1`, `DB_2`, … */
   shard: text('shard').notNull(),
   placedAt: integer('placed_at').notNull(),
@@ -344,43 +481,79 @@ export const maintenanceRuns = sqliteTable('maintenance_runs', {
  * feedback (`wrong`, `outdated`, `useful`) and an admin's review (`keep`). Who, when and why; deleted with the
  * observation when it is forgotten (a reason may repeat its text). src/corrections/ writes it.
  */
-export const observationEvents = sqliteTable('observation_events', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  observationId: integer('observation_id').notNull().references(() => observations.id),
-  action: text('action').notNull(),
-  /** The record that replaces it (`supersede` only). */
-  byObservationId: integer('by_observation_id'),
-  /** The person who acted (for the observer: the session's user). */
-  actorUserId: integer('actor_user_id'),
-  /** `user`, or `observer` when the observer proposed it. */
-  actor: text('actor').notNull().default('user'),
-  reason: text('reason'),
-  createdAt: integer('created_at').notNull(),
-}, (t) => [
-  index('idx_obs_events_obs').on(t.observationId, t.id),
-  // The merges a team's consolidation made, newest first (the review queue lists them, undo finds them).
-  index('idx_obs_events_merge').on(t.teamId, t.createdAt).where(sql`action = 'merge'`),
-]);
+export const observationEvents = sqliteTable(
+  'observation_events',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    observationId: integer('observation_id')
+      .notNull()
+      .references(() => observations.id),
+    action: text('action').notNull(),
+    /** The record that replaces it (`supersede` only). */
+    byObservationId: integer('by_observation_id'),
+    /** The person who acted (for the observer: the session's user). */
+    actorUserId: integer('actor_user_id'),
+    /** `user`, or `observer` when the observer proposed it. */
+    actor: text('actor').notNull().default('user'),
+    reason: text('reason'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    index('idx_obs_events_obs').on(t.observationId, t.id),
+    // The merges a team's consolidation made, newest first (the review queue lists them, undo finds them).
+    index('idx_obs_events_merge').on(t.teamId, t.createdAt).where(sql`action = 'merge'`),
+  ],
+);
 
 /**
  * Per observation: how often sessions fetched it (MCP get_observations, timeline), feedback counted once per
  * person, and its review state (`pending` while flagged wrong or outdated and not reviewed: out of the context
  * index; `kept` once an admin kept it). One row per observation that has any of these.
  */
-export const observationSignals = sqliteTable('observation_signals', {
-  observationId: integer('observation_id').primaryKey().references(() => observations.id),
-  teamId: integer('team_id').notNull().references(() => teams.id),
-  fetched: integer('fetched').notNull().default(0),
-  useful: integer('useful').notNull().default(0),
-  wrong: integer('wrong').notNull().default(0),
-  outdated: integer('outdated').notNull().default(0),
-  review: text('review'),
-  updatedAt: integer('updated_at').notNull(),
-}, (t) => [index('idx_obs_signals_review').on(t.teamId, t.review).where(sql`review IS NOT NULL`)]);
+export const observationSignals = sqliteTable(
+  'observation_signals',
+  {
+    observationId: integer('observation_id')
+      .primaryKey()
+      .references(() => observations.id),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    fetched: integer('fetched').notNull().default(0),
+    useful: integer('useful').notNull().default(0),
+    wrong: integer('wrong').notNull().default(0),
+    outdated: integer('outdated').notNull().default(0),
+    review: text('review'),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [index('idx_obs_signals_review').on(t.teamId, t.review).where(sql`review IS NOT NULL`)],
+);
 
 /** Every table above, for the schema-drift test. */
-export const allTables = { teams, users, devices, tokens, projects, projectAliases, sessions, prompts, observations, observationFiles, summaries, auditLog, localVectors, localVectorGenerations, observerUsage, teamShards, maintenanceRuns, observationEvents, observationSignals };
+export const allTables = {
+  teams,
+  users,
+  devices,
+  tokens,
+  projects,
+  projectAliases,
+  sessions,
+  prompts,
+  observations,
+  observationFiles,
+  summaries,
+  auditLog,
+  localVectors,
+  localVectorGenerations,
+  observerUsage,
+  teamShards,
+  maintenanceRuns,
+  observationEvents,
+  observationSignals,
+};
 
 export type Team = typeof teams.$inferSelect;
 export type User = typeof users.$inferSelect;

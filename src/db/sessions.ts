@@ -8,7 +8,21 @@ import { prompts, sessions, type Session } from './schema';
 import { maxOf, maxOfNullable, projectAtStoreTime, projectOrItsAlias } from './sqlite';
 import { visibleProjectIds, type ProjectViewer } from './visibility';
 
-export type NewSessionRow = Pick<typeof sessions.$inferInsert, 'teamId' | 'sessionKey' | 'userId' | 'deviceId' | 'platform' | 'startedAt' | 'promptCount' | 'endedAt' | 'importedAt' | 'importedAuthor' | 'gitBranch' | 'gitCommit'> & {
+export type NewSessionRow = Pick<
+  typeof sessions.$inferInsert,
+  | 'teamId'
+  | 'sessionKey'
+  | 'userId'
+  | 'deviceId'
+  | 'platform'
+  | 'startedAt'
+  | 'promptCount'
+  | 'endedAt'
+  | 'importedAt'
+  | 'importedAuthor'
+  | 'gitBranch'
+  | 'gitCommit'
+> & {
   projectId: number | SQL<number>;
 };
 
@@ -22,7 +36,12 @@ export const sessionUpsert = (d: Db, values: NewSessionRow) =>
     .insert(sessions)
     .values(values)
     .onConflictDoUpdate({ target: [sessions.teamId, sessions.sessionKey], set: { sessionKey: values.sessionKey } })
-    .returning({ id: sessions.id, userId: sessions.userId, projectId: sessions.projectId, importedAt: sessions.importedAt });
+    .returning({
+      id: sessions.id,
+      userId: sessions.userId,
+      projectId: sessions.projectId,
+      importedAt: sessions.importedAt,
+    });
 
 /** `sessionUpsert` run now, for a live write (ingest, `remember`) that knows its project by id and key. */
 export async function upsertSession(
@@ -31,17 +50,30 @@ export async function upsertSession(
 ): Promise<Pick<Session, 'id' | 'userId' | 'projectId' | 'importedAt'>> {
   const { projectKey, ...values } = s;
   // A merge may have removed the project since its id was looked up by `projectKey`: its alias leads on.
-  const row = await sessionUpsert(dbOf(d1), { ...values, projectId: projectOrItsAlias(s.teamId, s.projectId, projectKey ?? null) }).get();
+  const row = await sessionUpsert(dbOf(d1), {
+    ...values,
+    projectId: projectOrItsAlias(s.teamId, s.projectId, projectKey ?? null),
+  }).get();
   if (!row) throw new Error('session row vanished');
   return row;
 }
 
 /** The id of session `key` when it is in a project the caller may see; undefined otherwise (other teams' too). */
-export async function findVisibleSession(d1: D1Database | Db, v: ProjectViewer, key: string): Promise<number | undefined> {
+export async function findVisibleSession(
+  d1: D1Database | Db,
+  v: ProjectViewer,
+  key: string,
+): Promise<number | undefined> {
   const row = await dbOf(d1)
     .select({ id: sessions.id })
     .from(sessions)
-    .where(and(eq(sessions.teamId, v.teamId), eq(sessions.sessionKey, key), inArray(sessions.projectId, visibleProjectIds(v))))
+    .where(
+      and(
+        eq(sessions.teamId, v.teamId),
+        eq(sessions.sessionKey, key),
+        inArray(sessions.projectId, visibleProjectIds(v)),
+      ),
+    )
     .get();
   return row?.id;
 }
@@ -60,7 +92,18 @@ export interface PromptInput {
 }
 
 /** A prompt row as stored; the CJK bigrams for FTS are derived by `insertPrompt`. */
-export type PromptRow = Pick<typeof prompts.$inferInsert, 'teamId' | 'promptNumber' | 'text' | 'authorUserId' | 'createdAt' | 'promptId' | 'importedAuthor' | 'releasedAt' | 'releasedBy'> & {
+export type PromptRow = Pick<
+  typeof prompts.$inferInsert,
+  | 'teamId'
+  | 'promptNumber'
+  | 'text'
+  | 'authorUserId'
+  | 'createdAt'
+  | 'promptId'
+  | 'importedAuthor'
+  | 'releasedAt'
+  | 'releasedBy'
+> & {
   projectId: number | SQL<number>;
   sessionId: number | SQL<number>;
 };
@@ -72,25 +115,45 @@ export type PromptRow = Pick<typeof prompts.$inferInsert, 'teamId' | 'promptNumb
  */
 export const insertPrompt = (d: Db, row: PromptRow, tally?: RedactionTally) => {
   const text = redact(row.text, tally);
-  return d.insert(prompts).values({ ...row, text, cjkTerms: cjkTerms(text), heldKinds: heldKindsOf([text]) }).onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
+  return d
+    .insert(prompts)
+    .values({ ...row, text, cjkTerms: cjkTerms(text), heldKinds: heldKindsOf([text]) })
+    .onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
 };
 
 /** Stores a prompt (idempotent per session and number) and raises the session's prompt count. */
 export async function storePrompt(d1: D1Database | Db, p: PromptInput, tally?: RedactionTally): Promise<void> {
   const d = dbOf(d1);
-  const count = d.update(sessions).set({ promptCount: maxOf(sessions.promptCount, p.promptNumber) }).where(eq(sessions.id, p.sessionDbId));
+  const count = d
+    .update(sessions)
+    .set({ promptCount: maxOf(sessions.promptCount, p.promptNumber) })
+    .where(eq(sessions.id, p.sessionDbId));
   if (p.text === null) {
     await count.run();
     return;
   }
-  const insert = insertPrompt(d, {
-    teamId: p.teamId, projectId: projectAtStoreTime(p.sessionDbId, p.projectId), sessionId: p.sessionDbId, promptNumber: p.promptNumber, text: p.text,
-    authorUserId: p.authorUserId, createdAt: p.createdAt, promptId: p.promptId ?? null,
-  }, tally);
+  const insert = insertPrompt(
+    d,
+    {
+      teamId: p.teamId,
+      projectId: projectAtStoreTime(p.sessionDbId, p.projectId),
+      sessionId: p.sessionDbId,
+      promptNumber: p.promptNumber,
+      text: p.text,
+      authorUserId: p.authorUserId,
+      createdAt: p.createdAt,
+      promptId: p.promptId ?? null,
+    },
+    tally,
+  );
   await d.batch([count, insert]);
 }
 
 /** Marks a session ended; a later end time wins, an earlier one never moves it back. */
 export async function markSessionEnded(d1: D1Database | Db, sessionDbId: number, endedAt: number): Promise<void> {
-  await dbOf(d1).update(sessions).set({ endedAt: maxOfNullable(sessions.endedAt, endedAt) }).where(eq(sessions.id, sessionDbId)).run();
+  await dbOf(d1)
+    .update(sessions)
+    .set({ endedAt: maxOfNullable(sessions.endedAt, endedAt) })
+    .where(eq(sessions.id, sessionDbId))
+    .run();
 }

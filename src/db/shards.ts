@@ -29,7 +29,8 @@ const memo = new Map<number, { shard: string; until: number }>();
 /** The bindings the data layer may read: the directory and whatever `DB_<n>` the environment binds. */
 type ShardEnv = Pick<CairnEnv, 'DB'> & Partial<Pick<CairnEnv, 'SHARD_NEW_TEAMS'>>;
 
-const isD1 = (v: unknown): v is D1Database => typeof v === 'object' && v !== null && typeof (v as D1Database).prepare === 'function';
+const isD1 = (v: unknown): v is D1Database =>
+  typeof v === 'object' && v !== null && typeof (v as D1Database).prepare === 'function';
 
 // The env object lives as long as its isolate (or Durable Object): its bindings are listed once.
 const bindings = new WeakMap<object, string[]>();
@@ -38,7 +39,9 @@ const bindings = new WeakMap<object, string[]>();
 export function boundShards(env: ShardEnv): readonly string[] {
   let names = bindings.get(env);
   if (!names) {
-    const more = Object.keys(env).filter((k) => k !== DIRECTORY && SHARD_NAME.test(k) && isD1((env as Record<string, unknown>)[k]));
+    const more = Object.keys(env).filter(
+      (k) => k !== DIRECTORY && SHARD_NAME.test(k) && isD1((env as Record<string, unknown>)[k]),
+    );
     names = [DIRECTORY, ...more.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))];
     bindings.set(env, names);
   }
@@ -48,7 +51,12 @@ export function boundShards(env: ShardEnv): readonly string[] {
 /** The D1 binding of the shard named `shard`; 503 `shard_unbound` when the Worker has no such binding. */
 export function shardDb(env: ShardEnv, shard: string): D1Database {
   const binding = SHARD_NAME.test(shard) ? (env as Record<string, unknown>)[shard] : undefined;
-  if (!isD1(binding)) throw new AppError(503, 'shard_unbound', `This team's database (${shard}) is not bound to the server; the operator must add it to wrangler.toml.`);
+  if (!isD1(binding))
+    throw new AppError(
+      503,
+      'shard_unbound',
+      `This team's database (${shard}) is not bound to the server; the operator must add it to wrangler.toml.`,
+    );
   return binding;
 }
 
@@ -75,7 +83,11 @@ export function forgetShard(teamId: number): void {
 
 /** The shard the map names for `teamId` (the directory when it names none), read now. */
 export async function mappedShard(env: ShardEnv, teamId: number): Promise<string> {
-  const row = await db(env.DB).select({ shard: teamShards.shard }).from(teamShards).where(eq(teamShards.teamId, teamId)).get();
+  const row = await db(env.DB)
+    .select({ shard: teamShards.shard })
+    .from(teamShards)
+    .where(eq(teamShards.teamId, teamId))
+    .get();
   return row?.shard ?? DIRECTORY;
 }
 
@@ -107,7 +119,11 @@ export function chooseShard(open: readonly string[], teamsOn: ReadonlyMap<string
 async function teamsPerShard(dir: Db, teamId: number): Promise<Map<string, number>> {
   const [all, mapped] = await dir.batch([
     dir.select({ n: count() }).from(teams).where(ne(teams.id, teamId)),
-    dir.select({ shard: teamShards.shard, n: count() }).from(teamShards).where(ne(teamShards.teamId, teamId)).groupBy(teamShards.shard),
+    dir
+      .select({ shard: teamShards.shard, n: count() })
+      .from(teamShards)
+      .where(ne(teamShards.teamId, teamId))
+      .groupBy(teamShards.shard),
   ]);
   const out = new Map(mapped.map((r) => [r.shard, r.n] as const));
   out.set(DIRECTORY, (all[0]?.n ?? 0) - mapped.reduce((n, r) => n + r.n, 0));
@@ -119,7 +135,8 @@ export function openShards(env: ShardEnv): string[] {
   const open = configOf(env).shards.newTeams;
   const bound = new Set(boundShards(env));
   const unbound = open.filter((s) => !bound.has(s));
-  if (unbound.length) throw new ConfigError(`SHARD_NEW_TEAMS names ${unbound.join(', ')}, which this Worker has no D1 binding for.`);
+  if (unbound.length)
+    throw new ConfigError(`SHARD_NEW_TEAMS names ${unbound.join(', ')}, which this Worker has no D1 binding for.`);
   return open;
 }
 
@@ -129,7 +146,11 @@ export function openShards(env: ShardEnv): string[] {
  */
 export async function placeTeam(env: ShardEnv, teamId: number, now: number): Promise<string> {
   const dir = db(env.DB);
-  const placed = await dir.select({ shard: teamShards.shard }).from(teamShards).where(eq(teamShards.teamId, teamId)).get();
+  const placed = await dir
+    .select({ shard: teamShards.shard })
+    .from(teamShards)
+    .where(eq(teamShards.teamId, teamId))
+    .get();
   if (placed) return placed.shard;
   const open = openShards(env);
   const shard = open.length > 1 ? chooseShard(open, await teamsPerShard(dir, teamId)) : (open[0] ?? DIRECTORY);
@@ -156,7 +177,9 @@ export async function setTeamShard(env: ShardEnv, teamId: number, shard: string,
 }
 
 /** Every team with the shard it lives on (the retention sweep visits each on its own database). */
-export async function teamsWithShards(env: ShardEnv): Promise<{ id: number; slug: string; settings: string; shard: string }[]> {
+export async function teamsWithShards(
+  env: ShardEnv,
+): Promise<{ id: number; slug: string; settings: string; shard: string }[]> {
   const rows = await db(env.DB)
     .select({ id: teams.id, slug: teams.slug, settings: teams.settings, shard: teamShards.shard })
     .from(teams)

@@ -33,7 +33,8 @@ export const notInJsonList = (col: SQLWrapper, values: readonly (string | number
 export const maxOf = (col: AnyColumn, value: number): SQL<number> => sql<number>`MAX(${col}, ${value})`;
 
 /** `MAX(COALESCE(col, 0), value)`. */
-export const maxOfNullable = (col: AnyColumn, value: number): SQL<number> => sql<number>`MAX(COALESCE(${col}, 0), ${value})`;
+export const maxOfNullable = (col: AnyColumn, value: number): SQL<number> =>
+  sql<number>`MAX(COALESCE(${col}, 0), ${value})`;
 
 /** `json_extract(col, path)`: one field of a JSON text column. */
 export const jsonField = (col: AnyColumn, path: string): SQL<unknown> => sql`json_extract(${col}, ${path})`;
@@ -44,7 +45,11 @@ export const jsonField = (col: AnyColumn, path: string): SQL<unknown> => sql`jso
  * an observation with many paths still binds three parameters; looking the id up by hash lets the rows go in
  * the same batch as the observation itself (and completes rows of an observation an earlier attempt stored).
  */
-export const observationFileRows = (sessionId: number | SQL<number>, contentHash: string, files: readonly { path: string; kind: 'read' | 'modified' }[]): SQL =>
+export const observationFileRows = (
+  sessionId: number | SQL<number>,
+  contentHash: string,
+  files: readonly { path: string; kind: 'read' | 'modified' }[],
+): SQL =>
   sql`SELECT ${observations.id}, ${observations.teamId}, ${observations.projectId}, json_extract(j.value, '$.path'), json_extract(j.value, '$.kind')
         FROM ${observations}, json_each(${JSON.stringify(files)}) j
        WHERE ${observations.sessionId} = ${sessionId} AND ${observations.contentHash} = ${contentHash}`;
@@ -53,7 +58,8 @@ export const observationFileRows = (sessionId: number | SQL<number>, contentHash
 export const scalar = <T>(query: SQLWrapper): SQL<T> => sql<T>`(${query})`;
 
 /** `group_concat(col, sep)` over a subquery's rows. */
-export const groupConcat = (col: SQLWrapper, sep: string): SQL<string | null> => sql<string | null>`group_concat(${col}, ${sep})`;
+export const groupConcat = (col: SQLWrapper, sep: string): SQL<string | null> =>
+  sql<string | null>`group_concat(${col}, ${sep})`;
 
 /** `x IS NULL` as a sortable value (SQLite sorts false before true): puts rows without a value last. */
 export const nullsLast = (x: SQLWrapper): SQL => sql`${x} IS NULL`;
@@ -79,7 +85,10 @@ export async function allIndexedBy<T extends Record<string, unknown>>(
   const from = `from "${table}"`;
   if (!q.sql.includes(from)) throw new Error(`allIndexedBy: no ${from} in the query`);
   const keys = Object.keys(fields) as (keyof T)[];
-  const rows = await d.$client.prepare(q.sql.replace(from, `${from} INDEXED BY ${index}`)).bind(...q.params).raw();
+  const rows = await d.$client
+    .prepare(q.sql.replace(from, `${from} INDEXED BY ${index}`))
+    .bind(...q.params)
+    .raw();
   return rows.map((r) => Object.fromEntries(keys.map((k, i) => [k, r[i]])) as T);
 }
 
@@ -91,7 +100,8 @@ export const observationTokens = (): SQL<number> =>
 export const hexOf = (col: AnyColumn): SQL<string> => sql<string>`hex(${col})`;
 
 /** `col` starts with `prefix + '.'` (a dotted name below `prefix`), compared exactly (no LIKE wildcards). */
-export const startsWithDotted = (col: AnyColumn, prefix: string): SQL => sql`substr(${col}, 1, ${prefix.length + 1}) = ${`${prefix}.`}`;
+export const startsWithDotted = (col: AnyColumn, prefix: string): SQL =>
+  sql`substr(${col}, 1, ${prefix.length + 1}) = ${`${prefix}.`}`;
 
 /** A comma-separated scope list (`ingest,read,admin`) holds `scope`. */
 export const hasListItem = (col: AnyColumn, item: string): SQL => sql`',' || ${col} || ',' LIKE ${`%,${item},%`}`;
@@ -139,8 +149,13 @@ export const plusExcluded = (col: AnyColumn): SQL<number> => sql<number>`${col} 
 
 /** `COALESCE(SUM(a + b + …), 0)` over the rows, or only over those where `when` holds. */
 export const totalOf = (cols: readonly AnyColumn[], when?: SQL): SQL<number> => {
-  const added = sql.join(cols.map((c) => sql`${c}`), sql` + `);
-  return when ? sql<number>`COALESCE(SUM(CASE WHEN ${when} THEN ${added} END), 0)` : sql<number>`COALESCE(SUM(${added}), 0)`;
+  const added = sql.join(
+    cols.map((c) => sql`${c}`),
+    sql` + `,
+  );
+  return when
+    ? sql<number>`COALESCE(SUM(CASE WHEN ${when} THEN ${added} END), 0)`
+    : sql<number>`COALESCE(SUM(${added}), 0)`;
 };
 
 /** One local vector as `record_id:part:fingerprint` (db/vectors.ts reads 5,000 of them as one group_concat text). */
@@ -201,27 +216,42 @@ export function teamChunkDelete(table: string, teamId: number, limit: number): S
 
 /** The first `chars` characters of the first non-empty text among `cols` (a JSON list's first item for `listCol`). */
 export const prefixOfFirst = (chars: number, cols: AnyColumn[], listCol: AnyColumn): SQL<string | null> =>
-  sql<string | null>`substr(coalesce(${sql.join(cols.map((c) => sql`nullif(${c}, '')`), sql`, `)}, json_extract(${listCol}, '$[0]')), 1, ${Math.trunc(chars)})`;
+  sql<string | null>`substr(coalesce(${sql.join(
+    cols.map((c) => sql`nullif(${c}, '')`),
+    sql`, `,
+  )}, json_extract(${listCol}, '$[0]')), 1, ${Math.trunc(chars)})`;
 
 /** `held` while `released` is NULL, else NULL: a row's held kinds for as long as it is held (src/db/held.ts). */
-export const whileUnreleased = (held: AnyColumn, released: AnyColumn): SQL<string | null> => sql<string | null>`CASE WHEN ${released} IS NULL THEN ${held} END`;
+export const whileUnreleased = (held: AnyColumn, released: AnyColumn): SQL<string | null> =>
+  sql<string | null>`CASE WHEN ${released} IS NULL THEN ${held} END`;
 /** `json_group_array(col)`: a group's ids as one JSON list (consolidation's groups). */
 /** A JSON list column as a set: its distinct items sorted, as a JSON array (`["a","b"]` for `["b","a","b"]`). */
-export const jsonSetKey = (col: AnyColumn): SQL<string> => sql<string>`(SELECT json_group_array(DISTINCT value ORDER BY value) FROM json_each(${col}))`;
+export const jsonSetKey = (col: AnyColumn): SQL<string> =>
+  sql<string>`(SELECT json_group_array(DISTINCT value ORDER BY value) FROM json_each(${col}))`;
 export const jsonGroupIds = (col: AnyColumn): SQL<string> => sql<string>`json_group_array(${col})`;
 
 /** `substr(a || ' ' || b …, 1, chars)` over nullable text columns: a bounded prefix of a record's words. */
 export const joinedPrefix = (cols: AnyColumn[], chars: number): SQL<string> =>
-  sql<string>`substr(${sql.join(cols.map((c) => sql`coalesce(${c}, '')`), sql` || ' ' || `)}, 1, ${Math.trunc(chars)})`;
+  sql<string>`substr(${sql.join(
+    cols.map((c) => sql`coalesce(${c}, '')`),
+    sql` || ' ' || `,
+  )}, 1, ${Math.trunc(chars)})`;
 
 /**
  * Rows for `observation_events` in its column order (id, team, observation, action, by, actor user, actor, reason,
  * created): one `action` event for each of the team's observations among `ids` whose merged_into is `mergedInto`
  * (null: none), so a merge or its undo is written in one statement whatever its size.
  */
-export const mergeEventRows = (
-  e: { teamId: number; ids: readonly number[]; action: 'merge' | 'unmerge'; by: number; mergedInto: number | null; actorUserId: number | null; reason: string; at: number },
-): SQL =>
+export const mergeEventRows = (e: {
+  teamId: number;
+  ids: readonly number[];
+  action: 'merge' | 'unmerge';
+  by: number;
+  mergedInto: number | null;
+  actorUserId: number | null;
+  reason: string;
+  at: number;
+}): SQL =>
   sql`SELECT NULL, ${observations.teamId}, ${observations.id}, ${e.action}, ${e.by}, ${e.actorUserId}, 'consolidation', ${e.reason}, ${e.at} FROM ${observations}
        WHERE ${observations.id} IN (SELECT value FROM json_each(${JSON.stringify(e.ids)})) AND +${observations.teamId} = ${e.teamId}
          AND ${e.mergedInto === null ? sql`${observations.mergedInto} IS NULL` : sql`${observations.mergedInto} = ${e.mergedInto}`}`;

@@ -7,13 +7,30 @@ import type { Db } from './client';
 import { heldKindsOf } from './held';
 import { summaries, type NewSummary } from './schema';
 
-export type SummaryPlace = { projectId: number | SQL<number>; sessionId: number | SQL<number> } & Pick<NewSummary, 'teamId' | 'importedAuthor' | 'promptNumber' | 'createdAt' | 'contentHash' | 'authorUserId' | 'deviceId' | 'promptId' | 'turnKey' | 'releasedAt' | 'releasedBy'>;
+export type SummaryPlace = { projectId: number | SQL<number>; sessionId: number | SQL<number> } & Pick<
+  NewSummary,
+  | 'teamId'
+  | 'importedAuthor'
+  | 'promptNumber'
+  | 'createdAt'
+  | 'contentHash'
+  | 'authorUserId'
+  | 'deviceId'
+  | 'promptId'
+  | 'turnKey'
+  | 'releasedAt'
+  | 'releasedBy'
+>;
 
 /** Secrets redacted from every field (src/shared/redact.ts); `tally` counts them by kind. Pure. */
 export function redactSummary(s: SummaryContent, tally?: RedactionTally): SummaryContent {
   const r = (t: string) => redact(t, tally);
   return {
-    request: r(s.request), investigated: r(s.investigated), learned: r(s.learned), completed: r(s.completed), nextSteps: r(s.nextSteps),
+    request: r(s.request),
+    investigated: r(s.investigated),
+    learned: r(s.learned),
+    completed: r(s.completed),
+    nextSteps: r(s.nextSteps),
     notes: s.notes === null ? null : r(s.notes),
   };
 }
@@ -24,7 +41,9 @@ export const insertSummary = (d: Db, place: SummaryPlace, raw: SummaryContent, t
   return d
     .insert(summaries)
     .values({
-      ...place, ...s, cjkTerms: cjkTerms(s.request, s.investigated, s.learned, s.completed, s.nextSteps, s.notes),
+      ...place,
+      ...s,
+      cjkTerms: cjkTerms(s.request, s.investigated, s.learned, s.completed, s.nextSteps, s.notes),
       heldKinds: heldKindsOf([s.request, s.investigated, s.learned, s.completed, s.nextSteps, s.notes]),
     })
     .onConflictDoNothing({ target: [summaries.sessionId, summaries.contentHash] })

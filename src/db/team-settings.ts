@@ -66,6 +66,9 @@ export async function getTeamSettings(d1: D1Database | Db, teamId: number): Prom
 }
 
 /** The caller's team settings: those read with the token when present, else one D1 read. */
-export async function settingsFor(db: D1Database | Db, auth: Pick<Caller, 'teamId' | 'settings'>): Promise<TeamSettings> {
+export async function settingsFor(
+  db: D1Database | Db,
+  auth: Pick<Caller, 'teamId' | 'settings'>,
+): Promise<TeamSettings> {
   return auth.settings ?? getTeamSettings(db, auth.teamId);
 }

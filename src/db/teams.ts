@@ -8,14 +8,24 @@ import { auditLog, devices, teams, users, type Device, type Team, type User } fr
 import { excluded, startsWithDotted } from './sqlite';
 
 // The one INSERT of each table; callers add their conflict clause.
-const teamInsert = (d: Db, row: Pick<Team, 'slug' | 'name' | 'createdAt'> & Partial<Team>) => d.insert(teams).values(row);
-const userInsert = (d: Db, row: Pick<User, 'teamId' | 'handle' | 'role' | 'createdAt'> & Partial<User>) => d.insert(users).values(row);
-const deviceInsert = (d: Db, row: Pick<Device, 'teamId' | 'userId' | 'name' | 'createdAt'> & Partial<Device>) => d.insert(devices).values(row);
+const teamInsert = (d: Db, row: Pick<Team, 'slug' | 'name' | 'createdAt'> & Partial<Team>) =>
+  d.insert(teams).values(row);
+const userInsert = (d: Db, row: Pick<User, 'teamId' | 'handle' | 'role' | 'createdAt'> & Partial<User>) =>
+  d.insert(users).values(row);
+const deviceInsert = (d: Db, row: Pick<Device, 'teamId' | 'userId' | 'name' | 'createdAt'> & Partial<Device>) =>
+  d.insert(devices).values(row);
 
 /** The team named `slug`, created if missing; answers its id and whether this call created it. */
-export async function ensureTeam(d1: D1Database | Db, slug: string, name: string, now: number): Promise<{ id: number; created: boolean }> {
+export async function ensureTeam(
+  d1: D1Database | Db,
+  slug: string,
+  name: string,
+  now: number,
+): Promise<{ id: number; created: boolean }> {
   const d = dbOf(d1);
-  const [made] = await teamInsert(d, { slug, name, createdAt: now }).onConflictDoNothing({ target: teams.slug }).returning({ id: teams.id });
+  const [made] = await teamInsert(d, { slug, name, createdAt: now })
+    .onConflictDoNothing({ target: teams.slug })
+    .returning({ id: teams.id });
   if (made) return { id: made.id, created: true };
   const row = await d.select({ id: teams.id }).from(teams).where(eq(teams.slug, slug)).get();
   if (!row) throw new Error('team row vanished');
@@ -32,18 +42,36 @@ export const insertUser = (d: Db, u: Pick<User, 'teamId' | 'handle' | 'role' | '
   userInsert(d, u).onConflictDoNothing({ target: [users.teamId, users.handle] });
 
 /** The user with `handle`, created if missing; answers the row that holds the handle. */
-export async function ensureUser(d1: D1Database | Db, teamId: number, handle: string, role: User['role'], now: number): Promise<Pick<User, 'id' | 'role'>> {
+export async function ensureUser(
+  d1: D1Database | Db,
+  teamId: number,
+  handle: string,
+  role: User['role'],
+  now: number,
+): Promise<Pick<User, 'id' | 'role'>> {
   const d = dbOf(d1);
   await insertUser(d, { teamId, handle, role, createdAt: now });
-  const row = await d.select({ id: users.id, role: users.role }).from(users).where(and(eq(users.teamId, teamId), eq(users.handle, handle))).get();
+  const row = await d
+    .select({ id: users.id, role: users.role })
+    .from(users)
+    .where(and(eq(users.teamId, teamId), eq(users.handle, handle)))
+    .get();
   if (!row) throw new Error('user row vanished');
   return row;
 }
 
 /** The one device INSERT (idempotent per team, user and name); answers the device's id. */
-export async function ensureDevice(d1: D1Database | Db, teamId: number, userId: number, name: string, now: number): Promise<number> {
+export async function ensureDevice(
+  d1: D1Database | Db,
+  teamId: number,
+  userId: number,
+  name: string,
+  now: number,
+): Promise<number> {
   const d = dbOf(d1);
-  await deviceInsert(d, { teamId, userId, name, createdAt: now }).onConflictDoNothing({ target: [devices.teamId, devices.userId, devices.name] });
+  await deviceInsert(d, { teamId, userId, name, createdAt: now }).onConflictDoNothing({
+    target: [devices.teamId, devices.userId, devices.name],
+  });
   const row = await d
     .select({ id: devices.id })
     .from(devices)
@@ -91,9 +119,21 @@ async function copyQueries(h: TeamDbs): Promise<BatchItem[]> {
     dir.select().from(devices).where(eq(devices.teamId, h.teamId)),
   ]);
   return [
-    ...teamRows.map((r) => teamInsert(team, r).onConflictDoUpdate({ target: teams.id, set: { slug: excluded(teams.slug), name: excluded(teams.name), settings: excluded(teams.settings) } })),
-    ...userRows.map((r) => userInsert(team, r).onConflictDoUpdate({ target: users.id, set: { handle: excluded(users.handle), role: excluded(users.role), removedAt: excluded(users.removedAt) } })),
-    ...deviceRows.map((r) => deviceInsert(team, r).onConflictDoUpdate({ target: devices.id, set: { name: excluded(devices.name) } })),
+    ...teamRows.map((r) =>
+      teamInsert(team, r).onConflictDoUpdate({
+        target: teams.id,
+        set: { slug: excluded(teams.slug), name: excluded(teams.name), settings: excluded(teams.settings) },
+      }),
+    ),
+    ...userRows.map((r) =>
+      userInsert(team, r).onConflictDoUpdate({
+        target: users.id,
+        set: { handle: excluded(users.handle), role: excluded(users.role), removedAt: excluded(users.removedAt) },
+      }),
+    ),
+    ...deviceRows.map((r) =>
+      deviceInsert(team, r).onConflictDoUpdate({ target: devices.id, set: { name: excluded(devices.name) } }),
+    ),
   ];
 }
 
@@ -104,23 +144,53 @@ export async function teamSettingsText(d1: D1Database | Db, teamId: number): Pro
 }
 
 /** Replaces the team's settings (directory) with the audit row (the team's shard); see writeTeam. */
-export async function writeTeamSettings(h: TeamDbs, settings: Record<string, unknown>, audit: AuditEntry): Promise<void> {
-  await writeTeam(h, [dbOf(h.dir).update(teams).set({ settings: JSON.stringify(settings) }).where(eq(teams.id, h.teamId))], [insertAudit(dbOf(h.team), audit)]);
+export async function writeTeamSettings(
+  h: TeamDbs,
+  settings: Record<string, unknown>,
+  audit: AuditEntry,
+): Promise<void> {
+  await writeTeam(
+    h,
+    [
+      dbOf(h.dir)
+        .update(teams)
+        .set({ settings: JSON.stringify(settings) })
+        .where(eq(teams.id, h.teamId)),
+    ],
+    [insertAudit(dbOf(h.team), audit)],
+  );
 }
 
 /** Slug, name and creation time of the team. */
 export function teamInfo(d1: D1Database | Db, teamId: number) {
-  return dbOf(d1).select({ slug: teams.slug, name: teams.name, created_at: teams.createdAt }).from(teams).where(eq(teams.id, teamId)).get();
+  return dbOf(d1)
+    .select({ slug: teams.slug, name: teams.name, created_at: teams.createdAt })
+    .from(teams)
+    .where(eq(teams.id, teamId))
+    .get();
 }
 
 /**
  * A page of the team's audit log, newest first: before `before` (an id), and for `action` the action itself
  * or any `action.*` below it.
  */
-export function auditPage(d1: D1Database | Db, teamId: number, q: { before?: number | null; action?: string | null; limit: number }) {
-  const action: SQL | undefined = q.action ? or(eq(auditLog.action, q.action), startsWithDotted(auditLog.action, q.action)) : undefined;
+export function auditPage(
+  d1: D1Database | Db,
+  teamId: number,
+  q: { before?: number | null; action?: string | null; limit: number },
+) {
+  const action: SQL | undefined = q.action
+    ? or(eq(auditLog.action, q.action), startsWithDotted(auditLog.action, q.action))
+    : undefined;
   return dbOf(d1)
-    .select({ id: auditLog.id, created_at: auditLog.createdAt, actor: users.handle, action: auditLog.action, target: auditLog.target, detail: auditLog.detail })
+    .select({
+      id: auditLog.id,
+      created_at: auditLog.createdAt,
+      actor: users.handle,
+      action: auditLog.action,
+      target: auditLog.target,
+      detail: auditLog.detail,
+    })
     .from(auditLog)
     .leftJoin(users, and(eq(users.id, auditLog.actorUserId), eq(users.teamId, auditLog.teamId)))
     .where(and(eq(auditLog.teamId, teamId), q.before == null ? undefined : lt(auditLog.id, q.before), action))
@@ -136,6 +206,12 @@ export async function teamIdBySlug(d1: D1Database | Db, slug: string): Promise<n
 
 /** The first team with an id above `afterId`, or null (jobs that visit every team page through them by id). */
 export async function nextTeamId(d1: D1Database | Db, afterId: number): Promise<number | null> {
-  const row = await dbOf(d1).select({ id: teams.id }).from(teams).where(gt(teams.id, afterId)).orderBy(asc(teams.id)).limit(1).get();
+  const row = await dbOf(d1)
+    .select({ id: teams.id })
+    .from(teams)
+    .where(gt(teams.id, afterId))
+    .orderBy(asc(teams.id))
+    .limit(1)
+    .get();
   return row?.id ?? null;
 }

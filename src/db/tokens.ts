@@ -7,9 +7,21 @@ import { devices, teams, tokens, users } from './schema';
 export function tokenByHash(d1: D1Database | Db, hash: string) {
   return dbOf(d1)
     .select({
-      id: tokens.id, hash: tokens.hash, teamId: tokens.teamId, slug: teams.slug, userId: tokens.userId, handle: users.handle,
-      role: users.role, deviceId: tokens.deviceId, deviceName: devices.name, scopes: tokens.scopes, expiresAt: tokens.expiresAt,
-      revokedAt: tokens.revokedAt, removedAt: users.removedAt, lastUsedAt: tokens.lastUsedAt, settings: teams.settings,
+      id: tokens.id,
+      hash: tokens.hash,
+      teamId: tokens.teamId,
+      slug: teams.slug,
+      userId: tokens.userId,
+      handle: users.handle,
+      role: users.role,
+      deviceId: tokens.deviceId,
+      deviceName: devices.name,
+      scopes: tokens.scopes,
+      expiresAt: tokens.expiresAt,
+      revokedAt: tokens.revokedAt,
+      removedAt: users.removedAt,
+      lastUsedAt: tokens.lastUsedAt,
+      settings: teams.settings,
     })
     .from(tokens)
     .innerJoin(teams, eq(teams.id, tokens.teamId))
@@ -19,13 +31,21 @@ export function tokenByHash(d1: D1Database | Db, hash: string) {
     .get();
 }
 
-export type NewToken = Pick<typeof tokens.$inferInsert, 'teamId' | 'userId' | 'deviceId' | 'hash' | 'prefix' | 'label' | 'scopes' | 'createdAt' | 'expiresAt'>;
+export type NewToken = Pick<
+  typeof tokens.$inferInsert,
+  'teamId' | 'userId' | 'deviceId' | 'hash' | 'prefix' | 'label' | 'scopes' | 'createdAt' | 'expiresAt'
+>;
 
 /** The one token INSERT, answering the new id. Batchable. */
 export const insertToken = (d: Db, row: NewToken) => d.insert(tokens).values(row).returning({ id: tokens.id });
 
 /** Stamps a token's (and its device's) last use, in one batch. */
-export async function touchTokenUse(d1: D1Database | Db, tokenId: number, deviceId: number | null, now: number): Promise<void> {
+export async function touchTokenUse(
+  d1: D1Database | Db,
+  tokenId: number,
+  deviceId: number | null,
+  now: number,
+): Promise<void> {
   const d = dbOf(d1);
   const token = d.update(tokens).set({ lastUsedAt: now }).where(eq(tokens.id, tokenId));
   if (deviceId === null) await token.run();

@@ -21,12 +21,21 @@ import { insertUser } from './teams';
 export const PAGE = 500;
 
 export async function teamUsers(d1: D1Database, teamId: number) {
-  return db(d1).select({ id: users.id, handle: users.handle, role: users.role, createdAt: users.createdAt }).from(users).where(eq(users.teamId, teamId));
+  return db(d1)
+    .select({ id: users.id, handle: users.handle, role: users.role, createdAt: users.createdAt })
+    .from(users)
+    .where(eq(users.teamId, teamId));
 }
 
 export async function projectRow(d1: D1Database, teamId: number, projectId: number) {
   const [row] = await db(d1)
-    .select({ id: projects.id, key: projects.key, visibility: projects.visibility, ownerUserId: projects.ownerUserId, createdAt: projects.createdAt })
+    .select({
+      id: projects.id,
+      key: projects.key,
+      visibility: projects.visibility,
+      ownerUserId: projects.ownerUserId,
+      createdAt: projects.createdAt,
+    })
     .from(projects)
     .where(and(eq(projects.teamId, teamId), eq(projects.id, projectId)));
   return row ?? null;
@@ -39,7 +48,12 @@ export type ExportedTable = keyof Exported;
 
 /** Up to PAGE rows of one project's `table` with ids above `afterId`, by id; soft-deleted rows are left out. */
 export async function exportPage<K extends ExportedTable>(
-  d1: D1Database, table: K, teamId: number, projectId: number, afterId: number, limit = PAGE,
+  d1: D1Database,
+  table: K,
+  teamId: number,
+  projectId: number,
+  afterId: number,
+  limit = PAGE,
 ): Promise<Exported[K]['$inferSelect'][]> {
   const t: Exported[ExportedTable] = EXPORTED[table];
   const live = 'deletedAt' in t ? isNull(t.deletedAt) : undefined;
@@ -66,13 +80,22 @@ export interface KeyedSession {
 }
 
 /** The team's sessions named by `keys`, by key; the keys bound as one JSON parameter. */
-export async function sessionsByKeys(d1: D1Database, teamId: number, keys: readonly string[]): Promise<Map<string, KeyedSession>> {
+export async function sessionsByKeys(
+  d1: D1Database,
+  teamId: number,
+  keys: readonly string[],
+): Promise<Map<string, KeyedSession>> {
   const out = new Map<string, KeyedSession>();
   if (keys.length === 0) return out;
   const rows = await db(d1)
     .select({
-      id: sessions.id, key: sessions.sessionKey, userId: sessions.userId, projectId: sessions.projectId, importedAt: sessions.importedAt,
-      visibility: projects.visibility, ownerUserId: projects.ownerUserId,
+      id: sessions.id,
+      key: sessions.sessionKey,
+      userId: sessions.userId,
+      projectId: sessions.projectId,
+      importedAt: sessions.importedAt,
+      visibility: projects.visibility,
+      ownerUserId: projects.ownerUserId,
     })
     .from(sessions)
     .innerJoin(projects, eq(projects.id, sessions.projectId))
@@ -82,17 +105,43 @@ export async function sessionsByKeys(d1: D1Database, teamId: number, keys: reado
 }
 
 /** What existing sessions already hold of a part: `session:hash` of observations and summaries, `session:number` of prompts. */
-export async function heldRows(d1: D1Database, sessionIds: readonly number[], hashes: readonly string[], numbers: readonly number[]) {
+export async function heldRows(
+  d1: D1Database,
+  sessionIds: readonly number[],
+  hashes: readonly string[],
+  numbers: readonly number[],
+) {
   const held = { observations: new Set<string>(), summaries: new Set<string>(), prompts: new Set<string>() };
   if (sessionIds.length === 0) return held;
   const d = db(d1);
   const [o, s, p] = await d.batch([
-    d.select({ s: observations.sessionId, k: observations.contentHash }).from(observations)
-      .where(and(inJsonList(observations.sessionId, sessionIds), inJsonList(observations.contentHash, hashes.length ? hashes : ['']))),
-    d.select({ s: summaries.sessionId, k: summaries.contentHash }).from(summaries)
-      .where(and(inJsonList(summaries.sessionId, sessionIds), inJsonList(summaries.contentHash, hashes.length ? hashes : ['']))),
-    d.select({ s: prompts.sessionId, k: prompts.promptNumber }).from(prompts)
-      .where(and(inJsonList(prompts.sessionId, sessionIds), inJsonList(prompts.promptNumber, numbers.length ? numbers : [-1]))),
+    d
+      .select({ s: observations.sessionId, k: observations.contentHash })
+      .from(observations)
+      .where(
+        and(
+          inJsonList(observations.sessionId, sessionIds),
+          inJsonList(observations.contentHash, hashes.length ? hashes : ['']),
+        ),
+      ),
+    d
+      .select({ s: summaries.sessionId, k: summaries.contentHash })
+      .from(summaries)
+      .where(
+        and(
+          inJsonList(summaries.sessionId, sessionIds),
+          inJsonList(summaries.contentHash, hashes.length ? hashes : ['']),
+        ),
+      ),
+    d
+      .select({ s: prompts.sessionId, k: prompts.promptNumber })
+      .from(prompts)
+      .where(
+        and(
+          inJsonList(prompts.sessionId, sessionIds),
+          inJsonList(prompts.promptNumber, numbers.length ? numbers : [-1]),
+        ),
+      ),
   ]);
   for (const r of o) held.observations.add(`${r.s}:${r.k}`);
   for (const r of s) held.summaries.add(`${r.s}:${r.k}`);
@@ -101,9 +150,16 @@ export async function heldRows(d1: D1Database, sessionIds: readonly number[], ha
 }
 
 /** Session keys by row id (a team move's records name their sessions by key). */
-export async function sessionKeysByIds(d1: D1Database, teamId: number, ids: readonly number[]): Promise<Map<number, string>> {
+export async function sessionKeysByIds(
+  d1: D1Database,
+  teamId: number,
+  ids: readonly number[],
+): Promise<Map<number, string>> {
   if (ids.length === 0) return new Map();
-  const rows = await db(d1).select({ id: sessions.id, key: sessions.sessionKey }).from(sessions).where(and(eq(sessions.teamId, teamId), inJsonList(sessions.id, ids)));
+  const rows = await db(d1)
+    .select({ id: sessions.id, key: sessions.sessionKey })
+    .from(sessions)
+    .where(and(eq(sessions.teamId, teamId), inJsonList(sessions.id, ids)));
   return new Map(rows.map((r) => [r.id, r.key]));
 }
 
@@ -114,11 +170,20 @@ export async function memberIds(d1: D1Database, teamId: number): Promise<Map<str
 }
 
 /** Makes the members `handles` names that the team lacks (no token, no device); answers how many were new. */
-export async function addMissingMembers(d1: D1Database, teamId: number, handles: ReadonlyMap<string, { role: 'owner' | 'admin' | 'member'; createdAt: number }>): Promise<number> {
+export async function addMissingMembers(
+  d1: D1Database,
+  teamId: number,
+  handles: ReadonlyMap<string, { role: 'owner' | 'admin' | 'member'; createdAt: number }>,
+): Promise<number> {
   const d = db(d1);
   const known = await memberIds(d1, teamId);
   const missing = [...handles].filter(([h]) => !known.has(h));
-  const made = await runBatch(d, missing.map(([handle, u]) => insertUser(d, { teamId, handle, role: u.role, createdAt: u.createdAt }).returning({ id: users.id })));
+  const made = await runBatch(
+    d,
+    missing.map(([handle, u]) =>
+      insertUser(d, { teamId, handle, role: u.role, createdAt: u.createdAt }).returning({ id: users.id }),
+    ),
+  );
   return made.filter((r) => Array.isArray(r) && r.length > 0).length;
 }
 
@@ -132,7 +197,8 @@ export type SessionRef = { id: number } | { key: string; userId: number | null }
  * imported session answers: if the key changed hands since the part was planned, the id is NULL, the NOT NULL
  * column refuses it and the whole batch rolls back.
  */
-export const sessionIdOf = (teamId: number, s: SessionRef): number | SQL<number> => ('id' in s ? s.id : sessionIdByKey(teamId, s.key, s.userId));
+export const sessionIdOf = (teamId: number, s: SessionRef): number | SQL<number> =>
+  'id' in s ? s.id : sessionIdByKey(teamId, s.key, s.userId);
 
 /** A project to make: stored key, visibility, owner. */
 export interface NewProject {
@@ -143,7 +209,9 @@ export interface NewProject {
 }
 
 /** A session to make, its project named by id or by stored key (made earlier in the batch). */
-export type NewSession = Omit<NewSessionRow, 'teamId' | 'projectId'> & { project: { id: number } | { key: string; writer: number | null } };
+export type NewSession = Omit<NewSessionRow, 'teamId' | 'projectId'> & {
+  project: { id: number } | { key: string; writer: number | null };
+};
 
 /** Bookkeeping every imported row carries. */
 export interface RowBase {
@@ -199,7 +267,11 @@ export interface PartIds {
 
 /** How many statements `writePart` sends for `w`: the planner keeps a part under D1's per-invocation budget. */
 export const partStatements = (w: Omit<PartWrites, 'teamId' | 'audit' | 'storedAt'> & { audit: unknown }): number =>
-  w.projects.length + w.sessions.length + w.prompts.length + w.summaries.length + (w.audit ? 1 : 0) +
+  w.projects.length +
+  w.sessions.length +
+  w.prompts.length +
+  w.summaries.length +
+  (w.audit ? 1 : 0) +
   w.observations.reduce((n, o) => n + 1 + (o.filesRead.length + o.filesModified.length > 0 ? 1 : 0), 0);
 
 /**
@@ -220,8 +292,16 @@ export async function writePart(d1: D1Database, w: PartWrites): Promise<PartIds>
   const place = (r: RowBase) => {
     const sessionId = sessionIdOf(t, r.session);
     return {
-      teamId: t, sessionId, projectId: projectOfSession(sessionId), promptNumber: r.promptNumber, promptId: r.promptId, createdAt: r.createdAt,
-      authorUserId: r.authorUserId, importedAuthor: r.importedAuthor, releasedAt: r.releasedAt, releasedBy: r.releasedBy,
+      teamId: t,
+      sessionId,
+      projectId: projectOfSession(sessionId),
+      promptNumber: r.promptNumber,
+      promptId: r.promptId,
+      createdAt: r.createdAt,
+      authorUserId: r.authorUserId,
+      importedAuthor: r.importedAuthor,
+      releasedAt: r.releasedAt,
+      releasedBy: r.releasedBy,
     };
   };
   // Secrets in the file are stored redacted and counted by kind in the part's audit row.
@@ -234,17 +314,34 @@ export async function writePart(d1: D1Database, w: PartWrites): Promise<PartIds>
     const at = place(o);
     slots.push({ kind: 'observations', at: queries.length });
     const { discoveryTokens, contentHash, agentId, agentType, source, gitBranch, gitCommit } = o;
-    queries.push(insertObservationRow(d, { ...at, storedAt: w.storedAt, discoveryTokens, contentHash, agentId, agentType, source, gitBranch, gitCommit }, o, tally));
+    queries.push(
+      insertObservationRow(
+        d,
+        { ...at, storedAt: w.storedAt, discoveryTokens, contentHash, agentId, agentType, source, gitBranch, gitCommit },
+        o,
+        tally,
+      ),
+    );
     const files = observationFiles(o);
     if (files.length) queries.push(insertObservationFiles(d, at.sessionId, contentHash, files));
   }
   for (const s of w.summaries) {
     const { contentHash, request, investigated, learned, completed, nextSteps, notes } = s;
     slots.push({ kind: 'summaries', at: queries.length });
-    queries.push(insertSummaryRow(d, { ...place(s), contentHash }, { request, investigated, learned, completed, nextSteps, notes }, tally));
+    queries.push(
+      insertSummaryRow(
+        d,
+        { ...place(s), contentHash },
+        { request, investigated, learned, completed, nextSteps, notes },
+        tally,
+      ),
+    );
   }
   // At most one audit row either way, as partStatements counts it.
-  if (w.audit) queries.push(insertAudit(d, tallied(tally) ? { ...w.audit, detail: { ...w.audit.detail, redactions: tally } } : w.audit));
+  if (w.audit)
+    queries.push(
+      insertAudit(d, tallied(tally) ? { ...w.audit, detail: { ...w.audit.detail, redactions: tally } } : w.audit),
+    );
   else if (tallied(tally)) queries.push(insertAudit(d, redactionAudit(t, null, 'import', tally, w.storedAt)));
   const results = await runBatch(d, queries);
   const ids: PartIds = { observations: [], summaries: [], prompts: [] };
@@ -260,11 +357,15 @@ const observationFiles = (o: ObservationIn): FileRef[] => [
   ...[...new Set(o.filesRead)].map((path) => ({ path, kind: 'read' as const })),
 ];
 
-
 // --- export by cursor (the backup job) ------------------------------------------------------------------
 
 /** The team's first project with an id above `afterId` (every project, private ones included), or null. */
 export async function nextProjectId(d1: D1Database, teamId: number, afterId: number): Promise<number | null> {
-  const [row] = await db(d1).select({ id: projects.id }).from(projects).where(and(eq(projects.teamId, teamId), gt(projects.id, afterId))).orderBy(asc(projects.id)).limit(1);
+  const [row] = await db(d1)
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.teamId, teamId), gt(projects.id, afterId)))
+    .orderBy(asc(projects.id))
+    .limit(1);
   return row?.id ?? null;
 }

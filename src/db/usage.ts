@@ -26,7 +26,17 @@ export async function recordObserverUsage(d1: D1Database, r: UsageRecord): Promi
   const u = observerUsage;
   await db(d1)
     .insert(u)
-    .values({ teamId: r.teamId, day: r.day, sessionId: r.sessionId, model: r.model, calls: r.calls ?? 1, inputTokens: r.inputTokens, outputTokens: r.outputTokens, cacheReadTokens: r.cacheReadTokens, cacheWriteTokens: r.cacheWriteTokens })
+    .values({
+      teamId: r.teamId,
+      day: r.day,
+      sessionId: r.sessionId,
+      model: r.model,
+      calls: r.calls ?? 1,
+      inputTokens: r.inputTokens,
+      outputTokens: r.outputTokens,
+      cacheReadTokens: r.cacheReadTokens,
+      cacheWriteTokens: r.cacheWriteTokens,
+    })
     .onConflictDoUpdate({
       target: [u.teamId, u.day, u.sessionId, u.model],
       set: {
@@ -41,16 +51,42 @@ export async function recordObserverUsage(d1: D1Database, r: UsageRecord): Promi
 
 /** Sets a (team, day, session, model) row to these counts (a team move copies it: a second copy adds nothing). Batchable. */
 export const putObserverUsage = (d: Db, r: UsageRecord & { calls: number }) => {
-  const row = { teamId: r.teamId, day: r.day, sessionId: r.sessionId, model: r.model, calls: r.calls, inputTokens: r.inputTokens, outputTokens: r.outputTokens, cacheReadTokens: r.cacheReadTokens, cacheWriteTokens: r.cacheWriteTokens };
-  return d.insert(observerUsage).values(row).onConflictDoUpdate({ target: [observerUsage.teamId, observerUsage.day, observerUsage.sessionId, observerUsage.model], set: row });
+  const row = {
+    teamId: r.teamId,
+    day: r.day,
+    sessionId: r.sessionId,
+    model: r.model,
+    calls: r.calls,
+    inputTokens: r.inputTokens,
+    outputTokens: r.outputTokens,
+    cacheReadTokens: r.cacheReadTokens,
+    cacheWriteTokens: r.cacheWriteTokens,
+  };
+  return d
+    .insert(observerUsage)
+    .values(row)
+    .onConflictDoUpdate({
+      target: [observerUsage.teamId, observerUsage.day, observerUsage.sessionId, observerUsage.model],
+      set: row,
+    });
 };
 
 /** Every token a provider reported, the measure observer budgets count in. */
-const TOKEN_COLUMNS = [observerUsage.inputTokens, observerUsage.outputTokens, observerUsage.cacheReadTokens, observerUsage.cacheWriteTokens];
+const TOKEN_COLUMNS = [
+  observerUsage.inputTokens,
+  observerUsage.outputTokens,
+  observerUsage.cacheReadTokens,
+  observerUsage.cacheWriteTokens,
+];
 const allTokens = totalOf(TOKEN_COLUMNS);
 
 /** The team's tokens on `day` and from `monthStart` to `day` (UTC day keys). */
-export async function teamSpend(d1: D1Database, teamId: number, day: string, monthStart: string): Promise<{ day: number; month: number }> {
+export async function teamSpend(
+  d1: D1Database,
+  teamId: number,
+  day: string,
+  monthStart: string,
+): Promise<{ day: number; month: number }> {
   const u = observerUsage;
   const [row] = await db(d1)
     .select({
@@ -94,7 +130,12 @@ export interface SessionUsageRow extends TokenCounts {
 }
 
 /** The team's costliest sessions since `fromDay` (by tokens), per model. */
-export async function usageBySession(d1: D1Database, teamId: number, fromDay: string, limit: number): Promise<SessionUsageRow[]> {
+export async function usageBySession(
+  d1: D1Database,
+  teamId: number,
+  fromDay: string,
+  limit: number,
+): Promise<SessionUsageRow[]> {
   const u = observerUsage;
   return db(d1)
     .select({ sessionKey: sessions.sessionKey, model: u.model, ...sums })

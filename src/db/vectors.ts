@@ -30,20 +30,38 @@ export async function upsertLocalVectors(d1: D1Database | Db, rows: LocalVectorR
   const d = dbOf(d1);
   const statements = [];
   for (let i = 0; i < rows.length; i += VECTOR_ROWS_PER_STATEMENT) {
-    const values = rows.slice(i, i + VECTOR_ROWS_PER_STATEMENT).map((r) => ({ ...r, embedding: Buffer.from(r.embedding) }));
+    const values = rows
+      .slice(i, i + VECTOR_ROWS_PER_STATEMENT)
+      .map((r) => ({ ...r, embedding: Buffer.from(r.embedding) }));
     statements.push(
-      d.insert(localVectors).values(values).onConflictDoUpdate({
-        target: [localVectors.kind, localVectors.recordId, localVectors.part],
-        set: { teamId: excluded(localVectors.teamId), projectId: excluded(localVectors.projectId), type: excluded(localVectors.type), embedding: excluded(localVectors.embedding) },
-      }),
+      d
+        .insert(localVectors)
+        .values(values)
+        .onConflictDoUpdate({
+          target: [localVectors.kind, localVectors.recordId, localVectors.part],
+          set: {
+            teamId: excluded(localVectors.teamId),
+            projectId: excluded(localVectors.projectId),
+            type: excluded(localVectors.type),
+            embedding: excluded(localVectors.embedding),
+          },
+        }),
     );
   }
   await runBatch(d, statements);
 }
 
 /** Every part of these records of one kind. */
-export async function deleteLocalVectors(d1: D1Database | Db, teamId: number, kind: LocalVectorKind, ids: number[]): Promise<void> {
-  await dbOf(d1).delete(localVectors).where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, ids))).run();
+export async function deleteLocalVectors(
+  d1: D1Database | Db,
+  teamId: number,
+  kind: LocalVectorKind,
+  ids: number[],
+): Promise<void> {
+  await dbOf(d1)
+    .delete(localVectors)
+    .where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, ids)))
+    .run();
 }
 
 export interface LocalVectorScope {
@@ -55,12 +73,18 @@ export interface LocalVectorScope {
 }
 
 /** The newest `limit` vectors in scope (all parts of a record together), each with a fingerprint (hex of its first and last 8 bytes). */
-export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVectorScope, limit: number): Promise<{ id: number; part: number; fp: string }[]> {
+export async function localVectorFingerprints(
+  d1: D1Database | Db,
+  q: LocalVectorScope,
+  limit: number,
+): Promise<{ id: number; part: number; fp: string }[]> {
   const scope: (SQL | undefined)[] = [
     eq(localVectors.teamId, q.teamId),
     eq(localVectors.kind, q.kind),
     q.projectIds?.length ? inJsonList(localVectors.projectId, q.projectIds) : undefined,
-    !q.projectIds?.length && q.excludeProjectIds?.length ? notInJsonList(localVectors.projectId, q.excludeProjectIds) : undefined,
+    !q.projectIds?.length && q.excludeProjectIds?.length
+      ? notInJsonList(localVectors.projectId, q.excludeProjectIds)
+      : undefined,
     q.types?.length ? inJsonList(localVectors.type, q.types) : undefined,
   ];
   // Answered from idx_local_vectors_fingerprint alone (never from the 2 KB vector rows), as one text of
@@ -73,7 +97,10 @@ export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVecto
     .orderBy(desc(localVectors.recordId), asc(localVectors.part))
     .limit(limit)
     .as('newest');
-  const row = await d.select({ all: groupConcat(newest.entry, ',') }).from(newest).get();
+  const row = await d
+    .select({ all: groupConcat(newest.entry, ',') })
+    .from(newest)
+    .get();
   const out: { id: number; part: number; fp: string }[] = [];
   for (const entry of row?.all ? row.all.split(',') : []) {
     const [id, part, fp] = entry.split(':');
@@ -87,7 +114,11 @@ export async function localVectorFingerprints(d1: D1Database | Db, q: LocalVecto
  * The team's counter for one kind of local vector, moved by every insert, update and delete of one (the
  * triggers of migrations/0010_local_vector_generations.sql); 0 before the first write.
  */
-export async function localVectorGeneration(d1: D1Database | Db, teamId: number, kind: LocalVectorKind): Promise<number> {
+export async function localVectorGeneration(
+  d1: D1Database | Db,
+  teamId: number,
+  kind: LocalVectorKind,
+): Promise<number> {
   const row = await dbOf(d1)
     .select({ generation: localVectorGenerations.generation })
     .from(localVectorGenerations)
@@ -97,7 +128,11 @@ export async function localVectorGeneration(d1: D1Database | Db, teamId: number,
 }
 
 /** The vectors (every part) of records `ids` of one kind, as hex strings. */
-export async function localVectorHex(d1: D1Database | Db, kind: LocalVectorKind, ids: number[]): Promise<{ id: number; part: number; hex: string }[]> {
+export async function localVectorHex(
+  d1: D1Database | Db,
+  kind: LocalVectorKind,
+  ids: number[],
+): Promise<{ id: number; part: number; hex: string }[]> {
   return dbOf(d1)
     .select({ id: localVectors.recordId, part: localVectors.part, hex: hexOf(localVectors.embedding) })
     .from(localVectors)
@@ -108,9 +143,17 @@ export async function localVectorHex(d1: D1Database | Db, kind: LocalVectorKind,
 export async function observationsToEmbed(d1: D1Database | Db, teamId: number, ids: number[]) {
   return dbOf(d1)
     .select({
-      id: observations.id, project_id: observations.projectId, type: observations.type, title: observations.title,
-      subtitle: observations.subtitle, narrative: observations.narrative, facts: observations.facts, concepts: observations.concepts,
-      files_read: observations.filesRead, files_modified: observations.filesModified, deleted_at: observations.deletedAt,
+      id: observations.id,
+      project_id: observations.projectId,
+      type: observations.type,
+      title: observations.title,
+      subtitle: observations.subtitle,
+      narrative: observations.narrative,
+      facts: observations.facts,
+      concepts: observations.concepts,
+      files_read: observations.filesRead,
+      files_modified: observations.filesModified,
+      deleted_at: observations.deletedAt,
     })
     .from(observations)
     .where(byIds(observations.id, ids, eq(observations.teamId, teamId)));
@@ -120,8 +163,15 @@ export async function observationsToEmbed(d1: D1Database | Db, teamId: number, i
 export async function summariesToEmbed(d1: D1Database | Db, teamId: number, ids: number[]) {
   return dbOf(d1)
     .select({
-      id: summaries.id, project_id: summaries.projectId, request: summaries.request, investigated: summaries.investigated, learned: summaries.learned,
-      completed: summaries.completed, next_steps: summaries.nextSteps, notes: summaries.notes, deleted_at: summaries.deletedAt,
+      id: summaries.id,
+      project_id: summaries.projectId,
+      request: summaries.request,
+      investigated: summaries.investigated,
+      learned: summaries.learned,
+      completed: summaries.completed,
+      next_steps: summaries.nextSteps,
+      notes: summaries.notes,
+      deleted_at: summaries.deletedAt,
     })
     .from(summaries)
     .where(byIds(summaries.id, ids, eq(summaries.teamId, teamId)));
@@ -136,42 +186,87 @@ export async function promptsToEmbed(d1: D1Database | Db, teamId: number, ids: n
 }
 
 /** The id of a session's prompt by its number when it is stored (a private prompt is not) and has no vector yet. */
-export async function unembeddedPrompt(d1: D1Database | Db, teamId: number, sessionId: number, promptNumber: number): Promise<number | null> {
+export async function unembeddedPrompt(
+  d1: D1Database | Db,
+  teamId: number,
+  sessionId: number,
+  promptNumber: number,
+): Promise<number | null> {
   const row = await dbOf(d1)
     .select({ id: prompts.id })
     .from(prompts)
-    .where(and(eq(prompts.teamId, teamId), eq(prompts.sessionId, sessionId), eq(prompts.promptNumber, promptNumber), isNull(prompts.embeddedAt)))
+    .where(
+      and(
+        eq(prompts.teamId, teamId),
+        eq(prompts.sessionId, sessionId),
+        eq(prompts.promptNumber, promptNumber),
+        isNull(prompts.embeddedAt),
+      ),
+    )
     .get();
   return row?.id ?? null;
 }
 
 const TABLES = { observation: observations, summary: summaries, prompt: prompts } as const;
 
-export async function markEmbedded(d1: D1Database | Db, teamId: number, kind: LocalVectorKind, ids: number[], now: number): Promise<void> {
+export async function markEmbedded(
+  d1: D1Database | Db,
+  teamId: number,
+  kind: LocalVectorKind,
+  ids: number[],
+  now: number,
+): Promise<void> {
   if (ids.length === 0) return;
   const t = TABLES[kind];
-  await dbOf(d1).update(t).set({ embeddedAt: now }).where(byIds(t.id, ids, eq(t.teamId, teamId))).run();
+  await dbOf(d1)
+    .update(t)
+    .set({ embeddedAt: now })
+    .where(byIds(t.id, ids, eq(t.teamId, teamId)))
+    .run();
 }
 
 /** Live rows without a vector yet (each matches its table's partial `_unembedded` index). */
 const unembedded = (teamId: number, kind: LocalVectorKind): SQL | undefined => {
-  if (kind === 'observation') return and(eq(observations.teamId, teamId), isNull(observations.embeddedAt), isNull(observations.deletedAt));
-  if (kind === 'summary') return and(eq(summaries.teamId, teamId), isNull(summaries.embeddedAt), isNull(summaries.deletedAt));
+  if (kind === 'observation')
+    return and(eq(observations.teamId, teamId), isNull(observations.embeddedAt), isNull(observations.deletedAt));
+  if (kind === 'summary')
+    return and(eq(summaries.teamId, teamId), isNull(summaries.embeddedAt), isNull(summaries.deletedAt));
   return and(eq(prompts.teamId, teamId), isNull(prompts.embeddedAt));
 };
 
 /** Ids of live records of one kind not yet embedded, oldest first. */
-export async function unembeddedIds(d1: D1Database | Db, teamId: number, kind: LocalVectorKind, limit: number): Promise<number[]> {
+export async function unembeddedIds(
+  d1: D1Database | Db,
+  teamId: number,
+  kind: LocalVectorKind,
+  limit: number,
+): Promise<number[]> {
   const t = TABLES[kind];
-  const rows = await dbOf(d1).select({ id: t.id }).from(t).where(unembedded(teamId, kind)).orderBy(asc(t.id)).limit(limit);
+  const rows = await dbOf(d1)
+    .select({ id: t.id })
+    .from(t)
+    .where(unembedded(teamId, kind))
+    .orderBy(asc(t.id))
+    .limit(limit);
   return rows.map((r) => r.id);
 }
 
 /** Ids of live records of one kind after `after`, in id order (re-embedding walks them all). */
-export async function liveIdsAfter(d1: D1Database | Db, teamId: number, kind: LocalVectorKind, after: number, limit: number): Promise<number[]> {
+export async function liveIdsAfter(
+  d1: D1Database | Db,
+  teamId: number,
+  kind: LocalVectorKind,
+  after: number,
+  limit: number,
+): Promise<number[]> {
   const t = TABLES[kind];
   const live = kind === 'prompt' ? undefined : isNull((t as typeof observations | typeof summaries).deletedAt);
-  const rows = await dbOf(d1).select({ id: t.id }).from(t).where(and(eq(t.teamId, teamId), gt(t.id, after), live)).orderBy(asc(t.id)).limit(limit);
+  const rows = await dbOf(d1)
+    .select({ id: t.id })
+    .from(t)
+    .where(and(eq(t.teamId, teamId), gt(t.id, after), live))
+    .orderBy(asc(t.id))
+    .limit(limit);
   return rows.map((r) => r.id);
 }
 
@@ -179,7 +274,11 @@ export async function liveIdsAfter(d1: D1Database | Db, teamId: number, kind: Lo
 export async function countLive(d1: D1Database | Db, teamId: number, kind: LocalVectorKind): Promise<number> {
   const t = TABLES[kind];
   const live = kind === 'prompt' ? undefined : isNull((t as typeof observations | typeof summaries).deletedAt);
-  const row = await dbOf(d1).select({ n: count() }).from(t).where(and(eq(t.teamId, teamId), live)).get();
+  const row = await dbOf(d1)
+    .select({ n: count() })
+    .from(t)
+    .where(and(eq(t.teamId, teamId), live))
+    .get();
   return row?.n ?? 0;
 }
 

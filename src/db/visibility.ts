@@ -36,7 +36,12 @@ export type ProjectViewer = Pick<Viewer, 'teamId' | 'userId'>;
 
 /** The Viewer for settings the caller already loaded. */
 export function viewerOf(auth: ViewerAuth, settings: TeamSettings): Viewer {
-  return { teamId: auth.teamId, userId: auth.userId, shareSensitive: settings.share_sensitive === true, seesHeld: seesHeld(auth) };
+  return {
+    teamId: auth.teamId,
+    userId: auth.userId,
+    shareSensitive: settings.share_sensitive === true,
+    seesHeld: seesHeld(auth),
+  };
 }
 
 /** Resolves the sensitive-sharing setting (read with the token); pass the Viewer to the builders below. */
@@ -68,7 +73,8 @@ export function canSeeProject(v: ProjectViewer, p: ProjectCols = projects): SQL 
 }
 
 /** `SELECT id FROM projects WHERE <the rule>`, for `inArray(x.projectId, visibleProjectIds(v))`. */
-export const visibleProjectIds = (v: ProjectViewer) => qb.select({ id: projects.id }).from(projects).where(canSeeProject(v));
+export const visibleProjectIds = (v: ProjectViewer) =>
+  qb.select({ id: projects.id }).from(projects).where(canSeeProject(v));
 
 /**
  * The hold-back: a row whose text read as instructions to the agent when it was stored (`held_kinds` set) is
@@ -79,8 +85,10 @@ export function notHeldFrom(v: Viewer, r: HeldCols): SQL | undefined {
 }
 
 /** The same rule for a row already read (the export's filter): true when `v` may read it. */
-export const heldRowReadable = (v: Pick<Viewer, 'userId' | 'seesHeld'>, r: { authorUserId: number; heldKinds: string | null; releasedAt: number | null }): boolean =>
-  v.seesHeld || r.heldKinds === null || r.releasedAt !== null || r.authorUserId === v.userId;
+export const heldRowReadable = (
+  v: Pick<Viewer, 'userId' | 'seesHeld'>,
+  r: { authorUserId: number; heldKinds: string | null; releasedAt: number | null },
+): boolean => v.seesHeld || r.heldKinds === null || r.releasedAt !== null || r.authorUserId === v.userId;
 
 /**
  * Observations the viewer may read: their team, a visible project, not deleted, `sensitive` rows only
@@ -98,7 +106,12 @@ export function canReadObservation(v: Viewer, o: ObservationCols = observations)
 
 /** Session summaries the viewer may read (team, visible project, not deleted, not held from them). */
 export function canReadSummary(v: Viewer, s: SummaryCols = summaries): SQL {
-  return and(eq(s.teamId, v.teamId), isNull(s.deletedAt), inArray(s.projectId, visibleProjectIds(v)), notHeldFrom(v, s))!;
+  return and(
+    eq(s.teamId, v.teamId),
+    isNull(s.deletedAt),
+    inArray(s.projectId, visibleProjectIds(v)),
+    notHeldFrom(v, s),
+  )!;
 }
 
 /** User prompts the viewer may read (team, visible project, not held from them). Prompts have no soft delete. */
@@ -115,7 +128,13 @@ export async function projectsHiddenFrom(d1: D1Database, v: ProjectViewer, max: 
   const rows = await db(d1)
     .select({ id: projects.id })
     .from(projects)
-    .where(and(eq(projects.teamId, v.teamId), eq(projects.visibility, 'private'), or(isNull(projects.ownerUserId), ne(projects.ownerUserId, v.userId))))
+    .where(
+      and(
+        eq(projects.teamId, v.teamId),
+        eq(projects.visibility, 'private'),
+        or(isNull(projects.ownerUserId), ne(projects.ownerUserId, v.userId)),
+      ),
+    )
     .limit(max + 1);
   return rows.map((r) => r.id);
 }

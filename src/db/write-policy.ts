@@ -140,6 +140,12 @@ export function importSessionKey(caller: Pick<Caller, 'userId'>, key: string, ex
  * Who a row written for `caller` is by: always the caller; a different handle the source named is kept as
  * provenance only (`imported_author`), never as the row's owner.
  */
-export function authorship(caller: Pick<Caller, 'userId' | 'handle'>, namedHandle: string | null): { authorUserId: number; importedAuthor: string | null } {
-  return { authorUserId: caller.userId, importedAuthor: namedHandle !== null && namedHandle !== caller.handle ? namedHandle : null };
+export function authorship(
+  caller: Pick<Caller, 'userId' | 'handle'>,
+  namedHandle: string | null,
+): { authorUserId: number; importedAuthor: string | null } {
+  return {
+    authorUserId: caller.userId,
+    importedAuthor: namedHandle !== null && namedHandle !== caller.handle ? namedHandle : null,
+  };
 }

@@ -19,7 +19,11 @@ export function parseCursor(raw: string): FeedCursor | null {
 export const formatCursor = (c: FeedCursor) => `${c.createdAt}_${c.kind === 'summary' ? 's' : 'o'}${c.id}`;
 
 /** One page of the feed, newest first, plus the cursor of the next page (null at the end). */
-export async function loadFeed(db: D1Database, viewer: Viewer, f: FeedFilter): Promise<{ items: FeedItem[]; next: string | null }> {
+export async function loadFeed(
+  db: D1Database,
+  viewer: Viewer,
+  f: FeedFilter,
+): Promise<{ items: FeedItem[]; next: string | null }> {
   if (f.projectIds && f.projectIds.length === 0) return { items: [], next: null };
   const merged = await feedPage(db, viewer, f);
   const items = merged.slice(0, f.limit);
@@ -28,7 +32,12 @@ export async function loadFeed(db: D1Database, viewer: Viewer, f: FeedFilter): P
 }
 
 /** The given rows, each only if the viewer may read it (used by the live hub to re-check every notice). */
-export async function loadItemsByIds(db: D1Database, viewer: Viewer, observationIds: number[], summaryIds: number[]): Promise<FeedItem[]> {
+export async function loadItemsByIds(
+  db: D1Database,
+  viewer: Viewer,
+  observationIds: number[],
+  summaryIds: number[],
+): Promise<FeedItem[]> {
   return (await feedItemsByIds(db, viewer, observationIds, summaryIds)).sort(compareItems).reverse();
 }
 

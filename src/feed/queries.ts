@@ -33,21 +33,46 @@ export function compareItems(a: FeedCursor, b: FeedCursor): number {
 }
 
 const OBS_FIELDS = {
-  id: observations.id, sessionId: observations.sessionId, projectId: observations.projectId, projectKey: projects.key,
-  type: observations.type, title: observations.title, subtitle: observations.subtitle, author: users.handle,
-  promptNumber: observations.promptNumber, createdAt: observations.createdAt, source: observations.source,
+  id: observations.id,
+  sessionId: observations.sessionId,
+  projectId: observations.projectId,
+  projectKey: projects.key,
+  type: observations.type,
+  title: observations.title,
+  subtitle: observations.subtitle,
+  author: users.handle,
+  promptNumber: observations.promptNumber,
+  createdAt: observations.createdAt,
+  source: observations.source,
 };
 const SUM_FIELDS = {
-  id: summaries.id, sessionId: summaries.sessionId, projectId: summaries.projectId, projectKey: projects.key, author: users.handle,
-  promptNumber: summaries.promptNumber, createdAt: summaries.createdAt, request: summaries.request, investigated: summaries.investigated,
-  learned: summaries.learned, completed: summaries.completed, nextSteps: summaries.nextSteps, notes: summaries.notes,
+  id: summaries.id,
+  sessionId: summaries.sessionId,
+  projectId: summaries.projectId,
+  projectKey: projects.key,
+  author: users.handle,
+  promptNumber: summaries.promptNumber,
+  createdAt: summaries.createdAt,
+  request: summaries.request,
+  investigated: summaries.investigated,
+  learned: summaries.learned,
+  completed: summaries.completed,
+  nextSteps: summaries.nextSteps,
+  notes: summaries.notes,
 };
 
 type Order = 'newest' | 'oldest';
 
 // `ids`, when given, names the rows: they are looked up by id (byIds), the rule and `where` checked on each.
 
-async function selectObservations(d: Db, v: Viewer, where: (SQL | undefined)[], order: Order | null, limit?: number, ids?: number[]) {
+async function selectObservations(
+  d: Db,
+  v: Viewer,
+  where: (SQL | undefined)[],
+  order: Order | null,
+  limit?: number,
+  ids?: number[],
+) {
   const dir = order === 'oldest' ? asc : desc;
   const q = d
     .select(OBS_FIELDS)
@@ -60,7 +85,14 @@ async function selectObservations(d: Db, v: Viewer, where: (SQL | undefined)[], 
   return rows.map((r) => ({ kind: 'observation' as const, ...r }));
 }
 
-async function selectSummaries(d: Db, v: Viewer, where: (SQL | undefined)[], order: Order | null, limit?: number, ids?: number[]) {
+async function selectSummaries(
+  d: Db,
+  v: Viewer,
+  where: (SQL | undefined)[],
+  order: Order | null,
+  limit?: number,
+  ids?: number[],
+) {
   const dir = order === 'oldest' ? asc : desc;
   const q = d
     .select(SUM_FIELDS)
@@ -90,21 +122,32 @@ function commonFilters(t: typeof observations | typeof summaries, kind: Kind, f:
 }
 
 /** One page of the feed (at most `limit + 1` items, newest first; the extra one tells there is a next page). */
-export type FeedRow = Awaited<ReturnType<typeof selectObservations>>[number] | Awaited<ReturnType<typeof selectSummaries>>[number];
+export type FeedRow =
+  | Awaited<ReturnType<typeof selectObservations>>[number]
+  | Awaited<ReturnType<typeof selectSummaries>>[number];
 
 export async function feedPage(d1: D1Database | Db, viewer: Viewer, f: FeedFilter): Promise<FeedRow[]> {
   const d = dbOf(d1);
   const queries: Promise<FeedRow[]>[] = [];
   if (f.type !== 'summary') {
-    const where = [...commonFilters(observations, 'observation', f), f.type ? eq(observations.type, f.type) : undefined];
+    const where = [
+      ...commonFilters(observations, 'observation', f),
+      f.type ? eq(observations.type, f.type) : undefined,
+    ];
     queries.push(selectObservations(d, viewer, where, 'newest', f.limit + 1));
   }
-  if (f.type === null || f.type === 'summary') queries.push(selectSummaries(d, viewer, commonFilters(summaries, 'summary', f), 'newest', f.limit + 1));
+  if (f.type === null || f.type === 'summary')
+    queries.push(selectSummaries(d, viewer, commonFilters(summaries, 'summary', f), 'newest', f.limit + 1));
   return (await Promise.all(queries)).flat().sort(compareItems);
 }
 
 /** The given rows, each only if the viewer may read it (used by the live hub to re-check every notice). */
-export async function feedItemsByIds(d1: D1Database | Db, viewer: Viewer, observationIds: number[], summaryIds: number[]): Promise<FeedRow[]> {
+export async function feedItemsByIds(
+  d1: D1Database | Db,
+  viewer: Viewer,
+  observationIds: number[],
+  summaryIds: number[],
+): Promise<FeedRow[]> {
   const d = dbOf(d1);
   const [obs, sums] = await Promise.all([
     observationIds.length ? selectObservations(d, viewer, [], null, undefined, observationIds) : [],
@@ -118,8 +161,13 @@ export async function sessionView(d1: D1Database | Db, viewer: Viewer, sessionId
   const d = dbOf(d1);
   const session = await d
     .select({
-      id: sessions.id, projectKey: projects.key, author: users.handle, platform: sessions.platform, promptCount: sessions.promptCount,
-      startedAt: sessions.startedAt, endedAt: sessions.endedAt,
+      id: sessions.id,
+      projectKey: projects.key,
+      author: users.handle,
+      platform: sessions.platform,
+      promptCount: sessions.promptCount,
+      startedAt: sessions.startedAt,
+      endedAt: sessions.endedAt,
     })
     .from(sessions)
     .innerJoin(projects, eq(projects.id, sessions.projectId))
@@ -136,7 +184,11 @@ export async function sessionView(d1: D1Database | Db, viewer: Viewer, sessionId
 
 /** The id of the team's session `key` (visibility is checked when the session is loaded). */
 export async function sessionIdByKey(d1: D1Database | Db, teamId: number, key: string): Promise<number | undefined> {
-  const row = await dbOf(d1).select({ id: sessions.id }).from(sessions).where(and(eq(sessions.teamId, teamId), eq(sessions.sessionKey, key))).get();
+  const row = await dbOf(d1)
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.teamId, teamId), eq(sessions.sessionKey, key)))
+    .get();
   return row?.id;
 }
 

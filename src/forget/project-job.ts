@@ -5,7 +5,15 @@
 // (≤ 25 a step); the last unit deletes the sessions, aliases and the project row with the audit row, and asks
 // for an FTS upkeep cycle. Every unit deletes by id, so a step run again after a restart repeats nothing.
 import * as z from 'zod';
-import { deleteProject, deleteRecordChunk, PROJECT_CHUNK, projectRecordIds, projectSessionsAfter, type ForgetCounts, type RecordKind } from '../db/forget';
+import {
+  deleteProject,
+  deleteRecordChunk,
+  PROJECT_CHUNK,
+  projectRecordIds,
+  projectSessionsAfter,
+  type ForgetCounts,
+  type RecordKind,
+} from '../db/forget';
 import { projectIdAfterMove } from '../db/move';
 import { jobTeamWrite } from '../slots/enter-write';
 import { JobFailure, type JobKind } from '../jobs/types';
@@ -37,7 +45,12 @@ interface Cursor {
   counts: ForgetCounts;
 }
 
-const phaseName = (k: number) => (k < KINDS.length ? `deleting ${FIELD[KINDS[k]!]}` : k === KINDS.length ? 'emptying session objects' : 'deleting the project');
+const phaseName = (k: number) =>
+  k < KINDS.length
+    ? `deleting ${FIELD[KINDS[k]!]}`
+    : k === KINDS.length
+      ? 'emptying session objects'
+      : 'deleting the project';
 const progress = (p: Params, c: Cursor): JobProgress => ({
   done: c.counts.observations + c.counts.summaries + c.counts.prompts,
   total: p.total,
@@ -51,7 +64,11 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
   params: Params,
   dedupe: (p) => `forget-project:${p.projectId}`,
   init: (p) => {
-    const cursor: Cursor = { k: 0, afterSession: 0, counts: { observations: 0, summaries: 0, prompts: 0, sessions: 0 } };
+    const cursor: Cursor = {
+      k: 0,
+      afterSession: 0,
+      counts: { observations: 0, summaries: 0, prompts: 0, sessions: 0 },
+    };
     return { cursor, progress: progress(p, cursor) };
   },
   async step(ctx, asked, start) {
@@ -65,7 +82,13 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
     if ('waitMs' in pass) return { cursor: start, done: false, progress: progress(p, start), waitMs: pass.waitMs };
     const d = pass.dbs.team;
     const projectId = await projectIdAfterMove(d, teamId, p.projectId, p.key);
-    if (projectId === null) return { cursor: start, done: true, progress: { ...progress(p, start), phase: 'done' }, result: { forgotten: `project:${p.key}`, counts: { ...start.counts } } };
+    if (projectId === null)
+      return {
+        cursor: start,
+        done: true,
+        progress: { ...progress(p, start), phase: 'done' },
+        result: { forgotten: `project:${p.key}`, counts: { ...start.counts } },
+      };
     p = { ...p, projectId };
     const adapters = getVectorAdapters(ctx.env);
     const c: Cursor = { ...start, counts: { ...start.counts } };
@@ -103,7 +126,12 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
         c.counts.sessions += last.sessions;
         await requestFtsUpkeep(ctx.env, teamId);
         c.k++;
-        return { cursor: c, done: true, progress: { ...progress(p, c), phase: 'done' }, result: { forgotten: `project:${p.key}`, counts: { ...c.counts } } };
+        return {
+          cursor: c,
+          done: true,
+          progress: { ...progress(p, c), phase: 'done' },
+          result: { forgotten: `project:${p.key}`, counts: { ...c.counts } },
+        };
       }
     }
     return { cursor: c, done: false, progress: progress(p, c) };

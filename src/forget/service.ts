@@ -50,9 +50,20 @@ export function parseRecordRef(ref: string | number): { kind: RecordKind; id: nu
 }
 
 export const ForgetBody = z.discriminatedUnion('kind', [
-  z.object({ kind: z.enum(['observation', 'summary', 'prompt']), id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }).strict(),
+  z
+    .object({
+      kind: z.enum(['observation', 'summary', 'prompt']),
+      id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    })
+    .strict(),
   z.object({ kind: z.literal('session'), session_id: z.string().trim().min(1).max(200) }).strict(),
-  z.object({ kind: z.literal('project'), project: z.string().trim().min(1).max(500), confirm: z.number().int().nonnegative().optional() }).strict(),
+  z
+    .object({
+      kind: z.literal('project'),
+      project: z.string().trim().min(1).max(500),
+      confirm: z.number().int().nonnegative().optional(),
+    })
+    .strict(),
 ]);
 export type ForgetBody = z.infer<typeof ForgetBody>;
 
@@ -93,7 +104,13 @@ const FINDERS: Record<RecordKind, (db: D1Database, teamId: number, id: number) =
 
 const NAMES: Record<RecordKind, string> = { observation: 'observation', summary: 'summary', prompt: 'prompt' };
 
-export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: RecordKind, id: number, now: number): Promise<Forgotten> {
+export async function forgetRecord(
+  env: CairnEnv,
+  auth: AuthContext,
+  kind: RecordKind,
+  id: number,
+  now: number,
+): Promise<Forgotten> {
   const d = await writableTeamDb(env, auth.teamId);
   const viewer = viewerOf(auth, await settingsFor(d, auth));
   const row = (await canSee(d, viewer, kind, id)) ? await FINDERS[kind](d, auth.teamId, id) : null;
@@ -102,7 +119,12 @@ export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: Recor
   if (row.authorUserId !== auth.userId && !isAdmin(auth)) {
     throw new AppError(403, 'not_allowed', `Only the author of the ${NAMES[kind]} or a team admin can forget it.`);
   }
-  const audit = { actorUserId: auth.userId, target: `${kind}:${id}`, detail: { project_id: row.projectId, author_user_id: row.authorUserId }, at: now };
+  const audit = {
+    actorUserId: auth.userId,
+    target: `${kind}:${id}`,
+    detail: { project_id: row.projectId, author_user_id: row.authorUserId },
+    at: now,
+  };
   const counts = none();
   // A record that stands for merged near-duplicates (src/consolidation/) takes them along: they are its text too.
   const ids = kind === 'observation' ? [id, ...(await sourcesOf(d, auth.teamId, [id]))] : [id];
@@ -110,18 +132,26 @@ export async function forgetRecord(env: CairnEnv, auth: AuthContext, kind: Recor
   if (kind === 'observation') counts.observations = await deleteObservations(d, auth.teamId, ids, audit);
   else if (kind === 'summary') counts.summaries = await deleteSummary(d, auth.teamId, id, audit);
   else counts.prompts = await deletePrompt(d, auth.teamId, id, audit);
-  await dropVectors(env, auth.teamId, { [kind === 'observation' ? 'observations' : kind === 'summary' ? 'summaries' : 'prompts']: ids });
+  await dropVectors(env, auth.teamId, {
+    [kind === 'observation' ? 'observations' : kind === 'summary' ? 'summaries' : 'prompts']: ids,
+  });
   await requestFtsUpkeep(env, auth.teamId);
   await forgetConversations(env, auth.teamId, holders);
   return { kind, target: `${kind}:${id}`, counts };
 }
 
-export async function forgetSession(env: CairnEnv, auth: AuthContext, sessionKey: string, now: number): Promise<Forgotten> {
+export async function forgetSession(
+  env: CairnEnv,
+  auth: AuthContext,
+  sessionKey: string,
+  now: number,
+): Promise<Forgotten> {
   const d = await writableTeamDb(env, auth.teamId);
   const session = await findSession(d, auth.teamId, sessionKey);
   const visible = session ? await projectVisible(d, auth.teamId, auth.userId, session.projectId) : false;
   if (!session || !visible) throw new AppError(404, 'not_found', 'No such session.');
-  if (session.userId !== auth.userId && !isAdmin(auth)) throw new AppError(403, 'not_allowed', 'Only the person who ran a session or a team admin can forget it.');
+  if (session.userId !== auth.userId && !isAdmin(auth))
+    throw new AppError(403, 'not_allowed', 'Only the person who ran a session or a team admin can forget it.');
   const ids = await recordIdsOf(d, auth.teamId, { sessionId: session.id });
   // Records of other sessions merged into this one's (src/consolidation/) are its text too: they go with it.
   const own = new Set(ids.observations);
@@ -144,12 +174,20 @@ export async function forgetSession(env: CairnEnv, auth: AuthContext, sessionKey
  * A whole project: its admin (or the owner of a private project) asks once and is told how much would go;
  * the deletion happens when the request repeats that count as `confirm`.
  */
-export async function forgetProject(env: CairnEnv, auth: AuthContext, key: string, confirm: number | undefined, now: number): Promise<Forgotten> {
+export async function forgetProject(
+  env: CairnEnv,
+  auth: AuthContext,
+  key: string,
+  confirm: number | undefined,
+  now: number,
+): Promise<Forgotten> {
   const d = await writableTeamDb(env, auth.teamId);
   const [project] = await resolveVisibleProjects(d, auth, [key]);
   if (!project) throw new AppError(404, 'not_found', `No project "${key}".`);
-  const mayDelete = project.visibility === 'private' ? project.ownerUserId === auth.userId || isAdmin(auth) : isAdmin(auth);
-  if (!mayDelete) throw new AppError(403, 'not_admin', 'Only a team admin (or the owner of a private project) can forget a project.');
+  const mayDelete =
+    project.visibility === 'private' ? project.ownerUserId === auth.userId || isAdmin(auth) : isAdmin(auth);
+  if (!mayDelete)
+    throw new AppError(403, 'not_admin', 'Only a team admin (or the owner of a private project) can forget a project.');
   const counts = await countProject(d, auth.teamId, project.id);
   const total = counts.observations + counts.summaries + counts.prompts;
   if (confirm !== total) {
@@ -168,7 +206,14 @@ export async function forgetProject(env: CairnEnv, auth: AuthContext, key: strin
  * (src/forget/project-job.ts): answered at once with the job, whose progress GET /api/jobs/:id shows; the
  * counts are what the job will delete.
  */
-export async function purgeProject(env: CairnEnv, teamId: number, actor: { userId: number; handle: string }, projectId: number, key: string, _now: number): Promise<Forgotten> {
+export async function purgeProject(
+  env: CairnEnv,
+  teamId: number,
+  actor: { userId: number; handle: string },
+  projectId: number,
+  key: string,
+  _now: number,
+): Promise<Forgotten> {
   const d = await writableTeamDb(env, teamId);
   const counts = await countProject(d, teamId, projectId);
   const total = counts.observations + counts.summaries + counts.prompts;

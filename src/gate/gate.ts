@@ -3,7 +3,13 @@
 import { isPathExcluded } from '#shared/glob';
 
 /** Tools whose calls never become observations unless the team sets its own list. */
-export const DEFAULT_SKIPPED_TOOLS: readonly string[] = ['ListMcpResourcesTool', 'SlashCommand', 'Skill', 'TodoWrite', 'AskUserQuestion'];
+export const DEFAULT_SKIPPED_TOOLS: readonly string[] = [
+  'ListMcpResourcesTool',
+  'SlashCommand',
+  'Skill',
+  'TodoWrite',
+  'AskUserQuestion',
+];
 
 /** The part of the team settings the gate reads (keys as stored in `teams.settings`). */
 export interface GateSettings {
@@ -31,14 +37,18 @@ const FILE_TOOLS = new Set(['Edit', 'Write', 'Read', 'NotebookEdit', 'MultiEdit'
 
 export function serverGate(settings: GateSettings, event: GateEvent): GateDecision {
   const globs = settings.excluded_projects ?? [];
-  if (globs.length && (isPathExcluded(event.cwd, globs, event.home) || isPathExcluded(event.project, globs, event.home))) {
+  if (
+    globs.length &&
+    (isPathExcluded(event.cwd, globs, event.home) || isPathExcluded(event.project, globs, event.home))
+  ) {
     return { allow: false, reason: 'project_excluded' };
   }
   if (event.kind !== 'observation') return { allow: true };
   const tool = event.tool_name ?? '';
   const skipped = settings.skipped_tools ?? DEFAULT_SKIPPED_TOOLS;
   if (skipped.includes(tool)) return { allow: false, reason: 'tool_excluded' };
-  if (FILE_TOOLS.has(tool) && touchesSessionMemory(event.tool_input)) return { allow: false, reason: 'session_memory_meta' };
+  if (FILE_TOOLS.has(tool) && touchesSessionMemory(event.tool_input))
+    return { allow: false, reason: 'session_memory_meta' };
   return { allow: true };
 }
 
@@ -55,4 +65,3 @@ function touchesSessionMemory(input: unknown): boolean {
   const rec = obj as Record<string, unknown>;
   return [rec.file_path, rec.notebook_path].some((p) => typeof p === 'string' && p.includes('session-memory'));
 }
-

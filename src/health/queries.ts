@@ -6,12 +6,18 @@ import { auditLog, sessions } from '../db/schema';
 
 /** Dead letters counted onto sessions whose Durable Object has emptied itself (they can no longer be retried). */
 export async function retiredDeadLetters(d1: D1Database, teamId: number): Promise<number> {
-  const [r] = await db(d1).select({ n: sum(sessions.deadLetters) }).from(sessions).where(eq(sessions.teamId, teamId));
+  const [r] = await db(d1)
+    .select({ n: sum(sessions.deadLetters) })
+    .from(sessions)
+    .where(eq(sessions.teamId, teamId));
   return Number(r?.n ?? 0);
 }
 
 /** The team's latest retention sweep that deleted something (the sweep writes an audit row only then). */
-export async function lastRetentionSweep(d1: D1Database, teamId: number): Promise<{ at: number; detail: Record<string, unknown> } | null> {
+export async function lastRetentionSweep(
+  d1: D1Database,
+  teamId: number,
+): Promise<{ at: number; detail: Record<string, unknown> } | null> {
   const [r] = await db(d1)
     .select({ at: auditLog.createdAt, detail: auditLog.detail })
     .from(auditLog)

@@ -12,16 +12,34 @@ import { teamBudget } from '../observer/spend';
 import type { ObserverHealth } from '../slots/observer-health';
 import { teamStub } from '../slots/team-do';
 import { budgetJson, observerOf } from '../usage/routes';
-import { D1_LIMIT_BYTES, type MaintenanceJson, type ObserverStateJson, type OperatorHealthJson, type ShardJson, type TeamHealthJson } from './types';
+import {
+  D1_LIMIT_BYTES,
+  type MaintenanceJson,
+  type ObserverStateJson,
+  type OperatorHealthJson,
+  type ShardJson,
+  type TeamHealthJson,
+} from './types';
 
 export const maintenanceJson = (r: MaintenanceRun): MaintenanceJson => ({
-  job: r.job, started_at: r.startedAt, finished_at: r.finishedAt, ok: r.ok, error: r.error, detail: r.detail,
+  job: r.job,
+  started_at: r.startedAt,
+  finished_at: r.finishedAt,
+  ok: r.ok,
+  error: r.error,
+  detail: r.detail,
 });
 
 export function observerStateJson(h: ObserverHealth): ObserverStateJson {
   return {
-    state: h.state, kind: h.kind, code: h.code, since: h.since, retry_at: h.retry_at,
-    pending: h.backlog.pending, oldest_pending_at: h.backlog.oldestAt, notice: h.notice,
+    state: h.state,
+    kind: h.kind,
+    code: h.code,
+    since: h.since,
+    retry_at: h.retry_at,
+    pending: h.backlog.pending,
+    oldest_pending_at: h.backlog.oldestAt,
+    notice: h.notice,
   };
 }
 
@@ -37,7 +55,13 @@ interface TeamRow {
   shard: string;
 }
 
-async function teamHealth(env: CairnEnv, team: TeamRow, maintenance: MaintenanceJson[], shard: ShardJson, now: number): Promise<TeamHealthJson> {
+async function teamHealth(
+  env: CairnEnv,
+  team: TeamRow,
+  maintenance: MaintenanceJson[],
+  shard: ShardJson,
+  now: number,
+): Promise<TeamHealthJson> {
   const d = shardDb(env, team.shard);
   const settings = parseTeamSettings(team.settings);
   const [health, retired, sweep, budget] = await Promise.all([
@@ -49,7 +73,13 @@ async function teamHealth(env: CairnEnv, team: TeamRow, maintenance: Maintenance
   const observer = observerOf(env);
   return {
     team: team.slug,
-    observer: { ...observerStateJson(health), provider: observer.provider, model: observer.model, detail: health.detail, last_ok_at: health.last_ok_at },
+    observer: {
+      ...observerStateJson(health),
+      provider: observer.provider,
+      model: observer.model,
+      detail: health.detail,
+      last_ok_at: health.last_ok_at,
+    },
     events: {
       sessions: health.backlog.sessions,
       pending: health.backlog.pending,
@@ -66,7 +96,11 @@ async function teamHealth(env: CairnEnv, team: TeamRow, maintenance: Maintenance
 
 async function teamRow(env: CairnEnv, teamId: number): Promise<TeamRow> {
   const dir = directoryDb(env);
-  const [info, settings, shard] = await Promise.all([teamInfo(dir, teamId), teamSettingsText(dir, teamId), shardOf(env, teamId)]);
+  const [info, settings, shard] = await Promise.all([
+    teamInfo(dir, teamId),
+    teamSettingsText(dir, teamId),
+    shardOf(env, teamId),
+  ]);
   return { id: teamId, slug: info?.slug ?? String(teamId), settings: settings ?? '{}', shard };
 }
 
@@ -88,7 +122,8 @@ export async function healthOfServer(env: CairnEnv, now: number): Promise<Operat
   const byBinding = new Map(shards.map((s) => [s.binding, s]));
   const teamViews = [];
   // One team at a time: each view is a Durable Object call and a few small reads, and a server has few teams.
-  for (const t of teams) teamViews.push(await teamHealth(env, t, [], byBinding.get(t.shard) ?? (await shardJson(env, t.shard)), now));
+  for (const t of teams)
+    teamViews.push(await teamHealth(env, t, [], byBinding.get(t.shard) ?? (await shardJson(env, t.shard)), now));
   return {
     teams: teamViews,
     shards: shards.map((s) => ({ ...s, teams: teams.filter((t) => t.shard === s.binding).length })),

@@ -9,7 +9,9 @@ import { teamStub } from '../slots/team-do';
 import { healthOfServer, healthOfTeam, observerStateJson } from './report';
 
 /** Mounted at /api/admin/health (admin guard at the mount). */
-export const adminHealthRoutes = new Hono<AppEnv>().get('/', async (c) => c.json(await healthOfTeam(c.env, c.get('auth').teamId, Date.now())));
+export const adminHealthRoutes = new Hono<AppEnv>().get('/', async (c) =>
+  c.json(await healthOfTeam(c.env, c.get('auth').teamId, Date.now())),
+);
 
 /**
  * Mounted at /api/admin/observer (admin guard). `POST /retry`: the observer's next try is now (a key fixed,
@@ -22,12 +24,22 @@ export const observerAdminRoutes = new Hono<AppEnv>().post('/retry', async (c) =
   const team = teamStub(c.env, auth.teamId);
   const waiting = await team.clearBackoff(now);
   await wakeSessions(c.env, auth.teamId, waiting);
-  await writeAudit(await teamDb(c.env, auth.teamId), { teamId: auth.teamId, actorUserId: auth.userId, action: 'observer.retry', detail: { woken: waiting.length }, at: now });
+  await writeAudit(await teamDb(c.env, auth.teamId), {
+    teamId: auth.teamId,
+    actorUserId: auth.userId,
+    action: 'observer.retry',
+    detail: { woken: waiting.length },
+    at: now,
+  });
   return c.json({ woken: waiting.length, observer: observerStateJson(await team.health(now)) });
 });
 
 /** Mounted at /api/observer/state (any device token): one Durable Object call, no D1 read. */
-export const observerStateRoutes = new Hono<AppEnv>().get('/', async (c) => c.json(observerStateJson(await teamStub(c.env, c.get('auth').teamId).health(Date.now()))));
+export const observerStateRoutes = new Hono<AppEnv>().get('/', async (c) =>
+  c.json(observerStateJson(await teamStub(c.env, c.get('auth').teamId).health(Date.now()))),
+);
 
 /** Mounted at /api/admin/teams/health behind the operator's secret (CAIRN_ADMIN_SECRET). */
-export const operatorHealthRoutes = new Hono<AppEnv>().get('/', async (c) => c.json(await healthOfServer(c.env, Date.now())));
+export const operatorHealthRoutes = new Hono<AppEnv>().get('/', async (c) =>
+  c.json(await healthOfServer(c.env, Date.now())),
+);

@@ -40,7 +40,12 @@ export interface ShardJson {
 /** One team, as its admins see it (GET /api/admin/health) and in the operator's list. */
 export interface TeamHealthJson {
   team: string;
-  observer: ObserverStateJson & { provider: UsageReport['observer']['provider']; model: string | null; detail: string | null; last_ok_at: number | null };
+  observer: ObserverStateJson & {
+    provider: UsageReport['observer']['provider'];
+    model: string | null;
+    detail: string | null;
+    last_ok_at: number | null;
+  };
   events: { sessions: number; pending: number; oldest_pending_at: number | null; oldest_age_ms: number | null };
   dead_letters: { retryable: number; retired: number };
   budget: BudgetJson | null;

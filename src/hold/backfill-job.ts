@@ -25,7 +25,12 @@ interface Cursor {
   held: number;
 }
 
-const progress = (c: Cursor, done = false): JobProgress => ({ done: c.judged, total: null, unit: 'records', phase: done ? 'done' : `judging ${HELD_KINDS[c.k] ?? ''} rows` });
+const progress = (c: Cursor, done = false): JobProgress => ({
+  done: c.judged,
+  total: null,
+  unit: 'records',
+  phase: done ? 'done' : `judging ${HELD_KINDS[c.k] ?? ''} rows`,
+});
 
 export const judgeHeldJob: JobKind<Params, Cursor> = {
   name: 'judge-held',
@@ -43,7 +48,8 @@ export const judgeHeldJob: JobKind<Params, Cursor> = {
     const c = { ...start };
     while (ctx.fits({ statements: 1 + PAGE })) {
       const kind = HELD_KINDS[c.k];
-      if (kind === undefined) return { cursor: c, done: true, progress: progress(c, true), result: { judged: c.judged, held: c.held } };
+      if (kind === undefined)
+        return { cursor: c, done: true, progress: progress(c, true), result: { judged: c.judged, held: c.held } };
       const r = await judgePage(d, kind, ctx.teamId, c.after, PAGE);
       if (r.last === null) {
         c.k++;

@@ -33,7 +33,9 @@ export interface IngestContext {
 }
 
 /** Turned away at once, or what to send to the session (`session`: the agent's session id) and write after. */
-type Prepared = { ack: EventAck } | { session: string; input: EnqueueInput; finish: (result: EnqueueResult) => Promise<EventAck> };
+type Prepared =
+  | { ack: EventAck }
+  | { session: string; input: EnqueueInput; finish: (result: EnqueueResult) => Promise<EventAck> };
 
 // A session row never changes owner or id, and a project key keeps its id unless projects are merged (then
 // events keep landing on the old id for at most a minute). Both lookups are per user, so a cached answer
@@ -48,7 +50,10 @@ const sessionRows = new TtlCache<number>(10 * 60_000);
 const cleaner = (tally: RedactionTally) => (text: string) => redact(cleanField(text), tally);
 
 /** One event: one SessionDO round trip (admission and enqueue together). Throws 429 past the limit. */
-export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<{ ack: EventAck; verdict: Verdict | null }> {
+export async function acceptEvent(
+  ctx: IngestContext,
+  e: IngestEvent,
+): Promise<{ ack: EventAck; verdict: Verdict | null }> {
   const p = await prepare(ctx, e);
   if ('ack' in p) return { ack: p.ack, verdict: null };
   const admission = await sessionStub(ctx.env, ctx.auth.teamId, p.session).admit([p.input], ctx.ingestLimit);
@@ -63,7 +68,10 @@ export async function acceptEvent(ctx: IngestContext, e: IngestEvent): Promise<{
  * the order sent. Answers one settled result per event, in input order (one bad event does not stop the rest),
  * and the limit verdict of each session called.
  */
-export async function acceptEvents(ctx: IngestContext, events: IngestEvent[]): Promise<{ settled: PromiseSettledResult<EventAck>[]; verdicts: Verdict[] }> {
+export async function acceptEvents(
+  ctx: IngestContext,
+  events: IngestEvent[],
+): Promise<{ settled: PromiseSettledResult<EventAck>[]; verdicts: Verdict[] }> {
   const out: PromiseSettledResult<EventAck>[] = new Array(events.length);
   const bySession = new Map<string, { index: number; p: Extract<Prepared, { session: string }> }[]>();
   for (const [index, e] of events.entries()) {
@@ -90,7 +98,10 @@ async function admitGroup(
 ): Promise<void> {
   let admission;
   try {
-    admission = await sessionStub(ctx.env, ctx.auth.teamId, session).admit(group.map((g) => g.p.input), ctx.ingestLimit);
+    admission = await sessionStub(ctx.env, ctx.auth.teamId, session).admit(
+      group.map((g) => g.p.input),
+      ctx.ingestLimit,
+    );
   } catch (reason) {
     for (const g of group) out[g.index] = { status: 'rejected', reason };
     return;
@@ -165,20 +176,25 @@ function skipReason(ctx: IngestContext, e: IngestEvent): string | null {
 /** The project and `sessions` row the event belongs to (created on first sight), as the DO will need them. */
 async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<EventSnapshot> {
   const { db, auth } = ctx;
-  const project = await projects.getOrLoad(`${ctx.shard}:${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () => ensureProject(db, auth, e.project, ctx.now));
-  const sessionDbId = await sessionRows.getOrLoad(`${ctx.shard}:${auth.teamId}:${auth.userId}:${e.session_id}`, ctx.now, () =>
-    ensureSessionRow(db, {
-      teamId: auth.teamId,
-      sessionKey: e.session_id,
-      projectId: project.id,
-      projectKey: project.key,
-      userId: auth.userId,
-      deviceId: auth.deviceId,
-      platform: e.platform,
-      startedAt: e.occurred_at,
-      gitBranch: e.git_branch ?? null,
-      gitCommit: e.git_commit ?? null,
-    }),
+  const project = await projects.getOrLoad(`${ctx.shard}:${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () =>
+    ensureProject(db, auth, e.project, ctx.now),
+  );
+  const sessionDbId = await sessionRows.getOrLoad(
+    `${ctx.shard}:${auth.teamId}:${auth.userId}:${e.session_id}`,
+    ctx.now,
+    () =>
+      ensureSessionRow(db, {
+        teamId: auth.teamId,
+        sessionKey: e.session_id,
+        projectId: project.id,
+        projectKey: project.key,
+        userId: auth.userId,
+        deviceId: auth.deviceId,
+        platform: e.platform,
+        startedAt: e.occurred_at,
+        gitBranch: e.git_branch ?? null,
+        gitCommit: e.git_commit ?? null,
+      }),
   );
   return {
     teamId: auth.teamId,
@@ -191,10 +207,17 @@ async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<Event
   };
 }
 
-type EnqueueCommon = Pick<EnqueueInput, 'eventId' | 'occurredAt' | 'snapshot' | 'modeId' | 'promptId' | 'clientSeq' | 'git'>;
+type EnqueueCommon = Pick<
+  EnqueueInput,
+  'eventId' | 'occurredAt' | 'snapshot' | 'modeId' | 'promptId' | 'clientSeq' | 'git'
+>;
 
 /** What the session's Durable Object is given, every text field cleaned; the prompt text null when private. Pure. */
-function enqueueInput(e: IngestEvent, clean: (text: string) => string, common: EnqueueCommon): { input: EnqueueInput; promptText: string | null } {
+function enqueueInput(
+  e: IngestEvent,
+  clean: (text: string) => string,
+  common: EnqueueCommon,
+): { input: EnqueueInput; promptText: string | null } {
   switch (e.kind) {
     case 'init': {
       const isPrivate = e.private || isFullyPrivate(e.prompt);
@@ -218,14 +241,28 @@ function enqueueInput(e: IngestEvent, clean: (text: string) => string, common: E
         promptText: null,
       };
     case 'summarize':
-      return { input: { ...common, kind: 'summarize', lastAssistantMessage: clean(e.last_assistant_message), agentId: e.agent_id ?? null }, promptText: null };
+      return {
+        input: {
+          ...common,
+          kind: 'summarize',
+          lastAssistantMessage: clean(e.last_assistant_message),
+          agentId: e.agent_id ?? null,
+        },
+        promptText: null,
+      };
     case 'end':
       return { input: { ...common, kind: 'end' }, promptText: null };
   }
 }
 
 /** The D1 rows an event completes: the prompt of an init (its text only when not private), the end of a session. */
-async function writeSessionRows(ctx: IngestContext, e: IngestEvent, snapshot: EventSnapshot, promptNumber: number, promptText: string | null): Promise<void> {
+async function writeSessionRows(
+  ctx: IngestContext,
+  e: IngestEvent,
+  snapshot: EventSnapshot,
+  promptNumber: number,
+  promptText: string | null,
+): Promise<void> {
   const { db, auth } = ctx;
   if (e.kind === 'init') {
     await storePrompt(db, {

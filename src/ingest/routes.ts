@@ -11,7 +11,15 @@ import { limitFor, limitHeaders } from '../limits/rate-limit';
 import type { Verdict } from '../limits/window';
 import { sessionStub } from '../session/session-do';
 import { acceptEvent, acceptEvents, type IngestContext } from './accept';
-import { EVENT_SCHEMAS, EventBatch, EndEvent, InitEvent, ObservationEvent, SummarizeEvent, type IngestEvent } from './schemas';
+import {
+  EVENT_SCHEMAS,
+  EventBatch,
+  EndEvent,
+  InitEvent,
+  ObservationEvent,
+  SummarizeEvent,
+  type IngestEvent,
+} from './schemas';
 import type { BatchResult, EventAck } from '#shared/wire/events';
 import { shardDb, shardOf, teamDb } from '../db/shards';
 import { errorText, log } from '../lib/log';
@@ -31,7 +39,15 @@ async function context(c: Context<AppEnv>, sessionKeys: string[]): Promise<Inges
   const moved = await enterTeamWrite(c.env, auth.teamId, sessionKeys);
   const shard = moved ?? (await shardOf(c.env, auth.teamId));
   const db = shardDb(c.env, shard);
-  return { env: c.env, auth, db, shard, settings: await settingsFor(db, auth), now: Date.now(), ingestLimit: limitFor(c.env, auth, 'ingest') };
+  return {
+    env: c.env,
+    auth,
+    db,
+    shard,
+    settings: await settingsFor(db, auth),
+    now: Date.now(),
+    ingestLimit: limitFor(c.env, auth, 'ingest'),
+  };
 }
 
 for (const [path, schema] of [
@@ -50,7 +66,6 @@ for (const [path, schema] of [
   });
 }
 
-
 /** Spool replay: each event answered on its own (one bad event does not stop the rest); one SessionDO call per session. */
 eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
   const { events } = c.req.valid('json');
@@ -60,7 +75,10 @@ eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
     const eventId = typeof rec.event_id === 'string' ? rec.event_id : null;
     const kind = rec.kind;
     if (kind !== 'init' && kind !== 'observation' && kind !== 'summarize' && kind !== 'end') {
-      return { eventId, error: new AppError(400, 'invalid_body', 'kind: must be one of init, observation, summarize, end') };
+      return {
+        eventId,
+        error: new AppError(400, 'invalid_body', 'kind: must be one of init, observation, summarize, end'),
+      };
     }
     try {
       return { eventId, event: parseWith(EVENT_SCHEMAS[kind], rec, 'invalid_body') as IngestEvent };
@@ -69,12 +87,16 @@ eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
     }
   });
   const accepted = parsed.flatMap((p) => (p.event ? [p.event] : []));
-  const ctx = await context(c, accepted.map((e) => e.session_id));
+  const ctx = await context(
+    c,
+    accepted.map((e) => e.session_id),
+  );
   const { settled, verdicts } = await acceptEvents(ctx, accepted);
   // Each event is a unit of its session's ingest limit; a request none of whose events was let in is refused whole.
   const tightest = verdicts.reduce<Verdict | null>((m, v) => (m === null || v.remaining < m.remaining ? v : m), null);
   if (tightest) limitHeaders(c, tightest);
-  const limited = (r: PromiseSettledResult<EventAck>) => r.status === 'rejected' && r.reason instanceof AppError && r.reason.code === 'rate_limited';
+  const limited = (r: PromiseSettledResult<EventAck>) =>
+    r.status === 'rejected' && r.reason instanceof AppError && r.reason.code === 'rate_limited';
   if (settled.length > 0 && settled.every(limited)) throw (settled[0] as PromiseRejectedResult).reason as AppError;
   let next = 0;
   const results = parsed.map(({ eventId, event, error }): BatchResult => {
@@ -83,7 +105,10 @@ eventRoutes.post('/batch', jsonBody(EventBatch), async (c) => {
     const err: unknown = outcome.reason;
     if (err instanceof AppError) return { event_id: eventId, error: { code: err.code, message: err.message } };
     log('error', 'batch event failed', { event_id: eventId, message: errorText(err) });
-    return { event_id: eventId, error: { code: 'internal_error', message: 'This event could not be accepted; send it again later.' } };
+    return {
+      event_id: eventId,
+      error: { code: 'internal_error', message: 'This event could not be accepted; send it again later.' },
+    };
   });
   return c.json({ results }, 200);
 });

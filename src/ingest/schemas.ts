@@ -8,16 +8,14 @@ import { isServerSessionKey } from '../db/write-policy';
 export { MAX_BATCH_EVENTS, type EventAck, type EventKind } from '#shared/wire/events';
 
 /** ISO-8601 string or ms epoch → ms epoch. Years before 2000 or past 2100 are refused as clock garbage. */
-export const OccurredAt = z
-  .union([z.number().finite(), z.string().min(1).max(64)])
-  .transform((v, ctx) => {
-    const ms = typeof v === 'number' ? v : /^\d+$/.test(v) ? Number(v) : Date.parse(v);
-    if (!Number.isFinite(ms) || ms < 946_684_800_000 || ms > 4_102_444_800_000) {
-      ctx.addIssue({ code: 'custom', message: 'must be an ISO-8601 time or a millisecond epoch' });
-      return z.NEVER;
-    }
-    return Math.floor(ms);
-  });
+export const OccurredAt = z.union([z.number().finite(), z.string().min(1).max(64)]).transform((v, ctx) => {
+  const ms = typeof v === 'number' ? v : /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  if (!Number.isFinite(ms) || ms < 946_684_800_000 || ms > 4_102_444_800_000) {
+    ctx.addIssue({ code: 'custom', message: 'must be an ISO-8601 time or a millisecond epoch' });
+    return z.NEVER;
+  }
+  return Math.floor(ms);
+});
 export type OccurredAt = z.infer<typeof OccurredAt>;
 
 /** Tool payloads: what Claude Code sends is an object, a string or a list. */
@@ -29,7 +27,10 @@ const id = (max: number) => z.string().trim().min(1).max(max);
 export const EventBase = z.object({
   event_id: id(200),
   // `manual:` sessions hold what `remember` stores, `import:` ones what an import filed; only the server makes them.
-  session_id: id(200).refine((v) => !isServerSessionKey(v), 'session ids starting with "manual:" or "import:" are made by the server'),
+  session_id: id(200).refine(
+    (v) => !isServerSessionKey(v),
+    'session ids starting with "manual:" or "import:" are made by the server',
+  ),
   project: id(500),
   cwd: z.string().max(4_096).default(''),
   occurred_at: OccurredAt,
@@ -41,8 +42,16 @@ export const EventBase = z.object({
   /** The client's per-machine counter: orders one machine's events even when their clocks tie. */
   client_seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   /** The checkout's branch (src/shared/git.ts rule: git's usual characters, ≤ 200) and HEAD commit (40/64 hex). */
-  git_branch: z.string().max(MAX_BRANCH_CHARS).refine(isBranchName, 'expected a git branch name (letters, digits, . _ / + @ # -)').optional(),
-  git_commit: z.string().max(64).refine(isCommitId, 'expected a full commit id (40 or 64 lower-case hex digits)').optional(),
+  git_branch: z
+    .string()
+    .max(MAX_BRANCH_CHARS)
+    .refine(isBranchName, 'expected a git branch name (letters, digits, . _ / + @ # -)')
+    .optional(),
+  git_commit: z
+    .string()
+    .max(64)
+    .refine(isCommitId, 'expected a full commit id (40 or 64 lower-case hex digits)')
+    .optional(),
 });
 export type EventBase = z.infer<typeof EventBase>;
 
@@ -79,7 +88,12 @@ export type EndEvent = z.infer<typeof EndEvent>;
 
 export type IngestEvent = InitEvent | ObservationEvent | SummarizeEvent | EndEvent;
 
-export const EVENT_SCHEMAS = { init: InitEvent, observation: ObservationEvent, summarize: SummarizeEvent, end: EndEvent } as const;
+export const EVENT_SCHEMAS = {
+  init: InitEvent,
+  observation: ObservationEvent,
+  summarize: SummarizeEvent,
+  end: EndEvent,
+} as const;
 
 /** Spool replay: the events are checked one by one so that one bad event does not refuse the others. */
 export const EventBatch = z.object({

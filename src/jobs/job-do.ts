@@ -109,7 +109,8 @@ function addStep(s: JobStepStats, c: StepCost): JobStepStats {
   };
 }
 
-const newId = () => `job_${Date.now().toString(36)}${crypto.getRandomValues(new Uint32Array(2)).reduce((a, n) => a + n.toString(36).padStart(7, '0'), '')}`;
+const newId = () =>
+  `job_${Date.now().toString(36)}${crypto.getRandomValues(new Uint32Array(2)).reduce((a, n) => a + n.toString(36).padStart(7, '0'), '')}`;
 
 function view(r: JobRow): StoredJob {
   return {
@@ -141,9 +142,13 @@ export class JobDO extends DurableObject<CairnEnv> {
     super(ctx, env);
     migrateDoSqlite(ctx.storage.sql, JOB_SCHEMA);
     // A step marked in flight belonged to an instance that is gone: run it again now, not after its lease.
-    const orphan = ctx.storage.sql.exec('SELECT 1 FROM jobs WHERE stepping_since IS NOT NULL LIMIT 1').toArray().length > 0;
+    const orphan =
+      ctx.storage.sql.exec('SELECT 1 FROM jobs WHERE stepping_since IS NOT NULL LIMIT 1').toArray().length > 0;
     if (orphan) {
-      ctx.storage.sql.exec('UPDATE jobs SET stepping_since = NULL, next_at = ? WHERE stepping_since IS NOT NULL', Date.now());
+      ctx.storage.sql.exec(
+        'UPDATE jobs SET stepping_since = NULL, next_at = ? WHERE stepping_since IS NOT NULL',
+        Date.now(),
+      );
       void ctx.blockConcurrencyWhile(() => ctx.storage.setAlarm(Date.now()));
     }
   }
@@ -153,12 +158,21 @@ export class JobDO extends DurableObject<CairnEnv> {
     const kind = jobKind(input.kind);
     if (!kind) throw new JobFailure('unknown_job_kind', `No job kind "${input.kind}".`);
     const parsed = kind.params.safeParse(input.params);
-    if (!parsed.success) throw new JobFailure('invalid_job_params', `Bad parameters for ${kind.name}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw new JobFailure(
+        'invalid_job_params',
+        `Bad parameters for ${kind.name}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     const params = parsed.data;
     const sql = this.ctx.storage.sql;
     const dedupe = kind.dedupe?.(params) ?? null;
     if (dedupe !== null) {
-      const open = sql.exec<JobRow>(`SELECT ${VIEW_COLUMNS} FROM jobs WHERE dedupe = ? AND status IN ('queued', 'running') LIMIT 1`, dedupe).toArray()[0];
+      const open = sql
+        .exec<JobRow>(
+          `SELECT ${VIEW_COLUMNS} FROM jobs WHERE dedupe = ? AND status IN ('queued', 'running') LIMIT 1`,
+          dedupe,
+        )
+        .toArray()[0];
       if (open) return view(open);
     }
     const now = input.now ?? Date.now();
@@ -167,8 +181,19 @@ export class JobDO extends DurableObject<CairnEnv> {
     sql.exec(
       `INSERT INTO jobs (id, kind, team_id, actor_user_id, actor, params, dedupe, status, cursor, progress, stats, created_at, updated_at, next_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
-      id, kind.name, input.teamId, input.actorUserId, input.actor, JSON.stringify(params ?? null), dedupe,
-      JSON.stringify(first.cursor ?? null), JSON.stringify(first.progress), JSON.stringify(emptyStats(this.#budget())), now, now, now,
+      id,
+      kind.name,
+      input.teamId,
+      input.actorUserId,
+      input.actor,
+      JSON.stringify(params ?? null),
+      dedupe,
+      JSON.stringify(first.cursor ?? null),
+      JSON.stringify(first.progress),
+      JSON.stringify(emptyStats(this.#budget())),
+      now,
+      now,
+      now,
     );
     await this.#schedule();
     return view(this.#row(id)!);
@@ -183,8 +208,16 @@ export class JobDO extends DurableObject<CairnEnv> {
   async list(limit = 50, kind?: string): Promise<StoredJob[]> {
     const n = Math.max(1, Math.min(200, limit));
     const rows = kind
-      ? this.ctx.storage.sql.exec<JobRow>(`SELECT ${VIEW_COLUMNS} FROM jobs WHERE kind = ? ORDER BY created_at DESC, id DESC LIMIT ?`, kind, n).toArray()
-      : this.ctx.storage.sql.exec<JobRow>(`SELECT ${VIEW_COLUMNS} FROM jobs ORDER BY created_at DESC, id DESC LIMIT ?`, n).toArray();
+      ? this.ctx.storage.sql
+          .exec<JobRow>(
+            `SELECT ${VIEW_COLUMNS} FROM jobs WHERE kind = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
+            kind,
+            n,
+          )
+          .toArray()
+      : this.ctx.storage.sql
+          .exec<JobRow>(`SELECT ${VIEW_COLUMNS} FROM jobs ORDER BY created_at DESC, id DESC LIMIT ?`, n)
+          .toArray();
     return rows.map(view);
   }
 
@@ -215,16 +248,38 @@ export class JobDO extends DurableObject<CairnEnv> {
   async #stepOnce(): Promise<void> {
     const sql = this.ctx.storage.sql;
     const now = Date.now();
-    const row = sql.exec<JobRow>('SELECT * FROM jobs WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at, created_at LIMIT 1', now).toArray()[0];
+    const row = sql
+      .exec<JobRow>(
+        'SELECT * FROM jobs WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at, created_at LIMIT 1',
+        now,
+      )
+      .toArray()[0];
     if (!row) return;
     const kind = jobKind(row.kind);
     if (!kind) {
-      this.#finish(row.id, 'failed', { code: 'unknown_job_kind', message: `This server does not run "${row.kind}" jobs.` }, now);
+      this.#finish(
+        row.id,
+        'failed',
+        { code: 'unknown_job_kind', message: `This server does not run "${row.kind}" jobs.` },
+        now,
+      );
       return;
     }
-    sql.exec("UPDATE jobs SET status = 'running', stepping_since = ?, started_at = coalesce(started_at, ?), updated_at = ? WHERE id = ?", now, now, now, row.id);
+    sql.exec(
+      "UPDATE jobs SET status = 'running', stepping_since = ?, started_at = coalesce(started_at, ?), updated_at = ? WHERE id = ?",
+      now,
+      now,
+      now,
+      row.id,
+    );
     await this.ctx.storage.setAlarm(now + STEP_LEASE_MS);
-    const ctx = stepContext({ env: this.env, jobId: row.id, teamId: row.team_id, actorUserId: row.actor_user_id, budget: this.#budget() });
+    const ctx = stepContext({
+      env: this.env,
+      jobId: row.id,
+      teamId: row.team_id,
+      actorUserId: row.actor_user_id,
+      budget: this.#budget(),
+    });
     try {
       const out = await metered(`job ${row.kind}`, async () => {
         const o = await kind.step(ctx, JSON.parse(row.params) as unknown, JSON.parse(row.cursor) as unknown);
@@ -236,14 +291,22 @@ export class JobDO extends DurableObject<CairnEnv> {
       sql.exec(
         `UPDATE jobs SET cursor = ?, progress = ?, result = ?, stats = ?, attempts = 0, error = NULL, stepping_since = NULL,
            updated_at = ?, next_at = ? WHERE id = ?`,
-        JSON.stringify(out.outcome.cursor ?? null), JSON.stringify(out.outcome.progress), result, JSON.stringify(stats), done,
-        out.outcome.done ? null : done + Math.max(0, out.outcome.waitMs ?? 0), row.id,
+        JSON.stringify(out.outcome.cursor ?? null),
+        JSON.stringify(out.outcome.progress),
+        result,
+        JSON.stringify(stats),
+        done,
+        out.outcome.done ? null : done + Math.max(0, out.outcome.waitMs ?? 0),
+        row.id,
       );
       if (out.outcome.done) this.#finish(row.id, 'done', null, done);
     } catch (err) {
       const failed = Date.now();
       const attempts = row.attempts + 1;
-      const error = err instanceof JobFailure ? { code: err.code, message: err.message } : { code: 'step_failed', message: (err as Error).message ?? String(err) };
+      const error =
+        err instanceof JobFailure
+          ? { code: err.code, message: err.message }
+          : { code: 'step_failed', message: (err as Error).message ?? String(err) };
       if (err instanceof JobFailure || attempts >= MAX_ATTEMPTS) {
         sql.exec('UPDATE jobs SET attempts = ?, stepping_since = NULL WHERE id = ?', attempts, row.id);
         this.#finish(row.id, 'failed', error, failed);
@@ -251,7 +314,11 @@ export class JobDO extends DurableObject<CairnEnv> {
       } else {
         sql.exec(
           'UPDATE jobs SET attempts = ?, error = ?, stepping_since = NULL, updated_at = ?, next_at = ? WHERE id = ?',
-          attempts, JSON.stringify(error), failed, failed + retryDelayMs(attempts), row.id,
+          attempts,
+          JSON.stringify(error),
+          failed,
+          failed + retryDelayMs(attempts),
+          row.id,
         );
         console.warn('job step failed; it will run again', { id: row.id, kind: row.kind, attempts, ...error });
       }
@@ -260,7 +327,14 @@ export class JobDO extends DurableObject<CairnEnv> {
 
   #finish(id: string, status: 'done' | 'failed', error: { code: string; message: string } | null, at: number): void {
     const sql = this.ctx.storage.sql;
-    sql.exec('UPDATE jobs SET status = ?, error = ?, next_at = NULL, finished_at = ?, updated_at = ? WHERE id = ?', status, error && JSON.stringify(error), at, at, id);
+    sql.exec(
+      'UPDATE jobs SET status = ?, error = ?, next_at = NULL, finished_at = ?, updated_at = ? WHERE id = ?',
+      status,
+      error && JSON.stringify(error),
+      at,
+      at,
+      id,
+    );
     sql.exec("UPDATE jobs SET params = 'null' WHERE id = ? AND length(params) > ?", id, BULKY_PARAMS);
     sql.exec(
       `DELETE FROM jobs WHERE status IN ('done', 'failed') AND id NOT IN
@@ -272,7 +346,9 @@ export class JobDO extends DurableObject<CairnEnv> {
   /** The alarm for the next runnable job (now if one is due); none when the lane is idle. */
   async #schedule(): Promise<void> {
     if (this.#stepping) return; // the running step sets it when it ends
-    const next = this.ctx.storage.sql.exec<{ t: number | null }>('SELECT min(next_at) AS t FROM jobs WHERE next_at IS NOT NULL').one().t;
+    const next = this.ctx.storage.sql
+      .exec<{ t: number | null }>('SELECT min(next_at) AS t FROM jobs WHERE next_at IS NOT NULL')
+      .one().t;
     if (next === null) {
       await this.ctx.storage.deleteAlarm();
       return;

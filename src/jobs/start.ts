@@ -19,12 +19,32 @@ export interface JobActor {
 }
 
 /** Queues a job of `kind` in the team's lane (`teamId` null: the server's own) and answers it at once. */
-export async function startJob<P, C>(env: CairnEnv, kind: JobKind<P, C>, teamId: number | null, params: P, actor: JobActor | null = null): Promise<JobRecord> {
-  if (jobKind(kind.name) !== (kind as unknown)) throw new Error(`job kind ${kind.name} is not registered (src/index.ts registerJobKinds)`);
+export async function startJob<P, C>(
+  env: CairnEnv,
+  kind: JobKind<P, C>,
+  teamId: number | null,
+  params: P,
+  actor: JobActor | null = null,
+): Promise<JobRecord> {
+  if (jobKind(kind.name) !== (kind as unknown))
+    throw new Error(`job kind ${kind.name} is not registered (src/index.ts registerJobKinds)`);
   const parsed = kind.params.safeParse(params);
-  if (!parsed.success) throw new AppError(400, 'invalid_job_params', `Bad parameters for a ${kind.name} job: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  if (!parsed.success)
+    throw new AppError(
+      400,
+      'invalid_job_params',
+      `Bad parameters for a ${kind.name} job: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+    );
   countSubrequest();
-  return jobRecord(await jobStub(env, teamId).start({ kind: kind.name, params: parsed.data, teamId, actorUserId: actor?.userId ?? null, actor: actor?.handle ?? null }));
+  return jobRecord(
+    await jobStub(env, teamId).start({
+      kind: kind.name,
+      params: parsed.data,
+      teamId,
+      actorUserId: actor?.userId ?? null,
+      actor: actor?.handle ?? null,
+    }),
+  );
 }
 
 /** A job of the team's lane, or null. */
@@ -35,7 +55,12 @@ export async function findJob(env: CairnEnv, teamId: number | null, id: string):
   return j && jobRecord(j);
 }
 
-export async function listJobs(env: CairnEnv, teamId: number | null, limit: number, kind?: string): Promise<JobRecord[]> {
+export async function listJobs(
+  env: CairnEnv,
+  teamId: number | null,
+  limit: number,
+  kind?: string,
+): Promise<JobRecord[]> {
   countSubrequest();
   return (await jobStub(env, teamId).list(limit, kind)).map(jobRecord);
 }

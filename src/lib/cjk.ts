@@ -26,7 +26,9 @@ export function cjkTerms(...texts: (string | null | undefined)[]): string {
     if (!text || !hasCjk(text)) continue;
     for (const token of text.split(/[^\p{L}\p{N}_]+/u)) {
       if (!hasCjk(token)) continue;
-      for (const part of token.split(/([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30FC]+)/u)) {
+      for (const part of token.split(
+        /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30FC]+)/u,
+      )) {
         if (!part) continue;
         if (hasCjk(part)) out.push(...bigrams(part));
         else out.push(part.toLowerCase());

@@ -32,6 +32,10 @@ export function handleError(err: Error, c: Context): Response {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return c.json(errorBody('bad_request', 'The request could not be processed.'), status as ContentfulStatusCode);
   }
-  log('error', 'unhandled error', { route: c.req.routePath, message: errorText(err), stack: err.stack?.split('\n').slice(1, 6).join(' | ') });
+  log('error', 'unhandled error', {
+    route: c.req.routePath,
+    message: errorText(err),
+    stack: err.stack?.split('\n').slice(1, 6).join(' | '),
+  });
   return c.json(errorBody('internal_error', 'Something went wrong on our side.'), 500);
 }

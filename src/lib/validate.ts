@@ -14,7 +14,11 @@ function describe(error: { issues: readonly { path: readonly PropertyKey[]; mess
   return `${path}: ${first.message}`;
 }
 
-export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBytes = MAX_BODY_BYTES): Promise<z.infer<T>> {
+export async function readJson<T extends z.ZodType>(
+  c: Context,
+  schema: T,
+  maxBytes = MAX_BODY_BYTES,
+): Promise<z.infer<T>> {
   const declared = Number(c.req.header('content-length') ?? '0');
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const buf = await c.req.arrayBuffer();
@@ -55,14 +59,20 @@ export interface QueryShape {
 }
 
 /** Query parameters: keys not in `lists` take their first value, as `c.req.query(key)` would. */
-export function query<T extends z.ZodType>(schema: T, shape: QueryShape = {}): MiddlewareHandler<Env, string, Validated<'query', T>> {
+export function query<T extends z.ZodType>(
+  schema: T,
+  shape: QueryShape = {},
+): MiddlewareHandler<Env, string, Validated<'query', T>> {
   const shaped = z.preprocess((value) => queryShape(value as Record<string, string | string[]>, shape), schema);
   return zValidator('query', shaped, (result) => {
     if (!result.success) throw new AppError(400, 'invalid_query', describe(result.error));
   }) as unknown as MiddlewareHandler<Env, string, Validated<'query', T>>;
 }
 
-function queryShape(value: Record<string, string | string[]>, { lists = [], blankIsAbsent = false }: QueryShape): Record<string, string | string[]> {
+function queryShape(
+  value: Record<string, string | string[]>,
+  { lists = [], blankIsAbsent = false }: QueryShape,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, raw] of Object.entries(value)) {
     if (lists.includes(k)) out[k] = [raw].flat();
@@ -73,7 +83,10 @@ function queryShape(value: Record<string, string | string[]>, { lists = [], blan
 }
 
 /** A JSON body read with a byte bound (413 past it), then checked against the schema (400 `invalid_body`). */
-export function jsonBody<T extends z.ZodType>(schema: T, maxBytes = MAX_BODY_BYTES): MiddlewareHandler<Env, string, Validated<'json', T>> {
+export function jsonBody<T extends z.ZodType>(
+  schema: T,
+  maxBytes = MAX_BODY_BYTES,
+): MiddlewareHandler<Env, string, Validated<'json', T>> {
   return async (c, next) => {
     c.req.addValidatedData('json', (await readJson(c, schema, maxBytes)) as object);
     await next();

@@ -9,7 +9,6 @@ import { limiterStub, type Bucket } from './limiter-do';
 import type { Verdict } from './window';
 import { errorText, log } from '../lib/log';
 
-
 /** Hook traffic and priming go to the ingest bucket; recall, search, MCP, viewer and admin calls to the read bucket. */
 export function bucketFor(method: string, path: string): Bucket {
   if (path.startsWith('/api/events/') || path === '/api/prime') return 'ingest';
@@ -27,12 +26,15 @@ export function limitFor(env: ConfigInput, auth: Pick<AuthContext, 'settings'>, 
 /** The 429 every limit answers with (per-token limiter here, per-session ingest in the SessionDO). */
 export function rateLimited(what: string, verdict: Verdict): AppError {
   const seconds = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
-  return new AppError(429, 'rate_limited', `Too many ${what}; retry in ${seconds}s.`, { 'retry-after': String(seconds) });
+  return new AppError(429, 'rate_limited', `Too many ${what}; retry in ${seconds}s.`, {
+    'retry-after': String(seconds),
+  });
 }
 
 /** Event routes: their limit is counted by the SessionDO the events go to, in the same round trip. */
 export const countedBySession = (method: string, path: string) =>
-  method === 'POST' && (path === '/api/events/batch' || /^\/api\/sessions\/(init|observations|summarize|end)$/.test(path));
+  method === 'POST' &&
+  (path === '/api/events/batch' || /^\/api\/sessions\/(init|observations|summarize|end)$/.test(path));
 
 /** Rate-limit headers from a verdict. */
 export function limitHeaders(c: Context, verdict: Verdict): void {

@@ -18,7 +18,12 @@ export interface Verdict {
  * counted. All or nothing, unless `partial`: then as many units as are left are granted (`granted`).
  */
 export function take(
-  w: Window | undefined, now: number, limit: number, windowMs: number, cost = 1, partial = false,
+  w: Window | undefined,
+  now: number,
+  limit: number,
+  windowMs: number,
+  cost = 1,
+  partial = false,
 ): { window: Window; verdict: Verdict; granted: number } {
   const start = now - (now % windowMs);
   const current = w && w.start === start ? w : { start, count: 0 };
@@ -26,7 +31,11 @@ export function take(
   const available = Math.max(0, limit - current.count);
   const granted = partial ? Math.min(units, available) : units <= available ? units : 0;
   if (granted === 0) {
-    return { window: current, granted, verdict: { allowed: false, limit, remaining: available, retryAfterMs: start + windowMs - now } };
+    return {
+      window: current,
+      granted,
+      verdict: { allowed: false, limit, remaining: available, retryAfterMs: start + windowMs - now },
+    };
   }
   const next = { start, count: current.count + granted };
   return { window: next, granted, verdict: { allowed: true, limit, remaining: limit - next.count, retryAfterMs: 0 } };

@@ -65,7 +65,12 @@ export class HubDO extends DurableObject<CairnEnv> {
     const { readable, writable } = new IdentityTransformStream();
     const writer = writable.getWriter() as WritableStreamDefaultWriter<Uint8Array>;
     const id = this.#nextId++;
-    this.#subs.set(id, { userId: sub.userId, projectIds: sub.projectIds ? [...sub.projectIds] : null, writer, openedAt: Date.now() });
+    this.#subs.set(id, {
+      userId: sub.userId,
+      projectIds: sub.projectIds ? [...sub.projectIds] : null,
+      writer,
+      openedAt: Date.now(),
+    });
     writer.closed.catch(() => this.#drop(id));
     this.#write(id, sseEvent('ready', { heartbeatMs: HEARTBEAT_MS }, 3000));
     await this.#ensureAlarm();

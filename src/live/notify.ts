@@ -3,7 +3,6 @@ import type { CairnEnv } from '../env';
 import { hubStub, type StoredNotice } from './hub-do';
 import { errorText, log } from '../lib/log';
 
-
 /**
  * Tells the team's live viewers about newly stored rows. Call it through waitUntil after the store
  * commits. It never throws: live updates are best-effort and must not fail or retry a store.

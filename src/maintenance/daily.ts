@@ -22,17 +22,25 @@ const PARTS: [MaintenanceJob, Part][] = [
   ['fts_check', async (env) => ({ jobs: await startDailyFtsUpkeep(env) })],
   ['retention', async (env, now) => ({ ...(await applyRetention(env, now)) })],
   // A data upgrade the first request has not started yet, else the check for records without vectors.
-  ['upgrade_check', async (env) => ({ job: (await startUpgradeIfBehind(env)) ?? (await startJob(env, upgradeJob, null, {})).id })],
+  [
+    'upgrade_check',
+    async (env) => ({ job: (await startUpgradeIfBehind(env)) ?? (await startJob(env, upgradeJob, null, {})).id }),
+  ],
   ['backup', async (env, now) => ({ ...(await startDailyBackups(env, now)) })],
   // Near-duplicates of each project that got observations today merged by a job per project (src/consolidation/).
   ['consolidate', async (env, now) => ({ ...(await startDailyConsolidation(env, now)) })],
 ];
 
 /** Runs every part in order; never throws (each failure is in its record and the log). */
-export async function runDailyMaintenance(env: CairnEnv, now: number, parts: [MaintenanceJob, Part][] = PARTS): Promise<void> {
+export async function runDailyMaintenance(
+  env: CairnEnv,
+  now: number,
+  parts: [MaintenanceJob, Part][] = PARTS,
+): Promise<void> {
   const dir = directoryDb(env);
   for (const [job, part] of parts) {
-    const note = (what: Promise<void>) => what.catch((err: unknown) => log('error', 'maintenance record failed', { job, message: errorText(err) }));
+    const note = (what: Promise<void>) =>
+      what.catch((err: unknown) => log('error', 'maintenance record failed', { job, message: errorText(err) }));
     await note(runStarted(dir, job, now));
     try {
       const detail = await part(env, now);

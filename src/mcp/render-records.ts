@@ -23,10 +23,16 @@ export function renderRecords(
   const out: string[] = any ? [DATA_NOTICE, ''] : [];
   for (const r of records) {
     const device = r.device ? `/${n(r.device)}` : '';
-    out.push(`#${r.id} ${iconFor(mode, r.type)} ${n(r.type)} · ${dayAndClock(Date.parse(r.createdAt), timeZone)} ${timeZone} · ${n(r.project)} · @${r.author}${device}`);
+    out.push(
+      `#${r.id} ${iconFor(mode, r.type)} ${n(r.type)} · ${dayAndClock(Date.parse(r.createdAt), timeZone)} ${timeZone} · ${n(r.project)} · @${r.author}${device}`,
+    );
     out.push(`Title: ${n(r.title ?? 'Untitled')}`);
     if (r.supersededBy != null) {
-      out.push(r.supersededBy === r.id ? 'Status: outdated (nothing replaces it)' : `Status: superseded by #${r.supersededBy}; read that one instead`);
+      out.push(
+        r.supersededBy === r.id
+          ? 'Status: outdated (nothing replaces it)'
+          : `Status: superseded by #${r.supersededBy}; read that one instead`,
+      );
     }
     if (r.subtitle) out.push(`Subtitle: ${n(r.subtitle)}`);
     if (r.narrative) out.push(n(r.narrative));
@@ -37,18 +43,28 @@ export function renderRecords(
     out.push('');
   }
   for (const s of other.summaries) {
-    out.push(`S${s.id} session summary · ${dayAndClock(s.createdAt, timeZone)} ${timeZone} · ${n(s.project)} · @${s.author}`);
+    out.push(
+      `S${s.id} session summary · ${dayAndClock(s.createdAt, timeZone)} ${timeZone} · ${n(s.project)} · @${s.author}`,
+    );
     const fields: [string, string | null][] = [
-      ['Request', s.request], ['Investigated', s.investigated], ['Learned', s.learned], ['Completed', s.completed], ['Next steps', s.nextSteps], ['Notes', s.notes],
+      ['Request', s.request],
+      ['Investigated', s.investigated],
+      ['Learned', s.learned],
+      ['Completed', s.completed],
+      ['Next steps', s.nextSteps],
+      ['Notes', s.notes],
     ];
     for (const [label, value] of fields) if (value?.trim()) out.push(`${label}: ${n(value.trim())}`);
     out.push('');
   }
   for (const p of other.prompts) {
-    out.push(`P${p.id} prompt ${p.promptNumber} · ${dayAndClock(p.createdAt, timeZone)} ${timeZone} · ${n(p.project)} · @${p.author}`);
+    out.push(
+      `P${p.id} prompt ${p.promptNumber} · ${dayAndClock(p.createdAt, timeZone)} ${timeZone} · ${n(p.project)} · @${p.author}`,
+    );
     out.push(n(p.text), '');
   }
-  if (missing.length) out.push(`Not found: ${missing.map((id) => (typeof id === 'number' ? `#${id}` : id)).join(', ')}`);
+  if (missing.length)
+    out.push(`Not found: ${missing.map((id) => (typeof id === 'number' ? `#${id}` : id)).join(', ')}`);
   if (!any && !missing.length) out.push('No ids given.');
   return `${out.join('\n').trimEnd()}\n`;
 }

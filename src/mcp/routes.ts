@@ -13,7 +13,8 @@ import { errorText, log } from '../lib/log';
  * The MCP SDK (with its JSON-schema validator) is loaded on an isolate's first /mcp request, not when the
  * isolate starts: hooks and the viewer never need it.
  */
-const loadMcp = () => Promise.all([import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./server')]);
+const loadMcp = () =>
+  Promise.all([import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./server')]);
 
 /** Mounted at /mcp (scope `read`; write tools check `ingest` themselves). */
 export const mcpRoutes = new Hono<AppEnv>();
@@ -32,7 +33,8 @@ export function checkOrigin(origin: string | undefined, requestUrl: string): voi
   } catch {
     own = '';
   }
-  if (origin !== own) throw new AppError(403, 'origin_not_allowed', 'Requests from a web page of another origin are refused.');
+  if (origin !== own)
+    throw new AppError(403, 'origin_not_allowed', 'Requests from a web page of another origin are refused.');
 }
 
 /** JSON-RPC requests (not notifications or responses) in one POST body: each is a unit of rate-limited work. */
@@ -57,15 +59,25 @@ async function chargeExtraCalls(c: Context<AppEnv>, calls: number): Promise<void
   c.header('x-ratelimit-remaining', String(verdict.remaining));
   if (!verdict.allowed) {
     const seconds = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
-    throw new AppError(429, 'rate_limited', `This batch holds ${calls} calls, more than this token may still make; retry in ${seconds}s.`, {
-      'retry-after': String(seconds),
-    });
+    throw new AppError(
+      429,
+      'rate_limited',
+      `This batch holds ${calls} calls, more than this token may still make; retry in ${seconds}s.`,
+      {
+        'retry-after': String(seconds),
+      },
+    );
   }
 }
 
 const methodNotAllowed = (c: Context<AppEnv>) => {
   c.header('allow', 'POST');
-  return c.json({ error: { code: 'method_not_allowed', message: 'This MCP server is stateless: send JSON-RPC messages with POST.' } }, 405);
+  return c.json(
+    {
+      error: { code: 'method_not_allowed', message: 'This MCP server is stateless: send JSON-RPC messages with POST.' },
+    },
+    405,
+  );
 };
 
 mcpRoutes.on(['GET', 'DELETE', 'PUT', 'PATCH'], '/', methodNotAllowed);
@@ -97,11 +109,15 @@ mcpRoutes.post('/', async (c) => {
   const [{ WebStandardStreamableHTTPServerTransport }, { buildMcpServer }] = await loadMcp();
   const server = buildMcpServer(c.env, c.get('auth'), { defer, now: Date.now });
   // A stateless transport serves exactly one request and a connected server cannot be reconnected.
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
   await server.connect(transport);
   const answer = await transport.handleRequest(c.req.raw, { parsedBody: message });
   // The SDK builds its own Response; carry over what the middleware set (rate-limit headers).
   const out = new Response(answer.body, answer);
-  for (const [name, value] of c.res.headers) if (name !== 'content-type' && !out.headers.has(name)) out.headers.set(name, value);
+  for (const [name, value] of c.res.headers)
+    if (name !== 'content-type' && !out.headers.has(name)) out.headers.set(name, value);
   return out;
 });

@@ -9,7 +9,14 @@ import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { forgetRecord, parseRecordRef } from '../forget/service';
 import { remember, RememberInput } from '../recall/memory-writes';
-import { FeedbackBody, giveFeedback, recordFetched, REASON_MAX, supersede, SupersedeBody } from '../corrections/service';
+import {
+  FeedbackBody,
+  giveFeedback,
+  recordFetched,
+  REASON_MAX,
+  supersede,
+  SupersedeBody,
+} from '../corrections/service';
 import { DEFAULT_DEPTH, MAX_DEPTH } from '../recall/params';
 import { renderTimeline } from '../recall/render-timeline';
 import { MAX_IDS, observationRecords, timelineFor } from '../recall/service';
@@ -27,7 +34,10 @@ export interface McpDeps {
   now(): number;
 }
 
-const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
+const text = (t: string, isError = false): CallToolResult => ({
+  content: [{ type: 'text', text: t }],
+  ...(isError ? { isError: true } : {}),
+});
 
 /** Tool failures become readable tool errors (the agent can correct itself); unknown ones are logged. */
 async function guarded(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
@@ -35,7 +45,10 @@ async function guarded(run: () => Promise<CallToolResult>): Promise<CallToolResu
     return await run();
   } catch (err) {
     if (err instanceof AppError) return text(`${err.code}: ${err.message}`, true);
-    log('error', 'mcp tool failed', { message: errorText(err), stack: (err as Error).stack?.split('\n').slice(1, 6).join(' | ') });
+    log('error', 'mcp tool failed', {
+      message: errorText(err),
+      stack: (err as Error).stack?.split('\n').slice(1, 6).join(' | '),
+    });
     return text('internal_error: Something went wrong on our side.', true);
   }
 }
@@ -50,7 +63,10 @@ const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
 const oneOrMany = z.union([z.string(), z.array(z.string())]).optional();
 
 /** A record reference from search or timeline: `12` / `#12` observation, `S12` session summary, `P12` prompt. */
-const RecordRef = z.union([z.number().int().positive(), z.string().regex(/^#?[SsPp]?\d{1,15}$/, 'expected 12, "S12" or "P12"')]);
+const RecordRef = z.union([
+  z.number().int().positive(),
+  z.string().regex(/^#?[SsPp]?\d{1,15}$/, 'expected 12, "S12" or "P12"'),
+]);
 export type RecordRef = z.infer<typeof RecordRef>;
 
 /** Splits refs into distinct observation, summary and prompt ids (pure). */
@@ -104,8 +120,16 @@ function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
         kind: z
           .enum(['observations', 'summaries', 'prompts', 'all'])
           .optional()
-          .describe('What to search (default observations); "all" also finds session summaries and user prompts. type, concept and file filters apply to observations only.'),
-        query: z.string().max(1000).optional().describe('A few distinctive words, a file name or error text, any language; e.g. "jwt refresh race" rather than "why did the login break?".'),
+          .describe(
+            'What to search (default observations); "all" also finds session summaries and user prompts. type, concept and file filters apply to observations only.',
+          ),
+        query: z
+          .string()
+          .max(1000)
+          .optional()
+          .describe(
+            'A few distinctive words, a file name or error text, any language; e.g. "jwt refresh race" rather than "why did the login break?".',
+          ),
         project: oneOrMany.describe('Project key(s), e.g. github.com/acme/widgets.'),
         type: oneOrMany.describe('Observation type(s), e.g. bugfix, decision.'),
         concept: oneOrMany.describe('Concept(s), e.g. gotcha, trade-off.'),
@@ -122,8 +146,18 @@ function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
     (a) =>
       guarded(async () => {
         const res = await searchObservations(env, auth, {
-          q: a.query, project: a.project, type: a.type, concept: a.concept, file: a.file, author: a.author, platform: a.platform,
-          since: a.since, until: a.until, limit: a.limit, offset: a.offset, kind: a.kind,
+          q: a.query,
+          project: a.project,
+          type: a.type,
+          concept: a.concept,
+          file: a.file,
+          author: a.author,
+          platform: a.platform,
+          since: a.since,
+          until: a.until,
+          limit: a.limit,
+          offset: a.offset,
+          kind: a.kind,
         });
         return text(renderSearchText(res, a.offset ?? 0));
       }),
@@ -142,8 +176,20 @@ function registerTimeline(server: McpServer, { env, auth, deps }: ToolContext): 
       inputSchema: {
         anchor: z.union([z.number().int().positive(), z.string().max(64)]).optional(),
         query: z.string().max(1000).optional(),
-        before: z.number().int().min(0).max(MAX_DEPTH).optional().describe(`Records before the anchor (default ${DEFAULT_DEPTH}).`),
-        after: z.number().int().min(0).max(MAX_DEPTH).optional().describe(`Records after the anchor (default ${DEFAULT_DEPTH}).`),
+        before: z
+          .number()
+          .int()
+          .min(0)
+          .max(MAX_DEPTH)
+          .optional()
+          .describe(`Records before the anchor (default ${DEFAULT_DEPTH}).`),
+        after: z
+          .number()
+          .int()
+          .min(0)
+          .max(MAX_DEPTH)
+          .optional()
+          .describe(`Records after the anchor (default ${DEFAULT_DEPTH}).`),
         project: oneOrMany.describe('Stay within these project key(s).'),
       },
       annotations: READ_ONLY,
@@ -152,10 +198,15 @@ function registerTimeline(server: McpServer, { env, auth, deps }: ToolContext): 
       guarded(async () => {
         const projects = a.project === undefined ? [] : Array.isArray(a.project) ? a.project : [a.project];
         const { result, mode } = await timelineFor(env, auth, {
-          anchor: a.anchor, q: a.query, before: a.before ?? DEFAULT_DEPTH, after: a.after ?? DEFAULT_DEPTH, projects,
+          anchor: a.anchor,
+          q: a.query,
+          before: a.before ?? DEFAULT_DEPTH,
+          after: a.after ?? DEFAULT_DEPTH,
+          projects,
         });
         // The anchor is what the session came for: counted as fetched (feedback, src/corrections/).
-        if (result.anchor.kind === 'observation' && result.anchor.id !== null) deps.defer(recordFetched(env, auth, [result.anchor.id], deps.now()));
+        if (result.anchor.kind === 'observation' && result.anchor.id !== null)
+          deps.defer(recordFetched(env, auth, [result.anchor.id], deps.now()));
         return text(renderTimeline({ result, mode, viewer: auth.handle, timeZone: 'UTC' }));
       }),
   );
@@ -171,7 +222,9 @@ function registerGetObservations(server: McpServer, { env, auth, deps }: ToolCon
         `Step 3: full records (narrative, facts, files) for ids you picked from search or timeline. Batch them: up to ${MAX_IDS} per call. ` +
         'Session summaries and prompts too: ids=["S12", "P7"] gives a summary in full (request, investigated, learned, completed, next steps) ' +
         'or a prompt\'s whole text; timeline(anchor="S12") shows what happened around a summary.',
-      inputSchema: { ids: z.array(RecordRef).min(1).max(MAX_IDS).describe('Observation ids (12), "S12" summaries, "P12" prompts.') },
+      inputSchema: {
+        ids: z.array(RecordRef).min(1).max(MAX_IDS).describe('Observation ids (12), "S12" summaries, "P12" prompts.'),
+      },
       annotations: READ_ONLY,
     },
     (a) =>
@@ -189,7 +242,14 @@ function registerGetObservations(server: McpServer, { env, auth, deps }: ToolCon
           ...refs.summaries.filter((id) => !s.has(id)).map((id) => `S${id}`),
           ...refs.prompts.filter((id) => !p.has(id)).map((id) => `P${id}`),
         ];
-        deps.defer(recordFetched(env, auth, records.map((r) => r.id), deps.now()));
+        deps.defer(
+          recordFetched(
+            env,
+            auth,
+            records.map((r) => r.id),
+            deps.now(),
+          ),
+        );
         return text(renderRecords(records, missing, mode, 'UTC', { summaries, prompts }));
       }),
   );
@@ -205,16 +265,21 @@ function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): 
         'Save something worth keeping for later sessions and teammates (a decision, a gotcha, a how-to) as an observation of a project. ' +
         'Saving the same text twice stores it once.',
       inputSchema: {
-        project: z.string().describe('Project key, as in the first line of the context index (e.g. github.com/acme/widgets).'),
+        project: z
+          .string()
+          .describe('Project key, as in the first line of the context index (e.g. github.com/acme/widgets).'),
         text: z.string().describe('What to remember, self-contained: it will be read without this conversation.'),
         title: z.string().optional().describe('Short title; defaults to the start of text.'),
         type: z.string().optional().describe('Observation type (default discovery), e.g. decision, bugfix, feature.'),
         concepts: z.array(z.string()).optional(),
         facts: z.array(z.string()).optional(),
         files: z.array(z.string()).optional().describe('Project-relative paths this is about.'),
-        supersedes: z.array(z.union([z.number(), z.string()])).optional().describe(
-          'Ids of observations this note corrects (e.g. [12]): they leave the context index and rank below it. Only their author or a team admin may.',
-        ),
+        supersedes: z
+          .array(z.union([z.number(), z.string()]))
+          .optional()
+          .describe(
+            'Ids of observations this note corrects (e.g. [12]): they leave the context index and rank below it. Only their author or a team admin may.',
+          ),
       },
       // Saving the same text twice stores it once, and nothing existing is changed.
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -225,8 +290,12 @@ function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): 
         const input = parseWith(RememberInput, a, 'invalid_arguments');
         const saved = await remember(env, auth, input, deps.now());
         if (!saved.duplicate) deps.defer(indexObservations(env, auth.teamId, [saved.id]));
-        const corrected = saved.superseded.length ? ` It supersedes ${saved.superseded.map((id) => `#${id}`).join(', ')}.` : '';
-        return text(`${saved.duplicate ? 'Already remembered' : 'Remembered'} as #${saved.id} in ${saved.project}.${corrected}`);
+        const corrected = saved.superseded.length
+          ? ` It supersedes ${saved.superseded.map((id) => `#${id}`).join(', ')}.`
+          : '';
+        return text(
+          `${saved.duplicate ? 'Already remembered' : 'Remembered'} as #${saved.id} in ${saved.project}.${corrected}`,
+        );
       }),
   );
 }
@@ -242,8 +311,13 @@ function registerSupersede(server: McpServer, { env, auth, deps }: ToolContext):
         '(who, when, why) is kept. Give by = the id of the record that replaces it (store one with remember first), or leave it out to mark ' +
         'it outdated. Only its author or a team admin may; anyone can flag a record with feedback instead. To delete for good, use forget.',
       inputSchema: {
-        id: z.union([z.number().int().positive(), z.string().max(20)]).describe('The outdated observation: 12 or "#12".'),
-        by: z.union([z.number().int().positive(), z.string().max(20)]).optional().describe('The observation that replaces it.'),
+        id: z
+          .union([z.number().int().positive(), z.string().max(20)])
+          .describe('The outdated observation: 12 or "#12".'),
+        by: z
+          .union([z.number().int().positive(), z.string().max(20)])
+          .optional()
+          .describe('The observation that replaces it.'),
         reason: z.string().max(REASON_MAX).describe('Why it is no longer true, in a sentence.'),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -251,9 +325,21 @@ function registerSupersede(server: McpServer, { env, auth, deps }: ToolContext):
     (a) =>
       guarded(async () => {
         requireWrite(auth);
-        const input = parseWith(SupersedeBody, { id: observationId(a.id, 'id'), by: a.by === undefined ? undefined : observationId(a.by, 'by'), reason: a.reason }, 'invalid_arguments');
+        const input = parseWith(
+          SupersedeBody,
+          {
+            id: observationId(a.id, 'id'),
+            by: a.by === undefined ? undefined : observationId(a.by, 'by'),
+            reason: a.reason,
+          },
+          'invalid_arguments',
+        );
         const done = await supersede(env, auth, input, deps.now());
-        return text(done.by === null ? `Marked #${done.id} outdated; it is out of the context index.` : `#${done.id} is superseded by #${done.by}; it is out of the context index and ranks below #${done.by}.`);
+        return text(
+          done.by === null
+            ? `Marked #${done.id} outdated; it is out of the context index.`
+            : `#${done.id} is superseded by #${done.by}; it is out of the context index and ranks below #${done.by}.`,
+        );
       }),
   );
 }
@@ -277,10 +363,18 @@ function registerFeedback(server: McpServer, { env, auth, deps }: ToolContext): 
     (a) =>
       guarded(async () => {
         requireWrite(auth);
-        const input = parseWith(FeedbackBody, { id: observationId(a.id, 'id'), kind: a.kind, reason: a.reason }, 'invalid_arguments');
+        const input = parseWith(
+          FeedbackBody,
+          { id: observationId(a.id, 'id'), kind: a.kind, reason: a.reason },
+          'invalid_arguments',
+        );
         const done = await giveFeedback(env, auth, input, deps.now());
         if (!done.counted) return text(`You already said #${done.id} is ${done.kind}.`);
-        return text(done.kind === 'useful' ? `Noted: #${done.id} was useful.` : `Flagged #${done.id} as ${done.kind}; it is out of the context index until an admin reviews it.`);
+        return text(
+          done.kind === 'useful'
+            ? `Noted: #${done.id} was useful.`
+            : `Flagged #${done.id} as ${done.kind}; it is out of the context index until an admin reviews it.`,
+        );
       }),
   );
 }
@@ -289,7 +383,8 @@ function registerFeedback(server: McpServer, { env, auth, deps }: ToolContext): 
 function observationId(ref: number | string, field: string): number {
   const m = typeof ref === 'number' ? [String(ref), String(ref)] : /^\s*#?(\d{1,15})\s*$/.exec(ref);
   const id = m ? Number(m[1]) : NaN;
-  if (!Number.isSafeInteger(id) || id <= 0) throw new AppError(400, 'invalid_arguments', `${field}: give an observation id such as 12.`);
+  if (!Number.isSafeInteger(id) || id <= 0)
+    throw new AppError(400, 'invalid_arguments', `${field}: give an observation id such as 12.`);
   return id;
 }
 
@@ -302,7 +397,9 @@ function registerForget(server: McpServer, { env, auth, deps }: ToolContext): vo
       description:
         'Delete a record from memory for good: an observation (#12 or 12), a summary (S12) or a prompt (P12). Its text is removed from every index; only an audit entry (who, which id, when) stays. Only its author or a team admin may.',
       inputSchema: {
-        id: z.union([z.number().int().positive(), z.string().max(20)]).describe('The record id as search shows it: 12, S12 or P12.'),
+        id: z
+          .union([z.number().int().positive(), z.string().max(20)])
+          .describe('The record id as search shows it: 12, S12 or P12.'),
         reason: z.string().max(500).optional().describe('Why (not stored: it could repeat what is forgotten).'),
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -313,7 +410,9 @@ function registerForget(server: McpServer, { env, auth, deps }: ToolContext): vo
         const ref = parseRecordRef(a.id);
         if (!ref) throw new AppError(400, 'invalid_arguments', 'id: give a record id such as 12, S12 or P12.');
         const gone = await forgetRecord(env, auth, ref.kind, ref.id, deps.now());
-        return text(`Forgot ${ref.kind === 'observation' ? '#' : ref.kind === 'summary' ? 'S' : 'P'}${ref.id}; it is deleted from every index.`);
+        return text(
+          `Forgot ${ref.kind === 'observation' ? '#' : ref.kind === 'summary' ? 'S' : 'P'}${ref.id}; it is deleted from every index.`,
+        );
       }),
   );
 }

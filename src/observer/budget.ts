@@ -16,7 +16,12 @@ export function periodOf(now: number): Period {
   const y = d.getUTCFullYear();
   const m = d.getUTCMonth();
   const day = d.toISOString().slice(0, 10);
-  return { day, monthStart: `${day.slice(0, 7)}-01`, nextDay: Date.UTC(y, m, d.getUTCDate() + 1), nextMonth: Date.UTC(y, m + 1, 1) };
+  return {
+    day,
+    monthStart: `${day.slice(0, 7)}-01`,
+    nextDay: Date.UTC(y, m, d.getUTCDate() + 1),
+    nextMonth: Date.UTC(y, m + 1, 1),
+  };
 }
 
 export interface Budgets {
@@ -33,14 +38,20 @@ export interface BudgetState {
   budgets: { day: number | null; month: number | null };
 }
 
-export const hasBudget = (b: Budgets) => b.observer_budget_tokens_per_day !== undefined || b.observer_budget_tokens_per_month !== undefined;
+export const hasBudget = (b: Budgets) =>
+  b.observer_budget_tokens_per_day !== undefined || b.observer_budget_tokens_per_month !== undefined;
 
 export function budgetState(b: Budgets, spent: { day: number; month: number }, period: Period): BudgetState {
   const budgets = { day: b.observer_budget_tokens_per_day ?? null, month: b.observer_budget_tokens_per_month ?? null };
   const monthOut = budgets.month !== null && spent.month >= budgets.month;
   const dayOut = budgets.day !== null && spent.day >= budgets.day;
   const exhausted = monthOut ? 'month' : dayOut ? 'day' : null;
-  return { exhausted, until: exhausted === 'month' ? period.nextMonth : exhausted === 'day' ? period.nextDay : null, spent, budgets };
+  return {
+    exhausted,
+    until: exhausted === 'month' ? period.nextMonth : exhausted === 'day' ? period.nextDay : null,
+    spent,
+    budgets,
+  };
 }
 
 /** One line for people (context index, `cairn status`) saying the observer runs on its heuristic fallback. */

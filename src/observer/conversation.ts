@@ -1,7 +1,14 @@
 // The observer conversation kept by the SessionDO: pure turn preparation, restart on idling, history cut to fit
 // the character budget and the model's window.
 import type { Mode } from './modes';
-import { buildContinuation, buildNewPrompt, buildObservationMessage, buildSessionStart, buildSummaryMessage, buildSystemPrompt } from './prompts';
+import {
+  buildContinuation,
+  buildNewPrompt,
+  buildObservationMessage,
+  buildSessionStart,
+  buildSummaryMessage,
+  buildSystemPrompt,
+} from './prompts';
 import { cutNote, fitMessages, NOTE_MAX_CHARS, tallyCut, type CutAccount } from './history';
 import type { ChatMessage, ObserverReply, ObserverRequest, SummaryRequest, ToolEvent } from './types';
 import { estimateTokens, type ModelWindow } from './window';
@@ -61,7 +68,10 @@ const sizeOf = (messages: ChatMessage[]) => messages.reduce((n, m) => n + m.cont
  * history past the character budget or the model's window loses its oldest exchanges (history.ts), and the
  * first message kept then says what was cut.
  */
-export function prepareTurn(state: ConversationState | null, input: PrepareInput): { request: ObserverRequest; state: ConversationState } {
+export function prepareTurn(
+  state: ConversationState | null,
+  input: PrepareInput,
+): { request: ObserverRequest; state: ConversationState } {
   const { mode, session, events, summary, now } = input;
   const idleMs = input.idleMs ?? DEFAULT_IDLE_MS;
   const system = buildSystemPrompt(mode);
@@ -78,15 +88,28 @@ export function prepareTurn(state: ConversationState | null, input: PrepareInput
   let next: ConversationState;
   if (fresh || idle) {
     // A restart inside a session (later prompt, or history dropped) says so; the very first turn does not.
-    const continuing = idle || (state !== null && state.messages.length === 0 && state.promptNumber > 0) || session.promptNumber > 1;
+    const continuing =
+      idle || (state !== null && state.messages.length === 0 && state.promptNumber > 0) || session.promptNumber > 1;
     const opening = continuing ? buildContinuation(mode, session, now) : buildSessionStart(mode, session, now);
-    next = { generation: newGeneration(), startedAt: now, lastUsedAt: now, promptNumber: session.promptNumber, messages: [{ role: 'user', content: `${opening}\n\n${batch}` }], chars: 0 };
+    next = {
+      generation: newGeneration(),
+      startedAt: now,
+      lastUsedAt: now,
+      promptNumber: session.promptNumber,
+      messages: [{ role: 'user', content: `${opening}\n\n${batch}` }],
+      chars: 0,
+    };
   } else {
     const opening = session.promptNumber !== state.promptNumber ? buildNewPrompt(session, now) : '';
-    const messages: ChatMessage[] = [...state.messages, { role: 'user', content: opening ? `${opening}\n\n${batch}` : batch }];
+    const messages: ChatMessage[] = [
+      ...state.messages,
+      { role: 'user', content: opening ? `${opening}\n\n${batch}` : batch },
+    ];
     next = fitted({ ...state, lastUsedAt: now, promptNumber: session.promptNumber, messages }, batch, {
       chars: input.budgetChars ?? DEFAULT_BUDGET_CHARS,
-      tokens: input.window ? input.window.contextTokens - maxTokens - estimateTokens(system) - TEMPLATE_TOKENS : Number.MAX_SAFE_INTEGER,
+      tokens: input.window
+        ? input.window.contextTokens - maxTokens - estimateTokens(system) - TEMPLATE_TOKENS
+        : Number.MAX_SAFE_INTEGER,
       continuation: buildContinuation(mode, session, now),
       newGeneration,
     });
@@ -100,12 +123,21 @@ export function prepareTurn(state: ConversationState | null, input: PrepareInput
  * reopens the session (`continuation`) and says what was cut. A new batch too big for the window alone is
  * sent as it is (turns are capped at TURN_MAX_CHARS, src/session/policy.ts).
  */
-function fitted(c: ConversationState, batch: string, o: { chars: number; tokens: number; continuation: string; newGeneration: () => string }): ConversationState {
-  const fits = sizeOf(c.messages) <= o.chars && c.messages.reduce((n, m) => n + estimateTokens(m.content), 0) <= o.tokens;
+function fitted(
+  c: ConversationState,
+  batch: string,
+  o: { chars: number; tokens: number; continuation: string; newGeneration: () => string },
+): ConversationState {
+  const fits =
+    sizeOf(c.messages) <= o.chars && c.messages.reduce((n, m) => n + estimateTokens(m.content), 0) <= o.tokens;
   if (fits) return c;
   // Room for the first message's header: the continuation and the note of what was cut.
   const header = o.continuation.length + NOTE_MAX_CHARS + 4;
-  const { kept, cut } = fitMessages(c.messages, { chars: o.chars - header, tokens: o.tokens - estimateTokens(o.continuation) - NOTE_MAX_CHARS }, estimateTokens);
+  const { kept, cut } = fitMessages(
+    c.messages,
+    { chars: o.chars - header, tokens: o.tokens - estimateTokens(o.continuation) - NOTE_MAX_CHARS },
+    estimateTokens,
+  );
   if (cut.length === 0) return c;
   const account = tallyCut(cut, c.cut);
   // Only the new message left: its batch goes under the continuation (which names the prompt) alone.

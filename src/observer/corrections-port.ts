@@ -16,12 +16,24 @@ export interface ObserverCorrections {
    * Current records of the owner's project the owner may read, related to the turn; `exclude`d ids and the rows
    * of session `sessionId` (the turn's own, already in the observer's history) left out.
    */
-  related(env: CairnEnv, owner: TurnOwner, query: PriorQuery, exclude: number[], sessionId: number): Promise<PriorRecord[]>;
+  related(
+    env: CairnEnv,
+    owner: TurnOwner,
+    query: PriorQuery,
+    exclude: number[],
+    sessionId: number,
+  ): Promise<PriorRecord[]>;
   /**
    * Stores the reply's corrections of records it was shown (`shown`): `by` is the new observation. Answers how
    * many were stored (superseded, or flagged for review when the owner may not supersede the record).
    */
-  apply(env: CairnEnv, owner: TurnOwner, proposals: { id: number; by: number; reason: string }[], shown: readonly number[], now: number): Promise<number>;
+  apply(
+    env: CairnEnv,
+    owner: TurnOwner,
+    proposals: { id: number; by: number; reason: string }[],
+    shown: readonly number[],
+    now: number,
+  ): Promise<number>;
 }
 
 let registered: ObserverCorrections | null = null;

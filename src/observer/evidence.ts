@@ -39,7 +39,8 @@ function pathsFromObject(input: Record<string, unknown>): string[] {
     const list = input[key];
     if (Array.isArray(list)) for (const p of list) if (typeof p === 'string' && p) out.push(p);
   }
-  if (Array.isArray(input.edits)) for (const edit of input.edits) if (isRecord(edit)) out.push(...pathsFromObject(edit));
+  if (Array.isArray(input.edits))
+    for (const edit of input.edits) if (isRecord(edit)) out.push(...pathsFromObject(edit));
   return out;
 }
 

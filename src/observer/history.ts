@@ -30,7 +30,11 @@ const SUMMARY_REQUEST = '=== SUMMARY REQUEST ===';
  * and the part kept: the newest whole exchanges that fit `limits` beside the new message, which is always
  * kept. The kept part starts with a user message, as chat APIs require.
  */
-export function fitMessages(messages: readonly ChatMessage[], limits: HistoryLimits, tokensOf: (text: string) => number): { kept: ChatMessage[]; cut: ChatMessage[] } {
+export function fitMessages(
+  messages: readonly ChatMessage[],
+  limits: HistoryLimits,
+  tokensOf: (text: string) => number,
+): { kept: ChatMessage[]; cut: ChatMessage[] } {
   if (messages.length === 0) return { kept: [], cut: [] };
   let start = messages.length - 1;
   let chars = messages[start]!.content.length;
@@ -61,7 +65,11 @@ function occurrences(text: string, needle: string): number {
 
 /** Adds the messages just cut to what was cut before. */
 export function tallyCut(cut: readonly ChatMessage[], before: CutAccount | undefined): CutAccount {
-  const account: CutAccount = { calls: before?.calls ?? 0, summaries: before?.summaries ?? 0, titles: [...(before?.titles ?? [])] };
+  const account: CutAccount = {
+    calls: before?.calls ?? 0,
+    summaries: before?.summaries ?? 0,
+    titles: [...(before?.titles ?? [])],
+  };
   for (const m of cut) {
     if (m.role === 'user') {
       account.calls += occurrences(m.content, CALL_BLOCK);
@@ -81,7 +89,8 @@ export function tallyCut(cut: readonly ChatMessage[], before: CutAccount | undef
 /** Tells the observer what the conversation no longer shows, so it neither asks about it nor records it again. */
 export function cutNote(c: CutAccount): string {
   const calls = c.calls === 1 ? '1 tool call was cut' : `${c.calls} tool calls were cut`;
-  const summaries = c.summaries === 0 ? '' : c.summaries === 1 ? ' (and 1 summary request)' : ` (and ${c.summaries} summary requests)`;
+  const summaries =
+    c.summaries === 0 ? '' : c.summaries === 1 ? ' (and 1 summary request)' : ` (and ${c.summaries} summary requests)`;
   const lines = [
     `Earlier in this session ${calls}${summaries} from this conversation to fit the model's window. Everything in them is recorded already: do not record it again.`,
   ];

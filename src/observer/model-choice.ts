@@ -6,7 +6,20 @@ import type { ObserverProvider, ObserverRequest, ToolEvent } from './types';
  * Tools that read and change nothing, under Claude Code's names (Gemini's are mapped to them by the hooks
  * client) and the other agents' own. Bash is never here: a command may do anything.
  */
-const READ_ONLY_TOOLS = new Set(['read', 'read_file', 'notebookread', 'glob', 'grep', 'grep_search', 'ls', 'list_files', 'list_directory', 'webfetch', 'web_fetch', 'websearch']);
+const READ_ONLY_TOOLS = new Set([
+  'read',
+  'read_file',
+  'notebookread',
+  'glob',
+  'grep',
+  'grep_search',
+  'ls',
+  'list_files',
+  'list_directory',
+  'webfetch',
+  'web_fetch',
+  'websearch',
+]);
 
 export const isReadOnlyTool = (name: string): boolean => READ_ONLY_TOOLS.has(name.toLowerCase());
 
@@ -25,6 +38,7 @@ export function withReadOnlyModel(provider: ObserverProvider, readOnlyModel: str
     name: provider.name,
     model: provider.model,
     readOnlyModel,
-    complete: (request: ObserverRequest) => provider.complete(readOnlyTurn(request.events, request.summary) ? { ...request, model: readOnlyModel } : request),
+    complete: (request: ObserverRequest) =>
+      provider.complete(readOnlyTurn(request.events, request.summary) ? { ...request, model: readOnlyModel } : request),
   };
 }

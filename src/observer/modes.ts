@@ -79,7 +79,8 @@ const FILES: Readonly<Record<string, unknown>> = {
 // Lower-case words joined by single hyphens, parts joined by '--'; anything else (paths, dots) is refused.
 const MODE_ID = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:--[a-z0-9]+(?:-[a-z0-9]+)*)*$/;
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Objects merge key by key; arrays and scalars in the override replace the base's value. */
 export function deepMerge<T>(base: T, override: unknown): T {
@@ -128,4 +129,5 @@ export const bundledModeIds = (): string[] => Object.keys(FILES);
 export const conceptIds = (mode: Mode): string[] => mode.concepts.map((c) => c.id);
 
 /** Icon for a stored type; types the mode does not know get a neutral note icon. */
-export const typeEmoji = (mode: Mode, type: string): string => mode.observationTypes.find((t) => t.id === type)?.emoji ?? '📝';
+export const typeEmoji = (mode: Mode, type: string): string =>
+  mode.observationTypes.find((t) => t.id === type)?.emoji ?? '📝';

@@ -94,7 +94,12 @@ function skippedSummary(attrs: string): ParsedSummary {
   const reason = /\breason\s*=\s*(?:"([^"]*)"|'([^']*)')/i.exec(attrs);
   const text = reason ? decode(reason[1] ?? reason[2] ?? '').trim() : '';
   return {
-    request: null, investigated: null, learned: null, completed: null, nextSteps: null, notes: null,
+    request: null,
+    investigated: null,
+    learned: null,
+    completed: null,
+    nextSteps: null,
+    notes: null,
     skipped: true,
     skipReason: text === '' ? null : text,
   };
@@ -112,7 +117,11 @@ export function parseObserverOutput(raw: unknown, mode: Mode, options: ParseOpti
 
   const skip = SKIP_SUMMARY.exec(text);
   if (skip) {
-    return { valid: true, observations: options.allowBoth ? observationsOf() : [], summary: skippedSummary(skip[1] ?? '') };
+    return {
+      valid: true,
+      observations: options.allowBoth ? observationsOf() : [],
+      summary: skippedSummary(skip[1] ?? ''),
+    };
   }
 
   const root = FIRST_ROOT.exec(text)?.[1]?.toLowerCase();
@@ -120,7 +129,9 @@ export function parseObserverOutput(raw: unknown, mode: Mode, options: ParseOpti
 
   if (root === 'observation') {
     const observations = observationsOf();
-    const summary = options.allowBoth ? parseSummary(text.replace(/<observation\b[\s\S]*?<\/observation\s*>/gi, '')) : null;
+    const summary = options.allowBoth
+      ? parseSummary(text.replace(/<observation\b[\s\S]*?<\/observation\s*>/gi, ''))
+      : null;
     if (observations.length === 0 && summary === null) return { valid: false };
     return { valid: true, observations, summary };
   }
@@ -134,7 +145,8 @@ export function parseObserverOutput(raw: unknown, mode: Mode, options: ParseOpti
 const CORRECTIONS_PER_OBSERVATION = 3;
 const CORRECTIONS_PER_REPLY = 5;
 const REASON_CHARS = 500;
-const SUPERSEDES = /<supersedes\b([^>]{0,200}?)(?<!\/)>([\s\S]{0,2000}?)<\/supersedes\s*>|<supersedes\b([^>]{0,200}?)\/>/gi;
+const SUPERSEDES =
+  /<supersedes\b([^>]{0,200}?)(?<!\/)>([\s\S]{0,2000}?)<\/supersedes\s*>|<supersedes\b([^>]{0,200}?)\/>/gi;
 const ID_ATTR = /\bid\s*=\s*["']?\s*#?(\d{1,15})\b/i;
 const LEADING_ID = /^\s*#?(\d{1,15})\b[\s:.\-\u2014]*/;
 

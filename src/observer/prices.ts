@@ -22,7 +22,11 @@ export const DEFAULT_PRICES: Record<string, Price> = {
 };
 
 const isPrice = (v: unknown): v is Price =>
-  !!v && typeof v === 'object' && ['input', 'output', 'cache_read', 'cache_write'].every((k) => typeof (v as Record<string, unknown>)[k] === 'number' && (v as Record<string, number>)[k]! >= 0);
+  !!v &&
+  typeof v === 'object' &&
+  ['input', 'output', 'cache_read', 'cache_write'].every(
+    (k) => typeof (v as Record<string, unknown>)[k] === 'number' && (v as Record<string, number>)[k]! >= 0,
+  );
 
 /** The price table in force: defaults plus valid entries of OBSERVER_PRICES (bad JSON or entries are ignored). */
 export function priceTable(raw: string | undefined): Record<string, Price> {
@@ -50,6 +54,11 @@ export function priceFor(table: Record<string, Price>, model: string): Price | n
 export function estimateCost(table: Record<string, Price>, model: string, t: TokenCounts): number | null {
   const p = priceFor(table, model);
   if (!p) return null;
-  const usd = (t.inputTokens * p.input + t.outputTokens * p.output + t.cacheReadTokens * p.cache_read + t.cacheWriteTokens * p.cache_write) / 1_000_000;
+  const usd =
+    (t.inputTokens * p.input +
+      t.outputTokens * p.output +
+      t.cacheReadTokens * p.cache_read +
+      t.cacheWriteTokens * p.cache_write) /
+    1_000_000;
   return Math.round(usd * 1_000_000) / 1_000_000;
 }

@@ -6,7 +6,8 @@ import type { SessionInfo } from './conversation';
 
 // Field text goes in raw (code is full of '<' and escaping would bloat it); only our own framing tags are
 // defused so that a tool output cannot close a block early or fake a new one.
-const FRAMING = /<(\/?)(observed_from_primary_session|session_context|user_request|last_agent_message|parameters|outcome|prior_records|supersedes)\b/gi;
+const FRAMING =
+  /<(\/?)(observed_from_primary_session|session_context|user_request|last_agent_message|parameters|outcome|prior_records|supersedes)\b/gi;
 const escapeXml = (s: string) => s.replace(FRAMING, '<$1$2\u200b');
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const isoTime = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : 'unknown');
@@ -153,7 +154,9 @@ export function buildSummaryMessage(mode: Mode, summary: SummaryRequest, afterOb
   return [
     '=== SUMMARY REQUEST ===',
     mode.prompts.summaryInstruction,
-    last ? `The primary agent's last message to the developer:\n<last_agent_message>${escapeXml(truncateField(last))}</last_agent_message>` : '',
+    last
+      ? `The primary agent's last message to the developer:\n<last_agent_message>${escapeXml(truncateField(last))}</last_agent_message>`
+      : '',
     afterObservations
       ? 'First write any <observation> blocks for the calls above, then end your reply with one <summary> block (or <skip_summary reason="…"/>).'
       : 'Reply with one <summary> block and nothing else (or <skip_summary reason="…"/>). Do not write <observation> blocks in this reply.',

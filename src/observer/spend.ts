@@ -11,7 +11,12 @@ import { teamDb } from '../db/shards';
  * The team's budget state at `now`, or null when the team set no budget (then nothing is read but the
  * settings, and not even those when the caller has them).
  */
-export async function teamBudget(db: D1Database, teamId: number, now: number, known?: Budgets): Promise<BudgetState | null> {
+export async function teamBudget(
+  db: D1Database,
+  teamId: number,
+  now: number,
+  known?: Budgets,
+): Promise<BudgetState | null> {
   const settings = known ?? (await getTeamSettings(db, teamId));
   if (!hasBudget(settings)) return null;
   const period = periodOf(now);
@@ -19,6 +24,18 @@ export async function teamBudget(db: D1Database, teamId: number, now: number, kn
 }
 
 /** Adds one call's tokens to the team's, day's, session's and model's row. */
-export async function meterCall(env: Pick<CairnEnv, 'DB'>, who: { teamId: number; sessionDbId: number }, model: string, usage: ObserverUsage, now: number): Promise<void> {
-  await recordObserverUsage(await teamDb(env, who.teamId), { teamId: who.teamId, sessionId: who.sessionDbId, day: periodOf(now).day, model, ...usage });
+export async function meterCall(
+  env: Pick<CairnEnv, 'DB'>,
+  who: { teamId: number; sessionDbId: number },
+  model: string,
+  usage: ObserverUsage,
+  now: number,
+): Promise<void> {
+  await recordObserverUsage(await teamDb(env, who.teamId), {
+    teamId: who.teamId,
+    sessionId: who.sessionDbId,
+    day: periodOf(now).day,
+    model,
+    ...usage,
+  });
 }

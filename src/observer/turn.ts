@@ -3,7 +3,13 @@ import { classifyOutput, isAuthFailureText, isQuotaText, previewOutput } from '.
 import { dropPending, prepareTurn, recordReply, type ConversationState, type PrepareInput } from './conversation';
 import { correctFileLists } from './evidence';
 import { parseCorrections, parseObserverOutput } from './parser';
-import { ObserverFailure, type ObserverProvider, type ObserverUsage, type ParsedSummary, type ProposedCorrection } from './types';
+import {
+  ObserverFailure,
+  type ObserverProvider,
+  type ObserverUsage,
+  type ParsedSummary,
+  type ProposedCorrection,
+} from './types';
 import type { ObservationContent } from '#shared/wire/records';
 import { providerWindow } from './window';
 import { log, type LogFields } from '../lib/log';
@@ -46,7 +52,10 @@ function asFailure(err: unknown): ObserverFailure {
 
 export async function runTurn(provider: ObserverProvider, input: TurnInput): Promise<TurnOutcome> {
   const log = input.log ?? defaultLog;
-  const { request, state } = prepareTurn(input.state, { ...input, window: input.window ?? providerWindow(provider, input.contextTokens) });
+  const { request, state } = prepareTurn(input.state, {
+    ...input,
+    window: input.window ?? providerWindow(provider, input.contextTokens),
+  });
 
   let reply;
   try {
@@ -59,7 +68,12 @@ export async function runTurn(provider: ObserverProvider, input: TurnInput): Pro
   const cls = classifyOutput(reply.text);
   if (cls === 'idle') return { kind: 'empty', usage, model, state: recordReply(state, reply) };
 
-  const parsed = cls === 'xml' ? parseObserverOutput(reply.text, input.mode, { allowBoth: request.events.length > 0 && request.summary !== null }) : null;
+  const parsed =
+    cls === 'xml'
+      ? parseObserverOutput(reply.text, input.mode, {
+          allowBoth: request.events.length > 0 && request.summary !== null,
+        })
+      : null;
   if (parsed?.valid) {
     return {
       kind: 'parsed',
@@ -74,8 +88,16 @@ export async function runTurn(provider: ObserverProvider, input: TurnInput): Pro
 
   // Prose, or XML we could not use. Words about an exhausted allowance or refused credentials mean the
   // observer could not think: keep the events and back off instead of confirming them.
-  if (isQuotaText(reply.text)) return { kind: 'failure', failure: new ObserverFailure('spend_cap', `observer reported an exhausted quota: ${previewOutput(reply.text)}`) };
-  if (isAuthFailureText(reply.text)) return { kind: 'failure', failure: new ObserverFailure('auth', `observer reported an authentication failure: ${previewOutput(reply.text)}`) };
+  if (isQuotaText(reply.text))
+    return {
+      kind: 'failure',
+      failure: new ObserverFailure('spend_cap', `observer reported an exhausted quota: ${previewOutput(reply.text)}`),
+    };
+  if (isAuthFailureText(reply.text))
+    return {
+      kind: 'failure',
+      failure: new ObserverFailure('auth', `observer reported an authentication failure: ${previewOutput(reply.text)}`),
+    };
 
   const preview = previewOutput(reply.text);
   log('observer reply was not usable XML; events confirmed without observations', {

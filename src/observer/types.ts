@@ -1,7 +1,6 @@
 // Contracts between the SessionDO, the observer (prompts, providers, parser) and the store.
 import type { ObservationContent, SummaryContent } from '#shared/wire/records';
 
-
 /** One buffered hook event, as the SessionDO hands it to a turn (after claim and snapshot). */
 export interface ToolEvent {
   eventId: string;
@@ -90,7 +89,15 @@ export interface ObserverProvider {
  * A provider failure, classified. `transient` kinds keep the events and retry after a back-off;
  * `blocked` kinds (auth, spend cap) keep the events and back off for long; nothing is dropped.
  */
-export type ObserverFailureKind = 'rate_limit' | 'overloaded' | 'spend_cap' | 'auth' | 'config' | 'bad_request' | 'network' | 'server';
+export type ObserverFailureKind =
+  | 'rate_limit'
+  | 'overloaded'
+  | 'spend_cap'
+  | 'auth'
+  | 'config'
+  | 'bad_request'
+  | 'network'
+  | 'server';
 
 export class ObserverFailure extends Error {
   constructor(

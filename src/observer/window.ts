@@ -17,7 +17,11 @@ type ProviderName = ObserverProvider['name'];
  */
 const KNOWN: { provider: ProviderName; model: RegExp; window: ModelWindow }[] = [
   // developers.cloudflare.com/workers-ai/models/llama-3.3-70b-instruct-fp8-fast: "Context Window 24,000 tokens".
-  { provider: 'workers-ai', model: /^@cf\/meta\/llama-3\.3-70b-instruct-fp8-fast$/, window: { contextTokens: 24_000, outputTokens: 4_096 } },
+  {
+    provider: 'workers-ai',
+    model: /^@cf\/meta\/llama-3\.3-70b-instruct-fp8-fast$/,
+    window: { contextTokens: 24_000, outputTokens: 4_096 },
+  },
   { provider: 'anthropic', model: /^claude-/, window: { contextTokens: 200_000, outputTokens: 8_192 } },
 ];
 
@@ -44,7 +48,10 @@ export function windowOf(provider: ProviderName, model: string, contextTokens?: 
  * The window every call of a provider fits: with a model for read-only turns (model-choice.ts), the smaller
  * of the two, since either may be asked.
  */
-export function providerWindow(provider: Pick<ObserverProvider, 'name' | 'model' | 'readOnlyModel'>, contextTokens?: number): ModelWindow {
+export function providerWindow(
+  provider: Pick<ObserverProvider, 'name' | 'model' | 'readOnlyModel'>,
+  contextTokens?: number,
+): ModelWindow {
   const main = windowOf(provider.name, provider.model, contextTokens);
   if (!provider.readOnlyModel) return main;
   const other = windowOf(provider.name, provider.readOnlyModel, contextTokens);

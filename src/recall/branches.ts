@@ -30,7 +30,11 @@ const UNKNOWN: Judged = { lineage: 'unknown', label: null };
  * of the project, so a branch that appears at all has its newest row among them). `tipRows` may add rows of
  * another kind (a summary's session knows only its first commit; its observations know later ones). Linear.
  */
-export function judgeRows<T extends BranchedRow>(rows: readonly T[], view: GitView | null, tipRows: readonly BranchedRow[] = rows): Map<T, Judged> {
+export function judgeRows<T extends BranchedRow>(
+  rows: readonly T[],
+  view: GitView | null,
+  tipRows: readonly BranchedRow[] = rows,
+): Map<T, Judged> {
   const out = new Map<T, Judged>();
   const history = new Set(view?.history ?? []);
   if (view?.head) history.add(view.head.slice(0, HISTORY_ABBREV));
@@ -40,7 +44,8 @@ export function judgeRows<T extends BranchedRow>(rows: readonly T[], view: GitVi
   for (const r of tipRows) {
     if (!r.gitBranch || !r.gitCommit) continue;
     const tip = tips.get(r.gitBranch);
-    if (!tip || r.createdAt > tip.at || (r.createdAt === tip.at && r.id > tip.id)) tips.set(r.gitBranch, { at: r.createdAt, id: r.id, commit: r.gitCommit });
+    if (!tip || r.createdAt > tip.at || (r.createdAt === tip.at && r.id > tip.id))
+      tips.set(r.gitBranch, { at: r.createdAt, id: r.id, commit: r.gitCommit });
   }
   const inHistory = (commit: string) => history.has(commit.slice(0, HISTORY_ABBREV));
   for (const r of rows) {
@@ -53,9 +58,18 @@ export function judgeRows<T extends BranchedRow>(rows: readonly T[], view: GitVi
     } else if (r.gitBranch) {
       const tip = tips.get(r.gitBranch);
       if (!tip || !canJudge) out.set(r, UNKNOWN);
-      else out.set(r, inHistory(tip.commit) ? { lineage: 'merged', label: null } : { lineage: 'unmerged', label: r.gitBranch });
+      else
+        out.set(
+          r,
+          inHistory(tip.commit) ? { lineage: 'merged', label: null } : { lineage: 'unmerged', label: r.gitBranch },
+        );
     } else if (r.gitCommit && canJudge) {
-      out.set(r, inHistory(r.gitCommit) ? { lineage: 'merged', label: null } : { lineage: 'unmerged', label: r.gitCommit.slice(0, 7) });
+      out.set(
+        r,
+        inHistory(r.gitCommit)
+          ? { lineage: 'merged', label: null }
+          : { lineage: 'unmerged', label: r.gitCommit.slice(0, 7) },
+      );
     } else {
       out.set(r, UNKNOWN);
     }
@@ -77,5 +91,7 @@ export function preferMerged<T extends BranchedRow>(
   const newest = [...rows].sort((a, b) => b.createdAt - a.createdAt || b.id - a.id);
   const kept = newest.filter((r) => judged.get(r)?.lineage !== 'unmerged');
   const rest = newest.filter((r) => judged.get(r)?.lineage === 'unmerged');
-  return [...kept, ...rest].slice(0, Math.max(0, limit)).map((r) => ({ ...r, branchMark: judged.get(r)?.label ?? null }));
+  return [...kept, ...rest]
+    .slice(0, Math.max(0, limit))
+    .map((r) => ({ ...r, branchMark: judged.get(r)?.label ?? null }));
 }

@@ -105,8 +105,13 @@ export function renderFileContext(input: FileContextInput): string {
       day = d;
     }
     const who = by(input.viewer, r.author, r.device);
-    out.push(`${r.id} ${clockOf(r.createdAt, timeZone)} ${iconFor(mode, r.type)} ${safeLine(r.title, 160, 'Untitled')}${who}`);
+    out.push(
+      `${r.id} ${clockOf(r.createdAt, timeZone)} ${iconFor(mode, r.type)} ${safeLine(r.title, 160, 'Untitled')}${who}`,
+    );
   }
-  out.push(`Full records: get_observations([${chrono.map((r) => r.id).join(', ')}]) (roughly 300 tokens each).`, CONTEXT_CLOSE);
+  out.push(
+    `Full records: get_observations([${chrono.map((r) => r.id).join(', ')}]) (roughly 300 tokens each).`,
+    CONTEXT_CLOSE,
+  );
   return out.join('\n');
 }

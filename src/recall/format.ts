@@ -50,8 +50,15 @@ export const dayAndClock = (ms: number, timeZone: string) => `${dayOf(ms, timeZo
 export const estimateTokens = (chars: number) => Math.ceil(chars / 4);
 
 /** Tokens it takes to read an observation's full record (title, subtitle, narrative, facts as stored). */
-export function readTokens(o: { title: string | null; subtitle: string | null; narrative: string | null; facts: string }): number {
-  return estimateTokens((o.title ?? '').length + (o.subtitle ?? '').length + (o.narrative ?? '').length + o.facts.length);
+export function readTokens(o: {
+  title: string | null;
+  subtitle: string | null;
+  narrative: string | null;
+  facts: string;
+}): number {
+  return estimateTokens(
+    (o.title ?? '').length + (o.subtitle ?? '').length + (o.narrative ?? '').length + o.facts.length,
+  );
 }
 
 /** One line of text: whitespace collapsed, cut to `max` characters with an ellipsis. */
@@ -74,4 +81,5 @@ export const thousands = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{
  * invisible or bidi character survives), then collapsed and cut like `oneLine`. Every renderer that puts stored
  * text into injected context uses this, never `oneLine` on the raw field.
  */
-export const safeLine = (text: string | null | undefined, max: number, fallback = ''): string => oneLine(neutralizePrefix(text, max), max, fallback);
+export const safeLine = (text: string | null | undefined, max: number, fallback = ''): string =>
+  oneLine(neutralizePrefix(text, max), max, fallback);

@@ -30,7 +30,20 @@ export const RememberInput = z.object({
   facts: z.array(z.string().trim().min(1).max(1000)).max(20).optional(),
   files: z.array(z.string().trim().min(1).max(1024)).max(20).optional(),
   /** Observations this note corrects: each is marked superseded by it (its author or an admin may). */
-  supersedes: z.array(z.union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().trim().regex(/^#?\d{1,15}$/, 'supersedes: observation ids such as 12')]).transform(Number)).max(10).optional(),
+  supersedes: z
+    .array(
+      z
+        .union([
+          z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+          z
+            .string()
+            .trim()
+            .regex(/^#?\d{1,15}$/, 'supersedes: observation ids such as 12'),
+        ])
+        .transform(Number),
+    )
+    .max(10)
+    .optional(),
 });
 export type RememberInput = z.infer<typeof RememberInput>;
 
@@ -44,7 +57,6 @@ export interface Remembered {
 
 const DEFAULT_TYPE = 'discovery';
 
-
 /** The note's type and concepts, checked against the team's mode (400 invalid_type / invalid_concept). */
 export async function modeFields(env: CairnEnv, auth: AuthContext, wanted: { type?: string; concepts?: string[] }) {
   const settings = await settingsFor(directoryDb(env), auth);
@@ -55,19 +67,29 @@ export async function modeFields(env: CairnEnv, auth: AuthContext, wanted: { typ
   }
   const concepts = [...new Set(wanted.concepts ?? [])];
   const unknown = concepts.filter((c) => !mode.conceptIds.includes(c));
-  if (unknown.length) throw new AppError(400, 'invalid_concept', `unknown concept "${unknown[0]}"; use: ${mode.conceptIds.join(', ')}.`);
+  if (unknown.length)
+    throw new AppError(400, 'invalid_concept', `unknown concept "${unknown[0]}"; use: ${mode.conceptIds.join(', ')}.`);
   return { settings, type, concepts };
 }
 
 /** The caller's manual session of the project (made on first use): where remembered and primed notes are filed. */
 export async function manualSession(d: Db, auth: AuthContext, projectId: number, now: number): Promise<number> {
   const manual = await upsertSession(d, {
-    teamId: auth.teamId, sessionKey: manualSessionKey(projectId, auth.userId), projectId, userId: auth.userId,
-    deviceId: auth.deviceId, platform: 'manual', startedAt: now,
+    teamId: auth.teamId,
+    sessionKey: manualSessionKey(projectId, auth.userId),
+    projectId,
+    userId: auth.userId,
+    deviceId: auth.deviceId,
+    platform: 'manual',
+    startedAt: now,
   });
   // Clients cannot send `manual:` ids (400 at the edge); a row made before that rule is never borrowed.
   if (!mayWriteLiveSession(auth, manual) || manual.projectId !== projectId) {
-    throw new AppError(409, 'session_conflict', 'The session that holds remembered notes for this project belongs to someone else.');
+    throw new AppError(
+      409,
+      'session_conflict',
+      'The session that holds remembered notes for this project belongs to someone else.',
+    );
   }
   return manual.id;
 }
@@ -76,7 +98,12 @@ export async function manualSession(d: Db, auth: AuthContext, projectId: number,
  * Stores what the agent was asked to remember as an observation (source `remember`), deduplicated by content
  * within the user's manual session of that project. Type and concepts must belong to the team's mode.
  */
-export async function remember(env: CairnEnv, auth: AuthContext, input: RememberInput, now: number): Promise<Remembered> {
+export async function remember(
+  env: CairnEnv,
+  auth: AuthContext,
+  input: RememberInput,
+  now: number,
+): Promise<Remembered> {
   const { settings, type, concepts } = await modeFields(env, auth, input);
   // Through the team's write gate: refused (503 team_moving) while the team moves between databases.
   const shard = await writableTeamDb(env, auth.teamId);
@@ -92,10 +119,28 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
   const files = [...new Set((input.files ?? []).map(normalizePath).filter(Boolean))];
   const contentHash = await observationHash(sessionId, { title, narrative });
   const place = {
-    teamId: auth.teamId, projectId: project.id, sessionId, promptNumber: 0, authorUserId: auth.userId, deviceId: auth.deviceId,
-    source: 'remember', createdAt: now, storedAt: now, discoveryTokens: 0, contentHash,
+    teamId: auth.teamId,
+    projectId: project.id,
+    sessionId,
+    promptNumber: 0,
+    authorUserId: auth.userId,
+    deviceId: auth.deviceId,
+    source: 'remember',
+    createdAt: now,
+    storedAt: now,
+    discoveryTokens: 0,
+    contentHash,
   };
-  const content = { type, title, subtitle: null, facts: input.facts ?? [], narrative, concepts, filesRead: files, filesModified: [] };
+  const content = {
+    type,
+    title,
+    subtitle: null,
+    facts: input.facts ?? [],
+    narrative,
+    concepts,
+    filesRead: files,
+    filesModified: [],
+  };
   const tally: RedactionTally = {};
   const [inserted] = await insertObservation(d, place, content, tally);
   if (tallied(tally)) await writeAudit(d, redactionAudit(auth.teamId, auth.userId, 'remember', tally, now));
@@ -106,11 +151,25 @@ export async function remember(env: CairnEnv, auth: AuthContext, input: Remember
     id = existing;
   } else {
     id = inserted.id;
-    if (files.length) await insertObservationFiles(d, sessionId, contentHash, files.map((path) => ({ path, kind: 'read' as const }))).run();
+    if (files.length)
+      await insertObservationFiles(
+        d,
+        sessionId,
+        contentHash,
+        files.map((path) => ({ path, kind: 'read' as const })),
+      ).run();
   }
   const superseded = supersedes.filter((old) => old !== id);
   for (const old of superseded) {
-    await supersedeRows(d, { teamId: auth.teamId, id: old, by: id, actorUserId: auth.userId, actor: 'user', reason: `corrected by #${id} (remember)`, at: now });
+    await supersedeRows(d, {
+      teamId: auth.teamId,
+      id: old,
+      by: id,
+      actorUserId: auth.userId,
+      actor: 'user',
+      reason: `corrected by #${id} (remember)`,
+      at: now,
+    });
   }
   return { id, project: project.key, duplicate: !inserted, superseded };
 }

@@ -1,13 +1,27 @@
 // Query-string schemas of the recall routes (zod at the edge; one name for a schema and its type).
 import * as z from 'zod';
-import { HISTORY_ABBREV, isBranchName, isCommitId, isHistoryAbbrev, MAX_BRANCH_CHARS, MAX_HISTORY_COMMITS } from '#shared/git';
+import {
+  HISTORY_ABBREV,
+  isBranchName,
+  isCommitId,
+  isHistoryAbbrev,
+  MAX_BRANCH_CHARS,
+  MAX_HISTORY_COMMITS,
+} from '#shared/git';
 import { isTimeZone } from './format';
 
 /** A value that may arrive once or repeated (also comma-separated for project keys); blanks dropped. */
 const keys = (max: number) =>
   z
     .array(z.string())
-    .transform((v) => [...new Set(v.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean))])
+    .transform((v) => [
+      ...new Set(
+        v
+          .flatMap((s) => s.split(','))
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    ])
     .refine((v) => v.length <= max, { message: `at most ${max} values` });
 
 const int = (min: number, max: number) =>
@@ -32,7 +46,10 @@ const timeZone = z
 
 const project = keys(10).refine((v) => v.length > 0, { message: 'give at least one project key' });
 
-const branchName = z.string().max(MAX_BRANCH_CHARS).refine(isBranchName, { message: 'expected a git branch name (letters, digits, . _ / + @ # -)' });
+const branchName = z
+  .string()
+  .max(MAX_BRANCH_CHARS)
+  .refine(isBranchName, { message: 'expected a git branch name (letters, digits, . _ / + @ # -)' });
 
 export const ContextQuery = z.object({
   project,
@@ -42,7 +59,11 @@ export const ContextQuery = z.object({
   tz: timeZone,
   /** The caller's checkout (src/shared/git.ts GitView): ranks rows of branches that never merged last, marked. */
   branch: branchName.optional(),
-  head: z.string().max(64).refine(isCommitId, { message: 'expected a full commit id (40 or 64 lower-case hex digits)' }).optional(),
+  head: z
+    .string()
+    .max(64)
+    .refine(isCommitId, { message: 'expected a full commit id (40 or 64 lower-case hex digits)' })
+    .optional(),
   trunk: branchName.optional(),
   history: z
     .string()
@@ -69,7 +90,11 @@ export type FileContextQuery = z.infer<typeof FileContextQuery>;
 
 export const PromptContextQuery = z.object({
   project,
-  q: z.string().max(4000, 'at most 4000 characters').optional().transform((v) => v ?? ''),
+  q: z
+    .string()
+    .max(4000, 'at most 4000 characters')
+    .optional()
+    .transform((v) => v ?? ''),
   tz: timeZone,
 });
 export type PromptContextQuery = z.infer<typeof PromptContextQuery>;

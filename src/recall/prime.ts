@@ -74,14 +74,22 @@ export async function prime(env: CairnEnv, auth: AuthContext, body: PrimeBody, n
   const mode = recallMode(modeIdFor(env, settings));
   const shapeOf = (kind: PrimeKind) => {
     const s = KIND_SHAPE[kind];
-    return { type: mode.types.some((t) => t.id === s.type) ? s.type : (mode.types[0]?.id ?? 'discovery'), concepts: s.concepts.filter((c) => mode.conceptIds.includes(c)) };
+    return {
+      type: mode.types.some((t) => t.id === s.type) ? s.type : (mode.types[0]?.id ?? 'discovery'),
+      concepts: s.concepts.filter((c) => mode.conceptIds.includes(c)),
+    };
   };
   // Through the team's write gate: refused (503 team_moving) while the team moves between databases.
   const d = db(await writableTeamDb(env, auth.teamId));
   const project = await ensureProject(d, auth, body.project, now);
   const sessionId = await manualSession(d, auth, project.id, now);
   const hashed = await Promise.all(body.notes.map(async (n) => ({ n, hash: await primeHash(project.id, n) })));
-  const known = await primedHashes(d, auth.teamId, project.id, hashed.map((h) => h.hash));
+  const known = await primedHashes(
+    d,
+    auth.teamId,
+    project.id,
+    hashed.map((h) => h.hash),
+  );
   const tally: RedactionTally = {};
   const stored: number[] = [];
   const seen = new Set<string>();
@@ -90,14 +98,37 @@ export async function prime(env: CairnEnv, auth: AuthContext, body: PrimeBody, n
     seen.add(hash);
     const files = [...new Set(n.files.map(normalizePath).filter(Boolean))];
     const place = {
-      teamId: auth.teamId, projectId: project.id, sessionId, promptNumber: 0, authorUserId: auth.userId, deviceId: auth.deviceId,
-      source: 'prime', createdAt: now, storedAt: now, discoveryTokens: 0, contentHash: hash,
+      teamId: auth.teamId,
+      projectId: project.id,
+      sessionId,
+      promptNumber: 0,
+      authorUserId: auth.userId,
+      deviceId: auth.deviceId,
+      source: 'prime',
+      createdAt: now,
+      storedAt: now,
+      discoveryTokens: 0,
+      contentHash: hash,
     };
-    const content = { ...shapeOf(n.kind), title: n.title, subtitle: null, facts: [], narrative: n.text, filesRead: files, filesModified: [] };
+    const content = {
+      ...shapeOf(n.kind),
+      title: n.title,
+      subtitle: null,
+      facts: [],
+      narrative: n.text,
+      filesRead: files,
+      filesModified: [],
+    };
     const [inserted] = await insertObservation(d, place, content, tally);
     if (!inserted) continue;
     stored.push(inserted.id);
-    if (files.length) await insertObservationFiles(d, sessionId, hash, files.map((path) => ({ path, kind: 'read' as const }))).run();
+    if (files.length)
+      await insertObservationFiles(
+        d,
+        sessionId,
+        hash,
+        files.map((path) => ({ path, kind: 'read' as const })),
+      ).run();
   }
   if (tallied(tally)) await writeAudit(d, redactionAudit(auth.teamId, auth.userId, 'prime', tally, now));
   return { project: project.key, stored, duplicates: body.notes.length - stored.length };

@@ -14,29 +14,67 @@ export const OBS_RANK = 0;
 export const SUM_RANK = 1;
 
 const OBS_FIELDS = {
-  id: observations.id, at: observations.createdAt, type: observations.type, title: observations.title, project: projects.key,
-  author: users.handle, tokens: observationTokens(), projectId: observations.projectId,
+  id: observations.id,
+  at: observations.createdAt,
+  type: observations.type,
+  title: observations.title,
+  project: projects.key,
+  author: users.handle,
+  tokens: observationTokens(),
+  projectId: observations.projectId,
 };
 const SUM_FIELDS = {
-  id: summaries.id, at: summaries.createdAt, request: summaries.request, project: projects.key, author: users.handle, projectId: summaries.projectId,
+  id: summaries.id,
+  at: summaries.createdAt,
+  request: summaries.request,
+  project: projects.key,
+  author: users.handle,
+  projectId: summaries.projectId,
 };
 
-export type TimelineObservationRow = { id: number; at: number; type: string; title: string | null; project: string; author: string; tokens: number; projectId: number };
-export type TimelineSummaryRow = { id: number; at: number; request: string; project: string; author: string; projectId: number };
+export type TimelineObservationRow = {
+  id: number;
+  at: number;
+  type: string;
+  title: string | null;
+  project: string;
+  author: string;
+  tokens: number;
+  projectId: number;
+};
+export type TimelineSummaryRow = {
+  id: number;
+  at: number;
+  request: string;
+  project: string;
+  author: string;
+  projectId: number;
+};
 
 /** Rows of a table with rank `rank` that lie strictly on `side` of `key`; the plain time bound lets SQLite range-scan. */
-function beyond(t: typeof observations | typeof summaries, rank: number, side: Side, [at, keyRank, id]: TimelineKey): SQL {
+function beyond(
+  t: typeof observations | typeof summaries,
+  rank: number,
+  side: Side,
+  [at, keyRank, id]: TimelineKey,
+): SQL {
   const strict = side === 'before' ? lt : gt;
   const bound = side === 'before' ? lte : gte;
   const rankBeyond = side === 'before' ? rank < keyRank : rank > keyRank;
-  const sameTime = rank === keyRank ? and(eq(t.createdAt, at), strict(t.id, id)) : rankBeyond ? eq(t.createdAt, at) : undefined;
+  const sameTime =
+    rank === keyRank ? and(eq(t.createdAt, at), strict(t.id, id)) : rankBeyond ? eq(t.createdAt, at) : undefined;
   return and(bound(t.createdAt, at), sameTime ? or(strict(t.createdAt, at), sameTime) : strict(t.createdAt, at))!;
 }
 
 const inProjects = (col: typeof observations.projectId | typeof summaries.projectId, projectIds: number[] | null) =>
   projectIds ? inJsonList(col, projectIds) : undefined;
 
-export function timelineObservation(d1: D1Database | Db, v: Viewer, id: number, projectIds: number[] | null): Promise<TimelineObservationRow | undefined> {
+export function timelineObservation(
+  d1: D1Database | Db,
+  v: Viewer,
+  id: number,
+  projectIds: number[] | null,
+): Promise<TimelineObservationRow | undefined> {
   return dbOf(d1)
     .select(OBS_FIELDS)
     .from(observations)
@@ -46,7 +84,12 @@ export function timelineObservation(d1: D1Database | Db, v: Viewer, id: number, 
     .get();
 }
 
-export function timelineSummary(d1: D1Database | Db, v: Viewer, id: number, projectIds: number[] | null): Promise<TimelineSummaryRow | undefined> {
+export function timelineSummary(
+  d1: D1Database | Db,
+  v: Viewer,
+  id: number,
+  projectIds: number[] | null,
+): Promise<TimelineSummaryRow | undefined> {
   return dbOf(d1)
     .select(SUM_FIELDS)
     .from(summaries)
@@ -57,7 +100,14 @@ export function timelineSummary(d1: D1Database | Db, v: Viewer, id: number, proj
 }
 
 /** Up to `limit` observations on `side` of `key`, nearest first; one project (`projectId`) or all visible (null). */
-export function observationsBeside(d1: D1Database | Db, v: Viewer, projectId: number | null, side: Side, key: TimelineKey, limit: number): Promise<TimelineObservationRow[]> {
+export function observationsBeside(
+  d1: D1Database | Db,
+  v: Viewer,
+  projectId: number | null,
+  side: Side,
+  key: TimelineKey,
+  limit: number,
+): Promise<TimelineObservationRow[]> {
   const d = dbOf(d1);
   const dir = side === 'before' ? desc : asc;
   const query = d
@@ -65,7 +115,13 @@ export function observationsBeside(d1: D1Database | Db, v: Viewer, projectId: nu
     .from(observations)
     .innerJoin(projects, eq(projects.id, observations.projectId))
     .innerJoin(users, eq(users.id, observations.authorUserId))
-    .where(and(canReadObservation(v), projectId === null ? undefined : eq(observations.projectId, projectId), beyond(observations, OBS_RANK, side, key)))
+    .where(
+      and(
+        canReadObservation(v),
+        projectId === null ? undefined : eq(observations.projectId, projectId),
+        beyond(observations, OBS_RANK, side, key),
+      ),
+    )
     .orderBy(dir(observations.createdAt), dir(observations.id))
     .limit(limit);
   if (projectId === null) return query;
@@ -73,14 +129,27 @@ export function observationsBeside(d1: D1Database | Db, v: Viewer, projectId: nu
 }
 
 /** Up to `limit` session summaries on `side` of `key`, nearest first. */
-export function summariesBeside(d1: D1Database | Db, v: Viewer, projectId: number | null, side: Side, key: TimelineKey, limit: number): Promise<TimelineSummaryRow[]> {
+export function summariesBeside(
+  d1: D1Database | Db,
+  v: Viewer,
+  projectId: number | null,
+  side: Side,
+  key: TimelineKey,
+  limit: number,
+): Promise<TimelineSummaryRow[]> {
   const dir = side === 'before' ? desc : asc;
   return dbOf(d1)
     .select(SUM_FIELDS)
     .from(summaries)
     .innerJoin(projects, eq(projects.id, summaries.projectId))
     .innerJoin(users, eq(users.id, summaries.authorUserId))
-    .where(and(canReadSummary(v), projectId === null ? undefined : eq(summaries.projectId, projectId), beyond(summaries, SUM_RANK, side, key)))
+    .where(
+      and(
+        canReadSummary(v),
+        projectId === null ? undefined : eq(summaries.projectId, projectId),
+        beyond(summaries, SUM_RANK, side, key),
+      ),
+    )
     .orderBy(dir(summaries.createdAt), dir(summaries.id))
     .limit(limit);
 }

@@ -40,14 +40,27 @@ export async function contextObservations(
 ): Promise<ContextObservation[]> {
   if (!projectIds.length || limit <= 0) return [];
   const types = mode.types.map((t) => t.id);
-  return newestPerProject(projectIds, limit, (r: ContextObservation) => r.createdAt, (projectId) =>
-    contextObservationsOf(db, viewer, projectId, types, mode.conceptIds, limit),
+  return newestPerProject(
+    projectIds,
+    limit,
+    (r: ContextObservation) => r.createdAt,
+    (projectId) => contextObservationsOf(db, viewer, projectId, types, mode.conceptIds, limit),
   );
 }
 
-export async function contextSummaries(db: D1Database, viewer: Viewer, projectIds: number[], limit: number): Promise<ContextSummary[]> {
+export async function contextSummaries(
+  db: D1Database,
+  viewer: Viewer,
+  projectIds: number[],
+  limit: number,
+): Promise<ContextSummary[]> {
   if (!projectIds.length || limit <= 0) return [];
-  return newestPerProject(projectIds, limit, (r: ContextSummary) => r.createdAt, (projectId) => contextSummariesOf(db, viewer, projectId, limit));
+  return newestPerProject(
+    projectIds,
+    limit,
+    (r: ContextSummary) => r.createdAt,
+    (projectId) => contextSummariesOf(db, viewer, projectId, limit),
+  );
 }
 
 export interface FileHistoryRow extends Pick<ObservationContent, 'type' | 'title' | 'filesRead' | 'filesModified'> {
@@ -59,14 +72,29 @@ export interface FileHistoryRow extends Pick<ObservationContent, 'type' | 'title
 }
 
 /** Observations (newest first, at most `limit`) whose read or modified files include one of `paths`. */
-export async function fileHistory(db: D1Database, viewer: Viewer, projectIds: number[], paths: string[], limit = 100): Promise<FileHistoryRow[]> {
+export async function fileHistory(
+  db: D1Database,
+  viewer: Viewer,
+  projectIds: number[],
+  paths: string[],
+  limit = 100,
+): Promise<FileHistoryRow[]> {
   if (!projectIds.length || !paths.length) return [];
-  const rows = await newestPerProject(projectIds, limit, (r: Awaited<ReturnType<typeof fileHistoryOf>>[number]) => r.createdAt, (projectId) => fileHistoryOf(db, viewer, projectId, paths, limit));
+  const rows = await newestPerProject(
+    projectIds,
+    limit,
+    (r: Awaited<ReturnType<typeof fileHistoryOf>>[number]) => r.createdAt,
+    (projectId) => fileHistoryOf(db, viewer, projectId, paths, limit),
+  );
   return rows.map((r) => ({ ...r, filesRead: jsonList(r.filesRead), filesModified: jsonList(r.filesModified) }));
 }
 
 /** Full records for `wanted` ids the viewer may read, in the order asked; others are silently absent. */
-export async function observationsByIds(db: D1Database, viewer: Viewer, wanted: number[]): Promise<ObservationRecord[]> {
+export async function observationsByIds(
+  db: D1Database,
+  viewer: Viewer,
+  wanted: number[],
+): Promise<ObservationRecord[]> {
   if (!wanted.length) return [];
   const rows = await observationsWithContext(db, viewer, wanted);
   const byId = new Map(
@@ -89,5 +117,10 @@ export async function observationsByIds(db: D1Database, viewer: Viewer, wanted: 
 /** Projects the viewer may see, with the number of observations they may read and the newest one's time. */
 export async function listProjects(db: D1Database, viewer: Viewer): Promise<ProjectSummary[]> {
   const rows = await projectsWithActivity(db, viewer);
-  return rows.map((r) => ({ key: r.key, visibility: r.visibility, observations: r.observations, last_activity: r.last === null ? null : new Date(r.last).toISOString() }));
+  return rows.map((r) => ({
+    key: r.key,
+    visibility: r.visibility,
+    observations: r.observations,
+    last_activity: r.last === null ? null : new Date(r.last).toISOString(),
+  }));
 }

@@ -48,7 +48,8 @@ export interface ContextSummary extends Omit<SummaryContent, 'notes'> {
 }
 
 /** ` [held: command,directive]` on a row held back from other members; nothing otherwise. */
-export const heldMark = (held: string | null | undefined): string => (held ? ` [held: ${held.replace(/[^a-z,]/g, '')}]` : '');
+export const heldMark = (held: string | null | undefined): string =>
+  held ? ` [held: ${held.replace(/[^a-z,]/g, '')}]` : '';
 
 /** Said once under the rows when any is held: why, who sees it, how it is released. */
 export const HELD_NOTE =
@@ -58,7 +59,8 @@ export const HELD_NOTE =
 export const primedMark = (source: string | null | undefined): string => (source === 'prime' ? ' [primed]' : '');
 
 /** ` [codex]` for a session recorded from another agent; nothing for Claude Code (the usual case costs no tokens). */
-const platformTag = (platform: string | undefined): string => (platform && platform !== 'claude-code' ? ` [${safeLine(platform, 30)}]` : '');
+const platformTag = (platform: string | undefined): string =>
+  platform && platform !== 'claude-code' ? ` [${safeLine(platform, 30)}]` : '';
 
 export interface ContextInput {
   projects: string[];
@@ -86,7 +88,8 @@ const BRANCH_MAX = 24;
 export const UNMERGED_LEGEND = '⎇=unmerged branch';
 
 /** ` ⎇name` on a row recorded on a branch that never merged into the caller's (names are client text: fenced, short). */
-const branchTag = (mark: string | null | undefined): string => (mark ? ` ⎇${safeLine(mark, BRANCH_MAX).replace(/\s+/g, '-')}` : '');
+const branchTag = (mark: string | null | undefined): string =>
+  mark ? ` ⎇${safeLine(mark, BRANCH_MAX).replace(/\s+/g, '-')}` : '';
 
 /** The same clock time as the row above. */
 export const SAME_TIME = '″';
@@ -172,7 +175,15 @@ export function renderContext(input: ContextInput): string {
     ...summaries.map((s): Row => ({ kind: 'sum', at: s.createdAt, s })),
   ];
   // Oldest first, so the newest work sits closest to the agent's first turn; summaries after same-time rows.
-  rows.sort((a, b) => a.at - b.at || (a.kind === b.kind ? (a.kind === 'obs' ? a.o.id : a.s.id) - (b.kind === 'obs' ? b.o.id : b.s.id) : a.kind === 'obs' ? -1 : 1));
+  rows.sort(
+    (a, b) =>
+      a.at - b.at ||
+      (a.kind === b.kind
+        ? (a.kind === 'obs' ? a.o.id : a.s.id) - (b.kind === 'obs' ? b.o.id : b.s.id)
+        : a.kind === 'obs'
+          ? -1
+          : 1),
+  );
 
   // Only the icons that occur: the legend is paid for on every session start.
   const used = new Set(observations.map((o) => o.type));
@@ -183,7 +194,13 @@ export function renderContext(input: ContextInput): string {
     header(input),
     DATA_NOTICE,
     ...(input.notice ? [`Note: ${input.notice}`] : []),
-    ['Legend: S=session', ...icons, `${SAME_TIME}=same time`, '@who/device=teammate', ...(marked ? [UNMERGED_LEGEND] : [])].join(' '),
+    [
+      'Legend: S=session',
+      ...icons,
+      `${SAME_TIME}=same time`,
+      '@who/device=teammate',
+      ...(marked ? [UNMERGED_LEGEND] : []),
+    ].join(' '),
     statsLine(observations, summaries),
   ];
 
@@ -200,7 +217,9 @@ export function renderContext(input: ContextInput): string {
     const shown = clock === lastClock ? SAME_TIME : clock;
     lastClock = clock;
     if (row.kind === 'sum') {
-      out.push(`S${row.s.id} ${shown} ${safeLine(row.s.request, row.s.branchMark ? UNMERGED_TITLE_MAX : REQUEST_MAX, 'session')}${platformTag(row.s.platform)}${branchTag(row.s.branchMark)}${heldMark(row.s.held)}${by(input.viewer, row.s.author, row.s.device)}`);
+      out.push(
+        `S${row.s.id} ${shown} ${safeLine(row.s.request, row.s.branchMark ? UNMERGED_TITLE_MAX : REQUEST_MAX, 'session')}${platformTag(row.s.platform)}${branchTag(row.s.branchMark)}${heldMark(row.s.held)}${by(input.viewer, row.s.author, row.s.device)}`,
+      );
       if (row.s === latest) out.push(...summaryFields(row.s));
       continue;
     }

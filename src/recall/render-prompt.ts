@@ -18,10 +18,16 @@ export interface PromptContextInput {
 export function renderPromptContext(input: PromptContextInput): string {
   const { records, mode, timeZone } = input;
   if (!records.length) return '';
-  const out = [CONTEXT_OPEN, 'cairn found earlier notes that may bear on this request (best match first).', DATA_NOTICE];
+  const out = [
+    CONTEXT_OPEN,
+    'cairn found earlier notes that may bear on this request (best match first).',
+    DATA_NOTICE,
+  ];
   for (const r of records) {
     const who = by(input.viewer, r.author, r.device);
-    out.push(`- ${r.id} ${dayAndClock(Date.parse(r.createdAt), timeZone)} ${iconFor(mode, r.type)} ${safeLine(r.title, 120, 'Untitled')}${who}`);
+    out.push(
+      `- ${r.id} ${dayAndClock(Date.parse(r.createdAt), timeZone)} ${iconFor(mode, r.type)} ${safeLine(r.title, 120, 'Untitled')}${who}`,
+    );
     const body = safeLine(r.narrative || r.facts.join(' · '), NARRATIVE_MAX);
     if (body) out.push(`  ${body}`);
   }

@@ -44,8 +44,14 @@ export function renderSessionSoFar(input: SessionSoFarInput): string {
   ];
   const tail: string[] = [];
   if (summary) {
-    tail.push(`Latest summary S${summary.id} ${clockOf(summary.createdAt, timeZone)}: ${safeLine(summary.request, FIELD_MAX, 'session')}`);
-    for (const [k, v] of [['Completed', summary.completed], ['Learned', summary.learned], ['Next', summary.nextSteps]] as const) {
+    tail.push(
+      `Latest summary S${summary.id} ${clockOf(summary.createdAt, timeZone)}: ${safeLine(summary.request, FIELD_MAX, 'session')}`,
+    );
+    for (const [k, v] of [
+      ['Completed', summary.completed],
+      ['Learned', summary.learned],
+      ['Next', summary.nextSteps],
+    ] as const) {
       if (v.trim()) tail.push(` ${k}: ${safeLine(v, FIELD_MAX)}`);
     }
   }
@@ -60,7 +66,10 @@ export function renderSessionSoFar(input: SessionSoFarInput): string {
     lines.unshift(line);
   }
   const omitted = input.total - lines.length;
-  if (omitted > 0) lines.unshift(`(${omitted} earlier observation${omitted === 1 ? '' : 's'} of this session not shown)`);
+  if (omitted > 0)
+    lines.unshift(`(${omitted} earlier observation${omitted === 1 ? '' : 's'} of this session not shown)`);
   const text = [...head, ...lines, ...tail].join('\n');
-  return text.length <= input.maxChars ? text : `${text.slice(0, Math.max(0, input.maxChars - SESSION_CLOSE.length - 1))}\n${SESSION_CLOSE}`;
+  return text.length <= input.maxChars
+    ? text
+    : `${text.slice(0, Math.max(0, input.maxChars - SESSION_CLOSE.length - 1))}\n${SESSION_CLOSE}`;
 }

@@ -2,7 +2,10 @@
 import { clockOf, dayOf, safeLine } from './format';
 import { iconFor, type RecallMode } from './mode';
 
-export type Anchor = { kind: 'observation'; id: number } | { kind: 'summary'; id: number } | { kind: 'time'; at: number };
+export type Anchor =
+  | { kind: 'observation'; id: number }
+  | { kind: 'summary'; id: number }
+  | { kind: 'time'; at: number };
 
 /**
  * `123` / `#123` → observation, `S12` / `#S12` → session summary, an ISO date or date-time → a moment.
@@ -23,7 +26,17 @@ export function parseAnchor(raw: string | number): Anchor | null {
 }
 
 export type TimelineItem =
-  | { kind: 'observation'; id: number; at: number; type: string; title: string | null; project: string; author: string; tokens: number; anchor: boolean }
+  | {
+      kind: 'observation';
+      id: number;
+      at: number;
+      type: string;
+      title: string | null;
+      project: string;
+      author: string;
+      tokens: number;
+      anchor: boolean;
+    }
   | { kind: 'summary'; id: number; at: number; request: string; project: string; author: string; anchor: boolean };
 
 export interface TimelineResult {
@@ -48,7 +61,9 @@ function anchorLabel(a: TimelineResult['anchor'], timeZone: string): string {
 
 export function renderTimeline(input: TimelineRenderInput): string {
   const { result, mode, timeZone } = input;
-  const out = [`Timeline around ${anchorLabel(result.anchor, timeZone)}: ${result.items.length} entries, oldest first.`];
+  const out = [
+    `Timeline around ${anchorLabel(result.anchor, timeZone)}: ${result.items.length} entries, oldest first.`,
+  ];
   if (!result.items.length) return `${out[0]}\n`;
   let day = '';
   const projects = new Set(result.items.map((i) => i.project));
@@ -63,9 +78,13 @@ export function renderTimeline(input: TimelineRenderInput): string {
     const mark = item.anchor ? '  <= anchor' : '';
     const clock = clockOf(item.at, timeZone);
     if (item.kind === 'summary') {
-      out.push(`S${item.id} ${clock} session: ${safeLine(item.request, 120, '(no request recorded)')}${who}${where}${mark}`);
+      out.push(
+        `S${item.id} ${clock} session: ${safeLine(item.request, 120, '(no request recorded)')}${who}${where}${mark}`,
+      );
     } else {
-      out.push(`${item.id} ${clock} ${iconFor(mode, item.type)} ${safeLine(item.title, 120, 'Untitled')} (~${item.tokens}t)${who}${where}${mark}`);
+      out.push(
+        `${item.id} ${clock} ${iconFor(mode, item.type)} ${safeLine(item.title, 120, 'Untitled')} (~${item.tokens}t)${who}${where}${mark}`,
+      );
     }
   }
   out.push('Full records: get_observations([ids]).');

@@ -5,10 +5,25 @@ import { viewerOf } from '../db/visibility';
 import type { AppEnv } from '../auth/types';
 import { query } from '../lib/validate';
 import { recallMode, modeIdFor } from './mode';
-import { ContextQuery, DEFAULT_DEPTH, FileContextQuery, PromptContextQuery, SessionContextQuery, TimelineQuery } from './params';
+import {
+  ContextQuery,
+  DEFAULT_DEPTH,
+  FileContextQuery,
+  PromptContextQuery,
+  SessionContextQuery,
+  TimelineQuery,
+} from './params';
 import { listProjects } from './records';
 import { renderTimeline, type TimelineResult } from './render-timeline';
-import { contextText, fileContextText, observationRecords, parseIds, promptContextText, sessionSoFar, timelineFor } from './service';
+import {
+  contextText,
+  fileContextText,
+  observationRecords,
+  parseIds,
+  promptContextText,
+  sessionSoFar,
+  timelineFor,
+} from './service';
 import { directoryDb, teamDb } from '../db/shards';
 
 // Each router is mounted at its prefix (scope `read`, declared in src/app.ts).
@@ -30,7 +45,10 @@ contextRoutes.get('/', query(ContextQuery, { lists: ['project'] }), async (c) =>
     full: q.full,
     timeZone: q.tz,
     now: Date.now(),
-    git: q.branch || q.head || q.history.length ? { branch: q.branch ?? null, head: q.head ?? null, trunk: q.trunk ?? null, history: q.history } : null,
+    git:
+      q.branch || q.head || q.history.length
+        ? { branch: q.branch ?? null, head: q.head ?? null, trunk: q.trunk ?? null, history: q.history }
+        : null,
   });
   return c.text(text);
 });
@@ -59,20 +77,46 @@ contextRoutes.get('/prompt', query(PromptContextQuery, { lists: ['project'] }), 
  */
 contextRoutes.get('/session', query(SessionContextQuery), async (c) => {
   const q = c.req.valid('query');
-  const r = await sessionSoFar(c.env, c.get('auth'), { key: q.session, timeZone: q.tz, maxChars: q.max_chars ?? 4_000 });
+  const r = await sessionSoFar(c.env, c.get('auth'), {
+    key: q.session,
+    timeZone: q.tz,
+    maxChars: q.max_chars ?? 4_000,
+  });
   return q.format === 'text' ? c.text(r.text) : c.json(r);
 });
 
 /** JSON form of a timeline: times as ISO strings, summaries as `S<id>` so ids never collide. */
 export function timelineJson(r: TimelineResult) {
   return {
-    anchor: { kind: r.anchor.kind, id: r.anchor.id === null ? null : r.anchor.kind === 'summary' ? `S${r.anchor.id}` : r.anchor.id, time: new Date(r.anchor.at).toISOString() },
+    anchor: {
+      kind: r.anchor.kind,
+      id: r.anchor.id === null ? null : r.anchor.kind === 'summary' ? `S${r.anchor.id}` : r.anchor.id,
+      time: new Date(r.anchor.at).toISOString(),
+    },
     before: r.before,
     after: r.after,
     items: r.items.map((i) =>
       i.kind === 'observation'
-        ? { kind: i.kind, id: i.id, time: new Date(i.at).toISOString(), type: i.type, title: i.title, project: i.project, author: i.author, tokens: i.tokens, anchor: i.anchor }
-        : { kind: i.kind, id: `S${i.id}`, time: new Date(i.at).toISOString(), request: i.request, project: i.project, author: i.author, anchor: i.anchor },
+        ? {
+            kind: i.kind,
+            id: i.id,
+            time: new Date(i.at).toISOString(),
+            type: i.type,
+            title: i.title,
+            project: i.project,
+            author: i.author,
+            tokens: i.tokens,
+            anchor: i.anchor,
+          }
+        : {
+            kind: i.kind,
+            id: `S${i.id}`,
+            time: new Date(i.at).toISOString(),
+            request: i.request,
+            project: i.project,
+            author: i.author,
+            anchor: i.anchor,
+          },
     ),
   };
 }

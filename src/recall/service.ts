@@ -48,7 +48,10 @@ async function scopeOf(env: CairnEnv, auth: AuthContext): Promise<Scope> {
  * The mode's types and concepts, narrowed by the team's `observation_types` / `observation_concepts`
  * allow-lists for the context index (ids the mode does not know are ignored; an absent list keeps the mode's).
  */
-export function narrowedMode(mode: RecallMode, settings: Pick<TeamSettings, 'observation_types' | 'observation_concepts'>): RecallMode {
+export function narrowedMode(
+  mode: RecallMode,
+  settings: Pick<TeamSettings, 'observation_types' | 'observation_concepts'>,
+): RecallMode {
   const types = settings.observation_types;
   const concepts = settings.observation_concepts;
   return {
@@ -125,7 +128,12 @@ export async function fileContextText(env: CairnEnv, auth: AuthContext, o: FileC
   const { d, viewer, mode } = await scopeOf(env, auth);
   const projects = await resolveVisibleProjects(d, auth, o.projects);
   const candidates = pathCandidates(o.paths, o.cwd);
-  const rows = await fileHistory(d, viewer, projects.map((p) => p.id), candidates.all);
+  const rows = await fileHistory(
+    d,
+    viewer,
+    projects.map((p) => p.id),
+    candidates.all,
+  );
   if (!rows.length || changedSince(rows, o.mtime)) return '';
   const scored = scoreFileHistory(rows, candidates.all);
   const shown = candidates.relative[0] ?? candidates.all[0] ?? o.paths[0] ?? '';
@@ -136,14 +144,26 @@ export const PROMPT_CONTEXT_LIMIT = 5;
 /** Shorter prompts ("ok", "go on") say too little to search on. */
 export const PROMPT_MIN_CHARS = 4;
 
-export async function promptContextText(env: CairnEnv, auth: AuthContext, o: { projects: string[]; q: string; timeZone: string }): Promise<string> {
+export async function promptContextText(
+  env: CairnEnv,
+  auth: AuthContext,
+  o: { projects: string[]; q: string; timeZone: string },
+): Promise<string> {
   const q = o.q.trim();
   if ([...q].length < PROMPT_MIN_CHARS || !o.projects.length) return '';
   const { d, viewer, mode } = await scopeOf(env, auth);
-  const found = await searchObservations(env, auth, { q: q.slice(0, 1000), project: o.projects, limit: PROMPT_CONTEXT_LIMIT });
+  const found = await searchObservations(env, auth, {
+    q: q.slice(0, 1000),
+    project: o.projects,
+    limit: PROMPT_CONTEXT_LIMIT,
+  });
   // Superseded and flagged records rank last in search; the prompt's context leaves them out.
   const current = found.results.filter((r) => r.supersededBy == null && !r.flagged);
-  const records = await observationsByIds(d, viewer, current.map((r) => r.id));
+  const records = await observationsByIds(
+    d,
+    viewer,
+    current.map((r) => r.id),
+  );
   return renderPromptContext({ records, mode, viewer: auth.handle, timeZone: o.timeZone });
 }
 
@@ -156,7 +176,11 @@ export interface TimelineOptions {
 }
 
 /** Resolves the anchor (or picks one with search) and loads the items around it. */
-export async function timelineFor(env: CairnEnv, auth: AuthContext, o: TimelineOptions): Promise<{ result: TimelineResult; mode: RecallMode }> {
+export async function timelineFor(
+  env: CairnEnv,
+  auth: AuthContext,
+  o: TimelineOptions,
+): Promise<{ result: TimelineResult; mode: RecallMode }> {
   const { d, viewer, mode } = await scopeOf(env, auth);
   let projectIds: number[] | null = null;
   if (o.projects.length) {
@@ -166,7 +190,12 @@ export async function timelineFor(env: CairnEnv, auth: AuthContext, o: TimelineO
   let anchor: Anchor | null;
   if (o.anchor !== undefined && o.anchor !== '') {
     anchor = parseAnchor(o.anchor);
-    if (!anchor) throw new AppError(400, 'invalid_anchor', 'anchor must be an observation id (123), a summary id (S12) or an ISO date/time.');
+    if (!anchor)
+      throw new AppError(
+        400,
+        'invalid_anchor',
+        'anchor must be an observation id (123), a summary id (S12) or an ISO date/time.',
+      );
   } else if (o.q?.trim()) {
     const found = await searchObservations(env, auth, { q: o.q, project: o.projects, limit: 1 });
     const top = found.results[0];
@@ -183,17 +212,23 @@ export async function timelineFor(env: CairnEnv, auth: AuthContext, o: TimelineO
 export function parseIds(raw: string | (string | number)[] | undefined): number[] {
   const parts = raw === undefined ? [] : Array.isArray(raw) ? raw.map(String) : raw.split(',');
   const trimmed = parts.map((s) => s.trim().replace(/^#/, '')).filter(Boolean);
-  if (!trimmed.length) throw new AppError(400, 'invalid_ids', 'Give ids as a comma-separated list of observation ids, e.g. ids=1,2,3.');
+  if (!trimmed.length)
+    throw new AppError(400, 'invalid_ids', 'Give ids as a comma-separated list of observation ids, e.g. ids=1,2,3.');
   if (trimmed.length > MAX_IDS) throw new AppError(400, 'invalid_ids', `At most ${MAX_IDS} ids per request.`);
   const out: number[] = [];
   for (const s of trimmed) {
-    if (!/^\d{1,15}$/.test(s) || Number(s) <= 0) throw new AppError(400, 'invalid_ids', `"${s.slice(0, 20)}" is not an observation id.`);
+    if (!/^\d{1,15}$/.test(s) || Number(s) <= 0)
+      throw new AppError(400, 'invalid_ids', `"${s.slice(0, 20)}" is not an observation id.`);
     if (!out.includes(Number(s))) out.push(Number(s));
   }
   return out;
 }
 
-export async function observationRecords(env: CairnEnv, auth: AuthContext, ids: number[]): Promise<{ records: ObservationRecord[]; mode: RecallMode }> {
+export async function observationRecords(
+  env: CairnEnv,
+  auth: AuthContext,
+  ids: number[],
+): Promise<{ records: ObservationRecord[]; mode: RecallMode }> {
   const { d, viewer, mode } = await scopeOf(env, auth);
   return { records: await observationsByIds(d, viewer, ids), mode };
 }
@@ -209,11 +244,22 @@ export interface SessionSoFar {
 }
 
 /** One session's record so far, by its agent-side key; zeros and '' for a session not stored (yet) or not visible. */
-export async function sessionSoFar(env: CairnEnv, auth: AuthContext, o: { key: string; timeZone: string; maxChars: number }): Promise<SessionSoFar> {
+export async function sessionSoFar(
+  env: CairnEnv,
+  auth: AuthContext,
+  o: { key: string; timeZone: string; maxChars: number },
+): Promise<SessionSoFar> {
   const { d, viewer, mode } = await scopeOf(env, auth);
   const id = await findVisibleSession(d, viewer, o.key);
   if (id === undefined) return { session: o.key, observations: 0, summarized: false, text: '' };
   const rec = await sessionRecordOf(d, viewer, id, SESSION_SO_FAR_ROWS);
-  const text = renderSessionSoFar({ observations: rec.observations, total: rec.total, summary: rec.summary, mode, timeZone: o.timeZone, maxChars: o.maxChars });
+  const text = renderSessionSoFar({
+    observations: rec.observations,
+    total: rec.total,
+    summary: rec.summary,
+    mode,
+    timeZone: o.timeZone,
+    maxChars: o.maxChars,
+  });
   return { session: o.key, observations: rec.total, summarized: rec.summary !== null, text };
 }

@@ -1,7 +1,15 @@
 // Timeline queries: resolve an anchor the caller may read, then the observations and summaries around it.
 import {
-  OBS_RANK, observationsBeside, SUM_RANK, summariesBeside, timelineObservation, timelineSummary,
-  type Side, type TimelineKey, type TimelineObservationRow, type TimelineSummaryRow,
+  OBS_RANK,
+  observationsBeside,
+  SUM_RANK,
+  summariesBeside,
+  timelineObservation,
+  timelineSummary,
+  type Side,
+  type TimelineKey,
+  type TimelineObservationRow,
+  type TimelineSummaryRow,
 } from './queries';
 import type { Viewer } from '../db/visibility';
 import { AppError } from '../lib/errors';
@@ -14,10 +22,24 @@ type Key = TimelineKey;
 const TIME_RANK = 2;
 
 const obsItem = (r: TimelineObservationRow, anchor = false): TimelineItem => ({
-  kind: 'observation', id: r.id, at: r.at, type: r.type, title: r.title, project: r.project, author: r.author, tokens: r.tokens, anchor,
+  kind: 'observation',
+  id: r.id,
+  at: r.at,
+  type: r.type,
+  title: r.title,
+  project: r.project,
+  author: r.author,
+  tokens: r.tokens,
+  anchor,
 });
 const sumItem = (r: TimelineSummaryRow, anchor = false): TimelineItem => ({
-  kind: 'summary', id: r.id, at: r.at, request: r.request, project: r.project, author: r.author, anchor,
+  kind: 'summary',
+  id: r.id,
+  at: r.at,
+  request: r.request,
+  project: r.project,
+  author: r.author,
+  anchor,
 });
 const keyOf = (i: TimelineItem): Key => [i.at, i.kind === 'observation' ? OBS_RANK : SUM_RANK, i.id];
 const cmp = (a: Key, b: Key) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
@@ -41,7 +63,9 @@ export async function loadTimeline(db: D1Database, viewer: Viewer, q: TimelineQu
     anchorKey = [q.anchor.at, TIME_RANK, 0];
   } else {
     const row =
-      q.anchor.kind === 'observation' ? await timelineObservation(db, viewer, q.anchor.id, projectIds) : await timelineSummary(db, viewer, q.anchor.id, projectIds);
+      q.anchor.kind === 'observation'
+        ? await timelineObservation(db, viewer, q.anchor.id, projectIds)
+        : await timelineSummary(db, viewer, q.anchor.id, projectIds);
     if (!row) throw anchorNotFound();
     anchorItem = 'type' in row ? obsItem(row, true) : sumItem(row, true);
     anchorKey = keyOf(anchorItem);

@@ -35,7 +35,12 @@ interface Cursor {
   prompts: number;
 }
 
-const progress = (c: Cursor, phase: string): JobProgress => ({ done: c.observations + c.summaries + c.prompts, total: null, unit: 'records', phase });
+const progress = (c: Cursor, phase: string): JobProgress => ({
+  done: c.observations + c.summaries + c.prompts,
+  total: null,
+  unit: 'records',
+  phase,
+});
 
 export const retentionSweepJob: JobKind<Params, Cursor> = {
   name: 'retention-sweep',
@@ -58,16 +63,33 @@ export const retentionSweepJob: JobKind<Params, Cursor> = {
       if (ids.observations.length + ids.summaries.length + ids.prompts.length === 0) {
         if (c.observations + c.summaries + c.prompts > 0) {
           // Dated by the daily run that started it (its cutoff plus the days kept), as the sweep was before it was a job.
-          await writeAudit(d, { teamId, actorUserId: null, action: 'retention.sweep', target: `before:${p.before}`, detail: { days: p.days, ...c }, at: p.before + p.days * DAY_MS });
+          await writeAudit(d, {
+            teamId,
+            actorUserId: null,
+            action: 'retention.sweep',
+            target: `before:${p.before}`,
+            detail: { days: p.days, ...c },
+            at: p.before + p.days * DAY_MS,
+          });
           await requestFtsUpkeep(ctx.env, teamId);
           ctx.subrequest();
         }
-        return { cursor: c, done: true, progress: progress(c, 'done'), result: { days: p.days, before: p.before, ...c } };
+        return {
+          cursor: c,
+          done: true,
+          progress: progress(c, 'done'),
+          result: { days: p.days, before: p.before, ...c },
+        };
       }
       const gone = await sweepRecords(d, teamId, ids);
       // Every vector of every kind and part: Vectorize holds copies of summaries and prompts too.
       await deleteRecordVectors(adapters, teamId, ids);
-      if (adapters) ctx.subrequest(Math.ceil(ids.observations.length / 100) + Math.ceil(ids.summaries.length / 100) + Math.ceil(ids.prompts.length / 100));
+      if (adapters)
+        ctx.subrequest(
+          Math.ceil(ids.observations.length / 100) +
+            Math.ceil(ids.summaries.length / 100) +
+            Math.ceil(ids.prompts.length / 100),
+        );
       c.observations += gone.observations;
       c.summaries += gone.summaries;
       c.prompts += gone.prompts;

@@ -51,25 +51,51 @@ benchRoutes.post('/seed', jsonBody(SeedBody, 5_000_000), async (c) => {
   const d = db(await teamDb(c.env, auth.teamId));
   const project = await ensureProject(d, auth, body.project, now);
   const { id: sessionId } = await upsertSession(d, {
-    teamId: auth.teamId, sessionKey: body.session, projectId: project.id, userId: auth.userId, deviceId: auth.deviceId,
-    platform: 'claude-code', startedAt: now,
+    teamId: auth.teamId,
+    sessionKey: body.session,
+    projectId: project.id,
+    userId: auth.userId,
+    deviceId: auth.deviceId,
+    platform: 'claude-code',
+    startedAt: now,
   });
   const stamp = `${now.toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  const place = { teamId: auth.teamId, projectId: project.id, sessionId, authorUserId: auth.userId, deviceId: auth.deviceId, source: 'bench', storedAt: now };
+  const place = {
+    teamId: auth.teamId,
+    projectId: project.id,
+    sessionId,
+    authorUserId: auth.userId,
+    deviceId: auth.deviceId,
+    source: 'bench',
+    storedAt: now,
+  };
   const rows = (await runBatch(
     d,
     body.observations.map((o, i) =>
-      insertObservation(d, { ...place, createdAt: o.created_at, contentHash: `${stamp}-${i}` }, {
-        type: o.type, title: o.title, subtitle: o.subtitle ?? null, facts: o.facts, narrative: o.narrative, concepts: o.concepts,
-        filesRead: o.files_read, filesModified: o.files_modified,
-      }),
+      insertObservation(
+        d,
+        { ...place, createdAt: o.created_at, contentHash: `${stamp}-${i}` },
+        {
+          type: o.type,
+          title: o.title,
+          subtitle: o.subtitle ?? null,
+          facts: o.facts,
+          narrative: o.narrative,
+          concepts: o.concepts,
+          filesRead: o.files_read,
+          filesModified: o.files_modified,
+        },
+      ),
     ),
   )) as { id: number }[][];
   const ids = rows.map((r) => r[0]!.id);
   await runBatch(
     d,
     body.observations.flatMap((o, i) => {
-      const files = [...o.files_read.map((path) => ({ path, kind: 'read' as const })), ...o.files_modified.map((path) => ({ path, kind: 'modified' as const }))];
+      const files = [
+        ...o.files_read.map((path) => ({ path, kind: 'read' as const })),
+        ...o.files_modified.map((path) => ({ path, kind: 'modified' as const })),
+      ];
       return files.length ? [insertObservationFiles(d, sessionId, `${stamp}-${i}`, files)] : [];
     }),
   );

@@ -11,7 +11,9 @@ export const SEARCH_CONFIG = {
    * written so that indexing, forgetting and backfill run the production code path. bge-m3 cannot run here:
    * its weight is a prior (half of keyword), kept safe by `pinExact` and its similarity floor.
    */
-  vectorWeights: { 'workers-ai-bge-m3': 0.5, 'local-hashed-ngrams': 0, 'local-use-lite': 0.3 } as Readonly<Record<string, number>>,
+  vectorWeights: { 'workers-ai-bge-m3': 0.5, 'local-hashed-ngrams': 0, 'local-use-lite': 0.3 } as Readonly<
+    Record<string, number>
+  >,
   /**
    * How an embedder's list is fused with keyword search: `rrf` (by rank) unless listed here as `score`
    * (normalised scores, so how similar a neighbour is counts, not only its place). The local sentence model

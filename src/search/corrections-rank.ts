@@ -9,7 +9,10 @@ export interface RankSignal {
 }
 
 /** `items` best first → the same items reordered; scores are lowered where needed so they never rise down the list. */
-export function applyCorrections<T extends { id: number; score: number }>(items: readonly T[], signals: ReadonlyMap<number, RankSignal>): T[] {
+export function applyCorrections<T extends { id: number; score: number }>(
+  items: readonly T[],
+  signals: ReadonlyMap<number, RankSignal>,
+): T[] {
   if (signals.size === 0) return [...items];
   const useful = (x: T) => Math.max(0, signals.get(x.id)?.useful ?? 0);
   const current = items.filter((x) => (signals.get(x.id)?.supersededBy ?? null) === null);

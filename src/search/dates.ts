@@ -13,7 +13,8 @@ export interface NamedDays {
 
 const DAY_MS = 86_400_000;
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
-const MONTH = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
+const MONTH =
+  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
 const monthOf = (name: string) => MONTHS.indexOf(name.slice(0, 3).toLowerCase()) + 1;
 
 /** Each format: a regex (global, case-insensitive) and how its groups map to year, month, day. */
@@ -29,13 +30,24 @@ const FORMATS: { re: RegExp; ymd: (m: RegExpExecArray) => [number, number, numbe
       const [a, b, y] = [+m[1]!, +m[2]!, +m[3]!];
       if (a > 12) return [[y, b, a]];
       if (b > 12 || a === b) return [[y, a, b]];
-      return [[y, a, b], [y, b, a]];
+      return [
+        [y, a, b],
+        [y, b, a],
+      ];
     },
   },
   // 5 January 2024, 29 Dec 2023, 5th of Jan 2024
-  { re: new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?(?: of)? ${MONTH},? (\\d{4})\\b`, 'gi'), ymd: (m) => [[+m[3]!, monthOf(m[2]!), +m[1]!]], words: true },
+  {
+    re: new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?(?: of)? ${MONTH},? (\\d{4})\\b`, 'gi'),
+    ymd: (m) => [[+m[3]!, monthOf(m[2]!), +m[1]!]],
+    words: true,
+  },
   // January 5, 2024; Jan 5th 2024
-  { re: new RegExp(`\\b${MONTH} (\\d{1,2})(?:st|nd|rd|th)?,? (\\d{4})\\b`, 'gi'), ymd: (m) => [[+m[3]!, monthOf(m[1]!), +m[2]!]], words: true },
+  {
+    re: new RegExp(`\\b${MONTH} (\\d{1,2})(?:st|nd|rd|th)?,? (\\d{4})\\b`, 'gi'),
+    ymd: (m) => [[+m[3]!, monthOf(m[1]!), +m[2]!]],
+    words: true,
+  },
 ];
 
 /** UTC start of a real calendar day, or null (31.02.2024, month 13, years outside 1970–2999). */
@@ -46,7 +58,8 @@ function dayStart(y: number, mo: number, d: number): number | null {
 }
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
-const RELATIVE = /\b(today|yesterday|(\d{1,2}) days? ago|last week|(?:last|on) (sunday|monday|tuesday|wednesday|thursday|friday|saturday))\b/gi;
+const RELATIVE =
+  /\b(today|yesterday|(\d{1,2}) days? ago|last week|(?:last|on) (sunday|monday|tuesday|wednesday|thursday|friday|saturday))\b/gi;
 
 /**
  * Days named relative to `now` ("yesterday", "3 days ago", "last week", "on Friday" = the latest Friday before
@@ -81,7 +94,10 @@ export function namedDays(text: string, now?: number, max = 4): NamedDays {
   for (const f of FORMATS) {
     rest = rest.replace(f.re, (...args) => {
       const m = args.slice(0, -2) as unknown as RegExpExecArray;
-      const found = f.ymd(m).map(([y, mo, d]) => dayStart(y, mo, d)).filter((t): t is number => t !== null);
+      const found = f
+        .ymd(m)
+        .map(([y, mo, d]) => dayStart(y, mo, d))
+        .filter((t): t is number => t !== null);
       if (found.length === 0) return m[0];
       for (const t of found) if (!days.includes(t) && days.length < max) days.push(t);
       // Digits-only dates match no stored words, so they leave the query; a written month may be in the text.
@@ -114,7 +130,11 @@ export function dayWindow(days: readonly number[]): { since: number; until: numb
  * and rows only the window found join the list. Items keep what the list knew about them; the rest are made
  * by `fresh`.
  */
-export function liftDated<T extends { id: number }>(list: readonly T[], dated: readonly number[], fresh: (id: number) => T): T[] {
+export function liftDated<T extends { id: number }>(
+  list: readonly T[],
+  dated: readonly number[],
+  fresh: (id: number) => T,
+): T[] {
   if (dated.length === 0) return [...list];
   const byId = new Map(list.map((x) => [x.id, x]));
   return reciprocalRankFusion([list.map((x) => x.id), dated]).map((f) => byId.get(f.id) ?? fresh(f.id));

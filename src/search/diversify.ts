@@ -40,7 +40,11 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
  * near-duplicate of; once a group has `maxPerGroup` members in the head, its further members move to the end
  * of the head (keeping their order). Items are never dropped, so paging still reaches every one.
  */
-export function diversify<T>(items: readonly T[], textOf: (item: T) => string, opts: DiversifyOptions = DIVERSIFY): T[] {
+export function diversify<T>(
+  items: readonly T[],
+  textOf: (item: T) => string,
+  opts: DiversifyOptions = DIVERSIFY,
+): T[] {
   const head = items.slice(0, opts.window);
   const groups: { words: Set<string>; count: number }[] = [];
   const kept: T[] = [];

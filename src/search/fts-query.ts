@@ -46,10 +46,11 @@ export function scopeMatch(expr: string, projectIds: readonly number[] | null): 
 const OPERATORS = new Set(['AND', 'OR', 'NOT', 'NEAR']);
 /** Filler words that would make an all-terms match fail for no reason; kept if they are all there is. */
 const STOPWORDS = new Set(
-  ('a an the and or of to in on at for from by with is are was were be been being am it its this that these those how what why when where ' +
+  (
+    'a an the and or of to in on at for from by with is are was were be been being am it its this that these those how what why when where ' +
     'which who whom whose do does did doing done we i you my our your me us he she him his her they them their there can could should ' +
-    'would will shall may might must has have had having into about via not no any some ever so if as than then just also s t')
-    .split(' '),
+    'would will shall may might must has have had having into about via not no any some ever so if as than then just also s t'
+  ).split(' '),
 );
 /** Japanese/Chinese particles that glue words together; a phrase is split at them so word order may vary. */
 const PARTICLES = new Set([...'のがをにはでともへや的了']);
@@ -59,7 +60,10 @@ export function pathLikeTerms(text: string): string[] {
   const out = text
     .split(/\s+/)
     .map((c) => c.replace(/^["'`(\[]+|["'`)\],;:?!]+$/g, '').replace(/^\.\//, ''))
-    .filter((c) => c.length >= 3 && c.length <= 300 && /^[\w.@/-]+$/.test(c) && (/\/./.test(c) || /\w\.[A-Za-z0-9]{1,8}$/.test(c)));
+    .filter(
+      (c) =>
+        c.length >= 3 && c.length <= 300 && /^[\w.@/-]+$/.test(c) && (/\/./.test(c) || /\w\.[A-Za-z0-9]{1,8}$/.test(c)),
+    );
   return [...new Set(out)].slice(0, 3);
 }
 
@@ -130,7 +134,8 @@ export function dropPossessive(chunk: string): string {
   while (end > 0 && !ALNUM.test(chunk[end - 1]!)) end--;
   const s = chunk[end - 1];
   const mark = chunk[end - 2];
-  if (end >= 3 && (s === 's' || s === 'S') && (mark === "'" || mark === '\u2019')) return chunk.slice(0, end - 2) + chunk.slice(end);
+  if (end >= 3 && (s === 's' || s === 'S') && (mark === "'" || mark === '\u2019'))
+    return chunk.slice(0, end - 2) + chunk.slice(end);
   return chunk;
 }
 
@@ -142,7 +147,12 @@ function latinUnit(chunk: string): Unit | null {
     return { strict: quote(w), loose: [quote(w)], label: w, stop: STOPWORDS.has(w) };
   }
   // A chunk like `auth-middleware.ts` or `user_id` is one name: match it as a phrase, but each part alone may fill.
-  return { strict: quote(ws.join(' ')), loose: ws.filter((w) => !STOPWORDS.has(w)).map(quote), label: ws.join(' '), stop: false };
+  return {
+    strict: quote(ws.join(' ')),
+    loose: ws.filter((w) => !STOPWORDS.has(w)).map(quote),
+    label: ws.join(' '),
+    stop: false,
+  };
 }
 
 /** Builds the AND and OR MATCH expressions for arbitrary user text. Never throws, never emits raw syntax. */

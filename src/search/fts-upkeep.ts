@@ -11,7 +11,17 @@
 // table at once, the index segments within one cycle. Each merge or refill window is one statement of bounded
 // size, so a step is a handful of them within the step's budget; repeating one is harmless.
 import * as z from 'zod';
-import { ALL_FTS, ftsClear, ftsHasStrays, ftsMerge, ftsOutOfStep, ftsPages, ftsRefill, ftsSegments, type FtsTable } from '../db/fts';
+import {
+  ALL_FTS,
+  ftsClear,
+  ftsHasStrays,
+  ftsMerge,
+  ftsOutOfStep,
+  ftsPages,
+  ftsRefill,
+  ftsSegments,
+  type FtsTable,
+} from '../db/fts';
 import { boundShards, shardDb, shardOf } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { startJob } from '../jobs/start';
@@ -52,7 +62,12 @@ const progress = (c: Cursor): JobProgress => ({
   done: c.phase === 'refill' ? c.refilled : c.merges,
   total: c.phase === 'merge' || c.phase === 'done' ? c.cap : null,
   unit: c.phase === 'refill' ? 'rows' : 'merges',
-  phase: c.phase === 'refill' ? `refilling ${c.refill[c.t] ?? ''}` : c.phase === 'merge' ? `merging ${ALL_FTS[c.t] ?? ''}` : c.phase,
+  phase:
+    c.phase === 'refill'
+      ? `refilling ${c.refill[c.t] ?? ''}`
+      : c.phase === 'merge'
+        ? `merging ${ALL_FTS[c.t] ?? ''}`
+        : c.phase,
 });
 
 export const ftsUpkeepJob: JobKind<Params, Cursor> = {
@@ -61,11 +76,22 @@ export const ftsUpkeepJob: JobKind<Params, Cursor> = {
   params: Params,
   dedupe: (p) => `fts-upkeep:${p.shard}:${p.check ? 'check' : 'merge'}`,
   init: (p) => {
-    const cursor: Cursor = { phase: p.check ? 'check' : 'merge', refill: [], t: 0, after: 0, refilled: 0, cleared: [], merges: 0, cap: null, capped: false };
+    const cursor: Cursor = {
+      phase: p.check ? 'check' : 'merge',
+      refill: [],
+      t: 0,
+      after: 0,
+      refilled: 0,
+      cleared: [],
+      merges: 0,
+      cap: null,
+      capped: false,
+    };
     return { cursor, progress: progress(cursor) };
   },
   async step(ctx, params, start) {
-    if (!boundShards(ctx.env).includes(params.shard)) throw new JobFailure('shard_unbound', `No database ${params.shard} is bound.`);
+    if (!boundShards(ctx.env).includes(params.shard))
+      throw new JobFailure('shard_unbound', `No database ${params.shard} is bound.`);
     const d = shardDb(ctx.env, params.shard);
     const c: Cursor = { ...start, refill: [...start.refill], cleared: [...start.cleared] };
     const one = { statements: 1 };
@@ -118,7 +144,15 @@ export const ftsUpkeepJob: JobKind<Params, Cursor> = {
       cursor: c,
       done: true,
       progress: { ...progress(c), done: c.merges, total: c.merges },
-      result: { shard: params.shard, merges: c.merges, capped: c.capped, refilled: c.refilled, out_of_step: c.refill, cleared: c.cleared, segments },
+      result: {
+        shard: params.shard,
+        merges: c.merges,
+        capped: c.capped,
+        refilled: c.refilled,
+        out_of_step: c.refill,
+        cleared: c.cleared,
+        segments,
+      },
     };
   },
 };

@@ -49,7 +49,11 @@ function tally(keyword: readonly KeywordHit[], pin: number) {
 }
 
 /** Fuses ranked keyword hits with ranked vector ids (best first); returns ids best first with non-increasing scores. */
-export function weightedFusion(keyword: readonly KeywordHit[], vector: readonly number[], opts: FusionOptions): { id: number; score: number }[] {
+export function weightedFusion(
+  keyword: readonly KeywordHit[],
+  vector: readonly number[],
+  opts: FusionOptions,
+): { id: number; score: number }[] {
   const k = opts.k ?? SEARCH_CONFIG.rrfK;
   const kw = opts.keywordWeight ?? SEARCH_CONFIG.keywordWeight;
   const vw = Math.max(0, opts.vectorWeight);
@@ -74,7 +78,11 @@ export interface ScoreFusionOptions {
  * the two are mixed by `vectorWeight`. Unlike RRF, a neighbour barely above the floor adds almost nothing, so a
  * model that is unsure cannot push keyword hits down. The leading exact keyword hits stay pinned.
  */
-export function scoreFusion(keyword: readonly KeywordHit[], vector: readonly { id: number; score: number }[], opts: ScoreFusionOptions): { id: number; score: number }[] {
+export function scoreFusion(
+  keyword: readonly KeywordHit[],
+  vector: readonly { id: number; score: number }[],
+  opts: ScoreFusionOptions,
+): { id: number; score: number }[] {
   const vw = Math.min(1, Math.max(0, opts.vectorWeight));
   const pin = opts.pinExact ?? SEARCH_CONFIG.pinExact;
   const { add, ranked } = tally(keyword, pin);

@@ -12,7 +12,14 @@ const list = z
   .optional()
   .transform((v) => {
     const raw = v === undefined ? [] : Array.isArray(v) ? v : [v];
-    return [...new Set(raw.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean))];
+    return [
+      ...new Set(
+        raw
+          .flatMap((s) => s.split(','))
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    ];
   })
   .refine((v) => v.length <= MAX_LIST, { message: `at most ${MAX_LIST} values` });
 
@@ -45,7 +52,11 @@ const int = (min: number, max: number, dflt: number) =>
     });
 
 export const SearchParams = z.object({
-  q: z.string().max(1000, 'at most 1000 characters').optional().transform((s) => s?.trim() || undefined),
+  q: z
+    .string()
+    .max(1000, 'at most 1000 characters')
+    .optional()
+    .transform((s) => s?.trim() || undefined),
   project: list,
   type: list,
   concept: list,
@@ -80,4 +91,6 @@ export const appliesTo = (p: SearchParams, kind: RecordKind) =>
   kind === 'observation' || p.type.length + p.concept.length + p.file.length === 0;
 
 export const hasFilter = (p: SearchParams) =>
-  p.project.length + p.type.length + p.concept.length + p.file.length + p.author.length + p.platform.length > 0 || p.since !== undefined || p.until !== undefined;
+  p.project.length + p.type.length + p.concept.length + p.file.length + p.author.length + p.platform.length > 0 ||
+  p.since !== undefined ||
+  p.until !== undefined;

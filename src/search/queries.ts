@@ -5,10 +5,19 @@ import { observations, projects, teams } from '../db/schema';
 
 /** Newest 50 observations of the team's project `key` (no visibility: an admin-only local bench), or null. */
 export async function newestOfProjectKey(d: Db, teamId: number, key: string) {
-  const project = await d.select({ id: projects.id }).from(projects).where(and(eq(projects.teamId, teamId), eq(projects.key, key))).get();
+  const project = await d
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.teamId, teamId), eq(projects.key, key)))
+    .get();
   if (!project) return null;
   return d
-    .select({ id: observations.id, type: observations.type, title: observations.title, createdAt: observations.createdAt })
+    .select({
+      id: observations.id,
+      type: observations.type,
+      title: observations.title,
+      createdAt: observations.createdAt,
+    })
     .from(observations)
     .where(and(eq(observations.teamId, teamId), eq(observations.projectId, project.id)))
     .orderBy(desc(observations.createdAt))

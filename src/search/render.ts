@@ -31,8 +31,12 @@ export function renderSearchText(res: SearchResponse, offset = 0): string {
   const lines = [`${from}-${to} of ${res.total} (mode ${res.mode}); full records: get_observations ids=…${others}`];
   for (const r of res.results) {
     // Stored text, fenced: no tag, frame marker or invisible character reaches the agent (src/shared/fence.ts).
-    const title = neutralizePrefix(r.title ?? '(untitled)', 2_000).replace(/\s+/g, ' ').trim();
-    lines.push(`${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${r.type}  ${title}  (${neutralizePrefix(r.projectKey, 300)}, @${r.author}, ~${r.tokens} tok)${correctionNote(r)}`);
+    const title = neutralizePrefix(r.title ?? '(untitled)', 2_000)
+      .replace(/\s+/g, ' ')
+      .trim();
+    lines.push(
+      `${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${r.type}  ${title}  (${neutralizePrefix(r.projectKey, 300)}, @${r.author}, ~${r.tokens} tok)${correctionNote(r)}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

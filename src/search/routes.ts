@@ -21,24 +21,34 @@ searchRoutes.get('/', async (c) => {
   const one = (k: string) => url.searchParams.get(k) ?? undefined;
   const many = (k: string) => url.searchParams.getAll(k);
   const timings: Record<string, number> = {};
-  const res = await searchObservations(c.env, c.get('auth'), {
-    q: one('q'),
-    project: many('project'),
-    type: many('type'),
-    concept: many('concept'),
-    file: many('file'),
-    author: many('author'),
-    platform: many('platform'),
-    since: one('since'),
-    until: one('until'),
-    limit: one('limit'),
-    offset: one('offset'),
-    mode: one('mode') as 'hybrid' | 'fts' | undefined,
-    kind: one('kind') as SearchKind | undefined,
-  }, { timings });
+  const res = await searchObservations(
+    c.env,
+    c.get('auth'),
+    {
+      q: one('q'),
+      project: many('project'),
+      type: many('type'),
+      concept: many('concept'),
+      file: many('file'),
+      author: many('author'),
+      platform: many('platform'),
+      since: one('since'),
+      until: one('until'),
+      limit: one('limit'),
+      offset: one('offset'),
+      mode: one('mode') as 'hybrid' | 'fts' | undefined,
+      kind: one('kind') as SearchKind | undefined,
+    },
+    { timings },
+  );
   // Callers that do not ask for a kind get exactly the observation-only response they always got.
   const withKind = url.searchParams.has('kind');
-  c.header('server-timing', Object.entries(timings).map(([k, v]) => `${k};dur=${v}`).join(', '));
+  c.header(
+    'server-timing',
+    Object.entries(timings)
+      .map(([k, v]) => `${k};dur=${v}`)
+      .join(', '),
+  );
   if (one('format') === 'text') {
     return c.text(renderSearchText(res, Number(one('offset') ?? 0) || 0));
   }

@@ -3,7 +3,10 @@
 export const RRF_K = 60;
 
 /** Fuses ranked lists (best first) into one, best first; ties keep the order of the first list that has them. */
-export function reciprocalRankFusion<K = number>(lists: readonly (readonly K[])[], k = RRF_K): { id: K; score: number }[] {
+export function reciprocalRankFusion<K = number>(
+  lists: readonly (readonly K[])[],
+  k = RRF_K,
+): { id: K; score: number }[] {
   const scores = new Map<K, number>();
   const firstSeen = new Map<K, number>();
   let order = 0;

@@ -1,14 +1,32 @@
 // searchObservations: FTS5 (AND first, OR to fill) over observations, summaries and prompts, each kind fused with its own vector neighbours (src/search/config.ts), scoped to what the caller may read.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
-import { ftsRanked, newestRecords, observationsTouching, recordRows, recordScope, storedWithin, type FtsRanked, type RecordRow, type RecordScope } from '../db/fts';
+import {
+  ftsRanked,
+  newestRecords,
+  observationsTouching,
+  recordRows,
+  recordScope,
+  storedWithin,
+  type FtsRanked,
+  type RecordRow,
+  type RecordScope,
+} from '../db/fts';
 import { loadViewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import type { VectorAdapters } from '../vectors/types';
 import { fuseWithVectors, timed, vectorIds, vectorSide, type VectorSide } from './vector-side';
-import { BM25_WEIGHTS, buildFtsQuery, pathLikeTerms, PROMPT_BM25_WEIGHTS, scopeMatch, SUMMARY_BM25_WEIGHTS, type FtsQuery } from './fts-query';
+import {
+  BM25_WEIGHTS,
+  buildFtsQuery,
+  pathLikeTerms,
+  PROMPT_BM25_WEIGHTS,
+  scopeMatch,
+  SUMMARY_BM25_WEIGHTS,
+  type FtsQuery,
+} from './fts-query';
 import { appliesTo, hasFilter, kindsOf, SearchParams, type RecordKind, type SearchInput } from './params';
 import { DIVERSIFY, diversify } from './diversify';
 import { dayWindow, liftDated, namedDays } from './dates';
@@ -69,7 +87,13 @@ async function scopesFor(db: D1Database, auth: AuthContext, p: SearchParams): Pr
  * every row containing any term (most of the corpus for common words), the AND form only their intersection.
  * So `total` counts all-terms matches when those alone fill the pool, and any-term matches otherwise.
  */
-async function ftsSearch(db: D1Database, allTerms: string, anyTerms: string, scope: RecordScope, pool: number): Promise<{ rows: FtsRanked[]; total: number }> {
+async function ftsSearch(
+  db: D1Database,
+  allTerms: string,
+  anyTerms: string,
+  scope: RecordScope,
+  pool: number,
+): Promise<{ rows: FtsRanked[]; total: number }> {
   const { weights, scoped } = RANKING[scope.kind];
   const narrow = (expr: string) => (scoped ? scopeMatch(expr, scope.projectIds) : expr);
   const all = narrow(allTerms);
@@ -83,15 +107,31 @@ async function ftsSearch(db: D1Database, allTerms: string, anyTerms: string, sco
  * Matches stored within `window` (around days the query names), all-terms matches first, then bm25; empty
  * without a window. One more statement, only for queries that name a day.
  */
-async function datedHits(db: D1Database, fts: RankInput['fts'], scope: RecordScope, window: RankInput['window'], pool: number): Promise<number[]> {
+async function datedHits(
+  db: D1Database,
+  fts: RankInput['fts'],
+  scope: RecordScope,
+  window: RankInput['window'],
+  pool: number,
+): Promise<number[]> {
   if (!window) return [];
   const { weights, scoped } = RANKING[scope.kind];
   const narrow = (expr: string) => (scoped ? scopeMatch(expr, scope.projectIds) : expr);
-  const { rows } = await ftsRanked(db, storedWithin(scope, window.since, window.until), { all: narrow(fts.all), any: narrow(fts.any) }, weights, pool);
+  const { rows } = await ftsRanked(
+    db,
+    storedWithin(scope, window.since, window.until),
+    { all: narrow(fts.all), any: narrow(fts.any) },
+    weights,
+    pool,
+  );
   return rows.map((x) => x.id);
 }
 
-const toResult = (kind: RecordKind, r: RecordRow, score: number): SearchResult => ({ kind, ...r, score: Math.round(score * 1e5) / 1e5 });
+const toResult = (kind: RecordKind, r: RecordRow, score: number): SearchResult => ({
+  kind,
+  ...r,
+  score: Math.round(score * 1e5) / 1e5,
+});
 
 /** Filters without a query: newest first; several kinds are merged by time. */
 async function filterOnly(db: D1Database, p: SearchParams, scopes: RecordScope[]): Promise<SearchResponse> {
@@ -103,7 +143,11 @@ async function filterOnly(db: D1Database, p: SearchParams, scopes: RecordScope[]
   const merged = lists
     .flatMap((l, i) => l.rows.map((r) => toResult(scopes[i]!.kind, r, 0)))
     .sort((x, y) => y.createdAt - x.createdAt || y.id - x.id);
-  return { results: merged.slice(p.offset, p.offset + p.limit), total: lists.reduce((n, l) => n + l.total, 0), mode: 'fts' };
+  return {
+    results: merged.slice(p.offset, p.offset + p.limit),
+    total: lists.reduce((n, l) => n + l.total, 0),
+    mode: 'fts',
+  };
 }
 
 /** One kind's ranked list, best first, before the page is cut. */
@@ -129,18 +173,36 @@ interface RankInput {
 }
 
 /** Summaries and prompts: FTS, and their own vector neighbours when the vector side is on (fused as observations are). */
-async function rankText(db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, side: VectorSide | null, deps: SearchDeps): Promise<Ranking> {
+async function rankText(
+  db: D1Database,
+  auth: AuthContext,
+  p: SearchParams,
+  scope: RecordScope,
+  r: RankInput,
+  side: VectorSide | null,
+  deps: SearchDeps,
+): Promise<Ranking> {
   const tm = deps.timings;
   const k = scope.kind;
   const ftsPromise = timed(tm, `fts_${k}`, ftsSearch(db, r.fts.all, r.fts.any, scope, r.pool));
   const datedPromise = timed(tm, `dated_${k}`, datedHits(db, r.fts, scope, r.window, r.pool));
-  const vectorPromise = side ? timed(tm, `vector_${k}`, vectorIds(side, auth, p, scope, Math.min(100, r.pool), deps.vectorTimeoutMs ?? 2000)) : Promise.resolve(null);
+  const vectorPromise = side
+    ? timed(tm, `vector_${k}`, vectorIds(side, auth, p, scope, Math.min(100, r.pool), deps.vectorTimeoutMs ?? 2000))
+    : Promise.resolve(null);
   const [{ rows, total }, dated, vec] = await Promise.all([ftsPromise, datedPromise, vectorPromise]);
   if (vec === null || !side) {
-    const items = liftDated(rows.map((x) => ({ id: x.id, score: -x.rank })), dated, (id) => ({ id, score: 0 }));
+    const items = liftDated(
+      rows.map((x) => ({ id: x.id, score: -x.rank })),
+      dated,
+      (id) => ({ id, score: 0 }),
+    );
     return { scope, items, total, mode: 'fts', rows: new Map() };
   }
-  const ftsList = liftDated(rows.map((x) => ({ id: x.id, rank: x.rank, exact: x.full === 1, score: -x.rank })), dated, (id) => ({ id, rank: 0, exact: false }));
+  const ftsList = liftDated(
+    rows.map((x) => ({ id: x.id, rank: x.rank, exact: x.full === 1, score: -x.rank })),
+    dated,
+    (id) => ({ id, rank: 0, exact: false }),
+  );
   const fused = await fuseWithVectors(db, scope, ftsList, vec, side, r.want, tm, `hydrate_${k}`);
   return { scope, items: fused.items, total: total + fused.vectorOnly, mode: 'hybrid', rows: fused.rows };
 }
@@ -149,37 +211,82 @@ async function rankText(db: D1Database, auth: AuthContext, p: SearchParams, scop
  * Observations ranked, then corrected: superseded records below every current one, useful ones lifted a little
  * (src/search/corrections-rank.ts). One more statement, for the ranked ids that have corrections or feedback.
  */
-async function rankObservations(db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, side: VectorSide | null, deps: SearchDeps): Promise<Ranking> {
+async function rankObservations(
+  db: D1Database,
+  auth: AuthContext,
+  p: SearchParams,
+  scope: RecordScope,
+  r: RankInput,
+  side: VectorSide | null,
+  deps: SearchDeps,
+): Promise<Ranking> {
   const ranking = await rankObservationsByRelevance(db, auth, p, scope, r, side, deps);
   if (!ranking.items.length) return ranking;
-  const signals = await timed(deps.timings, 'signals', signalsOf(db, auth.teamId, ranking.items.map((x) => x.id)));
+  const signals = await timed(
+    deps.timings,
+    'signals',
+    signalsOf(
+      db,
+      auth.teamId,
+      ranking.items.map((x) => x.id),
+    ),
+  );
   return { ...ranking, items: applyCorrections(ranking.items, signals), signals };
 }
 
 /** Observations: FTS, files named in the query, and vector neighbours when available. */
-async function rankObservationsByRelevance(db: D1Database, auth: AuthContext, p: SearchParams, scope: RecordScope, r: RankInput, side: VectorSide | null, deps: SearchDeps): Promise<Ranking> {
+async function rankObservationsByRelevance(
+  db: D1Database,
+  auth: AuthContext,
+  p: SearchParams,
+  scope: RecordScope,
+  r: RankInput,
+  side: VectorSide | null,
+  deps: SearchDeps,
+): Promise<Ranking> {
   const tm = deps.timings;
   const { q, fts, pool, want } = r;
   const paths = pathLikeTerms(q);
   // The query's embedding is already on its way (searchObservations asked for it before the scope's reads).
   const ftsPromise = timed(tm, 'fts', ftsSearch(db, fts.all, fts.any, scope, pool));
   const filesPromise = timed(tm, 'files', observationsTouching(db, paths, scope, pool));
-  const vectorPromise = side ? vectorIds(side, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000, tm) : Promise.resolve(null);
+  const vectorPromise = side
+    ? vectorIds(side, auth, p, scope, Math.min(100, pool), deps.vectorTimeoutMs ?? 2000, tm)
+    : Promise.resolve(null);
   const datedPromise = timed(tm, 'dated', datedHits(db, fts, scope, r.window, pool));
-  const [{ rows: ranked, total }, files, vec, dated] = await Promise.all([ftsPromise, filesPromise, timed(tm, 'vector', vectorPromise), datedPromise]);
+  const [{ rows: ranked, total }, files, vec, dated] = await Promise.all([
+    ftsPromise,
+    filesPromise,
+    timed(tm, 'vector', vectorPromise),
+    datedPromise,
+  ]);
   // All-terms matches outrank partial ones; the OR list only fills in after them. Rows that touched a named
   // file rank with the all-terms matches (first when the query is nothing but file names).
   const onlyPaths = paths.length > 0 && fts.terms.length === paths.length;
   const fileRanked = files.map((id) => ({ id, rank: 0, exact: true }));
-  const strict = ranked.filter((x) => x.full === 1).map((x) => ({ id: x.id, rank: x.rank, exact: true, score: -x.rank }));
-  const loose = ranked.filter((x) => x.full !== 1).map((x) => ({ id: x.id, rank: x.rank, exact: false, score: -x.rank }));
+  const strict = ranked
+    .filter((x) => x.full === 1)
+    .map((x) => ({ id: x.id, rank: x.rank, exact: true, score: -x.rank }));
+  const loose = ranked
+    .filter((x) => x.full !== 1)
+    .map((x) => ({ id: x.id, rank: x.rank, exact: false, score: -x.rank }));
   const ordered = onlyPaths ? [...fileRanked, ...strict, ...loose] : [...strict, ...fileRanked, ...loose];
   const seen = new Set<number>();
-  const ftsList = liftDated(ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id)), dated, (id) => ({ id, rank: 0, exact: false }));
+  const ftsList = liftDated(
+    ordered.filter((x) => !seen.has(x.id) && !!seen.add(x.id)),
+    dated,
+    (id) => ({ id, rank: 0, exact: false }),
+  );
   const fileOnly = files.filter((id) => !ranked.some((x) => x.id === id)).length;
 
   if (vec === null || !side) {
-    return { scope, items: ftsList.map((x) => ({ id: x.id, score: -x.rank })), total: total + fileOnly, mode: 'fts', rows: new Map() };
+    return {
+      scope,
+      items: ftsList.map((x) => ({ id: x.id, score: -x.rank })),
+      total: total + fileOnly,
+      mode: 'fts',
+      rows: new Map(),
+    };
   }
   const fused = await fuseWithVectors(db, scope, ftsList, vec, side, want, tm, 'hydrate');
   return { scope, items: fused.items, total: total + fileOnly + fused.vectorOnly, mode: 'hybrid', rows: fused.rows };
@@ -196,7 +303,13 @@ interface Pick {
  * of the list thinned of near-duplicates (src/search/diversify.ts). Rows not yet loaded are loaded per kind
  * (scope re-applied): the diversified head and the page, so every page sees the same order.
  */
-async function pageOf(db: D1Database, rankings: Ranking[], offset: number, want: number, tm: Record<string, number> | undefined): Promise<SearchResult[]> {
+async function pageOf(
+  db: D1Database,
+  rankings: Ranking[],
+  offset: number,
+  want: number,
+  tm: Record<string, number> | undefined,
+): Promise<SearchResult[]> {
   const merged: Pick[] =
     rankings.length === 1
       ? rankings[0]!.items.slice(0, Math.max(want, DIVERSIFY.window)).map((it) => ({ ranking: rankings[0]!, ...it }))
@@ -207,12 +320,16 @@ async function pageOf(db: D1Database, rankings: Ranking[], offset: number, want:
             return { ranking: rankings[i]!, id, score: f.score };
           });
   const needed = [...merged.slice(0, DIVERSIFY.window), ...merged.slice(Math.max(offset, DIVERSIFY.window), want)];
-  await timed(tm, 'hydrate_page', Promise.all(
-    rankings.map(async (rk) => {
-      const missing = needed.filter((x) => x.ranking === rk && !rk.rows.has(x.id)).map((x) => x.id);
-      for (const [id, row] of await recordRows(db, missing, rk.scope)) rk.rows.set(id, row);
-    }),
-  ));
+  await timed(
+    tm,
+    'hydrate_page',
+    Promise.all(
+      rankings.map(async (rk) => {
+        const missing = needed.filter((x) => x.ranking === rk && !rk.rows.has(x.id)).map((x) => x.id);
+        for (const [id, row] of await recordRows(db, missing, rk.scope)) rk.rows.set(id, row);
+      }),
+    ),
+  );
   const ordered = diversify(merged, (x) => x.ranking.rows.get(x.id)?.title ?? '');
   const page = ordered.slice(offset, want).flatMap((x) => {
     const row = x.ranking.rows.get(x.id);
@@ -229,7 +346,12 @@ async function pageOf(db: D1Database, rankings: Ranking[], offset: number, want:
  * three. Throws AppError(400) for invalid params or when there is neither a query nor a filter. `input`
  * takes HTTP query values or MCP arguments as they come.
  */
-export async function searchObservations(env: CairnEnv, auth: AuthContext, input: SearchInput, deps: SearchDeps = {}): Promise<SearchResponse> {
+export async function searchObservations(
+  env: CairnEnv,
+  auth: AuthContext,
+  input: SearchInput,
+  deps: SearchDeps = {},
+): Promise<SearchResponse> {
   const p = parseWith(SearchParams, input);
   if (!p.q && !hasFilter(p)) throw new AppError(400, 'query_required', 'Give a query (q) or at least one filter.');
   const tm = deps.timings;
@@ -253,15 +375,32 @@ export async function searchObservations(env: CairnEnv, auth: AuthContext, input
   const side = dayOnly ? null : vectorSide(env, db, auth, p, deps.vectors, tm);
   const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
   if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
-  if (window && dayOnly) return filterOnly(db, p, scopes.map((s) => storedWithin(s, window.since, window.until)));
+  if (window && dayOnly)
+    return filterOnly(
+      db,
+      p,
+      scopes.map((s) => storedWithin(s, window.since, window.until)),
+    );
   if (!terms) return { results: [], total: 0, mode: 'fts' }; // not reached (checked above); narrows the type
 
   const want = p.offset + p.limit;
-  const r: RankInput = { q: p.q, fts: terms, window: stripped?.all ? window : null, pool: Math.min(1000, Math.max(want, 60)), want };
+  const r: RankInput = {
+    q: p.q,
+    fts: terms,
+    window: stripped?.all ? window : null,
+    pool: Math.min(1000, Math.max(want, 60)),
+    want,
+  };
   // Summary and prompt statements go out first; every kind's vector side shares the one query embedding.
   const text = scopes.filter((s) => s.kind !== 'observation').map((s) => rankText(db, auth, p, s, r, side, deps));
-  const obs = scopes.filter((s) => s.kind === 'observation').map((s) => rankObservations(db, auth, p, s, r, side, deps));
+  const obs = scopes
+    .filter((s) => s.kind === 'observation')
+    .map((s) => rankObservations(db, auth, p, s, r, side, deps));
   const byKind = await Promise.all([...obs, ...text]);
   const results = await pageOf(db, byKind, p.offset, want, tm);
-  return { results, total: byKind.reduce((n, k) => n + k.total, 0), mode: byKind.some((k) => k.mode === 'hybrid') ? 'hybrid' : 'fts' };
+  return {
+    results,
+    total: byKind.reduce((n, k) => n + k.total, 0),
+    mode: byKind.some((k) => k.mode === 'hybrid') ? 'hybrid' : 'fts',
+  };
 }

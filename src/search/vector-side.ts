@@ -14,7 +14,11 @@ import type { SearchParams } from './params';
 import { errorText, log } from '../lib/log';
 
 /** Runs `work` and records its duration under `name` when timings are wanted. */
-export async function timed<T>(timings: Record<string, number> | undefined, name: string, work: Promise<T>): Promise<T> {
+export async function timed<T>(
+  timings: Record<string, number> | undefined,
+  name: string,
+  work: Promise<T>,
+): Promise<T> {
   if (!timings) return work;
   const t = Date.now();
   try {
@@ -46,7 +50,14 @@ export interface VectorSide {
   hidden: () => Promise<number[] | undefined>;
 }
 
-export function vectorSide(env: CairnEnv, db: D1Database, auth: AuthContext, p: SearchParams, injected: VectorAdapters | null | undefined, tm?: Record<string, number>): VectorSide | null {
+export function vectorSide(
+  env: CairnEnv,
+  db: D1Database,
+  auth: AuthContext,
+  p: SearchParams,
+  injected: VectorAdapters | null | undefined,
+  tm?: Record<string, number>,
+): VectorSide | null {
   const candidate = p.mode === 'fts' ? null : injected === undefined ? getVectorAdapters(env) : injected;
   const weight = candidate ? vectorWeightFor(candidate.embedder.name, env.CAIRN_VECTOR_WEIGHT) : 0;
   if (!candidate || weight <= 0) return null;
@@ -63,23 +74,35 @@ export function vectorSide(env: CairnEnv, db: D1Database, auth: AuthContext, p: 
 }
 
 /** One kind's vector neighbours at or above the embedder's floor; null when the vector side fails or is too slow. */
-export async function vectorIds(side: VectorSide, auth: AuthContext, p: SearchParams, scope: RecordScope, topK: number, timeoutMs: number, tm?: Record<string, number>): Promise<VectorMatch[] | null> {
+export async function vectorIds(
+  side: VectorSide,
+  auth: AuthContext,
+  p: SearchParams,
+  scope: RecordScope,
+  topK: number,
+  timeoutMs: number,
+  tm?: Record<string, number>,
+): Promise<VectorMatch[] | null> {
   const work = (async () => {
     const excludeProjectIds = scope.projectIds ? undefined : await side.hidden();
     // The index gets the vector still on its way: the local one reads its candidates from D1 meanwhile.
     const vector = side.queryVector().then((v) => v ?? []);
     const observations = scope.kind === 'observation';
-    const matches = await timed(observations ? tm : undefined, 'vector_index', side.adapters.index.query(vector, {
-      teamId: auth.teamId,
-      kind: scope.kind,
-      projectIds: scope.projectIds ?? undefined,
-      excludeProjectIds,
-      types: observations && p.type.length ? p.type : undefined,
-      topK,
-      minScore: side.adapters.embedder.minScore,
-      // The observation list's phases only: one name per phase in the Server-Timing header.
-      timings: observations ? tm : undefined,
-    }));
+    const matches = await timed(
+      observations ? tm : undefined,
+      'vector_index',
+      side.adapters.index.query(vector, {
+        teamId: auth.teamId,
+        kind: scope.kind,
+        projectIds: scope.projectIds ?? undefined,
+        excludeProjectIds,
+        types: observations && p.type.length ? p.type : undefined,
+        topK,
+        minScore: side.adapters.embedder.minScore,
+        // The observation list's phases only: one name per phase in the Server-Timing header.
+        timings: observations ? tm : undefined,
+      }),
+    );
     if ((await vector).length === 0) return [];
     return matches.filter((m) => m.score >= side.adapters.embedder.minScore);
   })();
@@ -103,15 +126,32 @@ export type RankedHit = KeywordHit & { rank: number };
  * A kind's keyword list fused with its vector neighbours (the embedder's method and weight, src/search/config.ts),
  * keeping only rows the scope allows: FTS ids are already scoped, vector ids are checked as their rows load.
  */
-export async function fuseWithVectors(db: D1Database, scope: RecordScope, ftsList: RankedHit[], vec: VectorMatch[], side: VectorSide, want: number, tm: Record<string, number> | undefined, timing: string): Promise<{ items: { id: number; score: number }[]; rows: Map<number, RecordRow>; vectorOnly: number }> {
+export async function fuseWithVectors(
+  db: D1Database,
+  scope: RecordScope,
+  ftsList: RankedHit[],
+  vec: VectorMatch[],
+  side: VectorSide,
+  want: number,
+  tm: Record<string, number> | undefined,
+  timing: string,
+): Promise<{ items: { id: number; score: number }[]; rows: Map<number, RecordRow>; vectorOnly: number }> {
   const { adapters, weight } = side;
   const fused =
     fusionMethodFor(adapters.embedder.name) === 'score'
       ? scoreFusion(ftsList, vec, { vectorWeight: weight, floor: adapters.embedder.minScore })
-      : weightedFusion(ftsList, vec.map((m) => m.id), { vectorWeight: weight });
+      : weightedFusion(
+          ftsList,
+          vec.map((m) => m.id),
+          { vectorWeight: weight },
+        );
   // Only vector ids can drop out, so want + |vec| candidates always fill the page.
   const vecIds = vec.map((m) => m.id);
-  const rows = await timed(tm, timing, recordRows(db, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vecIds])], scope));
+  const rows = await timed(
+    tm,
+    timing,
+    recordRows(db, [...new Set([...fused.slice(0, want + vec.length).map((f) => f.id), ...vecIds])], scope),
+  );
   const allowed = fused.filter((f) => rows.has(f.id));
   const ftsSet = new Set(ftsList.map((x) => x.id));
   return { items: allowed, rows, vectorOnly: allowed.filter((f) => !ftsSet.has(f.id)).length };

@@ -26,7 +26,12 @@ export class AfterStoreRunner {
   /** Notes the turn's work (synchronously: call it in the step that confirms the turn), then starts it. */
   start(stored: StoredTurn): void {
     if (!stored.observationIds.length && stored.summaryId === null) return;
-    const work: AfterStoreWork = { teamId: stored.teamId, observationIds: stored.observationIds, summaryId: stored.summaryId, prompt: stored.prompt };
+    const work: AfterStoreWork = {
+      teamId: stored.teamId,
+      observationIds: stored.observationIds,
+      summaryId: stored.summaryId,
+      prompt: stored.prompt,
+    };
     this.#run(this.deps.buffer().addAfterStore(work, Date.now()), stored);
   }
 

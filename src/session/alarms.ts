@@ -31,7 +31,11 @@ export function readyDue(b: EventBuffer, now: number): number | null {
 
 /** Where the session's storage stands on retention (see retention.ts). */
 export function retentionOf(b: EventBuffer, keepMs: number, now: number): ReturnType<typeof retentionStep> {
-  return retentionStep({ endedAt: b.get<number | null>('ended_received_at', null), pending: b.counts(null).pending }, keepMs, now);
+  return retentionStep(
+    { endedAt: b.get<number | null>('ended_received_at', null), pending: b.counts(null).pending },
+    keepMs,
+    now,
+  );
 }
 
 export class SessionAlarms {
@@ -56,7 +60,11 @@ export class SessionAlarms {
     const b = this.buffer();
     const current = await this.storage.getAlarm();
     const lease = b.lease(now);
-    const due = lease ? now + RESUME_MS : waiting ? now + WAIT_FOR_PROMPT_MS : Math.max(readyDue(b, now) ?? now, b.get<number>('backoff_until', 0));
+    const due = lease
+      ? now + RESUME_MS
+      : waiting
+        ? now + WAIT_FOR_PROMPT_MS
+        : Math.max(readyDue(b, now) ?? now, b.get<number>('backoff_until', 0));
     if (current === null || current > due) await this.storage.setAlarm(due);
   }
 

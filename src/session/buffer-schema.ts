@@ -55,7 +55,9 @@ const ADDED_COLUMNS: [table: string, column: string, decl: string][] = [
 
 function addMissingColumns(sql: SqlStorage): void {
   for (const [table, column, decl] of ADDED_COLUMNS) {
-    const has = sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pragma_table_info(?) WHERE name = ?', table, column).one().n > 0;
+    const has =
+      sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pragma_table_info(?) WHERE name = ?', table, column).one().n >
+      0;
     if (!has) sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
   }
 }

@@ -38,7 +38,11 @@ export class EventBuffer {
   }
 
   set(key: string, value: unknown): void {
-    this.sql.exec('INSERT INTO meta (k, v) VALUES (?1, ?2) ON CONFLICT(k) DO UPDATE SET v = ?2', key, JSON.stringify(value));
+    this.sql.exec(
+      'INSERT INTO meta (k, v) VALUES (?1, ?2) ON CONFLICT(k) DO UPDATE SET v = ?2',
+      key,
+      JSON.stringify(value),
+    );
   }
 
   bump(key: string, by = 1): void {
@@ -47,12 +51,19 @@ export class EventBuffer {
 
   // --- dedupe and prompts -------------------------------------------------------------------------------
   seenPrompt(eventId: string): number | null {
-    const row = this.sql.exec<{ prompt_number: number }>('SELECT prompt_number FROM seen WHERE event_id = ?', eventId).toArray()[0];
+    const row = this.sql
+      .exec<{ prompt_number: number }>('SELECT prompt_number FROM seen WHERE event_id = ?', eventId)
+      .toArray()[0];
     return row ? row.prompt_number : null;
   }
 
   markSeen(eventId: string, promptNumber: number, now: number): void {
-    this.sql.exec('INSERT OR IGNORE INTO seen (event_id, prompt_number, seen_at) VALUES (?, ?, ?)', eventId, promptNumber, now);
+    this.sql.exec(
+      'INSERT OR IGNORE INTO seen (event_id, prompt_number, seen_at) VALUES (?, ?, ?)',
+      eventId,
+      promptNumber,
+      now,
+    );
   }
 
   /** The last prompt number given out (prompts of a session emptied by retention count via `prompt_base`). */
@@ -72,12 +83,18 @@ export class EventBuffer {
       p.clientSeq,
     );
     // Old prompts stay as marks (late events must still find them, private ones above all); only the text goes.
-    this.sql.exec("UPDATE prompts SET text = '' WHERE prompt_number <= ? AND text != ''", p.promptNumber - PROMPTS_KEPT);
+    this.sql.exec(
+      "UPDATE prompts SET text = '' WHERE prompt_number <= ? AND text != ''",
+      p.promptNumber - PROMPTS_KEPT,
+    );
   }
 
   prompt(promptNumber: number): { private: boolean; text: string; promptId: string | null } | null {
     const row = this.sql
-      .exec<{ private: number; text: string; prompt_id: string | null }>('SELECT private, text, prompt_id FROM prompts WHERE prompt_number = ?', promptNumber)
+      .exec<{ private: number; text: string; prompt_id: string | null }>(
+        'SELECT private, text, prompt_id FROM prompts WHERE prompt_number = ?',
+        promptNumber,
+      )
       .toArray()[0];
     return row ? { private: row.private === 1, text: row.text, promptId: row.prompt_id } : null;
   }
@@ -85,15 +102,27 @@ export class EventBuffer {
   /** Every prompt of the session as filing sees it, in arrival order. */
   promptMarks(): PromptMark[] {
     return this.sql
-      .exec<{ prompt_number: number; prompt_id: string | null; occurred_at: number; client_seq: number | null; private: number }>(
-        'SELECT prompt_number, prompt_id, occurred_at, client_seq, private FROM prompts ORDER BY prompt_number',
-      )
+      .exec<{
+        prompt_number: number;
+        prompt_id: string | null;
+        occurred_at: number;
+        client_seq: number | null;
+        private: number;
+      }>('SELECT prompt_number, prompt_id, occurred_at, client_seq, private FROM prompts ORDER BY prompt_number')
       .toArray()
-      .map((r) => ({ promptNumber: r.prompt_number, promptId: r.prompt_id, occurredAt: r.occurred_at, clientSeq: r.client_seq, private: r.private === 1 }));
+      .map((r) => ({
+        promptNumber: r.prompt_number,
+        promptId: r.prompt_id,
+        occurredAt: r.occurred_at,
+        clientSeq: r.client_seq,
+        private: r.private === 1,
+      }));
   }
 
   promptById(promptId: string): number | null {
-    const row = this.sql.exec<{ prompt_number: number }>('SELECT prompt_number FROM prompts WHERE prompt_id = ?', promptId).toArray()[0];
+    const row = this.sql
+      .exec<{ prompt_number: number }>('SELECT prompt_number FROM prompts WHERE prompt_id = ?', promptId)
+      .toArray()[0];
     return row ? row.prompt_number : null;
   }
 
@@ -140,12 +169,16 @@ export class EventBuffer {
 
   /** When the oldest waiting event arrived, or null when none waits. */
   oldestWaiting(): number | null {
-    return this.sql.exec<{ t: number | null }>('SELECT MIN(received_at) AS t FROM pending WHERE prompt_number = ?', WAITING).one().t;
+    return this.sql
+      .exec<{ t: number | null }>('SELECT MIN(received_at) AS t FROM pending WHERE prompt_number = ?', WAITING)
+      .one().t;
   }
 
   /** Events a turn may take now (filed, not waiting). */
   readyCount(): number {
-    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pending WHERE prompt_number != ? AND claim_id IS NULL', WAITING).one().n;
+    return this.sql
+      .exec<{ n: number }>('SELECT COUNT(*) AS n FROM pending WHERE prompt_number != ? AND claim_id IS NULL', WAITING)
+      .one().n;
   }
 
   /** Events a turn may take now: how many, their characters, and when the oldest of them arrived (null: none). */
@@ -162,7 +195,10 @@ export class EventBuffer {
   /** Current prompt numbers of the given events (missing ones were dropped). */
   filedUnder(seqs: number[]): Map<number, number> {
     const rows = this.sql
-      .exec<{ seq: number; prompt_number: number }>('SELECT seq, prompt_number FROM pending WHERE seq IN (SELECT value FROM json_each(?))', JSON.stringify(seqs))
+      .exec<{ seq: number; prompt_number: number }>(
+        'SELECT seq, prompt_number FROM pending WHERE seq IN (SELECT value FROM json_each(?))',
+        JSON.stringify(seqs),
+      )
       .toArray();
     return new Map(rows.map((r) => [r.seq, r.prompt_number]));
   }
@@ -173,7 +209,17 @@ export class EventBuffer {
     const git = { gitBranch: e.git?.branch ?? null, gitCommit: e.git?.commit ?? null };
     const payload =
       e.kind === 'observation'
-        ? { toolName: e.toolName, toolInput: e.toolInput, toolResponse: e.toolResponse, cwd: e.cwd, projectRoot: e.projectRoot, toolUseId: e.toolUseId, agentId: e.agentId, agentType: e.agentType, ...git }
+        ? {
+            toolName: e.toolName,
+            toolInput: e.toolInput,
+            toolResponse: e.toolResponse,
+            cwd: e.cwd,
+            projectRoot: e.projectRoot,
+            toolUseId: e.toolUseId,
+            agentId: e.agentId,
+            agentType: e.agentType,
+            ...git,
+          }
         : { lastAssistantMessage: e.lastAssistantMessage, agentId: e.agentId ?? null, agentType: null, ...git };
     this.sql.exec(
       `INSERT INTO pending (event_id, kind, payload, chars, occurred_at, received_at, prompt_number, snapshot, group_key, prompt_id, client_seq)
@@ -213,14 +259,20 @@ export class EventBuffer {
   load(seqs: number[]): PendingRow[] {
     if (seqs.length === 0) return [];
     return this.sql
-      .exec<PendingSql>('SELECT * FROM pending WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq', JSON.stringify(seqs))
+      .exec<PendingSql>(
+        'SELECT * FROM pending WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq',
+        JSON.stringify(seqs),
+      )
       .toArray()
       .map(toRow);
   }
 
   counts(liveClaim: string | null): { pending: number; inFlight: number } {
     const row = this.sql
-      .exec<{ total: number; claimed: number }>('SELECT COUNT(*) AS total, COALESCE(SUM(claim_id IS NOT NULL AND claim_id = ?), 0) AS claimed FROM pending', liveClaim ?? '')
+      .exec<{ total: number; claimed: number }>(
+        'SELECT COUNT(*) AS total, COALESCE(SUM(claim_id IS NOT NULL AND claim_id = ?), 0) AS claimed FROM pending',
+        liveClaim ?? '',
+      )
       .one();
     return { pending: row.total - row.claimed, inFlight: row.claimed };
   }
@@ -230,17 +282,23 @@ export class EventBuffer {
    * its store is formed again from the same events under the same key, so it is recognised as stored.
    */
   claim(claimId: string, seqs: number[], turnKey: string): void {
-    for (const seq of seqs) this.sql.exec('UPDATE pending SET claim_id = ?, turn_key = ? WHERE seq = ?', claimId, turnKey, seq);
+    for (const seq of seqs)
+      this.sql.exec('UPDATE pending SET claim_id = ?, turn_key = ? WHERE seq = ?', claimId, turnKey, seq);
   }
 
   /** The events of a turn that was claimed and may have been stored before it died, if any waits. */
   unfinishedTurn(): { turnKey: string; seqs: number[] } | null {
     const head = this.sql
-      .exec<{ turn_key: string }>('SELECT turn_key FROM pending WHERE turn_key IS NOT NULL AND claim_id IS NULL ORDER BY seq LIMIT 1')
+      .exec<{ turn_key: string }>(
+        'SELECT turn_key FROM pending WHERE turn_key IS NOT NULL AND claim_id IS NULL ORDER BY seq LIMIT 1',
+      )
       .toArray()[0];
     if (!head) return null;
     const seqs = this.sql
-      .exec<{ seq: number }>('SELECT seq FROM pending WHERE turn_key = ? AND claim_id IS NULL ORDER BY seq', head.turn_key)
+      .exec<{ seq: number }>(
+        'SELECT seq FROM pending WHERE turn_key = ? AND claim_id IS NULL ORDER BY seq',
+        head.turn_key,
+      )
       .toArray()
       .map((r) => r.seq);
     return { turnKey: head.turn_key, seqs };
@@ -274,13 +332,24 @@ export class EventBuffer {
 
   /** Moves events that spent their retry budget to the dead-letter table; returns how many moved. */
   deadLetter(maxAttempts: number, now: number): number {
-    const rows = this.sql.exec<PendingSql>('SELECT * FROM pending WHERE attempts >= ? AND claim_id IS NULL', maxAttempts).toArray();
+    const rows = this.sql
+      .exec<PendingSql>('SELECT * FROM pending WHERE attempts >= ? AND claim_id IS NULL', maxAttempts)
+      .toArray();
     for (const r of rows) {
       const payload = JSON.parse(r.payload) as { toolName?: string };
       this.sql.exec(
         `INSERT OR REPLACE INTO dead_letters (event_id, kind, tool_name, payload, snapshot, occurred_at, prompt_number, attempts, last_error, failed_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        r.event_id, r.kind, payload.toolName ?? null, r.payload, r.snapshot, r.occurred_at, r.prompt_number, r.attempts, r.last_error, now,
+        r.event_id,
+        r.kind,
+        payload.toolName ?? null,
+        r.payload,
+        r.snapshot,
+        r.occurred_at,
+        r.prompt_number,
+        r.attempts,
+        r.last_error,
+        now,
       );
       this.sql.exec('DELETE FROM pending WHERE seq = ?', r.seq);
     }
@@ -299,7 +368,9 @@ export class EventBuffer {
 
   /** Events (pending and dead-lettered) whose snapshots name D1 rows. */
   snapshotCount(): number {
-    return this.sql.exec<{ n: number }>('SELECT (SELECT COUNT(*) FROM pending) + (SELECT COUNT(*) FROM dead_letters) AS n').one().n;
+    return this.sql
+      .exec<{ n: number }>('SELECT (SELECT COUNT(*) FROM pending) + (SELECT COUNT(*) FROM dead_letters) AS n')
+      .one().n;
   }
 
   /** Every snapshot held (pending and dead-lettered events), for a team move to re-point them. */
@@ -313,14 +384,29 @@ export class EventBuffer {
   /** Rewrites every held snapshot through `map` (a team move: the rows' ids on the new database), group keys with them. */
   remapSnapshots(map: (s: EventSnapshot) => EventSnapshot): number {
     let n = 0;
-    for (const r of this.sql.exec<{ seq: number; snapshot: string; prompt_number: number; payload: string }>('SELECT seq, snapshot, prompt_number, payload FROM pending').toArray()) {
+    for (const r of this.sql
+      .exec<{ seq: number; snapshot: string; prompt_number: number; payload: string }>(
+        'SELECT seq, snapshot, prompt_number, payload FROM pending',
+      )
+      .toArray()) {
       const next = map(JSON.parse(r.snapshot) as EventSnapshot);
       const agentId = (JSON.parse(r.payload) as { agentId?: string | null }).agentId ?? null;
-      this.sql.exec('UPDATE pending SET snapshot = ?, group_key = ? WHERE seq = ?', JSON.stringify(next), groupKey(next, r.prompt_number, agentId), r.seq);
+      this.sql.exec(
+        'UPDATE pending SET snapshot = ?, group_key = ? WHERE seq = ?',
+        JSON.stringify(next),
+        groupKey(next, r.prompt_number, agentId),
+        r.seq,
+      );
       n++;
     }
-    for (const r of this.sql.exec<{ event_id: string; snapshot: string }>('SELECT event_id, snapshot FROM dead_letters').toArray()) {
-      this.sql.exec('UPDATE dead_letters SET snapshot = ? WHERE event_id = ?', JSON.stringify(map(JSON.parse(r.snapshot) as EventSnapshot)), r.event_id);
+    for (const r of this.sql
+      .exec<{ event_id: string; snapshot: string }>('SELECT event_id, snapshot FROM dead_letters')
+      .toArray()) {
+      this.sql.exec(
+        'UPDATE dead_letters SET snapshot = ? WHERE event_id = ?',
+        JSON.stringify(map(JSON.parse(r.snapshot) as EventSnapshot)),
+        r.event_id,
+      );
       n++;
     }
     return n;
@@ -330,9 +416,23 @@ export class EventBuffer {
     return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM dead_letters').one().n;
   }
 
-  deadLetters(limit = 50): { event_id: string; kind: string; tool_name: string | null; attempts: number; last_error: string | null; failed_at: number }[] {
+  deadLetters(limit = 50): {
+    event_id: string;
+    kind: string;
+    tool_name: string | null;
+    attempts: number;
+    last_error: string | null;
+    failed_at: number;
+  }[] {
     return this.sql
-      .exec<{ event_id: string; kind: string; tool_name: string | null; attempts: number; last_error: string | null; failed_at: number }>(
+      .exec<{
+        event_id: string;
+        kind: string;
+        tool_name: string | null;
+        attempts: number;
+        last_error: string | null;
+        failed_at: number;
+      }>(
         'SELECT event_id, kind, tool_name, attempts, last_error, failed_at FROM dead_letters ORDER BY failed_at DESC LIMIT ?',
         limit,
       )
@@ -342,16 +442,28 @@ export class EventBuffer {
   /** Puts every dead letter back in the queue with a fresh retry budget (after an operator fixed the cause). */
   requeueDeadLetters(now: number): number {
     const rows = this.sql
-      .exec<{ event_id: string; kind: string; payload: string; snapshot: string; occurred_at: number; prompt_number: number }>(
-        'SELECT event_id, kind, payload, snapshot, occurred_at, prompt_number FROM dead_letters ORDER BY occurred_at',
-      )
+      .exec<{
+        event_id: string;
+        kind: string;
+        payload: string;
+        snapshot: string;
+        occurred_at: number;
+        prompt_number: number;
+      }>('SELECT event_id, kind, payload, snapshot, occurred_at, prompt_number FROM dead_letters ORDER BY occurred_at')
       .toArray();
     for (const r of rows) {
       const payload = JSON.parse(r.payload) as { agentId?: string | null };
       this.sql.exec(
         `INSERT OR IGNORE INTO pending (event_id, kind, payload, chars, occurred_at, received_at, prompt_number, snapshot, group_key)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        r.event_id, r.kind, r.payload, r.payload.length, r.occurred_at, now, r.prompt_number, r.snapshot,
+        r.event_id,
+        r.kind,
+        r.payload,
+        r.payload.length,
+        r.occurred_at,
+        now,
+        r.prompt_number,
+        r.snapshot,
         groupKey(JSON.parse(r.snapshot) as EventSnapshot, r.prompt_number, payload.agentId ?? null),
       );
       this.sql.exec('DELETE FROM dead_letters WHERE event_id = ?', r.event_id);
@@ -360,7 +472,10 @@ export class EventBuffer {
   }
 
   pruneSeen(now: number): void {
-    this.sql.exec('DELETE FROM seen WHERE seen_at < ? AND event_id NOT IN (SELECT event_id FROM pending)', now - SEEN_RETENTION_MS);
+    this.sql.exec(
+      'DELETE FROM seen WHERE seen_at < ? AND event_id NOT IN (SELECT event_id FROM pending)',
+      now - SEEN_RETENTION_MS,
+    );
   }
 
   // --- work after a stored turn --------------------------------------------------------------------------
@@ -370,7 +485,11 @@ export class EventBuffer {
    */
   addAfterStore(stored: AfterStoreWork, now: number): number {
     return this.sql
-      .exec<{ id: number }>('INSERT INTO after_store (stored, created_at) VALUES (?, ?) RETURNING id', JSON.stringify(stored), now)
+      .exec<{ id: number }>(
+        'INSERT INTO after_store (stored, created_at) VALUES (?, ?) RETURNING id',
+        JSON.stringify(stored),
+        now,
+      )
       .one().id;
   }
 
@@ -390,7 +509,10 @@ export class EventBuffer {
   /** The live turn's lease: taken by this instance and not expired (a turn of this instance that hung). */
   lease(now: number): { claimId: string; expiresAt: number } | null {
     const row = this.sql
-      .exec<{ claim_id: string; expires_at: number }>('SELECT claim_id, expires_at FROM lease WHERE id = 1 AND instance_id IS ?', this.instance)
+      .exec<{ claim_id: string; expires_at: number }>(
+        'SELECT claim_id, expires_at FROM lease WHERE id = 1 AND instance_id IS ?',
+        this.instance,
+      )
       .toArray()[0];
     return row && row.expires_at > now ? { claimId: row.claim_id, expiresAt: row.expires_at } : null;
   }

@@ -19,7 +19,10 @@ export interface EventMark {
 }
 
 /** True when `p` started no later than `e` happened: time first, then the client's own counter on a tie. */
-export function startedBy(p: Pick<PromptMark, 'occurredAt' | 'clientSeq'>, e: Pick<EventMark, 'occurredAt' | 'clientSeq'>): boolean {
+export function startedBy(
+  p: Pick<PromptMark, 'occurredAt' | 'clientSeq'>,
+  e: Pick<EventMark, 'occurredAt' | 'clientSeq'>,
+): boolean {
   if (p.occurredAt !== e.occurredAt) return p.occurredAt < e.occurredAt;
   // Same millisecond: the counter decides when both carry one; without it the prompt is taken to come first
   // (a prompt's hook runs before any tool call of that prompt).
@@ -28,7 +31,10 @@ export function startedBy(p: Pick<PromptMark, 'occurredAt' | 'clientSeq'>, e: Pi
 }
 
 /** The latest prompt that started by the event's time (null: before the session's first prompt). */
-export function promptAt(prompts: readonly PromptMark[], e: Pick<EventMark, 'occurredAt' | 'clientSeq'>): PromptMark | null {
+export function promptAt(
+  prompts: readonly PromptMark[],
+  e: Pick<EventMark, 'occurredAt' | 'clientSeq'>,
+): PromptMark | null {
   let best: PromptMark | null = null;
   for (const p of prompts) {
     if (!startedBy(p, e)) continue;

@@ -25,7 +25,8 @@ export const sessionOf = (b: EventBuffer): SessionRef | null => b.get<SessionRef
 export function intake(b: EventBuffer, input: EnqueueInput, now: number): Intake {
   const seen = b.seenPrompt(input.eventId);
   if (seen !== null) return { result: { accepted: true, duplicate: true, promptNumber: seen }, wake: 'none' };
-  if (sessionOf(b) === null) b.set('session', { teamId: input.snapshot.teamId, sessionKey: input.snapshot.sessionKey } satisfies SessionRef);
+  if (sessionOf(b) === null)
+    b.set('session', { teamId: input.snapshot.teamId, sessionKey: input.snapshot.sessionKey } satisfies SessionRef);
   if (b.get<string | null>('mode', null) !== input.modeId) b.set('mode', input.modeId);
   if (input.kind === 'init') return intakePrompt(b, input, now);
   if (input.kind === 'end') return intakeEnd(b, input, now);
@@ -33,7 +34,11 @@ export function intake(b: EventBuffer, input: EnqueueInput, now: number): Intake
 }
 
 type Mark = { promptId: string | null; occurredAt: number; clientSeq: number | null };
-const markOf = (input: EnqueueInput): Mark => ({ promptId: input.promptId ?? null, occurredAt: input.occurredAt, clientSeq: input.clientSeq ?? null });
+const markOf = (input: EnqueueInput): Mark => ({
+  promptId: input.promptId ?? null,
+  occurredAt: input.occurredAt,
+  clientSeq: input.clientSeq ?? null,
+});
 
 function intakePrompt(b: EventBuffer, input: InitInput, now: number): Intake {
   const mark = markOf(input);
@@ -65,9 +70,17 @@ function intakeEvent(b: EventBuffer, input: BufferedEvent, now: number): Intake 
   const n = targetOf(filing);
   b.markSeen(input.eventId, n, now);
   // The prompt during which it happened is private: nothing its turn did is kept, not even in the buffer.
-  if (filing.kind === 'prompt' && filing.prompt?.private) return { result: { accepted: false, duplicate: false, promptNumber: n, skipped: 'private' }, wake: 'none' };
+  if (filing.kind === 'prompt' && filing.prompt?.private)
+    return { result: { accepted: false, duplicate: false, promptNumber: n, skipped: 'private' }, wake: 'none' };
   // A subagent's stop is not the end of the user's request; the main agent's summary covers it.
-  if (input.kind === 'summarize' && input.agentId) return { result: { accepted: false, duplicate: false, promptNumber: n, skipped: 'subagent_summary' }, wake: 'none' };
+  if (input.kind === 'summarize' && input.agentId)
+    return {
+      result: { accepted: false, duplicate: false, promptNumber: n, skipped: 'subagent_summary' },
+      wake: 'none',
+    };
   b.insert(input, n, now);
-  return { result: { accepted: true, duplicate: false, promptNumber: n }, wake: filing.kind === 'wait' ? 'wait' : 'due' };
+  return {
+    result: { accepted: true, duplicate: false, promptNumber: n },
+    wake: filing.kind === 'wait' ? 'wait' : 'due',
+  };
 }

@@ -27,5 +27,9 @@ export async function rebaseSnapshots(b: EventBuffer, d1: D1Database, teamId: nu
   const row = await sessionRowByKey(d1, teamId, session.sessionKey);
   const projects = await projectIdsByKeys(d1, teamId, [...new Set(snaps.map((s) => s.projectKey))]);
   if (!row) return 0;
-  return b.remapSnapshots((s) => ({ ...s, sessionDbId: row.id, projectId: projects.get(s.projectKey) ?? row.projectId }));
+  return b.remapSnapshots((s) => ({
+    ...s,
+    sessionDbId: row.id,
+    projectId: projects.get(s.projectKey) ?? row.projectId,
+  }));
 }

@@ -23,7 +23,12 @@ export function toToolEvent(r: PendingRow): ToolEvent {
 }
 
 export function toSummaryRequest(r: PendingRow): SummaryRequest {
-  return { eventId: r.eventId, lastAssistantMessage: r.payload.lastAssistantMessage ?? '', occurredAt: r.occurredAt, promptNumber: r.promptNumber };
+  return {
+    eventId: r.eventId,
+    lastAssistantMessage: r.payload.lastAssistantMessage ?? '',
+    occurredAt: r.occurredAt,
+    promptNumber: r.promptNumber,
+  };
 }
 
 /** The filing context of a turn: every event of a batch shares it (see selectBatch). */
@@ -56,13 +61,23 @@ export function turnRecord(
   const last = batch[batch.length - 1]!;
   const roots = batch.map((r) => r.payload.projectRoot ?? '').filter(Boolean);
   const portable = (o: ObservationContent): ObservationContent =>
-    roots.length ? { ...o, filesRead: relativeToRoots(o.filesRead, roots), filesModified: relativeToRoots(o.filesModified, roots) } : o;
+    roots.length
+      ? { ...o, filesRead: relativeToRoots(o.filesRead, roots), filesModified: relativeToRoots(o.filesModified, roots) }
+      : o;
   const summaryRow = batch.find((r) => r.kind === 'summarize');
   // The checkout as of the turn's latest event that knew it: a commit made during the turn holds its work.
   const git = [...batch].reverse().find((r) => r.payload.gitBranch || r.payload.gitCommit)?.payload;
   return {
-    context: { ...turnContext(batch[0]!), promptId: ids.promptId, gitBranch: git?.gitBranch ?? null, gitCommit: git?.gitCommit ?? null },
-    observations: observations.map((observation, i) => ({ observation: portable(observation), createdAt: times[i] ?? last.occurredAt })),
+    context: {
+      ...turnContext(batch[0]!),
+      promptId: ids.promptId,
+      gitBranch: git?.gitBranch ?? null,
+      gitCommit: git?.gitCommit ?? null,
+    },
+    observations: observations.map((observation, i) => ({
+      observation: portable(observation),
+      createdAt: times[i] ?? last.occurredAt,
+    })),
     summary: summary ? { summary, createdAt: (summaryRow ?? last).occurredAt } : null,
     discoveryTokens: tokens,
     generationId: ids.generationId,

@@ -20,7 +20,10 @@ export interface TurnCaps {
  * prompt's summary (a summary must see everything its prompt did). Tool events join the head while they
  * share its filing key, up to the caps; a summary always goes alone.
  */
-export function selectBatch(rows: readonly PendingRow[], caps: TurnCaps = { maxEvents: TURN_MAX_EVENTS, maxChars: TURN_MAX_CHARS }): PendingRow[] {
+export function selectBatch(
+  rows: readonly PendingRow[],
+  caps: TurnCaps = { maxEvents: TURN_MAX_EVENTS, maxChars: TURN_MAX_CHARS },
+): PendingRow[] {
   if (rows.length === 0) return [];
   const rank = (r: PendingRow) => [r.promptNumber, r.kind === 'summarize' ? 1 : 0, r.seq] as const;
   let head = rows[0]!;
@@ -61,9 +64,17 @@ export function planFailure(kind: FailureKind, retryAfterMs: number | null, stre
   const exp = (base: number, cap: number) => Math.min(cap, base * 2 ** Math.min(streak, 10));
   switch (kind) {
     case 'rate_limit':
-      return { delayMs: clamp(retryAfterMs ?? exp(15 * SECOND, 5 * MINUTE), SECOND, 15 * MINUTE), countsAttempt: false, shared: 'rate_limit' };
+      return {
+        delayMs: clamp(retryAfterMs ?? exp(15 * SECOND, 5 * MINUTE), SECOND, 15 * MINUTE),
+        countsAttempt: false,
+        shared: 'rate_limit',
+      };
     case 'overloaded':
-      return { delayMs: clamp(retryAfterMs ?? exp(5 * SECOND, 5 * MINUTE), SECOND, 15 * MINUTE), countsAttempt: false, shared: 'overloaded' };
+      return {
+        delayMs: clamp(retryAfterMs ?? exp(5 * SECOND, 5 * MINUTE), SECOND, 15 * MINUTE),
+        countsAttempt: false,
+        shared: 'overloaded',
+      };
     // None fixes itself: an admin must act (a refused key, a wrong model name or endpoint, an exhausted account).
     // Every session of the team fails alike until then, and dead-lettering the backlog meanwhile would turn a
     // typo into lost work. The team retries for ever through one probe at a time (slots/observer-health.ts);

@@ -19,7 +19,11 @@ export interface RetentionState {
  * `keep`: nothing to do (still running or still being observed); `wait`: come back at `at`; `empty`: the
  * session ended, everything was observed and the retention time has passed.
  */
-export function retentionStep(s: RetentionState, keepMs: number, now: number): { kind: 'keep' } | { kind: 'wait'; at: number } | { kind: 'empty' } {
+export function retentionStep(
+  s: RetentionState,
+  keepMs: number,
+  now: number,
+): { kind: 'keep' } | { kind: 'wait'; at: number } | { kind: 'empty' } {
   if (s.endedAt === null || s.pending > 0) return { kind: 'keep' };
   const at = s.endedAt + keepMs;
   return now >= at ? { kind: 'empty' } : { kind: 'wait', at };

@@ -37,7 +37,12 @@ export class SessionDO extends DurableObject<CairnEnv> {
     this.#buffer = new EventBuffer(ctx.storage.sql, this.instanceId);
     this.#keepMs = retentionMs(env.SESSION_RETENTION_SECONDS);
     this.#alarms = new SessionAlarms(ctx.storage, () => this.#buffer, this.#keepMs);
-    this.#afterStore = new AfterStoreRunner({ env, buffer: () => this.#buffer, seams: () => this.testSeams, waitUntil: (work) => ctx.waitUntil(work) });
+    this.#afterStore = new AfterStoreRunner({
+      env,
+      buffer: () => this.#buffer,
+      seams: () => this.testSeams,
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
     this.#turns = new ObserverTurns({
       env,
       buffer: () => this.#buffer,
@@ -58,7 +63,12 @@ export class SessionDO extends DurableObject<CairnEnv> {
    */
   async #takeOver(): Promise<void> {
     const given = this.#buffer.releaseDeadTurn();
-    if (given > 0) log('warn', 'an observer turn died with the previous instance of its session object; its events are observed again', { events: given });
+    if (given > 0)
+      log(
+        'warn',
+        'an observer turn died with the previous instance of its session object; its events are observed again',
+        { events: given },
+      );
     // After-store work left behind runs in the first alarm (an alarm keeps the object alive while it runs).
     await this.#alarms.resume(Date.now(), this.#buffer.afterStoreLeft(1).length > 0);
   }
@@ -74,7 +84,12 @@ export class SessionDO extends DurableObject<CairnEnv> {
    */
   async admit(inputs: EnqueueInput[], limit: number): Promise<Admission> {
     const held = this.#moveHold(Date.now());
-    if (held) return { verdict: { allowed: false, limit, remaining: 0, retryAfterMs: held.until - Date.now() }, results: [], movingUntil: held.until };
+    if (held)
+      return {
+        verdict: { allowed: false, limit, remaining: 0, retryAfterMs: held.until - Date.now() },
+        results: [],
+        movingUntil: held.until,
+      };
     const { verdict, granted } = this.#ingestGate.take(Date.now(), limit, inputs.length);
     const results: EnqueueResult[] = [];
     for (const input of inputs.slice(0, granted)) results.push(await this.enqueue(input));
@@ -129,11 +144,19 @@ export class SessionDO extends DurableObject<CairnEnv> {
     this.#buffer.set('move_hold', { moveId, until });
     const now = Date.now();
     const counts = this.#buffer.counts(this.#buffer.lease(now)?.claimId ?? null);
-    const quiet = { pending: counts.pending, inFlight: counts.inFlight, turnOpen: this.#buffer.lease(now) !== null, afterStore: this.#buffer.afterStoreLeft(1).length };
+    const quiet = {
+      pending: counts.pending,
+      inFlight: counts.inFlight,
+      turnOpen: this.#buffer.lease(now) !== null,
+      afterStore: this.#buffer.afterStoreLeft(1).length,
+    };
     // Events waiting for their prompt are filed by their arrival time, not the client's clock: make sure an
     // alarm comes to do it while the move waits.
     if (counts.pending > 0) await this.#alarms.ensure(now);
-    return { ...quiet, quiet: quiet.pending === 0 && quiet.inFlight === 0 && !quiet.turnOpen && quiet.afterStore === 0 };
+    return {
+      ...quiet,
+      quiet: quiet.pending === 0 && quiet.inFlight === 0 && !quiet.turnOpen && quiet.afterStore === 0,
+    };
   }
 
   /**
@@ -149,7 +172,8 @@ export class SessionDO extends DurableObject<CairnEnv> {
     if (session && shard !== null) {
       // This isolate's memo of the team's database may still name the old one: its turns must not use it.
       forgetShard(session.teamId);
-      if (this.#buffer.snapshotCount() > 0) rebased = await rebaseSnapshots(this.#buffer, shardDb(this.env, shard), session.teamId);
+      if (this.#buffer.snapshotCount() > 0)
+        rebased = await rebaseSnapshots(this.#buffer, shardDb(this.env, shard), session.teamId);
     }
     this.#buffer.set('move_hold', null);
     return rebased;
@@ -269,11 +293,19 @@ export class SessionDO extends DurableObject<CairnEnv> {
 export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
 
 /** The session's Durable Object, typed: the one place the SESSIONS binding meets this class. */
-export function sessionStub(env: Pick<CairnEnv, 'SESSIONS'>, teamId: number, sessionKey: string): DurableObjectStub<SessionDO> {
+export function sessionStub(
+  env: Pick<CairnEnv, 'SESSIONS'>,
+  teamId: number,
+  sessionKey: string,
+): DurableObjectStub<SessionDO> {
   return env.SESSIONS.getByName(sessionObjectName(teamId, sessionKey));
 }
 
 /** Wakes the named sessions of a team (SessionDO.wake); a session that cannot be reached tries again at its own time. */
-export async function wakeSessions(env: Pick<CairnEnv, 'SESSIONS'>, teamId: number, sessionKeys: string[]): Promise<void> {
+export async function wakeSessions(
+  env: Pick<CairnEnv, 'SESSIONS'>,
+  teamId: number,
+  sessionKeys: string[],
+): Promise<void> {
   await Promise.allSettled(sessionKeys.map((k) => sessionStub(env, teamId, k).wake()));
 }

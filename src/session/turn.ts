@@ -96,7 +96,8 @@ export class ObserverTurns {
         // The lease goes last: until the next alarm is planned the turn is not over, and an alarm or a reader
         // arriving meanwhile must see it as running (not as idle with no alarm set).
         try {
-          if (slot && team && session) await team.release(session.sessionKey, this.deps.buffer().backlog()).catch(() => undefined);
+          if (slot && team && session)
+            await team.release(session.sessionKey, this.deps.buffer().backlog()).catch(() => undefined);
           if (retryAt !== null) await this.deps.alarms.at(retryAt);
           else await this.deps.alarms.next();
         } finally {
@@ -128,11 +129,19 @@ export class ObserverTurns {
     if (prompt?.private) return this.#confirm(claimId, null, 0);
     // Stored once with any observer: a replayed turn already in D1 is confirmed, not observed (and reworded) again.
     // Its after-store work may have died with the turn: it is started again on the rows found.
-    const already = replay ? await storedTurnRows(await teamDb(this.deps.env, head.snapshot.teamId), head.snapshot.teamId, turnKey) : null;
+    const already = replay
+      ? await storedTurnRows(await teamDb(this.deps.env, head.snapshot.teamId), head.snapshot.teamId, turnKey)
+      : null;
     if (already) {
       this.#confirm(claimId, null, 0);
       const prompt = { sessionId: head.snapshot.sessionDbId, promptNumber: head.promptNumber };
-      return this.deps.afterStore.start({ teamId: head.snapshot.teamId, ...already, duplicates: 0, prompt, notices: [] });
+      return this.deps.afterStore.start({
+        teamId: head.snapshot.teamId,
+        ...already,
+        duplicates: 0,
+        prompt,
+        notices: [],
+      });
     }
 
     const outcome = await this.#observe(batch, prompt);
@@ -171,10 +180,16 @@ export class ObserverTurns {
     this.#forgotten = b.get<number>('conversation_forgotten', 0);
     const before = b.get<{ generation: string; ids: number[] } | null>('prior_shown', null);
     this.#shown = before && state && before.generation === state.generation ? [...before.ids] : [];
-    const prior = provider.name !== 'heuristic' && events.length ? await this.#prior(head, events, prompt?.text ?? '') : '';
+    const prior =
+      provider.name !== 'heuristic' && events.length ? await this.#prior(head, events, prompt?.text ?? '') : '';
     const outcome = await runTurn(provider, {
       mode: loadMode(b.get<string | null>('mode', null) ?? configOf(this.deps.env).mode),
-      session: { project: head.snapshot.projectKey, sessionKey: head.snapshot.sessionKey, promptNumber: head.promptNumber, userPrompt: prompt?.text ?? '' },
+      session: {
+        project: head.snapshot.projectKey,
+        sessionKey: head.snapshot.sessionKey,
+        promptNumber: head.promptNumber,
+        userPrompt: prompt?.text ?? '',
+      },
       events,
       summary: summaryRow ? toSummaryRequest(summaryRow) : null,
       now: Date.now(),
@@ -182,7 +197,8 @@ export class ObserverTurns {
       contextTokens: configOf(this.deps.env).observer.contextTokens,
       prior,
     });
-    if (outcome.kind !== 'failure') b.set('prior_shown', { generation: outcome.state.generation, ids: this.#shown.slice(-PRIOR_SHOWN_KEPT) });
+    if (outcome.kind !== 'failure')
+      b.set('prior_shown', { generation: outcome.state.generation, ids: this.#shown.slice(-PRIOR_SHOWN_KEPT) });
     if (provider.name !== 'heuristic' && outcome.kind !== 'failure') {
       await meterCall(this.deps.env, head.snapshot, outcome.model, outcome.usage, this.#now()).catch((err: unknown) =>
         log('warn', 'observer usage not recorded', { message: errorText(err) }),
@@ -192,14 +208,26 @@ export class ObserverTurns {
   }
 
   /** Writes a parsed turn to D1, confirms its events, and hands new rows to the after-store work (vectors, live). */
-  async #store(claimId: string, turnKey: string, batch: PendingRow[], promptId: string | null, outcome: Extract<TurnOutcome, { kind: 'parsed' }>): Promise<void> {
+  async #store(
+    claimId: string,
+    turnKey: string,
+    batch: PendingRow[],
+    promptId: string | null,
+    outcome: Extract<TurnOutcome, { kind: 'parsed' }>,
+  ): Promise<void> {
     const u = outcome.usage;
-    const record = turnRecord(batch, outcome.observations, outcome.summary, u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens, {
-      generationId: outcome.state.generation,
-      turnKey,
-      promptId,
-      storedAt: Date.now(),
-    });
+    const record = turnRecord(
+      batch,
+      outcome.observations,
+      outcome.summary,
+      u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens,
+      {
+        generationId: outcome.state.generation,
+        turnKey,
+        promptId,
+        storedAt: Date.now(),
+      },
+    );
     this.#seam('before-store');
     const stored = await storeTurn(await teamDb(this.deps.env, record.context.teamId), record);
     this.#seam('after-store');
@@ -217,7 +245,13 @@ export class ObserverTurns {
     if (!port) return '';
     const s = head.snapshot;
     try {
-      const records = await port.related(this.deps.env, { teamId: s.teamId, userId: s.userId, projectId: s.projectId }, priorQuery(events, userPrompt), this.#shown, s.sessionDbId);
+      const records = await port.related(
+        this.deps.env,
+        { teamId: s.teamId, userId: s.userId, projectId: s.projectId },
+        priorQuery(events, userPrompt),
+        this.#shown,
+        s.sessionDbId,
+      );
       const { text, shown } = renderPrior(records);
       this.#shown.push(...shown);
       return priorBlock(text);
@@ -231,16 +265,20 @@ export class ObserverTurns {
    * Stores what the reply said about records it was shown (corrections.ts in src/corrections/). The turn is
    * already stored and confirmed: a failure here loses a proposal, never an observation.
    */
-  async #corrections(c: TurnContext, outcome: Extract<TurnOutcome, { kind: 'parsed' }>, ids: (number | null)[]): Promise<void> {
+  async #corrections(
+    c: TurnContext,
+    outcome: Extract<TurnOutcome, { kind: 'parsed' }>,
+    ids: (number | null)[],
+  ): Promise<void> {
     const port = observerCorrections();
     const proposals = outcome.corrections
       .map((p) => ({ id: p.id, by: ids[p.observation] ?? null, reason: p.reason }))
       .filter((p): p is { id: number; by: number; reason: string } => p.by !== null);
     if (!port || !proposals.length) return;
     const owner = { teamId: c.teamId, userId: c.authorUserId, projectId: c.projectId };
-    await port.apply(this.deps.env, owner, proposals, this.#shown, this.#now()).catch((err: unknown) =>
-      log('warn', 'observer corrections not stored', { message: errorText(err) }),
-    );
+    await port
+      .apply(this.deps.env, owner, proposals, this.#shown, this.#now())
+      .catch((err: unknown) => log('warn', 'observer corrections not stored', { message: errorText(err) }));
   }
 
   /**
@@ -277,8 +315,17 @@ export class ObserverTurns {
     const plan = planFailure(kind, retryAfterMs, streak);
     const message = `${kind}: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300);
     // A refusal read from the observer's own reply (no provider code) would put its words in the log: not logged.
-    const said = err instanceof ObserverFailure && err.code === null && (kind === 'auth' || kind === 'spend_cap') ? undefined : errorText(err);
-    const fields = { claim_id: claimId, kind, code: err instanceof ObserverFailure ? err.code : null, message: said, team_id: sessionOf(b)?.teamId };
+    const said =
+      err instanceof ObserverFailure && err.code === null && (kind === 'auth' || kind === 'spend_cap')
+        ? undefined
+        : errorText(err);
+    const fields = {
+      claim_id: claimId,
+      kind,
+      code: err instanceof ObserverFailure ? err.code : null,
+      message: said,
+      team_id: sessionOf(b)?.teamId,
+    };
     if (kind === 'store' || kind === 'server' || kind === 'network') log('error', 'observer turn failed', fields);
     else log('warn', 'observer turn backing off', { ...fields, delay_ms: plan.delayMs });
     const until = Date.now() + plan.delayMs;

@@ -6,7 +6,14 @@ export const MAX_BRANCH_CHARS = 200;
 const BRANCH_RE = /^[A-Za-z0-9][A-Za-z0-9._/+@#-]*$/;
 
 export function isBranchName(v: string): boolean {
-  return v.length <= MAX_BRANCH_CHARS && BRANCH_RE.test(v) && !v.includes('..') && !v.includes('//') && !v.endsWith('/') && !v.endsWith('.lock');
+  return (
+    v.length <= MAX_BRANCH_CHARS &&
+    BRANCH_RE.test(v) &&
+    !v.includes('..') &&
+    !v.includes('//') &&
+    !v.endsWith('/') &&
+    !v.endsWith('.lock')
+  );
 }
 
 /** A full object id: SHA-1 (40 hex) or SHA-256 (64 hex), lower case. */

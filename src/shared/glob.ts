@@ -130,7 +130,10 @@ const ANY_HOME: Token[][] = [
   [...'/home/'].map((ch) => ({ kind: 'char', ch }) as Token).concat([{ kind: 'one' }, { kind: 'star' }]),
   [...'/Users/'].map((ch) => ({ kind: 'char', ch }) as Token).concat([{ kind: 'one' }, { kind: 'star' }]),
   [...'/root'].map((ch) => ({ kind: 'char', ch }) as Token),
-  [{ kind: 'letter' } as Token].concat([...':/Users/'].map((ch) => ({ kind: 'char', ch }) as Token), [{ kind: 'one' }, { kind: 'star' }]),
+  [{ kind: 'letter' } as Token].concat(
+    [...':/Users/'].map((ch) => ({ kind: 'char', ch }) as Token),
+    [{ kind: 'one' }, { kind: 'star' }],
+  ),
 ];
 
 /** A compiled glob; `test` answers whether the whole text matches it. */
@@ -161,7 +164,12 @@ export function compileGlob(glob: string, home?: string | null, ignoreCase = fal
  * True when the path (either slash style), or its last segment, matches any glob. Blank paths and blank
  * globs never match. `ignoreCase` is for case-insensitive file systems (the client passes it on Windows).
  */
-export function isPathExcluded(path: string, globs: readonly string[], home?: string | null, ignoreCase = false): boolean {
+export function isPathExcluded(
+  path: string,
+  globs: readonly string[],
+  home?: string | null,
+  ignoreCase = false,
+): boolean {
   const p = trimTrailingSlashes(slashes(path.trim()));
   if (!p) return false;
   const base = p.slice(p.lastIndexOf('/') + 1);
@@ -180,4 +188,8 @@ function trimTrailingSlashes(p: string): string {
 }
 
 /** Splits a comma-separated glob list (the env/settings-file form) into clean entries. */
-export const parseGlobList = (text: string): string[] => text.split(',').map((s) => s.trim()).filter(Boolean);
+export const parseGlobList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);

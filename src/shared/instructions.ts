@@ -33,7 +33,10 @@ const RULES: Record<InstructionKind, RegExp[]> = {
     /\b(?:end of (?:the )?(?:context|memory|data|document|notes?|system prompt)|begin(?:ning of)? (?:new )?(?:system|instructions?))\b/i,
   ],
   override: [
-    new RegExp(`\\b(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|leave)\\b${G(40)}\\b(?:previous|prior|preceding|above|earlier|all|any|every|your|the|these|those|other|existing|original)\\b${G(30)}\\b(?:instructions?|prompts?|rules?|guidelines?|directions?|directives?|context|messages?|constraints?|polic(?:y|ies)|guardrails?|safety|tasks?|assignments?|orders?|commands?|information|text|programming|training)\\b`, 'i'),
+    new RegExp(
+      `\\b(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|leave)\\b${G(40)}\\b(?:previous|prior|preceding|above|earlier|all|any|every|your|the|these|those|other|existing|original)\\b${G(30)}\\b(?:instructions?|prompts?|rules?|guidelines?|directions?|directives?|context|messages?|constraints?|polic(?:y|ies)|guardrails?|safety|tasks?|assignments?|orders?|commands?|information|text|programming|training)\\b`,
+      'i',
+    ),
     /\b(?:forget|ignore|disregard) (?:everything|all of (?:it|that|this)|what (?:you|i) (?:were|was) told|about all)\b/i,
     /\bignore (?:the )?above\b/i,
     /\b(?:you are|you're) (?:now|no longer)\b|\bact as (?:a|an|if|my)\b|\bpretend (?:to be|you(?:'re| are))\b|\b(?:roleplay|role-play) as\b/i,
@@ -48,7 +51,10 @@ const RULES: Record<InstructionKind, RegExp[]> = {
   policy: [
     /\b(?:new|updated|revised|changed|latest|official) (?:security |company |team |system )?(?:polic(?:y|ies)|rules?|instructions?|guidelines?|directives?|protocol)\b/i,
     /\b(?:you(?:'re| are)?|the (?:agent|assistant|model|ai)) (?:is |are |have been |has been |now )?(?:hereby )?(?:authori[sz]ed|allowed|permitted|granted|cleared|entitled|exempt)\b/i,
-    new RegExp(`\\b(?:user|admin(?:istrator)?|owner|team|lead|security team|operator|developers?|management|anthropic|openai)\\b${G(20)}\\b(?:has|have)? ?(?:authori[sz]ed|approved|granted|allowed|permitted|instructed|ordered|requires?|wants?) (?:you|the (?:agent|assistant|model|ai))\\b`, 'i'),
+    new RegExp(
+      `\\b(?:user|admin(?:istrator)?|owner|team|lead|security team|operator|developers?|management|anthropic|openai)\\b${G(20)}\\b(?:has|have)? ?(?:authori[sz]ed|approved|granted|allowed|permitted|instructed|ordered|requires?|wants?) (?:you|the (?:agent|assistant|model|ai))\\b`,
+      'i',
+    ),
     /\b(?:permission|access|privileges?) (?:is |are |has been |have been )?(?:granted|elevated|escalated)\b|\b(?:admin|root|sudo|elevated) (?:mode|access|override|privileges?) (?:is |are )?(?:enabled|granted|active|on)\b/i,
     /\bwithout (?:asking|confirmation|confirming|review|reviewing|approval|permission|telling|informing|notifying)\b/i,
     /\b(?:overrides?|supersedes?|takes? precedence over) (?:all |any |the |your )?(?:previous |prior |other |system )?(?:instructions?|rules?|polic(?:y|ies)|prompts?)\b/i,
@@ -100,4 +106,5 @@ export function classifyInstructions(text: string): InstructionVerdict {
 }
 
 /** The texts of a record that are judged together (title, subtitle, narrative, facts, concepts), joined by lines. */
-export const recordText = (parts: readonly (string | null | undefined)[]): string => parts.filter((p): p is string => !!p).join('\n');
+export const recordText = (parts: readonly (string | null | undefined)[]): string =>
+  parts.filter((p): p is string => !!p).join('\n');

@@ -33,8 +33,19 @@ const mark = (kind: string) => `[REDACTED:${kind}]`;
 const ci = (word: string) => word.replace(/[a-z]/g, (ch) => `[${ch}${ch.toUpperCase()}]`);
 
 const SECRET_WORDS = [
-  'password', 'passwd', 'passphrase', 'pwd', 'secret', 'token', 'api[_-]?key', 'apikey', 'access[_-]?key',
-  'auth[_-]?key', 'private[_-]?key', 'client[_-]?secret', 'credentials?',
+  'password',
+  'passwd',
+  'passphrase',
+  'pwd',
+  'secret',
+  'token',
+  'api[_-]?key',
+  'apikey',
+  'access[_-]?key',
+  'auth[_-]?key',
+  'private[_-]?key',
+  'client[_-]?secret',
+  'credentials?',
 ]
   .map(ci)
   .join('|');
@@ -48,8 +59,29 @@ export const SECRET_KEY_RE = new RegExp(`^${KEY}$`);
 
 const PLAIN_IDENTIFIER = /^[A-Za-z_$][\w$.]*$/;
 const NOT_A_VALUE = new Set([
-  'null', 'None', 'nil', 'undefined', 'true', 'false', 'True', 'False', 'string', 'number', 'boolean', 'any', 'unknown',
-  'str', 'int', 'bool', 'bytes', 'object', 'Optional', 'String', '~', 'required', 'optional',
+  'null',
+  'None',
+  'nil',
+  'undefined',
+  'true',
+  'false',
+  'True',
+  'False',
+  'string',
+  'number',
+  'boolean',
+  'any',
+  'unknown',
+  'str',
+  'int',
+  'bool',
+  'bytes',
+  'object',
+  'Optional',
+  'String',
+  '~',
+  'required',
+  'optional',
 ]);
 
 /** Mixed case and digits, as random base64 is; paths and identifiers of that length rarely are. */
@@ -84,25 +116,63 @@ export function jwtsIn(run: string): string {
 
 /** Where the first `eyJ` at a word boundary of `seg` (its start, or after a `-`) is, or -1. */
 function jwtStart(seg: string): number {
-  for (let at = seg.indexOf('eyJ'); at >= 0; at = seg.indexOf('eyJ', at + 1)) if (at === 0 || seg[at - 1] === '-') return at;
+  for (let at = seg.indexOf('eyJ'); at >= 0; at = seg.indexOf('eyJ', at + 1))
+    if (at === 0 || seg[at - 1] === '-') return at;
   return -1;
 }
 
 const RULES: Rule[] = [
   // Private-key blocks, whole; an unterminated block (cut off) is redacted to the end of the text.
-  { kind: 'private-key', hints: ['-----BEGIN'], re: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|$)/g },
-  { kind: 'url-password', hints: ['://'], re: /\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/)([^\s:@/"'<>]+):([^\s@/"'<>]+)@/g, keep: (m) => `${m[1]}${m[2]}:${mark('url-password')}@` },
-  { kind: 'aws-access-key', hints: ['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'ANVA', 'APKA'], re: /\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[0-9A-Z]{16}\b/g },
-  { kind: 'github-token', hints: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'], re: /\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})/g },
-  { kind: 'gitlab-token', hints: ['glpat-', 'glptt-', 'gldt-', 'glrt-', 'glcbt-', 'glsoat-', 'glffct-', 'glimt-', 'glagent-', 'gloas-'], re: /\bgl(?:pat|ptt|dt|rt|cbt|soat|ffct|imt|agent|oas)-[A-Za-z0-9_-]{20,}/g },
+  {
+    kind: 'private-key',
+    hints: ['-----BEGIN'],
+    re: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|$)/g,
+  },
+  {
+    kind: 'url-password',
+    hints: ['://'],
+    re: /\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/)([^\s:@/"'<>]+):([^\s@/"'<>]+)@/g,
+    keep: (m) => `${m[1]}${m[2]}:${mark('url-password')}@`,
+  },
+  {
+    kind: 'aws-access-key',
+    hints: ['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'ANVA', 'APKA'],
+    re: /\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[0-9A-Z]{16}\b/g,
+  },
+  {
+    kind: 'github-token',
+    hints: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'],
+    re: /\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})/g,
+  },
+  {
+    kind: 'gitlab-token',
+    hints: ['glpat-', 'glptt-', 'gldt-', 'glrt-', 'glcbt-', 'glsoat-', 'glffct-', 'glimt-', 'glagent-', 'gloas-'],
+    re: /\bgl(?:pat|ptt|dt|rt|cbt|soat|ffct|imt|agent|oas)-[A-Za-z0-9_-]{20,}/g,
+  },
   { kind: 'slack-token', hints: ['xox'], re: /\bxox[abposre]-[A-Za-z0-9-]{10,}/g },
-  { kind: 'slack-webhook', hints: ['hooks.slack.com/'], re: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9/_-]+/g },
-  { kind: 'stripe-key', hints: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'whsec_'], re: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{20,}/g },
+  {
+    kind: 'slack-webhook',
+    hints: ['hooks.slack.com/'],
+    re: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9/_-]+/g,
+  },
+  {
+    kind: 'stripe-key',
+    hints: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'whsec_'],
+    re: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{20,}/g,
+  },
   { kind: 'anthropic-key', hints: ['sk-ant-'], re: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
   // The digit lookahead is bounded: unbounded, it rescanned the whole run from every `sk-` of `sk-sk-sk-…`.
-  { kind: 'openai-key', hints: ['sk-'], re: /\bsk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]{0,64}\d)[A-Za-z0-9_-]{20,}/g },
+  {
+    kind: 'openai-key',
+    hints: ['sk-'],
+    re: /\bsk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]{0,64}\d)[A-Za-z0-9_-]{20,}/g,
+  },
   { kind: 'google-api-key', hints: ['AIza'], re: /\bAIza[0-9A-Za-z_-]{35}/g },
-  { kind: 'google-oauth', hints: ['GOCSPX-', 'ya29.'], re: /\b(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[0-9A-Za-z_-]{20,})/g },
+  {
+    kind: 'google-oauth',
+    hints: ['GOCSPX-', 'ya29.'],
+    re: /\b(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[0-9A-Za-z_-]{20,})/g,
+  },
   { kind: 'npm-token', hints: ['npm_'], re: /\bnpm_[A-Za-z0-9]{36}\b/g },
   { kind: 'huggingface-token', hints: ['hf_'], re: /\bhf_[A-Za-z0-9]{30,}\b/g },
   // JWTs are found inside each run of token characters by a scan (jwtsIn), not by a pattern: the pattern
@@ -113,31 +183,48 @@ const RULES: Rule[] = [
   { kind: 'sendgrid-key', hints: ['SG.'], re: /\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,64}/g },
   // Azure storage / service bus connection strings: `AccountKey=<base64>;`, `SharedAccessKey=<base64>`.
   {
-    kind: 'azure-key', hints: ['AccountKey=', 'SharedAccessKey=', 'accountkey=', 'sharedaccesskey='],
-    re: /\b((?:[Aa]ccount[Kk]ey|[Ss]hared[Aa]ccess[Kk]ey)=)([^;\s"'`]{8,})/g, keep: (m) => `${m[1]}${mark('azure-key')}`,
+    kind: 'azure-key',
+    hints: ['AccountKey=', 'SharedAccessKey=', 'accountkey=', 'sharedaccesskey='],
+    re: /\b((?:[Aa]ccount[Kk]ey|[Ss]hared[Aa]ccess[Kk]ey)=)([^;\s"'`]{8,})/g,
+    keep: (m) => `${m[1]}${mark('azure-key')}`,
   },
   // `mysql -u root -pS3cret` (the password glued to -p) and `docker login -u me -p S3cret`, same line only.
   {
-    kind: 'cli-password', hints: ['mysql', 'mariadb'],
+    kind: 'cli-password',
+    hints: ['mysql', 'mariadb'],
     re: /(\b(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump)?)\b[^\n]{0,300}?\s-p)([^\s"'`-][^\s"'`]*|"[^"\n]{1,300}"|'[^'\n]{1,300}')/g,
     keep: (m) => `${m[1]}${mark('cli-password')}`,
   },
   {
-    kind: 'cli-password', hints: ['docker', 'podman', 'helm'],
+    kind: 'cli-password',
+    hints: ['docker', 'podman', 'helm'],
     re: /(\b(?:docker|podman|helm(?:\s+registry)?)\s+login\b[^\n]{0,300}?\s(?:-p|--password)(?:=|\s+))(?!\[REDACTED)([^\s"'`-][^\s"'`]*|"[^"\n]{1,300}"|'[^'\n]{1,300}')/g,
     keep: (m) => `${m[1]}${mark('cli-password')}`,
   },
-  { kind: 'auth-header', hints: ['Bearer', 'Basic', 'Token'], re: /\b((?:Bearer|Basic|Token)\s+)([A-Za-z0-9._~+/-]{12,}=*)/g, keep: (m) => `${m[1]}${mark('auth-header')}` },
+  {
+    kind: 'auth-header',
+    hints: ['Bearer', 'Basic', 'Token'],
+    re: /\b((?:Bearer|Basic|Token)\s+)([A-Za-z0-9._~+/-]{12,}=*)/g,
+    keep: (m) => `${m[1]}${mark('auth-header')}`,
+  },
   // KEY = "value" / "KEY": "value" / KEY: 'value' (a comparison `==` is not an assignment). A quote before
   // the key must close right after it: `"Password: "` is prose in a string, not a key.
   {
     kind: 'assignment',
     named: true,
-    re: new RegExp(`((?:(["'])${KEY}\\2|(?<![\\w"'$.-])${KEY})\\s*(?:=(?![=>~])|:(?!:))\\s*)(["'\`])((?:(?!\\3)[^\\\\\\n]|\\\\.){1,2000})\\3`, 'g'),
+    re: new RegExp(
+      `((?:(["'])${KEY}\\2|(?<![\\w"'$.-])${KEY})\\s*(?:=(?![=>~])|:(?!:))\\s*)(["'\`])((?:(?!\\3)[^\\\\\\n]|\\\\.){1,2000})\\3`,
+      'g',
+    ),
     keep: (m) => `${m[1]}${m[3]}${mark('assignment')}${m[3]}`,
   },
   // --password hunter2 / --token=abc on command lines.
-  { kind: 'cli-flag', named: true, re: new RegExp(`(--?(?:${SECRET_WORDS})[=\\s]+)(?!\\[REDACTED)([^\\s"'\`]+)`, 'g'), keep: (m) => `${m[1]}${mark('cli-flag')}` },  // A bare AWS secret access key: exactly 40 base64 characters standing alone, with upper and lower case
+  {
+    kind: 'cli-flag',
+    named: true,
+    re: new RegExp(`(--?(?:${SECRET_WORDS})[=\\s]+)(?!\\[REDACTED)([^\\s"'\`]+)`, 'g'),
+    keep: (m) => `${m[1]}${mark('cli-flag')}`,
+  }, // A bare AWS secret access key: exactly 40 base64 characters standing alone, with upper and lower case
   // letters and a digit (so a hex git sha or a word run is not taken for one). Runs on all text: a fixed
   // length class, so at most 40 steps per position.
   {
@@ -151,7 +238,10 @@ const RULES: Rule[] = [
 const UNQUOTED_ASSIGNMENT = new RegExp(`(${KEY})(\\s*)=(?![=>~])(\\s*)([^\\s'"\`;,&(){}\\[\\]<>]+)([(.[]?)`, 'g');
 // YAML-style `password: hunter2` on its own line. Only spaces and tabs around the key: `\\s*` after `^` in
 // multiline mode also eats newlines, which made a key followed by 32k blank lines quadratic (22 s).
-const YAML_PAIR = new RegExp(`^([ \\t]*(?:-[ \\t]+)?["']?${KEY}["']?[ \\t]*:[ \\t]+)([^\\s#;,{}\\[\\]&*|>'"\`][^\\s#;,]*)[ \\t]*$`, 'gm');
+const YAML_PAIR = new RegExp(
+  `^([ \\t]*(?:-[ \\t]+)?["']?${KEY}["']?[ \\t]*:[ \\t]+)([^\\s#;,{}\\[\\]&*|>'"\`][^\\s#;,]*)[ \\t]*$`,
+  'gm',
+);
 // The rest of a private key whose BEGIN line was cut away (the tail of a truncated field).
 const ORPHAN_KEY_END = /^[\s\S]*?-----END ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----/;
 
@@ -181,14 +271,17 @@ export function redact(text: string, tally?: RedactionTally): string {
     });
   }
   if (!named) return out;
-  out = out.replace(UNQUOTED_ASSIGNMENT, (whole, key: string, sp1: string, sp2: string, value: string, next: string) => {
-    if (next || value.startsWith('[REDACTED') || value.startsWith('$') || NOT_A_VALUE.has(value)) return whole;
-    // `token = userToken` or `secretCount = 0` in code (spaces around `=`) is not a secret; `TOKEN=abc` in a
-    // shell is. With spaces, only a long literal that is neither an identifier nor a number counts.
-    if ((sp1 || sp2) && (PLAIN_IDENTIFIER.test(value) || value.length < 8 || /^[\d.]+$/.test(value))) return whole;
-    count(tally, 'assignment');
-    return `${key}${sp1}=${sp2}${mark('assignment')}`;
-  });
+  out = out.replace(
+    UNQUOTED_ASSIGNMENT,
+    (whole, key: string, sp1: string, sp2: string, value: string, next: string) => {
+      if (next || value.startsWith('[REDACTED') || value.startsWith('$') || NOT_A_VALUE.has(value)) return whole;
+      // `token = userToken` or `secretCount = 0` in code (spaces around `=`) is not a secret; `TOKEN=abc` in a
+      // shell is. With spaces, only a long literal that is neither an identifier nor a number counts.
+      if ((sp1 || sp2) && (PLAIN_IDENTIFIER.test(value) || value.length < 8 || /^[\d.]+$/.test(value))) return whole;
+      count(tally, 'assignment');
+      return `${key}${sp1}=${sp2}${mark('assignment')}`;
+    },
+  );
   out = out.replace(YAML_PAIR, (whole, prefix: string, value: string) => {
     if (NOT_A_VALUE.has(value) || value.startsWith('[REDACTED') || value.startsWith('$')) return whole;
     count(tally, 'assignment');
@@ -204,7 +297,13 @@ export function redactValue(value: unknown, leaf: (s: string) => string = redact
   if (Array.isArray(value)) return value.map((v) => redactValue(v, leaf, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    const secretField = typeof v === 'string' && v.trim() !== '' && SECRET_WORD_HINT.test(k) && SECRET_KEY_RE.test(k) && !NOT_A_VALUE.has(v) && !/^\$\{.*\}$/.test(v);
+    const secretField =
+      typeof v === 'string' &&
+      v.trim() !== '' &&
+      SECRET_WORD_HINT.test(k) &&
+      SECRET_KEY_RE.test(k) &&
+      !NOT_A_VALUE.has(v) &&
+      !/^\$\{.*\}$/.test(v);
     out[k] = secretField ? mark('field') : redactValue(v, leaf, depth + 1);
   }
   return out;

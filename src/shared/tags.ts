@@ -1,6 +1,13 @@
 // Memory-tag stripping and prompt gates (private spans, injected context, protocol chatter); pure, shared with the hooks client.
 
-export const MEMORY_TAGS = ['private', 'cairn-context', 'system-reminder', 'system_instruction', 'system-instruction', 'persisted-output'] as const;
+export const MEMORY_TAGS = [
+  'private',
+  'cairn-context',
+  'system-reminder',
+  'system_instruction',
+  'system-instruction',
+  'persisted-output',
+] as const;
 
 const LT = 0x3c;
 const GT = 0x3e;
@@ -155,7 +162,8 @@ export function isFullyPrivate(text: string): boolean {
 
 const TASK_NOTIFICATION_MAX_CHARS = 256 * 1024;
 // Exactly one block: the body may not open or close another task-notification.
-const TASK_NOTIFICATION_ONLY = /^\s*<task-notification(?:\s[^>]*)?>(?:(?!<\/?task-notification\b)[\s\S])*<\/task-notification\s*>\s*$/i;
+const TASK_NOTIFICATION_ONLY =
+  /^\s*<task-notification(?:\s[^>]*)?>(?:(?!<\/?task-notification\b)[\s\S])*<\/task-notification\s*>\s*$/i;
 
 /** True when the prompt is exactly one `<task-notification>` block: agent-framework chatter, not a user request. */
 export function isTaskNotificationOnly(text: string): boolean {

@@ -9,16 +9,26 @@ import { teamStub } from './team-do';
 /** The refusal every write path answers while its team moves. */
 export function teamMoving(retryAt: number, now: number): AppError {
   const seconds = Math.max(1, Math.ceil((retryAt - now) / 1000));
-  return new AppError(503, 'team_moving', `This team's memory is being moved to another database; nothing was stored. Send it again in ${seconds} s.`, {
-    'retry-after': String(seconds),
-  });
+  return new AppError(
+    503,
+    'team_moving',
+    `This team's memory is being moved to another database; nothing was stored. Send it again in ${seconds} s.`,
+    {
+      'retry-after': String(seconds),
+    },
+  );
 }
 
 /**
  * Lets a write for `sessionKeys` (none: a write outside any session) through the team's gate, or throws
  * `team_moving`. Answers the database the last move put the team on (null: the shard map's answer stands).
  */
-export async function enterTeamWrite(env: Pick<CairnEnv, 'TEAMS'>, teamId: number, sessionKeys: string[], now = Date.now()): Promise<string | null> {
+export async function enterTeamWrite(
+  env: Pick<CairnEnv, 'TEAMS'>,
+  teamId: number,
+  sessionKeys: string[],
+  now = Date.now(),
+): Promise<string | null> {
   countSubrequest();
   const answer = await teamStub(env, teamId).enterWrite([...new Set(sessionKeys)], now);
   if (!answer.open) throw teamMoving(answer.retryAt, now);
@@ -40,7 +50,11 @@ export async function writableTeamDbs(env: CairnEnv, teamId: number): Promise<Te
  * A job step's way through the gate (forget-project, restore): the team's databases and the one it is on, or,
  * while the team moves, how long to wait before the next step (the lane runs the move's steps meanwhile).
  */
-export async function jobTeamWrite(env: CairnEnv, teamId: number, now: number): Promise<{ dbs: TeamDbs; shard: string } | { waitMs: number }> {
+export async function jobTeamWrite(
+  env: CairnEnv,
+  teamId: number,
+  now: number,
+): Promise<{ dbs: TeamDbs; shard: string } | { waitMs: number }> {
   countSubrequest();
   const answer = await teamStub(env, teamId).enterWrite([], now);
   if (!answer.open) return { waitMs: Math.max(1_000, answer.retryAt - now) };

@@ -43,7 +43,15 @@ export interface HealthRecord {
   lastOkAt: number | null;
 }
 
-export const HEALTHY: HealthRecord = { kind: null, code: null, detail: null, since: null, until: 0, failures: 0, lastOkAt: null };
+export const HEALTHY: HealthRecord = {
+  kind: null,
+  code: null,
+  detail: null,
+  since: null,
+  until: 0,
+  failures: 0,
+  lastOkAt: null,
+};
 
 export function stateOf(h: HealthRecord, now: number): ObserverState {
   if (h.kind && isFailingKind(h.kind)) return 'failing';
@@ -73,7 +81,15 @@ export function onFailure(h: HealthRecord, r: FailureReport, now: number): Healt
   }
   const wasFailing = h.kind !== null && isFailingKind(h.kind);
   const until = wasFailing ? r.until : Math.max(h.until, r.until);
-  return { ...h, kind: r.kind, code: r.code, detail, since: wasFailing ? now : since, until, failures: fresh || wasFailing ? 1 : h.failures + 1 };
+  return {
+    ...h,
+    kind: r.kind,
+    code: r.code,
+    detail,
+    since: wasFailing ? now : since,
+    until,
+    failures: fresh || wasFailing ? 1 : h.failures + 1,
+  };
 }
 
 /** A call went through while the team was not well: the episode ends. */
@@ -86,7 +102,10 @@ export function onRecovered(now: number): HealthRecord {
  * first session to ask once `until` has passed is the probe; `until` moves on by one probe delay so that the
  * others keep waiting for its answer.
  */
-export function gate(h: HealthRecord, now: number): { wait: false; probe: boolean; next: HealthRecord } | { wait: true; retryAt: number } {
+export function gate(
+  h: HealthRecord,
+  now: number,
+): { wait: false; probe: boolean; next: HealthRecord } | { wait: true; retryAt: number } {
   if (h.until > now) return { wait: true, retryAt: h.until };
   if (stateOf(h, now) !== 'failing') return { wait: false, probe: false, next: h };
   return { wait: false, probe: true, next: { ...h, until: now + probeDelay(h.failures + 1) } };
@@ -143,8 +162,13 @@ function failingWords(kind: BackoffKind, code: string | null): string {
  * The notice, or null: paused (failing), delayed (backing off) or behind (events waiting over BEHIND_MS), in
  * that order of weight. It always says that nothing is lost, because nothing is.
  */
-export function memoryNotice(h: Pick<ObserverHealth, 'state' | 'kind' | 'code' | 'since' | 'retry_at' | 'backlog'>, now: number): string | null {
-  const waiting = h.backlog.pending ? ` ${h.backlog.pending} events are waiting and nothing is lost.` : ' New events are kept until then.';
+export function memoryNotice(
+  h: Pick<ObserverHealth, 'state' | 'kind' | 'code' | 'since' | 'retry_at' | 'backlog'>,
+  now: number,
+): string | null {
+  const waiting = h.backlog.pending
+    ? ` ${h.backlog.pending} events are waiting and nothing is lost.`
+    : ' New events are kept until then.';
   if (h.state === 'failing' && h.kind) {
     const since = h.since ? ` since ${clock(h.since)}` : '';
     return `Memory is paused${since}: ${failingWords(h.kind, h.code)}. cairn tries again every few minutes and resumes by itself once it works.${waiting}`;

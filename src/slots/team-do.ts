@@ -6,8 +6,18 @@ import { DurableObject } from 'cloudflare:workers';
 import { configOf } from '../config';
 import type { CairnEnv } from '../env';
 import {
-  gate, HEALTHY, memoryNotice, onFailure, onRecovered, stateOf,
-  type Backlog, type BackoffKind, type FailureReport, type HealthRecord, type ObserverHealth, type TeamBacklog,
+  gate,
+  HEALTHY,
+  memoryNotice,
+  onFailure,
+  onRecovered,
+  stateOf,
+  type Backlog,
+  type BackoffKind,
+  type FailureReport,
+  type HealthRecord,
+  type ObserverHealth,
+  type TeamBacklog,
 } from './observer-health';
 import { WRITE_GATE_SCHEMA, WriteGate, type GateAnswer } from './write-gate';
 
@@ -191,7 +201,9 @@ export class TeamDO extends DurableObject<CairnEnv> {
   }
 
   #health(): HealthRecord {
-    const row = this.ctx.storage.sql.exec<{ record: string }>('SELECT record FROM observer_health WHERE id = 1').toArray()[0];
+    const row = this.ctx.storage.sql
+      .exec<{ record: string }>('SELECT record FROM observer_health WHERE id = 1')
+      .toArray()[0];
     return row ? { ...HEALTHY, ...(JSON.parse(row.record) as Partial<HealthRecord>) } : HEALTHY;
   }
 
@@ -209,7 +221,11 @@ export class TeamDO extends DurableObject<CairnEnv> {
       sql.exec(
         `INSERT INTO backlog (session_key, pending, oldest_at, dead_letters, reported_at) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(session_key) DO UPDATE SET pending = ?2, oldest_at = ?3, dead_letters = ?4, reported_at = ?5`,
-        sessionKey, b.pending, b.oldestAt, b.deadLetters, now,
+        sessionKey,
+        b.pending,
+        b.oldestAt,
+        b.deadLetters,
+        now,
       );
     }
   }
@@ -217,7 +233,8 @@ export class TeamDO extends DurableObject<CairnEnv> {
   #prune(now: number): void {
     this.ctx.storage.sql.exec(
       'DELETE FROM backlog WHERE (pending > 0 AND reported_at < ?1) OR reported_at < ?2',
-      now - BACKLOG_STALE_MS, now - DEAD_LETTERS_STALE_MS,
+      now - BACKLOG_STALE_MS,
+      now - DEAD_LETTERS_STALE_MS,
     );
   }
 
@@ -233,7 +250,10 @@ export class TeamDO extends DurableObject<CairnEnv> {
 
   #waiting(now: number): string[] {
     this.#prune(now);
-    return this.ctx.storage.sql.exec<{ session_key: string }>('SELECT session_key FROM backlog WHERE pending > 0').toArray().map((r) => r.session_key);
+    return this.ctx.storage.sql
+      .exec<{ session_key: string }>('SELECT session_key FROM backlog WHERE pending > 0')
+      .toArray()
+      .map((r) => r.session_key);
   }
 }
 

@@ -24,7 +24,9 @@ export class WriteGate {
   constructor(private readonly sql: SqlStorage) {}
 
   #closed(now: number): { moveId: string; until: number } | null {
-    const row = this.sql.exec<{ move_id: string; until: number }>('SELECT move_id, until FROM write_gate WHERE id = 1').toArray()[0];
+    const row = this.sql
+      .exec<{ move_id: string; until: number }>('SELECT move_id, until FROM write_gate WHERE id = 1')
+      .toArray()[0];
     return row && row.until > now ? { moveId: row.move_id, until: row.until } : null;
   }
 
@@ -34,7 +36,11 @@ export class WriteGate {
     if (closed) return { open: false, retryAt: Math.min(closed.until, now + GATE_RETRY_MS) };
     for (const key of sessionKeys) {
       if (this.#known.has(key)) continue;
-      this.sql.exec('INSERT INTO writers (session_key, seen_at) VALUES (?1, ?2) ON CONFLICT(session_key) DO UPDATE SET seen_at = ?2', key, now);
+      this.sql.exec(
+        'INSERT INTO writers (session_key, seen_at) VALUES (?1, ?2) ON CONFLICT(session_key) DO UPDATE SET seen_at = ?2',
+        key,
+        now,
+      );
       this.#known.add(key);
     }
     const placed = this.sql.exec<{ shard: string }>('SELECT shard FROM placement WHERE id = 1').toArray()[0];
@@ -50,10 +56,14 @@ export class WriteGate {
     if (closed && closed.moveId !== moveId) return null;
     this.sql.exec(
       'INSERT INTO write_gate (id, move_id, until) VALUES (1, ?1, ?2) ON CONFLICT(id) DO UPDATE SET move_id = ?1, until = ?2',
-      moveId, now + GATE_LEASE_MS,
+      moveId,
+      now + GATE_LEASE_MS,
     );
     this.sql.exec('DELETE FROM writers WHERE seen_at < ?', now - WRITER_STALE_MS);
-    return this.sql.exec<{ session_key: string }>('SELECT session_key FROM writers ORDER BY session_key').toArray().map((r) => r.session_key);
+    return this.sql
+      .exec<{ session_key: string }>('SELECT session_key FROM writers ORDER BY session_key')
+      .toArray()
+      .map((r) => r.session_key);
   }
 
   /** Sessions a move found quiet leave the list (they are listed again when they write). */
@@ -68,7 +78,11 @@ export class WriteGate {
   open(moveId: string, shard: string | null, now: number): void {
     this.sql.exec('DELETE FROM write_gate WHERE id = 1 AND move_id = ?', moveId);
     if (shard !== null) {
-      this.sql.exec('INSERT INTO placement (id, shard, at) VALUES (1, ?1, ?2) ON CONFLICT(id) DO UPDATE SET shard = ?1, at = ?2', shard, now);
+      this.sql.exec(
+        'INSERT INTO placement (id, shard, at) VALUES (1, ?1, ?2) ON CONFLICT(id) DO UPDATE SET shard = ?1, at = ?2',
+        shard,
+        now,
+      );
     }
   }
 

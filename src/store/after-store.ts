@@ -23,7 +23,11 @@ export function defaultAfterStore(env: CairnEnv, indexTurn: IndexTurn | null): A
       const results = await Promise.allSettled(steps);
       for (const r of results) {
         if (r.status === 'rejected') {
-          log('warn', 'after-store step failed', { team_id: stored.teamId, ids: stored.observationIds, message: errorText(r.reason) });
+          log('warn', 'after-store step failed', {
+            team_id: stored.teamId,
+            ids: stored.observationIds,
+            message: errorText(r.reason),
+          });
         }
       }
     },

@@ -27,6 +27,7 @@ export interface SessionRowInput {
  */
 export async function ensureSessionRow(db: D1Database, s: SessionRowInput): Promise<number> {
   const row = await upsertSession(db, s);
-  if (!mayWriteLiveSession({ userId: s.userId }, row)) throw new AppError(409, 'session_conflict', 'This session id belongs to another user.');
+  if (!mayWriteLiveSession({ userId: s.userId }, row))
+    throw new AppError(409, 'session_conflict', 'This session id belongs to another user.');
   return row.id;
 }

@@ -57,7 +57,6 @@ export interface StoredTurn {
 
 const MAX_PATH_CHARS = 1_000;
 
-
 /** Read and modified paths of one observation as index rows, cleaned and without repeats. */
 export function fileRows(o: ObservationContent): { path: string; kind: 'read' | 'modified' }[] {
   const out: { path: string; kind: 'read' | 'modified' }[] = [];
@@ -106,8 +105,14 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
   const c = turn.context;
   // The project is read when the rows are stored (projectAtStoreTime): a merge since the snapshot moves them along.
   const place = {
-    teamId: c.teamId, projectId: projectAtStoreTime(c.sessionDbId, c.projectId), sessionId: c.sessionDbId, promptNumber: c.promptNumber,
-    authorUserId: c.authorUserId, deviceId: c.deviceId, promptId: c.promptId, turnKey: turn.turnKey,
+    teamId: c.teamId,
+    projectId: projectAtStoreTime(c.sessionDbId, c.projectId),
+    sessionId: c.sessionDbId,
+    promptNumber: c.promptNumber,
+    authorUserId: c.authorUserId,
+    deviceId: c.deviceId,
+    promptId: c.promptId,
+    turnKey: turn.turnKey,
   };
   const plan: TurnPlan = { queries: [], observationAt: [], summaryAt: null };
   // The observer may repeat a secret it was shown (a client that skipped redaction): counted, then stored redacted.
@@ -117,11 +122,23 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
     const contentHash = await observationHash(c.sessionDbId, o);
     plan.observationAt.push(plan.queries.length);
     plan.queries.push(
-      insertObservation(d, {
-        ...place, agentId: c.agentId, agentType: c.agentType, generationId: turn.generationId, createdAt, storedAt: turn.storedAt,
-        gitBranch: c.gitBranch ?? null, gitCommit: c.gitCommit ?? null,
-        discoveryTokens: tokens[i] ?? 0, contentHash,
-      }, o, tally),
+      insertObservation(
+        d,
+        {
+          ...place,
+          agentId: c.agentId,
+          agentType: c.agentType,
+          generationId: turn.generationId,
+          createdAt,
+          storedAt: turn.storedAt,
+          gitBranch: c.gitBranch ?? null,
+          gitCommit: c.gitCommit ?? null,
+          discoveryTokens: tokens[i] ?? 0,
+          contentHash,
+        },
+        o,
+        tally,
+      ),
     );
     const files = fileRows(o);
     if (files.length) plan.queries.push(insertObservationFiles(d, c.sessionDbId, contentHash, files));
@@ -132,13 +149,23 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
     const contentHash = await summaryHash(c.sessionDbId, c.promptNumber, s);
     plan.summaryAt = plan.queries.length;
     plan.queries.push(
-      insertSummary(d, { ...place, createdAt: summary.createdAt, contentHash }, {
-        request: s.request ?? '', investigated: s.investigated ?? '', learned: s.learned ?? '', completed: s.completed ?? '',
-        nextSteps: s.nextSteps ?? '', notes: s.notes,
-      }, tally),
+      insertSummary(
+        d,
+        { ...place, createdAt: summary.createdAt, contentHash },
+        {
+          request: s.request ?? '',
+          investigated: s.investigated ?? '',
+          learned: s.learned ?? '',
+          completed: s.completed ?? '',
+          nextSteps: s.nextSteps ?? '',
+          notes: s.notes,
+        },
+        tally,
+      ),
     );
   }
-  if (tallied(tally)) plan.queries.push(insertAudit(d, redactionAudit(c.teamId, c.authorUserId, 'observer', tally, turn.storedAt)));
+  if (tallied(tally))
+    plan.queries.push(insertAudit(d, redactionAudit(c.teamId, c.authorUserId, 'observer', tally, turn.storedAt)));
   return plan;
 }
 
@@ -146,7 +173,13 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
 function storedFrom(turn: TurnRecord, plan: TurnPlan, results: unknown[]): StoredTurn {
   const c = turn.context;
   const stored: StoredTurn = {
-    teamId: c.teamId, observationIds: [], observationIdsByIndex: [], duplicates: 0, summaryId: null, prompt: { sessionId: c.sessionDbId, promptNumber: c.promptNumber }, notices: [],
+    teamId: c.teamId,
+    observationIds: [],
+    observationIdsByIndex: [],
+    duplicates: 0,
+    summaryId: null,
+    prompt: { sessionId: c.sessionDbId, promptNumber: c.promptNumber },
+    notices: [],
   };
   const firstRow = <R>(at: number) => (results[at] as R[] | undefined)?.[0];
   for (const at of plan.observationAt) {
@@ -158,14 +191,27 @@ function storedFrom(turn: TurnRecord, plan: TurnPlan, results: unknown[]): Store
     }
     stored.observationIds.push(row.id);
     stored.notices.push({
-      kind: 'observation', projectId: c.projectId, id: row.id, sessionId: c.sessionDbId, type: row.type, title: row.title,
-      createdAt: row.createdAt, authorUserId: c.authorUserId,
+      kind: 'observation',
+      projectId: c.projectId,
+      id: row.id,
+      sessionId: c.sessionDbId,
+      type: row.type,
+      title: row.title,
+      createdAt: row.createdAt,
+      authorUserId: c.authorUserId,
     });
   }
   const summary = plan.summaryAt === null ? undefined : firstRow<{ id: number }>(plan.summaryAt);
   if (summary && turn.summary) {
     stored.summaryId = summary.id;
-    stored.notices.push({ kind: 'summary', projectId: c.projectId, id: summary.id, sessionId: c.sessionDbId, createdAt: turn.summary.createdAt, authorUserId: c.authorUserId });
+    stored.notices.push({
+      kind: 'summary',
+      projectId: c.projectId,
+      id: summary.id,
+      sessionId: c.sessionDbId,
+      createdAt: turn.summary.createdAt,
+      authorUserId: c.authorUserId,
+    });
   }
   return stored;
 }

@@ -36,7 +36,12 @@ export interface ExportPager {
  * `readerFilter`). `projects`, when given, lists the project ids the export covers (sorted or not): the others are
  * passed over wherever a cursor names them, so a cursor a client sends back cannot reach a project it may not read.
  */
-export async function exportPager(d1: D1Database, teamId: number, keep: ExportFilter, projects?: readonly number[]): Promise<ExportPager> {
+export async function exportPager(
+  d1: D1Database,
+  teamId: number,
+  keep: ExportFilter,
+  projects?: readonly number[],
+): Promise<ExportPager> {
   const allowed = projects ? [...new Set(projects)].sort((a, b) => a - b) : null;
   const nextProject = async (after: number): Promise<number | null> =>
     allowed ? (allowed.find((id) => id > after) ?? null) : nextProjectId(d1, teamId, after);
@@ -68,11 +73,19 @@ export async function exportPager(d1: D1Database, teamId: number, keep: ExportFi
           const p = await project(c.project);
           const rows = p ? await exportPage(d1, c.at, teamId, c.project, c.after) : [];
           const i = STAGES.indexOf(c.at);
-          const stageDone: ExportCursor = i + 1 < STAGES.length ? { at: STAGES[i + 1]!, project: c.project, after: 0 } : { at: 'project', after: c.project };
+          const stageDone: ExportCursor =
+            i + 1 < STAGES.length
+              ? { at: STAGES[i + 1]!, project: c.project, after: 0 }
+              : { at: 'project', after: c.project };
           if (!p || rows.length === 0) return { records: [], next: stageDone };
           // A short page is the stage's last: the next stage follows without reading an empty page first.
           const next: ExportCursor = rows.length < PAGE ? stageDone : { ...c, after: rows[rows.length - 1]!.id };
-          const kept = c.at === 'sessions' ? rows : (rows as Awaited<ReturnType<typeof exportPage<'prompts' | 'observations' | 'summaries'>>>).filter((r) => keep(r));
+          const kept =
+            c.at === 'sessions'
+              ? rows
+              : (rows as Awaited<ReturnType<typeof exportPage<'prompts' | 'observations' | 'summaries'>>>).filter((r) =>
+                  keep(r),
+                );
           return { records: await pageRecords(d1, teamId, c.at, kept, p, who), next, ids: kept.map((r) => r.id) };
         }
       }
@@ -93,7 +106,12 @@ export async function exportPager(d1: D1Database, teamId: number, keep: ExportFi
 }
 
 /** The whole export from the start as one sequence of records (the plain GET /api/admin/export; a small team's). */
-export async function* exportRecords(d1: D1Database, teamId: number, projectIds: readonly number[], keep: ExportFilter): AsyncGenerator<ExportRecord> {
+export async function* exportRecords(
+  d1: D1Database,
+  teamId: number,
+  projectIds: readonly number[],
+  keep: ExportFilter,
+): AsyncGenerator<ExportRecord> {
   const pager = await exportPager(d1, teamId, keep, projectIds);
   for (let c = exportStart(); c.at !== 'done'; ) {
     const page = await pager.page(c);

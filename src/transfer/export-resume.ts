@@ -40,7 +40,11 @@ export function parseCursorToken(token: string): ExportCursor {
   if (p) return { at: 'project', after: Number(p[1]) };
   const s = STAGE.exec(token);
   if (s) return { at: s[1] as 'sessions', project: Number(s[2]), after: Number(s[3]) };
-  throw new AppError(400, 'invalid_cursor', 'The export cursor is not one this server gave out; start again without one (cursor=start).');
+  throw new AppError(
+    400,
+    'invalid_cursor',
+    'The export cursor is not one this server gave out; start again without one (cursor=start).',
+  );
 }
 
 /**
@@ -48,7 +52,11 @@ export function parseCursorToken(token: string): ExportCursor {
  * the request's own included) leave room for one more page within `statements`, and the bytes within RESPONSE_BYTES.
  * Written by a pump started here, inside the request's invocation, so its statements count against it.
  */
-export function resumableExport(pager: Promise<ExportPager>, cursor: ExportCursor, statements: number): ReadableStream<Uint8Array> {
+export function resumableExport(
+  pager: Promise<ExportPager>,
+  cursor: ExportCursor,
+  statements: number,
+): ReadableStream<Uint8Array> {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   const enc = new TextEncoder();

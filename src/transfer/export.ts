@@ -22,11 +22,18 @@ export async function exportProjects(db: D1Database, auth: AuthContext, projectK
  * are only shown to their author) and rows held back from them (visibility.ts, `heldRowReadable`); a team
  * moving between databases takes everything (src/db/move.ts).
  */
-export type ExportFilter = (o: { type?: string; authorUserId: number; heldKinds: string | null; releasedAt: number | null }) => boolean;
+export type ExportFilter = (o: {
+  type?: string;
+  authorUserId: number;
+  heldKinds: string | null;
+  releasedAt: number | null;
+}) => boolean;
 
 export const readerFilter = (auth: Pick<AuthContext, 'userId' | 'settings' | 'role' | 'scopes'>): ExportFilter => {
   const v = { userId: auth.userId, seesHeld: seesHeld(auth) };
-  return (o) => (o.type !== 'sensitive' || o.authorUserId === auth.userId || auth.settings?.share_sensitive === true) && heldRowReadable(v, o);
+  return (o) =>
+    (o.type !== 'sensitive' || o.authorUserId === auth.userId || auth.settings?.share_sensitive === true) &&
+    heldRowReadable(v, o);
 };
 
 type ProjectRow = NonNullable<Awaited<ReturnType<typeof projectRow>>>;
@@ -41,31 +48,85 @@ export function whoOf(people: { id: number; handle: string }[]): Who {
 
 /** One row of the team export as its record; the session's key is looked up by `keyOf` (rows name sessions by key). */
 export const toRecord = {
-  user: (u: Awaited<ReturnType<typeof teamUsers>>[number]): ExportRecord => ({ kind: 'user', handle: u.handle, role: u.role, created_at: u.createdAt }),
-  project: (p: ProjectRow, who: Who): ExportRecord => ({ kind: 'project', key: p.key, visibility: p.visibility, owner: who(p.ownerUserId), created_at: p.createdAt }),
-  session: (s: Row<'sessions'>, p: ProjectRow, who: Who): ExportRecord => ({
-    kind: 'session', session_key: s.sessionKey, project: p.key, user: who(s.userId)!, platform: s.platform,
-    prompt_count: s.promptCount, started_at: s.startedAt, ended_at: s.endedAt, git_branch: s.gitBranch, git_commit: s.gitCommit,
-    imported_at: s.importedAt, imported_author: s.importedAuthor,
+  user: (u: Awaited<ReturnType<typeof teamUsers>>[number]): ExportRecord => ({
+    kind: 'user',
+    handle: u.handle,
+    role: u.role,
+    created_at: u.createdAt,
   }),
-  prompt: (r: Row<'prompts'>, keyOf: KeyOf, who: Who): ExportRecord => ({ kind: 'prompt', ...base(r, keyOf, who), text: r.text }),
+  project: (p: ProjectRow, who: Who): ExportRecord => ({
+    kind: 'project',
+    key: p.key,
+    visibility: p.visibility,
+    owner: who(p.ownerUserId),
+    created_at: p.createdAt,
+  }),
+  session: (s: Row<'sessions'>, p: ProjectRow, who: Who): ExportRecord => ({
+    kind: 'session',
+    session_key: s.sessionKey,
+    project: p.key,
+    user: who(s.userId)!,
+    platform: s.platform,
+    prompt_count: s.promptCount,
+    started_at: s.startedAt,
+    ended_at: s.endedAt,
+    git_branch: s.gitBranch,
+    git_commit: s.gitCommit,
+    imported_at: s.importedAt,
+    imported_author: s.importedAuthor,
+  }),
+  prompt: (r: Row<'prompts'>, keyOf: KeyOf, who: Who): ExportRecord => ({
+    kind: 'prompt',
+    ...base(r, keyOf, who),
+    text: r.text,
+  }),
   observation: (o: Row<'observations'>, keyOf: KeyOf, who: Who): ExportRecord => ({
-    kind: 'observation', ...base(o, keyOf, who), type: o.type, title: o.title, subtitle: o.subtitle, facts: jsonList(o.facts), narrative: o.narrative,
-    concepts: jsonList(o.concepts), files_read: jsonList(o.filesRead), files_modified: jsonList(o.filesModified), discovery_tokens: o.discoveryTokens,
-    content_hash: o.contentHash, agent_id: o.agentId, agent_type: o.agentType, source: o.source, git_branch: o.gitBranch, git_commit: o.gitCommit,
+    kind: 'observation',
+    ...base(o, keyOf, who),
+    type: o.type,
+    title: o.title,
+    subtitle: o.subtitle,
+    facts: jsonList(o.facts),
+    narrative: o.narrative,
+    concepts: jsonList(o.concepts),
+    files_read: jsonList(o.filesRead),
+    files_modified: jsonList(o.filesModified),
+    discovery_tokens: o.discoveryTokens,
+    content_hash: o.contentHash,
+    agent_id: o.agentId,
+    agent_type: o.agentType,
+    source: o.source,
+    git_branch: o.gitBranch,
+    git_commit: o.gitCommit,
   }),
   summary: (s: Row<'summaries'>, keyOf: KeyOf, who: Who): ExportRecord => ({
-    kind: 'summary', ...base(s, keyOf, who), request: s.request, investigated: s.investigated, learned: s.learned, completed: s.completed,
-    next_steps: s.nextSteps, notes: s.notes, content_hash: s.contentHash,
+    kind: 'summary',
+    ...base(s, keyOf, who),
+    request: s.request,
+    investigated: s.investigated,
+    learned: s.learned,
+    completed: s.completed,
+    next_steps: s.nextSteps,
+    notes: s.notes,
+    content_hash: s.contentHash,
   }),
 };
 
 export type KeyOf = (sessionId: number) => string;
 
 /** A page of one table's rows of project `p` as records (the sessions they name looked up by id, once a page). */
-export async function pageRecords(d1: D1Database, teamId: number, table: ExportedTable, rows: Row<ExportedTable>[], p: ProjectRow, who: Who): Promise<ExportRecord[]> {
+export async function pageRecords(
+  d1: D1Database,
+  teamId: number,
+  table: ExportedTable,
+  rows: Row<ExportedTable>[],
+  p: ProjectRow,
+  who: Who,
+): Promise<ExportRecord[]> {
   if (table === 'sessions') return (rows as Row<'sessions'>[]).map((s) => toRecord.session(s, p, who));
-  const keys = await sessionKeysByIds(d1, teamId, [...new Set(rows.map((r) => (r as { sessionId: number }).sessionId))]);
+  const keys = await sessionKeysByIds(d1, teamId, [
+    ...new Set(rows.map((r) => (r as { sessionId: number }).sessionId)),
+  ]);
   const keyOf: KeyOf = (id) => keys.get(id) ?? `session-${id}`;
   if (table === 'prompts') return (rows as Row<'prompts'>[]).map((r) => toRecord.prompt(r, keyOf, who));
   if (table === 'observations') return (rows as Row<'observations'>[]).map((o) => toRecord.observation(o, keyOf, who));
@@ -85,8 +146,14 @@ interface RowFields {
 
 function base(r: RowFields, keyOf: KeyOf, who: Who) {
   return {
-    session_key: keyOf(r.sessionId), prompt_number: r.promptNumber, prompt_id: r.promptId, author: who(r.authorUserId)!, created_at: r.createdAt,
-    imported_author: r.importedAuthor, released_at: r.releasedAt, released_by: who(r.releasedBy),
+    session_key: keyOf(r.sessionId),
+    prompt_number: r.promptNumber,
+    prompt_id: r.promptId,
+    author: who(r.authorUserId)!,
+    created_at: r.createdAt,
+    imported_author: r.importedAuthor,
+    released_at: r.releasedAt,
+    released_by: who(r.releasedBy),
   };
 }
 

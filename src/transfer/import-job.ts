@@ -29,12 +29,22 @@ const MAX_PIECE = 90;
 const MOVING_WAIT_MS = 5_000;
 
 /** Records in a piece for a step budget of `statements`: the plan's reads and ≤ 2 writes a record fit in it. */
-export const pieceSize = (statements: number): number => Math.max(1, Math.min(MAX_PIECE, Math.floor((statements - PLAN_STATEMENTS - 1) / 2)));
+export const pieceSize = (statements: number): number =>
+  Math.max(1, Math.min(MAX_PIECE, Math.floor((statements - PLAN_STATEMENTS - 1) / 2)));
 
 const Params = z
   .object({
-    caller: z.object({ teamId: z.number().int().positive(), userId: z.number().int().positive(), handle: z.string().min(1).max(64) }).strict(),
-    lines: z.array(z.object({ line: z.number().int().positive(), record: ExportRecord }).strict()).min(1).max(MAX_IMPORT_LINES),
+    caller: z
+      .object({
+        teamId: z.number().int().positive(),
+        userId: z.number().int().positive(),
+        handle: z.string().min(1).max(64),
+      })
+      .strict(),
+    lines: z
+      .array(z.object({ line: z.number().int().positive(), record: ExportRecord }).strict())
+      .min(1)
+      .max(MAX_IMPORT_LINES),
   })
   .strict();
 type Params = z.infer<typeof Params>;
@@ -69,18 +79,32 @@ export const importJob: JobKind<Params, Cursor> = {
     return { cursor, progress: progress(p, cursor) };
   },
   async step(ctx, p, start) {
-    if (ctx.teamId === null || ctx.teamId !== p.caller.teamId) throw new JobFailure('team_required', 'An import runs in the importing team\'s lane.');
+    if (ctx.teamId === null || ctx.teamId !== p.caller.teamId)
+      throw new JobFailure('team_required', "An import runs in the importing team's lane.");
     const c: Cursor = { ...start, counts: { ...start.counts } };
     if (c.embed === null) {
       const waited = await writePieces(ctx, p, c);
-      if (waited !== null) return { cursor: c, done: false, progress: { ...progress(p, c), phase: 'waiting for the team move to end' }, waitMs: waited };
+      if (waited !== null)
+        return {
+          cursor: c,
+          done: false,
+          progress: { ...progress(p, c), phase: 'waiting for the team move to end' },
+          waitMs: waited,
+        };
       if (c.next < p.lines.length) return { cursor: c, done: false, progress: progress(p, c), result: result(p, c) };
       c.embed = embedJob.init({ mode: 'missing' }, { teamId: ctx.teamId, now: ctx.now }).cursor;
     }
     // The embed job's step in this step's context: it stops where the budget ends, as it does on its own.
     const out = await embedJob.step(ctx, { mode: 'missing' }, c.embed);
     c.embed = out.cursor;
-    return { cursor: c, done: out.done, progress: out.done ? { done: p.lines.length, total: p.lines.length, unit: 'records', phase: 'done' } : progress(p, c), result: result(p, c) };
+    return {
+      cursor: c,
+      done: out.done,
+      progress: out.done
+        ? { done: p.lines.length, total: p.lines.length, unit: 'records', phase: 'done' }
+        : progress(p, c),
+      result: result(p, c),
+    };
   },
 };
 
@@ -96,13 +120,19 @@ async function writePieces(ctx: StepContext, p: Params, c: Cursor): Promise<numb
       // audit row, written in the same batch: its counts are taken from there, not planned again as nothing new.
       const target = `import:${ctx.jobId}:${c.next}`;
       const earlier = await auditDetail(h.team, caller.teamId, 'transfer.import', target, c.since ?? 0);
-      const counts = earlier ? (earlier.imported as ImportCounts) : (await importPart(h, { kind: 'member', caller }, piece, ctx.now, target)).counts;
+      const counts = earlier
+        ? (earlier.imported as ImportCounts)
+        : (await importPart(h, { kind: 'member', caller }, piece, ctx.now, target)).counts;
       for (const k of Object.keys(c.counts) as (keyof ImportCounts)[]) c.counts[k] += counts[k] ?? 0;
     } catch (err) {
       if (err instanceof AppError && err.code === 'team_moving') return MOVING_WAIT_MS;
       // A line the plan refuses now (a key that changed hands since the request planned it): the pieces before
       // it are stored, the rest is not; sending the file again adds only what is missing.
-      if (err instanceof AppError && err.status < 500) throw new JobFailure(err.code, `${err.message} (${c.next} of ${p.lines.length} records of this part were stored before it.)`);
+      if (err instanceof AppError && err.status < 500)
+        throw new JobFailure(
+          err.code,
+          `${err.message} (${c.next} of ${p.lines.length} records of this part were stored before it.)`,
+        );
       throw err;
     }
     c.next += piece.length;

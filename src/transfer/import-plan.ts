@@ -6,11 +6,29 @@ import type { Caller } from '../db/caller';
 import { projectsByKeys } from '../db/projects';
 import { syncTeamCopy, type TeamDbs } from '../db/shards';
 import {
-  addMissingMembers, heldRows, memberIds, sessionsByKeys, type KeyedSession, type NewProject, type NewSession, type ObservationIn, type PartWrites,
-  type PromptIn, type RowBase, type SessionRef, type SummaryIn,
+  addMissingMembers,
+  heldRows,
+  memberIds,
+  sessionsByKeys,
+  type KeyedSession,
+  type NewProject,
+  type NewSession,
+  type ObservationIn,
+  type PartWrites,
+  type PromptIn,
+  type RowBase,
+  type SessionRef,
+  type SummaryIn,
 } from '../db/transfer';
 import {
-  authorship, chooseProject, importedProjectKey, importedSessionKey, importSessionKey, mayImportIntoSession, mayWriteProject, shadowProjectKey,
+  authorship,
+  chooseProject,
+  importedProjectKey,
+  importedSessionKey,
+  importSessionKey,
+  mayImportIntoSession,
+  mayWriteProject,
+  shadowProjectKey,
 } from '../db/write-policy';
 import { AppError } from '../lib/errors';
 import type { ExportRecord } from './records';
@@ -33,34 +51,66 @@ export interface ImportCounts {
   summaries: number;
 }
 
-export const noCounts = (): ImportCounts => ({ users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 });
+export const noCounts = (): ImportCounts => ({
+  users: 0,
+  projects: 0,
+  sessions: 0,
+  prompts: 0,
+  observations: 0,
+  summaries: 0,
+});
 
 type Of<K extends ExportRecord['kind']> = Extract<ExportRecord, { kind: K }>;
 type RowRecord = Of<'prompt' | 'observation' | 'summary'>;
 type ProjectTarget = NewSession['project'];
 
-const lineError = (status: 400 | 409, code: string, line: number, what: string) => new AppError(status, code, `Line ${line}: ${what}`);
+const lineError = (status: 400 | 409, code: string, line: number, what: string) =>
+  new AppError(status, code, `Line ${line}: ${what}`);
 
 /** Plans a part: what to write and what it adds. Reads only, except the members a restore adds first. */
 /** `auditTarget`: the target of the part's audit row (an import job names its piece there, to find it again). */
-export async function planPart(h: TeamDbs, who: Importer, part: Numbered[], now: number, auditTarget: string | null = null): Promise<{ writes: PartWrites; counts: ImportCounts }> {
+export async function planPart(
+  h: TeamDbs,
+  who: Importer,
+  part: Numbered[],
+  now: number,
+  auditTarget: string | null = null,
+): Promise<{ writes: PartWrites; counts: ImportCounts }> {
   const counts = noCounts();
-  const of = <K extends ExportRecord['kind']>(kind: K) => part.filter((n): n is { line: number; record: Of<K> } => n.record.kind === kind);
+  const of = <K extends ExportRecord['kind']>(kind: K) =>
+    part.filter((n): n is { line: number; record: Of<K> } => n.record.kind === kind);
   const members = who.kind === 'restore' ? await restoreMembers(h, part, counts) : null;
   const projects = await planProjects(h, who, of('project'), of('session'), members, now);
   counts.projects = projects.creates.length;
-  const rows = of('prompt').concat(of('observation') as never[], of('summary') as never[]) as { line: number; record: RowRecord }[];
+  const rows = of('prompt').concat(of('observation') as never[], of('summary') as never[]) as {
+    line: number;
+    record: RowRecord;
+  }[];
   const sessions = await planSessions(h, who, of('session'), rows, projects.targets, members, now);
   counts.sessions = sessions.creates.length;
   const writes: PartWrites = {
-    teamId: h.teamId, projects: projects.creates, sessions: sessions.creates, prompts: [], observations: [], summaries: [], audit: null, storedAt: now,
+    teamId: h.teamId,
+    projects: projects.creates,
+    sessions: sessions.creates,
+    prompts: [],
+    observations: [],
+    summaries: [],
+    audit: null,
+    storedAt: now,
   };
   await planRows(h, who, rows, sessions.targets, members, writes);
   counts.prompts = writes.prompts.length;
   counts.observations = writes.observations.length;
   counts.summaries = writes.summaries.length;
   if (who.kind === 'member') {
-    writes.audit = { teamId: h.teamId, actorUserId: who.caller.userId, action: 'transfer.import', target: auditTarget, detail: { records: part.length, imported: counts }, at: now };
+    writes.audit = {
+      teamId: h.teamId,
+      actorUserId: who.caller.userId,
+      action: 'transfer.import',
+      target: auditTarget,
+      detail: { records: part.length, imported: counts },
+      at: now,
+    };
   }
   return { writes, counts };
 }
@@ -97,13 +147,21 @@ async function planProjects(
   members: Map<string, number> | null,
   now: number,
 ): Promise<{ targets: Map<string, ProjectTarget>; creates: NewProject[] }> {
-  const named = new Map<string, { line: number; visibility: 'team' | 'private'; owner: string | null; createdAt: number }>();
-  for (const { line, record: r } of lines) if (!named.has(r.key)) named.set(r.key, { line, visibility: r.visibility, owner: r.owner, createdAt: r.created_at });
-  for (const { line, record: r } of sessionLines) if (!named.has(r.project)) named.set(r.project, { line, visibility: 'team', owner: null, createdAt: now });
+  const named = new Map<
+    string,
+    { line: number; visibility: 'team' | 'private'; owner: string | null; createdAt: number }
+  >();
+  for (const { line, record: r } of lines)
+    if (!named.has(r.key))
+      named.set(r.key, { line, visibility: r.visibility, owner: r.owner, createdAt: r.created_at });
+  for (const { line, record: r } of sessionLines)
+    if (!named.has(r.project)) named.set(r.project, { line, visibility: 'team', owner: null, createdAt: now });
 
   const caller = who.kind === 'member' ? who.caller : null;
   const stored = new Map([...named.keys()].map((raw) => [raw, caller ? importedProjectKey(raw, caller.handle) : raw]));
-  const lookup = [...new Set([...stored.values()].flatMap((k) => (caller ? [k, shadowProjectKey(k, caller.handle)] : [k])))];
+  const lookup = [
+    ...new Set([...stored.values()].flatMap((k) => (caller ? [k, shadowProjectKey(k, caller.handle)] : [k]))),
+  ];
   const found = await projectsByKeys(h.team, h.teamId, lookup);
   const targets = new Map<string, ProjectTarget>();
   const creates = new Map<string, NewProject>();
@@ -114,16 +172,43 @@ async function planProjects(
       if (row) targets.set(raw, { id: row.id });
       else {
         targets.set(raw, { key, writer: null });
-        if (!creates.has(key)) creates.set(key, { key, visibility: n.visibility, ownerUserId: n.owner === null ? null : memberId(members!, n.owner), createdAt: n.createdAt });
+        if (!creates.has(key))
+          creates.set(key, {
+            key,
+            visibility: n.visibility,
+            ownerUserId: n.owner === null ? null : memberId(members!, n.owner),
+            createdAt: n.createdAt,
+          });
       }
       continue;
     }
-    const choice = chooseProject(caller, key, { byKey: found.byKey.get(key) ?? null, byAlias: found.byAlias.get(key) ?? null, shadow: found.byKey.get(shadowProjectKey(key, caller.handle)) ?? null }, n.visibility);
-    if (choice.kind === 'unavailable') throw lineError(409, 'project_key_unavailable', n.line, `the project key "${raw}" cannot be used; rename the project in the file.`);
+    const choice = chooseProject(
+      caller,
+      key,
+      {
+        byKey: found.byKey.get(key) ?? null,
+        byAlias: found.byAlias.get(key) ?? null,
+        shadow: found.byKey.get(shadowProjectKey(key, caller.handle)) ?? null,
+      },
+      n.visibility,
+    );
+    if (choice.kind === 'unavailable')
+      throw lineError(
+        409,
+        'project_key_unavailable',
+        n.line,
+        `the project key "${raw}" cannot be used; rename the project in the file.`,
+      );
     if (choice.kind === 'use') targets.set(raw, { id: choice.project.id });
     else {
       targets.set(raw, { key: choice.key, writer: caller.userId });
-      if (!creates.has(choice.key)) creates.set(choice.key, { key: choice.key, visibility: choice.visibility, ownerUserId: caller.userId, createdAt: n.createdAt });
+      if (!creates.has(choice.key))
+        creates.set(choice.key, {
+          key: choice.key,
+          visibility: choice.visibility,
+          ownerUserId: caller.userId,
+          createdAt: n.createdAt,
+        });
     }
   }
   return { targets, creates: [...creates.values()] };
@@ -146,7 +231,11 @@ async function planSessions(
   const keys = [...new Set([...declared.keys(), ...firstUse.keys()])];
 
   const caller = who.kind === 'member' ? who.caller : null;
-  const found = await sessionsByKeys(h.team, h.teamId, caller ? keys.flatMap((k) => [k, importedSessionKey(caller.userId, k)]) : keys);
+  const found = await sessionsByKeys(
+    h.team,
+    h.teamId,
+    caller ? keys.flatMap((k) => [k, importedSessionKey(caller.userId, k)]) : keys,
+  );
   const targets = new Map<string, { ref: SessionRef; existing: number | null }>();
   const creates: NewSession[] = [];
   for (const key of keys) {
@@ -156,22 +245,44 @@ async function planSessions(
     if (existing) {
       // Only the importer's own imported session in a project they may write (the policy decided the key so).
       if (caller && !(mayImportIntoSession(caller, existing) && mayWriteProject(caller, existing))) {
-        throw lineError(409, 'session_conflict', line, `the session "${key}" cannot be imported into; change its key in the file.`);
+        throw lineError(
+          409,
+          'session_conflict',
+          line,
+          `the session "${key}" cannot be imported into; change its key in the file.`,
+        );
       }
       targets.set(key, { ref: { id: existing.id }, existing: existing.id });
       continue;
     }
     const decl = declared.get(key);
     // The same answer whether the key is free or someone else's: neither is a session of this import.
-    if (!decl) throw lineError(400, 'unknown_session', line, `session "${key}" is neither in this part before its rows nor imported earlier.`);
+    if (!decl)
+      throw lineError(
+        400,
+        'unknown_session',
+        line,
+        `session "${key}" is neither in this part before its rows nor imported earlier.`,
+      );
     const r = decl.record;
     creates.push({
-      sessionKey: stored, project: projects.get(r.project)!, platform: r.platform, promptCount: r.prompt_count, startedAt: r.started_at, endedAt: r.ended_at,
-      deviceId: null, gitBranch: r.git_branch ?? null, gitCommit: r.git_commit ?? null,
+      sessionKey: stored,
+      project: projects.get(r.project)!,
+      platform: r.platform,
+      promptCount: r.prompt_count,
+      startedAt: r.started_at,
+      endedAt: r.ended_at,
+      deviceId: null,
+      gitBranch: r.git_branch ?? null,
+      gitCommit: r.git_commit ?? null,
       // A restore keeps a session an import made marked so (live events stay refused for it, the policy reads it).
       ...(caller
         ? { userId: caller.userId, importedAt: now, importedAuthor: authorship(caller, r.user).importedAuthor }
-        : { userId: memberId(members!, r.user), importedAt: r.imported_at ?? null, importedAuthor: r.imported_author ?? null }),
+        : {
+            userId: memberId(members!, r.user),
+            importedAt: r.imported_at ?? null,
+            importedAuthor: r.imported_author ?? null,
+          }),
     });
     targets.set(key, { ref: { key: stored, userId: caller ? caller.userId : null }, existing: null });
   }
@@ -200,23 +311,51 @@ async function planRows(
     if (seen.has(`${kind}:${rowKey}`) || held[kind].has(rowKey)) continue;
     seen.add(`${kind}:${rowKey}`);
     // A restore puts the row back as it was; an admin's import owns its rows, and a held row stays held.
-    const by = who.kind === 'member'
-      ? { ...authorship(who.caller, r.author), releasedAt: null, releasedBy: null }
-      : {
-        authorUserId: memberId(members!, r.author), importedAuthor: r.imported_author ?? null, releasedAt: r.released_at ?? null,
-        releasedBy: r.released_by == null ? null : (members!.get(r.released_by) ?? null),
-      };
-    const base: RowBase = { session: s.ref, promptNumber: r.prompt_number, promptId: r.prompt_id, createdAt: r.created_at, ...by };
+    const by =
+      who.kind === 'member'
+        ? { ...authorship(who.caller, r.author), releasedAt: null, releasedBy: null }
+        : {
+            authorUserId: memberId(members!, r.author),
+            importedAuthor: r.imported_author ?? null,
+            releasedAt: r.released_at ?? null,
+            releasedBy: r.released_by == null ? null : (members!.get(r.released_by) ?? null),
+          };
+    const base: RowBase = {
+      session: s.ref,
+      promptNumber: r.prompt_number,
+      promptId: r.prompt_id,
+      createdAt: r.created_at,
+      ...by,
+    };
     if (r.kind === 'prompt') out.prompts.push({ ...base, text: r.text } satisfies PromptIn);
     else if (r.kind === 'observation') {
       out.observations.push({
-        ...base, type: r.type, title: r.title, subtitle: r.subtitle, facts: r.facts, narrative: r.narrative, concepts: r.concepts, filesRead: r.files_read,
-        filesModified: r.files_modified, discoveryTokens: r.discovery_tokens, contentHash: r.content_hash, agentId: r.agent_id, agentType: r.agent_type, source: r.source,
-        gitBranch: r.git_branch ?? null, gitCommit: r.git_commit ?? null,
+        ...base,
+        type: r.type,
+        title: r.title,
+        subtitle: r.subtitle,
+        facts: r.facts,
+        narrative: r.narrative,
+        concepts: r.concepts,
+        filesRead: r.files_read,
+        filesModified: r.files_modified,
+        discoveryTokens: r.discovery_tokens,
+        contentHash: r.content_hash,
+        agentId: r.agent_id,
+        agentType: r.agent_type,
+        source: r.source,
+        gitBranch: r.git_branch ?? null,
+        gitCommit: r.git_commit ?? null,
       } satisfies ObservationIn);
     } else {
       out.summaries.push({
-        ...base, request: r.request, investigated: r.investigated, learned: r.learned, completed: r.completed, nextSteps: r.next_steps, notes: r.notes,
+        ...base,
+        request: r.request,
+        investigated: r.investigated,
+        learned: r.learned,
+        completed: r.completed,
+        nextSteps: r.next_steps,
+        notes: r.notes,
         contentHash: r.content_hash,
       } satisfies SummaryIn);
     }

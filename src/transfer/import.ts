@@ -25,7 +25,12 @@ export function parseNdjson(body: string): Numbered[] {
   const out: Numbered[] = [];
   for (const [i, line] of lines.entries()) {
     if (line.trim() === '') continue;
-    if (out.length === MAX_IMPORT_LINES) throw new AppError(413, 'too_many_records', `At most ${MAX_IMPORT_LINES} records a request; send the file in parts.`);
+    if (out.length === MAX_IMPORT_LINES)
+      throw new AppError(
+        413,
+        'too_many_records',
+        `At most ${MAX_IMPORT_LINES} records a request; send the file in parts.`,
+      );
     let raw: unknown;
     try {
       raw = JSON.parse(line);
@@ -35,7 +40,11 @@ export function parseNdjson(body: string): Numbered[] {
     const r = ExportRecord.safeParse(raw);
     if (!r.success) {
       const issue = r.error.issues[0];
-      throw new AppError(400, 'invalid_record', `Line ${i + 1}: ${issue ? `${issue.path.join('.') || 'record'}: ${issue.message}` : 'not a record'}.`);
+      throw new AppError(
+        400,
+        'invalid_record',
+        `Line ${i + 1}: ${issue ? `${issue.path.join('.') || 'record'}: ${issue.message}` : 'not a record'}.`,
+      );
     }
     out.push({ line: i + 1, record: r.data });
   }
@@ -47,7 +56,8 @@ export function parseNdjson(body: string): Numbered[] {
  * part (a refused line is a 4xx at once). Answers what the part would add now.
  */
 export async function checkPart(h: TeamDbs, who: Importer, part: Numbered[], now: number): Promise<ImportCounts> {
-  if (part.length > MAX_IMPORT_LINES) throw new AppError(413, 'too_many_records', `At most ${MAX_IMPORT_LINES} records a part.`);
+  if (part.length > MAX_IMPORT_LINES)
+    throw new AppError(413, 'too_many_records', `At most ${MAX_IMPORT_LINES} records a part.`);
   return (await planPart(h, who, part, now)).counts;
 }
 
@@ -58,16 +68,28 @@ export const numbered = (records: ExportRecord[]): Numbered[] => records.map((re
  * Imports one part into the team of `h` as `who`: planned (nothing written if a line is refused), then written
  * in one batch. Answers what it added and the new rows' ids (to be embedded). Callable part by part.
  */
-export async function importPart(h: TeamDbs, who: Importer, part: Numbered[], now: number, auditTarget: string | null = null): Promise<{ counts: ImportCounts; ids: PartIds }> {
-  if (part.length > MAX_IMPORT_LINES) throw new AppError(413, 'too_many_records', `At most ${MAX_IMPORT_LINES} records a part.`);
+export async function importPart(
+  h: TeamDbs,
+  who: Importer,
+  part: Numbered[],
+  now: number,
+  auditTarget: string | null = null,
+): Promise<{ counts: ImportCounts; ids: PartIds }> {
+  if (part.length > MAX_IMPORT_LINES)
+    throw new AppError(413, 'too_many_records', `At most ${MAX_IMPORT_LINES} records a part.`);
   const { writes, counts } = await planPart(h, who, part, now, auditTarget);
-  if (partStatements(writes) > MAX_PART_STATEMENTS) throw new Error(`import part of ${part.length} records plans ${partStatements(writes)} statements`);
+  if (partStatements(writes) > MAX_PART_STATEMENTS)
+    throw new Error(`import part of ${part.length} records plans ${partStatements(writes)} statements`);
   try {
     return { counts, ids: await writePart(h.team, writes) };
   } catch (err) {
     // A session or project key that changed hands between the plan and the batch: the batch rolled back whole.
     if (err instanceof Error && /NOT NULL constraint failed/.test(err.message)) {
-      throw new AppError(409, 'import_conflict', 'Another write changed a project or session of this part while it was imported; nothing of it was stored. Send it again.');
+      throw new AppError(
+        409,
+        'import_conflict',
+        'Another write changed a project or session of this part while it was imported; nothing of it was stored. Send it again.',
+      );
     }
     throw err;
   }

@@ -20,7 +20,13 @@ export const COPY_START: CopyCursor = { users: false, p: 0, t: 0, after: 0 };
 const TABLES = [null, 'sessions', 'prompts', 'observations', 'summaries'] as const;
 
 /** Up to `max` records from `cursor` on, and the cursor after them (`done` when the team has no more). */
-export async function nextRecords(d1: D1Database, teamId: number, projectIds: readonly number[], start: CopyCursor, max: number): Promise<{ records: ExportRecord[]; cursor: CopyCursor; done: boolean }> {
+export async function nextRecords(
+  d1: D1Database,
+  teamId: number,
+  projectIds: readonly number[],
+  start: CopyCursor,
+  max: number,
+): Promise<{ records: ExportRecord[]; cursor: CopyCursor; done: boolean }> {
   const c = { ...start };
   const out: ExportRecord[] = [];
   const people = await teamUsers(d1, teamId);

@@ -22,7 +22,16 @@ import * as z from 'zod';
 import { deleteSteps, deleteTeamChunk, teamProjectIds } from '../db/move';
 import { copyExtrasPage, EXTRAS_DONE, type ExtrasCursor } from '../db/move-extras';
 import { recordIdsOf } from '../db/forget';
-import { DIRECTORY, SHARD_MEMO_MS, directoryDb, mappedShard, setTeamShard, shardDb, syncTeamCopy, type TeamDbs } from '../db/shards';
+import {
+  DIRECTORY,
+  SHARD_MEMO_MS,
+  directoryDb,
+  mappedShard,
+  setTeamShard,
+  shardDb,
+  syncTeamCopy,
+  type TeamDbs,
+} from '../db/shards';
 import { jobStub } from '../jobs/job-do';
 import { JobFailure, type JobKind, type StepContext } from '../jobs/types';
 import { sessionStub } from '../session/session-do';
@@ -59,7 +68,18 @@ export const MoveParams = z
   .strict();
 export type MoveParams = z.infer<typeof MoveParams>;
 
-type Phase = 'close' | 'quiesce' | 'clear' | 'copy' | 'extras' | 'vectors' | 'flip' | 'release' | 'drop' | 'embed' | 'abort';
+type Phase =
+  | 'close'
+  | 'quiesce'
+  | 'clear'
+  | 'copy'
+  | 'extras'
+  | 'vectors'
+  | 'flip'
+  | 'release'
+  | 'drop'
+  | 'embed'
+  | 'abort';
 
 export interface MoveCursor {
   phase: Phase;
@@ -84,13 +104,30 @@ export interface MoveCursor {
 
 const zero = (): ImportCounts => ({ users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 });
 
-const progressOf = (c: MoveCursor) => ({ done: c.counts.observations + c.counts.summaries + c.counts.prompts, total: null, unit: 'records', phase: c.phase });
+const progressOf = (c: MoveCursor) => ({
+  done: c.counts.observations + c.counts.summaries + c.counts.prompts,
+  total: null,
+  unit: 'records',
+  phase: c.phase,
+});
 
-const STEPS: Record<Phase, (ctx: StepContext, p: MoveParams, c: MoveCursor, teamId: number) => Promise<{ c: MoveCursor; waitMs?: number; done?: boolean; result?: unknown }>> = {
+const STEPS: Record<
+  Phase,
+  (
+    ctx: StepContext,
+    p: MoveParams,
+    c: MoveCursor,
+    teamId: number,
+  ) => Promise<{ c: MoveCursor; waitMs?: number; done?: boolean; result?: unknown }>
+> = {
   async close(ctx, p, c, teamId) {
     const from = await mappedShard(ctx.env, teamId);
     const sessions = await gate(ctx, teamId, c.moveId);
-    if (from === p.to) return { c: { ...c, from, held: sessions, phase: 'release', reason: null }, result: { from, to: p.to, moved: false } };
+    if (from === p.to)
+      return {
+        c: { ...c, from, held: sessions, phase: 'release', reason: null },
+        result: { from, to: p.to, moved: false },
+      };
     return { c: { ...c, from, held: sessions, waiting: [], at: 0, closedAt: ctx.now, phase: 'quiesce' } };
   },
 
@@ -112,11 +149,21 @@ const STEPS: Record<Phase, (ctx: StepContext, p: MoveParams, c: MoveCursor, team
       return { c: { ...next, phase: 'clear', n: 0, waiting: [] } };
     }
     if (ctx.now - c.closedAt > QUIESCE_MAX_MS) {
-      return { c: { ...next, phase: 'abort', at: 0, reason: `${next.waiting.length} session(s) still hold events or an open turn after ${QUIESCE_MAX_MS / 60_000} minutes` } };
+      return {
+        c: {
+          ...next,
+          phase: 'abort',
+          at: 0,
+          reason: `${next.waiting.length} session(s) still hold events or an open turn after ${QUIESCE_MAX_MS / 60_000} minutes`,
+        },
+      };
     }
     // Look again at the busy ones only (the quiet ones stay held).
     const quiet = next.held.filter((k) => !next.waiting.includes(k));
-    return { c: { ...next, held: [...quiet, ...next.waiting], at: quiet.length, waiting: [] }, waitMs: QUIESCE_POLL_MS };
+    return {
+      c: { ...next, held: [...quiet, ...next.waiting], at: quiet.length, waiting: [] },
+      waitMs: QUIESCE_POLL_MS,
+    };
   },
 
   async clear(ctx, p, c, teamId) {
@@ -129,7 +176,15 @@ const STEPS: Record<Phase, (ctx: StepContext, p: MoveParams, c: MoveCursor, team
     if (n < deleteSteps(false)) return { c: { ...c, n } };
     // The member rows the memory references are copied there before it.
     await syncTeamCopy({ teamId, dir: directoryDb(ctx.env), team: target });
-    return { c: { ...c, n: 0, phase: 'copy', copy: COPY_START, projectIds: await teamProjectIds(shardDb(ctx.env, c.from!), teamId) } };
+    return {
+      c: {
+        ...c,
+        n: 0,
+        phase: 'copy',
+        copy: COPY_START,
+        projectIds: await teamProjectIds(shardDb(ctx.env, c.from!), teamId),
+      },
+    };
   },
 
   async copy(ctx, p, c, teamId) {
@@ -154,7 +209,8 @@ const STEPS: Record<Phase, (ctx: StepContext, p: MoveParams, c: MoveCursor, team
     await gate(ctx, teamId, c.moveId);
     let e = c.extras;
     // A page: ≤ 100 rows in one batch and ≤ 6 reads; a page done again (a step run twice) adds nothing.
-    while (e.part < EXTRAS_DONE && ctx.fits({ statements: 110 })) e = await copyExtrasPage(shardDb(ctx.env, c.from!), shardDb(ctx.env, p.to), teamId, e, 100);
+    while (e.part < EXTRAS_DONE && ctx.fits({ statements: 110 }))
+      e = await copyExtrasPage(shardDb(ctx.env, c.from!), shardDb(ctx.env, p.to), teamId, e, 100);
     return { c: { ...c, extras: e, ...(e.part >= EXTRAS_DONE ? { phase: 'vectors' as const, n: 0 } : {}) } };
   },
 
@@ -162,7 +218,11 @@ const STEPS: Record<Phase, (ctx: StepContext, p: MoveParams, c: MoveCursor, team
     await gate(ctx, teamId, c.moveId);
     // The old rows' vectors go while the team still routes to the old database (their ids are that database's).
     const ids = await recordIdsOf(shardDb(ctx.env, c.from!), teamId, {});
-    const all = [...ids.observations.map((id) => ['observations', id] as const), ...ids.summaries.map((id) => ['summaries', id] as const), ...ids.prompts.map((id) => ['prompts', id] as const)];
+    const all = [
+      ...ids.observations.map((id) => ['observations', id] as const),
+      ...ids.summaries.map((id) => ['summaries', id] as const),
+      ...ids.prompts.map((id) => ['prompts', id] as const),
+    ];
     const slice = all.slice(c.n, c.n + VECTOR_CHUNK);
     const byKind = { observations: [] as number[], summaries: [] as number[], prompts: [] as number[] };
     for (const [k, id] of slice) byKind[k].push(id);
@@ -202,7 +262,13 @@ const STEPS: Record<Phase, (ctx: StepContext, p: MoveParams, c: MoveCursor, team
   async embed(ctx, p, c, teamId) {
     // The moved rows have new ids on the new database and no vectors yet: the embed job gives them theirs.
     ctx.subrequest();
-    await jobStub(ctx.env, teamId).start({ kind: 'embed', params: { mode: 'missing' }, teamId, actorUserId: null, actor: null });
+    await jobStub(ctx.env, teamId).start({
+      kind: 'embed',
+      params: { mode: 'missing' },
+      teamId,
+      actorUserId: null,
+      actor: null,
+    });
     return { c, done: true, result: { from: c.from, to: p.to, moved: true, counts: c.counts } };
   },
 };
@@ -216,7 +282,13 @@ async function gate(ctx: StepContext, teamId: number, moveId: string): Promise<s
 }
 
 /** Lets the held sessions go (re-pointing what they hold at the team's rows now), then opens the gate. */
-async function releaseSessions(ctx: StepContext, c: MoveCursor, teamId: number, shard: string | null, then: 'drop' | 'abort') {
+async function releaseSessions(
+  ctx: StepContext,
+  c: MoveCursor,
+  teamId: number,
+  shard: string | null,
+  then: 'drop' | 'abort',
+) {
   let at = c.at;
   while (at < c.held.length && ctx.fits({ statements: 3, subrequests: 1 })) {
     ctx.subrequest();
@@ -228,7 +300,11 @@ async function releaseSessions(ctx: StepContext, c: MoveCursor, teamId: number, 
   ctx.subrequest(2);
   await team.forgetWriters(c.held.filter((k) => !c.waiting.includes(k)));
   await team.openWrites(c.moveId, shard, ctx.now);
-  if (then === 'abort') throw new JobFailure('team_busy', `The team was not moved: ${c.reason ?? 'its sessions did not come to rest'}. Nothing changed; try again later, or with "force": true.`);
+  if (then === 'abort')
+    throw new JobFailure(
+      'team_busy',
+      `The team was not moved: ${c.reason ?? 'its sessions did not come to rest'}. Nothing changed; try again later, or with "force": true.`,
+    );
   if (shard === null) return { c: { ...c, at }, done: true, result: { from: c.from, to: c.from, moved: false } };
   return { c: { ...c, at, n: 0, phase: 'drop' as const } };
 }
@@ -240,14 +316,32 @@ export const moveJob: JobKind<MoveParams, MoveCursor> = {
   dedupe: () => 'move-team',
   init: () => {
     const cursor: MoveCursor = {
-      phase: 'close', moveId: crypto.randomUUID(), from: null, closedAt: 0, held: [], waiting: [], at: 0, n: 0, copy: COPY_START,
-      projectIds: [], extras: { part: 0, after: 0 }, flippedAt: 0, counts: zero(), reason: null,
+      phase: 'close',
+      moveId: crypto.randomUUID(),
+      from: null,
+      closedAt: 0,
+      held: [],
+      waiting: [],
+      at: 0,
+      n: 0,
+      copy: COPY_START,
+      projectIds: [],
+      extras: { part: 0, after: 0 },
+      flippedAt: 0,
+      counts: zero(),
+      reason: null,
     };
     return { cursor, progress: progressOf(cursor) };
   },
   async step(ctx, params, cursor) {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'A move runs for one team.');
     const out = await STEPS[cursor.phase](ctx, params, cursor, ctx.teamId);
-    return { cursor: out.c, done: out.done ?? false, progress: progressOf(out.c), result: out.result, waitMs: out.waitMs };
+    return {
+      cursor: out.c,
+      done: out.done ?? false,
+      progress: progressOf(out.c),
+      result: out.result,
+      waitMs: out.waitMs,
+    };
   },
 };

@@ -22,7 +22,11 @@ const git = {
   git_commit: z.string().max(64).refine(isCommitId, 'expected a full commit id').nullable().optional(),
 };
 /** Provenance and the hold-back's release, carried by a restore (an admin's import decides them itself). */
-const kept = { imported_author: text(200).nullable().optional(), released_at: time.nullable().optional(), released_by: Name.nullable().optional() };
+const kept = {
+  imported_author: text(200).nullable().optional(),
+  released_at: time.nullable().optional(),
+  released_by: Name.nullable().optional(),
+};
 
 export const ProjectRecord = z.object({
   kind: z.literal('project'),
@@ -31,7 +35,12 @@ export const ProjectRecord = z.object({
   owner: Name.nullable(),
   created_at: time,
 });
-export const UserRecord = z.object({ kind: z.literal('user'), handle: Name, role: z.enum(['owner', 'admin', 'member']), created_at: time });
+export const UserRecord = z.object({
+  kind: z.literal('user'),
+  handle: Name,
+  role: z.enum(['owner', 'admin', 'member']),
+  created_at: time,
+});
 export const SessionRecord = z.object({
   kind: z.literal('session'),
   session_key: text(200, 1),
@@ -45,7 +54,14 @@ export const SessionRecord = z.object({
   imported_at: time.nullable().optional(),
   imported_author: text(200).nullable().optional(),
 });
-const inSession = { session_key: text(200, 1), prompt_number: z.number().int().nonnegative(), prompt_id: text(200).nullable(), author: Name, created_at: time, ...kept };
+const inSession = {
+  session_key: text(200, 1),
+  prompt_number: z.number().int().nonnegative(),
+  prompt_id: text(200).nullable(),
+  author: Name,
+  created_at: time,
+  ...kept,
+};
 export const PromptRecord = z.object({ kind: z.literal('prompt'), ...inSession, text: text(100_000) });
 export const ObservationRecord = z.object({
   kind: z.literal('observation'),
@@ -77,5 +93,12 @@ export const SummaryRecord = z.object({
   content_hash: text(200, 1),
 });
 
-export const ExportRecord = z.discriminatedUnion('kind', [ProjectRecord, UserRecord, SessionRecord, PromptRecord, ObservationRecord, SummaryRecord]);
+export const ExportRecord = z.discriminatedUnion('kind', [
+  ProjectRecord,
+  UserRecord,
+  SessionRecord,
+  PromptRecord,
+  ObservationRecord,
+  SummaryRecord,
+]);
 export type ExportRecord = z.infer<typeof ExportRecord>;

@@ -29,9 +29,16 @@ export const transferRoutes = new Hono<AppEnv>()
     const body =
       from === null
         ? ndjsonStream(exportRecords(db, auth.teamId, ids, readerFilter(auth)))
-        : resumableExport(exportPager(db, auth.teamId, readerFilter(auth), ids), from, configOf(c.env).jobStep.statements);
+        : resumableExport(
+            exportPager(db, auth.teamId, readerFilter(auth), ids),
+            from,
+            configOf(c.env).jobStep.statements,
+          );
     return new Response(body, {
-      headers: { 'content-type': 'application/x-ndjson; charset=utf-8', 'content-disposition': 'attachment; filename="cairn-export.ndjson"' },
+      headers: {
+        'content-type': 'application/x-ndjson; charset=utf-8',
+        'content-disposition': 'attachment; filename="cairn-export.ndjson"',
+      },
     });
   })
   .post('/import', async (c) => {
@@ -49,10 +56,22 @@ export const transferRoutes = new Hono<AppEnv>()
     const auth = c.get('auth');
     if (records.length === 0) return c.json({ records: 0, imported: noCounts() });
     // Reads only: every line resolved by the write policy now; the job plans each piece again when it writes it.
-    const planned = await checkPart(await writableTeamDbs(c.env, auth.teamId), { kind: 'member', caller: auth }, records, Date.now());
+    const planned = await checkPart(
+      await writableTeamDbs(c.env, auth.teamId),
+      { kind: 'member', caller: auth },
+      records,
+      Date.now(),
+    );
     const caller = { teamId: auth.teamId, userId: auth.userId, handle: auth.handle };
-    const job = await startJob(c.env, importJob, auth.teamId, { caller, lines: records }, { userId: auth.userId, handle: auth.handle });
+    const job = await startJob(
+      c.env,
+      importJob,
+      auth.teamId,
+      { caller, lines: records },
+      { userId: auth.userId, handle: auth.handle },
+    );
     return c.json({ records: records.length, planned, job: wireJob(job) }, 202);
   });
 
-const tooLarge = () => new AppError(413, 'payload_too_large', `At most ${MAX_IMPORT_BYTES} bytes a request; send the file in parts.`);
+const tooLarge = () =>
+  new AppError(413, 'payload_too_large', `At most ${MAX_IMPORT_BYTES} bytes a request; send the file in parts.`);

@@ -24,7 +24,12 @@ interface UpgradeCursor {
   from: number | null;
 }
 
-const progress = (c: UpgradeCursor, done = false): JobProgress => ({ done: c.teams, total: null, unit: 'teams', phase: done ? 'done' : 'checking teams for records without vectors' });
+const progress = (c: UpgradeCursor, done = false): JobProgress => ({
+  done: c.teams,
+  total: null,
+  unit: 'teams',
+  phase: done ? 'done' : 'checking teams for records without vectors',
+});
 
 /** A team: its shard (one look-up, memoized), a look-up per kind, and the embed job's start. */
 const TEAM_COST = { statements: 2 + VECTOR_KINDS.length, subrequests: 1 };
@@ -49,7 +54,8 @@ export const upgradeJob: JobKind<UpgradeParams, UpgradeCursor> = {
       const teamId = await nextTeamId(dir, c.after);
       if (teamId === null) {
         const detail = { version: params.to ?? null, from: c.from, teams: c.teams, embedding: c.embedding };
-        if (params.to !== undefined) await runEnded(dir, 'upgrade', Date.now(), { detail: { ...detail, version: params.to } });
+        if (params.to !== undefined)
+          await runEnded(dir, 'upgrade', Date.now(), { detail: { ...detail, version: params.to } });
         return { cursor: c, done: true, progress: progress(c, true), result: detail };
       }
       const d = await teamDb(ctx.env, teamId);

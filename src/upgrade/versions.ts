@@ -15,8 +15,7 @@ export const UPGRADES: readonly DataUpgrade[] = [
   {
     version: 1,
     migrations: '0007_vector_parts',
-    does:
-      "vectors for every fact of an observation, for summaries and for prompts: each team's embed job embeds the records that have none (observations with facts embedded before 0007 included)",
+    does: "vectors for every fact of an observation, for summaries and for prompts: each team's embed job embeds the records that have none (observations with facts embedded before 0007 included)",
   },
 ];
 

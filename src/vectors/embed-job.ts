@@ -38,9 +38,18 @@ interface EmbedCursor {
 
 /** Records read per look-up (their texts, not vectors: small). */
 const LOAD = 100;
-const FIELD: Record<VectorKind, keyof RecordIds> = { observation: 'observations', summary: 'summaries', prompt: 'prompts' };
+const FIELD: Record<VectorKind, keyof RecordIds> = {
+  observation: 'observations',
+  summary: 'summaries',
+  prompt: 'prompts',
+};
 
-const progress = (c: EmbedCursor): JobProgress => ({ done: c.done, total: c.total, unit: 'records', phase: VECTOR_KINDS[c.k] ? `embedding ${FIELD[VECTOR_KINDS[c.k]!]}` : 'done' });
+const progress = (c: EmbedCursor): JobProgress => ({
+  done: c.done,
+  total: c.total,
+  unit: 'records',
+  phase: VECTOR_KINDS[c.k] ? `embedding ${FIELD[VECTOR_KINDS[c.k]!]}` : 'done',
+});
 
 export const embedJob: JobKind<EmbedParams, EmbedCursor> = {
   name: 'embed',
@@ -57,16 +66,27 @@ export const embedJob: JobKind<EmbedParams, EmbedCursor> = {
     const teamId = ctx.teamId;
     const adapters = getVectorAdapters(ctx.env);
     const c = { ...start };
-    if (!adapters) return { cursor: c, done: true, progress: progress({ ...c, k: VECTOR_KINDS.length }), result: { skipped: 'no vector index is configured' } };
+    if (!adapters)
+      return {
+        cursor: c,
+        done: true,
+        progress: progress({ ...c, k: VECTOR_KINDS.length }),
+        result: { skipped: 'no vector index is configured' },
+      };
     const d = await teamDb(ctx.env, teamId);
     if (c.total === null) {
       let total = 0;
-      for (const kind of VECTOR_KINDS) total += params.mode === 'missing' ? await countUnembedded(d, teamId, kind) : await countLive(d, teamId, kind);
+      for (const kind of VECTOR_KINDS)
+        total += params.mode === 'missing' ? await countUnembedded(d, teamId, kind) : await countLive(d, teamId, kind);
       c.total = total;
     }
     // A chunk: its upsert (local index: 14 vectors a statement), marking it, dropping deleted records' vectors,
     // and the two look-ups before it. Vectorize and the embedder are a subrequest each.
-    const unit = { statements: localUpsertStatements(EMBED_CHUNK_TEXTS) + 6, subrequests: 3, bytes: EMBED_CHUNK_TEXTS * adapters.embedder.dimensions * 8 };
+    const unit = {
+      statements: localUpsertStatements(EMBED_CHUNK_TEXTS) + 6,
+      subrequests: 3,
+      bytes: EMBED_CHUNK_TEXTS * adapters.embedder.dimensions * 8,
+    };
     for (;;) {
       const kind = VECTOR_KINDS[c.k];
       if (kind === undefined || (params.maxRecords !== undefined && c.done >= params.maxRecords)) {
@@ -74,7 +94,10 @@ export const embedJob: JobKind<EmbedParams, EmbedCursor> = {
       }
       if (!ctx.fits(unit)) break;
       const want = Math.min(LOAD, (params.maxRecords ?? Number.MAX_SAFE_INTEGER) - c.done);
-      const ids = params.mode === 'missing' ? await unembeddedIds(d, teamId, kind, want) : await liveIdsAfter(d, teamId, kind, c.after, want);
+      const ids =
+        params.mode === 'missing'
+          ? await unembeddedIds(d, teamId, kind, want)
+          : await liveIdsAfter(d, teamId, kind, c.after, want);
       if (ids.length === 0) {
         c.k++;
         c.after = 0;

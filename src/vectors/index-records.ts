@@ -15,8 +15,12 @@ type SummaryDoc = Awaited<ReturnType<typeof summariesToEmbed>>[number];
 const present = (s: string | null | undefined): s is string => !!s && s.trim() !== '';
 
 /** The text we embed: what the record is about, densest parts first (models truncate from the end). */
-export function embeddingText(o: Pick<ObservationDoc, 'title' | 'subtitle' | 'narrative' | 'facts' | 'concepts' | 'files_read' | 'files_modified'>): string {
-  const files = [...new Set([...jsonList(o.files_modified), ...jsonList(o.files_read)])].map((f) => f.split('/').slice(-2).join('/'));
+export function embeddingText(
+  o: Pick<ObservationDoc, 'title' | 'subtitle' | 'narrative' | 'facts' | 'concepts' | 'files_read' | 'files_modified'>,
+): string {
+  const files = [...new Set([...jsonList(o.files_modified), ...jsonList(o.files_read)])].map((f) =>
+    f.split('/').slice(-2).join('/'),
+  );
   return [o.title, o.subtitle, ...jsonList(o.facts), o.narrative, jsonList(o.concepts).join(', '), files.join(' ')]
     .filter(present)
     .join('\n');
@@ -28,7 +32,13 @@ export function embeddingText(o: Pick<ObservationDoc, 'title' | 'subtitle' | 'na
  * MAX_FACT_VECTORS (src/vectors/keys.ts says why).
  */
 export function factTexts(facts: string): string[] {
-  return [...new Set(jsonList(facts).map((f) => f.trim()).filter((f) => f !== ''))].slice(0, MAX_FACT_VECTORS);
+  return [
+    ...new Set(
+      jsonList(facts)
+        .map((f) => f.trim())
+        .filter((f) => f !== ''),
+    ),
+  ].slice(0, MAX_FACT_VECTORS);
 }
 
 /**
@@ -42,7 +52,9 @@ export function factEmbeddingText(title: string | null, fact: string): string {
 }
 
 /** A session summary's text, in the order the observer writes it. */
-export function summaryText(s: Pick<SummaryDoc, 'request' | 'investigated' | 'learned' | 'completed' | 'next_steps' | 'notes'>): string {
+export function summaryText(
+  s: Pick<SummaryDoc, 'request' | 'investigated' | 'learned' | 'completed' | 'next_steps' | 'notes'>,
+): string {
   return [s.request, s.investigated, s.learned, s.completed, s.next_steps, s.notes].filter(present).join('\n');
 }
 
@@ -70,7 +82,11 @@ const MAX_PER_CALL = 1000;
  */
 export const EMBED_CHUNK_TEXTS = 100;
 
-const FIELD: Record<VectorKind, keyof RecordIds> = { observation: 'observations', summary: 'summaries', prompt: 'prompts' };
+const FIELD: Record<VectorKind, keyof RecordIds> = {
+  observation: 'observations',
+  summary: 'summaries',
+  prompt: 'prompts',
+};
 
 /** One live record and the texts it is embedded as (part i = texts[i]). */
 export interface LoadedRecord {
@@ -97,13 +113,34 @@ export async function loadRecords(d: D1Database, teamId: number, ids: RecordIds)
   const out: Loaded = { records: [], gone: { observation: [], summary: [], prompt: [] } };
   for (const o of obs) {
     if (o.deleted_at !== null) out.gone.observation.push(o.id);
-    else out.records.push({ kind: 'observation', id: o.id, projectId: o.project_id, type: o.type, texts: [embeddingText(o), ...factTexts(o.facts).map((f) => factEmbeddingText(o.title, f))] });
+    else
+      out.records.push({
+        kind: 'observation',
+        id: o.id,
+        projectId: o.project_id,
+        type: o.type,
+        texts: [embeddingText(o), ...factTexts(o.facts).map((f) => factEmbeddingText(o.title, f))],
+      });
   }
   for (const s of sums) {
     if (s.deleted_at !== null) out.gone.summary.push(s.id);
-    else out.records.push({ kind: 'summary', id: s.id, projectId: s.project_id, type: 'summary', texts: [summaryText(s)].filter(present) });
+    else
+      out.records.push({
+        kind: 'summary',
+        id: s.id,
+        projectId: s.project_id,
+        type: 'summary',
+        texts: [summaryText(s)].filter(present),
+      });
   }
-  for (const p of prompts) out.records.push({ kind: 'prompt', id: p.id, projectId: p.project_id, type: 'prompt', texts: [p.text].filter(present) });
+  for (const p of prompts)
+    out.records.push({
+      kind: 'prompt',
+      id: p.id,
+      projectId: p.project_id,
+      type: 'prompt',
+      texts: [p.text].filter(present),
+    });
   return out;
 }
 
@@ -126,7 +163,11 @@ export function chunkRecords(records: readonly LoadedRecord[], maxTexts = EMBED_
 }
 
 /** Removes the vectors of deleted records (every part). */
-export async function dropGone(adapters: VectorAdapters, teamId: number, gone: Record<VectorKind, number[]>): Promise<number> {
+export async function dropGone(
+  adapters: VectorAdapters,
+  teamId: number,
+  gone: Record<VectorKind, number[]>,
+): Promise<number> {
   let removed = 0;
   for (const kind of VECTOR_KINDS) {
     if (gone[kind].length === 0) continue;
@@ -140,16 +181,39 @@ export async function dropGone(adapters: VectorAdapters, teamId: number, gone: R
  * Embeds one chunk (one embedding call), upserts its vectors and stamps its records embedded; the vectors are
  * let go when it returns. Answers the bytes the chunk's vectors took while held.
  */
-export async function embedChunk(adapters: VectorAdapters, d: D1Database, teamId: number, chunk: readonly LoadedRecord[], now: number): Promise<number> {
+export async function embedChunk(
+  adapters: VectorAdapters,
+  d: D1Database,
+  teamId: number,
+  chunk: readonly LoadedRecord[],
+  now: number,
+): Promise<number> {
   const texts = chunk.flatMap((r) => r.texts);
   if (texts.length) {
     const vectors = await adapters.embedder.embed(texts);
     let i = 0;
     const rows: VectorRecord[] = [];
-    for (const r of chunk) for (const part of r.texts.keys()) rows.push({ id: r.id, kind: r.kind, part, teamId, projectId: r.projectId, type: r.type, values: vectors[i++]! });
+    for (const r of chunk)
+      for (const part of r.texts.keys())
+        rows.push({
+          id: r.id,
+          kind: r.kind,
+          part,
+          teamId,
+          projectId: r.projectId,
+          type: r.type,
+          values: vectors[i++]!,
+        });
     await adapters.index.upsert(rows);
   }
-  for (const kind of VECTOR_KINDS) await markEmbedded(d, teamId, kind, chunk.filter((r) => r.kind === kind).map((r) => r.id), now);
+  for (const kind of VECTOR_KINDS)
+    await markEmbedded(
+      d,
+      teamId,
+      kind,
+      chunk.filter((r) => r.kind === kind).map((r) => r.id),
+      now,
+    );
   // A JS array of numbers: 8 bytes a value (plus the array's own small header).
   return texts.length * adapters.embedder.dimensions * 8;
 }
@@ -172,7 +236,11 @@ export async function indexRecords(
     budget -= unique.length;
     return unique;
   };
-  const wanted: Required<RecordIds> = { observations: take(ids.observations), summaries: take(ids.summaries), prompts: take(ids.prompts) };
+  const wanted: Required<RecordIds> = {
+    observations: take(ids.observations),
+    summaries: take(ids.summaries),
+    prompts: take(ids.prompts),
+  };
   const total = MAX_PER_CALL - budget;
   const outcome: IndexOutcome = { indexed: 0, removed: 0, failed: 0 };
   if (total === 0) return outcome;
@@ -189,7 +257,11 @@ export async function indexRecords(
     }
   } catch (err) {
     outcome.failed = total - outcome.removed - outcome.indexed;
-    log('error', 'vector indexing failed; rows stay unembedded for the embed job', { team_id: teamId, count: outcome.failed, message: errorText(err) });
+    log('error', 'vector indexing failed; rows stay unembedded for the embed job', {
+      team_id: teamId,
+      count: outcome.failed,
+      message: errorText(err),
+    });
   }
   return outcome;
 }
@@ -207,24 +279,43 @@ export interface TurnRows {
  * is stored and not embedded yet (a private prompt has no row, so it is never embedded; a prompt observed over
  * several turns is embedded once).
  */
-export async function indexTurn(env: CairnEnv, stored: TurnRows, opts: { adapters?: VectorAdapters | null; now?: number } = {}): Promise<IndexOutcome> {
-  const prompt = await unembeddedPrompt(await teamDb(env, stored.teamId), stored.teamId, stored.prompt.sessionId, stored.prompt.promptNumber);
-  return indexRecords(env, stored.teamId, {
-    observations: stored.observationIds,
-    summaries: stored.summaryId === null ? [] : [stored.summaryId],
-    prompts: prompt === null ? [] : [prompt],
-  }, opts);
+export async function indexTurn(
+  env: CairnEnv,
+  stored: TurnRows,
+  opts: { adapters?: VectorAdapters | null; now?: number } = {},
+): Promise<IndexOutcome> {
+  const prompt = await unembeddedPrompt(
+    await teamDb(env, stored.teamId),
+    stored.teamId,
+    stored.prompt.sessionId,
+    stored.prompt.promptNumber,
+  );
+  return indexRecords(
+    env,
+    stored.teamId,
+    {
+      observations: stored.observationIds,
+      summaries: stored.summaryId === null ? [] : [stored.summaryId],
+      prompts: prompt === null ? [] : [prompt],
+    },
+    opts,
+  );
 }
 
 /**
  * Deletes every vector of these records, each kind and every part (an observation's facts too): forgetting,
  * retention and a move call this after the rows are gone from D1, so nothing is read first.
  */
-export async function deleteRecordVectors(adapters: VectorAdapters | null, teamId: number, ids: RecordIds): Promise<void> {
+export async function deleteRecordVectors(
+  adapters: VectorAdapters | null,
+  teamId: number,
+  ids: RecordIds,
+): Promise<void> {
   if (!adapters) return;
   for (const kind of VECTOR_KINDS) {
     const list = ids[FIELD[kind]] ?? [];
-    for (let i = 0; i < list.length; i += DELETE_CHUNK) await adapters.index.deleteByIds(teamId, list.slice(i, i + DELETE_CHUNK), kind);
+    for (let i = 0; i < list.length; i += DELETE_CHUNK)
+      await adapters.index.deleteByIds(teamId, list.slice(i, i + DELETE_CHUNK), kind);
   }
 }
 
@@ -232,6 +323,11 @@ export async function deleteRecordVectors(adapters: VectorAdapters | null, teamI
 const DELETE_CHUNK = 100;
 
 /** Observations only (MCP `remember`, import, a move): see indexRecords. */
-export function indexObservations(env: CairnEnv, teamId: number, ids: number[], opts: { adapters?: VectorAdapters | null; now?: number } = {}): Promise<IndexOutcome> {
+export function indexObservations(
+  env: CairnEnv,
+  teamId: number,
+  ids: number[],
+  opts: { adapters?: VectorAdapters | null; now?: number } = {},
+): Promise<IndexOutcome> {
   return indexRecords(env, teamId, { observations: ids }, opts);
 }

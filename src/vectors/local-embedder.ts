@@ -22,7 +22,9 @@ function latinWords(text: string): string[] {
 }
 
 const STOP = new Set(
-  'the and for with that this from into was were are has have had not but its our you your their then than when what which while where how why who can could should would will just also been being only does did done use used using via per all any each one two out off get got set after before over under about'.split(' '),
+  'the and for with that this from into was were are has have had not but its our you your their then than when what which while where how why who can could should would will just also been being only does did done use used using via per all any each one two out off get got set after before over under about'.split(
+    ' ',
+  ),
 );
 
 /** Weighted features of a text: canonical words (strong), raw words (medium), trigrams and CJK bigrams (weak). */

@@ -1,5 +1,11 @@
 // D1-backed vector index for local runs and tests: float32 BLOBs, brute-force cosine, scoped by team, kind and project.
-import { deleteLocalVectors, localVectorFingerprints, localVectorGeneration, localVectorHex, upsertLocalVectors } from '../db/vectors';
+import {
+  deleteLocalVectors,
+  localVectorFingerprints,
+  localVectorGeneration,
+  localVectorHex,
+  upsertLocalVectors,
+} from '../db/vectors';
 import { collapseParts } from './keys';
 import type { VectorIndex, VectorKind, VectorMatch, VectorQuery, VectorRecord } from './types';
 
@@ -33,13 +39,17 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 /** A float32 BLOB from its SQLite hex() string (strings cross the D1 boundary far cheaper than BLOBs). */
 export function decodeHex(hex: string): Float32Array {
   const bytes = new Uint8Array((hex.length >> 1) & ~3);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = (HEX[hex.charCodeAt(2 * i)]! << 4) | HEX[hex.charCodeAt(2 * i + 1)]!;
+  for (let i = 0; i < bytes.length; i++)
+    bytes[i] = (HEX[hex.charCodeAt(2 * i)]! << 4) | HEX[hex.charCodeAt(2 * i + 1)]!;
   return new Float32Array(bytes.buffer);
 }
 
 /** Cosine of `query` against each row's hex() of a float32 BLOB. */
 export function scoreHexRows(query: number[], rows: { id: number; hex: string }[]): VectorMatch[] {
-  return scoreVectors(query, rows.map(({ id, hex }) => ({ id, floats: decodeHex(hex) })));
+  return scoreVectors(
+    query,
+    rows.map(({ id, hex }) => ({ id, floats: decodeHex(hex) })),
+  );
 }
 
 /** The database holding a team's rows (src/db/shards.ts `teamDb`), or one database for every team. */
@@ -47,7 +57,10 @@ export type TeamDatabase = D1Database | ((teamId: number) => Promise<D1Database>
 
 export class LocalVectorIndex implements VectorIndex {
   readonly name = 'local-d1';
-  constructor(private readonly database: TeamDatabase, private readonly scanLimit = LOCAL_SCAN_LIMIT) {}
+  constructor(
+    private readonly database: TeamDatabase,
+    private readonly scanLimit = LOCAL_SCAN_LIMIT,
+  ) {}
 
   /** A team's vectors sit beside its observations, on the team's shard. */
   #db(teamId: number): Promise<D1Database> {
@@ -58,9 +71,17 @@ export class LocalVectorIndex implements VectorIndex {
     for (const teamId of new Set(records.map((r) => r.teamId))) {
       await upsertLocalVectors(
         await this.#db(teamId),
-        records.filter((r) => r.teamId === teamId).map((r) => ({
-          kind: r.kind ?? 'observation', recordId: r.id, part: r.part ?? 0, teamId: r.teamId, projectId: r.projectId, type: r.type, embedding: toBlob(r.values),
-        })),
+        records
+          .filter((r) => r.teamId === teamId)
+          .map((r) => ({
+            kind: r.kind ?? 'observation',
+            recordId: r.id,
+            part: r.part ?? 0,
+            teamId: r.teamId,
+            projectId: r.projectId,
+            type: r.type,
+            embedding: toBlob(r.values),
+          })),
       );
     }
   }
@@ -74,7 +95,10 @@ export class LocalVectorIndex implements VectorIndex {
     const kind = q.kind ?? 'observation';
     // The candidates do not depend on the vector: they are read while the query is still being embedded.
     const t = Date.now();
-    const [vector, candidates] = await Promise.all([pending, this.#candidates(q, kind).finally(() => q.timings && (q.timings.vector_candidates = Date.now() - t))]);
+    const [vector, candidates] = await Promise.all([
+      pending,
+      this.#candidates(q, kind).finally(() => q.timings && (q.timings.vector_candidates = Date.now() - t)),
+    ]);
     const scoring = Date.now();
     // A vector of another length was written by another embedder (the local stack switched models): it is not
     // comparable, so it is skipped until the row is embedded again.
@@ -100,9 +124,12 @@ export class LocalVectorIndex implements VectorIndex {
   async #candidates(q: VectorQuery, kind: VectorKind): Promise<Candidate[]> {
     const db = await this.#db(q.teamId);
     const candidates = await this.#candidateList(db, q, kind);
-    const missing = [...new Set(candidates.filter((c) => decoded.get(cacheKey(kind, c.id, c.part))?.fp !== c.fp).map((c) => c.id))];
+    const missing = [
+      ...new Set(candidates.filter((c) => decoded.get(cacheKey(kind, c.id, c.part))?.fp !== c.fp).map((c) => c.id)),
+    ];
     for (let i = 0; i < missing.length; i += 1_000) {
-      for (const r of await localVectorHex(db, kind, missing.slice(i, i + 1_000))) remember(cacheKey(kind, r.id, r.part), r.hex);
+      for (const r of await localVectorHex(db, kind, missing.slice(i, i + 1_000)))
+        remember(cacheKey(kind, r.id, r.part), r.hex);
     }
     return candidates;
   }
@@ -114,7 +141,14 @@ export class LocalVectorIndex implements VectorIndex {
    */
   async #candidateList(db: D1Database, q: VectorQuery, kind: VectorKind): Promise<Candidate[]> {
     const generation = await localVectorGeneration(db, q.teamId, kind);
-    const key = JSON.stringify([q.teamId, kind, q.projectIds ?? null, q.excludeProjectIds ?? null, q.types ?? null, this.scanLimit]);
+    const key = JSON.stringify([
+      q.teamId,
+      kind,
+      q.projectIds ?? null,
+      q.excludeProjectIds ?? null,
+      q.types ?? null,
+      this.scanLimit,
+    ]);
     let lists = candidateLists.get(db);
     if (!lists) candidateLists.set(db, (lists = new Map()));
     const kept = lists.get(key);
@@ -153,7 +187,8 @@ const KIND_CODE: Record<VectorKind, number> = { observation: 0, summary: 1, prom
  * team-wide query). Parts stay below 16 (MAX_FACT_VECTORS + 1); a larger one, never written by cairn, would
  * share a key, so it gets a key no other vector has (NaN is never found) and is read but not scored.
  */
-const cacheKey = (kind: VectorKind, id: number, part: number) => (part < 16 ? (id * 16 + part) * 4 + KIND_CODE[kind] : Number.NaN);
+const cacheKey = (kind: VectorKind, id: number, part: number) =>
+  part < 16 ? (id * 16 + part) * 4 + KIND_CODE[kind] : Number.NaN;
 
 function remember(key: number, hex: string): void {
   // Maps iterate in insertion order: dropping the first key evicts the oldest entry.
@@ -174,7 +209,10 @@ function squaredNorm(v: ArrayLike<number>, n: number): number {
  * Cosine of `query` against decoded vectors; the query's norm is computed once, and a row's stored `vv` (its
  * squared norm over the same entries) is used instead of summing it again: the same number either way.
  */
-export function scoreVectors(query: number[], rows: { id: number; floats: Float32Array; vv?: number }[]): VectorMatch[] {
+export function scoreVectors(
+  query: number[],
+  rows: { id: number; floats: Float32Array; vv?: number }[],
+): VectorMatch[] {
   // A typed copy and four running sums: the 5,000 × 512 products of a team-wide query take about 40 % less
   // time than one sum over the plain array (the same products; the sums differ only in rounding).
   const qv = Float64Array.from(query);

@@ -26,7 +26,10 @@ export class SentenceEmbedder implements Embedder {
   /** The model behind one service and URL answers the same text with the same vector (cached per isolate). */
   readonly querySource: { binding: object; key: string };
 
-  constructor(private readonly service: EmbedderService, private readonly url = 'http://embedder/embed') {
+  constructor(
+    private readonly service: EmbedderService,
+    private readonly url = 'http://embedder/embed',
+  ) {
     this.querySource = { binding: service, key: url };
   }
 
@@ -53,7 +56,11 @@ export class SentenceEmbedder implements Embedder {
     if (!res.ok) throw new Error(`sentence embedder answered ${res.status}`);
     const body = (await res.json()) as { vectors?: unknown };
     const vectors = body?.vectors;
-    if (!Array.isArray(vectors) || vectors.length !== chunk.length || !vectors.every((v) => isVector(v, this.dimensions))) {
+    if (
+      !Array.isArray(vectors) ||
+      vectors.length !== chunk.length ||
+      !vectors.every((v) => isVector(v, this.dimensions))
+    ) {
       throw new Error('sentence embedder returned an unexpected shape');
     }
     return vectors as number[][];

@@ -12,7 +12,8 @@ const MAX_TOP_K = 100;
  * and needs no metadata index, so a kind's query can neither miss old vectors (a metadata index covers only
  * vectors written after it was created) nor be crowded by another kind's.
  */
-export const teamNamespace = (teamId: number, kind: VectorKind = 'observation') => `team-${teamId}${NAMESPACE_TAIL[kind]}`;
+export const teamNamespace = (teamId: number, kind: VectorKind = 'observation') =>
+  `team-${teamId}${NAMESPACE_TAIL[kind]}`;
 const NAMESPACE_TAIL: Record<VectorKind, string> = { observation: '', summary: '-summaries', prompt: '-prompts' };
 
 /**
@@ -78,10 +79,12 @@ export class VectorizeVectorIndex implements VectorIndex {
     });
     // Only ids of the team's current database and of the kind asked: a vector written under another shard's prefix
     // is not read as a row here. An observation found by several parts is one match, at its best part's score.
-    return collapseParts(res.matches.flatMap((m) => {
-      const key = parseVectorId(prefix, m.id);
-      return key && key.kind === kind ? [{ id: key.id, score: m.score }] : [];
-    }));
+    return collapseParts(
+      res.matches.flatMap((m) => {
+        const key = parseVectorId(prefix, m.id);
+        return key && key.kind === kind ? [{ id: key.id, score: m.score }] : [];
+      }),
+    );
   }
 }
 

@@ -28,7 +28,11 @@ export class WorkersAiEmbedder implements Embedder {
       const chunk = texts.slice(i, i + BATCH).map((t) => t.slice(0, MAX_CHARS));
       const res = (await this.ai.run(BGE_M3, { text: chunk, truncate_inputs: true })) as { data?: unknown };
       const data = res?.data;
-      if (!Array.isArray(data) || data.length !== chunk.length || !data.every((v) => Array.isArray(v) && v.length === this.dimensions)) {
+      if (
+        !Array.isArray(data) ||
+        data.length !== chunk.length ||
+        !data.every((v) => Array.isArray(v) && v.length === this.dimensions)
+      ) {
         throw new Error(`${BGE_M3} returned an unexpected shape`);
       }
       out.push(...(data as number[][]));

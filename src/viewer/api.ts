@@ -48,11 +48,18 @@ export type FeedQuery = z.infer<typeof FeedQuery>;
 viewerApi.get('/feed', query(FeedQuery, { lists: ['project'], blankIsAbsent: true }), async (c) => {
   const q = c.req.valid('query');
   const before = q.before === undefined ? null : parseCursor(q.before);
-  if (q.before !== undefined && !before) throw new AppError(400, 'invalid_query', 'before: must be a time in ms or a cursor from a previous page.');
+  if (q.before !== undefined && !before)
+    throw new AppError(400, 'invalid_query', 'before: must be a time in ms or a cursor from a previous page.');
   const auth = c.get('auth');
   const d = await teamDb(c.env, auth.teamId);
   const [projectIds, viewer] = await Promise.all([projectFilter(c.env, auth, q.project), loadViewer(d, auth)]);
-  const page = await loadFeed(d, viewer, { projectIds, type: q.type ?? null, author: q.author ?? null, before, limit: q.limit });
+  const page = await loadFeed(d, viewer, {
+    projectIds,
+    type: q.type ?? null,
+    author: q.author ?? null,
+    before,
+    limit: q.limit,
+  });
   return c.json(page);
 });
 

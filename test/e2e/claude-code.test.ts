@@ -13,12 +13,26 @@ import { buildAll } from '../../scripts/build.mjs';
 import { deadPort } from '../../hooks-client/test/support';
 import { startFakeAgentModel, type AgentRequest, type FakeAgentModel } from '../support/fake-agent-model';
 import { startFakeLlm } from '../support/fake-llm';
-import { cairn, claudeBinary, claudeInteractive, claudePrint, newMachine, pinnedClaudeVersion, ROOT, runProcess, waitFor, type Machine } from './support';
+import {
+  cairn,
+  claudeBinary,
+  claudeInteractive,
+  claudePrint,
+  newMachine,
+  pinnedClaudeVersion,
+  ROOT,
+  runProcess,
+  waitFor,
+  type Machine,
+} from './support';
 
 const ADMIN = 'e2e-claude-admin';
 const RUNS = Number(process.env.CAIRN_E2E_RUNS ?? 20);
 
-interface Dev { url: string; stop(): Promise<void> }
+interface Dev {
+  url: string;
+  stop(): Promise<void>;
+}
 interface SessionView {
   session: { id: number };
   summaries: Array<{ request: string; completed: string }>;
@@ -37,7 +51,8 @@ async function api<T>(path: string): Promise<{ status: number; body: T | null }>
   return { status: res.status, body: res.ok ? (JSON.parse(text) as T) : null };
 }
 
-const sessionView = async (sessionId: string) => (await api<SessionView>(`/api/viewer/sessions?key=${encodeURIComponent(sessionId)}`)).body;
+const sessionView = async (sessionId: string) =>
+  (await api<SessionView>(`/api/viewer/sessions?key=${encodeURIComponent(sessionId)}`)).body;
 
 /** Waits until the session has at least `observations` observations and one summary (the observer is async). */
 const stored = (sessionId: string, observations = 1) =>
@@ -47,7 +62,8 @@ const stored = (sessionId: string, observations = 1) =>
   });
 
 /** The agent-loop requests of one scenario, in order (side requests offer no tools). */
-const loop = (scenario: string): AgentRequest[] => model.requests.filter((r) => r.scenario === scenario && Array.isArray(r.body.tools) && r.body.tools.length > 0);
+const loop = (scenario: string): AgentRequest[] =>
+  model.requests.filter((r) => r.scenario === scenario && Array.isArray(r.body.tools) && r.body.tools.length > 0);
 
 const spoolPending = (home: string) => {
   const f = join(home, '.local', 'state', 'cairn', 'spool.jsonl');
@@ -60,7 +76,11 @@ const spoolPending = (home: string) => {
  */
 async function allDelivered(on: Machine = m): Promise<void> {
   // The plugin's machine has no `cairn login`: its hooks get the server from the plugin options.
-  const r = await cairn({ ...on, env: { ...on.env, CAIRN_URL: dev.url, CAIRN_TOKEN: token } }, ['flush', '--timeout', '30']);
+  const r = await cairn({ ...on, env: { ...on.env, CAIRN_URL: dev.url, CAIRN_TOKEN: token } }, [
+    'flush',
+    '--timeout',
+    '30',
+  ]);
   expect(r.code, r.stdout + r.stderr).toBe(0);
   expect(spoolPending(on.home)).toBe('');
 }
@@ -74,7 +94,13 @@ beforeAll(async () => {
     snapshot: true,
     // Every session of this file reads with the same few tokens (context, MCP, status): the per-token read limit
     // (120 a minute) has its own tests, and here it answered the plugin's MCP server 429 and dropped its context.
-    vars: { CAIRN_ADMIN_SECRET: ADMIN, OBSERVER_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'test-observer-key', ANTHROPIC_BASE_URL: observer.url, RATE_LIMIT_READ_PER_MIN: '6000' },
+    vars: {
+      CAIRN_ADMIN_SECRET: ADMIN,
+      OBSERVER_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'test-observer-key',
+      ANTHROPIC_BASE_URL: observer.url,
+      RATE_LIMIT_READ_PER_MIN: '6000',
+    },
     timeoutMs: 180_000,
   })) as Dev;
   token = await mintDevToken(dev.url, ADMIN, { team: 'e2e-claude', user: 'dev', device: 'laptop' });
@@ -109,13 +135,38 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
   it('stores the observations and the summary of a session that edits a file and runs a failing, then a passing command', async () => {
     const file = join(m.repo, 'routes.ts');
     model.script('e2e-s1', [
-      [{ type: 'text', text: 'Let me look at the routes.' }, { type: 'tool_use', name: 'Read', input: { file_path: file } }],
-      [{ type: 'tool_use', name: 'Edit', input: { file_path: file, old_string: 'route7 = "/widgets/7"', new_string: 'route7 = "/gadgets/7"' } }],
-      [{ type: 'tool_use', name: 'Bash', input: { command: 'node -e "process.exit(3)"', description: 'Run the route check' } }],
-      [{ type: 'tool_use', name: 'Bash', input: { command: 'node -e "console.log(\'routes ok\')"', description: 'Run the route check again' } }],
+      [
+        { type: 'text', text: 'Let me look at the routes.' },
+        { type: 'tool_use', name: 'Read', input: { file_path: file } },
+      ],
+      [
+        {
+          type: 'tool_use',
+          name: 'Edit',
+          input: { file_path: file, old_string: 'route7 = "/widgets/7"', new_string: 'route7 = "/gadgets/7"' },
+        },
+      ],
+      [
+        {
+          type: 'tool_use',
+          name: 'Bash',
+          input: { command: 'node -e "process.exit(3)"', description: 'Run the route check' },
+        },
+      ],
+      [
+        {
+          type: 'tool_use',
+          name: 'Bash',
+          input: { command: 'node -e "console.log(\'routes ok\')"', description: 'Run the route check again' },
+        },
+      ],
       [{ type: 'text', text: 'Renamed the seventh route to /gadgets/7; the route check passes now.' }],
     ]);
-    const r = await claudePrint(m, 'SCENARIO:e2e-s1 rename the seventh widget route to gadgets', ['Read', 'Edit', 'Bash']);
+    const r = await claudePrint(m, 'SCENARIO:e2e-s1 rename the seventh widget route to gadgets', [
+      'Read',
+      'Edit',
+      'Bash',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.result).toContain('/gadgets/7');
     expect(readFileSync(file, 'utf8')).toContain('route7 = "/gadgets/7"');
@@ -131,14 +182,21 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
   it('gives the next session the stored memory in <cairn-context>, file notes on a Read, and the record through MCP search', async () => {
     expect(firstView).not.toBeNull();
     const record = firstView!.observations[0]!;
-    const query = (record.title ?? '').split(/\W+/).filter((w) => w.length > 3).slice(0, 3).join(' ');
+    const query = (record.title ?? '')
+      .split(/\W+/)
+      .filter((w) => w.length > 3)
+      .slice(0, 3)
+      .join(' ');
     expect(query).not.toBe('');
     model.script('e2e-s2', [
       [{ type: 'tool_use', name: 'Read', input: { file_path: join(m.repo, 'routes.ts') } }],
       [{ type: 'tool_use', name: 'mcp__cairn__search', input: { query } }],
       [{ type: 'text', text: 'Found what we did last time.' }],
     ]);
-    const r = await claudePrint(m, 'SCENARIO:e2e-s2 what did we change in the routes last time?', ['Read', 'mcp__cairn__search']);
+    const r = await claudePrint(m, 'SCENARIO:e2e-s2 what did we change in the routes last time?', [
+      'Read',
+      'mcp__cairn__search',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const [first, afterRead, afterSearch] = loop('e2e-s2');
     expect(first!.raw).toContain('<cairn-context>');
@@ -166,7 +224,10 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
     expect(r.code, r.stderr).toBe(0);
     await allDelivered();
     // Give the observer the time it takes to store an ordinary session, then look.
-    model.script('e2e-after-private', [[{ type: 'tool_use', name: 'Bash', input: { command: 'ls', description: 'List files' } }], [{ type: 'text', text: 'Listed.' }]]);
+    model.script('e2e-after-private', [
+      [{ type: 'tool_use', name: 'Bash', input: { command: 'ls', description: 'List files' } }],
+      [{ type: 'text', text: 'Listed.' }],
+    ]);
     const ordinary = await claudePrint(m, 'SCENARIO:e2e-after-private list the files', ['Bash']);
     await allDelivered();
     await stored(ordinary.sessionId);
@@ -199,16 +260,29 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
 
   it('delivers PostToolUse through the HTTP hook while the sender runs, and through Stop’s transcript reconciliation while it is stopped: nothing lost either way', async () => {
     const state = join(m.home, '.local', 'state', 'cairn');
-    const settings = JSON.parse(readFileSync(join(m.home, '.claude', 'settings.json'), 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ type: string }> }>> };
+    const settings = JSON.parse(readFileSync(join(m.home, '.claude', 'settings.json'), 'utf8')) as {
+      hooks: Record<string, Array<{ hooks: Array<{ type: string }> }>>;
+    };
     expect(settings.hooks.PostToolUse!.flatMap((g) => g.hooks.map((h) => h.type))).toEqual(['http']);
     /** The hook failures Claude Code wrote into the session's transcript (a refused POST is one, per call). */
     const hookErrors = (sessionId: string) => {
-      const files = readdirSync(join(m.home, '.claude', 'projects'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith(`${sessionId}.jsonl`));
-      return files.flatMap((f) => readFileSync(join(m.home, '.claude', 'projects', f), 'utf8').split('\n').filter((l) => l.includes('hook_non_blocking_error')));
+      const files = readdirSync(join(m.home, '.claude', 'projects'), { recursive: true, encoding: 'utf8' }).filter(
+        (f) => f.endsWith(`${sessionId}.jsonl`),
+      );
+      return files.flatMap((f) =>
+        readFileSync(join(m.home, '.claude', 'projects', f), 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('hook_non_blocking_error')),
+      );
     };
     const run = async (id: string, env: Record<string, string>) => {
       const markers = [1, 2, 3].map((i) => `${id}-marker-${i}`);
-      model.script(id, [...markers.map((x) => [{ type: 'tool_use' as const, name: 'Bash', input: { command: `echo ${x}`, description: `Print ${x}` } }]), [{ type: 'text', text: 'Printed all three.' }]]);
+      model.script(id, [
+        ...markers.map((x) => [
+          { type: 'tool_use' as const, name: 'Bash', input: { command: `echo ${x}`, description: `Print ${x}` } },
+        ]),
+        [{ type: 'text', text: 'Printed all three.' }],
+      ]);
       const r = await claudePrint({ ...m, env }, `SCENARIO:${id} print three markers`, ['Bash']);
       expect(r.code, r.stderr).toBe(0);
       await allDelivered();
@@ -247,7 +321,15 @@ describe(`Claude Code ${pinnedClaudeVersion()} headless with cairn installed`, (
     const claude = (args: string[]) => runProcess(claudeBinary(), args, { env: p.env, cwd: p.repo, timeoutMs: 60_000 });
     const added = await claude(['plugin', 'marketplace', 'add', ROOT]);
     expect(added.code, added.stdout + added.stderr).toBe(0);
-    const installed = await claude(['plugin', 'install', 'cairn@cairn', '--config', `url=${dev.url}`, '--config', `token=${token}`]);
+    const installed = await claude([
+      'plugin',
+      'install',
+      'cairn@cairn',
+      '--config',
+      `url=${dev.url}`,
+      '--config',
+      `token=${token}`,
+    ]);
     expect(installed.code, installed.stdout + installed.stderr).toBe(0);
     model.script('e2e-plugin', [
       [{ type: 'tool_use', name: 'Bash', input: { command: 'echo from-the-plugin', description: 'Print a marker' } }],

@@ -71,7 +71,11 @@ export interface Ran {
   stderr: string;
 }
 
-export function runProcess(file: string, args: string[], opts: { env: Record<string, string>; cwd: string; timeoutMs?: number }): Promise<Ran> {
+export function runProcess(
+  file: string,
+  args: string[],
+  opts: { env: Record<string, string>; cwd: string; timeoutMs?: number },
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { env: opts.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -87,11 +91,20 @@ export function runProcess(file: string, args: string[], opts: { env: Record<str
   });
 }
 
-export const cairn = (m: Machine, args: string[]) => runProcess(process.execPath, [CLIENT, ...args], { env: m.env, cwd: m.repo });
+export const cairn = (m: Machine, args: string[]) =>
+  runProcess(process.execPath, [CLIENT, ...args], { env: m.env, cwd: m.repo });
 
 /** `claude -p` with JSON output; the session id comes back in the result. */
-export async function claudePrint(m: Machine, prompt: string, allowedTools: string[]): Promise<Ran & { sessionId: string; result: string }> {
-  const r = await runProcess(claudeBinary(), ['-p', prompt, '--output-format', 'json', '--allowedTools', allowedTools.join(',')], { env: m.env, cwd: m.repo });
+export async function claudePrint(
+  m: Machine,
+  prompt: string,
+  allowedTools: string[],
+): Promise<Ran & { sessionId: string; result: string }> {
+  const r = await runProcess(
+    claudeBinary(),
+    ['-p', prompt, '--output-format', 'json', '--allowedTools', allowedTools.join(',')],
+    { env: m.env, cwd: m.repo },
+  );
   let parsed: { session_id?: string; result?: string } = {};
   try {
     parsed = JSON.parse(r.stdout) as typeof parsed;
@@ -116,32 +129,47 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | null>, t
  * One interactive Claude Code session under tmux: types the prompt, waits until `doneText` is on screen, then
  * /exit. Returns the session id (the newest transcript of the repository) and the last screen.
  */
-export async function claudeInteractive(m: Machine, prompt: string, allowedTools: string[], doneText: string): Promise<{ sessionId: string; screen: string }> {
+export async function claudeInteractive(
+  m: Machine,
+  prompt: string,
+  allowedTools: string[],
+  doneText: string,
+): Promise<{ sessionId: string; screen: string }> {
   const sock = join(m.home, 'tmux.sock');
   const tmux = (...args: string[]) => execFileSync('tmux', ['-S', sock, ...args], { encoding: 'utf8' });
   const envArgs = Object.entries(m.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-  const command = [claudeBinary(), '--allowedTools', allowedTools.join(',')].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const command = [claudeBinary(), '--allowedTools', allowedTools.join(',')]
+    .map((a) => `'${a.replace(/'/g, `'\\''`)}'`)
+    .join(' ');
   tmux('new-session', '-d', '-s', 'e2e', '-x', '160', '-y', '50', '-c', m.repo, ...envArgs, command);
   const screen = () => tmux('capture-pane', '-p', '-t', 'e2e');
   try {
     await waitFor('the interactive prompt', async () => (screen().includes('❯') ? true : null), 60_000);
     tmux('send-keys', '-t', 'e2e', '-l', prompt);
     tmux('send-keys', '-t', 'e2e', 'Enter');
-    const last = await waitFor(`"${doneText}" on screen`, async () => {
-      const s = screen();
-      return s.includes(doneText) ? s : null;
-    }, 120_000);
+    const last = await waitFor(
+      `"${doneText}" on screen`,
+      async () => {
+        const s = screen();
+        return s.includes(doneText) ? s : null;
+      },
+      120_000,
+    );
     tmux('send-keys', '-t', 'e2e', '-l', '/exit');
     tmux('send-keys', '-t', 'e2e', 'Enter');
     // The session (and with it SessionEnd) is over when tmux has nothing left to run.
-    await waitFor('claude to exit', async () => {
-      try {
-        tmux('has-session', '-t', 'e2e');
-        return null;
-      } catch {
-        return true;
-      }
-    }, 60_000);
+    await waitFor(
+      'claude to exit',
+      async () => {
+        try {
+          tmux('has-session', '-t', 'e2e');
+          return null;
+        } catch {
+          return true;
+        }
+      },
+      60_000,
+    );
     const projects = join(m.home, '.claude', 'projects');
     const transcripts = readdirSync(projects, { recursive: true, withFileTypes: true })
       .filter((d) => d.isFile() && d.name.endsWith('.jsonl'))

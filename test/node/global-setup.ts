@@ -28,7 +28,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const start = (): Promise<Dev> => {
     persist = mkdtempSync(path.join(tmpdir(), 'cairn-shared-dev-'));
     const started = (async () =>
-      (await startDevServer({ port: await freePort(), persistTo: persist, vars: { CAIRN_ADMIN_SECRET: SHARED_ADMIN_SECRET }, timeoutMs: 180_000 })) as Dev)();
+      (await startDevServer({
+        port: await freePort(),
+        persistTo: persist,
+        vars: { CAIRN_ADMIN_SECRET: SHARED_ADMIN_SECRET },
+        timeoutMs: 180_000,
+      })) as Dev)();
     // A start that failed is tried again by the next file that asks, not handed to every later file.
     started.catch(() => {
       if (dev === started) dev = null;

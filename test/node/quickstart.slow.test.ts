@@ -15,9 +15,15 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The shell blocks of the README's "Quick start" section, one command per line, comments removed. */
 function quickStartBlocks(): string[][] {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
+  const section = readme.slice(
+    readme.indexOf('## Quick start'),
+    readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1),
+  );
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) =>
-    m[1]!.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean),
+    m[1]!
+      .split('\n')
+      .map((l) => l.replace(/\s+#.*$/, '').trim())
+      .filter(Boolean),
   );
 }
 
@@ -29,7 +35,12 @@ let token = '';
 beforeAll(async () => {
   const port = await deadPort(); // a free port: bound, then released
   // Its own process group, so stopping it stops npm, start.mjs and wrangler together.
-  start = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, CAIRN_PORT: String(port) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  start = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env: { ...process.env, CAIRN_PORT: String(port) },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   start.stdout!.on('data', (d) => (output += d));
   start.stderr!.on('data', (d) => (output += d));
   const deadline = Date.now() + 150_000;
@@ -68,7 +79,15 @@ describe('README quick start', () => {
     const env: Record<string, string | undefined> = { ...process.env, HOME: home };
     // A newcomer's machine: none of cairn's or Claude Code's location overrides set (unset, not empty: an empty
     // CLAUDE_CONFIG_DIR makes the claude CLI write into the current folder).
-    for (const k of ['XDG_CONFIG_HOME', 'XDG_STATE_HOME', 'XDG_DATA_HOME', 'CLAUDE_CONFIG_DIR', 'CAIRN_URL', 'CAIRN_TOKEN']) delete env[k];
+    for (const k of [
+      'XDG_CONFIG_HOME',
+      'XDG_STATE_HOME',
+      'XDG_DATA_HOME',
+      'CLAUDE_CONFIG_DIR',
+      'CAIRN_URL',
+      'CAIRN_TOKEN',
+    ])
+      delete env[k];
     // npx puts node_modules/.bin (the pinned claude CLI) on PATH, so install registers the MCP server through
     // `claude mcp add-json`, offline.
     Object.assign(env, { DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
@@ -78,7 +97,9 @@ describe('README quick start', () => {
       const r = await exec('npx', argv.slice(1), { cwd: ROOT, env, timeout: 60_000 });
       if (argv[2] === 'status') expect(r.stdout + r.stderr).toMatch(/reachable|ok|logged in/i);
     }
-    const settings = JSON.parse(readFileSync(join(home, '.claude', 'settings.json'), 'utf8')) as { hooks: Record<string, unknown> };
+    const settings = JSON.parse(readFileSync(join(home, '.claude', 'settings.json'), 'utf8')) as {
+      hooks: Record<string, unknown>;
+    };
     expect(Object.keys(settings.hooks)).toContain('SessionStart');
     const claudeJson = readFileSync(join(home, '.claude.json'), 'utf8');
     expect(JSON.parse(claudeJson).mcpServers.cairn.url).toBe(`${url}/mcp`);

@@ -8,12 +8,20 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type ScriptBlock = { type: 'text'; text: string } | { type: 'tool_use'; name: string; input: Record<string, unknown> };
+export type ScriptBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; name: string; input: Record<string, unknown> };
 
 export interface AgentRequest {
   path: string;
   /** The request body as Claude Code sent it. */
-  body: { model?: string; stream?: boolean; system?: unknown; messages?: Array<{ role: string; content: unknown }>; tools?: Array<{ name: string }> };
+  body: {
+    model?: string;
+    stream?: boolean;
+    system?: unknown;
+    messages?: Array<{ role: string; content: unknown }>;
+    tools?: Array<{ name: string }>;
+  };
   raw: string;
   scenario: string | null;
 }
@@ -37,9 +45,24 @@ const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 /** The SSE events of one assistant message, the way the Messages API streams it. */
 export function sseEvents(id: string, model: string, blocks: ScriptBlock[], inputTokens: number): string {
   const out: string[] = [];
-  const ev = (type: string, data: Record<string, unknown>) => out.push(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const ev = (type: string, data: Record<string, unknown>) =>
+    out.push(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   ev('message_start', {
-    message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+    message: {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: {
+        input_tokens: inputTokens,
+        output_tokens: 1,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
+    },
   });
   let outputTokens = 0;
   blocks.forEach((b, index) => {
@@ -49,7 +72,10 @@ export function sseEvents(id: string, model: string, blocks: ScriptBlock[], inpu
       outputTokens += tokens(b.text);
     } else {
       const json = JSON.stringify(b.input);
-      ev('content_block_start', { index, content_block: { type: 'tool_use', id: `toolu_${id}_${index}`, name: b.name, input: {} } });
+      ev('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: `toolu_${id}_${index}`, name: b.name, input: {} },
+      });
       // Split in two, as the real API streams partial JSON.
       const cut = Math.floor(json.length / 2);
       ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(0, cut) } });
@@ -80,25 +106,45 @@ export async function startFakeAgentModel(): Promise<FakeAgentModel> {
       const scenario = /SCENARIO:([\w-]+)/.exec(raw)?.[1] ?? null;
       requests.push({ path: url.pathname, body, raw, scenario });
       if (url.pathname.endsWith('/v1/messages/count_tokens')) return json(res, 200, { input_tokens: tokens(raw) });
-      if (!url.pathname.endsWith('/v1/messages')) return json(res, 404, { type: 'error', error: { type: 'not_found_error', message: 'no such route' } });
+      if (!url.pathname.endsWith('/v1/messages'))
+        return json(res, 404, { type: 'error', error: { type: 'not_found_error', message: 'no such route' } });
 
       // Side requests (no tools offered: titles, topic checks) get a short plain answer.
       const isAgentLoop = Array.isArray(body.tools) && body.tools.length > 0;
       const turn = (body.messages ?? []).filter((m) => m.role === 'assistant').length;
       const script = scenario ? scripts.get(scenario) : undefined;
-      const blocks: ScriptBlock[] = isAgentLoop && script ? (script[turn] ?? [{ type: 'text', text: 'Done.' }]) : [{ type: 'text', text: 'Scripted side answer.' }];
+      const blocks: ScriptBlock[] =
+        isAgentLoop && script
+          ? (script[turn] ?? [{ type: 'text', text: 'Done.' }])
+          : [{ type: 'text', text: 'Scripted side answer.' }];
       const id = `msg_agent_${++counter}`;
       const model = String(body.model ?? 'claude-fake');
       if (body.stream) {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_agent_${counter}` });
+        res.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'cache-control': 'no-cache',
+          'request-id': `req_agent_${counter}`,
+        });
         res.end(sseEvents(id, model, blocks, tokens(raw)));
         return;
       }
-      const content = blocks.map((b, i) => (b.type === 'text' ? b : { type: 'tool_use', id: `toolu_${id}_${i}`, name: b.name, input: b.input }));
+      const content = blocks.map((b, i) =>
+        b.type === 'text' ? b : { type: 'tool_use', id: `toolu_${id}_${i}`, name: b.name, input: b.input },
+      );
       json(res, 200, {
-        id, type: 'message', role: 'assistant', model, content,
-        stop_reason: blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn', stop_sequence: null,
-        usage: { input_tokens: tokens(raw), output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content,
+        stop_reason: blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn',
+        stop_sequence: null,
+        usage: {
+          input_tokens: tokens(raw),
+          output_tokens: 10,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
       });
     } catch (err) {
       json(res, 500, { type: 'error', error: { type: 'api_error', message: String(err) } });
@@ -110,9 +156,10 @@ export async function startFakeAgentModel(): Promise<FakeAgentModel> {
     url,
     requests,
     script: (id, turns) => void scripts.set(id, turns),
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -56,7 +56,8 @@ function gate(): NonNullable<Scenario['held']> {
   return { until, release };
 }
 
-const blocks = (text: string) => [...text.matchAll(/<observed_from_primary_session>([\s\S]*?)<\/observed_from_primary_session>/g)].map((m) => m[1]!);
+const blocks = (text: string) =>
+  [...text.matchAll(/<observed_from_primary_session>([\s\S]*?)<\/observed_from_primary_session>/g)].map((m) => m[1]!);
 const tag = (text: string, name: string) => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(text)?.[1]?.trim() ?? '';
 
 const SCRIPTED_SUMMARY =
@@ -105,7 +106,8 @@ export async function startFakeLlm(port = 0) {
   const scenarios = new Map<string, Scenario>();
   const scenario = (id: string) => {
     let s = scenarios.get(id);
-    if (!s) scenarios.set(id, (s = { responses: [], delayMs: 0, requests: [], held: null, arrivals: [], reword: false }));
+    if (!s)
+      scenarios.set(id, (s = { responses: [], delayMs: 0, requests: [], held: null, arrivals: [], reword: false }));
     return s;
   };
   let counter = 0;
@@ -128,7 +130,12 @@ export async function startFakeLlm(port = 0) {
           return send(res, 200, { ok: true });
         }
         if (req.method === 'POST') {
-          const cfg = JSON.parse(raw || '{}') as { responses?: FakeResponse[]; delayMs?: number; hold?: boolean; reword?: boolean };
+          const cfg = JSON.parse(raw || '{}') as {
+            responses?: FakeResponse[];
+            delayMs?: number;
+            hold?: boolean;
+            reword?: boolean;
+          };
           s.responses = cfg.responses ?? [];
           s.delayMs = cfg.delayMs ?? 0;
           s.reword = cfg.reword === true;
@@ -142,7 +149,8 @@ export async function startFakeLlm(port = 0) {
       }
       const isAnthropic = url.pathname.endsWith('/v1/messages');
       const isOpenAi = url.pathname.endsWith('/chat/completions');
-      if (!isAnthropic && !isOpenAi) return send(res, 404, { error: { type: 'not_found_error', message: 'no such route' } });
+      if (!isAnthropic && !isOpenAi)
+        return send(res, 404, { error: { type: 'not_found_error', message: 'no such route' } });
 
       const body = JSON.parse(raw) as Record<string, unknown>;
       const id = /SCENARIO:([\w-]+)/.exec(raw)?.[1] ?? 'default';
@@ -162,29 +170,69 @@ export async function startFakeLlm(port = 0) {
       const status = scripted.status ?? 200;
       if (status !== 200) {
         const error = scripted.error ?? { type: 'api_error', message: 'scripted failure' };
-        return send(res, status, isAnthropic ? { type: 'error', error, request_id: `req_fake_${counter}` } : { error }, scripted.headers);
+        return send(
+          res,
+          status,
+          isAnthropic ? { type: 'error', error, request_id: `req_fake_${counter}` } : { error },
+          scripted.headers,
+        );
       }
       const told = defaultReply(lastUserText(body));
       const text = scripted.text ?? (s.reword ? reworded(told, s.requests.indexOf(record) + 1) : told);
       const model = String(body.model ?? 'fake-model');
       if (isAnthropic) {
-        return send(res, 200, {
-          id: `msg_fake_${counter}`, type: 'message', role: 'assistant', model,
-          content: text ? [{ type: 'text', text }] : [],
-          stop_reason: 'end_turn', stop_sequence: null,
-          usage: scripted.usage
-            ? { input_tokens: scripted.usage.input, output_tokens: scripted.usage.output, cache_creation_input_tokens: scripted.usage.cacheWrite ?? 0, cache_read_input_tokens: scripted.usage.cacheRead ?? 0 }
-            : { input_tokens: Math.ceil(raw.length / 4), output_tokens: Math.ceil(text.length / 4), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-        }, scripted.headers);
+        return send(
+          res,
+          200,
+          {
+            id: `msg_fake_${counter}`,
+            type: 'message',
+            role: 'assistant',
+            model,
+            content: text ? [{ type: 'text', text }] : [],
+            stop_reason: 'end_turn',
+            stop_sequence: null,
+            usage: scripted.usage
+              ? {
+                  input_tokens: scripted.usage.input,
+                  output_tokens: scripted.usage.output,
+                  cache_creation_input_tokens: scripted.usage.cacheWrite ?? 0,
+                  cache_read_input_tokens: scripted.usage.cacheRead ?? 0,
+                }
+              : {
+                  input_tokens: Math.ceil(raw.length / 4),
+                  output_tokens: Math.ceil(text.length / 4),
+                  cache_creation_input_tokens: 0,
+                  cache_read_input_tokens: 0,
+                },
+          },
+          scripted.headers,
+        );
       }
-      return send(res, 200, {
-        id: `chatcmpl_fake_${counter}`, object: 'chat.completion', model,
-        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-        // OpenAI counts cached prompt tokens inside prompt_tokens and names them apart in prompt_tokens_details.
-        usage: scripted.usage
-          ? { prompt_tokens: scripted.usage.input + (scripted.usage.cacheRead ?? 0), completion_tokens: scripted.usage.output, total_tokens: 0, prompt_tokens_details: { cached_tokens: scripted.usage.cacheRead ?? 0 } }
-          : { prompt_tokens: Math.ceil(raw.length / 4), completion_tokens: Math.ceil(text.length / 4), total_tokens: 0 },
-      }, scripted.headers);
+      return send(
+        res,
+        200,
+        {
+          id: `chatcmpl_fake_${counter}`,
+          object: 'chat.completion',
+          model,
+          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+          // OpenAI counts cached prompt tokens inside prompt_tokens and names them apart in prompt_tokens_details.
+          usage: scripted.usage
+            ? {
+                prompt_tokens: scripted.usage.input + (scripted.usage.cacheRead ?? 0),
+                completion_tokens: scripted.usage.output,
+                total_tokens: 0,
+                prompt_tokens_details: { cached_tokens: scripted.usage.cacheRead ?? 0 },
+              }
+            : {
+                prompt_tokens: Math.ceil(raw.length / 4),
+                completion_tokens: Math.ceil(text.length / 4),
+                total_tokens: 0,
+              },
+        },
+        scripted.headers,
+      );
     } catch (err) {
       send(res, 500, { error: { type: 'api_error', message: String(err) } });
     }

@@ -38,13 +38,36 @@ if (a === 'whoami') {
     out(JSON.stringify({ loggedIn: false }));
     process.exit(1);
   }
-  out(JSON.stringify({ loggedIn: true, authType: 'User API Token', email: 'ops@example.com', accounts: [{ name: 'Acme', id: 'acc0' }], tokenPermissions: [] }));
+  out(
+    JSON.stringify({
+      loggedIn: true,
+      authType: 'User API Token',
+      email: 'ops@example.com',
+      accounts: [{ name: 'Acme', id: 'acc0' }],
+      tokenPermissions: [],
+    }),
+  );
 } else if (a === 'd1' && b === 'list') {
-  out(JSON.stringify(state.d1.map((d) => ({ uuid: d.uuid, name: d.name, created_at: '2026-11-30T09:00:00.000Z', version: 'production', num_tables: 0, file_size: 12288 })), null, 2));
+  out(
+    JSON.stringify(
+      state.d1.map((d) => ({
+        uuid: d.uuid,
+        name: d.name,
+        created_at: '2026-11-30T09:00:00.000Z',
+        version: 'production',
+        num_tables: 0,
+        file_size: 12288,
+      })),
+      null,
+      2,
+    ),
+  );
 } else if (a === 'd1' && b === 'create') {
   const d = { name: c, uuid: randomUUID() };
   state.d1.push(d);
-  out(`✅ Successfully created DB '${c}' in region WEUR\nCreated your new D1 database.\n\n[[d1_databases]]\nbinding = "DB"\ndatabase_name = "${c}"\ndatabase_id = "${d.uuid}"`);
+  out(
+    `✅ Successfully created DB '${c}' in region WEUR\nCreated your new D1 database.\n\n[[d1_databases]]\nbinding = "DB"\ndatabase_name = "${c}"\ndatabase_id = "${d.uuid}"`,
+  );
 } else if (a === 'd1' && b === 'delete') {
   state.d1 = state.d1.filter((d) => d.name !== c);
   out(`✅ Deleted '${c}' successfully.`);
@@ -53,15 +76,41 @@ if (a === 'whoami') {
   out('Migrations to be applied:\n┌──────────────┐\n│ name         │\n└──────────────┘\n✅ applied');
 } else if (a === 'd1' && b === 'execute') {
   const sql = flag('command') ?? '';
-  const results = /FROM teams/i.test(sql) ? [{ n: state.teams }] : /sqlite_master/.test(sql) ? state.schema.map((name) => ({ type: name.endsWith('_ai') ? 'trigger' : 'table', name })) : [];
+  const results = /FROM teams/i.test(sql)
+    ? [{ n: state.teams }]
+    : /sqlite_master/.test(sql)
+      ? state.schema.map((name) => ({ type: name.endsWith('_ai') ? 'trigger' : 'table', name }))
+      : [];
   out(JSON.stringify([{ results, success: true, meta: { duration: 1 } }], null, 2));
 } else if (a === 'vectorize' && b === 'get') {
   const v = state.vectorize[c];
   if (!v) apiError(`/accounts/acc0/vectorize/v2/indexes/${c}`, 'vectorize.index.not_found', 3000);
-  out(JSON.stringify({ name: c, config: { dimensions: v.dimensions, metric: v.metric }, created_on: '2026-11-30T09:00:00Z', modified_on: '2026-11-30T09:00:00Z' }, null, 2));
+  out(
+    JSON.stringify(
+      {
+        name: c,
+        config: { dimensions: v.dimensions, metric: v.metric },
+        created_on: '2026-11-30T09:00:00Z',
+        modified_on: '2026-11-30T09:00:00Z',
+      },
+      null,
+      2,
+    ),
+  );
 } else if (a === 'vectorize' && b === 'info') {
   const v = state.vectorize[c];
-  out(JSON.stringify({ dimensions: v.dimensions, vectorCount: v.vectorCount ?? 0, processedUpToDatetime: null, processedUpToMutation: null }, null, 2));
+  out(
+    JSON.stringify(
+      {
+        dimensions: v.dimensions,
+        vectorCount: v.vectorCount ?? 0,
+        processedUpToDatetime: null,
+        processedUpToMutation: null,
+      },
+      null,
+      2,
+    ),
+  );
 } else if (a === 'vectorize' && b === 'delete') {
   delete state.vectorize[c];
   out(`✅ Deleted index ${c}`);
@@ -72,27 +121,49 @@ if (a === 'whoami') {
   out(JSON.stringify(state.vectorize[c].metadata, null, 2));
 } else if (a === 'vectorize' && b === 'create-metadata-index') {
   state.vectorize[c].metadata.push({ propertyName: flag('propertyName'), indexType: flag('type') });
-  out(`📋 Creating metadata index...\n✅ Successfully enqueued metadata index creation request. Mutation changeset identifier: ${randomUUID()}.`);
+  out(
+    `📋 Creating metadata index...\n✅ Successfully enqueued metadata index creation request. Mutation changeset identifier: ${randomUUID()}.`,
+  );
 } else if (a === 'r2' && b === 'bucket' && c === 'info') {
   const name = argv[3];
-  if (!state.r2.includes(name)) apiError(`/accounts/acc0/r2/buckets/${name}`, 'The specified bucket does not exist.', 10006);
-  out(JSON.stringify({ name, created: '2026-11-30T09:00:00Z', location: 'WEUR', default_storage_class: 'Standard', object_count: '0', bucket_size: '0 B' }));
+  if (!state.r2.includes(name))
+    apiError(`/accounts/acc0/r2/buckets/${name}`, 'The specified bucket does not exist.', 10006);
+  out(
+    JSON.stringify({
+      name,
+      created: '2026-11-30T09:00:00Z',
+      location: 'WEUR',
+      default_storage_class: 'Standard',
+      object_count: '0',
+      bucket_size: '0 B',
+    }),
+  );
 } else if (a === 'r2' && b === 'bucket' && c === 'create') {
   state.r2.push(argv[3]);
   out(`Creating bucket '${argv[3]}'...\n✅ Created bucket '${argv[3]}' with default storage class of Standard.`);
 } else if (a === 'secret' && b === 'list') {
   if (!state.worker) {
     save();
-    process.stderr.write(`✘ [ERROR] Worker "${state.name}" not found.\n\nIf this is a new Worker, run \`wrangler deploy\` first to create it.\n`);
+    process.stderr.write(
+      `✘ [ERROR] Worker "${state.name}" not found.\n\nIf this is a new Worker, run \`wrangler deploy\` first to create it.\n`,
+    );
     process.exit(1);
   }
-  out(JSON.stringify(state.worker.secrets.map((name) => ({ name, type: 'secret_text' })), null, '  '));
+  out(
+    JSON.stringify(
+      state.worker.secrets.map((name) => ({ name, type: 'secret_text' })),
+      null,
+      '  ',
+    ),
+  );
 } else if (a === 'deploy') {
   const secretsFile = flag('secrets-file');
   call.secrets = secretsFile ? JSON.parse(readFileSync(secretsFile, 'utf8')) : null;
   state.worker ??= { secrets: [] };
   for (const k of Object.keys(call.secrets ?? {})) if (!state.worker.secrets.includes(k)) state.worker.secrets.push(k);
-  out(`Total Upload: 512.00 KiB / gzip: 120.00 KiB\nUploaded ${state.name} (1.20 sec)\nDeployed ${state.name} triggers (0.40 sec)\n  ${state.url}\n  schedule: 17 3 * * *\nCurrent Version ID: ${randomUUID()}`);
+  out(
+    `Total Upload: 512.00 KiB / gzip: 120.00 KiB\nUploaded ${state.name} (1.20 sec)\nDeployed ${state.name} triggers (0.40 sec)\n  ${state.url}\n  schedule: 17 3 * * *\nCurrent Version ID: ${randomUUID()}`,
+  );
 } else {
   save();
   process.stderr.write(`fake wrangler: no answer for ${argv.join(' ')}\n`);

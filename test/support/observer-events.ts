@@ -4,7 +4,12 @@ import type { SummaryRequest, ToolEvent } from '../../src/observer/types';
 let counter = 0;
 export const T0 = Date.UTC(2026, 10, 30, 9, 0, 0);
 
-export function toolEvent(toolName: string, input: unknown, response: unknown = {}, over: Partial<ToolEvent> = {}): ToolEvent {
+export function toolEvent(
+  toolName: string,
+  input: unknown,
+  response: unknown = {},
+  over: Partial<ToolEvent> = {},
+): ToolEvent {
   counter += 1;
   return {
     eventId: `evt-${counter}`,

@@ -33,4 +33,5 @@ export async function sharedServer(): Promise<SharedServer> {
 }
 
 /** A team name no other file (or earlier run against the same server) has used. */
-export const freshTeam = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+export const freshTeam = (prefix: string): string =>
+  `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;

@@ -46,7 +46,11 @@ describe('service basics', () => {
   });
 
   it('answers malformed JSON with 400 malformed_json', async () => {
-    const res = await call('/api/admin/teams', { token: 'test-admin-secret', body: '{nope', headers: { 'content-type': 'application/json' } });
+    const res = await call('/api/admin/teams', {
+      token: 'test-admin-secret',
+      body: '{nope',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('malformed_json');
   });

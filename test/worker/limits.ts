@@ -27,7 +27,9 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  const over = seen.filter((u) => u.refused > 0 || u.statements > PAID_STATEMENTS).map((u) => `${u.label}: ${u.statements + u.refused} statements`);
+  const over = seen
+    .filter((u) => u.refused > 0 || u.statements > PAID_STATEMENTS)
+    .map((u) => `${u.label}: ${u.statements + u.refused} statements`);
   expect(over, 'invocations past the D1 statement limit of Workers Paid').toEqual([]);
 });
 

@@ -16,7 +16,10 @@ export class ApiError extends Error {
 }
 
 /** A card in the list: a feed observation, or a search hit (no session or prompt known, with its score). */
-export type ObservationItem = Omit<FeedObservation, 'sessionId' | 'projectId' | 'promptNumber'> & { sessionId: number | null; score?: number };
+export type ObservationItem = Omit<FeedObservation, 'sessionId' | 'projectId' | 'promptNumber'> & {
+  sessionId: number | null;
+  score?: number;
+};
 export type FeedItem = ObservationItem | SummaryItem;
 
 export interface SearchResult {
@@ -49,7 +52,12 @@ export class Api {
   async get<T>(path: string, q?: Query, signal?: AbortSignal): Promise<T> {
     let res: Response;
     try {
-      res = await fetch(withQuery(path, q), { headers: this.headers(), signal, cache: 'no-store', referrerPolicy: 'no-referrer' });
+      res = await fetch(withQuery(path, q), {
+        headers: this.headers(),
+        signal,
+        cache: 'no-store',
+        referrerPolicy: 'no-referrer',
+      });
     } catch (e) {
       if ((e as Error).name === 'AbortError') throw e;
       throw new ApiError(0, 'network', (e as Error).message);
@@ -62,7 +70,11 @@ export class Api {
     let res: Response;
     try {
       res = await fetch(path, {
-        method: 'POST', headers: { ...this.headers(), 'content-type': 'application/json' }, body: JSON.stringify(body), cache: 'no-store', referrerPolicy: 'no-referrer',
+        method: 'POST',
+        headers: { ...this.headers(), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        cache: 'no-store',
+        referrerPolicy: 'no-referrer',
       });
     } catch (e) {
       throw new ApiError(0, 'network', (e as Error).message);

@@ -16,16 +16,34 @@ export interface CorrectionActions {
 /** "Superseded by #N" / "Outdated" above a record that is no longer current; null for a current one. */
 export function correctionStatus(t: Translate, r: Pick<ObservationRecord, 'id' | 'supersededBy'>): HTMLElement | null {
   if (r.supersededBy == null) return null;
-  return h('p', { class: 'error', 'data-status': 'superseded', text: r.supersededBy === r.id ? t('outdatedMark') : t('supersededBy', { n: r.supersededBy }) });
+  return h('p', {
+    class: 'error',
+    'data-status': 'superseded',
+    text: r.supersededBy === r.id ? t('outdatedMark') : t('supersededBy', { n: r.supersededBy }),
+  });
 }
 
 export function correctionControls(t: Translate, actions: CorrectionActions): HTMLElement {
-  const reason = h('input', { id: 'correct-reason', type: 'text', maxlength: '500', placeholder: t('reasonLabel'), 'aria-label': t('reasonLabel') });
-  const by = h('input', { id: 'correct-by', type: 'text', inputmode: 'numeric', placeholder: t('byLabel'), 'aria-label': t('byLabel') });
+  const reason = h('input', {
+    id: 'correct-reason',
+    type: 'text',
+    maxlength: '500',
+    placeholder: t('reasonLabel'),
+    'aria-label': t('reasonLabel'),
+  });
+  const by = h('input', {
+    id: 'correct-by',
+    type: 'text',
+    inputmode: 'numeric',
+    placeholder: t('byLabel'),
+    'aria-label': t('byLabel'),
+  });
   const message = h('p', { id: 'correct-message', role: 'status' });
   const run = (work: () => Promise<string>) => {
     message.textContent = '…';
-    void work().then((m) => { message.textContent = m; });
+    void work().then((m) => {
+      message.textContent = m;
+    });
   };
   const button = (id: string, label: string, fn: () => void) => {
     const b = h('button', { id, class: 'secondary', type: 'button', text: label });
@@ -41,13 +59,20 @@ export function correctionControls(t: Translate, actions: CorrectionActions): HT
     const n = /^#?(\d{1,15})$/.exec(by.value.trim());
     run(() => actions.supersede(n ? Number(n[1]) : null, why));
   });
-  const flag = (kind: FeedbackKind, label: string) => button(`flag-${kind}`, label, () => run(() => actions.feedback(kind, reason.value.trim())));
+  const flag = (kind: FeedbackKind, label: string) =>
+    button(`flag-${kind}`, label, () => run(() => actions.feedback(kind, reason.value.trim())));
   return h(
     'section',
     { class: 'block', id: 'corrections' },
     h('h3', { text: t('correctTitle') }),
     reason,
-    h('div', { class: 'actions' }, flag('wrong', t('flagWrong')), flag('outdated', t('flagOutdated')), flag('useful', t('flagUseful'))),
+    h(
+      'div',
+      { class: 'actions' },
+      flag('wrong', t('flagWrong')),
+      flag('outdated', t('flagOutdated')),
+      flag('useful', t('flagUseful')),
+    ),
     by,
     h('div', { class: 'actions' }, supersede),
     message,

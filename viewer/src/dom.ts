@@ -7,7 +7,11 @@ export interface Props {
   [attr: string]: string | undefined;
 }
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(props)) {
     if (v === undefined) continue;
@@ -32,7 +36,11 @@ export function clear(el: Element): void {
   while (el.firstChild) el.removeChild(el.firstChild);
 }
 
-export function on<K extends keyof HTMLElementEventMap>(el: EventTarget, type: K, fn: (e: HTMLElementEventMap[K]) => void): void {
+export function on<K extends keyof HTMLElementEventMap>(
+  el: EventTarget,
+  type: K,
+  fn: (e: HTMLElementEventMap[K]) => void,
+): void {
   el.addEventListener(type, fn as EventListener);
 }
 

@@ -85,7 +85,8 @@ const en = {
   spendBudgetDay: 'today {spent} of {of} tokens',
   spendBudgetMonth: 'this month {spent} of {of} tokens',
   spendBudgetOut: 'budget spent: heuristic observer until {t}',
-  spendEstimate: 'Costs are estimates from the server’s price table (US dollars); the provider’s bill is authoritative.',
+  spendEstimate:
+    'Costs are estimates from the server’s price table (US dollars); the provider’s bill is authoritative.',
   spendAdminOnly: 'Only team owners and admins, signed in with an admin token, can see spend.',
   supersededBy: 'Superseded by #{n}',
   outdatedMark: 'Outdated: nothing replaces it',
@@ -247,18 +248,42 @@ const zh: Record<Key, string> = {
 
 const TYPE_LABELS: Record<Lang, Record<string, string>> = {
   en: {
-    bugfix: 'Bug fix', feature: 'Feature', refactor: 'Refactor', change: 'Change', discovery: 'Discovery',
-    decision: 'Decision', security_alert: 'Security alert', security_note: 'Security note', sensitive: 'Sensitive',
+    bugfix: 'Bug fix',
+    feature: 'Feature',
+    refactor: 'Refactor',
+    change: 'Change',
+    discovery: 'Discovery',
+    decision: 'Decision',
+    security_alert: 'Security alert',
+    security_note: 'Security note',
+    sensitive: 'Sensitive',
     summary: 'Summary',
   },
   zh: {
-    bugfix: '缺陷修复', feature: '新功能', refactor: '重构', change: '变更', discovery: '发现', decision: '决策',
-    security_alert: '安全警报', security_note: '安全备注', sensitive: '敏感', summary: '会话总结',
+    bugfix: '缺陷修复',
+    feature: '新功能',
+    refactor: '重构',
+    change: '变更',
+    discovery: '发现',
+    decision: '决策',
+    security_alert: '安全警报',
+    security_note: '安全备注',
+    sensitive: '敏感',
+    summary: '会话总结',
   },
 };
 
 /** Types offered in the filter before any are seen; types met in the data are added to the list. */
-export const KNOWN_TYPES = ['bugfix', 'feature', 'refactor', 'change', 'discovery', 'decision', 'security_alert', 'security_note'];
+export const KNOWN_TYPES = [
+  'bugfix',
+  'feature',
+  'refactor',
+  'change',
+  'discovery',
+  'decision',
+  'security_alert',
+  'security_note',
+];
 
 const DICTS: Record<Lang, Record<Key, string>> = { en, zh };
 
@@ -286,7 +311,9 @@ export function relativeTime(lang: Lang, ms: number, now: number): string {
 }
 
 export function absoluteTime(lang: Lang, ms: number): string {
-  return new Intl.DateTimeFormat(lang === 'zh' ? 'zh-CN' : 'en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(ms));
+  return new Intl.DateTimeFormat(lang === 'zh' ? 'zh-CN' : 'en', { dateStyle: 'medium', timeStyle: 'short' }).format(
+    new Date(ms),
+  );
 }
 
 export function formatTokens(lang: Lang, n: number): string {
@@ -297,5 +324,10 @@ export function formatTokens(lang: Lang, n: number): string {
 export function formatUsd(lang: Lang, usd: number | null): string | null {
   if (usd === null) return null;
   const digits = usd !== 0 && Math.abs(usd) < 1 ? 4 : 2;
-  return new Intl.NumberFormat(lang === 'zh' ? 'zh-CN' : 'en', { style: 'currency', currency: 'USD', minimumFractionDigits: digits, maximumFractionDigits: digits }).format(usd);
+  return new Intl.NumberFormat(lang === 'zh' ? 'zh-CN' : 'en', {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  }).format(usd);
 }

@@ -1,5 +1,15 @@
 // The viewer app: sign-in, project and filters, feed with live updates, search, record and session views.
-import { Api, ApiError, type FeedItem, type ObservationItem, type ObservationRecord, type Project, type SearchResult, type SessionView, type SummaryItem } from './api';
+import {
+  Api,
+  ApiError,
+  type FeedItem,
+  type ObservationItem,
+  type ObservationRecord,
+  type Project,
+  type SearchResult,
+  type SessionView,
+  type SummaryItem,
+} from './api';
 import { byId, clear, h, on } from './dom';
 import { KNOWN_TYPES, pickLang, translate, type Key, type Lang } from './i18n';
 import { fillFilterLists, mainLayout } from './layout';
@@ -8,7 +18,15 @@ import { signInScreen } from './sign-in';
 import { SPEND_DAYS, spendPanel, type UsageReport } from './spend';
 import { correctionControls, correctionStatus, type FeedbackKind } from './corrections';
 import { reviewActions, reviewPanel, type MergeItem, type ReviewQueue } from './review';
-import { detailHeader, feedCard, itemKey, observationDetail, sessionDetail, summaryDetail, type ViewCtx } from './views';
+import {
+  detailHeader,
+  feedCard,
+  itemKey,
+  observationDetail,
+  sessionDetail,
+  summaryDetail,
+  type ViewCtx,
+} from './views';
 
 const TOKEN_KEY = 'cairn.token';
 const LANG_KEY = 'cairn.lang';
@@ -40,8 +58,12 @@ const ctx = (): ViewCtx => ({ lang: state.lang, now: Date.now() });
 function messageFor(e: unknown): string {
   if (!(e instanceof ApiError)) return t('networkError');
   const byCode: Record<string, Key> = {
-    invalid_token: 'tokenInvalid', missing_token: 'tokenInvalid', token_expired: 'tokenExpired',
-    token_revoked: 'tokenRevoked', insufficient_scope: 'tokenScope', network: 'networkError',
+    invalid_token: 'tokenInvalid',
+    missing_token: 'tokenInvalid',
+    token_expired: 'tokenExpired',
+    token_revoked: 'tokenRevoked',
+    insufficient_scope: 'tokenScope',
+    network: 'networkError',
   };
   const key = byCode[e.code];
   if (key) return t(key);
@@ -115,18 +137,39 @@ function renderMain(): void {
   clear(root);
   const who = state.me ? t('signedInAs', { who: `@${state.me.handle}`, team: state.me.team }) : '';
   const admin = state.me?.role === 'owner' || state.me?.role === 'admin';
-  const { project, type, author, q, searchForm, signout, spend, review } = mainLayout(root, t, who, state.q, langButton(), admin);
+  const { project, type, author, q, searchForm, signout, spend, review } = mainLayout(
+    root,
+    t,
+    who,
+    state.q,
+    langButton(),
+    admin,
+  );
   fillFilters();
-  on(project, 'change', () => { state.project = project.value; void reload(true); });
-  on(type, 'change', () => { state.type = type.value; void reload(false); });
-  on(author, 'change', () => { state.author = author.value; void reload(false); });
+  on(project, 'change', () => {
+    state.project = project.value;
+    void reload(true);
+  });
+  on(type, 'change', () => {
+    state.type = type.value;
+    void reload(false);
+  });
+  on(author, 'change', () => {
+    state.author = author.value;
+    void reload(false);
+  });
   on(searchForm, 'submit', (e) => {
     e.preventDefault();
     state.q = q.value.trim();
     state.mode = state.q ? 'search' : 'feed';
     void reload(false);
   });
-  on(byId('clear-search'), 'click', () => { state.q = ''; q.value = ''; state.mode = 'feed'; void reload(false); });
+  on(byId('clear-search'), 'click', () => {
+    state.q = '';
+    q.value = '';
+    state.mode = 'feed';
+    void reload(false);
+  });
   on(byId('more'), 'click', () => void loadFeed(true));
   on(signout, 'click', () => signOut());
   on(spend, 'click', () => void openSpend());
@@ -212,7 +255,10 @@ async function loadFeed(more: boolean): Promise<void> {
   const gen = state.gen;
   try {
     more_.disabled = true;
-    const page = await state.api!.get<{ items: FeedItem[]; next: string | null }>('/api/viewer/feed', feedQuery(more ? state.next ?? undefined : undefined));
+    const page = await state.api!.get<{ items: FeedItem[]; next: string | null }>(
+      '/api/viewer/feed',
+      feedQuery(more ? (state.next ?? undefined) : undefined),
+    );
     if (state.mode !== 'feed' || gen !== state.gen) return;
     state.next = page.next;
     addCards(page.items, 'bottom');
@@ -246,8 +292,16 @@ async function runSearch(): Promise<void> {
     if (state.mode !== 'search' || gen !== state.gen) return;
     byId('feed-count').textContent = t('resultCount', { n: res.total });
     const items: ObservationItem[] = res.results.map((r) => ({
-      kind: 'observation', id: r.id, sessionId: null, projectKey: r.project, type: r.type, title: r.title,
-      subtitle: null, author: r.author, createdAt: Date.parse(r.time), score: r.score,
+      kind: 'observation',
+      id: r.id,
+      sessionId: null,
+      projectKey: r.project,
+      type: r.type,
+      title: r.title,
+      subtitle: null,
+      author: r.author,
+      createdAt: Date.parse(r.time),
+      score: r.score,
     }));
     addCards(items, 'bottom');
   } catch (e) {
@@ -291,7 +345,13 @@ function showDetail(node: HTMLElement, push: boolean): void {
   if (!push) state.detail = [];
   state.detail.push(node);
   clear(panel);
-  const back = state.detail.length > 1 ? () => { state.detail.pop(); showDetail(state.detail.pop()!, true); } : undefined;
+  const back =
+    state.detail.length > 1
+      ? () => {
+          state.detail.pop();
+          showDetail(state.detail.pop()!, true);
+        }
+      : undefined;
   panel.append(detailHeader(ctx(), closeDetail, back), node);
   panel.classList.add('open');
   panel.scrollTop = 0;
@@ -307,20 +367,25 @@ function closeDetail(): void {
 
 function openItem(item: FeedItem, push = false): void {
   if (item.kind === 'summary') {
-    showDetail(summaryDetail(ctx(), item as SummaryItem, () => void openSession({ id: item.sessionId })), push);
+    showDetail(
+      summaryDetail(ctx(), item as SummaryItem, () => void openSession({ id: item.sessionId })),
+      push,
+    );
     return;
   }
   showDetail(h('p', { class: 'empty', text: t('loading') }), push);
-  void state.api!.get<{ observations: ObservationRecord[] }>('/api/observations', { ids: String(item.id) }).then((res) => {
-    const rec = res.observations[0];
-    state.detail.pop();
-    if (!rec) return showDetail(h('p', { class: 'empty', text: t('notAvailable') }), true);
-    const detail = observationDetail(ctx(), rec, () => void openSession({ key: rec.session }));
-    const status = correctionStatus(t, rec);
-    if (status) detail.insertBefore(status, detail.children[2] ?? null);
-    detail.append(correctionControls(t, correctionActions(rec.id)));
-    showDetail(detail, true);
-  }, handle);
+  void state
+    .api!.get<{ observations: ObservationRecord[] }>('/api/observations', { ids: String(item.id) })
+    .then((res) => {
+      const rec = res.observations[0];
+      state.detail.pop();
+      if (!rec) return showDetail(h('p', { class: 'empty', text: t('notAvailable') }), true);
+      const detail = observationDetail(ctx(), rec, () => void openSession({ key: rec.session }));
+      const status = correctionStatus(t, rec);
+      if (status) detail.insertBefore(status, detail.children[2] ?? null);
+      detail.append(correctionControls(t, correctionActions(rec.id)));
+      showDetail(detail, true);
+    }, handle);
 }
 
 async function openSession(ref: { id?: number; key?: string }): Promise<void> {
@@ -328,9 +393,13 @@ async function openSession(ref: { id?: number; key?: string }): Promise<void> {
     const view = ref.id
       ? await state.api!.get<SessionView>(`/api/viewer/sessions/${ref.id}`)
       : await state.api!.get<SessionView>('/api/viewer/sessions', { key: ref.key });
-    showDetail(sessionDetail(ctx(), view, (o) => openItem(o, true)), true);
+    showDetail(
+      sessionDetail(ctx(), view, (o) => openItem(o, true)),
+      true,
+    );
   } catch (e) {
-    if (e instanceof ApiError && e.status === 404) showDetail(h('p', { class: 'empty', text: t('notAvailable') }), true);
+    if (e instanceof ApiError && e.status === 404)
+      showDetail(h('p', { class: 'empty', text: t('notAvailable') }), true);
     else handle(e);
   }
 }
@@ -342,7 +411,8 @@ async function openSpend(): Promise<void> {
     const report = await state.api!.get<UsageReport>('/api/admin/usage', { days: String(SPEND_DAYS) });
     showDetail(spendPanel(state.lang, report), false);
   } catch (e) {
-    if (e instanceof ApiError && e.status === 403) showDetail(h('p', { id: 'spend-denied', class: 'empty', text: t('spendAdminOnly') }), false);
+    if (e instanceof ApiError && e.status === 403)
+      showDetail(h('p', { id: 'spend-denied', class: 'empty', text: t('spendAdminOnly') }), false);
     else handle(e);
   }
 }
@@ -362,12 +432,16 @@ function correctionError(e: unknown): string {
 function correctionActions(id: number) {
   return {
     supersede: (by: number | null, reason: string) =>
-      state.api!.post('/api/corrections/supersede', by === null ? { id, reason } : { id, by, reason }).then(() => t('corrected'), correctionError),
+      state
+        .api!.post('/api/corrections/supersede', by === null ? { id, reason } : { id, by, reason })
+        .then(() => t('corrected'), correctionError),
     feedback: (kind: FeedbackKind, reason: string) =>
-      state.api!.post<{ counted: boolean }>('/api/corrections/feedback', reason ? { id, kind, reason } : { id, kind }).then(
-        (r) => (!r.counted ? t('alreadySaid') : kind === 'useful' ? t('notedUseful') : t('flagged')),
-        correctionError,
-      ),
+      state
+        .api!.post<{ counted: boolean }>('/api/corrections/feedback', reason ? { id, kind, reason } : { id, kind })
+        .then(
+          (r) => (!r.counted ? t('alreadySaid') : kind === 'useful' ? t('notedUseful') : t('flagged')),
+          correctionError,
+        ),
   };
 }
 
@@ -376,10 +450,14 @@ async function openReview(): Promise<void> {
   showDetail(h('p', { class: 'empty', text: t('loading') }), false);
   try {
     const api = state.api!;
-    const [queue, merged] = await Promise.all([api.get<ReviewQueue>('/api/admin/review'), api.get<{ merges: MergeItem[] }>('/api/admin/merges')]);
+    const [queue, merged] = await Promise.all([
+      api.get<ReviewQueue>('/api/admin/review'),
+      api.get<{ merges: MergeItem[] }>('/api/admin/merges'),
+    ]);
     showDetail(reviewPanel(t, queue, merged.merges, reviewActions(api, t, correctionError)), false);
   } catch (e) {
-    if (e instanceof ApiError && e.status === 403) showDetail(h('p', { class: 'empty', text: t('spendAdminOnly') }), false);
+    if (e instanceof ApiError && e.status === 403)
+      showDetail(h('p', { class: 'empty', text: t('spendAdminOnly') }), false);
     else handle(e);
   }
 }

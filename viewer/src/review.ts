@@ -56,25 +56,45 @@ export interface ReviewActions {
 
 const DECISION_KEY: Record<Decision, Key> = { confirm: 'reviewConfirm', restore: 'reviewRestore', keep: 'reviewKeep' };
 /** How the CLI and search name a record of each kind. */
-const label = (kind: HeldItem['kind'], id: number) => `${kind === 'observation' ? '#' : kind === 'summary' ? 'S' : 'P'}${id}`;
+const label = (kind: HeldItem['kind'], id: number) =>
+  `${kind === 'observation' ? '#' : kind === 'summary' ? 'S' : 'P'}${id}`;
 /** The release body names summaries and prompts by their own lists (POST /api/admin/release). */
 const RELEASE_FIELD = { observation: 'ids', summary: 'summaries', prompt: 'prompts' } as const;
 
 /** The API calls behind the panel; `failed` turns a refusal into the message shown. */
 export function reviewActions(api: Api, t: Translate, failed: (e: unknown) => string): ReviewActions {
   return {
-    decide: (id, d) => api.post(`/api/admin/review/${id}`, { decision: d }).then(() => t('reviewDone', { n: id, d: t(DECISION_KEY[d]) }), failed),
+    decide: (id, d) =>
+      api
+        .post(`/api/admin/review/${id}`, { decision: d })
+        .then(() => t('reviewDone', { n: id, d: t(DECISION_KEY[d]) }), failed),
     release: (item) =>
-      api.post<{ released: Record<string, number[]> }>('/api/admin/release', { [RELEASE_FIELD[item.kind]]: [item.id] }).then(
-        (r) => (Object.values(r.released).some((ids) => ids.includes(item.id)) ? t('reviewReleased', { n: label(item.kind, item.id) }) : t('reviewNotHeld', { n: label(item.kind, item.id) })),
-        failed,
-      ),
-    undo: (id) => api.post<{ restored: number[] }>(`/api/admin/merges/${id}/undo`, {}).then((r) => t('reviewUndone', { n: id, k: r.restored.length }), failed),
+      api
+        .post<{ released: Record<string, number[]> }>('/api/admin/release', { [RELEASE_FIELD[item.kind]]: [item.id] })
+        .then(
+          (r) =>
+            Object.values(r.released).some((ids) => ids.includes(item.id))
+              ? t('reviewReleased', { n: label(item.kind, item.id) })
+              : t('reviewNotHeld', { n: label(item.kind, item.id) }),
+          failed,
+        ),
+    undo: (id) =>
+      api
+        .post<{ restored: number[] }>(`/api/admin/merges/${id}/undo`, {})
+        .then((r) => t('reviewUndone', { n: id, k: r.restored.length }), failed),
   };
 }
 
 /** One card: its number, title, a line of facts, an optional reason, and its buttons (each removes the card when done). */
-function card(attr: Record<string, string>, id: string, title: string | null, meta: string, why: string, buttons: [string, string, () => Promise<string>][], message: HTMLElement): HTMLElement {
+function card(
+  attr: Record<string, string>,
+  id: string,
+  title: string | null,
+  meta: string,
+  why: string,
+  buttons: [string, string, () => Promise<string>][],
+  message: HTMLElement,
+): HTMLElement {
   const li = h('li', { class: 'card', ...attr });
   const row = buttons.map(([name, text, act]) => {
     const b = h('button', { class: 'secondary', type: 'button', 'data-action': name, text });
@@ -96,23 +116,65 @@ function card(attr: Record<string, string>, id: string, title: string | null, me
   return li;
 }
 
-export function reviewPanel(t: Translate, queue: ReviewQueue, merges: readonly MergeItem[], act: ReviewActions): HTMLElement {
+export function reviewPanel(
+  t: Translate,
+  queue: ReviewQueue,
+  merges: readonly MergeItem[],
+  act: ReviewActions,
+): HTMLElement {
   const message = h('p', { id: 'review-message', role: 'status' });
   const queued = (item: QueueItem): HTMLElement => {
-    const why = item.last ? `${item.last.action}${item.last.who ? ` · @${item.last.who}` : ''}${item.last.reason ? `: ${item.last.reason}` : ''}` : '';
-    const by = item.superseded_by != null && item.superseded_by !== item.id ? ` · ${t('supersededBy', { n: item.superseded_by })}` : '';
-    const buttons = (['confirm', 'restore', 'keep'] as const).map((d): [string, string, () => Promise<string>] => [d, t(DECISION_KEY[d]), () => act.decide(item.id, d)]);
-    return card({ 'data-review': String(item.id) }, `#${item.id}`, item.title, `${item.project} · @${item.author}${by}`, why, buttons, message);
+    const why = item.last
+      ? `${item.last.action}${item.last.who ? ` · @${item.last.who}` : ''}${item.last.reason ? `: ${item.last.reason}` : ''}`
+      : '';
+    const by =
+      item.superseded_by != null && item.superseded_by !== item.id
+        ? ` · ${t('supersededBy', { n: item.superseded_by })}`
+        : '';
+    const buttons = (['confirm', 'restore', 'keep'] as const).map((d): [string, string, () => Promise<string>] => [
+      d,
+      t(DECISION_KEY[d]),
+      () => act.decide(item.id, d),
+    ]);
+    return card(
+      { 'data-review': String(item.id) },
+      `#${item.id}`,
+      item.title,
+      `${item.project} · @${item.author}${by}`,
+      why,
+      buttons,
+      message,
+    );
   };
   const held = (item: HeldItem): HTMLElement =>
-    card({ 'data-held': `${item.kind}:${item.id}` }, label(item.kind, item.id), item.title, `${item.project} · @${item.author}`, t('reviewHeldWhy', { kinds: item.held.join(', ') }), [
-      ['release', t('reviewRelease'), () => act.release(item)],
-    ], message);
+    card(
+      { 'data-held': `${item.kind}:${item.id}` },
+      label(item.kind, item.id),
+      item.title,
+      `${item.project} · @${item.author}`,
+      t('reviewHeldWhy', { kinds: item.held.join(', ') }),
+      [['release', t('reviewRelease'), () => act.release(item)]],
+      message,
+    );
   const merged = (m: MergeItem): HTMLElement =>
-    card({ 'data-merge': String(m.id) }, `#${m.id}`, m.title, t('reviewStandsFor', { ids: m.sources.map((s) => `#${s}`).join(', ') }), '',
-      m.undoable ? [['undo', t('reviewUndo'), () => act.undo(m.id)]] : [], message);
+    card(
+      { 'data-merge': String(m.id) },
+      `#${m.id}`,
+      m.title,
+      t('reviewStandsFor', { ids: m.sources.map((s) => `#${s}`).join(', ') }),
+      '',
+      m.undoable ? [['undo', t('reviewUndo'), () => act.undo(m.id)]] : [],
+      message,
+    );
   const part = <T>(id: string, title: string, items: readonly T[], render: (x: T) => HTMLElement) =>
-    items.length ? h('section', { class: 'block', id }, h('h3', { text: title }), h('ul', { class: 'cards compact' }, ...items.map(render))) : null;
+    items.length
+      ? h(
+          'section',
+          { class: 'block', id },
+          h('h3', { text: title }),
+          h('ul', { class: 'cards compact' }, ...items.map(render)),
+        )
+      : null;
   const heldItems = queue.held ?? [];
   const empty = !queue.flagged.length && !queue.superseded.length && !heldItems.length && !merges.length;
   return h(

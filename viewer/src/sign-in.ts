@@ -8,15 +8,32 @@ type Translate = (key: Key) => string;
  * `check(token, remember)` resolves to null on success (the caller moves on) or to the message to show.
  * `footer` holds extra controls (the language switch).
  */
-export function signInScreen(t: Translate, message: string, footer: HTMLElement, check: (token: string, remember: boolean) => Promise<string | null>): { main: HTMLElement; input: HTMLInputElement } {
-  const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', spellcheck: 'false', placeholder: t('tokenPlaceholder'), required: '' });
+export function signInScreen(
+  t: Translate,
+  message: string,
+  footer: HTMLElement,
+  check: (token: string, remember: boolean) => Promise<string | null>,
+): { main: HTMLElement; input: HTMLInputElement } {
+  const input = h('input', {
+    id: 'token',
+    type: 'password',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    placeholder: t('tokenPlaceholder'),
+    required: '',
+  });
   const remember = h('input', { id: 'remember', type: 'checkbox' });
   const error = h('p', { id: 'signin-error', class: 'error', role: 'alert', text: message });
   const submit = h('button', { class: 'primary', type: 'submit', text: t('signIn') });
   const form = h(
     'form',
     { class: 'signin-card', autocomplete: 'off' },
-    h('div', { class: 'brand big' }, h('img', { src: '/viewer/icon.svg', alt: '', width: '36', height: '36' }), h('span', { text: 'cairn' })),
+    h(
+      'div',
+      { class: 'brand big' },
+      h('img', { src: '/viewer/icon.svg', alt: '', width: '36', height: '36' }),
+      h('span', { text: 'cairn' }),
+    ),
     h('p', { class: 'tagline', text: t('tagline') }),
     h('label', { for: 'token', text: t('tokenLabel') }),
     input,

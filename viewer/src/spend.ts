@@ -32,10 +32,27 @@ function budgetLine(lang: Lang, r: UsageReport): Child {
   const b = r.budget;
   if (!b) return h('p', { class: 'muted', text: translate(lang, 'spendNoBudget') });
   const parts: string[] = [];
-  if (b.per_day !== null) parts.push(translate(lang, 'spendBudgetDay', { spent: formatTokens(lang, b.spent_today), of: formatTokens(lang, b.per_day) }));
-  if (b.per_month !== null) parts.push(translate(lang, 'spendBudgetMonth', { spent: formatTokens(lang, b.spent_this_month), of: formatTokens(lang, b.per_month) }));
-  const out = b.exhausted && b.until !== null ? translate(lang, 'spendBudgetOut', { t: absoluteTime(lang, b.until) }) : '';
-  return h('p', { id: 'spend-budget', class: b.exhausted ? 'error' : 'muted', text: [parts.join(' · '), out].filter(Boolean).join(' — ') });
+  if (b.per_day !== null)
+    parts.push(
+      translate(lang, 'spendBudgetDay', {
+        spent: formatTokens(lang, b.spent_today),
+        of: formatTokens(lang, b.per_day),
+      }),
+    );
+  if (b.per_month !== null)
+    parts.push(
+      translate(lang, 'spendBudgetMonth', {
+        spent: formatTokens(lang, b.spent_this_month),
+        of: formatTokens(lang, b.per_month),
+      }),
+    );
+  const out =
+    b.exhausted && b.until !== null ? translate(lang, 'spendBudgetOut', { t: absoluteTime(lang, b.until) }) : '';
+  return h('p', {
+    id: 'spend-budget',
+    class: b.exhausted ? 'error' : 'muted',
+    text: [parts.join(' · '), out].filter(Boolean).join(' — '),
+  });
 }
 
 export function spendPanel(lang: Lang, r: UsageReport): HTMLElement {
@@ -50,9 +67,33 @@ export function spendPanel(lang: Lang, r: UsageReport): HTMLElement {
         h(
           'table',
           { id: 'spend-models', class: 'spend' },
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: t('spendModel') }), ...COLUMNS.map(([k]) => h('th', { scope: 'col', class: 'num', text: t(k) })), h('th', { scope: 'col', class: 'num', text: t('spendCost') }))),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col', text: t('spendModel') }),
+              ...COLUMNS.map(([k]) => h('th', { scope: 'col', class: 'num', text: t(k) })),
+              h('th', { scope: 'col', class: 'num', text: t('spendCost') }),
+            ),
+          ),
           h('tbody', {}, ...r.models.map((m) => row(lang, m))),
-          h('tfoot', {}, h('tr', {}, h('th', { scope: 'row', text: t('spendTotal') }), h('td', { class: 'num', colspan: String(COLUMNS.length), text: t('spendTokensN', { n: formatTokens(lang, r.total_tokens) }) }), h('td', { id: 'spend-total', class: 'num cost', text: total }))),
+          h(
+            'tfoot',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'row', text: t('spendTotal') }),
+              h('td', {
+                class: 'num',
+                colspan: String(COLUMNS.length),
+                text: t('spendTokensN', { n: formatTokens(lang, r.total_tokens) }),
+              }),
+              h('td', { id: 'spend-total', class: 'num cost', text: total }),
+            ),
+          ),
         ),
       )
     : h('p', { class: 'empty', text: t('spendNone') });

@@ -18,19 +18,27 @@ function badge(ctx: ViewCtx, type: string): HTMLElement {
 
 /** The mark on a note `cairn prime` made from the repository rather than from a session's work. */
 function primedBadge(ctx: ViewCtx, source: string | undefined): HTMLElement | null {
-  return source === 'prime' ? h('span', { class: 'badge', 'data-type': 'primed', title: t(ctx, 'primedHint'), text: t(ctx, 'primed') }) : null;
+  return source === 'prime'
+    ? h('span', { class: 'badge', 'data-type': 'primed', title: t(ctx, 'primedHint'), text: t(ctx, 'primed') })
+    : null;
 }
 
 function when(ctx: ViewCtx, ms: number): HTMLElement {
-  return h('time', { datetime: new Date(ms).toISOString(), title: absoluteTime(ctx.lang, ms), text: relativeTime(ctx.lang, ms, ctx.now) });
+  return h('time', {
+    datetime: new Date(ms).toISOString(),
+    title: absoluteTime(ctx.lang, ms),
+    text: relativeTime(ctx.lang, ms, ctx.now),
+  });
 }
 
 function meta(...parts: Child[]): HTMLElement {
   const el = h('div', { class: 'meta' });
-  parts.filter((p) => p !== null && p !== undefined && p !== false && p !== '').forEach((p, i) => {
-    if (i > 0) el.appendChild(h('span', { class: 'sep', 'aria-hidden': 'true', text: '·' }));
-    el.appendChild(typeof p === 'string' || typeof p === 'number' ? h('span', { text: String(p) }) : (p as Node));
-  });
+  parts
+    .filter((p) => p !== null && p !== undefined && p !== false && p !== '')
+    .forEach((p, i) => {
+      if (i > 0) el.appendChild(h('span', { class: 'sep', 'aria-hidden': 'true', text: '·' }));
+      el.appendChild(typeof p === 'string' || typeof p === 'number' ? h('span', { text: String(p) }) : (p as Node));
+    });
   return el;
 }
 
@@ -41,17 +49,27 @@ export function summaryHeadline(ctx: ViewCtx, s: SummaryItem): string {
 export function feedCard(ctx: ViewCtx, item: FeedItem, onOpen: (item: FeedItem) => void, fresh = false): HTMLLIElement {
   const isSummary = item.kind === 'summary';
   const title = isSummary ? summaryHeadline(ctx, item) : item.title?.trim() || t(ctx, 'untitled');
-  const sub = isSummary ? item.completed.trim() || item.learned.trim() : item.subtitle?.trim() ?? '';
+  const sub = isSummary ? item.completed.trim() || item.learned.trim() : (item.subtitle?.trim() ?? '');
   const button = h(
     'button',
     { class: 'card-body', type: 'button' },
-    h('div', { class: 'card-top' }, badge(ctx, isSummary ? 'summary' : item.type), isSummary ? null : primedBadge(ctx, item.source), h('span', { class: 'card-id', text: isSummary ? `S${item.id}` : `#${item.id}` })),
+    h(
+      'div',
+      { class: 'card-top' },
+      badge(ctx, isSummary ? 'summary' : item.type),
+      isSummary ? null : primedBadge(ctx, item.source),
+      h('span', { class: 'card-id', text: isSummary ? `S${item.id}` : `#${item.id}` }),
+    ),
     h('div', { class: 'card-title', text: title }),
     sub ? h('div', { class: 'card-sub', text: sub }) : null,
     meta(item.projectKey, `@${item.author}`, when(ctx, item.createdAt)),
   );
   on(button, 'click', () => onOpen(item));
-  const li = h('li', { class: `card${isSummary ? ' card-summary' : ''}${fresh ? ' fresh' : ''}`, 'data-key': itemKey(item) }, button);
+  const li = h(
+    'li',
+    { class: `card${isSummary ? ' card-summary' : ''}${fresh ? ' fresh' : ''}`, 'data-key': itemKey(item) },
+    button,
+  );
   return li;
 }
 
@@ -83,13 +101,31 @@ export function observationDetail(ctx: ViewCtx, r: ObservationRecord, onOpenSess
   return h(
     'article',
     { class: 'record', 'data-record': `observation:${r.id}` },
-    h('div', { class: 'card-top' }, badge(ctx, r.type), primedBadge(ctx, r.source), h('span', { class: 'card-id', text: `#${r.id}` })),
+    h(
+      'div',
+      { class: 'card-top' },
+      badge(ctx, r.type),
+      primedBadge(ctx, r.source),
+      h('span', { class: 'card-id', text: `#${r.id}` }),
+    ),
     h('h2', { class: 'record-title', text: r.title?.trim() || t(ctx, 'untitled') }),
     r.subtitle ? h('p', { class: 'record-sub', text: r.subtitle }) : null,
-    meta(r.project, `@${r.author}`, r.device ?? '', Number.isNaN(ms) ? '' : when(ctx, ms), t(ctx, 'promptN', { n: r.promptNumber }), t(ctx, 'tokensN', { n: r.tokens })),
+    meta(
+      r.project,
+      `@${r.author}`,
+      r.device ?? '',
+      Number.isNaN(ms) ? '' : when(ctx, ms),
+      t(ctx, 'promptN', { n: r.promptNumber }),
+      t(ctx, 'tokensN', { n: r.tokens }),
+    ),
     r.narrative ? section(t(ctx, 'narrative'), h('p', { class: 'prose', text: r.narrative })) : null,
     r.facts.length ? section(t(ctx, 'facts'), list(r.facts)) : null,
-    r.concepts.length ? section(t(ctx, 'concepts'), h('div', { class: 'chips' }, ...r.concepts.map((c) => h('span', { class: 'chip', text: c })))) : null,
+    r.concepts.length
+      ? section(
+          t(ctx, 'concepts'),
+          h('div', { class: 'chips' }, ...r.concepts.map((c) => h('span', { class: 'chip', text: c }))),
+        )
+      : null,
     r.filesModified.length ? section(t(ctx, 'filesModified'), list(r.filesModified, 'mono')) : null,
     r.filesRead.length ? section(t(ctx, 'filesRead'), list(r.filesRead, 'mono')) : null,
     h('div', { class: 'actions' }, open),
@@ -98,10 +134,16 @@ export function observationDetail(ctx: ViewCtx, r: ObservationRecord, onOpenSess
 
 function summaryBlocks(ctx: ViewCtx, s: SummaryItem): Child[] {
   const fields: [Key, string | null][] = [
-    ['request', s.request], ['investigated', s.investigated], ['learned', s.learned],
-    ['completed', s.completed], ['nextSteps', s.nextSteps], ['notes', s.notes],
+    ['request', s.request],
+    ['investigated', s.investigated],
+    ['learned', s.learned],
+    ['completed', s.completed],
+    ['nextSteps', s.nextSteps],
+    ['notes', s.notes],
   ];
-  return fields.filter(([, v]) => v && v.trim()).map(([k, v]) => section(t(ctx, k), h('p', { class: 'prose', text: v! })));
+  return fields
+    .filter(([, v]) => v && v.trim())
+    .map(([k, v]) => section(t(ctx, k), h('p', { class: 'prose', text: v! })));
 }
 
 export function summaryDetail(ctx: ViewCtx, s: SummaryItem, onOpenSession: () => void): HTMLElement {
@@ -125,12 +167,21 @@ export function sessionDetail(ctx: ViewCtx, v: SessionView, onOpen: (item: Obser
     { class: 'record', 'data-record': `session:${s.id}` },
     h('div', { class: 'card-top' }, h('span', { class: 'badge', 'data-type': 'session', text: t(ctx, 'session') })),
     h('h2', { class: 'record-title', text: s.projectKey }),
-    meta(`@${s.author}`, s.platform, t(ctx, 'prompts', { n: s.promptCount }), t(ctx, 'started', { t: absoluteTime(ctx.lang, s.startedAt) }),
-      s.endedAt ? t(ctx, 'ended', { t: absoluteTime(ctx.lang, s.endedAt) }) : t(ctx, 'ongoing')),
+    meta(
+      `@${s.author}`,
+      s.platform,
+      t(ctx, 'prompts', { n: s.promptCount }),
+      t(ctx, 'started', { t: absoluteTime(ctx.lang, s.startedAt) }),
+      s.endedAt ? t(ctx, 'ended', { t: absoluteTime(ctx.lang, s.endedAt) }) : t(ctx, 'ongoing'),
+    ),
     ...v.summaries.map((sum) => h('div', { class: 'session-summary' }, ...summaryBlocks(ctx, sum))),
     section(
       t(ctx, 'sessionObservations'),
-      h('ul', { class: 'cards compact' }, ...v.observations.map((o) => feedCard(ctx, o, (i) => onOpen(i as ObservationItem)))),
+      h(
+        'ul',
+        { class: 'cards compact' },
+        ...v.observations.map((o) => feedCard(ctx, o, (i) => onOpen(i as ObservationItem))),
+      ),
     ),
   );
 }

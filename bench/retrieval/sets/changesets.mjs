@@ -9,7 +9,11 @@ export const ENV = 'CAIRN_BENCH_CHANGESETS';
 const PROJECT = 'honojs/middleware';
 
 /** Markdown link and emphasis syntax out, text kept: `[#12](url)` → `#12`. */
-const plain = (s) => s.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/\s+/g, ' ').trim();
+const plain = (s) =>
+  s
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 export function load() {
   const { dir, why } = snapshotDir(ENV);
@@ -24,7 +28,11 @@ export function load() {
       key: sha,
       title: subject.slice(0, 500),
       narrative: body.trim().slice(0, 5000),
-      files: (files ?? '').split('\n').map((f) => f.trim()).filter((f) => f && f.length <= 300).slice(0, 20),
+      files: (files ?? '')
+        .split('\n')
+        .map((f) => f.trim())
+        .filter((f) => f && f.length <= 300)
+        .slice(0, 20),
       created_at: Number(ct) * 1000,
     });
   }

@@ -10,7 +10,13 @@ export function load() {
   set.observations.forEach((o, i) => {
     if (!byProject.has(o.project)) byProject.set(o.project, []);
     byProject.get(o.project).push({
-      key: o.key, title: o.title, narrative: o.narrative, facts: o.facts, concepts: o.concepts, files: o.files, type: o.type,
+      key: o.key,
+      title: o.title,
+      narrative: o.narrative,
+      facts: o.facts,
+      concepts: o.concepts,
+      files: o.files,
+      type: o.type,
       created_at: Date.UTC(2026, 5, 1) + i * 60_000,
     });
   });

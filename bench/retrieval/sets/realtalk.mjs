@@ -43,7 +43,8 @@ export function load() {
     projects.push({ key: project, observations });
     for (const qa of chat.qa ?? []) {
       const expected = (qa.evidence ?? []).filter((e) => seen.has(e)).map((e) => `${project}#${e}`);
-      if (expected.length && qa.question) queries.push({ q: qa.question, project, expected, kind: `category ${qa.category}` });
+      if (expected.length && qa.question)
+        queries.push({ q: qa.question, project, expected, kind: `category ${qa.category}` });
     }
   }
   return { projects, queries };

@@ -9,7 +9,11 @@ export const AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] a
 export type AgentName = (typeof AGENTS)[number];
 
 // Claude Code is the reference shape: nothing to translate.
-const claudeCode: Adapter = { platform: 'claude-code', input: (event, stdin) => ({ event, stdin }), output: (out) => out };
+const claudeCode: Adapter = {
+  platform: 'claude-code',
+  input: (event, stdin) => ({ event, stdin }),
+  output: (out) => out,
+};
 
 // Codex's hook payloads use Claude Code's field names (session_id, cwd, prompt, tool_name, tool_input,
 // tool_response, tool_use_id, last_assistant_message, stop_hook_active, source) and read the same
@@ -53,13 +57,25 @@ const gemini: Adapter = {
       case 'post-tool-use-failure': {
         const response = (raw.tool_response && typeof raw.tool_response === 'object' ? raw.tool_response : {}) as Raw;
         const tool = { ...base, tool_name: geminiTool(raw.tool_name), tool_input: raw.tool_input };
-        const error = response.error && typeof response.error === 'object' ? (response.error as Raw).message : response.error;
-        if (error) return { event: 'post-tool-use-failure', stdin: JSON.stringify({ ...tool, error: typeof error === 'string' ? error : 'the tool call failed' }) };
+        const error =
+          response.error && typeof response.error === 'object' ? (response.error as Raw).message : response.error;
+        if (error)
+          return {
+            event: 'post-tool-use-failure',
+            stdin: JSON.stringify({ ...tool, error: typeof error === 'string' ? error : 'the tool call failed' }),
+          };
         const text = partsText(response.llmContent) || partsText(response.returnDisplay);
         return { event: 'post-tool-use', stdin: JSON.stringify({ ...tool, tool_response: text }) };
       }
       case 'stop':
-        return { event, stdin: JSON.stringify({ ...base, last_assistant_message: raw.prompt_response, stop_hook_active: raw.stop_hook_active }) };
+        return {
+          event,
+          stdin: JSON.stringify({
+            ...base,
+            last_assistant_message: raw.prompt_response,
+            stop_hook_active: raw.stop_hook_active,
+          }),
+        };
       case 'user-prompt-submit':
         return { event, stdin: JSON.stringify({ ...base, prompt: raw.prompt }) };
       case 'session-start':
@@ -73,14 +89,22 @@ const gemini: Adapter = {
   output(out) {
     const { hookEventName, additionalContext } = out.hookSpecificOutput;
     // Gemini names the prompt event BeforeAgent; it has no context injection before a tool runs.
-    const name = hookEventName === 'UserPromptSubmit' ? 'BeforeAgent' : hookEventName === 'SessionStart' ? 'SessionStart' : null;
+    const name =
+      hookEventName === 'UserPromptSubmit' ? 'BeforeAgent' : hookEventName === 'SessionStart' ? 'SessionStart' : null;
     return name ? { hookSpecificOutput: { hookEventName: name, additionalContext } } : null;
   },
 };
 
-const ADAPTERS: Record<AgentName, Adapter> = { 'claude-code': claudeCode, codex, gemini, cursor: cursorAdapter, opencode: opencodeAdapter };
+const ADAPTERS: Record<AgentName, Adapter> = {
+  'claude-code': claudeCode,
+  codex,
+  gemini,
+  cursor: cursorAdapter,
+  opencode: opencodeAdapter,
+};
 
-export const adapterFor = (name: string): Adapter | null => (Object.hasOwn(ADAPTERS, name) ? ADAPTERS[name as AgentName] : null);
+export const adapterFor = (name: string): Adapter | null =>
+  Object.hasOwn(ADAPTERS, name) ? ADAPTERS[name as AgentName] : null;
 
 /** `--agent NAME` or `--agent=NAME` among a hook's arguments; Claude Code when absent. */
 export function agentArg(args: readonly string[]): string {

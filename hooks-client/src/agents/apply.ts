@@ -6,7 +6,14 @@ import { lstatSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Paths } from '../config';
 import type { Io } from '../io';
-import { ensurePrivateDir, PRIVATE_FILE, safeReadFile, safeUnlink, safeWriteFile, UnsafePathError } from '../util/safe-write';
+import {
+  ensurePrivateDir,
+  PRIVATE_FILE,
+  safeReadFile,
+  safeUnlink,
+  safeWriteFile,
+  UnsafePathError,
+} from '../util/safe-write';
 import type { FileEdit } from './file-edit';
 
 interface InstallRecord {
@@ -46,8 +53,14 @@ function refused(io: Io, e: unknown): boolean {
 function describeChange(before: string, after: string): string {
   const a = new Set(before.split('\n'));
   const b = new Set(after.split('\n'));
-  const added = after.split('\n').filter((l) => !a.has(l)).map((l) => `+ ${l}`);
-  const removed = before.split('\n').filter((l) => !b.has(l)).map((l) => `- ${l}`);
+  const added = after
+    .split('\n')
+    .filter((l) => !a.has(l))
+    .map((l) => `+ ${l}`);
+  const removed = before
+    .split('\n')
+    .filter((l) => !b.has(l))
+    .map((l) => `- ${l}`);
   return [...removed, ...added].join('\n');
 }
 
@@ -74,7 +87,9 @@ export function applyEdits(edits: FileEdit[], io: Io, paths: Paths, dry: boolean
   }
   if (dry) {
     for (const { edit, before, after } of planned) {
-      io.out(`${edit.path}${before === null ? ' (new file)' : ''}:\n${describeChange(before ?? '', after) || '(no change)'}\n\n`);
+      io.out(
+        `${edit.path}${before === null ? ' (new file)' : ''}:\n${describeChange(before ?? '', after) || '(no change)'}\n\n`,
+      );
     }
     return true;
   }
@@ -93,7 +108,9 @@ export function applyEdits(edits: FileEdit[], io: Io, paths: Paths, dry: boolean
       safeWriteFile(edit.path, after, secret ? { ...within(edit), mode: PRIVATE_FILE, exactMode: true } : within(edit));
       const backup = record.files[edit.path]!.backup;
       const owner = tighten ? '; now readable by you only: it holds the sender’s secret' : '';
-      io.out(`cairn: updated ${edit.path}${backup || owner ? ` (${[backup ? `backup: ${backup}` : '', owner.slice(2)].filter(Boolean).join('; ')})` : ''}\n`);
+      io.out(
+        `cairn: updated ${edit.path}${backup || owner ? ` (${[backup ? `backup: ${backup}` : '', owner.slice(2)].filter(Boolean).join('; ')})` : ''}\n`,
+      );
     }
   } catch (e) {
     // What was written is recorded, so uninstall can still take it out.

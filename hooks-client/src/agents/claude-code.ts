@@ -2,7 +2,16 @@
 // derived from HOOK_PLAN so the plugin and `cairn install` cannot drift apart.
 import { existsSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
-import { addOurEnv, addOurHooks, addOurStatusLine, HOOK_PLAN, removeOurEnv, removeOurHooks, removeOurStatusLine, type Settings } from './settings-merge';
+import {
+  addOurEnv,
+  addOurHooks,
+  addOurStatusLine,
+  HOOK_PLAN,
+  removeOurEnv,
+  removeOurHooks,
+  removeOurStatusLine,
+  type Settings,
+} from './settings-merge';
 import type { Io } from '../io';
 import { commandFiles, SKILL_NAME, skillFile } from './claude-commands';
 import { jsonEdit, type FileEdit } from './file-edit';
@@ -11,10 +20,12 @@ import { NONCE_ENV } from '../hook-door';
 export const MCP_NAME = 'cairn';
 
 /** Claude Code's config folder: $CLAUDE_CONFIG_DIR when set, else ~/.claude. */
-export const claudeConfigDir = (env: Io['env'], home: string): string => env.CLAUDE_CONFIG_DIR?.trim() || join(home, '.claude');
+export const claudeConfigDir = (env: Io['env'], home: string): string =>
+  env.CLAUDE_CONFIG_DIR?.trim() || join(home, '.claude');
 
 /** Claude Code's own state file (user MCP servers, per-project local servers): $CLAUDE_CONFIG_DIR/.claude.json or ~/.claude.json. */
-export const claudeStatePath = (env: Io['env'], home: string): string => join(env.CLAUDE_CONFIG_DIR?.trim() || home, '.claude.json');
+export const claudeStatePath = (env: Io['env'], home: string): string =>
+  join(env.CLAUDE_CONFIG_DIR?.trim() || home, '.claude.json');
 
 /** The MCP server entry: the token stays in cairn's config; Claude Code asks the client for the header on each connect. */
 export function mcpServerEntry(url: string, clientPath: string): Settings {
@@ -76,7 +87,13 @@ export function claudeTargets(io: Io, home: string, project: boolean, settingsOv
       ? join(io.cwd, '.claude', 'settings.local.json')
       : join(claudeConfigDir(io.env, home), 'settings.json');
   const settingsRoot = project && !settingsOverride ? io.cwd : undefined;
-  return { settings, mcpFile: claudeStatePath(io.env, home), mcpAt: project ? ['projects', io.cwd] : [], scope: project ? 'local' : 'user', settingsRoot };
+  return {
+    settings,
+    mcpFile: claudeStatePath(io.env, home),
+    mcpAt: project ? ['projects', io.cwd] : [],
+    scope: project ? 'local' : 'user',
+    settingsRoot,
+  };
 }
 
 /**
@@ -84,7 +101,11 @@ export function claudeTargets(io: Io, home: string, project: boolean, settingsOv
  * too). With `http`, the quick events are HTTP hooks to the sender's door and settings `env` carries the
  * machine's secret their header reads; without, they stay command hooks (CAIRN_SENDER=off).
  */
-export function claudeHookEdit(t: ClaudeTargets, clientPath: string, opts: { statusLine?: boolean; http?: { port: number; nonce: string } | null } = {}): FileEdit {
+export function claudeHookEdit(
+  t: ClaudeTargets,
+  clientPath: string,
+  opts: { statusLine?: boolean; http?: { port: number; nonce: string } | null } = {},
+): FileEdit {
   const withStatus = opts.statusLine ?? true;
   const http = opts.http ?? null;
   const hooked = (s: Settings) => {
@@ -108,7 +129,10 @@ export function claudeHookEdit(t: ClaudeTargets, clientPath: string, opts: { sta
  */
 export function claudeCommandEdits(env: Io['env'], home: string, clientPath: string): FileEdit[] {
   const root = claudeConfigDir(env, home);
-  const files: Array<[string, string]> = Object.entries(commandFiles(clientPath)).map(([name, body]) => [join(root, 'commands', 'cairn', name), body]);
+  const files: Array<[string, string]> = Object.entries(commandFiles(clientPath)).map(([name, body]) => [
+    join(root, 'commands', 'cairn', name),
+    body,
+  ]);
   files.push([join(root, 'skills', SKILL_NAME, 'SKILL.md'), skillFile()]);
   return files.map(([path, body]) => ({
     path,
@@ -122,7 +146,9 @@ export function claudeCommandEdits(env: Io['env'], home: string, clientPath: str
 
 /** A command or skill file cairn wrote, for any client path (an install moved since still comes out). */
 const isOurCommandFile = (text: string): boolean =>
-  /^---\nname: cairn-memory\n/.test(text) || (/^---\ndescription: /.test(text) && /cairn(?:\.[cm]?js)?" (?:status|pause|resume|forget|prime)\b|the cairn `remember` tool/.test(text));
+  /^---\nname: cairn-memory\n/.test(text) ||
+  (/^---\ndescription: /.test(text) &&
+    /cairn(?:\.[cm]?js)?" (?:status|pause|resume|forget|prime)\b|the cairn `remember` tool/.test(text));
 
 /** The folders the command and skill files live in: removed on uninstall when that left them empty. */
 export const claudeCommandDirs = (env: Io['env'], home: string): string[] => {
@@ -131,7 +157,11 @@ export const claudeCommandDirs = (env: Io['env'], home: string): string[] => {
 };
 
 export function claudeMcpEdit(t: ClaudeTargets, entry: Settings): FileEdit {
-  return jsonEdit(t.mcpFile, (s) => withMcp(s, t.mcpAt, entry), (s) => withMcp(s, t.mcpAt, null));
+  return jsonEdit(
+    t.mcpFile,
+    (s) => withMcp(s, t.mcpAt, entry),
+    (s) => withMcp(s, t.mcpAt, null),
+  );
 }
 
 /** The `claude` executable on PATH, if any. */
@@ -152,7 +182,12 @@ const PLUGIN_CLIENT = '${CLAUDE_PLUGIN_ROOT}/scripts/cairn.cjs';
 export function pluginHooksJson(): Settings {
   const hooks: Settings = {};
   for (const p of HOOK_PLAN) {
-    const handler: Settings = { type: 'command', command: 'node', args: [PLUGIN_CLIENT, 'hook', p.event], timeout: p.timeout };
+    const handler: Settings = {
+      type: 'command',
+      command: 'node',
+      args: [PLUGIN_CLIENT, 'hook', p.event],
+      timeout: p.timeout,
+    };
     if (p.async) handler.async = true;
     const group: Settings = p.matcher ? { matcher: p.matcher, hooks: [handler] } : { hooks: [handler] };
     hooks[p.claudeEvent] = [...((hooks[p.claudeEvent] as Settings[] | undefined) ?? []), group];
@@ -164,7 +199,11 @@ export function pluginHooksJson(): Settings {
 export function pluginMcpJson(): Settings {
   return {
     mcpServers: {
-      [MCP_NAME]: { type: 'http', url: '${user_config.url}/mcp', headers: { Authorization: 'Bearer ${user_config.token}' } },
+      [MCP_NAME]: {
+        type: 'http',
+        url: '${user_config.url}/mcp',
+        headers: { Authorization: 'Bearer ${user_config.token}' },
+      },
     },
   };
 }
@@ -172,7 +211,10 @@ export function pluginMcpJson(): Settings {
 /** Every generated plugin file, by path relative to the repository root. */
 export function pluginFiles(): Record<string, string> {
   const text = (v: Settings) => `${JSON.stringify(v, null, 2)}\n`;
-  const files: Record<string, string> = { 'plugin/hooks/hooks.json': text(pluginHooksJson()), 'plugin/.mcp.json': text(pluginMcpJson()) };
+  const files: Record<string, string> = {
+    'plugin/hooks/hooks.json': text(pluginHooksJson()),
+    'plugin/.mcp.json': text(pluginMcpJson()),
+  };
   for (const [name, body] of Object.entries(commandFiles(PLUGIN_CLIENT))) files[`plugin/commands/${name}`] = body;
   files[`plugin/skills/${SKILL_NAME}/SKILL.md`] = skillFile();
   return files;

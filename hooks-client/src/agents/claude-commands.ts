@@ -35,7 +35,7 @@ export function commandFiles(client: string): Record<string, string> {
       `${run(client, 'forget $ARGUMENTS')}\n\nTell the user in one line what cairn said.`,
     ),
     'prime.md': userOnly(
-      "Prime cairn memory for this project from its docs headings, recent commits and open TODOs (bounded; safe to repeat)",
+      'Prime cairn memory for this project from its docs headings, recent commits and open TODOs (bounded; safe to repeat)',
       '[--dry-run]',
       `${run(client, 'prime $ARGUMENTS')}\n\nTell the user in one line what cairn said.`,
     ),
@@ -44,11 +44,11 @@ export function commandFiles(client: string): Record<string, string> {
       'description: Save something to cairn memory for this project (a decision, a gotcha, a correction)',
       'argument-hint: <what to remember>',
       '---',
-      'Save this to the team\'s memory with the cairn `remember` tool, in the user\'s words, as one short titled note:',
+      "Save this to the team's memory with the cairn `remember` tool, in the user's words, as one short titled note:",
       '',
       '$ARGUMENTS',
       '',
-      'If it corrects a record memory holds, pass that record\'s id in `supersedes` so the old one is marked superseded.',
+      "If it corrects a record memory holds, pass that record's id in `supersedes` so the old one is marked superseded.",
       '',
     ].join('\n'),
   };

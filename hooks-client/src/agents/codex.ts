@@ -20,7 +20,13 @@ const tomlString = (s: string): string => JSON.stringify(s);
 
 export function codexEdits(env: Io['env'], home: string, clientPath: string, withMcp: boolean): FileEdit[] {
   const dir = codexHome(env, home);
-  const edits = [jsonEdit(join(dir, 'hooks.json'), (s) => addOurHooks(s, clientPath, { plan: CODEX_PLAN, agent: 'codex' }), removeOurHooks)];
+  const edits = [
+    jsonEdit(
+      join(dir, 'hooks.json'),
+      (s) => addOurHooks(s, clientPath, { plan: CODEX_PLAN, agent: 'codex' }),
+      removeOurHooks,
+    ),
+  ];
   if (withMcp) {
     // A local stdio server that forwards to cairn: the token stays in cairn's config, out of Codex's.
     const block = `[mcp_servers.cairn]\ncommand = "node"\nargs = [${tomlString(clientPath)}, "mcp-stdio"]\n`;

@@ -44,7 +44,10 @@ export function addCursorHooks(s: Settings, clientPath: string): Settings {
   for (const p of CURSOR_PLAN) {
     const entry: Settings = { command: hookCommand(clientPath, p.event, 'cursor'), timeout: p.timeout };
     if (p.matcher) entry.matcher = p.matcher;
-    hooks[p.claudeEvent] = [...(Array.isArray(hooks[p.claudeEvent]) ? (hooks[p.claudeEvent] as Settings[]) : []), entry];
+    hooks[p.claudeEvent] = [
+      ...(Array.isArray(hooks[p.claudeEvent]) ? (hooks[p.claudeEvent] as Settings[]) : []),
+      entry,
+    ];
   }
   // A new file says which hooks format it uses; a user's file keeps exactly the keys it had.
   return Object.keys(next).length ? { ...next, hooks } : { version: 1, hooks };
@@ -76,7 +79,12 @@ export function cursorHooksInstalled(home: string): boolean {
  * rare case that their text mentions the field.
  */
 export function agentUnderCursor(agent: string, stdin: string, home: string): string | null {
-  if (agent !== 'claude-code' || !stdin.includes('"cursor_version"') || typeof parseObject(stdin).cursor_version !== 'string') return agent;
+  if (
+    agent !== 'claude-code' ||
+    !stdin.includes('"cursor_version"') ||
+    typeof parseObject(stdin).cursor_version !== 'string'
+  )
+    return agent;
   return cursorHooksInstalled(home) ? null : 'cursor';
 }
 
@@ -86,18 +94,31 @@ export function cursorEdits(home: string, clientPath: string, withMcp: boolean):
   if (withMcp) {
     // A local stdio server that forwards to cairn: the token stays in cairn's config, out of Cursor's.
     const server: Settings = { command: 'node', args: [clientPath, 'mcp-stdio'] };
-    edits.push(jsonEdit(join(dir, 'mcp.json'), (s) => withCairnEntry(s, 'mcpServers', server), (s) => withCairnEntry(s, 'mcpServers', null)));
+    edits.push(
+      jsonEdit(
+        join(dir, 'mcp.json'),
+        (s) => withCairnEntry(s, 'mcpServers', server),
+        (s) => withCairnEntry(s, 'mcpServers', null),
+      ),
+    );
   }
   return edits;
 }
 
 /** Cursor's built-in tools (the toolName of each of its executors) under Claude Code's names where the arguments match. */
-const CURSOR_TOOLS: Record<string, string> = { Shell: 'Bash', Read: 'Read', Write: 'Write', Grep: 'Grep', List: 'LS', Fetch: 'WebFetch' };
+const CURSOR_TOOLS: Record<string, string> = {
+  Shell: 'Bash',
+  Read: 'Read',
+  Write: 'Write',
+  Grep: 'Grep',
+  List: 'LS',
+  Fetch: 'WebFetch',
+};
 
 /** A tool's output: Cursor sends it as JSON text; a shell call's is `{output, exitCode}`, of which the output is the text. */
 function toolResponse(v: unknown): unknown {
   const parsed = jsonOrText(v);
-  return isRaw(parsed) && typeof parsed.output === 'string' ? parsed.output : parsed ?? '';
+  return isRaw(parsed) && typeof parsed.output === 'string' ? parsed.output : (parsed ?? '');
 }
 
 /**
@@ -110,9 +131,15 @@ export const cursorAdapter: Adapter = {
   input(event, stdin) {
     const raw = parseObject(stdin);
     const roots = Array.isArray(raw.workspace_roots) ? raw.workspace_roots : [];
-    const cwd = typeof raw.cwd === 'string' && raw.cwd ? raw.cwd : roots.find((r): r is string => typeof r === 'string');
+    const cwd =
+      typeof raw.cwd === 'string' && raw.cwd ? raw.cwd : roots.find((r): r is string => typeof r === 'string');
     const base: Raw = { session_id: raw.conversation_id ?? raw.session_id, cwd };
-    const tool = { ...base, tool_name: renamedTool(CURSOR_TOOLS, raw.tool_name), tool_input: jsonOrText(raw.tool_input), tool_use_id: raw.tool_use_id };
+    const tool = {
+      ...base,
+      tool_name: renamedTool(CURSOR_TOOLS, raw.tool_name),
+      tool_input: jsonOrText(raw.tool_input),
+      tool_use_id: raw.tool_use_id,
+    };
     switch (event) {
       case 'user-prompt-submit':
         return { event, stdin: JSON.stringify({ ...base, prompt: raw.prompt }) };

@@ -20,5 +20,7 @@ export function geminiEdits(home: string, clientPath: string, withMcp: boolean):
     const hooked = addOurHooks(s, clientPath, { plan: GEMINI_PLAN, agent: 'gemini', timeoutUnitMs: 1 });
     return withMcp ? withCairnEntry(hooked, 'mcpServers', server) : hooked;
   };
-  return [jsonEdit(join(home, '.gemini', 'settings.json'), add, (s) => withCairnEntry(removeOurHooks(s), 'mcpServers', null))];
+  return [
+    jsonEdit(join(home, '.gemini', 'settings.json'), add, (s) => withCairnEntry(removeOurHooks(s), 'mcpServers', null)),
+  ];
 }

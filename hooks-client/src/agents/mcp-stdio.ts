@@ -30,7 +30,9 @@ const idOf = (line: string): unknown => {
 /** A JSON-RPC error for a request the server could not answer (a notification gets none). */
 function errorLine(line: string, message: string): string[] {
   const id = idOf(line);
-  return id === undefined || id === null ? [] : [JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } })];
+  return id === undefined || id === null
+    ? []
+    : [JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message } })];
 }
 
 export interface Bridge {
@@ -57,7 +59,8 @@ export async function forward(b: Bridge, line: string, protocolVersion: { value:
     return errorLine(line, `cairn server unreachable: ${(e as Error).message}`);
   }
   const text = await res.text();
-  if (!res.ok && res.status !== 202) return errorLine(line, `cairn server answered ${res.status}: ${text.slice(0, 200)}`);
+  if (!res.ok && res.status !== 202)
+    return errorLine(line, `cairn server answered ${res.status}: ${text.slice(0, 200)}`);
   let lines: string[];
   try {
     lines = answerLines(res.headers.get('content-type') ?? '', text);

@@ -10,7 +10,8 @@ import { opencodePluginSource, PLUGIN_MARK } from './opencode-plugin';
 import { isRaw, parseObject, renamedTool, sessionEvent, type Adapter, type Raw } from './payload';
 
 /** OpenCode's global config folder: $XDG_CONFIG_HOME/opencode, else ~/.config/opencode (it uses xdg-basedir). */
-export const opencodeConfigDir = (env: Io['env'], home: string): string => join(env.XDG_CONFIG_HOME?.trim() || join(home, '.config'), 'opencode');
+export const opencodeConfigDir = (env: Io['env'], home: string): string =>
+  join(env.XDG_CONFIG_HOME?.trim() || join(home, '.config'), 'opencode');
 
 /** A file that is wholly cairn's: written whole, and taken out whole (the user's earlier file, if any, comes back). */
 function wholeFileEdit(path: string, text: string): FileEdit {
@@ -31,27 +32,50 @@ export function opencodeEdits(env: Io['env'], home: string, clientPath: string, 
   if (withMcp) {
     // A local stdio server that forwards to cairn: the token stays in cairn's config, out of OpenCode's.
     const server: Settings = { type: 'local', command: ['node', clientPath, 'mcp-stdio'], enabled: true };
-    edits.push(jsonEdit(join(dir, 'opencode.json'), (s) => withCairnEntry(s, 'mcp', server), (s) => withCairnEntry(s, 'mcp', null)));
+    edits.push(
+      jsonEdit(
+        join(dir, 'opencode.json'),
+        (s) => withCairnEntry(s, 'mcp', server),
+        (s) => withCairnEntry(s, 'mcp', null),
+      ),
+    );
   }
   return edits;
 }
 
 /** OpenCode's built-in tools (packages/opencode/src/tool/*.ts ids) under Claude Code's names. */
 const OPENCODE_TOOLS: Record<string, string> = {
-  bash: 'Bash', read: 'Read', write: 'Write', edit: 'Edit', glob: 'Glob', grep: 'Grep', list: 'LS', webfetch: 'WebFetch',
+  bash: 'Bash',
+  read: 'Read',
+  write: 'Write',
+  edit: 'Edit',
+  glob: 'Glob',
+  grep: 'Grep',
+  list: 'LS',
+  webfetch: 'WebFetch',
 };
 /** Their camelCase arguments under Claude Code's names, so file tracking reads file_path as it does for Claude Code. */
-const OPENCODE_ARGS: Record<string, string> = { filePath: 'file_path', oldString: 'old_string', newString: 'new_string', replaceAll: 'replace_all' };
+const OPENCODE_ARGS: Record<string, string> = {
+  filePath: 'file_path',
+  oldString: 'old_string',
+  newString: 'new_string',
+  replaceAll: 'replace_all',
+};
 
 function toolInput(tool: unknown, args: unknown): unknown {
   if (typeof tool !== 'string' || !Object.hasOwn(OPENCODE_TOOLS, tool) || !isRaw(args)) return args;
-  return Object.fromEntries(Object.entries(args).map(([k, v]) => [Object.hasOwn(OPENCODE_ARGS, k) ? OPENCODE_ARGS[k]! : k, v]));
+  return Object.fromEntries(
+    Object.entries(args).map(([k, v]) => [Object.hasOwn(OPENCODE_ARGS, k) ? OPENCODE_ARGS[k]! : k, v]),
+  );
 }
 
 /** The prompt's text: the user's text parts (OpenCode's own synthetic parts, such as file attachments' contents, left out). */
 function promptText(parts: unknown): string | null {
   if (!Array.isArray(parts)) return null;
-  return parts.filter((p): p is Raw => isRaw(p) && p.type === 'text' && typeof p.text === 'string' && p.synthetic !== true).map((p) => p.text as string).join('\n');
+  return parts
+    .filter((p): p is Raw => isRaw(p) && p.type === 'text' && typeof p.text === 'string' && p.synthetic !== true)
+    .map((p) => p.text as string)
+    .join('\n');
 }
 
 /**
@@ -69,15 +93,29 @@ export const opencodeAdapter: Adapter = {
     const base: Raw = { session_id: raw.sessionID ?? input.sessionID, cwd: raw.directory };
     switch (event) {
       case 'user-prompt-submit':
-        return { event, stdin: JSON.stringify({ ...base, prompt: promptText(output.parts), prompt_id: input.messageID }) };
+        return {
+          event,
+          stdin: JSON.stringify({ ...base, prompt: promptText(output.parts), prompt_id: input.messageID }),
+        };
       case 'post-tool-use': {
-        const tool = { ...base, tool_name: renamedTool(OPENCODE_TOOLS, input.tool), tool_input: toolInput(input.tool, input.args), tool_use_id: input.callID };
-        return { event, stdin: JSON.stringify({ ...tool, tool_response: typeof output.output === 'string' ? output.output : '' }) };
+        const tool = {
+          ...base,
+          tool_name: renamedTool(OPENCODE_TOOLS, input.tool),
+          tool_input: toolInput(input.tool, input.args),
+          tool_use_id: input.callID,
+        };
+        return {
+          event,
+          stdin: JSON.stringify({ ...tool, tool_response: typeof output.output === 'string' ? output.output : '' }),
+        };
       }
       default:
         return sessionEvent(event, base, raw);
     }
   },
   // Only the session's context goes back: the plugin adds it to the system prompt of the session's turns.
-  output: (out) => (out.hookSpecificOutput.hookEventName === 'SessionStart' ? { context: out.hookSpecificOutput.additionalContext } : null),
+  output: (out) =>
+    out.hookSpecificOutput.hookEventName === 'SessionStart'
+      ? { context: out.hookSpecificOutput.additionalContext }
+      : null,
 };

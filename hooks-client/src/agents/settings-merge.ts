@@ -38,7 +38,14 @@ export const HOOK_PLAN: PlannedHook[] = [
   // Fire-and-forget: Claude Code does not wait for these, so recording never slows the agent.
   { claudeEvent: 'PostToolUse', event: 'post-tool-use', matcher: '*', timeout: 10, async: true, http: true },
   // Claude Code reports a failed call (e.g. a command exiting non-zero) only through this event.
-  { claudeEvent: 'PostToolUseFailure', event: 'post-tool-use-failure', matcher: '*', timeout: 10, async: true, http: true },
+  {
+    claudeEvent: 'PostToolUseFailure',
+    event: 'post-tool-use-failure',
+    matcher: '*',
+    timeout: 10,
+    async: true,
+    http: true,
+  },
   // Not async: the turn's summary is its most valuable event, and `claude -p` ends async hooks when it exits
   // right after its last answer. Claude Code waits for this one (~40 ms; the hook's budget caps it at 1.5 s).
   { claudeEvent: 'Stop', event: 'stop', timeout: 10 },
@@ -48,7 +55,8 @@ export const HOOK_PLAN: PlannedHook[] = [
 ];
 
 // The installed copy is cairn.cjs; older installs and --client may name cairn.mjs or cairn.js.
-const OURS = /cairn(?:\.[cm]?js)?["']?\s+hook\s+(?:session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|pre-compact|session-end)\b/;
+const OURS =
+  /cairn(?:\.[cm]?js)?["']?\s+hook\s+(?:session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|pre-compact|session-end)\b/;
 
 const OUR_URL = new RegExp(`^http://(?:127\\.0\\.0\\.1|localhost):\\d+${HOOK_PATH.replace(/\//g, '\\/')}`);
 
@@ -64,7 +72,13 @@ export function isOurHandler(h: unknown): boolean {
 
 /** Claude Code's HTTP hook for a quick event: a POST to the sender, the secret read from an allowed variable. */
 export function httpHandler(port: number, event: HookEvent, timeout: number): Handler {
-  return { type: 'http', url: `http://127.0.0.1:${port}${HOOK_PATH}${event}`, headers: hookHeaders(), allowedEnvVars: [...HOOK_ENV_VARS], timeout };
+  return {
+    type: 'http',
+    url: `http://127.0.0.1:${port}${HOOK_PATH}${event}`,
+    headers: hookHeaders(),
+    allowedEnvVars: [...HOOK_ENV_VARS],
+    timeout,
+  };
 }
 
 /** settings `env` gains the sender's secret (Claude Code interpolates it into the HTTP hook's header). */
@@ -129,7 +143,9 @@ export function addOurHooks(
   opts: { plan?: PlannedHook[]; agent?: string; timeoutUnitMs?: number; execForm?: boolean; httpPort?: number } = {},
 ): Settings {
   const next = removeOurHooks(settings);
-  const hooks = (next.hooks && typeof next.hooks === 'object' && !Array.isArray(next.hooks) ? next.hooks : {}) as Record<string, Json>;
+  const hooks = (
+    next.hooks && typeof next.hooks === 'object' && !Array.isArray(next.hooks) ? next.hooks : {}
+  ) as Record<string, Json>;
   for (const p of opts.plan ?? HOOK_PLAN) {
     const timeout = opts.timeoutUnitMs ? p.timeout * (1000 / opts.timeoutUnitMs) : p.timeout;
     // Exec form (no shell between the agent and node) where the agent has it: the path needs no quoting.
@@ -152,7 +168,12 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
   return v;
 }
 
@@ -199,13 +220,19 @@ export function removeOurStatusLine(settings: Settings): Settings {
  */
 export function addOurStatusLine(settings: Settings, clientPath: string): Settings {
   const next = removeOurStatusLine(settings);
-  const theirs = isObj(next.statusLine) && next.statusLine.type === 'command' && typeof next.statusLine.command === 'string' ? next.statusLine : null;
+  const theirs =
+    isObj(next.statusLine) && next.statusLine.type === 'command' && typeof next.statusLine.command === 'string'
+      ? next.statusLine
+      : null;
   if (isObj(next.statusLine) && !theirs) return next; // a kind of status line cairn does not know: left alone
   let command = `node "${clientPath.replace(/"/g, '\\"')}" statusline`;
   if (theirs) command += ` --wrap ${Buffer.from(JSON.stringify(theirs)).toString('base64url')}`;
   const line: Settings = { type: 'command', command };
   if (theirs && typeof theirs.padding === 'number') line.padding = theirs.padding;
-  const interval = theirs && typeof theirs.refreshInterval === 'number' ? Math.min(theirs.refreshInterval, STATUS_REFRESH_S) : STATUS_REFRESH_S;
+  const interval =
+    theirs && typeof theirs.refreshInterval === 'number'
+      ? Math.min(theirs.refreshInterval, STATUS_REFRESH_S)
+      : STATUS_REFRESH_S;
   line.refreshInterval = interval;
   if (theirs && theirs.hideVimModeIndicator !== undefined) line.hideVimModeIndicator = theirs.hideVimModeIndicator;
   next.statusLine = line;

@@ -17,7 +17,12 @@ export interface Converted {
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
-const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : typeof v === 'bigint' && v >= 0n ? Number(v) : 0);
+const int = (v: unknown): number =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 0
+    ? Math.floor(v)
+    : typeof v === 'bigint' && v >= 0n
+      ? Number(v)
+      : 0;
 const cut = (s: string, max: number): string => (s.length > max ? s.slice(0, max) : s);
 const clean = (v: unknown, max: number): string | null => {
   const s = str(v);
@@ -82,7 +87,8 @@ export function convert(rows: ClaudeMemRows, map: ReadonlyMap<string, string>, h
   const byMemoryId = new Map<string, SessionRef>();
   const byContentId = new Map<string, SessionRef>();
   const promptsPer = new Map<number, number>();
-  for (const p of rows.prompts) promptsPer.set(int(p.session_db_id), Math.max(promptsPer.get(int(p.session_db_id)) ?? 0, int(p.prompt_number)));
+  for (const p of rows.prompts)
+    promptsPer.set(int(p.session_db_id), Math.max(promptsPer.get(int(p.session_db_id)) ?? 0, int(p.prompt_number)));
 
   for (const s of rows.sessions) {
     const content = str(s.content_session_id) ?? str(s.memory_session_id);
@@ -95,8 +101,14 @@ export function convert(rows: ClaudeMemRows, map: ReadonlyMap<string, string>, h
     const ref = { key: cut(`claude-mem:${platform}:${content}`, 200) };
     const project = keyFor(str(s.project)?.trim() || 'claude-mem', started);
     records.push({
-      kind: 'session', session_key: ref.key, project, user: handle, platform,
-      prompt_count: Math.max(int(s.prompt_counter), promptsPer.get(int(s.id)) ?? 0), started_at: started, ended_at: epoch(s, 'completed_at'),
+      kind: 'session',
+      session_key: ref.key,
+      project,
+      user: handle,
+      platform,
+      prompt_count: Math.max(int(s.prompt_counter), promptsPer.get(int(s.id)) ?? 0),
+      started_at: started,
+      ended_at: epoch(s, 'completed_at'),
     });
     counts.sessions++;
     byDbId.set(int(s.id), ref);
@@ -106,7 +118,11 @@ export function convert(rows: ClaudeMemRows, map: ReadonlyMap<string, string>, h
   }
 
   const inSession = (ref: SessionRef, row: Row) => ({
-    session_key: ref.key, prompt_number: int(row.prompt_number), prompt_id: null, author: handle, created_at: epoch(row, 'created_at') ?? 0,
+    session_key: ref.key,
+    prompt_number: int(row.prompt_number),
+    prompt_id: null,
+    author: handle,
+    created_at: epoch(row, 'created_at') ?? 0,
   });
 
   for (const p of rows.prompts) {
@@ -129,12 +145,22 @@ export function convert(rows: ClaudeMemRows, map: ReadonlyMap<string, string>, h
     }
     const manual = String(o.memory_session_id).startsWith('manual-');
     records.push({
-      kind: 'observation', ...inSession(ref, o), type: cut(type, 60), title: clean(o.title, 2_000), subtitle: clean(o.subtitle, 2_000),
-      facts: list(o.facts, true), narrative: clean(o.narrative ?? o.text, 100_000), concepts: list(o.concepts),
-      files_read: list(o.files_read), files_modified: list(o.files_modified), discovery_tokens: int(o.discovery_tokens),
+      kind: 'observation',
+      ...inSession(ref, o),
+      type: cut(type, 60),
+      title: clean(o.title, 2_000),
+      subtitle: clean(o.subtitle, 2_000),
+      facts: list(o.facts, true),
+      narrative: clean(o.narrative ?? o.text, 100_000),
+      concepts: list(o.concepts),
+      files_read: list(o.files_read),
+      files_modified: list(o.files_modified),
+      discovery_tokens: int(o.discovery_tokens),
       // claude-mem's own hash is unique per session; the row id stands in for rows written before it had one.
       content_hash: `claude-mem:${str(o.content_hash) ?? `obs-${int(o.id)}`}`,
-      agent_id: clean(o.agent_id, 200), agent_type: clean(o.agent_type, 200), source: manual ? 'remember' : 'claude-mem',
+      agent_id: clean(o.agent_id, 200),
+      agent_type: clean(o.agent_type, 200),
+      source: manual ? 'remember' : 'claude-mem',
     });
     counts.observations++;
   }
@@ -147,8 +173,15 @@ export function convert(rows: ClaudeMemRows, map: ReadonlyMap<string, string>, h
     }
     const field = (k: string) => clean(s[k], 100_000) ?? '';
     records.push({
-      kind: 'summary', ...inSession(ref, s), request: field('request'), investigated: field('investigated'), learned: field('learned'),
-      completed: field('completed'), next_steps: field('next_steps'), notes: clean(s.notes, 100_000), content_hash: `claude-mem:sum-${int(s.id)}`,
+      kind: 'summary',
+      ...inSession(ref, s),
+      request: field('request'),
+      investigated: field('investigated'),
+      learned: field('learned'),
+      completed: field('completed'),
+      next_steps: field('next_steps'),
+      notes: clean(s.notes, 100_000),
+      content_hash: `claude-mem:sum-${int(s.id)}`,
     });
     counts.summaries++;
   }

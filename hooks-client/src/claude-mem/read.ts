@@ -24,7 +24,10 @@ const TABLES: Array<[keyof ClaudeMemRows, string]> = [
 export class ReadError extends Error {}
 
 interface SqliteModule {
-  DatabaseSync: new (path: string, options: { readOnly: boolean }) => {
+  DatabaseSync: new (
+    path: string,
+    options: { readOnly: boolean },
+  ) => {
     prepare(sql: string): { all(): Row[] };
     close(): void;
   };
@@ -58,13 +61,39 @@ const BUN_SCRIPT =
  * `~/.bun/bin` (the official installer's default, which adds it to PATH only in shells that read its profile
  * line), `%LOCALAPPDATA%\\bun` on Windows, then the package managers' folders.
  */
-export function bunCandidates(env: Record<string, string | undefined>, platform: NodeJS.Platform = process.platform, home = homedir()): string[] {
+export function bunCandidates(
+  env: Record<string, string | undefined>,
+  platform: NodeJS.Platform = process.platform,
+  home = homedir(),
+): string[] {
   if (env.CAIRN_BUN) return [env.CAIRN_BUN];
   const exe = platform === 'win32' ? 'bun.exe' : 'bun';
-  const homes = [env.HOME || home, platform === 'win32' ? env.USERPROFILE : undefined].filter((h): h is string => Boolean(h));
-  const local = platform === 'win32' && env.LOCALAPPDATA ? [join(env.LOCALAPPDATA, 'bun', exe), join(env.LOCALAPPDATA, 'bun', 'bin', exe)] : [];
-  const system = platform === 'win32' ? [] : ['/usr/local/bin/bun', '/opt/homebrew/bin/bun', '/home/linuxbrew/.linuxbrew/bin/bun', '/usr/bin/bun', '/snap/bin/bun'];
-  return [...new Set(['bun', ...(env.BUN_INSTALL ? [join(env.BUN_INSTALL, 'bin', exe)] : []), ...homes.map((h) => join(h, '.bun', 'bin', exe)), ...local, ...system])];
+  const homes = [env.HOME || home, platform === 'win32' ? env.USERPROFILE : undefined].filter((h): h is string =>
+    Boolean(h),
+  );
+  const local =
+    platform === 'win32' && env.LOCALAPPDATA
+      ? [join(env.LOCALAPPDATA, 'bun', exe), join(env.LOCALAPPDATA, 'bun', 'bin', exe)]
+      : [];
+  const system =
+    platform === 'win32'
+      ? []
+      : [
+          '/usr/local/bin/bun',
+          '/opt/homebrew/bin/bun',
+          '/home/linuxbrew/.linuxbrew/bin/bun',
+          '/usr/bin/bun',
+          '/snap/bin/bun',
+        ];
+  return [
+    ...new Set([
+      'bun',
+      ...(env.BUN_INSTALL ? [join(env.BUN_INSTALL, 'bin', exe)] : []),
+      ...homes.map((h) => join(h, '.bun', 'bin', exe)),
+      ...local,
+      ...system,
+    ]),
+  ];
 }
 
 /** Reads through the first Bun found (see bunCandidates); null when there is none. */
@@ -82,9 +111,17 @@ function viaAnyBun(path: string, env: Record<string, string | undefined>): Claud
 
 function viaBun(path: string, bun: string, env: Record<string, string | undefined>): ClaudeMemRows | null {
   // child_process is loaded here, on use, as in `cairn install`: no hook pays for it.
-  const r = process.getBuiltinModule('node:child_process').spawnSync(bun, ['-e', BUN_SCRIPT, path], { env, encoding: 'utf8', maxBuffer: 2 ** 31 - 1, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = process.getBuiltinModule('node:child_process').spawnSync(bun, ['-e', BUN_SCRIPT, path], {
+    env,
+    encoding: 'utf8',
+    maxBuffer: 2 ** 31 - 1,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-  if (r.error || r.status !== 0) throw new ReadError(`bun could not read ${path}: ${(r.error?.message ?? r.stderr.trim().split('\n').pop()) || `exit ${r.status}`}`);
+  if (r.error || r.status !== 0)
+    throw new ReadError(
+      `bun could not read ${path}: ${(r.error?.message ?? r.stderr.trim().split('\n').pop()) || `exit ${r.status}`}`,
+    );
   const out: ClaudeMemRows = { sessions: [], observations: [], summaries: [], prompts: [] };
   for (const line of r.stdout.split('\n')) {
     if (!line) continue;
@@ -96,7 +133,8 @@ function viaBun(path: string, bun: string, env: Record<string, string | undefine
 
 /** All rows of the four tables, or a ReadError whose message is one line a person can act on. */
 export function readClaudeMem(path: string, env: Record<string, string | undefined>): ClaudeMemRows {
-  if (!existsSync(path)) throw new ReadError(`no claude-mem database at ${path} (pass its path: cairn import --claude-mem <file>)`);
+  if (!existsSync(path))
+    throw new ReadError(`no claude-mem database at ${path} (pass its path: cairn import --claude-mem <file>)`);
   try {
     const rows = viaNodeSqlite(path) ?? viaAnyBun(path, env);
     if (rows) return rows;
@@ -104,5 +142,7 @@ export function readClaudeMem(path: string, env: Record<string, string | undefin
     if (e instanceof ReadError) throw e;
     throw new ReadError(`cannot read ${path} as a claude-mem database: ${(e as Error).message}`);
   }
-  throw new ReadError(`reading a claude-mem database needs Node ≥ 22.5 (node:sqlite) or Bun; this is Node ${process.versions.node} and no bun was found on PATH, in $BUN_INSTALL/bin or ~/.bun/bin (set CAIRN_BUN to its path)`);
+  throw new ReadError(
+    `reading a claude-mem database needs Node ≥ 22.5 (node:sqlite) or Bun; this is Node ${process.versions.node} and no bun was found on PATH, in $BUN_INSTALL/bin or ~/.bun/bin (set CAIRN_BUN to its path)`,
+  );
 }

@@ -1,7 +1,15 @@
 // `cairn login`, `cairn status`, `cairn flush`, `cairn search`: the user's commands around the hooks.
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig, loggedInConfig, pathsFor, readConfigFile, writeConfigFile, type Config, type Paths } from '../config';
+import {
+  loadConfig,
+  loggedInConfig,
+  pathsFor,
+  readConfigFile,
+  writeConfigFile,
+  type Config,
+  type Paths,
+} from '../config';
 import { drainInbox, inboxEntries } from '../hook/drain';
 import { SENDER_LOG } from '../inbox/entry';
 import type { Io } from '../io';
@@ -15,13 +23,20 @@ import { VERSION } from '../version';
 
 export function deliveryFor(io: Io, config: Config, paths: Paths): DeliveryContext {
   return {
-    url: config.url, token: config.token, device: config.device, stateDir: paths.stateDir, now: io.now,
+    url: config.url,
+    token: config.token,
+    device: config.device,
+    stateDir: paths.stateDir,
+    now: io.now,
     spool: new Spool(paths.stateDir, { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes }),
   };
 }
 
 export async function login(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, options: { url: { type: 'string' }, token: { type: 'string' }, device: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { url: { type: 'string' }, token: { type: 'string' }, device: { type: 'string' } },
+  });
   if (!values.url || !values.token) {
     io.err('usage: cairn login --url https://your-worker.example --token <token> [--device <name>]\n');
     return 2;
@@ -51,14 +66,26 @@ export async function login(args: string[], io: Io): Promise<number> {
 }
 
 /** `refused`: the server answered and turned the token down (as opposed to being unreachable). */
-async function checkToken(url: string, token: string | null, device: string | null): Promise<{ ok: boolean; refused?: boolean; message: string }> {
+async function checkToken(
+  url: string,
+  token: string | null,
+  device: string | null,
+): Promise<{ ok: boolean; refused?: boolean; message: string }> {
   try {
     const r = await call(url, '/api/projects', { token, device, timeoutMs: 5_000 });
     if (r.status === 200) return { ok: true, message: `server reachable at ${url}, token valid` };
-    if (r.status === 403) return { ok: true, message: `server reachable at ${url}, token valid (no read scope: recall disabled)` };
-    return { ok: false, refused: r.status === 401, message: `server reachable at ${url}, but the token was refused (${errorText(r)})` };
+    if (r.status === 403)
+      return { ok: true, message: `server reachable at ${url}, token valid (no read scope: recall disabled)` };
+    return {
+      ok: false,
+      refused: r.status === 401,
+      message: `server reachable at ${url}, but the token was refused (${errorText(r)})`,
+    };
   } catch (e) {
-    return { ok: false, message: `server not reachable at ${url} (${e instanceof Unreachable ? e.reason : String(e)}); events will be kept locally until it is` };
+    return {
+      ok: false,
+      message: `server not reachable at ${url} (${e instanceof Unreachable ? e.reason : String(e)}); events will be kept locally until it is`,
+    };
   }
 }
 
@@ -67,7 +94,10 @@ async function observerLine(url: string, token: string | null, device: string | 
   try {
     const r = await call(url, '/api/observer/budget', { token, device, timeoutMs: 3_000 });
     if (r.status !== 200) return null;
-    const body = JSON.parse(r.text) as { observer?: { provider?: string; model?: string | null }; budget?: { notice?: string | null } | null };
+    const body = JSON.parse(r.text) as {
+      observer?: { provider?: string; model?: string | null };
+      budget?: { notice?: string | null } | null;
+    };
     if (body.budget?.notice) return body.budget.notice;
     const o = body.observer;
     return o?.provider ? `${o.provider}${o.model ? ` (${o.model})` : ''}` : null;
@@ -86,13 +116,16 @@ async function memoryLine(url: string, token: string | null, device: string | nu
     if (r.status !== 200) return null;
     const body = JSON.parse(r.text) as { state?: string; notice?: string | null; pending?: number };
     if (body.notice) return body.notice;
-    return body.state === 'ok' ? `ok${body.pending ? ` (${body.pending} events being observed)` : ''}` : (body.state ?? null);
+    return body.state === 'ok'
+      ? `ok${body.pending ? ` (${body.pending} events being observed)` : ''}`
+      : (body.state ?? null);
   } catch {
     return null;
   }
 }
 
-const kb = (n: number) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
+const kb = (n: number) =>
+  n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 
 export async function status(_args: string[], io: Io): Promise<number> {
   const paths = pathsFor(io.env);
@@ -106,28 +139,41 @@ export async function status(_args: string[], io: Io): Promise<number> {
     const check = await checkToken(config.url, config.token, config.device);
     lines.push(`server:  ${check.message}`);
     if (check.ok) {
-      const [observer, memory] = await Promise.all([observerLine(config.url, config.token, config.device), memoryLine(config.url, config.token, config.device)]);
+      const [observer, memory] = await Promise.all([
+        observerLine(config.url, config.token, config.device),
+        memoryLine(config.url, config.token, config.device),
+      ]);
       if (observer) lines.push(`observer: ${observer}`);
       if (memory) lines.push(`memory:  ${memory}`);
     }
     try {
       const r = await call(config.url, '/install/cairn.mjs', { method: 'HEAD', timeoutMs: 3_000 });
       const served = r.headers['x-cairn-client-version'];
-      if (typeof served === 'string' && served !== VERSION) lines.push(`update:  the server offers client ${served} (this is ${VERSION}): ${config.url}/install/cairn.mjs`);
+      if (typeof served === 'string' && served !== VERSION)
+        lines.push(`update:  the server offers client ${served} (this is ${VERSION}): ${config.url}/install/cairn.mjs`);
     } catch {
       // reachability was reported above
     }
   }
   lines.push(`project: ${projectKeyFor(io.cwd, paths.stateDir, io.now())} (for ${io.cwd})`);
   const pct = Math.round(stats.fill * 100);
-  lines.push(`spool:   ${stats.pendingEvents} events waiting, ${kb(stats.pendingBytes)} (${pct}% of the limit: ${config.spoolMaxEvents} events / ${kb(config.spoolMaxBytes)})`);
-  if (stats.fill >= 0.8) lines.push(`WARNING: the spool is ${pct}% full; events will be dropped when it is full. Run \`cairn flush\` once the server is reachable.`);
+  lines.push(
+    `spool:   ${stats.pendingEvents} events waiting, ${kb(stats.pendingBytes)} (${pct}% of the limit: ${config.spoolMaxEvents} events / ${kb(config.spoolMaxBytes)})`,
+  );
+  if (stats.fill >= 0.8)
+    lines.push(
+      `WARNING: the spool is ${pct}% full; events will be dropped when it is full. Run \`cairn flush\` once the server is reachable.`,
+    );
   if (stats.dropped) lines.push(`WARNING: ${stats.dropped} events were dropped because the spool was full.`);
   const inbox = inboxEntries(paths.stateDir).length;
   if (inbox) lines.push(`inbox:   ${inbox} tool events recorded by hooks, not yet in the spool`);
   const running = runningSender(paths.stateDir, io.now());
-  lines.push(`sender:  ${running ? `running (pid ${running.pid}; stop it with: cairn sender --stop)` : 'not running (hooks start it when they record a tool call)'}; log ${join(paths.stateDir, SENDER_LOG)}`);
-  lines.push(`last error: ${state.lastError ? `${new Date(state.lastError.at).toISOString()} ${state.lastError.message}` : 'none'}`);
+  lines.push(
+    `sender:  ${running ? `running (pid ${running.pid}; stop it with: cairn sender --stop)` : 'not running (hooks start it when they record a tool call)'}; log ${join(paths.stateDir, SENDER_LOG)}`,
+  );
+  lines.push(
+    `last error: ${state.lastError ? `${new Date(state.lastError.at).toISOString()} ${state.lastError.message}` : 'none'}`,
+  );
   io.out(`${lines.join('\n')}\n`);
   return 0;
 }
@@ -148,13 +194,25 @@ export async function flush(args: string[], io: Io): Promise<number> {
     io.out('cairn: another cairn process is replaying the spool right now; try again in a moment.\n');
     return 1;
   }
-  io.out(`cairn: ${report.delivered} of ${before} events delivered${report.rejected ? `, ${report.rejected} refused by the server (see ${delivery.spool.deadFile})` : ''}, ${report.remaining} waiting.\n`);
+  io.out(
+    `cairn: ${report.delivered} of ${before} events delivered${report.rejected ? `, ${report.rejected} refused by the server (see ${delivery.spool.deadFile})` : ''}, ${report.remaining} waiting.\n`,
+  );
   if (report.retryReason && report.remaining) io.out(`cairn: stopped: ${report.retryReason}\n`);
   return report.remaining ? 1 : 0;
 }
 
 export async function search(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { all: { type: 'boolean' }, project: { type: 'string' }, platform: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      all: { type: 'boolean' },
+      project: { type: 'string' },
+      platform: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
   const q = positionals.join(' ').trim();
   if (!q) {
     io.err('usage: cairn search <query> [--all] [--project <key>] [--platform <agent>] [--limit N] [--json]\n');
@@ -169,7 +227,11 @@ export async function search(args: string[], io: Io): Promise<number> {
   if (values.limit) params.set('limit', values.limit);
   if (!values.json) params.set('format', 'text');
   try {
-    const r = await call(config.url, `/api/search?${params.toString()}`, { token: config.token, device: config.device, timeoutMs: 15_000 });
+    const r = await call(config.url, `/api/search?${params.toString()}`, {
+      token: config.token,
+      device: config.device,
+      timeoutMs: 15_000,
+    });
     if (r.status !== 200) {
       io.err(`cairn: search failed: ${errorText(r)}\n`);
       return 1;

@@ -56,7 +56,12 @@ async function request(ctx: Ctx, method: string, path: string, body?: unknown, b
   if (bearer) headers.authorization = `Bearer ${bearer}`;
   if (ctx.device) headers['x-cairn-device'] = ctx.device;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${ctx.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+  const res = await fetch(`${ctx.url}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(15_000),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -76,13 +81,15 @@ function failure(a: Answer): string {
 /** Renders rows as aligned columns; objects in cells are shown as compact JSON. */
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return '(none)\n';
-  const cell = (v: unknown) => (v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const cell = (v: unknown) =>
+    v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v);
   const grid = [columns, ...rows.map((r) => columns.map((c) => cell(r[c])))];
   const widths = columns.map((_, i) => Math.max(...grid.map((r) => r[i]!.length)));
   return grid.map((r) => r.map((v, i) => (i === r.length - 1 ? v : v.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
 }
 
-const when = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString().replace('T', ' ').slice(0, 16) : null);
+const when = (ms: unknown) =>
+  typeof ms === 'number' ? new Date(ms).toISOString().replace('T', ' ').slice(0, 16) : null;
 
 /** Parses a `key=value` setting: JSON when it parses, else the raw string. */
 export function parseSetting(arg: string): [string, unknown] {
@@ -102,7 +109,11 @@ function need(v: string | undefined, what: string): string {
   return v;
 }
 
-type Handler = (ctx: Ctx, args: string[], flags: Record<string, string | boolean | undefined>) => Promise<Answer & { show?: () => string }>;
+type Handler = (
+  ctx: Ctx,
+  args: string[],
+  flags: Record<string, string | boolean | undefined>,
+) => Promise<Answer & { show?: () => string }>;
 
 const enc = encodeURIComponent;
 
@@ -123,27 +134,46 @@ export function releaseBody(refs: readonly string[]): Record<ReleaseList, number
 const HANDLERS: Record<string, Handler> = {
   async whoami(ctx) {
     const a = await request(ctx, 'GET', '/api/admin/team');
-    const b = a.body as { team?: { slug: string }; you?: { handle: string; role: string; device: string | null; scopes: string[] } };
-    return { ...a, show: () => `${b.you?.handle} (${b.you?.role}) on team ${b.team?.slug}, device ${b.you?.device ?? '-'}, scopes ${b.you?.scopes.join(',')}\n` };
+    const b = a.body as {
+      team?: { slug: string };
+      you?: { handle: string; role: string; device: string | null; scopes: string[] };
+    };
+    return {
+      ...a,
+      show: () =>
+        `${b.you?.handle} (${b.you?.role}) on team ${b.team?.slug}, device ${b.you?.device ?? '-'}, scopes ${b.you?.scopes.join(',')}\n`,
+    };
   },
 
   async users(ctx, [sub, ...rest], flags) {
     if (!sub || sub === 'list') {
       const a = await request(ctx, 'GET', '/api/admin/users');
-      const rows = ((a.body as { users?: Record<string, unknown>[] }).users ?? []).map((u) => ({ ...u, removed_at: when(u.removed_at) }));
+      const rows = ((a.body as { users?: Record<string, unknown>[] }).users ?? []).map((u) => ({
+        ...u,
+        removed_at: when(u.removed_at),
+      }));
       return { ...a, show: () => table(rows, ['handle', 'role', 'devices', 'active_tokens', 'removed_at']) };
     }
     if (sub === 'add') {
-      const a = await request(ctx, 'POST', '/api/admin/users', { handle: need(rest[0], 'handle'), role: flags.role ?? 'member' });
+      const a = await request(ctx, 'POST', '/api/admin/users', {
+        handle: need(rest[0], 'handle'),
+        role: flags.role ?? 'member',
+      });
       return { ...a, show: () => `added ${rest[0]} as ${String(flags.role ?? 'member')}\n` };
     }
     if (sub === 'role') {
-      const a = await request(ctx, 'PATCH', `/api/admin/users/${enc(need(rest[0], 'handle'))}`, { role: need(rest[1], 'role') });
+      const a = await request(ctx, 'PATCH', `/api/admin/users/${enc(need(rest[0], 'handle'))}`, {
+        role: need(rest[1], 'role'),
+      });
       return { ...a, show: () => `${rest[0]} is now ${rest[1]}\n` };
     }
     if (sub === 'remove') {
       const a = await request(ctx, 'DELETE', `/api/admin/users/${enc(need(rest[0], 'handle'))}`);
-      return { ...a, show: () => `removed ${rest[0]}; ${(a.body as { tokens_revoked?: number }).tokens_revoked ?? 0} token(s) revoked\n` };
+      return {
+        ...a,
+        show: () =>
+          `removed ${rest[0]}; ${(a.body as { tokens_revoked?: number }).tokens_revoked ?? 0} token(s) revoked\n`,
+      };
     }
     throw new UsageError(`unknown users command "${sub}"`);
   },
@@ -151,17 +181,30 @@ const HANDLERS: Record<string, Handler> = {
   async devices(ctx, [sub, ...rest], flags) {
     if (!sub || sub === 'list') {
       const a = await request(ctx, 'GET', '/api/admin/devices');
-      const rows = ((a.body as { devices?: Record<string, unknown>[] }).devices ?? []).map((d) => ({ ...d, created_at: when(d.created_at) }));
+      const rows = ((a.body as { devices?: Record<string, unknown>[] }).devices ?? []).map((d) => ({
+        ...d,
+        created_at: when(d.created_at),
+      }));
       return { ...a, show: () => table(rows, ['user', 'name', 'active_tokens', 'created_at']) };
     }
     if (sub === 'enroll') {
       const body: Record<string, unknown> = { name: need(rest[0], 'device name') };
       if (typeof flags.user === 'string') body.user = flags.user;
-      if (typeof flags.scopes === 'string') body.scopes = flags.scopes.split(',').map((s) => s.trim()).filter(Boolean);
+      if (typeof flags.scopes === 'string')
+        body.scopes = flags.scopes
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
       if (typeof flags.label === 'string') body.label = flags.label;
       if (typeof flags['expires-days'] === 'string') body.expires_in_days = Number(flags['expires-days']);
       const a = await request(ctx, 'POST', '/api/admin/devices', body);
-      const b = a.body as { token?: string; user?: string; device?: string; scopes?: string[]; expires_at?: number | null };
+      const b = a.body as {
+        token?: string;
+        user?: string;
+        device?: string;
+        scopes?: string[];
+        expires_at?: number | null;
+      };
       return {
         ...a,
         show: () =>
@@ -180,10 +223,29 @@ const HANDLERS: Record<string, Handler> = {
       if (flags.all) q.set('include_revoked', '1');
       const a = await request(ctx, 'GET', `/api/admin/tokens${q.size ? `?${q}` : ''}`);
       const rows = ((a.body as { tokens?: Record<string, unknown>[] }).tokens ?? []).map((t) => ({
-        ...t, scopes: (t.scopes as string[]).join(','), created_at: when(t.created_at), last_used_at: when(t.last_used_at),
-        expires_at: when(t.expires_at), revoked_at: when(t.revoked_at),
+        ...t,
+        scopes: (t.scopes as string[]).join(','),
+        created_at: when(t.created_at),
+        last_used_at: when(t.last_used_at),
+        expires_at: when(t.expires_at),
+        revoked_at: when(t.revoked_at),
       }));
-      return { ...a, show: () => table(rows, ['id', 'prefix', 'user', 'device', 'label', 'scopes', 'created_at', 'last_used_at', 'expires_at', 'revoked_at']) };
+      return {
+        ...a,
+        show: () =>
+          table(rows, [
+            'id',
+            'prefix',
+            'user',
+            'device',
+            'label',
+            'scopes',
+            'created_at',
+            'last_used_at',
+            'expires_at',
+            'revoked_at',
+          ]),
+      };
     }
     const id = need(rest[0], 'token id');
     if (sub === 'revoke') {
@@ -202,20 +264,38 @@ const HANDLERS: Record<string, Handler> = {
     if (!sub || sub === 'list') {
       const a = await request(ctx, 'GET', '/api/admin/projects');
       const rows = ((a.body as { projects?: Record<string, unknown>[] }).projects ?? []).map((p) => ({
-        ...p, last_activity: when(p.last_activity), aliases: (p.aliases as string[]).join(' ') || null,
+        ...p,
+        last_activity: when(p.last_activity),
+        aliases: (p.aliases as string[]).join(' ') || null,
       }));
-      return { ...a, show: () => table(rows, ['key', 'visibility', 'owner', 'observations', 'sessions', 'last_activity', 'aliases']) };
+      return {
+        ...a,
+        show: () => table(rows, ['key', 'visibility', 'owner', 'observations', 'sessions', 'last_activity', 'aliases']),
+      };
     }
     if (sub === 'rename') {
-      const a = await request(ctx, 'POST', '/api/admin/projects/rename', { from: need(rest[0], 'old key'), to: need(rest[1], 'new key') });
+      const a = await request(ctx, 'POST', '/api/admin/projects/rename', {
+        from: need(rest[0], 'old key'),
+        to: need(rest[1], 'new key'),
+      });
       return { ...a, show: () => `renamed ${rest[0]} → ${rest[1]} (the old key still works)\n` };
     }
     if (sub === 'merge') {
-      const a = await request(ctx, 'POST', '/api/admin/projects/merge', { from: need(rest[0], 'from key'), into: need(rest[1], 'into key') });
-      return { ...a, show: () => `merged ${rest[0]} into ${rest[1]}: ${JSON.stringify((a.body as { moved?: unknown }).moved ?? {})}\n` };
+      const a = await request(ctx, 'POST', '/api/admin/projects/merge', {
+        from: need(rest[0], 'from key'),
+        into: need(rest[1], 'into key'),
+      });
+      return {
+        ...a,
+        show: () =>
+          `merged ${rest[0]} into ${rest[1]}: ${JSON.stringify((a.body as { moved?: unknown }).moved ?? {})}\n`,
+      };
     }
     if (sub === 'private' || sub === 'team') {
-      const a = await request(ctx, 'POST', '/api/admin/projects/visibility', { key: need(rest[0], 'key'), visibility: sub });
+      const a = await request(ctx, 'POST', '/api/admin/projects/visibility', {
+        key: need(rest[0], 'key'),
+        visibility: sub,
+      });
       return { ...a, show: () => `${rest[0]} is now ${sub === 'team' ? 'visible to the team' : 'private'}\n` };
     }
     throw new UsageError(`unknown projects command "${sub}"`);
@@ -241,7 +321,10 @@ const HANDLERS: Record<string, Handler> = {
     if (typeof flags.limit === 'string') q.set('limit', flags.limit);
     if (typeof flags.action === 'string') q.set('action', flags.action);
     const a = await request(ctx, 'GET', `/api/admin/audit${q.size ? `?${q}` : ''}`);
-    const rows = ((a.body as { entries?: Record<string, unknown>[] }).entries ?? []).map((e) => ({ ...e, created_at: when(e.created_at) }));
+    const rows = ((a.body as { entries?: Record<string, unknown>[] }).entries ?? []).map((e) => ({
+      ...e,
+      created_at: when(e.created_at),
+    }));
     return { ...a, show: () => table(rows, ['id', 'created_at', 'actor', 'action', 'target', 'detail']) };
   },
 
@@ -271,7 +354,9 @@ const HANDLERS: Record<string, Handler> = {
   async held(ctx) {
     const a = await request(ctx, 'GET', '/api/admin/review');
     const rows = ((a.body as { held?: Record<string, unknown>[] }).held ?? []).map((r) => ({
-      ...r, id: `${r.kind === 'summary' ? 'S' : r.kind === 'prompt' ? 'P' : '#'}${String(r.id)}`, held: (r.held as string[]).join(','),
+      ...r,
+      id: `${r.kind === 'summary' ? 'S' : r.kind === 'prompt' ? 'P' : '#'}${String(r.id)}`,
+      held: (r.held as string[]).join(','),
       // Written by someone else and possibly hostile: shown as one line of at most 80 characters.
       title: typeof r.title === 'string' ? r.title.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').slice(0, 80) : null,
     }));
@@ -283,8 +368,11 @@ const HANDLERS: Record<string, Handler> = {
     const a = await request(ctx, 'POST', '/api/admin/release', releaseBody(refs));
     type Lists = Partial<Record<'observations' | 'summaries' | 'prompts', number[]>>;
     const b = a.body as { released?: Lists; not_held?: Lists };
-    const names = (lists: Lists | undefined) =>
-      [...(lists?.observations ?? []).map((n) => `#${n}`), ...(lists?.summaries ?? []).map((n) => `S${n}`), ...(lists?.prompts ?? []).map((n) => `P${n}`)];
+    const names = (lists: Lists | undefined) => [
+      ...(lists?.observations ?? []).map((n) => `#${n}`),
+      ...(lists?.summaries ?? []).map((n) => `S${n}`),
+      ...(lists?.prompts ?? []).map((n) => `P${n}`),
+    ];
     const done = names(b.released);
     const missed = names(b.not_held);
     return {
@@ -299,14 +387,18 @@ const HANDLERS: Record<string, Handler> = {
     if (sub !== 'create') throw new UsageError('only "team create" exists');
     const secret = ctx.io.env.CAIRN_ADMIN_SECRET;
     if (!secret) throw new UsageError('team create needs the operator secret in CAIRN_ADMIN_SECRET');
-    const body: Record<string, unknown> = { team: need(flags.team as string | undefined, '--team'), user: need(flags.user as string | undefined, '--user') };
+    const body: Record<string, unknown> = {
+      team: need(flags.team as string | undefined, '--team'),
+      user: need(flags.user as string | undefined, '--user'),
+    };
     if (typeof flags.device === 'string') body.device = flags.device;
     if (typeof flags.role === 'string') body.role = flags.role;
     const a = await request(ctx, 'POST', '/api/admin/teams', body, secret);
     const b = a.body as { token?: string; role?: string; scopes?: string[] };
     return {
       ...a,
-      show: () => `team ${String(body.team)}: ${String(body.user)} (${b.role}, scopes ${b.scopes?.join(',')})\ntoken (shown once): ${b.token}\n`,
+      show: () =>
+        `team ${String(body.team)}: ${String(body.user)} (${b.role}, scopes ${b.scopes?.join(',')})\ntoken (shown once): ${b.token}\n`,
     };
   },
 };
@@ -318,10 +410,20 @@ export async function admin(args: string[], io: Io): Promise<number> {
       args,
       allowPositionals: true,
       options: {
-        json: { type: 'boolean' }, all: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-        role: { type: 'string' }, user: { type: 'string' }, scopes: { type: 'string' }, label: { type: 'string' },
-        'expires-days': { type: 'string' }, limit: { type: 'string' }, action: { type: 'string' },
-        team: { type: 'string' }, device: { type: 'string' }, url: { type: 'string' }, operator: { type: 'boolean' },
+        json: { type: 'boolean' },
+        all: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        role: { type: 'string' },
+        user: { type: 'string' },
+        scopes: { type: 'string' },
+        label: { type: 'string' },
+        'expires-days': { type: 'string' },
+        limit: { type: 'string' },
+        action: { type: 'string' },
+        team: { type: 'string' },
+        device: { type: 'string' },
+        url: { type: 'string' },
+        operator: { type: 'boolean' },
       },
     });
   } catch (e) {

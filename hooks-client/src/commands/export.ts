@@ -3,7 +3,17 @@
 // when a cursor line vouches for them; the cursor and the file's length at that point are kept beside the file
 // (`<file>.resume`), so a cut connection is resumed at once from there, and a run that was stopped (Ctrl-C, a
 // crash) is resumed by running the same command again. The file ends up byte for byte the uninterrupted export.
-import { closeSync, ftruncateSync, fstatSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  ftruncateSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loggedInConfig, pathsFor } from '../config';
 import type { Io } from '../io';
@@ -27,7 +37,12 @@ const END = '{"kind":"end"}';
 function readState(path: string, server: string, project: string | null, fileBytes: number): ResumeState | null {
   try {
     const s = JSON.parse(readFileSync(path, 'utf8')) as Partial<ResumeState>;
-    const ok = s.server === server && (s.project ?? null) === project && typeof s.cursor === 'string' && typeof s.bytes === 'number' && s.bytes <= fileBytes;
+    const ok =
+      s.server === server &&
+      (s.project ?? null) === project &&
+      typeof s.cursor === 'string' &&
+      typeof s.bytes === 'number' &&
+      s.bytes <= fileBytes;
     return ok ? (s as ResumeState) : null;
   } catch {
     return null;
@@ -43,7 +58,10 @@ function saveState(path: string, s: ResumeState): void {
 class HttpRefusal extends Error {}
 
 export async function exportNdjson(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, options: { project: { type: 'string' }, output: { type: 'string', short: 'o' } } });
+  const { values } = parseArgs({
+    args,
+    options: { project: { type: 'string' }, output: { type: 'string', short: 'o' } },
+  });
   if (!values.output) {
     io.err('usage: cairn export --output <file.ndjson> [--project <key>]\n');
     return 2;
@@ -74,7 +92,9 @@ export async function exportNdjson(args: string[], io: Io): Promise<number> {
         }
         failures = state.cursor === before ? failures + 1 : 1;
         if (failures >= ATTEMPTS) {
-          io.err(`\ncairn: export interrupted after ${state.records.toLocaleString('en')} records (${String(e)}); run the same command again to resume\n`);
+          io.err(
+            `\ncairn: export interrupted after ${state.records.toLocaleString('en')} records (${String(e)}); run the same command again to resume\n`,
+          );
           return 1;
         }
         await new Promise((r) => setTimeout(r, pause * failures));
@@ -89,7 +109,14 @@ export async function exportNdjson(args: string[], io: Io): Promise<number> {
 }
 
 /** One response from `state.cursor`: records go to the file at each cursor line; `state` moves with them. */
-async function readResponse(config: { url: string; token: string; device: string | null }, project: string | null, state: ResumeState, fd: number, statePath: string, io: Io): Promise<void> {
+async function readResponse(
+  config: { url: string; token: string; device: string | null },
+  project: string | null,
+  state: ResumeState,
+  fd: number,
+  statePath: string,
+  io: Io,
+): Promise<void> {
   const url = new URL('/api/admin/export', `${config.url}/`);
   if (project) url.searchParams.set('project', project);
   url.searchParams.set('cursor', state.cursor);
@@ -97,7 +124,8 @@ async function readResponse(config: { url: string; token: string; device: string
   if (res.status !== 200 || !res.body) {
     const r = { status: res.status, text: await res.text() };
     // A server error or a restart may pass; a refusal will not.
-    if (res.status >= 400 && res.status < 500 && res.status !== 429) throw new HttpRefusal(errorText(r as Parameters<typeof errorText>[0]));
+    if (res.status >= 400 && res.status < 500 && res.status !== 429)
+      throw new HttpRefusal(errorText(r as Parameters<typeof errorText>[0]));
     throw new Error(errorText(r as Parameters<typeof errorText>[0]));
   }
   const decoder = new TextDecoder();
@@ -119,5 +147,6 @@ async function readResponse(config: { url: string; token: string; device: string
       } else if (line !== '') pending.push(`${line}\n`);
     }
   }
-  if (state.cursor !== 'done' && (pending.length > 0 || tail !== '')) throw new Error('the connection ended inside a piece');
+  if (state.cursor !== 'done' && (pending.length > 0 || tail !== ''))
+    throw new Error('the connection ended inside a piece');
 }

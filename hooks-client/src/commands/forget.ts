@@ -25,13 +25,22 @@ export function recordBody(ref: string): Body | null {
 }
 
 function bodyFrom(args: string[]): Body | string {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { session: { type: 'string' }, project: { type: 'string' }, confirm: { type: 'string' } } });
-  const given = [positionals.length > 0, values.session !== undefined, values.project !== undefined].filter(Boolean).length;
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { session: { type: 'string' }, project: { type: 'string' }, confirm: { type: 'string' } },
+  });
+  const given = [positionals.length > 0, values.session !== undefined, values.project !== undefined].filter(
+    Boolean,
+  ).length;
   if (given !== 1 || positionals.length > 1) return USAGE;
   if (values.session !== undefined) return { kind: 'session', session_id: values.session };
   if (values.project !== undefined) {
-    if (values.confirm !== undefined && !/^\d+$/.test(values.confirm)) return '--confirm takes the number the first run printed\n';
-    return values.confirm === undefined ? { kind: 'project', project: values.project } : { kind: 'project', project: values.project, confirm: Number(values.confirm) };
+    if (values.confirm !== undefined && !/^\d+$/.test(values.confirm))
+      return '--confirm takes the number the first run printed\n';
+    return values.confirm === undefined
+      ? { kind: 'project', project: values.project }
+      : { kind: 'project', project: values.project, confirm: Number(values.confirm) };
   }
   return recordBody(positionals[0]!) ?? `not a record id: ${positionals[0]} (use 12, S12 or P12)\n`;
 }
@@ -45,11 +54,20 @@ export async function forget(args: string[], io: Io): Promise<number> {
   const config = loggedInConfig(io, pathsFor(io.env));
   if (!config) return 1;
   try {
-    const r = await call(config.url, '/api/forget', { token: config.token, device: config.device, body, timeoutMs: 60_000 });
+    const r = await call(config.url, '/api/forget', {
+      token: config.token,
+      device: config.device,
+      body,
+      timeoutMs: 60_000,
+    });
     if (r.status === 200) {
       const done = JSON.parse(r.text) as { forgotten: string; counts: Record<string, number> };
-      const counts = Object.entries(done.counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`);
-      io.out(`cairn: forgot ${done.forgotten}${counts.length ? ` (${counts.join(', ')})` : ''}; its text is deleted from every index.\n`);
+      const counts = Object.entries(done.counts)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${n} ${k}`);
+      io.out(
+        `cairn: forgot ${done.forgotten}${counts.length ? ` (${counts.join(', ')})` : ''}; its text is deleted from every index.\n`,
+      );
       return 0;
     }
     if (r.status === 202) {
@@ -61,7 +79,9 @@ export async function forget(args: string[], io: Io): Promise<number> {
         io.err(`cairn: forget failed: ${job.error?.message ?? 'the job failed'}\n`);
         return 1;
       }
-      io.out(`cairn: forgot ${started.forgotten} (${job.progress.done} records); its text leaves the search index within one upkeep cycle.\n`);
+      io.out(
+        `cairn: forgot ${started.forgotten} (${job.progress.done} records); its text leaves the search index within one upkeep cycle.\n`,
+      );
       return 0;
     }
     if (r.status === 409 && body.kind === 'project') {

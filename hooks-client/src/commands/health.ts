@@ -33,7 +33,13 @@ export interface TeamHealthBody {
   observer?: Observer;
   events?: { sessions: number; pending: number; oldest_age_ms: number | null };
   dead_letters?: { retryable: number; retired: number };
-  budget?: { per_day: number | null; per_month: number | null; spent_today: number; spent_this_month: number; notice: string | null } | null;
+  budget?: {
+    per_day: number | null;
+    per_month: number | null;
+    spent_today: number;
+    spent_this_month: number;
+    notice: string | null;
+  } | null;
   retention?: { days: number | null; last_sweep: { at: number; detail: Record<string, unknown> } | null };
   maintenance?: Maintenance[];
   shard?: Shard;
@@ -45,13 +51,20 @@ export interface ServerHealthBody {
   maintenance?: Maintenance[];
 }
 
-const when = (ms: number | null | undefined) => (typeof ms === 'number' ? `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC` : '-');
-const age = (ms: number) => (ms < 90_000 ? `${Math.round(ms / 1000)} s` : ms < 5_400_000 ? `${Math.round(ms / 60_000)} min` : `${(ms / 3_600_000).toFixed(1)} h`);
+const when = (ms: number | null | undefined) =>
+  typeof ms === 'number' ? `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC` : '-';
+const age = (ms: number) =>
+  ms < 90_000
+    ? `${Math.round(ms / 1000)} s`
+    : ms < 5_400_000
+      ? `${Math.round(ms / 60_000)} min`
+      : `${(ms / 3_600_000).toFixed(1)} h`;
 const gb = (bytes: number) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : `${(bytes / 1e6).toFixed(1)} MB`);
 
 function observerLine(o: Observer): string {
   const who = `${o.provider ?? '?'}${o.model ? ` (${o.model})` : ''}`;
-  if (o.state === 'ok' || !o.state) return `observer: ${who}: ok${o.last_ok_at ? ` (recovered ${when(o.last_ok_at)})` : ''}`;
+  if (o.state === 'ok' || !o.state)
+    return `observer: ${who}: ok${o.last_ok_at ? ` (recovered ${when(o.last_ok_at)})` : ''}`;
   const next = o.retry_at ? `; next try ${when(o.retry_at)}` : '';
   return `observer: ${who}: ${o.state.toUpperCase().replace('_', ' ')} since ${when(o.since)}${o.code ? ` (${o.code})` : ''}${next}`;
 }
@@ -76,12 +89,25 @@ export function renderTeamHealth(h: TeamHealthBody): string {
     if (h.observer.detail) lines.push(`  provider said: ${h.observer.detail}`);
   }
   const e = h.events;
-  if (e) lines.push(`events: ${e.pending} pending in ${e.sessions} session(s)${e.oldest_age_ms !== null ? `, the oldest waiting ${age(e.oldest_age_ms)}` : ''}`);
-  if (h.dead_letters) lines.push(`dead letters: ${h.dead_letters.retryable} retryable (POST /api/sessions/<id>/dead-letters/retry), ${h.dead_letters.retired} in emptied sessions`);
+  if (e)
+    lines.push(
+      `events: ${e.pending} pending in ${e.sessions} session(s)${e.oldest_age_ms !== null ? `, the oldest waiting ${age(e.oldest_age_ms)}` : ''}`,
+    );
+  if (h.dead_letters)
+    lines.push(
+      `dead letters: ${h.dead_letters.retryable} retryable (POST /api/sessions/<id>/dead-letters/retry), ${h.dead_letters.retired} in emptied sessions`,
+    );
   const b = h.budget;
-  lines.push(b ? `budget: ${b.spent_today}${b.per_day ? ` of ${b.per_day}` : ''} tokens today, ${b.spent_this_month}${b.per_month ? ` of ${b.per_month}` : ''} this month${b.notice ? ` (${b.notice})` : ''}` : 'budget: none set');
+  lines.push(
+    b
+      ? `budget: ${b.spent_today}${b.per_day ? ` of ${b.per_day}` : ''} tokens today, ${b.spent_this_month}${b.per_month ? ` of ${b.per_month}` : ''} this month${b.notice ? ` (${b.notice})` : ''}`
+      : 'budget: none set',
+  );
   const r = h.retention;
-  if (r) lines.push(`retention: ${r.days ? `${r.days} days` : 'keep everything'}${r.last_sweep ? `; last sweep ${when(r.last_sweep.at)} ${JSON.stringify(r.last_sweep.detail)}` : ''}`);
+  if (r)
+    lines.push(
+      `retention: ${r.days ? `${r.days} days` : 'keep everything'}${r.last_sweep ? `; last sweep ${when(r.last_sweep.at)} ${JSON.stringify(r.last_sweep.detail)}` : ''}`,
+    );
   if (h.shard) lines.push(`database ${shardLine(h.shard)}`);
   lines.push(...cronLines(h.maintenance ?? []));
   if (h.observer?.notice) lines.push('', h.observer.notice);
@@ -89,7 +115,13 @@ export function renderTeamHealth(h: TeamHealthBody): string {
 }
 
 export function renderServerHealth(h: ServerHealthBody): string {
-  const lines = ['databases:', ...(h.shards ?? []).map((s) => `  ${shardLine(s)}`), ...cronLines(h.maintenance ?? []), '', 'teams:'];
+  const lines = [
+    'databases:',
+    ...(h.shards ?? []).map((s) => `  ${shardLine(s)}`),
+    ...cronLines(h.maintenance ?? []),
+    '',
+    'teams:',
+  ];
   for (const t of h.teams ?? []) {
     const o = t.observer ?? {};
     const e = t.events;

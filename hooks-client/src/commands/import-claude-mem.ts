@@ -10,7 +10,8 @@ import { loggedInConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { authHeaders, ndjsonParts, sendParts } from './transfer';
 
-const USAGE = 'usage: cairn import --claude-mem [path] [--map NAME=KEY]… [--dry-run]   (default path ~/.claude-mem/claude-mem.db)\n';
+const USAGE =
+  'usage: cairn import --claude-mem [path] [--map NAME=KEY]… [--dry-run]   (default path ~/.claude-mem/claude-mem.db)\n';
 
 /** `--map a=github.com/me/a` pairs; null names the first malformed one. */
 export function parseMaps(values: string[]): { map: Map<string, string>; bad: string | null } {
@@ -26,7 +27,10 @@ export function parseMaps(values: string[]): { map: Map<string, string>; bad: st
 }
 
 async function whoAmI(config: { url: string; token: string; device: string | null }): Promise<string> {
-  const res = await fetch(new URL('/api/viewer/me', `${config.url}/`), { headers: authHeaders(config), signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(new URL('/api/viewer/me', `${config.url}/`), {
+    headers: authHeaders(config),
+    signal: AbortSignal.timeout(30_000),
+  });
   if (res.status !== 200) throw new Error(`the server did not say who this token belongs to (HTTP ${res.status})`);
   const { handle } = (await res.json()) as { handle?: unknown };
   if (typeof handle !== 'string' || !handle) throw new Error('the server did not say who this token belongs to');
@@ -35,10 +39,16 @@ async function whoAmI(config: { url: string; token: string; device: string | nul
 
 export async function importClaudeMem(args: string[], io: Io): Promise<number> {
   // `--claude-mem` takes an optional path: as a flag it may be followed by a positional or nothing.
-  const rest = args.map((a) => (a.startsWith('--claude-mem=') ? a.slice('--claude-mem='.length) : a)).filter((a) => a !== '--claude-mem');
+  const rest = args
+    .map((a) => (a.startsWith('--claude-mem=') ? a.slice('--claude-mem='.length) : a))
+    .filter((a) => a !== '--claude-mem');
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, allowPositionals: true, options: { map: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' } } });
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { map: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' } },
+    });
   } catch (e) {
     io.err(`cairn: ${(e as Error).message}\n${USAGE}`);
     return 2;
@@ -66,7 +76,8 @@ export async function importClaudeMem(args: string[], io: Io): Promise<number> {
     `cairn: ${path}: ${counts.sessions} sessions, ${counts.prompts} prompts, ${counts.observations} observations, ${counts.summaries} summaries` +
       `${counts.skipped ? ` (${counts.skipped} rows without a session left out)` : ''}\n`,
   );
-  for (const [name, key] of projects) io.err(`  ${name} → ${key}${unmapped.includes(name) ? ' (private to you)' : ''}\n`);
+  for (const [name, key] of projects)
+    io.err(`  ${name} → ${key}${unmapped.includes(name) ? ' (private to you)' : ''}\n`);
   let added: Record<string, number> | null = {};
   if (!values['dry-run']) {
     added = await sendParts(ndjsonParts(records.map((r) => JSON.stringify(r)).join('\n')), config, io);
@@ -79,7 +90,13 @@ export async function importClaudeMem(args: string[], io: Io): Promise<number> {
         '  Sessions already imported stay in the project they went to; forget that project first to re-import them elsewhere.\n',
     );
   }
-  const summary = Object.entries(added).map(([k, n]) => `${n} ${k}`).join(', ');
-  io.out(values['dry-run'] ? `cairn: dry run, nothing sent (${records.length} records)\n` : `cairn: imported ${records.length} records from claude-mem: new ${summary || 'nothing'} (rows already there were left alone)\n`);
+  const summary = Object.entries(added)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
+  io.out(
+    values['dry-run']
+      ? `cairn: dry run, nothing sent (${records.length} records)\n`
+      : `cairn: imported ${records.length} records from claude-mem: new ${summary || 'nothing'} (rows already there were left alone)\n`,
+  );
   return 0;
 }

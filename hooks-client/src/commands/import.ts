@@ -18,25 +18,50 @@ const CHUNK = 100;
 
 /** The same privacy pipeline the live hooks apply, so imported history leaks nothing they would not. */
 function toSpooled(e: ImportedEvent, project: string, projectRoot: string | null): SpooledEvent | null {
-  const body: SpooledEvent['body'] = { event_id: e.eventId, session_id: e.sessionId, project, cwd: e.cwd, occurred_at: e.occurredAt, platform: 'claude-code' };
+  const body: SpooledEvent['body'] = {
+    event_id: e.eventId,
+    session_id: e.sessionId,
+    project,
+    cwd: e.cwd,
+    occurred_at: e.occurredAt,
+    platform: 'claude-code',
+  };
   if (projectRoot) body.project_root = projectRoot;
   if (e.kind === 'init') {
     const raw = String(e.fields.prompt ?? '');
     const stripped = stripMemoryTags(raw);
-    return { kind: 'init', body: { ...body, prompt: stripped ? scrubText(stripped) : '', private: raw.trim() !== '' && stripped === '' } };
+    return {
+      kind: 'init',
+      body: { ...body, prompt: stripped ? scrubText(stripped) : '', private: raw.trim() !== '' && stripped === '' },
+    };
   }
   if (e.kind === 'observation') {
     const name = String(e.fields.tool_name);
     const sensitive = metadataOnly(name, e.fields.tool_input, e.fields.tool_response);
     return {
       kind: 'observation',
-      body: { ...body, tool_name: name, tool_use_id: e.fields.tool_use_id, tool_input: scrubPayload(sensitive?.input ?? e.fields.tool_input), tool_response: scrubPayload(sensitive?.response ?? e.fields.tool_response) },
+      body: {
+        ...body,
+        tool_name: name,
+        tool_use_id: e.fields.tool_use_id,
+        tool_input: scrubPayload(sensitive?.input ?? e.fields.tool_input),
+        tool_response: scrubPayload(sensitive?.response ?? e.fields.tool_response),
+      },
     };
   }
   if (e.kind === 'summarize') {
     const message = scrubText(String(e.fields.last_assistant_message ?? ''));
     // Keyed on the scrubbed text, exactly as the live Stop hook keys it, so a live copy is recognised.
-    return message ? { kind: 'summarize', body: { ...body, event_id: naturalEventId(e.sessionId, 'summarize', message), last_assistant_message: message } } : null;
+    return message
+      ? {
+          kind: 'summarize',
+          body: {
+            ...body,
+            event_id: naturalEventId(e.sessionId, 'summarize', message),
+            last_assistant_message: message,
+          },
+        }
+      : null;
   }
   return { kind: 'end', body: { ...body, reason: e.fields.reason ?? 'other' } };
 }
@@ -85,7 +110,9 @@ export async function importTranscripts(args: string[], io: Io): Promise<number>
       const o = outcomes[j];
       if (!o || o.status === 'retry') {
         if (io.isTty) io.err('\n');
-        io.err(`cairn: import stopped at event ${done + 1} of ${all.length}: ${o?.reason ?? 'no answer'}. Run the same command again; events already sent are skipped by the server.\n`);
+        io.err(
+          `cairn: import stopped at event ${done + 1} of ${all.length}: ${o?.reason ?? 'no answer'}. Run the same command again; events already sent are skipped by the server.\n`,
+        );
         return 1;
       }
       if (o.status === 'delivered') stored++;
@@ -95,6 +122,8 @@ export async function importTranscripts(args: string[], io: Io): Promise<number>
     show();
   }
   if (io.isTty) io.err('\n');
-  io.out(`cairn: imported ${positionals.length} transcript(s): ${stored} events sent${refused ? `, ${refused} refused` : ''}.\n`);
+  io.out(
+    `cairn: imported ${positionals.length} transcript(s): ${stored} events sent${refused ? `, ${refused} refused` : ''}.\n`,
+  );
   return 0;
 }

@@ -4,7 +4,16 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits, revertEdits } from '../agents/apply';
 import { AGENTS } from '../agents/adapters';
-import { claudeCommandDirs, claudeCommandEdits, claudeHookEdit, claudeMcpEdit, claudeTargets, findClaudeCli, MCP_NAME, mcpServerEntry } from '../agents/claude-code';
+import {
+  claudeCommandDirs,
+  claudeCommandEdits,
+  claudeHookEdit,
+  claudeMcpEdit,
+  claudeTargets,
+  findClaudeCli,
+  MCP_NAME,
+  mcpServerEntry,
+} from '../agents/claude-code';
 import { codexEdits } from '../agents/codex';
 import { cursorEdits } from '../agents/cursor';
 import type { FileEdit } from '../agents/file-edit';
@@ -37,14 +46,18 @@ function selfPath(): string | null {
 
 /** Runs `claude` with `args` (child_process is loaded here, on use: no hook ever pays for it). */
 function spawnClaude(io: Io, exe: string, args: string[]) {
-  return process.getBuiltinModule('node:child_process').spawnSync(exe, args, { cwd: io.cwd, env: io.env as NodeJS.ProcessEnv, encoding: 'utf8', timeout: 60_000 });
+  return process
+    .getBuiltinModule('node:child_process')
+    .spawnSync(exe, args, { cwd: io.cwd, env: io.env as NodeJS.ProcessEnv, encoding: 'utf8', timeout: 60_000 });
 }
 
 /** Runs the `claude` CLI; true when it succeeded. Its output is shown only when it failed. */
 function claudeCli(io: Io, exe: string, args: string[]): boolean {
   const r = spawnClaude(io, exe, args);
   if (r.status === 0) return true;
-  io.err(`cairn: \`claude ${args.slice(0, 3).join(' ')}\` failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout || '').trim()}\n`);
+  io.err(
+    `cairn: \`claude ${args.slice(0, 3).join(' ')}\` failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout || '').trim()}\n`,
+  );
   return false;
 }
 
@@ -80,7 +93,9 @@ function chosenAgent(io: Io, agent: string | undefined, project: boolean): strin
     return null;
   }
   if (project && name !== 'claude-code') {
-    io.err(`cairn: --project is for Claude Code only; ${name} is installed for this user (its project files are meant to be committed)\n`);
+    io.err(
+      `cairn: --project is for Claude Code only; ${name} is installed for this user (its project files are meant to be committed)\n`,
+    );
     return null;
   }
   return name;
@@ -101,7 +116,10 @@ export async function install(args: string[], io: Io): Promise<number> {
     safeWriteFile(clientPath, readFileSync(self));
   }
   if (agent !== 'claude-code') {
-    if (!config.url) io.err('cairn: not logged in yet: the hooks and MCP server will work once you run `cairn login --url … --token …`.\n');
+    if (!config.url)
+      io.err(
+        'cairn: not logged in yet: the hooks and MCP server will work once you run `cairn login --url … --token …`.\n',
+      );
     if (!applyEdits(otherAgentEdits(agent, io, paths.home, clientPath, !values['no-mcp']), io, paths, dry)) return 1;
     if (!dry) io.out(`cairn: hooks run ${clientPath}. Restart ${agent} to load them (see docs/agents.md).\n`);
     return 0;
@@ -109,16 +127,22 @@ export async function install(args: string[], io: Io): Promise<number> {
   const where = claudeTargets(io, paths.home, Boolean(values.project), values.settings);
   // PostToolUse through the sender's HTTP door (no process per tool call), unless the sender is switched off.
   const http = io.env.CAIRN_SENDER === 'off' ? null : { port: senderPort(io.env), nonce: senderNonce(paths.stateDir) };
-  const edits = [claudeHookEdit(where, clientPath, { statusLine: !values['no-statusline'], http }), ...claudeCommandEdits(io.env, paths.home, clientPath)];
+  const edits = [
+    claudeHookEdit(where, clientPath, { statusLine: !values['no-statusline'], http }),
+    ...claudeCommandEdits(io.env, paths.home, clientPath),
+  ];
   let viaCli: string | null = null;
   if (!values['no-mcp']) {
     if (!config.url) {
-      io.err('cairn: not logged in, so the MCP server was not registered (run `cairn login --url … --token …`, then install again).\n');
+      io.err(
+        'cairn: not logged in, so the MCP server was not registered (run `cairn login --url … --token …`, then install again).\n',
+      );
     } else {
       const entry = mcpServerEntry(config.url, clientPath);
       // Claude Code's own command is the supported way to register a server; the file edit is the fallback.
       const cli = dry ? null : findClaudeCli(io.env);
-      if (cli && claudeCli(io, cli, ['mcp', 'add-json', MCP_NAME, JSON.stringify(entry), '--scope', where.scope])) viaCli = cli;
+      if (cli && claudeCli(io, cli, ['mcp', 'add-json', MCP_NAME, JSON.stringify(entry), '--scope', where.scope]))
+        viaCli = cli;
       else edits.push(claudeMcpEdit(where, entry));
     }
   }
@@ -131,7 +155,10 @@ export async function install(args: string[], io: Io): Promise<number> {
 }
 
 export async function uninstall(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, options: { agent: { type: 'string' }, project: { type: 'boolean' }, settings: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { agent: { type: 'string' }, project: { type: 'boolean' }, settings: { type: 'string' } },
+  });
   const agent = chosenAgent(io, values.agent, Boolean(values.project));
   if (!agent) return 2;
   const paths = pathsFor(io.env);

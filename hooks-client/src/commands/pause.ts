@@ -47,7 +47,9 @@ export async function pause(args: string[], io: Io): Promise<number> {
   const now = io.now();
   const until = t.hours === null ? FOREVER : now + Math.round(t.hours * 3_600_000);
   setPause(pathsFor(io.env).stateDir, t.scope, t.key, now, until);
-  io.out(`cairn: recording paused for ${describe(t)} (${leftText(until, now)}). Memory is still recalled; resume with /cairn:resume or \`cairn resume\`.\n`);
+  io.out(
+    `cairn: recording paused for ${describe(t)} (${leftText(until, now)}). Memory is still recalled; resume with /cairn:resume or \`cairn resume\`.\n`,
+  );
   return 0;
 }
 
@@ -58,6 +60,8 @@ export async function resume(args: string[], io: Io): Promise<number> {
     return 2;
   }
   const had = clearPause(pathsFor(io.env).stateDir, t.scope, t.key, io.now());
-  io.out(had ? `cairn: recording resumed for ${describe(t)}.\n` : `cairn: recording was not paused for ${describe(t)}.\n`);
+  io.out(
+    had ? `cairn: recording resumed for ${describe(t)}.\n` : `cairn: recording was not paused for ${describe(t)}.\n`,
+  );
   return 0;
 }

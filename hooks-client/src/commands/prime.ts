@@ -12,9 +12,21 @@ import { call, errorText, Unreachable } from '../net/http';
 import { isSensitivePath } from '../privacy/sensitive-files';
 import { computeProjectKey } from '../project/project-key';
 import { leftText, pausedAt, readPauses } from '../status/local';
-import { CAPS, commitNote, docNote, GIT_LOG_FORMAT, NOT_SCANNED, parseGitLog, pickDocs, todoLines, todoNote, type PrimeNote } from '../prime/extract';
+import {
+  CAPS,
+  commitNote,
+  docNote,
+  GIT_LOG_FORMAT,
+  NOT_SCANNED,
+  parseGitLog,
+  pickDocs,
+  todoLines,
+  todoNote,
+  type PrimeNote,
+} from '../prime/extract';
 
-const USAGE = 'usage: cairn prime [--dry-run]\n       notes from this repository’s docs headings, recent commits and open TODOs\n';
+const USAGE =
+  'usage: cairn prime [--dry-run]\n       notes from this repository’s docs headings, recent commits and open TODOs\n';
 /** The server's PRIME_NOTES_PER_REQUEST. */
 const PER_REQUEST = 10;
 /** Reading bounds: a doc, a scanned file, files scanned, bytes read by the TODO scan. */
@@ -26,7 +38,13 @@ const SCAN_BYTES = 16 * 1024 * 1024;
 /** A git command's output (no shell; bounded in time and size), or null when git is missing or refused. */
 const git = (root: string, args: string[]): string | null => {
   // child_process is loaded here, on use, as in `cairn install`: no hook pays for it.
-  const r = process.getBuiltinModule('node:child_process').spawnSync('git', args, { cwd: root, encoding: 'utf8', maxBuffer: 32 * 1024 * 1024, timeout: 15_000, stdio: ['ignore', 'pipe', 'ignore'] });
+  const r = process.getBuiltinModule('node:child_process').spawnSync('git', args, {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 32 * 1024 * 1024,
+    timeout: 15_000,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   return r.status === 0 && typeof r.stdout === 'string' ? r.stdout : null;
 };
 
@@ -51,9 +69,14 @@ function readHead(path: string, max: number): string | null {
 }
 
 /** The notes of the repository at `root` (tracked files only; outside git: the folder's README only). */
-export function gatherNotes(root: string): { notes: PrimeNote[]; counts: Record<'docs' | 'commits' | 'todos', number>; scanned: number } {
+export function gatherNotes(root: string): {
+  notes: PrimeNote[];
+  counts: Record<'docs' | 'commits' | 'todos', number>;
+  scanned: number;
+} {
   const listed = git(root, ['ls-files', '-z']);
-  const tracked = listed === null ? readdirSync(root).filter((n) => /^readme/i.test(n)) : listed.split('\0').filter(Boolean);
+  const tracked =
+    listed === null ? readdirSync(root).filter((n) => /^readme/i.test(n)) : listed.split('\0').filter(Boolean);
   const docs = pickDocs(tracked)
     .filter((p) => !isSensitivePath(p))
     .flatMap((p) => {
@@ -61,7 +84,19 @@ export function gatherNotes(root: string): { notes: PrimeNote[]; counts: Record<
       const note = text === null ? null : docNote(p, text);
       return note ? [note] : [];
     });
-  const log = listed === null ? null : git(root, ['log', '-n', String(CAPS.commits), '--no-merges', '--no-color', GIT_LOG_FORMAT, '--name-only', '--']);
+  const log =
+    listed === null
+      ? null
+      : git(root, [
+          'log',
+          '-n',
+          String(CAPS.commits),
+          '--no-merges',
+          '--no-color',
+          GIT_LOG_FORMAT,
+          '--name-only',
+          '--',
+        ]);
   const commits = log === null ? [] : parseGitLog(log).map(commitNote);
   const todos: { note: PrimeNote; total: number }[] = [];
   let scanned = 0;
@@ -80,13 +115,21 @@ export function gatherNotes(root: string): { notes: PrimeNote[]; counts: Record<
   // The files with the most open TODOs first (then by path): the caps keep the busiest.
   todos.sort((a, b) => b.total - a.total || a.note.files[0]!.localeCompare(b.note.files[0]!));
   const todoNotes = todos.slice(0, CAPS.todoFiles).map((t) => t.note);
-  return { notes: [...docs, ...commits, ...todoNotes], counts: { docs: docs.length, commits: commits.length, todos: todoNotes.length }, scanned };
+  return {
+    notes: [...docs, ...commits, ...todoNotes],
+    counts: { docs: docs.length, commits: commits.length, todos: todoNotes.length },
+    scanned,
+  };
 }
 
 export async function prime(args: string[], io: Io): Promise<number> {
   let dryRun = false;
   try {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'dry-run': { type: 'boolean' } } });
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { 'dry-run': { type: 'boolean' } },
+    });
     if (positionals.filter((p) => p.trim()).length) throw new Error('unexpected arguments');
     dryRun = values['dry-run'] === true;
   } catch {
@@ -96,13 +139,19 @@ export async function prime(args: string[], io: Io): Promise<number> {
   const paths = pathsFor(io.env);
   const config = loadConfig(io.env, paths);
   const { key, root } = computeProjectKey(io.cwd);
-  if (config.excludeProjects.length && (isPathExcluded(io.cwd, config.excludeProjects, paths.home) || isPathExcluded(key, config.excludeProjects, paths.home))) {
+  if (
+    config.excludeProjects.length &&
+    (isPathExcluded(io.cwd, config.excludeProjects, paths.home) ||
+      isPathExcluded(key, config.excludeProjects, paths.home))
+  ) {
     io.err(`cairn prime: ${key} is excluded from memory (CAIRN_EXCLUDE_PROJECTS); nothing sent.\n`);
     return 1;
   }
   const paused = pausedAt(readPauses(paths.stateDir), null, io.cwd, io.now());
   if (paused) {
-    io.err(`cairn prime: recording is paused for the folder ${paused.folder ?? io.cwd} (${leftText(paused.until, io.now())}); nothing sent. Resume with /cairn:resume folder or \`cairn resume\`.\n`);
+    io.err(
+      `cairn prime: recording is paused for the folder ${paused.folder ?? io.cwd} (${leftText(paused.until, io.now())}); nothing sent. Resume with /cairn:resume folder or \`cairn resume\`.\n`,
+    );
     return 1;
   }
   const { notes, counts, scanned } = gatherNotes(root);
@@ -122,7 +171,12 @@ export async function prime(args: string[], io: Io): Promise<number> {
   let duplicates = 0;
   for (let i = 0; i < notes.length; i += PER_REQUEST) {
     try {
-      const r = await call(logged.url, '/api/prime', { token: logged.token, device: logged.device, body: { project: key, notes: notes.slice(i, i + PER_REQUEST) }, timeoutMs: 30_000 });
+      const r = await call(logged.url, '/api/prime', {
+        token: logged.token,
+        device: logged.device,
+        body: { project: key, notes: notes.slice(i, i + PER_REQUEST) },
+        timeoutMs: 30_000,
+      });
       if (r.status !== 200) {
         io.err(`cairn prime: ${errorText(r)}${stored ? ` (${stored} notes were stored before this)` : ''}\n`);
         return 1;
@@ -135,6 +189,8 @@ export async function prime(args: string[], io: Io): Promise<number> {
       return 1;
     }
   }
-  io.out(`cairn: primed ${what}: ${stored} stored, ${duplicates} already in memory. They show as [primed] in the index.\n`);
+  io.out(
+    `cairn: primed ${what}: ${stored} stored, ${duplicates} already in memory. They show as [primed] in the index.\n`,
+  );
   return 0;
 }

@@ -16,7 +16,12 @@ export function observationId(ref: string | undefined): number | null {
   return m ? Number(m[1]) : null;
 }
 
-async function post(io: Io, path: string, body: Record<string, unknown>, done: (r: Record<string, unknown>) => string): Promise<number> {
+async function post(
+  io: Io,
+  path: string,
+  body: Record<string, unknown>,
+  done: (r: Record<string, unknown>) => string,
+): Promise<number> {
   const config = loggedInConfig(io, pathsFor(io.env));
   if (!config) return 1;
   try {
@@ -34,7 +39,12 @@ async function post(io: Io, path: string, body: Record<string, unknown>, done: (
 }
 
 export async function supersede(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, strict: false, options: { by: { type: 'string' }, reason: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: false,
+    options: { by: { type: 'string' }, reason: { type: 'string' } },
+  });
   const id = observationId(positionals[0]);
   const by = values.by === undefined ? null : observationId(String(values.by));
   const reason = typeof values.reason === 'string' ? values.reason.trim() : '';
@@ -43,12 +53,19 @@ export async function supersede(args: string[], io: Io): Promise<number> {
     return 2;
   }
   return post(io, '/api/corrections/supersede', { id, ...(by === null ? {} : { by }), reason }, (r) =>
-    r.by == null ? `#${id} is marked outdated; it left the context index.` : `#${id} is superseded by #${String(r.by)}; it left the context index.`,
+    r.by == null
+      ? `#${id} is marked outdated; it left the context index.`
+      : `#${id} is superseded by #${String(r.by)}; it left the context index.`,
   );
 }
 
 export async function feedback(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, strict: false, options: { reason: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: false,
+    options: { reason: { type: 'string' } },
+  });
   const id = observationId(positionals[0]);
   const kind = positionals[1];
   if (id === null || positionals.length !== 2 || !['wrong', 'outdated', 'useful'].includes(kind ?? '')) {
@@ -57,6 +74,10 @@ export async function feedback(args: string[], io: Io): Promise<number> {
   }
   const reason = typeof values.reason === 'string' && values.reason.trim() ? { reason: values.reason.trim() } : {};
   return post(io, '/api/corrections/feedback', { id, kind, ...reason }, (r) =>
-    r.counted === false ? `you already said #${id} is ${kind}.` : kind === 'useful' ? `noted: #${id} was useful.` : `#${id} is flagged ${kind}; it is out of the context index until an admin reviews it.`,
+    r.counted === false
+      ? `you already said #${id} is ${kind}.`
+      : kind === 'useful'
+        ? `noted: #${id} was useful.`
+        : `#${id} is flagged ${kind}; it is out of the context index until an admin reviews it.`,
   );
 }

@@ -47,7 +47,11 @@ export function ndjsonParts(text: string, maxLines = PART_LINES, maxBytes = PART
 
 /** Sends NDJSON parts to POST /api/admin/import in order with a progress bar; the new rows by kind, or null
  * after printing why it stopped (the server import is idempotent, so running the command again is safe). */
-export async function sendParts(parts: string[][], config: { url: string; token: string; device: string | null }, io: Io): Promise<Record<string, number> | null> {
+export async function sendParts(
+  parts: string[][],
+  config: { url: string; token: string; device: string | null },
+  io: Io,
+): Promise<Record<string, number> | null> {
   const total = parts.reduce((n, p) => n + p.length, 0);
   const added: Record<string, number> = {};
   let done = 0;
@@ -61,7 +65,9 @@ export async function sendParts(parts: string[][], config: { url: string; token:
       });
       const r = { status: res.status, text: await res.text() };
       if (r.status !== 200 && r.status !== 202) {
-        io.err(`\ncairn: import stopped after ${done} of ${total} records: ${errorText(r as Parameters<typeof errorText>[0])}\n`);
+        io.err(
+          `\ncairn: import stopped after ${done} of ${total} records: ${errorText(r as Parameters<typeof errorText>[0])}\n`,
+        );
         return null;
       }
       let body = JSON.parse(r.text) as { imported?: Record<string, number>; job?: WireJob };
@@ -70,18 +76,26 @@ export async function sendParts(parts: string[][], config: { url: string; token:
       if (r.status === 202 && body.job) {
         const before = done;
         const job = await followJob(body.job, io, {
-          url: config.url, token: config.token, device: config.device, pollMs: 300,
-          line: (j) => `cairn: ${progressBar(before + (j.progress.phase === 'writing records' ? j.progress.done : part.length), total)}${j.progress.phase ? `  ${j.progress.phase}` : ''}`,
+          url: config.url,
+          token: config.token,
+          device: config.device,
+          pollMs: 300,
+          line: (j) =>
+            `cairn: ${progressBar(before + (j.progress.phase === 'writing records' ? j.progress.done : part.length), total)}${j.progress.phase ? `  ${j.progress.phase}` : ''}`,
         });
         if (job.status !== 'done') {
-          io.err(`\ncairn: import stopped after ${done} of ${total} records: ${job.error?.message ?? job.status} (${job.error?.code ?? 'failed'})\n`);
+          io.err(
+            `\ncairn: import stopped after ${done} of ${total} records: ${job.error?.message ?? job.status} (${job.error?.code ?? 'failed'})\n`,
+          );
           return null;
         }
         body = job.result as { imported?: Record<string, number> };
       }
       for (const [k, n] of Object.entries(body.imported ?? {})) added[k] = (added[k] ?? 0) + n;
     } catch (e) {
-      io.err(`\ncairn: server not reachable after ${done} of ${total} records (${String(e)}); running the same command again is safe\n`);
+      io.err(
+        `\ncairn: server not reachable after ${done} of ${total} records (${String(e)}); running the same command again is safe\n`,
+      );
       return null;
     }
     done += part.length;
@@ -109,7 +123,11 @@ export async function importNdjson(args: string[], io: Io): Promise<number> {
   const total = parts.reduce((n, p) => n + p.length, 0);
   const added = await sendParts(parts, config, io);
   if (!added) return 1;
-  const summary = Object.entries(added).map(([k, n]) => `${n} ${k}`).join(', ');
-  io.out(`${io.isTty ? '\n' : ''}cairn: imported ${total} records: new ${summary || 'nothing'} (rows already there were left alone)\n`);
+  const summary = Object.entries(added)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
+  io.out(
+    `${io.isTty ? '\n' : ''}cairn: imported ${total} records: new ${summary || 'nothing'} (rows already there were left alone)\n`,
+  );
   return 0;
 }

@@ -27,7 +27,10 @@ export async function userPromptSubmit(ctx: HookContext): Promise<HookOutput | n
   notePrompt(ctx.paths.stateDir, ctx.input.sessionId, { at: ctx.io.now(), id: ctx.input.promptId, private: isPrivate });
   const event = makeEvent(ctx, 'init', { prompt, private: isPrivate }, ctx.input.promptId);
   const wantsRecall = ctx.config.promptContext && !isPrivate && stripped.length >= MIN_PROMPT_FOR_RECALL;
-  const [, recall] = await Promise.all([deliver(ctx.delivery, event, ctx.deadline), wantsRecall ? promptRecall(ctx, prompt) : Promise.resolve('')]);
+  const [, recall] = await Promise.all([
+    deliver(ctx.delivery, event, ctx.deadline),
+    wantsRecall ? promptRecall(ctx, prompt) : Promise.resolve(''),
+  ]);
   if (recall.trim()) bumpSessionFact(ctx.paths.stateDir, ctx.input.sessionId, 'recalled');
   return inject('UserPromptSubmit', recall);
 }
@@ -37,7 +40,12 @@ async function promptRecall(ctx: HookContext, prompt: string): Promise<string> {
   if (!url || !token) return '';
   const q = new URLSearchParams({ project: ctx.project, q: prompt.slice(0, 500), tz: localTimeZone() });
   try {
-    const r = await call(url, `/api/context/prompt?${q.toString()}`, { token, device, timeoutMs: ctx.deadline - ctx.io.now(), maxBytes: 100_000 });
+    const r = await call(url, `/api/context/prompt?${q.toString()}`, {
+      token,
+      device,
+      timeoutMs: ctx.deadline - ctx.io.now(),
+      maxBytes: 100_000,
+    });
     return r.status === 200 ? r.text : '';
   } catch {
     return '';
@@ -61,7 +69,7 @@ function toolFields(toolName: string, toolInput: unknown, response: unknown): Re
   const sensitive = metadataOnly(toolName, toolInput, response);
   return {
     tool_name: toolName,
-    tool_input: scrubPayload(sensitive ? sensitive.input : toolInput ?? {}),
+    tool_input: scrubPayload(sensitive ? sensitive.input : (toolInput ?? {})),
     tool_response: scrubPayload(sensitive ? sensitive.response : response),
   };
 }
@@ -73,12 +81,14 @@ async function recordToolCall(ctx: HookContext, response: unknown): Promise<null
   if (input.toolUseId) fields.tool_use_id = input.toolUseId;
   if (input.agentId) fields.agent_id = input.agentId;
   if (input.agentType) fields.agent_type = input.agentType;
-  if (await record(ctx, makeEvent(ctx, 'observation', fields, input.toolUseId))) noteSeenCall(ctx.paths.stateDir, input.sessionId, input.toolUseId);
+  if (await record(ctx, makeEvent(ctx, 'observation', fields, input.toolUseId)))
+    noteSeenCall(ctx.paths.stateDir, input.sessionId, input.toolUseId);
   return null;
 }
 
 /** Whether the event belongs to a wholly private prompt: then it is dropped here and never leaves the machine. */
-const isPrivateTurn = (ctx: HookContext, at: number) => duringPrivatePrompt(ctx.paths.stateDir, ctx.input.sessionId, ctx.input.promptId, at);
+const isPrivateTurn = (ctx: HookContext, at: number) =>
+  duringPrivatePrompt(ctx.paths.stateDir, ctx.input.sessionId, ctx.input.promptId, at);
 
 /** Spool (drained from the inbox: the sender sends it) or spool and send now; never an event of a private prompt. */
 async function record(ctx: HookContext, event: SpooledEvent): Promise<boolean> {
@@ -107,13 +117,20 @@ function spoolPromptToolCalls(ctx: HookContext, transcript: string): void {
   // Calls made before a resume in this prompt were made while paused: never backfilled.
   const resumed = resumedAt(readPauses(ctx.paths.stateDir), sessionId, ctx.input.cwd);
   const seen = seenCalls(ctx.paths.stateDir, sessionId);
-  const calls = lastPromptToolCalls(transcript, sessionId).filter((e) => !(typeof e.fields.tool_use_id === 'string' && seen.has(e.fields.tool_use_id)));
+  const calls = lastPromptToolCalls(transcript, sessionId).filter(
+    (e) => !(typeof e.fields.tool_use_id === 'string' && seen.has(e.fields.tool_use_id)),
+  );
   for (const e of calls.slice(-MAX_BACKFILL)) {
     if (resumed && !(Date.parse(e.occurredAt) > resumed)) continue;
     const name = typeof e.fields.tool_name === 'string' ? e.fields.tool_name : '';
     const useId = typeof e.fields.tool_use_id === 'string' ? e.fields.tool_use_id : null;
     if (!name || !useId || toolSkipped(name, ctx.config.skipTools)) continue;
-    const event = makeEvent(ctx, 'observation', { ...toolFields(name, e.fields.tool_input, e.fields.tool_response), tool_use_id: useId }, useId);
+    const event = makeEvent(
+      ctx,
+      'observation',
+      { ...toolFields(name, e.fields.tool_input, e.fields.tool_response), tool_use_id: useId },
+      useId,
+    );
     if (!Number.isNaN(Date.parse(e.occurredAt))) event.body.occurred_at = e.occurredAt;
     ctx.delivery.spool.append(event);
   }

@@ -53,12 +53,20 @@ export const BUDGET_MS: Record<HookEvent, number> = {
  * own `prompt_id` goes along when the payload has one (it says exactly which prompt the event belongs to);
  * `client_seq` is stamped when the event is spooled.
  */
-export function makeEvent(ctx: HookContext, kind: EventKind, fields: Record<string, unknown>, naturalKey?: string | null): SpooledEvent {
+export function makeEvent(
+  ctx: HookContext,
+  kind: EventKind,
+  fields: Record<string, unknown>,
+  naturalKey?: string | null,
+): SpooledEvent {
   const sessionId = ctx.input.sessionId ?? 'unknown';
   const promptId = ctx.input.promptId ? { prompt_id: ctx.input.promptId } : {};
   const key = naturalKey || ctx.entryKey;
   const head = gitHeadOf(ctx);
-  const git = { ...(head?.branch ? { git_branch: head.branch } : {}), ...(head?.commit ? { git_commit: head.commit } : {}) };
+  const git = {
+    ...(head?.branch ? { git_branch: head.branch } : {}),
+    ...(head?.commit ? { git_commit: head.commit } : {}),
+  };
   return {
     kind,
     body: {

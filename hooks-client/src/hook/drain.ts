@@ -25,7 +25,9 @@ export const inboxDir = (stateDir: string) => join(stateDir, INBOX_DIR);
 /** Entry names, oldest first. */
 export function inboxEntries(stateDir: string): string[] {
   try {
-    return readdirSync(inboxDir(stateDir)).filter((n) => n.endsWith(ENTRY_SUFFIX) && !n.startsWith('.')).sort();
+    return readdirSync(inboxDir(stateDir))
+      .filter((n) => n.endsWith(ENTRY_SUFFIX) && !n.startsWith('.'))
+      .sort();
   } catch {
     return [];
   }
@@ -69,7 +71,9 @@ export async function drainInbox(stateDir: string, env: Io['env'], deadline: num
         await handleHook(entry.head.event, io, entry.head.at, entry.head.agent, { spoolOnly: true, entryKey: name });
         killPoint('drain-spooled');
       } else {
-        updateState(stateDir, { lastError: { at: Date.now(), message: `inbox entry ${name} was unreadable and was removed` } });
+        updateState(stateDir, {
+          lastError: { at: Date.now(), message: `inbox entry ${name} was unreadable and was removed` },
+        });
       }
       try {
         unlinkSync(file);

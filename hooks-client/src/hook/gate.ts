@@ -17,7 +17,9 @@ export interface GateInput {
   home: string;
 }
 
-export type GateResult = { skip: false } | { skip: true; reason: 'own_traffic' | 'project_excluded' | 'tool_skipped' | 'protocol_payload' };
+export type GateResult =
+  | { skip: false }
+  | { skip: true; reason: 'own_traffic' | 'project_excluded' | 'tool_skipped' | 'protocol_payload' };
 
 // Calls to cairn's own MCP tools are recall, not work: observing them would only echo memory back.
 const OWN_TOOL = /^mcp__(?:cairn|plugin_cairn_[^_]+)__/;
@@ -25,14 +27,18 @@ const OWN_TOOL = /^mcp__(?:cairn|plugin_cairn_[^_]+)__/;
 export function gate0(g: GateInput): GateResult {
   if (g.internal) return { skip: true, reason: 'own_traffic' };
   const ci = process.platform === 'win32';
-  if (g.excludeProjects.length && (isPathExcluded(g.cwd, g.excludeProjects, g.home, ci) || isPathExcluded(g.project, g.excludeProjects, g.home, ci))) {
+  if (
+    g.excludeProjects.length &&
+    (isPathExcluded(g.cwd, g.excludeProjects, g.home, ci) || isPathExcluded(g.project, g.excludeProjects, g.home, ci))
+  ) {
     return { skip: true, reason: 'project_excluded' };
   }
   if ((g.event === 'post-tool-use' || g.event === 'post-tool-use-failure') && g.toolName) {
     const reason = toolSkipped(g.toolName, g.skipTools);
     if (reason) return { skip: true, reason };
   }
-  if (g.event === 'user-prompt-submit' && g.prompt && isTaskNotificationOnly(g.prompt)) return { skip: true, reason: 'protocol_payload' };
+  if (g.event === 'user-prompt-submit' && g.prompt && isTaskNotificationOnly(g.prompt))
+    return { skip: true, reason: 'protocol_payload' };
   return { skip: false };
 }
 

@@ -15,7 +15,16 @@ import { gate0 } from './gate';
 import { parseHookInput } from './input';
 import { preCompact, preToolUse, sessionStart } from './recall';
 
-export const HOOK_EVENTS: readonly HookEvent[] = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'post-tool-use-failure', 'stop', 'pre-compact', 'session-end'];
+export const HOOK_EVENTS: readonly HookEvent[] = [
+  'session-start',
+  'user-prompt-submit',
+  'pre-tool-use',
+  'post-tool-use',
+  'post-tool-use-failure',
+  'stop',
+  'pre-compact',
+  'session-end',
+];
 
 const HANDLERS: Record<HookEvent, (ctx: HookContext) => Promise<HookOutput | null>> = {
   'session-start': sessionStart,
@@ -29,7 +38,12 @@ const HANDLERS: Record<HookEvent, (ctx: HookContext) => Promise<HookOutput | nul
 };
 
 /** Events that record work (a pause stops them); recall (session-start, pre-tool-use) and session-end go on. */
-const RECORDING: ReadonlySet<HookEvent> = new Set(['user-prompt-submit', 'post-tool-use', 'post-tool-use-failure', 'stop']);
+const RECORDING: ReadonlySet<HookEvent> = new Set([
+  'user-prompt-submit',
+  'post-tool-use',
+  'post-tool-use-failure',
+  'stop',
+]);
 
 export interface HandleOptions {
   /** Drained from the inbox: spool the event and leave sending to the caller (no network in the handler). */
@@ -39,7 +53,13 @@ export interface HandleOptions {
 }
 
 /** Always resolves to exit code 0: a memory system must never stop the agent. */
-export async function handleHook(event: string, io: Io, startedAt = io.now(), agent = 'claude-code', opts: HandleOptions = {}): Promise<number> {
+export async function handleHook(
+  event: string,
+  io: Io,
+  startedAt = io.now(),
+  agent = 'claude-code',
+  opts: HandleOptions = {},
+): Promise<number> {
   if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
     io.err(`cairn: unknown hook event "${event}" (expected one of ${HOOK_EVENTS.join(', ')})\n`);
     return 0;
@@ -61,17 +81,36 @@ export async function handleHook(event: string, io: Io, startedAt = io.now(), ag
     const config = loadConfig(io.env, paths);
     const { key: project, root: projectRoot } = projectFor(input.cwd, paths.stateDir, io.now());
     const verdict = gate0({
-      event: hookEvent, cwd: input.cwd, project, toolName: input.toolName, prompt: input.prompt,
-      internal: io.env.CAIRN_INTERNAL === '1', excludeProjects: config.excludeProjects, skipTools: config.skipTools, home: paths.home,
+      event: hookEvent,
+      cwd: input.cwd,
+      project,
+      toolName: input.toolName,
+      prompt: input.prompt,
+      internal: io.env.CAIRN_INTERNAL === '1',
+      excludeProjects: config.excludeProjects,
+      skipTools: config.skipTools,
+      home: paths.home,
     });
     if (verdict.skip) return 0;
     // Paused from inside the agent (/cairn:pause, `cairn pause`): nothing of the session or folder is
     // recorded while it lasts (judged at the event's own time: drained entries carry when their hook ran).
-    if (RECORDING.has(hookEvent) && pausedAt(readPauses(paths.stateDir), input.sessionId, input.cwd, io.now())) return 0;
+    if (RECORDING.has(hookEvent) && pausedAt(readPauses(paths.stateDir), input.sessionId, input.cwd, io.now()))
+      return 0;
     const ctx: HookContext = {
-      event: hookEvent, io, input, config, paths, project, projectRoot, platform: adapter.platform,
+      event: hookEvent,
+      io,
+      input,
+      config,
+      paths,
+      project,
+      projectRoot,
+      platform: adapter.platform,
       delivery: {
-        url: config.url, token: config.token, device: config.device, stateDir: paths.stateDir, now: io.now,
+        url: config.url,
+        token: config.token,
+        device: config.device,
+        stateDir: paths.stateDir,
+        now: io.now,
         spool: new Spool(paths.stateDir, { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes }),
       },
       deadline: startedAt + BUDGET_MS[hookEvent],

@@ -21,7 +21,8 @@ export interface HookInput {
   source: string | null;
 }
 
-const s = (v: unknown, max = 4096): string | null => (typeof v === 'string' && v.length > 0 && v.length <= max ? v : null);
+const s = (v: unknown, max = 4096): string | null =>
+  typeof v === 'string' && v.length > 0 && v.length <= max ? v : null;
 
 export function parseHookInput(stdin: string, fallbackCwd: string): HookInput {
   let raw: Record<string, unknown> = {};

@@ -18,7 +18,8 @@ const DIR = 'prompts';
 const KEEP = 50;
 const MAX_AGE_MS = 7 * 86_400_000;
 
-const fileOf = (stateDir: string, sessionId: string) => join(stateDir, DIR, `${sha256Hex(sessionId).slice(0, 32)}.json`);
+const fileOf = (stateDir: string, sessionId: string) =>
+  join(stateDir, DIR, `${sha256Hex(sessionId).slice(0, 32)}.json`);
 
 function read(stateDir: string, sessionId: string): PromptRecord[] {
   try {
@@ -35,7 +36,9 @@ export function notePrompt(stateDir: string, sessionId: string | null, record: P
   try {
     const dir = join(stateDir, DIR);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const next = [...read(stateDir, sessionId).filter((r) => !(record.id && r.id === record.id)), record].sort((a, b) => a.at - b.at).slice(-KEEP);
+    const next = [...read(stateDir, sessionId).filter((r) => !(record.id && r.id === record.id)), record]
+      .sort((a, b) => a.at - b.at)
+      .slice(-KEEP);
     const file = fileOf(stateDir, sessionId);
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(next), { mode: 0o600 });
@@ -49,7 +52,12 @@ export function notePrompt(stateDir: string, sessionId: string | null, record: P
  * Whether an event happened during a wholly private prompt: the prompt its prompt_id names when that prompt is
  * known here, else the latest prompt at or before the event's time (the server's own filing rule).
  */
-export function duringPrivatePrompt(stateDir: string, sessionId: string | null, promptId: string | null, at: number): boolean {
+export function duringPrivatePrompt(
+  stateDir: string,
+  sessionId: string | null,
+  promptId: string | null,
+  at: number,
+): boolean {
   if (!sessionId) return false;
   const records = read(stateDir, sessionId);
   if (!records.length) return false;

@@ -40,10 +40,16 @@ export function localTimeZone(): string {
 /** Of the injection budget, what the "this session so far" block may take after a compaction; the index gets the rest. */
 export const SO_FAR_MAX_CHARS = 4_000;
 
-const soFarFile = (stateDir: string, sessionId: string) => join(stateDir, 'sessions', `${sessionId.replace(/[^\w.-]/g, '_').slice(0, 200)}.so-far.txt`);
+const soFarFile = (stateDir: string, sessionId: string) =>
+  join(stateDir, 'sessions', `${sessionId.replace(/[^\w.-]/g, '_').slice(0, 200)}.so-far.txt`);
 
 function soFarPath(ctx: HookContext): string {
-  const q = new URLSearchParams({ session: ctx.input.sessionId ?? '', format: 'text', max_chars: String(SO_FAR_MAX_CHARS), tz: localTimeZone() });
+  const q = new URLSearchParams({
+    session: ctx.input.sessionId ?? '',
+    format: 'text',
+    max_chars: String(SO_FAR_MAX_CHARS),
+    tz: localTimeZone(),
+  });
   return `/api/context/session?${q.toString()}`;
 }
 
@@ -61,7 +67,9 @@ export async function sessionStart(ctx: HookContext): Promise<HookOutput | null>
   const now = ctx.io.now();
   const compacted = ctx.input.source === 'compact' && ctx.input.sessionId !== null;
   // Branch, HEAD and recent history rank the index (records of branches that never merged come last, marked).
-  const git = await readGitView(ctx.projectRoot, Math.min(1_000, Math.max(0, ctx.deadline - now - 1_500))).catch(() => null);
+  const git = await readGitView(ctx.projectRoot, Math.min(1_000, Math.max(0, ctx.deadline - now - 1_500))).catch(
+    () => null,
+  );
   const timeout = Math.min(2_500, ctx.deadline - ctx.io.now());
   const [soFarFresh, context] = await Promise.all([
     compacted ? getText(ctx, soFarPath(ctx), timeout) : Promise.resolve(''),
@@ -125,7 +133,8 @@ function spoolWarning(ctx: HookContext): string {
 
 export async function preToolUse(ctx: HookContext): Promise<HookOutput | null> {
   const { input } = ctx;
-  if (input.agentId || input.toolName !== 'Read' || !input.toolInput || typeof input.toolInput !== 'object') return null;
+  if (input.agentId || input.toolName !== 'Read' || !input.toolInput || typeof input.toolInput !== 'object')
+    return null;
   const filePath = (input.toolInput as Record<string, unknown>).file_path;
   if (typeof filePath !== 'string' || !filePath || isSensitivePath(filePath)) return null;
   const windows = /^[A-Za-z]:[\\/]/.test(filePath) || filePath.startsWith('\\\\');

@@ -19,7 +19,14 @@ const STARTS_SENDER = new Set(['session-start', 'user-prompt-submit']);
 /** Always resolves to exit code 0: a memory system must never stop the agent. */
 export async function runHook(event: string, io: Io, startedAt = io.now(), agent = 'claude-code'): Promise<number> {
   // One stat when a sender runs; process.argv[1] is the client only in the built file (never under tests).
-  if (STARTS_SENDER.has(event) && agent === 'claude-code' && BUNDLED && process.argv[1] && io.env.CAIRN_SENDER !== 'off' && io.env.CAIRN_INTERNAL !== '1') {
+  if (
+    STARTS_SENDER.has(event) &&
+    agent === 'claude-code' &&
+    BUNDLED &&
+    process.argv[1] &&
+    io.env.CAIRN_SENDER !== 'off' &&
+    io.env.CAIRN_INTERNAL !== '1'
+  ) {
     ensureSender(pathsFor(io.env).stateDir, process.argv[1]);
   }
   if (event === 'session-start' && io.env.CLAUDE_PLUGIN_OPTION_TOKEN) {

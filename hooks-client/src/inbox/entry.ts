@@ -50,9 +50,19 @@ export function parseEntry(text: string): Entry | null {
   if (nl < 0) return null;
   try {
     const head = JSON.parse(text.slice(0, nl)) as Partial<EntryHead>;
-    if (head.v !== 1 || typeof head.at !== 'number' || typeof head.event !== 'string' || typeof head.agent !== 'string' || typeof head.cwd !== 'string') return null;
+    if (
+      head.v !== 1 ||
+      typeof head.at !== 'number' ||
+      typeof head.event !== 'string' ||
+      typeof head.agent !== 'string' ||
+      typeof head.cwd !== 'string'
+    )
+      return null;
     const env = head.env && typeof head.env === 'object' ? head.env : undefined;
-    return { head: { v: 1, at: head.at, event: head.event, agent: head.agent, cwd: head.cwd, ...(env ? { env } : {}) }, stdin: text.slice(nl + 1) };
+    return {
+      head: { v: 1, at: head.at, event: head.event, agent: head.agent, cwd: head.cwd, ...(env ? { env } : {}) },
+      stdin: text.slice(nl + 1),
+    };
   } catch {
     return null;
   }

@@ -5,7 +5,17 @@
 import { fstatSync, mkdirSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killPoint } from '../util/kill-point';
-import { ENTRY_ENV_KEYS, entryName, formatEntry, INBOX_DIR, QUICK_EVENTS, SENDER_LOCK, SENDER_SPAWNED, SENDER_STALE_MS, type EntryHead } from './entry';
+import {
+  ENTRY_ENV_KEYS,
+  entryName,
+  formatEntry,
+  INBOX_DIR,
+  QUICK_EVENTS,
+  SENDER_LOCK,
+  SENDER_SPAWNED,
+  SENDER_STALE_MS,
+  type EntryHead,
+} from './entry';
 
 /** Agents whose hooks may take the quick path (the full path names an unknown one on stderr). */
 const AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'];
@@ -19,8 +29,14 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
  * it: another command, CAIRN_SENDER=off (no background process; the hook sends itself, as before), an
  * unknown agent, or an inbox that cannot be written.
  */
-export function quickHook(argv: readonly string[], env: NodeJS.ProcessEnv, stateDir: string, clientPath: string | undefined): boolean {
-  if (argv[0] !== 'hook' || !QUICK_EVENTS.includes(argv[1] ?? '') || env.CAIRN_SENDER === 'off' || !clientPath) return false;
+export function quickHook(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  stateDir: string,
+  clientPath: string | undefined,
+): boolean {
+  if (argv[0] !== 'hook' || !QUICK_EVENTS.includes(argv[1] ?? '') || env.CAIRN_SENDER === 'off' || !clientPath)
+    return false;
   const agent = agentOf(argv.slice(2));
   if (!AGENTS.includes(agent)) return false;
   // cairn's own traffic (an observer or import running Claude): the full path would skip it too.
@@ -73,7 +89,12 @@ export function ensureSender(stateDir: string, clientPath: string): void {
     const { spawn } = process.getBuiltinModule('node:child_process');
     // Detached (its own session, so the agent ending this hook's process group leaves it alone), no stdio
     // (the agent waits for the hook's pipes to close), in the state dir (keeps no project folder busy).
-    const child = spawn(process.execPath, [clientPath, 'sender'], { detached: true, stdio: 'ignore', cwd: stateDir, windowsHide: true });
+    const child = spawn(process.execPath, [clientPath, 'sender'], {
+      detached: true,
+      stdio: 'ignore',
+      cwd: stateDir,
+      windowsHide: true,
+    });
     child.on('error', () => {});
     child.unref();
   } catch {

@@ -32,13 +32,18 @@ export async function followJob(first: WireJob, io: Io, opts: FollowOptions): Pr
   while (!isFinished(job.status)) {
     await new Promise((r) => setTimeout(r, pollMs));
     try {
-      const r = await call(opts.url, `/api/jobs/${encodeURIComponent(job.id)}`, { token: opts.token, device: opts.device ?? undefined, timeoutMs: 30_000 });
+      const r = await call(opts.url, `/api/jobs/${encodeURIComponent(job.id)}`, {
+        token: opts.token,
+        device: opts.device ?? undefined,
+        timeoutMs: 30_000,
+      });
       if (r.status !== 200) throw new Error(errorText(r));
       job = (JSON.parse(r.text) as { job: WireJob }).job;
       failures = 0;
       show(job);
     } catch (e) {
-      if (++failures >= maxFailures) throw new Error(`lost the job ${job.id} (${String(e)}); it goes on on the server: GET /api/jobs/${job.id}`);
+      if (++failures >= maxFailures)
+        throw new Error(`lost the job ${job.id} (${String(e)}); it goes on on the server: GET /api/jobs/${job.id}`);
     }
   }
   return job;

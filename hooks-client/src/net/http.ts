@@ -44,19 +44,31 @@ export async function call(baseUrl: string, path: string, opts: CallOptions): Pr
     headers['content-length'] = String(body.length);
   }
   // A CR or LF in a configured token or device name would split the request: refuse, like node:http does.
-  for (const [k, v] of Object.entries(headers)) if (!HEADER_VALUE.test(v)) throw new Error(`invalid character in the ${k} header (check the config)`);
+  for (const [k, v] of Object.entries(headers))
+    if (!HEADER_VALUE.test(v)) throw new Error(`invalid character in the ${k} header (check the config)`);
   const method = opts.method ?? (body ? 'POST' : 'GET');
   if (opts.timeoutMs <= 0) throw new Unreachable('no time left');
   const maxBytes = opts.maxBytes ?? 2_000_000;
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Unreachable(`unsupported protocol ${url.protocol}`);
-  if (url.protocol === 'https:' || opts.keepAlive) return viaNodeHttp(url, method, headers, body, opts.timeoutMs, maxBytes, opts.keepAlive ?? false);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Unreachable(`unsupported protocol ${url.protocol}`);
+  if (url.protocol === 'https:' || opts.keepAlive)
+    return viaNodeHttp(url, method, headers, body, opts.timeoutMs, maxBytes, opts.keepAlive ?? false);
   return viaSocket(url, method, headers, body, opts.timeoutMs, maxBytes);
 }
 
-function viaSocket(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number, maxBytes: number): Promise<HttpResult> {
+function viaSocket(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+  timeoutMs: number,
+  maxBytes: number,
+): Promise<HttpResult> {
   const head =
     `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\nconnection: close\r\n` +
-    Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+    Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('') +
     '\r\n';
   return new Promise<HttpResult>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -69,7 +81,10 @@ function viaSocket(url: URL, method: string, headers: Record<string, string>, bo
       fn();
     };
     const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port) || 80 });
-    const timer = setTimeout(() => finish(() => reject(new Unreachable(`no answer within ${timeoutMs} ms`))), timeoutMs);
+    const timer = setTimeout(
+      () => finish(() => reject(new Unreachable(`no answer within ${timeoutMs} ms`))),
+      timeoutMs,
+    );
     // Answer as soon as the response is complete: a server may keep the socket open a little longer.
     const tryParse = (ended: boolean) => {
       const r = parseResponse(Buffer.concat(chunks), { ended, maxBytes, head: method === 'HEAD' });
@@ -93,7 +108,8 @@ function viaSocket(url: URL, method: string, headers: Record<string, string>, bo
 /** One keep-alive agent per protocol, made on first use (a single connection: the sender sends in order). */
 const agents = new Map<string, Agent>();
 // Loaded on first use only (process.getBuiltinModule, like every builtin of the client): hooks rarely need them.
-const httpModule = (protocol: string) => (protocol === 'https:' ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http'));
+const httpModule = (protocol: string) =>
+  protocol === 'https:' ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
 
 function agentFor(protocol: string): Agent {
   let agent = agents.get(protocol);
@@ -104,7 +120,15 @@ function agentFor(protocol: string): Agent {
   return agent;
 }
 
-async function viaNodeHttp(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number, maxBytes: number, keepAlive: boolean): Promise<HttpResult> {
+async function viaNodeHttp(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+  timeoutMs: number,
+  maxBytes: number,
+  keepAlive: boolean,
+): Promise<HttpResult> {
   const { request } = httpModule(url.protocol);
   const agent = keepAlive ? agentFor(url.protocol) : false;
   return new Promise<HttpResult>((resolve, reject) => {
@@ -122,7 +146,11 @@ async function viaNodeHttp(url: URL, method: string, headers: Record<string, str
         size += c.length;
         if (size <= maxBytes) chunks.push(c);
       });
-      res.on('end', () => finish(() => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers })));
+      res.on('end', () =>
+        finish(() =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }),
+        ),
+      );
       res.on('error', (e) => finish(() => reject(new Unreachable(e.message))));
     });
     const timer = setTimeout(() => {

@@ -34,7 +34,12 @@ export function parseResponse(buf: Buffer, opts: ParseOptions): HttpResult | 'in
       const name = line.slice(0, colon).trim().toLowerCase();
       const value = line.slice(colon + 1).trim();
       const prev = headers[name];
-      headers[name] = prev === undefined ? value : name === 'set-cookie' ? [...(Array.isArray(prev) ? prev : [prev]), value] : `${String(prev)}, ${value}`;
+      headers[name] =
+        prev === undefined
+          ? value
+          : name === 'set-cookie'
+            ? [...(Array.isArray(prev) ? prev : [prev]), value]
+            : `${String(prev)}, ${value}`;
     }
     const bodyStart = end + 4;
     // 1xx interim answers (100 Continue) are followed by the real one.
@@ -59,7 +64,8 @@ export function parseResponse(buf: Buffer, opts: ParseOptions): HttpResult | 'in
       if (rest.length < want) return 'incomplete';
       return { status, headers, text: rest.subarray(0, want).toString('utf8') };
     }
-    if (rest.length >= opts.maxBytes) return { status, headers, text: rest.subarray(0, opts.maxBytes).toString('utf8') };
+    if (rest.length >= opts.maxBytes)
+      return { status, headers, text: rest.subarray(0, opts.maxBytes).toString('utf8') };
     return opts.ended ? { status, headers, text: rest.toString('utf8') } : 'incomplete';
   }
 }

@@ -119,7 +119,12 @@ export function docNote(path: string, md: string): PrimeNote | null {
   }
   if (headings.length > outline.length) outline.push(`(+${headings.length - outline.length} more headings)`);
   const title = `${path}: ${clean(headings[0]!.text, 120)}`;
-  return { kind: 'docs', title: oneLine(title, 200), text: cap([head, ...outline, ...(tail ? [tail] : [])].join('\n')), files: [path] };
+  return {
+    kind: 'docs',
+    title: oneLine(title, 200),
+    text: cap([head, ...outline, ...(tail ? [tail] : [])].join('\n')),
+    files: [path],
+  };
 }
 
 export interface Commit {
@@ -188,7 +193,8 @@ export function pickDocs(tracked: readonly string[]): string[] {
   const rank = (p: string): number => {
     const depth = p.split('/').length - 1;
     if (depth === 0 && /^readme/i.test(p)) return 0;
-    if (depth === 0 && /\.(md|markdown|mdx)$/i.test(p) && !/^(changelog|license|code_of_conduct|security)/i.test(p)) return 1;
+    if (depth === 0 && /\.(md|markdown|mdx)$/i.test(p) && !/^(changelog|license|code_of_conduct|security)/i.test(p))
+      return 1;
     if (/^docs?\//i.test(p) && depth <= 2 && /\.(md|markdown|mdx)$/i.test(p)) return 2 + depth;
     return -1;
   };
@@ -201,4 +207,5 @@ export function pickDocs(tracked: readonly string[]): string[] {
 }
 
 /** Paths not worth a TODO scan: dependencies, builds, lock files, minified and vendored code. */
-export const NOT_SCANNED = /(^|\/)(node_modules|vendor|third_party|dist|build|out|target|\.git)\/|\.(min\.js|lock|map|svg|png|jpe?g|gif|ico|pdf|zip|gz|woff2?|ttf|wasm|bin)$|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|go\.sum)$/i;
+export const NOT_SCANNED =
+  /(^|\/)(node_modules|vendor|third_party|dist|build|out|target|\.git)\/|\.(min\.js|lock|map|svg|png|jpe?g|gif|ico|pdf|zip|gz|woff2?|ttf|wasm|bin)$|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|go\.sum)$/i;

@@ -10,8 +10,10 @@ const MARGIN = 8_000;
 /** Objects nested deeper than this are sent as a note: no agent payload is, and walking them would recurse. */
 const MAX_DEPTH = 32;
 
-const isHigh = (s: string, i: number) => i >= 0 && i < s.length && s.charCodeAt(i) >= 0xd800 && s.charCodeAt(i) <= 0xdbff;
-const isLow = (s: string, i: number) => i >= 0 && i < s.length && s.charCodeAt(i) >= 0xdc00 && s.charCodeAt(i) <= 0xdfff;
+const isHigh = (s: string, i: number) =>
+  i >= 0 && i < s.length && s.charCodeAt(i) >= 0xd800 && s.charCodeAt(i) <= 0xdbff;
+const isLow = (s: string, i: number) =>
+  i >= 0 && i < s.length && s.charCodeAt(i) >= 0xdc00 && s.charCodeAt(i) <= 0xdfff;
 
 type Clean = (segment: string, where: 'whole' | 'head' | 'tail') => string;
 
@@ -19,9 +21,7 @@ type Clean = (segment: string, where: 'whole' | 'head' | 'tail') => string;
 const stripAndRedact =
   (trim: boolean): Clean =>
   (segment, where) => {
-    const s = segment.includes('<')
-      ? stripTagBlocks(segment, { closedFromStart: where === 'tail' })
-      : segment;
+    const s = segment.includes('<') ? stripTagBlocks(segment, { closedFromStart: where === 'tail' }) : segment;
     return redact(trim ? (where === 'head' ? s.trimStart() : where === 'tail' ? s.trimEnd() : s.trim()) : s);
   };
 

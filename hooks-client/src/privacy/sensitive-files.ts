@@ -37,7 +37,11 @@ const size = (v: unknown): number => (typeof v === 'string' ? v.length : (JSON.s
  * For a tool call on a sensitive file, replaces contents with a description (path, size), keeping what the
  * observer needs to know that the file was touched. Returns null when the file is not sensitive.
  */
-export function metadataOnly(toolName: string, toolInput: unknown, toolResponse: unknown): { input: unknown; response: unknown } | null {
+export function metadataOnly(
+  toolName: string,
+  toolInput: unknown,
+  toolResponse: unknown,
+): { input: unknown; response: unknown } | null {
   const path = toolFilePath(toolInput);
   if (!path || !isSensitivePath(path)) return null;
   const note = `contents of sensitive file not sent (${size(toolResponse)} chars)`;

@@ -54,7 +54,9 @@ export function readGitHead(cwd: string): GitHead | null {
 
 /** The default branch: what origin/HEAD names, else a local main or master, with the commit it points at. */
 function trunkOf(dirs: Dirs): { name: string; commit: string } | null {
-  const originHead = /^ref:\s*refs\/remotes\/origin\/(\S+)$/.exec(readText(join(dirs.commonDir, 'refs/remotes/origin/HEAD'))?.trim() ?? '');
+  const originHead = /^ref:\s*refs\/remotes\/origin\/(\S+)$/.exec(
+    readText(join(dirs.commonDir, 'refs/remotes/origin/HEAD'))?.trim() ?? '',
+  );
   const candidates = originHead ? [originHead[1]!] : ['main', 'master'];
   for (const name of candidates) {
     if (!isBranchName(name)) continue;
@@ -88,7 +90,13 @@ function revList(cwd: string, starts: string[], timeoutMs: number): Promise<stri
     process.getBuiltinModule('node:child_process').execFile(
       'git',
       ['rev-list', `--max-count=${MAX_HISTORY_COMMITS}`, ...starts, '--'],
-      { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024, windowsHide: true, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' } },
+      {
+        cwd,
+        timeout: timeoutMs,
+        maxBuffer: 64 * 1024,
+        windowsHide: true,
+        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' },
+      },
       (err, stdout) => {
         if (err) return done([]);
         const ids = String(stdout)

@@ -84,7 +84,11 @@ export function computeProjectKey(cwd: string): ProjectIdentity & { configPath: 
   const repo = findRepo(cwd);
   if (!repo) return { key: localKey(cwd), root: cwd, configPath: null };
   const remote = remoteFromConfig(readText(repo.configPath) ?? '');
-  return { key: (remote && normaliseRemote(remote)) || localKey(repo.mainRoot), root: repo.root, configPath: repo.configPath };
+  return {
+    key: (remote && normaliseRemote(remote)) || localKey(repo.mainRoot),
+    root: repo.root,
+    configPath: repo.configPath,
+  };
 }
 
 interface CacheEntry {
@@ -119,7 +123,13 @@ export function projectFor(cwd: string, stateDir: string, now: number): ProjectI
     if (hit.configPath !== null && mtimeOf(hit.configPath) === hit.mtimeMs) return { key: hit.key, root: hit.root };
   }
   const fresh = computeProjectKey(cwd);
-  cache[cwd] = { key: fresh.key, root: fresh.root, configPath: fresh.configPath, mtimeMs: fresh.configPath ? mtimeOf(fresh.configPath) : null, checkedAt: now };
+  cache[cwd] = {
+    key: fresh.key,
+    root: fresh.root,
+    configPath: fresh.configPath,
+    mtimeMs: fresh.configPath ? mtimeOf(fresh.configPath) : null,
+    checkedAt: now,
+  };
   const keys = Object.keys(cache);
   if (keys.length > MAX_ENTRIES) for (const k of keys.slice(0, keys.length - MAX_ENTRIES)) delete cache[k];
   try {

@@ -22,7 +22,11 @@ export function normaliseRemote(remote: string): string | null {
     return null;
   }
   host = host.toLowerCase().replace(/^www\./, '');
-  path = path.replace(/[?#].*$/, '').replace(/\/+$/, '').replace(/\.git$/i, '').replace(/^\/+/, '');
+  path = path
+    .replace(/[?#].*$/, '')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/i, '')
+    .replace(/^\/+/, '');
   // Azure DevOps names one repository two ways: ssh `v3/org/proj/repo`, https `org/proj/_git/repo`.
   if (host === 'ssh.dev.azure.com' || host === 'vs-ssh.visualstudio.com') {
     host = 'dev.azure.com';
@@ -37,6 +41,10 @@ export function normaliseRemote(remote: string): string | null {
 
 /** `local/<folder>` for a directory without a usable remote (Windows or POSIX separators). */
 export function localKey(dir: string): string {
-  const name = dir.replace(/[\\/]+$/, '').split(/[\\/]/).pop() || 'root';
+  const name =
+    dir
+      .replace(/[\\/]+$/, '')
+      .split(/[\\/]/)
+      .pop() || 'root';
   return `local/${name.toLowerCase()}`;
 }

@@ -37,7 +37,12 @@ export interface HookDoor {
 }
 
 /** Listens on 127.0.0.1:`port`; `arrived` is called after each entry is in the inbox. Null when the port is taken. */
-export async function openHookDoor(stateDir: string, port: number, arrived: () => void, log: (line: string) => void): Promise<HookDoor | null> {
+export async function openHookDoor(
+  stateDir: string,
+  port: number,
+  arrived: () => void,
+  log: (line: string) => void,
+): Promise<HookDoor | null> {
   const nonce = Buffer.from(senderNonce(stateDir));
   // Loaded here, by the sender only: a hook process never pays for node:http's server.
   const server: Server = process.getBuiltinModule('node:http').createServer((req, res) => {
@@ -56,7 +61,9 @@ export async function openHookDoor(stateDir: string, port: number, arrived: () =
   server.headersTimeout = 66_000;
   const bound = await new Promise<boolean>((resolve) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
-      log(`no HTTP hook door on 127.0.0.1:${port} (${e.code ?? e.message}); hooks fall back to Stop's transcript reconciliation`);
+      log(
+        `no HTTP hook door on 127.0.0.1:${port} (${e.code ?? e.message}); hooks fall back to Stop's transcript reconciliation`,
+      );
       resolve(false);
     });
     server.listen(port, '127.0.0.1', () => resolve(true));
@@ -86,36 +93,49 @@ const header = (req: IncomingMessage, name: string): string => {
 };
 
 /** One request; true when an entry was written. Every refusal is a 4xx with a stable code. */
-async function answer(req: IncomingMessage, res: ServerResponse, o: { stateDir: string; port: number; nonce: Buffer }): Promise<boolean> {
+async function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  o: { stateDir: string; port: number; nonce: Buffer },
+): Promise<boolean> {
   const url = req.url ?? '';
   const event = url.startsWith(HOOK_PATH) ? url.slice(HOOK_PATH.length) : '';
-  if (!QUICK_EVENTS.includes(event)) return reply(res, 404, 'not_found', 'only /cairn/hook/post-tool-use and post-tool-use-failure'), drain(req);
-  if (req.method !== 'POST') return reply(res, 405, 'method_not_allowed', 'POST the hook input'), drain(req);
+  if (!QUICK_EVENTS.includes(event))
+    return (reply(res, 404, 'not_found', 'only /cairn/hook/post-tool-use and post-tool-use-failure'), drain(req));
+  if (req.method !== 'POST') return (reply(res, 405, 'method_not_allowed', 'POST the hook input'), drain(req));
   // A web page can reach 127.0.0.1 too: browsers always send Origin on a cross-site POST, and a rebound DNS
   // name arrives with its own Host. Claude Code sends neither.
   const host = header(req, 'host');
-  if (header(req, 'origin') || (host !== `127.0.0.1:${o.port}` && host !== `localhost:${o.port}`)) return reply(res, 403, 'forbidden_origin', 'not a local hook'), drain(req);
+  if (header(req, 'origin') || (host !== `127.0.0.1:${o.port}` && host !== `localhost:${o.port}`))
+    return (reply(res, 403, 'forbidden_origin', 'not a local hook'), drain(req));
   const given = Buffer.from(header(req, NONCE_HEADER));
-  if (!sameBytes(given, o.nonce)) return reply(res, 401, 'bad_nonce', `${NONCE_HEADER} does not match this machine's sender`), drain(req);
-  if (!/^application\/json\b/i.test(header(req, 'content-type'))) return reply(res, 415, 'not_json', 'the body must be application/json'), drain(req);
+  if (!sameBytes(given, o.nonce))
+    return (reply(res, 401, 'bad_nonce', `${NONCE_HEADER} does not match this machine's sender`), drain(req));
+  if (!/^application\/json\b/i.test(header(req, 'content-type')))
+    return (reply(res, 415, 'not_json', 'the body must be application/json'), drain(req));
   const body = await readBody(req);
-  if (body === null) return reply(res, 413, 'too_large', `the body is over ${MAX_BODY} bytes`), false;
+  if (body === null) return (reply(res, 413, 'too_large', `the body is over ${MAX_BODY} bytes`), false);
   let cwd: unknown;
   try {
     const parsed: unknown = JSON.parse(body);
-    cwd = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as { cwd?: unknown }).cwd : undefined;
+    cwd =
+      parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as { cwd?: unknown }).cwd : undefined;
   } catch {
-    return reply(res, 400, 'bad_json', 'the body is not JSON'), false;
+    return (reply(res, 400, 'bad_json', 'the body is not JSON'), false);
   }
-  if (typeof cwd !== 'string' || !cwd) return reply(res, 400, 'missing_cwd', 'the hook input has no cwd'), false;
+  if (typeof cwd !== 'string' || !cwd) return (reply(res, 400, 'missing_cwd', 'the hook input has no cwd'), false);
   // cairn's own traffic (an observer or import running Claude): the command hook would skip it too.
-  if (header(req, 'x-cairn-internal') === '1') return reply(res, 200), false;
+  if (header(req, 'x-cairn-internal') === '1') return (reply(res, 200), false);
   const head: EntryHead = { v: 1, at: Date.now(), event, agent: 'claude-code', cwd };
   for (const [k, h] of Object.entries(ENV_HEADERS) as Array<[(typeof ENTRY_ENV_KEYS)[number], string]>) {
     const v = header(req, h);
     if (v) (head.env ??= {})[k] = v;
   }
-  writeEntryDurably(join(o.stateDir, INBOX_DIR), entryName(head.at, process.pid, nextSeq()), formatEntry({ head, stdin: body }));
+  writeEntryDurably(
+    join(o.stateDir, INBOX_DIR),
+    entryName(head.at, process.pid, nextSeq()),
+    formatEntry({ head, stdin: body }),
+  );
   reply(res, 200);
   return true;
 }

@@ -31,7 +31,11 @@ export async function sender(args: string[], io: Io): Promise<number> {
   const paths = pathsFor(io.env);
   if (args[0] === '--stop') {
     const pid = stopSender(paths.stateDir, io.now());
-    io.out(pid ? `cairn: asked the sender (pid ${pid}) to stop; what it has not sent stays in the spool.\n` : 'cairn: no sender is running.\n');
+    io.out(
+      pid
+        ? `cairn: asked the sender (pid ${pid}) to stop; what it has not sent stays in the spool.\n`
+        : 'cairn: no sender is running.\n',
+    );
     return 0;
   }
   const lock = takeSenderLock(paths.stateDir);
@@ -48,16 +52,23 @@ export async function sender(args: string[], io: Io): Promise<number> {
   // Lingers only once Claude Code's HTTP hooks use it: a sender of command hooks alone leaves as before.
   let doorUsed = false;
   try {
-    door = await openHookDoor(paths.stateDir, senderPort(io.env), () => {
-      doorUsed = true;
-      poke();
-    }, log);
+    door = await openHookDoor(
+      paths.stateDir,
+      senderPort(io.env),
+      () => {
+        doorUsed = true;
+        poke();
+      },
+      log,
+    );
   } catch (e) {
     log(`no HTTP hook door: ${e instanceof Error ? e.message : String(e)}`);
   }
   const setIdle = positive(io.env.CAIRN_SENDER_IDLE_MS);
   const idleFor = () => setIdle ?? (doorUsed ? DOOR_IDLE_MS : DEFAULT_IDLE_MS);
-  log(`started (pid ${process.pid}, ${door ? `hooks on 127.0.0.1:${door.port}, ` : ''}leaves after ${idleFor()} ms idle${door && !setIdle ? `, ${DOOR_IDLE_MS} once a hook came through the door` : ''})`);
+  log(
+    `started (pid ${process.pid}, ${door ? `hooks on 127.0.0.1:${door.port}, ` : ''}leaves after ${idleFor()} ms idle${door && !setIdle ? `, ${DOOR_IDLE_MS} once a hook came through the door` : ''})`,
+  );
   prunePromptLogs(paths.stateDir, io.now());
   pruneSeenCalls(paths.stateDir, io.now());
   let stopping = false;
@@ -107,13 +118,14 @@ export async function sender(args: string[], io: Io): Promise<number> {
         continue;
       }
       const wait = woken ? 0 : Math.min(backoff || POLL_MS, Math.max(50, idleMs - idle));
-      if (wait > 0) await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, wait);
-        wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
+      if (wait > 0)
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, wait);
+          wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
       wake = null;
     }
   } finally {
@@ -127,16 +139,31 @@ export async function sender(args: string[], io: Io): Promise<number> {
 }
 
 /** One round: the inbox into the spool, then the spool to the server while it takes it. */
-async function pass(io: Io, stateDir: string, log: (line: string) => void): Promise<{ progress: boolean; failing: boolean }> {
+async function pass(
+  io: Io,
+  stateDir: string,
+  log: (line: string) => void,
+): Promise<{ progress: boolean; failing: boolean }> {
   const drained = await drainInbox(stateDir, io.env, io.now() + 10_000, 1_000);
   // Read each round: a new login (token, URL) applies without restarting.
   const config = loadConfig(io.env, pathsFor(io.env));
   const spool = new Spool(stateDir, { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes });
   if (!spool.hasPending()) return { progress: drained.drained > 0, failing: false };
-  const delivery = { url: config.url, token: config.token, device: config.device, spool, stateDir, now: io.now, keepAlive: true };
+  const delivery = {
+    url: config.url,
+    token: config.token,
+    device: config.device,
+    spool,
+    stateDir,
+    now: io.now,
+    keepAlive: true,
+  };
   const r = await replay(delivery, io.now() + 30_000, 1_000);
   if (r.retryReason && r.remaining) log(`${r.remaining} events wait: ${r.retryReason}`);
-  return { progress: drained.drained > 0 || r.delivered + r.rejected > 0, failing: Boolean(r.retryReason && r.remaining) };
+  return {
+    progress: drained.drained > 0 || r.delivered + r.rejected > 0,
+    failing: Boolean(r.retryReason && r.remaining),
+  };
 }
 
 /** `sender.log` in the state dir: one line per start, stop and delivery problem; kept under ~1 MB. */

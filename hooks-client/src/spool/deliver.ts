@@ -35,7 +35,14 @@ const BATCH_RECHECK_MS = 3_600_000;
 /** 2xx delivered; unreachable, 5xx, 429, auth and missing routes retried later; other 4xx refused for good. */
 export function classify(r: HttpResult): Outcome {
   if (r.status >= 200 && r.status < 300) return { status: 'delivered', result: r };
-  if (r.status >= 500 || r.status === 429 || r.status === 401 || r.status === 403 || r.status === 404 || r.status === 408) {
+  if (
+    r.status >= 500 ||
+    r.status === 429 ||
+    r.status === 401 ||
+    r.status === 403 ||
+    r.status === 404 ||
+    r.status === 408
+  ) {
     return { status: 'retry', reason: errorText(r) };
   }
   return { status: 'rejected', reason: errorText(r) };
@@ -44,7 +51,13 @@ export function classify(r: HttpResult): Outcome {
 export async function sendOne(ctx: DeliveryContext, event: SpooledEvent, timeoutMs: number): Promise<Outcome> {
   if (!ctx.url || !ctx.token) return { status: 'retry', reason: 'not logged in (run: cairn login --url … --token …)' };
   try {
-    const r = await call(ctx.url, ROUTES[event.kind], { token: ctx.token, device: ctx.device, body: event.body, timeoutMs, keepAlive: ctx.keepAlive });
+    const r = await call(ctx.url, ROUTES[event.kind], {
+      token: ctx.token,
+      device: ctx.device,
+      body: event.body,
+      timeoutMs,
+      keepAlive: ctx.keepAlive,
+    });
     return classify(r);
   } catch (e) {
     return { status: 'retry', reason: e instanceof Unreachable ? `server unreachable: ${e.reason}` : String(e) };
@@ -75,13 +88,18 @@ export async function deliver(ctx: DeliveryContext, event: SpooledEvent, deadlin
   if (ctx.spool.append(event) === null) {
     // Spool full (the server has been away a long time): still try this one directly, else it is lost.
     const outcome = await sendOne(ctx, event, deadline - ctx.now());
-    if (outcome.status !== 'delivered') updateState(ctx.stateDir, { lastError: { at: ctx.now(), message: `spool full: event ${event.body.event_id} dropped` } });
+    if (outcome.status !== 'delivered')
+      updateState(ctx.stateDir, {
+        lastError: { at: ctx.now(), message: `spool full: event ${event.body.event_id} dropped` },
+      });
     return outcome;
   }
   killPoint('appended');
   const r = await replay(ctx, deadline, Math.min(REPLAY_WAIT_MS, Math.max(0, deadline - ctx.now() - 50)));
   if (r.retryReason) return { status: 'retry', reason: r.retryReason };
-  return r.busy || r.remaining ? { status: 'retry', reason: 'queued' } : { status: 'delivered', result: { status: 200, text: '', headers: {} } };
+  return r.busy || r.remaining
+    ? { status: 'retry', reason: 'queued' }
+    : { status: 'delivered', result: { status: 200, text: '', headers: {} } };
 }
 
 export interface ReplayReport {
@@ -109,7 +127,11 @@ export async function replay(ctx: DeliveryContext, deadline: number, waitMs = 0)
     while (ctx.now() < deadline - 20) {
       const batch = ctx.spool.readBatch(BATCH_MAX_EVENTS, BATCH_MAX_BYTES);
       if (!batch.length) break;
-      const outcomes = await sendBatch(ctx, batch.map((b) => b.event), deadline);
+      const outcomes = await sendBatch(
+        ctx,
+        batch.map((b) => b.event),
+        deadline,
+      );
       killPoint('sent');
       let count = 0;
       let bytes = 0;
@@ -135,7 +157,12 @@ export async function replay(ctx: DeliveryContext, deadline: number, waitMs = 0)
     release();
   }
   if (report.delivered || report.retryReason) {
-    note(ctx, report.retryReason ? { status: 'retry', reason: report.retryReason } : { status: 'delivered', result: { status: 200, text: '', headers: {} } });
+    note(
+      ctx,
+      report.retryReason
+        ? { status: 'retry', reason: report.retryReason }
+        : { status: 'delivered', result: { status: 200, text: '', headers: {} } },
+    );
   }
   report.remaining = ctx.spool.stats().pendingEvents;
   return report;
@@ -148,8 +175,14 @@ interface BatchAnswer {
 const TRANSIENT_CODE = /internal|unavailable|rate|busy|timeout|overload|retry/i;
 
 /** One outcome per event, in order; undefined where nothing is known (stop there). */
-export async function sendBatch(ctx: DeliveryContext, events: Array<SpooledEvent | null>, deadline: number): Promise<Array<Outcome | undefined>> {
-  const out: Array<Outcome | undefined> = events.map((e) => (e ? undefined : { status: 'rejected', reason: 'unreadable spool line' }));
+export async function sendBatch(
+  ctx: DeliveryContext,
+  events: Array<SpooledEvent | null>,
+  deadline: number,
+): Promise<Array<Outcome | undefined>> {
+  const out: Array<Outcome | undefined> = events.map((e) =>
+    e ? undefined : { status: 'rejected', reason: 'unreadable spool line' },
+  );
   const real = events.flatMap((e, i) => (e ? [{ e, i }] : []));
   if (!real.length) return out;
   const state = readState(ctx.stateDir);
@@ -157,7 +190,13 @@ export async function sendBatch(ctx: DeliveryContext, events: Array<SpooledEvent
   if (batchOk && ctx.url && ctx.token && real.length > 1) {
     try {
       const body = { events: real.map(({ e }) => ({ kind: e.kind, ...e.body })) };
-      const r = await call(ctx.url, '/api/events/batch', { token: ctx.token, device: ctx.device, body, timeoutMs: deadline - ctx.now(), keepAlive: ctx.keepAlive });
+      const r = await call(ctx.url, '/api/events/batch', {
+        token: ctx.token,
+        device: ctx.device,
+        body,
+        timeoutMs: deadline - ctx.now(),
+        keepAlive: ctx.keepAlive,
+      });
       if (r.status === 404) {
         updateState(ctx.stateDir, { batchUnsupportedUntil: ctx.now() + BATCH_RECHECK_MS });
       } else if (r.status === 200) {
@@ -179,7 +218,10 @@ export async function sendBatch(ctx: DeliveryContext, events: Array<SpooledEvent
         if (outcome.status === 'retry') return fillFirst(out, outcome);
       }
     } catch (e) {
-      return fillFirst(out, { status: 'retry', reason: e instanceof Unreachable ? `server unreachable: ${e.reason}` : String(e) });
+      return fillFirst(out, {
+        status: 'retry',
+        reason: e instanceof Unreachable ? `server unreachable: ${e.reason}` : String(e),
+      });
     }
   }
   for (const { e, i } of real) {

@@ -1,5 +1,16 @@
 // The offline spool: an append-only JSONL file of events not yet delivered, with a cursor of what was.
-import { appendFileSync, closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { killPoint } from '../util/kill-point';
 import { acquireLock } from './lock';
@@ -48,7 +59,10 @@ export class Spool {
   readonly replayLockFile: string;
   readonly deadFile: string;
 
-  constructor(readonly dir: string, readonly limits: SpoolLimits) {
+  constructor(
+    readonly dir: string,
+    readonly limits: SpoolLimits,
+  ) {
     this.file = join(dir, 'spool.jsonl');
     this.metaFile = join(dir, 'spool.meta.json');
     this.lockFile = join(dir, 'spool.lock');
@@ -65,7 +79,13 @@ export class Spool {
   readMeta(): SpoolMeta {
     try {
       const m = JSON.parse(readFileSync(this.metaFile, 'utf8')) as Partial<SpoolMeta>;
-      return { offset: m.offset ?? 0, appended: m.appended ?? 0, delivered: m.delivered ?? 0, dropped: m.dropped ?? 0, seq: m.seq ?? 0 };
+      return {
+        offset: m.offset ?? 0,
+        appended: m.appended ?? 0,
+        delivered: m.delivered ?? 0,
+        dropped: m.dropped ?? 0,
+        seq: m.seq ?? 0,
+      };
     } catch {
       return { offset: 0, appended: 0, delivered: 0, dropped: 0, seq: 0 };
     }
@@ -101,7 +121,10 @@ export class Spool {
       event.body.client_seq = seq;
       const line = `${JSON.stringify(event)}\n`;
       const pendingBytes = size - meta.offset;
-      if (meta.appended - meta.delivered >= this.limits.maxEvents || pendingBytes + Buffer.byteLength(line) > this.limits.maxBytes) {
+      if (
+        meta.appended - meta.delivered >= this.limits.maxEvents ||
+        pendingBytes + Buffer.byteLength(line) > this.limits.maxBytes
+      ) {
         if (release) this.writeMeta({ ...meta, dropped: meta.dropped + 1 });
         delete event.body.client_seq;
         return null;
@@ -142,7 +165,8 @@ export class Spool {
       let event: SpooledEvent | null = null;
       try {
         const parsed = JSON.parse(lineText) as SpooledEvent;
-        if (parsed && typeof parsed.kind === 'string' && parsed.body && typeof parsed.body.event_id === 'string') event = parsed;
+        if (parsed && typeof parsed.kind === 'string' && parsed.body && typeof parsed.body.event_id === 'string')
+          event = parsed;
       } catch {
         event = null;
       }

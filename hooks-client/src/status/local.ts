@@ -27,7 +27,8 @@ export interface Pauses {
 
 export const FOREVER = Number.MAX_SAFE_INTEGER;
 
-const factsFile = (stateDir: string, sessionId: string) => join(stateDir, 'sessions', `${sessionId.replace(/[^\w.-]/g, '_').slice(0, 200)}.json`);
+const factsFile = (stateDir: string, sessionId: string) =>
+  join(stateDir, 'sessions', `${sessionId.replace(/[^\w.-]/g, '_').slice(0, 200)}.json`);
 const pausesFile = (stateDir: string) => join(stateDir, 'pauses.json');
 
 function readJson<T>(path: string): Partial<T> {
@@ -50,7 +51,10 @@ function writeJson(path: string, value: unknown): void {
 
 export function readSessionFacts(stateDir: string, sessionId: string): SessionFacts {
   const f = readJson<SessionFacts>(factsFile(stateDir, sessionId));
-  return { recalled: typeof f.recalled === 'number' ? f.recalled : 0, captured: typeof f.captured === 'number' ? f.captured : 0 };
+  return {
+    recalled: typeof f.recalled === 'number' ? f.recalled : 0,
+    captured: typeof f.captured === 'number' ? f.captured : 0,
+  };
 }
 
 export function bumpSessionFact(stateDir: string, sessionId: string | null, key: keyof SessionFacts, by = 1): void {
@@ -62,12 +66,14 @@ export function bumpSessionFact(stateDir: string, sessionId: string | null, key:
 
 export function readPauses(stateDir: string): Pauses {
   const p = readJson<Pauses>(pausesFile(stateDir));
-  const obj = <T>(v: unknown): Record<string, T> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, T>) : {});
+  const obj = <T>(v: unknown): Record<string, T> =>
+    v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, T>) : {};
   return { sessions: obj<Pause>(p.sessions), folders: obj<Pause>(p.folders), resumed: obj<number>(p.resumed) };
 }
 
 /** `folder` itself or a folder inside it. */
-const inside = (cwd: string, folder: string): boolean => cwd === folder || cwd.startsWith(folder.endsWith(sep) ? folder : `${folder}${sep}`);
+const inside = (cwd: string, folder: string): boolean =>
+  cwd === folder || cwd.startsWith(folder.endsWith(sep) ? folder : `${folder}${sep}`);
 
 export interface PauseVerdict {
   scope: 'session' | 'folder';
@@ -88,7 +94,8 @@ export function pausedAt(p: Pauses, sessionId: string | null, cwd: string, now: 
 /** The latest resume that applies to this session or folder (0 when none). */
 export function resumedAt(p: Pauses, sessionId: string | null, cwd: string): number {
   let at = sessionId ? (p.resumed[`session:${sessionId}`] ?? 0) : 0;
-  for (const [k, v] of Object.entries(p.resumed)) if (k.startsWith('folder:') && inside(cwd, k.slice(7))) at = Math.max(at, v);
+  for (const [k, v] of Object.entries(p.resumed))
+    if (k.startsWith('folder:') && inside(cwd, k.slice(7))) at = Math.max(at, v);
   return at;
 }
 
@@ -113,7 +120,8 @@ export function clearPause(stateDir: string, scope: 'session' | 'folder', key: s
 const DAY_MS = 86_400_000;
 
 function prune(p: Pauses, now: number): Pauses {
-  for (const map of [p.sessions, p.folders]) for (const [k, v] of Object.entries(map)) if (!(v.until > now)) delete map[k];
+  for (const map of [p.sessions, p.folders])
+    for (const [k, v] of Object.entries(map)) if (!(v.until > now)) delete map[k];
   for (const [k, v] of Object.entries(p.resumed)) if (now - v > DAY_MS) delete p.resumed[k];
   return p;
 }

@@ -25,7 +25,9 @@ const cacheFile = (stateDir: string) => join(stateDir, 'statusline.json');
 export function readCache(stateDir: string): StatusCache {
   try {
     const v = JSON.parse(readFileSync(cacheFile(stateDir), 'utf8')) as StatusCache;
-    return v && typeof v === 'object' ? { observer: v.observer ?? null, sessions: v.sessions ?? {}, askedAt: v.askedAt ?? 0 } : { observer: null, sessions: {}, askedAt: 0 };
+    return v && typeof v === 'object'
+      ? { observer: v.observer ?? null, sessions: v.sessions ?? {}, askedAt: v.askedAt ?? 0 }
+      : { observer: null, sessions: {}, askedAt: 0 };
   } catch {
     return { observer: null, sessions: {}, askedAt: 0 };
   }
@@ -57,7 +59,13 @@ function parseInput(stdin: string, fallbackCwd: string): StatusInput {
   }
 }
 
-async function refresh(io: Io, stateDir: string, cache: StatusCache, sessionId: string | null, now: number): Promise<void> {
+async function refresh(
+  io: Io,
+  stateDir: string,
+  cache: StatusCache,
+  sessionId: string | null,
+  now: number,
+): Promise<void> {
   const config = loadConfig(io.env, pathsFor(io.env));
   if (!config.url || !config.token) return;
   // Claimed before asking: status lines of other sessions refreshing meanwhile use the cache, not the network.
@@ -66,7 +74,11 @@ async function refresh(io: Io, stateDir: string, cache: StatusCache, sessionId: 
   const opts = { token: config.token, device: config.device, timeoutMs: FETCH_MS, maxBytes: 20_000 };
   const [state, session] = await Promise.all([
     call(config.url, '/api/observer/state', opts).catch(() => null),
-    sessionId ? call(config.url, `/api/context/session?session=${encodeURIComponent(sessionId)}&max_chars=200`, opts).catch(() => null) : Promise.resolve(null),
+    sessionId
+      ? call(config.url, `/api/context/session?session=${encodeURIComponent(sessionId)}&max_chars=200`, opts).catch(
+          () => null,
+        )
+      : Promise.resolve(null),
   ]);
   try {
     if (state?.status === 200) {
@@ -95,7 +107,14 @@ function inboxCount(stateDir: string): number {
 
 /** The user's own status line, run as Claude Code runs it (through the shell, the same JSON on stdin). */
 function userLine(command: string, stdin: string, io: Io): string {
-  const r = process.getBuiltinModule('node:child_process').spawnSync(command, { shell: true, input: stdin, encoding: 'utf8', timeout: USER_LINE_MS, env: io.env as NodeJS.ProcessEnv, cwd: io.cwd });
+  const r = process.getBuiltinModule('node:child_process').spawnSync(command, {
+    shell: true,
+    input: stdin,
+    encoding: 'utf8',
+    timeout: USER_LINE_MS,
+    env: io.env as NodeJS.ProcessEnv,
+    cwd: io.cwd,
+  });
   return (r.stdout ?? '').replace(/\s+$/, '');
 }
 
@@ -115,7 +134,8 @@ export async function statusline(args: string[], io: Io): Promise<number> {
   const input = parseInput(stdin, io.cwd);
   const now = io.now();
   const cache = readCache(paths.stateDir);
-  if (now - cache.askedAt >= STALE_MS || (input.sessionId && !cache.sessions[input.sessionId])) await refresh(io, paths.stateDir, cache, input.sessionId, now);
+  if (now - cache.askedAt >= STALE_MS || (input.sessionId && !cache.sessions[input.sessionId]))
+    await refresh(io, paths.stateDir, cache, input.sessionId, now);
   const config = loadConfig(io.env, paths);
   const stats = new Spool(paths.stateDir, { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes }).stats();
   const pause = pausedAt(readPauses(paths.stateDir), input.sessionId, input.cwd, now);
@@ -124,7 +144,9 @@ export async function statusline(args: string[], io: Io): Promise<number> {
     remembered: input.sessionId ? (cache.sessions[input.sessionId]?.observations ?? null) : null,
     recalled: input.sessionId ? readSessionFacts(paths.stateDir, input.sessionId).recalled : 0,
     backlog: stats.pendingEvents + inboxCount(paths.stateDir),
-    pause: pause ? `${pause.scope === 'session' ? 'this session' : 'this folder'}, ${leftText(pause.until, now)}` : null,
+    pause: pause
+      ? `${pause.scope === 'session' ? 'this session' : 'this folder'}, ${leftText(pause.until, now)}`
+      : null,
     observer: cache.observer,
   });
   const wrapped = args[0] === '--wrap' ? decodeWrapped(args[1]) : null;

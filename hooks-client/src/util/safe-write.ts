@@ -5,7 +5,21 @@
 // the folder the file belongs in, O_NOFOLLOW on open), nothing is written outside that folder, a file is
 // replaced through a temporary file and a rename in its own folder (the rename replaces a name, never writes
 // through one), an existing file keeps its mode (0600 stays 0600), and what cairn creates is owner-only.
-import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, chmodSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  chmodSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /** Mode of a file cairn creates (configs it makes, backups, state). */
@@ -20,7 +34,9 @@ export class UnsafePathError extends Error {
     readonly path: string,
     why: string,
   ) {
-    super(`${path} ${why}; cairn does not write through links or outside the folder it belongs in. Move it aside and run the command again.`);
+    super(
+      `${path} ${why}; cairn does not write through links or outside the folder it belongs in. Move it aside and run the command again.`,
+    );
     this.name = 'UnsafePathError';
   }
 }

@@ -21,15 +21,26 @@ beforeAll(async () => {
   await buildClient({ quiet: true });
   const shared = await sharedServer();
   dev = shared;
-  token = await mintDevToken(shared.url, shared.adminSecret, { team: freshTeam('agents-e2e'), user: 'ada', device: 'laptop' });
+  token = await mintDevToken(shared.url, shared.adminSecret, {
+    team: freshTeam('agents-e2e'),
+    user: 'ada',
+    device: 'laptop',
+  });
 }, SHARED_SERVER_HOOK_MS);
 
-async function hook(env: Record<string, string | undefined>, event: string, agent: string, payload: Record<string, unknown>) {
+async function hook(
+  env: Record<string, string | undefined>,
+  event: string,
+  agent: string,
+  payload: Record<string, unknown>,
+) {
   expect(await run(['hook', event, '--agent', agent], memIo({ env, stdin: JSON.stringify(payload) }))).toBe(0);
 }
 
 async function searchIds(query: Record<string, string>): Promise<number[]> {
-  const res = await fetch(`${dev.url}/api/search?${new URLSearchParams(query)}`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${dev.url}/api/search?${new URLSearchParams(query)}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { results: { id: number }[] }).results.map((r) => r.id);
 }
@@ -45,9 +56,15 @@ async function eventually<T>(probe: () => Promise<T | null>, ms = 30_000): Promi
 }
 
 /** JSON-RPC lines through `cairn mcp-stdio`; resolves with the answers once every request has one. */
-function bridge(env: Record<string, string | undefined>, messages: Array<Record<string, unknown>>): Promise<Array<{ id: number; result?: { content?: { text: string }[] } }>> {
+function bridge(
+  env: Record<string, string | undefined>,
+  messages: Array<Record<string, unknown>>,
+): Promise<Array<{ id: number; result?: { content?: { text: string }[] } }>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLIENT, 'mcp-stdio'], { env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLIENT, 'mcp-stdio'], {
+      env: env as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const wanted = messages.filter((m) => m.id !== undefined).length;
     const answers: Array<{ id: number }> = [];
     let buf = '';
@@ -79,11 +96,19 @@ describe('other agents against wrangler dev', () => {
 
     await hook(env, 'session-start', 'codex', codexEvent('SessionStart'));
     await hook(env, 'user-prompt-submit', 'codex', codexEvent('UserPromptSubmit'));
-    await hook(env, 'post-tool-use', 'codex', { ...codexEvent('PostToolUse'), tool_input: { command: 'npm run lint-codexwidget' }, tool_response: 'lint-codexwidget: 3 problems' });
+    await hook(env, 'post-tool-use', 'codex', {
+      ...codexEvent('PostToolUse'),
+      tool_input: { command: 'npm run lint-codexwidget' },
+      tool_response: 'lint-codexwidget: 3 problems',
+    });
     await hook(env, 'stop', 'codex', codexEvent('Stop'));
     await hook(env, 'session-start', 'gemini', geminiEvent('SessionStart'));
     await hook(env, 'user-prompt-submit', 'gemini', geminiEvent('BeforeAgent'));
-    await hook(env, 'post-tool-use', 'gemini', { ...geminiEvent('AfterTool'), tool_input: { command: 'npm run lint-geminiwidget' }, tool_response: { llmContent: 'lint-geminiwidget: clean', returnDisplay: 'clean' } });
+    await hook(env, 'post-tool-use', 'gemini', {
+      ...geminiEvent('AfterTool'),
+      tool_input: { command: 'npm run lint-geminiwidget' },
+      tool_response: { llmContent: 'lint-geminiwidget: clean', returnDisplay: 'clean' },
+    });
     await hook(env, 'stop', 'gemini', geminiEvent('AfterAgent'));
     await hook(env, 'session-end', 'gemini', geminiEvent('SessionEnd'));
 
@@ -107,11 +132,25 @@ describe('other agents against wrangler dev', () => {
     expect((JSON.parse(none.stdout) as { results: unknown[] }).results).toEqual([]);
 
     const answers = await bridge(env, [
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'codex-e2e', version: '0' } } },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'codex-e2e', version: '0' } },
+      },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
-      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'search', arguments: { query: 'codexwidget', platform: 'codex' } } },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'search', arguments: { query: 'codexwidget', platform: 'codex' } },
+      },
     ]);
-    const text = answers.find((a) => a.id === 2)?.result?.content?.map((c) => c.text).join('\n') ?? '';
+    const text =
+      answers
+        .find((a) => a.id === 2)
+        ?.result?.content?.map((c) => c.text)
+        .join('\n') ?? '';
     expect(text).toContain(`#${codexIds[0]}`);
     expect(text).not.toContain(`#${geminiIds[0]}`);
   }, 120_000);
@@ -123,19 +162,41 @@ describe('other agents against wrangler dev', () => {
     const cs = `cursor-${run36}`;
     const os = `opencode-${run36}`;
     const cwd = tempDir('cairn-agents-repo-');
-    const cursorEvent = (name: string) => ({ ...cursor[name], conversation_id: cs, session_id: cs, workspace_roots: [cwd] });
+    const cursorEvent = (name: string) => ({
+      ...cursor[name],
+      conversation_id: cs,
+      session_id: cs,
+      workspace_roots: [cwd],
+    });
     const shell = cursorEvent('postToolUseShell');
     await hook(env, 'session-start', 'cursor', cursorEvent('sessionStart'));
     await hook(env, 'user-prompt-submit', 'cursor', cursorEvent('beforeSubmitPrompt'));
-    await hook(env, 'post-tool-use', 'cursor', { ...shell, cwd, tool_input: { command: 'npm run lint-cursorwidget', cwd }, tool_output: JSON.stringify({ output: 'lint-cursorwidget: 2 problems', exitCode: 0 }) });
+    await hook(env, 'post-tool-use', 'cursor', {
+      ...shell,
+      cwd,
+      tool_input: { command: 'npm run lint-cursorwidget', cwd },
+      tool_output: JSON.stringify({ output: 'lint-cursorwidget: 2 problems', exitCode: 0 }),
+    });
     await hook(env, 'stop', 'cursor', cursorEvent('afterAgentResponse'));
     await hook(env, 'session-end', 'cursor', cursorEvent('sessionEnd'));
     const chat = oc.chatMessage as { input: Record<string, unknown>; output: Record<string, unknown> };
     const bash = oc.toolBash as { input: Record<string, unknown>; output: Record<string, unknown> };
     await hook(env, 'session-start', 'opencode', { directory: cwd, sessionID: os });
-    await hook(env, 'user-prompt-submit', 'opencode', { directory: cwd, input: { ...chat.input, sessionID: os }, output: chat.output });
-    await hook(env, 'post-tool-use', 'opencode', { directory: cwd, input: { ...bash.input, sessionID: os, args: { command: 'npm run lint-opencodewidget' } }, output: { ...bash.output, output: 'lint-opencodewidget: clean' } });
-    await hook(env, 'stop', 'opencode', { directory: cwd, sessionID: os, text: 'The widget build is green: npm test passes.' });
+    await hook(env, 'user-prompt-submit', 'opencode', {
+      directory: cwd,
+      input: { ...chat.input, sessionID: os },
+      output: chat.output,
+    });
+    await hook(env, 'post-tool-use', 'opencode', {
+      directory: cwd,
+      input: { ...bash.input, sessionID: os, args: { command: 'npm run lint-opencodewidget' } },
+      output: { ...bash.output, output: 'lint-opencodewidget: clean' },
+    });
+    await hook(env, 'stop', 'opencode', {
+      directory: cwd,
+      sessionID: os,
+      text: 'The widget build is green: npm test passes.',
+    });
     await hook(env, 'session-end', 'opencode', { directory: cwd, sessionID: os, reason: 'exit' });
 
     const cursorIds = await eventually(async () => {

@@ -12,7 +12,8 @@ import { agentFixture, agentHome, fakeServer, machine, memIo, tempDir, type Fake
 
 const FIXTURE = agentFixture('opencode');
 /** The fixture under a fresh session id (the fake server's storage outlives each test). */
-const withSession = (id: string): typeof FIXTURE => JSON.parse(JSON.stringify(FIXTURE).replaceAll('ses_5b1c0opencode', id));
+const withSession = (id: string): typeof FIXTURE =>
+  JSON.parse(JSON.stringify(FIXTURE).replaceAll('ses_5b1c0opencode', id));
 let OC = withSession('ses_hook');
 const DIR = FIXTURE.directory as unknown as string;
 /** One hook's two arguments as the fixture holds them. */
@@ -40,7 +41,8 @@ async function until<T>(check: () => T | undefined | false, what: string): Promi
 }
 
 describe('cairn install --agent opencode', () => {
-  const CONFIG = '{\n  "$schema": "https://opencode.ai/config.json",\n  "theme": "tokyonight",\n  "plugin": ["opencode-wakatime"],\n  "mcp": {\n    "context7": { "type": "remote", "url": "https://mcp.context7.com/mcp" }\n  }\n}\n';
+  const CONFIG =
+    '{\n  "$schema": "https://opencode.ai/config.json",\n  "theme": "tokyonight",\n  "plugin": ["opencode-wakatime"],\n  "mcp": {\n    "context7": { "type": "remote", "url": "https://mcp.context7.com/mcp" }\n  }\n}\n';
 
   it('writes its plugin and a local MCP server without the token, and restores opencode.json exactly', async () => {
     const { env, home } = agentHome();
@@ -53,7 +55,11 @@ describe('cairn install --agent opencode', () => {
     const config = JSON.parse(readFileSync(join(dir, 'opencode.json'), 'utf8'));
     expect(config.plugin).toEqual(['opencode-wakatime']);
     expect(config.mcp.context7.url).toBe('https://mcp.context7.com/mcp');
-    expect(config.mcp.cairn).toEqual({ type: 'local', command: ['node', '/opt/cairn/cairn.cjs', 'mcp-stdio'], enabled: true });
+    expect(config.mcp.cairn).toEqual({
+      type: 'local',
+      command: ['node', '/opt/cairn/cairn.cjs', 'mcp-stdio'],
+      enabled: true,
+    });
     const plugin = readFileSync(join(dir, 'plugins', 'cairn.js'), 'utf8');
     expect(plugin).toContain('const CLIENT = "/opt/cairn/cairn.cjs";');
     expect(plugin + JSON.stringify(config)).not.toContain('tok-test');
@@ -97,7 +103,12 @@ describe('cairn hook --agent opencode (the plugin’s payloads: @opencode-ai/plu
     expect(events.every((e) => e.platform === 'opencode' && e.cwd === '/work/widgets')).toBe(true);
     // The synthetic part (a file's contents OpenCode attached) is not the user's prompt.
     expect(events[0]!.prompt).toBe('Make the widget build green again');
-    expect(events[1]).toMatchObject({ tool_name: 'Edit', tool_input: { file_path: '/work/widgets/src/widget.ts', old_string: "'red'", new_string: "'green'" }, tool_response: 'Edit applied successfully.', tool_use_id: 'toolu_01edit' });
+    expect(events[1]).toMatchObject({
+      tool_name: 'Edit',
+      tool_input: { file_path: '/work/widgets/src/widget.ts', old_string: "'red'", new_string: "'green'" },
+      tool_response: 'Edit applied successfully.',
+      tool_use_id: 'toolu_01edit',
+    });
     expect(events[2]!.last_assistant_message).toBe('The widget build is green: npm test passes.');
     expect(events[3]!.reason).toBe('deleted');
   });
@@ -117,7 +128,10 @@ describe('the OpenCode plugin cairn writes, loaded as OpenCode loads it', () => 
     delete process.env.XDG_CONFIG_HOME;
     expect(await run(['install', '--agent', 'opencode', '--client', CLIENT], memIo({ env }))).toBe(0);
     const file = join(home, '.config', 'opencode', 'plugins', 'cairn.js');
-    const mod = (await import(pathToFileURL(file).href)) as Record<string, (input: unknown) => Promise<Record<string, Hook>>>;
+    const mod = (await import(pathToFileURL(file).href)) as Record<
+      string,
+      (input: unknown) => Promise<Record<string, Hook>>
+    >;
     expect(Object.keys(mod)).toEqual(['CairnMemory']);
     server.context.index = '<cairn-context>widgets: the build broke on a stale snapshot</cairn-context>';
     const hooks = await mod.CairnMemory!({ directory: DIR, worktree: DIR });
@@ -135,15 +149,26 @@ describe('the OpenCode plugin cairn writes, loaded as OpenCode loads it', () => 
     expect(prompt.system).toEqual(['<cairn-context>widgets: the build broke on a stale snapshot</cairn-context>']);
     await hooks['tool.execute.after']!(call('toolBash').input, call('toolBash').output);
     for (const event of [OC.assistantUpdated, OC.assistantText, OC.sessionIdle]) await hooks.event!({ event });
-    await until(() => storedFor(session).some((e) => e.kind === 'summarize') && storedFor(session).some((e) => e.kind === 'observation'), 'the tool call and the answer stored');
+    await until(
+      () =>
+        storedFor(session).some((e) => e.kind === 'summarize') &&
+        storedFor(session).some((e) => e.kind === 'observation'),
+      'the tool call and the answer stored',
+    );
     await hooks.event!({ event: OC.sessionDeleted });
     await until(() => storedFor(session).some((e) => e.kind === 'end'), 'the end stored');
 
-    const byKind: Record<string, Record<string, unknown>> = Object.fromEntries(storedFor(session).map((e) => [String(e.kind), e]));
+    const byKind: Record<string, Record<string, unknown>> = Object.fromEntries(
+      storedFor(session).map((e) => [String(e.kind), e]),
+    );
     expect(Object.keys(byKind).sort()).toEqual(['end', 'init', 'observation', 'summarize']);
     expect(Object.values(byKind).every((e) => e.platform === 'opencode')).toBe(true);
     expect(byKind.init!.prompt).toBe('Make the widget build green again');
-    expect(byKind.observation).toMatchObject({ tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: 'PASS src/widget.test.ts (12 tests)' });
+    expect(byKind.observation).toMatchObject({
+      tool_name: 'Bash',
+      tool_input: { command: 'npm test' },
+      tool_response: 'PASS src/widget.test.ts (12 tests)',
+    });
     expect(byKind.summarize!.last_assistant_message).toBe('The widget build is green: npm test passes.');
     expect(byKind.end!.reason).toBe('deleted');
 
@@ -153,7 +178,10 @@ describe('the OpenCode plugin cairn writes, loaded as OpenCode loads it', () => 
     await hooks['chat.message']!(chat.input, chat.output);
     await until(() => storedFor('ses_plugin_exit').some((e) => e.kind === 'init'), 'the second prompt stored');
     await hooks.dispose!();
-    const end = await until(() => storedFor('ses_plugin_exit').find((e) => e.kind === 'end'), 'the second session ended');
+    const end = await until(
+      () => storedFor('ses_plugin_exit').find((e) => e.kind === 'end'),
+      'the second session ended',
+    );
     expect(end).toMatchObject({ platform: 'opencode', reason: 'exit' });
   });
 });

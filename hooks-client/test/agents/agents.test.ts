@@ -27,7 +27,8 @@ const storedFor = (session: string) => [...server.stored.values()].filter((e) =>
 
 describe('cairn install --agent codex', () => {
   const CONFIG = '# my codex settings\nmodel = "gpt-5-codex"\n\n[mcp_servers.github]\ncommand = "github-mcp"\n';
-  const HOOKS = '{\n  "hooks": {\n    "Stop": [ { "hooks": [ { "type": "command", "command": "notify-send done", "timeout": 5 } ] } ]\n  }\n}\n';
+  const HOOKS =
+    '{\n  "hooks": {\n    "Stop": [ { "hooks": [ { "type": "command", "command": "notify-send done", "timeout": 5 } ] } ]\n  }\n}\n';
 
   function setup() {
     const m = home();
@@ -47,7 +48,11 @@ describe('cairn install --agent codex', () => {
     expect(Object.keys(hooks).sort()).toEqual(['PostToolUse', 'SessionStart', 'Stop', 'UserPromptSubmit']);
     expect(hooks.Stop).toHaveLength(2);
     expect(hooks.Stop[0].hooks[0].command).toBe('notify-send done');
-    expect(hooks.Stop[1].hooks[0]).toEqual({ type: 'command', command: 'node "/opt/cairn/cairn.cjs" hook stop --agent codex', timeout: 10 });
+    expect(hooks.Stop[1].hooks[0]).toEqual({
+      type: 'command',
+      command: 'node "/opt/cairn/cairn.cjs" hook stop --agent codex',
+      timeout: 10,
+    });
     expect(hooks.SessionStart[0].matcher).toBe('startup|resume|clear');
     const toml = readFileSync(join(dir, 'config.toml'), 'utf8');
     expect(toml.startsWith(CONFIG)).toBe(true);
@@ -94,7 +99,8 @@ describe('cairn install --agent codex', () => {
 });
 
 describe('cairn install --agent gemini', () => {
-  const SETTINGS = '{\n    "theme": "GitHub",\n    "mcpServers": {\n        "github": { "httpUrl": "https://api.githubcopilot.com/mcp/" }\n    },\n    "hooks": {\n        "BeforeTool": [ { "matcher": "write_file", "hooks": [ { "type": "command", "command": "./guard.sh", "timeout": 5000 } ] } ]\n    }\n}\n';
+  const SETTINGS =
+    '{\n    "theme": "GitHub",\n    "mcpServers": {\n        "github": { "httpUrl": "https://api.githubcopilot.com/mcp/" }\n    },\n    "hooks": {\n        "BeforeTool": [ { "matcher": "write_file", "hooks": [ { "type": "command", "command": "./guard.sh", "timeout": 5000 } ] } ]\n    }\n}\n';
 
   it('merges hooks (timeouts in milliseconds) and a stdio MCP server into settings.json, and restores it exactly', async () => {
     const { env, home: h } = home();
@@ -104,8 +110,20 @@ describe('cairn install --agent gemini', () => {
     expect(await run(['install', '--agent', 'gemini', '--client', '/opt/cairn/cairn.cjs'], memIo({ env }))).toBe(0);
     const s = JSON.parse(readFileSync(file, 'utf8'));
     expect(s.theme).toBe('GitHub');
-    expect(Object.keys(s.hooks).sort()).toEqual(['AfterAgent', 'AfterTool', 'BeforeAgent', 'BeforeTool', 'SessionEnd', 'SessionStart']);
-    expect(s.hooks.AfterTool[0]).toEqual({ matcher: '.*', hooks: [{ type: 'command', command: 'node "/opt/cairn/cairn.cjs" hook post-tool-use --agent gemini', timeout: 10_000 }] });
+    expect(Object.keys(s.hooks).sort()).toEqual([
+      'AfterAgent',
+      'AfterTool',
+      'BeforeAgent',
+      'BeforeTool',
+      'SessionEnd',
+      'SessionStart',
+    ]);
+    expect(s.hooks.AfterTool[0]).toEqual({
+      matcher: '.*',
+      hooks: [
+        { type: 'command', command: 'node "/opt/cairn/cairn.cjs" hook post-tool-use --agent gemini', timeout: 10_000 },
+      ],
+    });
     expect(s.mcpServers.github.httpUrl).toBe('https://api.githubcopilot.com/mcp/');
     expect(s.mcpServers.cairn).toEqual({ command: 'node', args: ['/opt/cairn/cairn.cjs', 'mcp-stdio'] });
     expect(readFileSync(file, 'utf8')).not.toContain('tok-test');
@@ -121,7 +139,9 @@ describe('cairn hook --agent codex (payloads of openai/codex hooks schema)', () 
     const session = CODEX.SessionStart!.session_id as string;
     server.context.index = '<cairn-context>widgets: the build broke on a stale snapshot</cairn-context>';
     const start = await hook(env, 'session-start', 'codex', CODEX.SessionStart);
-    expect(JSON.parse(start.stdout)).toEqual({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: server.context.index } });
+    expect(JSON.parse(start.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: server.context.index },
+    });
     await hook(env, 'user-prompt-submit', 'codex', CODEX.UserPromptSubmit);
     await hook(env, 'post-tool-use', 'codex', CODEX.PostToolUse);
     await hook(env, 'stop', 'codex', CODEX.Stop);
@@ -129,7 +149,13 @@ describe('cairn hook --agent codex (payloads of openai/codex hooks schema)', () 
     expect(events.map((e) => e.kind)).toEqual(['init', 'observation', 'summarize']);
     expect(events.every((e) => e.platform === 'codex')).toBe(true);
     expect(events[0]!.prompt).toBe('Make the widget build green again');
-    expect(events[1]).toMatchObject({ tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: 'FAIL src/widget.test.ts', tool_use_id: 'call_7Qx2', cwd: '/work/widgets' });
+    expect(events[1]).toMatchObject({
+      tool_name: 'Bash',
+      tool_input: { command: 'npm test' },
+      tool_response: 'FAIL src/widget.test.ts',
+      tool_use_id: 'call_7Qx2',
+      cwd: '/work/widgets',
+    });
     expect(events[2]!.last_assistant_message).toBe('The widget build is green: npm test passes.');
   });
 });
@@ -146,8 +172,16 @@ describe('cairn hook --agent gemini (payloads of gemini-cli docs/hooks/reference
     const events = storedFor(session);
     expect(events.map((e) => e.kind)).toEqual(['init', 'observation', 'observation', 'summarize', 'end']);
     expect(events.every((e) => e.platform === 'gemini')).toBe(true);
-    expect(events[1]).toMatchObject({ tool_name: 'Edit', tool_input: { file_path: '/work/widgets/src/widget.ts' }, tool_response: { is_error: true, error: 'old_string was not found in /work/widgets/src/widget.ts' } });
-    expect(events[2]).toMatchObject({ tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: 'PASS src/widget.test.ts (12 tests)' });
+    expect(events[1]).toMatchObject({
+      tool_name: 'Edit',
+      tool_input: { file_path: '/work/widgets/src/widget.ts' },
+      tool_response: { is_error: true, error: 'old_string was not found in /work/widgets/src/widget.ts' },
+    });
+    expect(events[2]).toMatchObject({
+      tool_name: 'Bash',
+      tool_input: { command: 'npm test' },
+      tool_response: 'PASS src/widget.test.ts (12 tests)',
+    });
     expect(events[3]!.last_assistant_message).toBe('The widget build is green: npm test passes.');
     expect(events[4]!.reason).toBe('exit');
   });
@@ -157,10 +191,20 @@ describe('cairn hook --agent gemini (payloads of gemini-cli docs/hooks/reference
     server.context.index = '<cairn-context>widgets index</cairn-context>';
     server.context.prompt = '<cairn-context>related: the stale snapshot</cairn-context>';
     const start = await hook(env, 'session-start', 'gemini', GEMINI.SessionStart);
-    expect(JSON.parse(start.stdout)).toEqual({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: '<cairn-context>widgets index</cairn-context>' } });
+    expect(JSON.parse(start.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'SessionStart',
+        additionalContext: '<cairn-context>widgets index</cairn-context>',
+      },
+    });
     env.CAIRN_PROMPT_CONTEXT = '1';
     const prompt = await hook(env, 'user-prompt-submit', 'gemini', { ...GEMINI.BeforeAgent, session_id: 'gem-ctx' });
-    expect(JSON.parse(prompt.stdout)).toEqual({ hookSpecificOutput: { hookEventName: 'BeforeAgent', additionalContext: '<cairn-context>related: the stale snapshot</cairn-context>' } });
+    expect(JSON.parse(prompt.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'BeforeAgent',
+        additionalContext: '<cairn-context>related: the stale snapshot</cairn-context>',
+      },
+    });
   });
 
   it('never fails the agent on an unknown agent name or a payload that is not JSON', async () => {

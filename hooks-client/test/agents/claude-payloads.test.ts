@@ -12,7 +12,9 @@ interface Sample {
   events: Record<string, Record<string, unknown>>;
 }
 
-const sample = JSON.parse(readFileSync(new URL('../../../test/e2e/claude-code-payloads.json', import.meta.url), 'utf8')) as Sample;
+const sample = JSON.parse(
+  readFileSync(new URL('../../../test/e2e/claude-code-payloads.json', import.meta.url), 'utf8'),
+) as Sample;
 
 // Claude Code's event names and the `cairn hook` argument `cairn install` gives each.
 const HOOK_ARG: Record<string, string> = {
@@ -55,20 +57,39 @@ describe(`hook payloads recorded from Claude Code ${sample.claude_code}`, () => 
   it('carry the session, the prompt id and the tool call into the observation', async () => {
     const p = sample.events['PostToolUse:Bash']!;
     const sent = await send('PostToolUse:Bash');
-    expect(sent).toMatchObject({ session_id: p.session_id, prompt_id: p.prompt_id, tool_name: 'Bash', tool_use_id: p.tool_use_id, tool_input: p.tool_input });
+    expect(sent).toMatchObject({
+      session_id: p.session_id,
+      prompt_id: p.prompt_id,
+      tool_name: 'Bash',
+      tool_use_id: p.tool_use_id,
+      tool_input: p.tool_input,
+    });
     expect(JSON.stringify(sent!.tool_response)).toContain('passing');
   });
 
   it('record a failed command with the error Claude Code reports', async () => {
     const p = sample.events['PostToolUseFailure:Bash']!;
     const sent = await send('PostToolUseFailure:Bash');
-    expect(sent).toMatchObject({ tool_name: 'Bash', prompt_id: p.prompt_id, tool_response: { is_error: true, error: p.error } });
+    expect(sent).toMatchObject({
+      tool_name: 'Bash',
+      prompt_id: p.prompt_id,
+      tool_response: { is_error: true, error: p.error },
+    });
   });
 
   it('send the prompt, the last assistant message and the end reason with their prompt id', async () => {
-    expect(await send('UserPromptSubmit')).toMatchObject({ prompt: sample.events.UserPromptSubmit!.prompt, prompt_id: sample.events.UserPromptSubmit!.prompt_id });
-    expect(await send('Stop')).toMatchObject({ last_assistant_message: sample.events.Stop!.last_assistant_message, prompt_id: sample.events.Stop!.prompt_id });
-    expect(await send('SessionEnd')).toMatchObject({ reason: sample.events.SessionEnd!.reason, prompt_id: sample.events.SessionEnd!.prompt_id });
+    expect(await send('UserPromptSubmit')).toMatchObject({
+      prompt: sample.events.UserPromptSubmit!.prompt,
+      prompt_id: sample.events.UserPromptSubmit!.prompt_id,
+    });
+    expect(await send('Stop')).toMatchObject({
+      last_assistant_message: sample.events.Stop!.last_assistant_message,
+      prompt_id: sample.events.Stop!.prompt_id,
+    });
+    expect(await send('SessionEnd')).toMatchObject({
+      reason: sample.events.SessionEnd!.reason,
+      prompt_id: sample.events.SessionEnd!.prompt_id,
+    });
   });
 
   it('send an Edit with its absolute file path and the folder it lies under as project_root', async () => {

@@ -27,11 +27,15 @@ function setup(withSettings = true) {
   const settingsPath = join(home, '.claude', 'settings.json');
   mkdirSync(join(home, '.claude'), { recursive: true });
   if (withSettings) writeFileSync(settingsPath, USER_SETTINGS);
-  writeFileSync(join(home, '.claude.json'), '{"numStartups": 3, "mcpServers": {"other": {"type": "stdio", "command": "x"}}}\n');
+  writeFileSync(
+    join(home, '.claude.json'),
+    '{"numStartups": 3, "mcpServers": {"other": {"type": "stdio", "command": "x"}}}\n',
+  );
   return { home, env, settingsPath, claudeJson: join(home, '.claude.json') };
 }
 
-const install = (env: Record<string, string | undefined>, ...args: string[]) => run(['install', '--client', '/opt/cairn/cairn.mjs', ...args], memIo({ env }));
+const install = (env: Record<string, string | undefined>, ...args: string[]) =>
+  run(['install', '--client', '/opt/cairn/cairn.mjs', ...args], memIo({ env }));
 
 describe('install', () => {
   it('adds one handler per event, keeps the user’s hooks, and registers the MCP server without the token', async () => {
@@ -46,19 +50,48 @@ describe('install', () => {
     const port = 41_000 + ((process.getuid?.() ?? 0) % 8_000);
     expect(s.hooks.PostToolUse[1]).toEqual({
       matcher: '*',
-      hooks: [{
-        type: 'http', url: `http://127.0.0.1:${port}/cairn/hook/post-tool-use`, timeout: 5,
-        headers: { 'x-cairn-nonce': '$CAIRN_SENDER_NONCE', 'x-cairn-internal': '$CAIRN_INTERNAL', 'x-cairn-exclude-projects': '$CAIRN_EXCLUDE_PROJECTS', 'x-cairn-skip-tools': '$CAIRN_SKIP_TOOLS' },
-        allowedEnvVars: ['CAIRN_SENDER_NONCE', 'CAIRN_INTERNAL', 'CAIRN_EXCLUDE_PROJECTS', 'CAIRN_SKIP_TOOLS'],
-      }],
+      hooks: [
+        {
+          type: 'http',
+          url: `http://127.0.0.1:${port}/cairn/hook/post-tool-use`,
+          timeout: 5,
+          headers: {
+            'x-cairn-nonce': '$CAIRN_SENDER_NONCE',
+            'x-cairn-internal': '$CAIRN_INTERNAL',
+            'x-cairn-exclude-projects': '$CAIRN_EXCLUDE_PROJECTS',
+            'x-cairn-skip-tools': '$CAIRN_SKIP_TOOLS',
+          },
+          allowedEnvVars: ['CAIRN_SENDER_NONCE', 'CAIRN_INTERNAL', 'CAIRN_EXCLUDE_PROJECTS', 'CAIRN_SKIP_TOOLS'],
+        },
+      ],
     });
-    expect(s.env.CAIRN_SENDER_NONCE).toBe(readFileSync(join(env.HOME!, '.local', 'state', 'cairn', 'sender.nonce'), 'utf8').trim());
-    expect(s.hooks.SessionStart[0].hooks[0]).toEqual({ type: 'command', command: 'node', args: ['/opt/cairn/cairn.mjs', 'hook', 'session-start'], timeout: 10 });
+    expect(s.env.CAIRN_SENDER_NONCE).toBe(
+      readFileSync(join(env.HOME!, '.local', 'state', 'cairn', 'sender.nonce'), 'utf8').trim(),
+    );
+    expect(s.hooks.SessionStart[0].hooks[0]).toEqual({
+      type: 'command',
+      command: 'node',
+      args: ['/opt/cairn/cairn.mjs', 'hook', 'session-start'],
+      timeout: 10,
+    });
     expect(s.hooks.PreToolUse[0].matcher).toBe('Read');
-    expect(Object.keys(s.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreCompact', 'PreToolUse', 'SessionEnd', 'SessionStart', 'Stop', 'UserPromptSubmit']);
+    expect(Object.keys(s.hooks).sort()).toEqual([
+      'PostToolUse',
+      'PostToolUseFailure',
+      'PreCompact',
+      'PreToolUse',
+      'SessionEnd',
+      'SessionStart',
+      'Stop',
+      'UserPromptSubmit',
+    ]);
     const mcp = JSON.parse(readFileSync(claudeJson, 'utf8'));
     expect(mcp.mcpServers.other).toBeDefined();
-    expect(mcp.mcpServers.cairn).toEqual({ type: 'http', url: 'https://cairn.example.dev/mcp', headersHelper: 'node "/opt/cairn/cairn.mjs" mcp-headers' });
+    expect(mcp.mcpServers.cairn).toEqual({
+      type: 'http',
+      url: 'https://cairn.example.dev/mcp',
+      headersHelper: 'node "/opt/cairn/cairn.mjs" mcp-headers',
+    });
     expect(readFileSync(claudeJson, 'utf8')).not.toContain('tok-test');
     expect(readFileSync(`${settingsPath}.cairn-backup`, 'utf8')).toBe(USER_SETTINGS);
   });
@@ -134,7 +167,11 @@ describe('install', () => {
     env.PATH = bin;
     const before = readFileSync(claudeJson, 'utf8');
     expect(await install(env)).toBe(0);
-    const entry = JSON.stringify({ type: 'http', url: 'https://cairn.example.dev/mcp', headersHelper: 'node "/opt/cairn/cairn.mjs" mcp-headers' });
+    const entry = JSON.stringify({
+      type: 'http',
+      url: 'https://cairn.example.dev/mcp',
+      headersHelper: 'node "/opt/cairn/cairn.mjs" mcp-headers',
+    });
     expect(readFileSync(log, 'utf8')).toBe(`mcp|add-json|cairn|${entry}|--scope|user|\n`);
     expect(readFileSync(claudeJson, 'utf8')).toBe(before);
     expect(await run(['uninstall'], memIo({ env }))).toBe(0);
@@ -171,7 +208,11 @@ describe('uninstall', () => {
     await run(['install'], memIo({ env }));
     const s = JSON.parse(readFileSync(settingsPath, 'utf8'));
     expect(s.hooks.SessionStart).toHaveLength(1);
-    expect(s.hooks.SessionStart[0].hooks[0].args).toEqual([expect.stringMatching(/cairn\.cjs$/), 'hook', 'session-start']);
+    expect(s.hooks.SessionStart[0].hooks[0].args).toEqual([
+      expect.stringMatching(/cairn\.cjs$/),
+      'hook',
+      'session-start',
+    ]);
     expect(await run(['uninstall'], memIo({ env }))).toBe(0);
     expect(readFileSync(settingsPath, 'utf8')).toBe(USER_SETTINGS);
   });
@@ -222,10 +263,20 @@ describe('uninstall', () => {
 
   it('replaces the shell-form hooks of an older install instead of adding a second set', async () => {
     const { env, settingsPath } = setup(false);
-    writeFileSync(settingsPath, '{ "hooks": { "SessionStart": [ { "hooks": [ { "type": "command", "command": "node \\"/opt/cairn/cairn.cjs\\" hook session-start", "timeout": 10 } ] } ] } }\n');
+    writeFileSync(
+      settingsPath,
+      '{ "hooks": { "SessionStart": [ { "hooks": [ { "type": "command", "command": "node \\"/opt/cairn/cairn.cjs\\" hook session-start", "timeout": 10 } ] } ] } }\n',
+    );
     await install(env);
     const s = JSON.parse(readFileSync(settingsPath, 'utf8'));
-    expect(s.hooks.SessionStart).toEqual([{ matcher: 'startup|resume|clear|compact|fork', hooks: [{ type: 'command', command: 'node', args: ['/opt/cairn/cairn.mjs', 'hook', 'session-start'], timeout: 10 }] }]);
+    expect(s.hooks.SessionStart).toEqual([
+      {
+        matcher: 'startup|resume|clear|compact|fork',
+        hooks: [
+          { type: 'command', command: 'node', args: ['/opt/cairn/cairn.mjs', 'hook', 'session-start'], timeout: 10 },
+        ],
+      },
+    ]);
   });
 
   it('keeps PostToolUse a command hook, with no secret in settings, when the sender is switched off (CAIRN_SENDER=off)', async () => {
@@ -233,7 +284,15 @@ describe('uninstall', () => {
     env.CAIRN_SENDER = 'off';
     await install(env);
     const s = JSON.parse(readFileSync(settingsPath, 'utf8'));
-    expect(s.hooks.PostToolUse[1].hooks).toEqual([{ type: 'command', command: 'node', args: ['/opt/cairn/cairn.mjs', 'hook', 'post-tool-use'], timeout: 10, async: true }]);
+    expect(s.hooks.PostToolUse[1].hooks).toEqual([
+      {
+        type: 'command',
+        command: 'node',
+        args: ['/opt/cairn/cairn.mjs', 'hook', 'post-tool-use'],
+        timeout: 10,
+        async: true,
+      },
+    ]);
     expect(s.env).toBeUndefined();
     expect(await run(['uninstall'], memIo({ env }))).toBe(0);
     expect(readFileSync(settingsPath, 'utf8')).toBe(USER_SETTINGS);

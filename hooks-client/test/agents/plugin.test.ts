@@ -60,16 +60,28 @@ describe('the Claude Code plugin', () => {
   });
 
   it('is listed by the repository’s marketplace under the plugin’s own name and version', () => {
-    const market = JSON.parse(read('.claude-plugin/marketplace.json')) as { name: string; owner: { name: string }; plugins: Array<{ name: string; source: string; version: string }> };
-    const manifest = JSON.parse(read('plugin/.claude-plugin/plugin.json')) as { name: string; version: string; userConfig: Record<string, { required?: boolean; sensitive?: boolean }> };
+    const market = JSON.parse(read('.claude-plugin/marketplace.json')) as {
+      name: string;
+      owner: { name: string };
+      plugins: Array<{ name: string; source: string; version: string }>;
+    };
+    const manifest = JSON.parse(read('plugin/.claude-plugin/plugin.json')) as {
+      name: string;
+      version: string;
+      userConfig: Record<string, { required?: boolean; sensitive?: boolean }>;
+    };
     expect(market.owner.name).toBeTruthy();
-    expect(market.plugins).toEqual([expect.objectContaining({ name: manifest.name, source: './plugin', version: manifest.version })]);
+    expect(market.plugins).toEqual([
+      expect.objectContaining({ name: manifest.name, source: './plugin', version: manifest.version }),
+    ]);
     expect(manifest.userConfig.url!.required).toBe(true);
     expect(manifest.userConfig.token).toMatchObject({ required: true, sensitive: true });
   });
 
   it('registers the MCP server from the plugin’s options, with the token only as a placeholder', () => {
-    const mcp = JSON.parse(read('plugin/.mcp.json')) as { mcpServers: Record<string, { url: string; headers: Record<string, string> }> };
+    const mcp = JSON.parse(read('plugin/.mcp.json')) as {
+      mcpServers: Record<string, { url: string; headers: Record<string, string> }>;
+    };
     expect(mcp.mcpServers.cairn!.url).toBe('${user_config.url}/mcp');
     expect(mcp.mcpServers.cairn!.headers.Authorization).toBe('Bearer ${user_config.token}');
   });
@@ -80,7 +92,12 @@ describe('the plugin’s slash commands and its login', () => {
     const fake = await fakeServer();
     try {
       const { home, env } = machine(null);
-      const plugin = { ...env, CLAUDE_PLUGIN_OPTION_URL: fake.url, CLAUDE_PLUGIN_OPTION_TOKEN: 'tok-plugin', CAIRN_SENDER: 'off' };
+      const plugin = {
+        ...env,
+        CLAUDE_PLUGIN_OPTION_URL: fake.url,
+        CLAUDE_PLUGIN_OPTION_TOKEN: 'tok-plugin',
+        CAIRN_SENDER: 'off',
+      };
       const before = memIo({ env });
       expect(await run(['status'], before)).toBe(0);
       expect(before.stdout).toContain('server:  not configured');
@@ -96,7 +113,9 @@ describe('the plugin’s slash commands and its login', () => {
       expect(after.stdout).not.toContain('not configured');
       expect(fake.requests.slice(seen).some((r) => r.headers.authorization === 'Bearer tok-plugin')).toBe(true);
       // `cairn login`'s own file wins over the kept plugin login.
-      expect(await run(['login', '--url', 'https://elsewhere.example', '--token', 'tok-own'], memIo({ env }))).not.toBe(2);
+      expect(await run(['login', '--url', 'https://elsewhere.example', '--token', 'tok-own'], memIo({ env }))).not.toBe(
+        2,
+      );
       const mine = memIo({ env });
       await run(['status'], mine);
       expect(mine.stdout).toContain('elsewhere.example');

@@ -16,12 +16,18 @@ const BUN = TOOLS.bun;
 const STORE = join(TOOLS.claudeMem, 'plugin', 'sqlite', 'SessionStore.js');
 /** No bun on this PATH: only the system folders, none of which holds one here (checked below). */
 const BARE_PATH = '/usr/bin:/bin';
-const hasNodeSqlite = Boolean((process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:sqlite'));
+const hasNodeSqlite = Boolean(
+  (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:sqlite'),
+);
 
 let db = '';
 beforeAll(() => {
   db = join(tempDir('claude-mem-bun-'), 'claude-mem.db');
-  const made = spawnSync(BUN, [fileURLToPath(new URL('../fixtures/claude-mem-history.cjs', import.meta.url)), STORE, db], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+  const made = spawnSync(
+    BUN,
+    [fileURLToPath(new URL('../fixtures/claude-mem-history.cjs', import.meta.url)), STORE, db],
+    { encoding: 'utf8', env: { PATH: process.env.PATH } },
+  );
   if (made.status !== 0) throw new Error(`claude-mem fixture failed: ${made.stderr}`);
 }, 60_000);
 
@@ -35,11 +41,26 @@ function installBun(dir: string): string {
 describe('finding Bun for cairn import --claude-mem', () => {
   it('looks where claude-mem looks, in its order, after PATH', () => {
     expect(bunCandidates({ BUN_INSTALL: '/opt/bun', HOME: '/home/ana' }, 'linux')).toEqual([
-      'bun', '/opt/bun/bin/bun', '/home/ana/.bun/bin/bun',
-      '/usr/local/bin/bun', '/opt/homebrew/bin/bun', '/home/linuxbrew/.linuxbrew/bin/bun', '/usr/bin/bun', '/snap/bin/bun',
+      'bun',
+      '/opt/bun/bin/bun',
+      '/home/ana/.bun/bin/bun',
+      '/usr/local/bin/bun',
+      '/opt/homebrew/bin/bun',
+      '/home/linuxbrew/.linuxbrew/bin/bun',
+      '/usr/bin/bun',
+      '/snap/bin/bun',
     ]);
-    expect(bunCandidates({ USERPROFILE: 'C:/Users/ana', LOCALAPPDATA: 'C:/Users/ana/AppData/Local' }, 'win32', 'C:/Users/ana')).toEqual([
-      'bun', 'C:/Users/ana/.bun/bin/bun.exe', 'C:/Users/ana/AppData/Local/bun/bun.exe', 'C:/Users/ana/AppData/Local/bun/bin/bun.exe',
+    expect(
+      bunCandidates(
+        { USERPROFILE: 'C:/Users/ana', LOCALAPPDATA: 'C:/Users/ana/AppData/Local' },
+        'win32',
+        'C:/Users/ana',
+      ),
+    ).toEqual([
+      'bun',
+      'C:/Users/ana/.bun/bin/bun.exe',
+      'C:/Users/ana/AppData/Local/bun/bun.exe',
+      'C:/Users/ana/AppData/Local/bun/bin/bun.exe',
     ]);
     expect(bunCandidates({ CAIRN_BUN: '/x/bun', HOME: '/home/ana' }, 'linux')).toEqual(['/x/bun']);
   });
@@ -47,9 +68,13 @@ describe('finding Bun for cairn import --claude-mem', () => {
   it('reads the database through ~/.bun/bin/bun when bun is not on PATH', () => {
     const home = tempDir('bun-home-');
     installBun(join(home, '.bun'));
-    expect(bunCandidates({ PATH: BARE_PATH, HOME: home }).filter((c) => c.startsWith('/') && existsSync(c))).toEqual([join(home, '.bun', 'bin', 'bun')]);
+    expect(bunCandidates({ PATH: BARE_PATH, HOME: home }).filter((c) => c.startsWith('/') && existsSync(c))).toEqual([
+      join(home, '.bun', 'bin', 'bun'),
+    ]);
     const rows = readClaudeMem(db, { PATH: BARE_PATH, HOME: home });
-    expect([rows.sessions.length, rows.prompts.length, rows.observations.length, rows.summaries.length]).toEqual([3, 3, 5, 2]);
+    expect([rows.sessions.length, rows.prompts.length, rows.observations.length, rows.summaries.length]).toEqual([
+      3, 3, 5, 2,
+    ]);
   });
 
   it('reads it through $BUN_INSTALL/bin/bun, ahead of ~/.bun', () => {
@@ -61,6 +86,8 @@ describe('finding Bun for cairn import --claude-mem', () => {
 
   it.skipIf(hasNodeSqlite)('says where it looked when there is no Bun anywhere', () => {
     const home = tempDir('bun-home-');
-    expect(() => readClaudeMem(db, { PATH: BARE_PATH, HOME: home })).toThrow(/no bun was found on PATH, in \$BUN_INSTALL\/bin or ~\/\.bun\/bin \(set CAIRN_BUN to its path\)/);
+    expect(() => readClaudeMem(db, { PATH: BARE_PATH, HOME: home })).toThrow(
+      /no bun was found on PATH, in \$BUN_INSTALL\/bin or ~\/\.bun\/bin \(set CAIRN_BUN to its path\)/,
+    );
   });
 });

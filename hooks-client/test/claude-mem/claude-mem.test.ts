@@ -22,7 +22,9 @@ import { machine, memIo, tempDir } from '../support';
 const TOOLS = claudeMemTools() as { claudeMem: string; bun: string };
 const BUN = TOOLS.bun;
 const STORE = join(TOOLS.claudeMem, 'plugin', 'sqlite', 'SessionStore.js');
-const CLAUDE_MEM_VERSION = (JSON.parse(readFileSync(join(TOOLS.claudeMem, 'package.json'), 'utf8')) as { version: string }).version;
+const CLAUDE_MEM_VERSION = (
+  JSON.parse(readFileSync(join(TOOLS.claudeMem, 'package.json'), 'utf8')) as { version: string }
+).version;
 const MAP = ['--map', 'alpha=github.com/acme/alpha'];
 
 let dev: { url: string } | null = null;
@@ -34,9 +36,14 @@ const sha = (file: string) => createHash('sha256').update(readFileSync(file)).di
 beforeAll(async () => {
   const home = tempDir('claude-mem-home-');
   db = join(home, 'claude-mem.db');
-  const made = spawnSync(BUN, [fileURLToPath(new URL('../fixtures/claude-mem-history.cjs', import.meta.url)), STORE, db], {
-    env: { PATH: process.env.PATH, HOME: home }, encoding: 'utf8',
-  });
+  const made = spawnSync(
+    BUN,
+    [fileURLToPath(new URL('../fixtures/claude-mem-history.cjs', import.meta.url)), STORE, db],
+    {
+      env: { PATH: process.env.PATH, HOME: home },
+      encoding: 'utf8',
+    },
+  );
   if (made.status !== 0) throw new Error(`claude-mem fixture failed: ${made.stderr}`);
   T0 = (JSON.parse(made.stdout) as { T0: number }).T0;
   const shared = await sharedServer();
@@ -53,27 +60,55 @@ const cairn = async (args: string[]) => {
 async function exported(): Promise<Array<Record<string, unknown>>> {
   const res = await fetch(`${dev!.url}/api/admin/export`, { headers: { authorization: `Bearer ${token}` } });
   expect(res.status).toBe(200);
-  return (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return (await res.text())
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe(`cairn import --claude-mem (claude-mem ${CLAUDE_MEM_VERSION}'s own database, Bun)`, () => {
   it('reads maps as NAME=KEY and names a malformed one', () => {
-    expect(parseMaps(['a=github.com/x/a', 'b c=k=v']).map).toEqual(new Map([['a', 'github.com/x/a'], ['b c=k', 'v']]));
+    expect(parseMaps(['a=github.com/x/a', 'b c=k=v']).map).toEqual(
+      new Map([
+        ['a', 'github.com/x/a'],
+        ['b c=k', 'v'],
+      ]),
+    );
     expect(parseMaps(['nokey']).bad).toBe('nokey');
     expect(parseMaps(['=k']).bad).toBe('=k');
   });
 
   it('turns every claude-mem row into a record with its time, type, files and platform', () => {
-    const { records, unmapped, counts } = convert(readClaudeMem(db, { PATH: process.env.PATH, CAIRN_BUN: BUN }), new Map([['alpha', 'github.com/acme/alpha']]), 'me');
+    const { records, unmapped, counts } = convert(
+      readClaudeMem(db, { PATH: process.env.PATH, CAIRN_BUN: BUN }),
+      new Map([['alpha', 'github.com/acme/alpha']]),
+      'me',
+    );
     expect(counts).toEqual({ sessions: 3, prompts: 3, observations: 5, summaries: 2, skipped: 0 });
     expect(unmapped).toEqual(['beta']);
     const sessions = records.filter((r) => r.kind === 'session');
     expect(sessions.map((s) => [s.platform, s.project])).toEqual([
-      ['claude-code', 'github.com/acme/alpha'], ['codex', 'local/beta'], ['manual', 'github.com/acme/alpha'],
+      ['claude-code', 'github.com/acme/alpha'],
+      ['codex', 'local/beta'],
+      ['manual', 'github.com/acme/alpha'],
     ]);
-    expect(records.find((r) => r.kind === 'project')).toEqual({ kind: 'project', key: 'local/beta', visibility: 'private', owner: 'me', created_at: expect.any(Number) });
+    expect(records.find((r) => r.kind === 'project')).toEqual({
+      kind: 'project',
+      key: 'local/beta',
+      visibility: 'private',
+      owner: 'me',
+      created_at: expect.any(Number),
+    });
     const fix = records.find((r) => r.kind === 'observation' && r.title === 'Login redirect loop fixed');
-    expect(fix).toMatchObject({ type: 'bugfix', created_at: T0, prompt_number: 1, files_read: ['src/auth/login.ts'], files_modified: ['src/auth/redirect.ts'], concepts: ['how-it-works'], discovery_tokens: 120 });
+    expect(fix).toMatchObject({
+      type: 'bugfix',
+      created_at: T0,
+      prompt_number: 1,
+      files_read: ['src/auth/login.ts'],
+      files_modified: ['src/auth/redirect.ts'],
+      concepts: ['how-it-works'],
+      discovery_tokens: 120,
+    });
   });
 
   it('imports into the team with times, types, files and platforms kept, unmapped names private, and says how to map them', async () => {
@@ -95,7 +130,10 @@ describe(`cairn import --claude-mem (claude-mem ${CLAUDE_MEM_VERSION}'s own data
       'claude-mem:codex:cx-session-1': ['codex', 'local/me/beta', 'me'],
       'claude-mem:manual:manual-content-alpha': ['manual', 'github.com/acme/alpha', 'me'],
     });
-    expect(all.find((x) => x.kind === 'project' && x.key === 'local/me/beta')).toMatchObject({ visibility: 'private', owner: 'me' });
+    expect(all.find((x) => x.kind === 'project' && x.key === 'local/me/beta')).toMatchObject({
+      visibility: 'private',
+      owner: 'me',
+    });
     const observations = all.filter((x) => x.kind === 'observation');
     expect(observations.map((o) => [o.title, o.type, o.created_at]).sort()).toEqual([
       ['Cache the dependency install', 'decision', T0 + 3_600_000],
@@ -104,10 +142,21 @@ describe(`cairn import --claude-mem (claude-mem ${CLAUDE_MEM_VERSION}'s own data
       ['Regression test for the redirect', 'feature', T0 + 60_000],
       ['Session cookie is SameSite=Lax', 'discovery', T0],
     ]);
-    expect(observations.find((o) => o.title === 'Login redirect loop fixed')).toMatchObject({ files_read: ['src/auth/login.ts'], files_modified: ['src/auth/redirect.ts'] });
+    expect(observations.find((o) => o.title === 'Login redirect loop fixed')).toMatchObject({
+      files_read: ['src/auth/login.ts'],
+      files_modified: ['src/auth/redirect.ts'],
+    });
     expect(observations.find((o) => o.title === 'Deploys happen on Tuesdays')).toMatchObject({ source: 'remember' });
-    expect(all.filter((x) => x.kind === 'prompt').map((p) => p.text).sort()).toEqual(['fix the login redirect', 'now add a test for it', 'why is the build slow']);
-    expect(all.filter((x) => x.kind === 'summary').map((s) => [s.created_at, s.request])).toEqual([[T0, 'fix the login redirect'], [T0 + 90_000, 'add a test']]);
+    expect(
+      all
+        .filter((x) => x.kind === 'prompt')
+        .map((p) => p.text)
+        .sort(),
+    ).toEqual(['fix the login redirect', 'now add a test for it', 'why is the build slow']);
+    expect(all.filter((x) => x.kind === 'summary').map((s) => [s.created_at, s.request])).toEqual([
+      [T0, 'fix the login redirect'],
+      [T0 + 90_000, 'add a test'],
+    ]);
   });
 
   it('adds nothing the second time', async () => {
@@ -122,7 +171,9 @@ describe(`cairn import --claude-mem (claude-mem ${CLAUDE_MEM_VERSION}'s own data
     const missing = await cairn(['import', '--claude-mem', join(tempDir(), 'nope.db')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('no claude-mem database at');
-    const hasNodeSqlite = Boolean((process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:sqlite'));
+    const hasNodeSqlite = Boolean(
+      (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:sqlite'),
+    );
     if (hasNodeSqlite) return;
     const io = memIo({ env: { ...machine(dev!.url, token).env, CAIRN_BUN: join(tempDir(), 'no-bun-here') } });
     expect(await run(['import', '--claude-mem', db], io)).toBe(1);

@@ -7,9 +7,25 @@ import { fakeServer, machine, memIo, type FakeServer } from '../support';
 let fake: FakeServer;
 let polls = 0;
 const wireJob = (status: string, done: number) => ({
-  id: 'job_abc', kind: 'forget-project', status, progress: { done, total: 7, unit: 'records', phase: 'deleting observations' }, result: null, error: null,
-  created_at: 1, started_at: 1, updated_at: 1, finished_at: status === 'done' ? 2 : null, started_by: 'me',
-  stats: { steps: 1, statements: { max: 1, total: 1 }, ms: { max: 1, total: 1 }, held: { max: 0 }, subrequests: { max: 0, total: 0 }, budget: { statements: 200, ms: 5000, bytes: 1, subrequests: 100 } },
+  id: 'job_abc',
+  kind: 'forget-project',
+  status,
+  progress: { done, total: 7, unit: 'records', phase: 'deleting observations' },
+  result: null,
+  error: null,
+  created_at: 1,
+  started_at: 1,
+  updated_at: 1,
+  finished_at: status === 'done' ? 2 : null,
+  started_by: 'me',
+  stats: {
+    steps: 1,
+    statements: { max: 1, total: 1 },
+    ms: { max: 1, total: 1 },
+    held: { max: 0 },
+    subrequests: { max: 0, total: 0 },
+    budget: { statements: 200, ms: 5000, bytes: 1, subrequests: 100 },
+  },
 });
 beforeAll(async () => {
   fake = await fakeServer();
@@ -28,13 +44,26 @@ beforeAll(async () => {
       res.end(JSON.stringify(payload));
     };
     if (body.kind === 'project' && body.confirm !== 7) {
-      send(409, { error: { code: 'confirm_required', message: 'Forgetting "github.com/a/b" deletes 4 observations, 2 summaries and 1 prompts in 2 sessions. Send the request again with "confirm": 7.' } });
+      send(409, {
+        error: {
+          code: 'confirm_required',
+          message:
+            'Forgetting "github.com/a/b" deletes 4 observations, 2 summaries and 1 prompts in 2 sessions. Send the request again with "confirm": 7.',
+        },
+      });
     } else if (body.kind === 'project') {
-      send(202, { forgotten: 'project:github.com/a/b', counts: { observations: 4, summaries: 2, prompts: 1, sessions: 2 }, job: wireJob('queued', 0) });
+      send(202, {
+        forgotten: 'project:github.com/a/b',
+        counts: { observations: 4, summaries: 2, prompts: 1, sessions: 2 },
+        job: wireJob('queued', 0),
+      });
     } else if (body.kind === 'observation' && body.id === 404) {
       send(404, { error: { code: 'not_found', message: 'No observation #404.' } });
     } else {
-      send(200, { forgotten: `${String(body.kind)}:${String(body.id ?? body.session_id ?? body.project)}`, counts: { observations: 1, summaries: 0, prompts: 0, sessions: 0 } });
+      send(200, {
+        forgotten: `${String(body.kind)}:${String(body.id ?? body.session_id ?? body.project)}`,
+        counts: { observations: 1, summaries: 0, prompts: 0, sessions: 0 },
+      });
     }
     return true;
   };
@@ -76,7 +105,11 @@ describe('cairn forget', () => {
     expect(first.err).toContain('cairn forget --project github.com/a/b --confirm 7');
     const second = await cairn('--project', 'github.com/a/b', '--confirm', '7');
     expect(second.code).toBe(0);
-    expect(fake.requests.find((q) => q.path === '/api/forget' && q.json?.confirm === 7)?.json).toEqual({ kind: 'project', project: 'github.com/a/b', confirm: 7 });
+    expect(fake.requests.find((q) => q.path === '/api/forget' && q.json?.confirm === 7)?.json).toEqual({
+      kind: 'project',
+      project: 'github.com/a/b',
+      confirm: 7,
+    });
     // The server deletes it in a job, followed with a progress bar to its end.
     expect(second.err).toContain('[' + '#'.repeat(10));
     expect(second.err).toContain('7 / 7 records');

@@ -18,12 +18,16 @@ const SECRET = 'health-e2e-secret';
 const scenario = `key-${randomUUID().slice(0, 8)}`;
 const REFUSED = { status: 401, error: { type: 'authentication_error', message: 'invalid x-api-key' } };
 
-interface Dev { url: string; stop(): Promise<void> }
+interface Dev {
+  url: string;
+  stop(): Promise<void>;
+}
 let dev: Dev;
 let fake: Awaited<ReturnType<typeof startFakeLlm>>;
 let token = '';
 
-const script = (responses: unknown[]) => fetch(`${fake.url}/__scenario/${scenario}`, { method: 'POST', body: JSON.stringify({ responses }) });
+const script = (responses: unknown[]) =>
+  fetch(`${fake.url}/__scenario/${scenario}`, { method: 'POST', body: JSON.stringify({ responses }) });
 
 beforeAll(async () => {
   fake = await startFakeLlm();
@@ -31,7 +35,12 @@ beforeAll(async () => {
   dev = await startDevServer({
     port: await deadPort(),
     persistTo: tempDir('cairn-health-e2e-'),
-    vars: { CAIRN_ADMIN_SECRET: SECRET, OBSERVER_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-wrong', ANTHROPIC_BASE_URL: fake.url },
+    vars: {
+      CAIRN_ADMIN_SECRET: SECRET,
+      OBSERVER_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'sk-ant-wrong',
+      ANTHROPIC_BASE_URL: fake.url,
+    },
     timeoutMs: 120_000,
   });
   token = await mintDevToken(dev.url, SECRET, { team: 'health', user: 'ada', device: 'laptop' });
@@ -64,15 +73,31 @@ describe('memory paused by a refused observer key', () => {
     const env = { ...m.env, CAIRN_SENDER: 'off' };
     const session = randomUUID();
     const hook = async (event: string, fields: Record<string, unknown>) => {
-      const io = memIo({ env, cwd: m.home, stdin: hookJson({ session_id: session, cwd: m.home, hook_event_name: event, ...fields }) });
+      const io = memIo({
+        env,
+        cwd: m.home,
+        stdin: hookJson({ session_id: session, cwd: m.home, hook_event_name: event, ...fields }),
+      });
       expect(await run(['hook', event === 'UserPromptSubmit' ? 'user-prompt-submit' : 'post-tool-use'], io)).toBe(0);
     };
     await hook('UserPromptSubmit', { prompt: 'make the release' });
-    for (let i = 0; i < 3; i++) await hook('PostToolUse', { tool_name: 'Bash', tool_input: { command: `SCENARIO:${scenario} step ${i}` }, tool_response: { stdout: `done ${i}` }, tool_use_id: `tu-${i}` });
+    for (let i = 0; i < 3; i++)
+      await hook('PostToolUse', {
+        tool_name: 'Bash',
+        tool_input: { command: `SCENARIO:${scenario} step ${i}` },
+        tool_response: { stdout: `done ${i}` },
+        tool_use_id: `tu-${i}`,
+      });
     expect((await cairn(env, 'flush', '--timeout', '30')).code).toBe(0);
 
-    const status = await until('cairn status', () => cairn(env, 'status'), (r) => r.out.includes('Memory is paused'));
-    expect(status.out).toMatch(/memory: {2}Memory is paused since \d\d:\d\d UTC: the observer's API key was refused \(401 authentication_error\)/);
+    const status = await until(
+      'cairn status',
+      () => cairn(env, 'status'),
+      (r) => r.out.includes('Memory is paused'),
+    );
+    expect(status.out).toMatch(
+      /memory: {2}Memory is paused since \d\d:\d\d UTC: the observer's API key was refused \(401 authentication_error\)/,
+    );
     expect(status.out).toContain('cairn admin observer retry');
     if (chromiumAvailable()) {
       const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_FLAGS });
@@ -81,7 +106,9 @@ describe('memory paused by a refused observer key', () => {
         await signIn(page, token);
         const banner = page.locator('#memory-notice');
         await banner.waitFor({ state: 'visible' });
-        expect(await banner.textContent()).toMatch(/^Memory is paused since .*401 authentication_error.*nothing is lost\.$/);
+        expect(await banner.textContent()).toMatch(
+          /^Memory is paused since .*401 authentication_error.*nothing is lost\.$/,
+        );
         expect(watch.errors).toEqual([]);
       } finally {
         await browser.close();
@@ -104,11 +131,17 @@ describe('memory paused by a refused observer key', () => {
     expect(retry.out).toContain('1 session(s) with waiting events woken');
     const after = await until(
       'health after the retry',
-      async () => JSON.parse((await cairn(env, 'admin', 'health', '--json')).out) as { observer: { state: string }; events: { pending: number } },
+      async () =>
+        JSON.parse((await cairn(env, 'admin', 'health', '--json')).out) as {
+          observer: { state: string };
+          events: { pending: number };
+        },
       (h) => h.observer.state === 'ok' && h.events.pending === 0,
     );
     expect(after.observer.state).toBe('ok');
-    const stored = await fetch(`${dev.url}/api/sessions/${session}/status`, { headers: { authorization: `Bearer ${token}` } });
+    const stored = await fetch(`${dev.url}/api/sessions/${session}/status`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(((await stored.json()) as { observations_stored: number }).observations_stored).toBe(3);
     expect((await cairn(env, 'status')).out).toContain('memory:  ok');
   }, 240_000);

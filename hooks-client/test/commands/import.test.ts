@@ -12,11 +12,54 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const lines = [
-  { type: 'user', sessionId: 'imp-1', cwd: '/nowhere/widgets', timestamp: '2026-10-01T10:00:00Z', uuid: 'u1', promptId: 'pr-1', message: { role: 'user', content: 'rename the widget table, password=hunter2hunter2' } },
-  { type: 'assistant', sessionId: 'imp-1', timestamp: '2026-10-01T10:00:05Z', uuid: 'a1', message: { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'grep -r widget_table' } }] } },
-  { type: 'user', sessionId: 'imp-1', timestamp: '2026-10-01T10:00:06Z', uuid: 'u2', toolUseResult: { stdout: 'db.sql: widget_table', stderr: '' }, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'db.sql: widget_table' }] } },
-  { type: 'assistant', sessionId: 'imp-1', timestamp: '2026-10-01T10:00:09Z', uuid: 'a2', message: { role: 'assistant', content: [{ type: 'text', text: 'Renamed it in db.sql.' }] } },
-  { type: 'user', sessionId: 'imp-1', timestamp: '2026-10-01T10:01:00Z', uuid: 'u3', isMeta: true, message: { role: 'user', content: 'meta' } },
+  {
+    type: 'user',
+    sessionId: 'imp-1',
+    cwd: '/nowhere/widgets',
+    timestamp: '2026-10-01T10:00:00Z',
+    uuid: 'u1',
+    promptId: 'pr-1',
+    message: { role: 'user', content: 'rename the widget table, password=hunter2hunter2' },
+  },
+  {
+    type: 'assistant',
+    sessionId: 'imp-1',
+    timestamp: '2026-10-01T10:00:05Z',
+    uuid: 'a1',
+    message: {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Looking.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'grep -r widget_table' } },
+      ],
+    },
+  },
+  {
+    type: 'user',
+    sessionId: 'imp-1',
+    timestamp: '2026-10-01T10:00:06Z',
+    uuid: 'u2',
+    toolUseResult: { stdout: 'db.sql: widget_table', stderr: '' },
+    message: {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'db.sql: widget_table' }],
+    },
+  },
+  {
+    type: 'assistant',
+    sessionId: 'imp-1',
+    timestamp: '2026-10-01T10:00:09Z',
+    uuid: 'a2',
+    message: { role: 'assistant', content: [{ type: 'text', text: 'Renamed it in db.sql.' }] },
+  },
+  {
+    type: 'user',
+    sessionId: 'imp-1',
+    timestamp: '2026-10-01T10:01:00Z',
+    uuid: 'u3',
+    isMeta: true,
+    message: { role: 'user', content: 'meta' },
+  },
 ];
 
 describe('cairn import', () => {
@@ -29,8 +72,15 @@ describe('cairn import', () => {
     expect(io.stdout).toContain('4 events sent');
     const stored = [...server.stored.values()];
     expect(stored.map((e) => e.kind)).toEqual(['init', 'observation', 'summarize', 'end']);
-    expect(stored[0]).toMatchObject({ session_id: 'imp-1', project: 'local/widgets', occurred_at: '2026-10-01T10:00:00Z' });
-    expect(stored[1]).toMatchObject({ tool_name: 'Bash', tool_response: { stdout: 'db.sql: widget_table', stderr: '' } });
+    expect(stored[0]).toMatchObject({
+      session_id: 'imp-1',
+      project: 'local/widgets',
+      occurred_at: '2026-10-01T10:00:00Z',
+    });
+    expect(stored[1]).toMatchObject({
+      tool_name: 'Bash',
+      tool_response: { stdout: 'db.sql: widget_table', stderr: '' },
+    });
     expect(stored[2]).toMatchObject({ last_assistant_message: 'Renamed it in db.sql.' });
     expect(JSON.stringify(stored)).not.toContain('hunter2hunter2');
     expect(await run(['import', file], memIo({ env }))).toBe(0);
@@ -40,8 +90,23 @@ describe('cairn import', () => {
   it('gives a tool call the same event id live and imported, so importing a recorded session adds nothing', async () => {
     const { env } = machine(server.url);
     const before = server.stored.size;
-    await run(['hook', 'post-tool-use'], memIo({ env, stdin: hookJson({ session_id: 'imp-1', tool_name: 'Bash', tool_input: { command: 'grep -r widget_table' }, tool_response: 'x', tool_use_id: 'toolu_1' }) }));
-    await run(['hook', 'stop'], memIo({ env, stdin: hookJson({ session_id: 'imp-1', last_assistant_message: 'Renamed it in db.sql.' }) }));
+    await run(
+      ['hook', 'post-tool-use'],
+      memIo({
+        env,
+        stdin: hookJson({
+          session_id: 'imp-1',
+          tool_name: 'Bash',
+          tool_input: { command: 'grep -r widget_table' },
+          tool_response: 'x',
+          tool_use_id: 'toolu_1',
+        }),
+      }),
+    );
+    await run(
+      ['hook', 'stop'],
+      memIo({ env, stdin: hookJson({ session_id: 'imp-1', last_assistant_message: 'Renamed it in db.sql.' }) }),
+    );
     expect(server.stored.size).toBe(before);
   });
 });

@@ -1,7 +1,19 @@
 // What `cairn prime` extracts from a repository's text: outlines, commits, TODO lines — bounded, redacted, and
 // never more of a file than short excerpts.
 import { describe, expect, it } from 'vitest';
-import { CAPS, commitNote, docNote, FIELD, firstParagraph, markdownHeadings, parseGitLog, pickDocs, RECORD, todoLines, todoNote } from '../../src/prime/extract';
+import {
+  CAPS,
+  commitNote,
+  docNote,
+  FIELD,
+  firstParagraph,
+  markdownHeadings,
+  parseGitLog,
+  pickDocs,
+  RECORD,
+  todoLines,
+  todoNote,
+} from '../../src/prime/extract';
 
 // Built from parts, so no scanner takes this file for a leak.
 const AWS = ['AKIA', 'Q3EGRQ7HXMZ4TN2K'].join('');
@@ -35,14 +47,23 @@ describe('markdown outlines', () => {
   });
 
   it('takes the first prose paragraph, skipping badges, HTML and headings', () => {
-    expect(firstParagraph(README)).toBe('Widgets routes requests to handlers by path and caches the answers. A second line of the same paragraph.');
+    expect(firstParagraph(README)).toBe(
+      'Widgets routes requests to handlers by path and caches the answers. A second line of the same paragraph.',
+    );
   });
 
   it('makes one note of a doc: its outline and a short excerpt, never its body', () => {
     const note = docNote('README.md', README)!;
     expect(note).toMatchObject({ kind: 'docs', title: 'README.md: Widgets build', files: ['README.md'] });
     expect(note.text).toBe(
-      ['Outline of README.md:', '- Widgets build', '  - Install', '  - Usage', '    - The route() call of my snake_case', 'Starts: Widgets routes requests to handlers by path and caches the answers. A second line of the same paragraph.'].join('\n'),
+      [
+        'Outline of README.md:',
+        '- Widgets build',
+        '  - Install',
+        '  - Usage',
+        '    - The route() call of my snake_case',
+        'Starts: Widgets routes requests to handlers by path and caches the answers. A second line of the same paragraph.',
+      ].join('\n'),
     );
     expect(note.text).not.toContain('never sent');
     expect(note.text).not.toContain('npm i');
@@ -59,8 +80,11 @@ describe('markdown outlines', () => {
     const shown = lines.filter((l) => l.trimStart().startsWith('- ')).length;
     expect(shown).toBeGreaterThan(10);
     expect(lines).toContain(`(+${51 - shown} more headings)`);
-    for (const l of lines.filter((x) => x.trimStart().startsWith('- '))) expect(l.trim().length).toBeLessThanOrEqual(CAPS.headingChars + 2);
-    expect(lines.find((l) => l.startsWith('Starts: '))!.length).toBeLessThanOrEqual('Starts: '.length + CAPS.excerptChars);
+    for (const l of lines.filter((x) => x.trimStart().startsWith('- ')))
+      expect(l.trim().length).toBeLessThanOrEqual(CAPS.headingChars + 2);
+    expect(lines.find((l) => l.startsWith('Starts: '))!.length).toBeLessThanOrEqual(
+      'Starts: '.length + CAPS.excerptChars,
+    );
     expect(note.text.length).toBeLessThanOrEqual(CAPS.textChars);
     const all = JSON.stringify(note);
     expect(all).not.toContain(AWS);
@@ -70,9 +94,21 @@ describe('markdown outlines', () => {
   });
 
   it('picks README first, then root docs, then docs/ by depth, leaving out changelogs and deep or non-doc files', () => {
-    const tracked = ['src/a.ts', 'CHANGELOG.md', 'docs/deep/er/x.md', 'docs/guide/setup.md', 'docs/api.md', 'ARCHITECTURE.md', 'README.md', 'LICENSE.md', 'pkg/README.md'];
+    const tracked = [
+      'src/a.ts',
+      'CHANGELOG.md',
+      'docs/deep/er/x.md',
+      'docs/guide/setup.md',
+      'docs/api.md',
+      'ARCHITECTURE.md',
+      'README.md',
+      'LICENSE.md',
+      'pkg/README.md',
+    ];
     expect(pickDocs(tracked)).toEqual(['README.md', 'ARCHITECTURE.md', 'docs/api.md', 'docs/guide/setup.md']);
-    expect(pickDocs(Array.from({ length: 20 }, (_, i) => `docs/p${String(i).padStart(2, '0')}.md`))).toHaveLength(CAPS.docs);
+    expect(pickDocs(Array.from({ length: 20 }, (_, i) => `docs/p${String(i).padStart(2, '0')}.md`))).toHaveLength(
+      CAPS.docs,
+    );
   });
 });
 
@@ -94,11 +130,21 @@ describe('git history', () => {
 
   it('makes one note a commit: subject (redacted), date and touched files, capped', () => {
     const [a, b, c] = parseGitLog(log).map(commitNote);
-    expect(a).toEqual({ kind: 'commit', title: 'Add the widget cache', text: 'Commit 1a2b3c4 (2026-11-02): Add the widget cache. Touched: src/cache.ts, src/app.ts.', files: ['src/cache.ts', 'src/app.ts'] });
+    expect(a).toEqual({
+      kind: 'commit',
+      title: 'Add the widget cache',
+      text: 'Commit 1a2b3c4 (2026-11-02): Add the widget cache. Touched: src/cache.ts, src/app.ts.',
+      files: ['src/cache.ts', 'src/app.ts'],
+    });
     expect(JSON.stringify(b)).not.toContain(GITHUB);
     expect(b!.title).toBe('Rotate [REDACTED:github-token] in CI');
     expect(c!.text).toBe('Commit 9a9a9a9 (2026-10-30): Empty commit.');
-    const wide = commitNote({ hash: 'abcdef0', date: '2026-01-01', subject: 's'.repeat(500), files: Array.from({ length: 30 }, (_, i) => `f${i}.ts`) });
+    const wide = commitNote({
+      hash: 'abcdef0',
+      date: '2026-01-01',
+      subject: 's'.repeat(500),
+      files: Array.from({ length: 30 }, (_, i) => `f${i}.ts`),
+    });
     expect(wide.files).toHaveLength(CAPS.filesPerCommit);
     expect(wide.text).toContain('(+10 more)');
     expect(wide.title.length).toBeLessThanOrEqual(CAPS.subjectChars);
@@ -120,7 +166,13 @@ describe('open TODOs', () => {
     ].join('\n');
     const found = todoLines(text);
     expect(found.total).toBe(10);
-    expect(found.items).toEqual(['TODO: evict by size', 'FIXME(ada) the retry loop spins', 'TODO(docs) add a diagram -->', 'HACK: key [REDACTED:aws-access-key] hard-coded */', 'XXX 0']);
+    expect(found.items).toEqual([
+      'TODO: evict by size',
+      'FIXME(ada) the retry loop spins',
+      'TODO(docs) add a diagram -->',
+      'HACK: key [REDACTED:aws-access-key] hard-coded */',
+      'XXX 0',
+    ]);
     const note = todoNote('src/cache.ts', found)!;
     expect(note).toEqual({
       kind: 'todo',

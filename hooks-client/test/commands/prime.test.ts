@@ -30,14 +30,25 @@ function repo(name: string): { dir: string; key: string } {
   const dir = join(tempDir('cairn-prime-'), name);
   mkdirSync(join(dir, 'docs'), { recursive: true });
   mkdirSync(join(dir, 'src'), { recursive: true });
-  const g = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, stdio: 'ignore' });
+  const g = (...args: string[]) =>
+    execFileSync(
+      'git',
+      ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', '-c', 'commit.gpgsign=false', ...args],
+      { cwd: dir, stdio: 'ignore' },
+    );
   g('init', '-q');
   g('remote', 'add', 'origin', `git@github.com:acme/${name}.git`);
-  writeFileSync(join(dir, 'README.md'), `# ${name}\n\nRoutes widget requests and caches answers.\n\n## Deploy with ${GITHUB}\n\n${BODY}\n\n## Usage\n`);
+  writeFileSync(
+    join(dir, 'README.md'),
+    `# ${name}\n\nRoutes widget requests and caches answers.\n\n## Deploy with ${GITHUB}\n\n${BODY}\n\n## Usage\n`,
+  );
   g('add', '.');
   g('commit', '-q', '-m', 'Start the widget router');
   writeFileSync(join(dir, 'docs', 'cache.md'), `# The cache\n\nHow answers are kept.\n\n## Eviction\n\n${BODY}\n`);
-  writeFileSync(join(dir, 'src', 'cache.ts'), `export const cache = new Map();\n// TODO: evict ${name} entries by size\n// FIXME the TTL is ignored\n`);
+  writeFileSync(
+    join(dir, 'src', 'cache.ts'),
+    `export const cache = new Map();\n// TODO: evict ${name} entries by size\n// FIXME the TTL is ignored\n`,
+  );
   g('add', '.');
   g('commit', '-q', '-m', 'Add the cache');
   writeFileSync(join(dir, '.env'), `# TODO rotate\nAWS_ACCESS_KEY_ID=${AWS}\n`);
@@ -60,11 +71,21 @@ const api = async <T>(path: string): Promise<T> => {
 
 async function primedRecords(key: string) {
   // A project nothing was stored for is not there (404, like one the caller may not see).
-  const probe = await fetch(`${url}/api/viewer/feed?project=${encodeURIComponent(key)}`, { headers: { authorization: `Bearer ${token}` } });
+  const probe = await fetch(`${url}/api/viewer/feed?project=${encodeURIComponent(key)}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   if (probe.status === 404) return { sources: [], full: [] };
-  const feed = await api<{ items: Array<{ kind: string; id: number; source?: string }> }>(`/api/viewer/feed?project=${encodeURIComponent(key)}&limit=100`);
+  const feed = await api<{ items: Array<{ kind: string; id: number; source?: string }> }>(
+    `/api/viewer/feed?project=${encodeURIComponent(key)}&limit=100`,
+  );
   const ids = feed.items.filter((i) => i.kind === 'observation').map((i) => i.id);
-  const full = ids.length ? (await api<{ observations: Array<{ id: number; title: string; narrative: string; source: string; filesRead: string[] }> }>(`/api/observations?ids=${ids.join(',')}`)).observations : [];
+  const full = ids.length
+    ? (
+        await api<{
+          observations: Array<{ id: number; title: string; narrative: string; source: string; filesRead: string[] }>;
+        }>(`/api/observations?ids=${ids.join(',')}`)
+      ).observations
+    : [];
   return { sources: feed.items.map((i) => i.source), full };
 }
 
@@ -82,7 +103,14 @@ describe('cairn prime', () => {
     expect(sources).toEqual(Array(6).fill('prime'));
     const titles = full.map((o) => o.title).sort();
     expect(titles).toEqual(
-      ['Add the cache', 'Open TODOs in src/cache.ts (2)', 'README.md: ' + r.key.split('/').pop(), 'Ship the env with [REDACTED:aws-access-key]', 'Start the widget router', 'docs/cache.md: The cache'].sort(),
+      [
+        'Add the cache',
+        'Open TODOs in src/cache.ts (2)',
+        'README.md: ' + r.key.split('/').pop(),
+        'Ship the env with [REDACTED:aws-access-key]',
+        'Start the widget router',
+        'docs/cache.md: The cache',
+      ].sort(),
     );
     const text = JSON.stringify(full);
     expect(text).not.toContain(AWS);
@@ -92,7 +120,11 @@ describe('cairn prime', () => {
     expect(text).not.toContain('rotate');
     expect(full.find((o) => o.title === 'Add the cache')!.filesRead.sort()).toEqual(['docs/cache.md', 'src/cache.ts']);
 
-    const index = await (await fetch(`${url}/api/context?project=${encodeURIComponent(r.key)}`, { headers: { authorization: `Bearer ${token}` } })).text();
+    const index = await (
+      await fetch(`${url}/api/context?project=${encodeURIComponent(r.key)}`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).text();
     expect(index.split('\n').filter((l) => l.includes('[primed]'))).toHaveLength(6);
 
     const again = await cairn(r.dir, m.env, 'prime');

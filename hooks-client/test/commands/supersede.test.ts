@@ -13,8 +13,12 @@ beforeAll(async () => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(payload));
     };
-    if (body.id === 403) send(403, { error: { code: 'not_allowed', message: 'Only the author of #403 or a team admin can supersede it.' } });
-    else if (req.path === '/api/corrections/supersede') send(200, { superseded: body.id, by: body.by ?? null, previous: null });
+    if (body.id === 403)
+      send(403, {
+        error: { code: 'not_allowed', message: 'Only the author of #403 or a team admin can supersede it.' },
+      });
+    else if (req.path === '/api/corrections/supersede')
+      send(200, { superseded: body.id, by: body.by ?? null, previous: null });
     else send(200, { id: body.id, kind: body.kind, counted: true });
     return true;
   };
@@ -25,7 +29,12 @@ async function cairn(...argv: string[]) {
   const io = memIo({ env: machine(fake.url).env });
   const before = fake.requests.length;
   const code = await run(argv, io);
-  return { code, out: io.stdout, err: io.stderr, sent: fake.requests.length > before ? fake.requests.at(-1) : undefined };
+  return {
+    code,
+    out: io.stdout,
+    err: io.stderr,
+    sent: fake.requests.length > before ? fake.requests.at(-1) : undefined,
+  };
 }
 
 describe('cairn supersede', () => {
@@ -44,7 +53,11 @@ describe('cairn supersede', () => {
   });
 
   it('refuses to send without a reason or with a bad id', async () => {
-    for (const argv of [['supersede', '12'], ['supersede', 'twelve', '--reason', 'x'], ['supersede', '12', '--by', 'x', '--reason', 'y']]) {
+    for (const argv of [
+      ['supersede', '12'],
+      ['supersede', 'twelve', '--reason', 'x'],
+      ['supersede', '12', '--by', 'x', '--reason', 'y'],
+    ]) {
       const r = await cairn(...argv);
       expect(r.code).toBe(2);
       expect(r.sent).toBeUndefined();

@@ -6,7 +6,9 @@ import { ndjsonParts, progressBar } from '../../src/commands/transfer';
 import { run } from '../../src/run';
 import { fakeServer, machine, memIo, tempDir, type FakeServer } from '../support';
 
-const LINES = Array.from({ length: 5 }, (_, i) => JSON.stringify({ kind: 'user', handle: `u${i}`, role: 'member', created_at: i }));
+const LINES = Array.from({ length: 5 }, (_, i) =>
+  JSON.stringify({ kind: 'user', handle: `u${i}`, role: 'member', created_at: i }),
+);
 
 let fake: FakeServer;
 const imported: string[] = [];
@@ -14,8 +16,19 @@ const imported: string[] = [];
 let jobEnd: 'done' | 'failed' | null = null;
 const polls = new Map<string, number>();
 const job = (id: string, status: string, done: number, total: number, extra: Record<string, unknown> = {}) => ({
-  id, kind: 'import', status, progress: { done, total, unit: 'records', phase: 'writing records' }, result: null, error: null, created_at: 0, started_at: 0,
-  updated_at: 0, finished_at: null, started_by: 'me', stats: {}, ...extra,
+  id,
+  kind: 'import',
+  status,
+  progress: { done, total, unit: 'records', phase: 'writing records' },
+  result: null,
+  error: null,
+  created_at: 0,
+  started_at: 0,
+  updated_at: 0,
+  finished_at: null,
+  started_by: 'me',
+  stats: {},
+  ...extra,
 });
 /** The server's resumable export, as GET /api/admin/export?cursor= answers it: cursor tokens here are line numbers. */
 let exported = LINES;
@@ -61,7 +74,13 @@ beforeAll(async () => {
       const id = `job_${imported.length}`;
       polls.set(id, 0);
       res.writeHead(202, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ records: n, planned: { users: 0, projects: 0, sessions: 0, prompts: 0, observations: n, summaries: 0 }, job: job(id, 'queued', 0, n) }));
+      res.end(
+        JSON.stringify({
+          records: n,
+          planned: { users: 0, projects: 0, sessions: 0, prompts: 0, observations: n, summaries: 0 },
+          job: job(id, 'queued', 0, n),
+        }),
+      );
       return true;
     }
     if (req.path.startsWith('/api/jobs/job_')) {
@@ -73,8 +92,15 @@ beforeAll(async () => {
         n === 1
           ? job(id, 'running', 1, total)
           : jobEnd === 'done'
-            ? job(id, 'done', total, total, { result: { records: total, imported: { observations: total - 1, projects: 0 } } })
-            : job(id, 'failed', 1, total, { error: { code: 'session_conflict', message: 'Line 1: the session "s" cannot be imported into; change its key in the file.' } });
+            ? job(id, 'done', total, total, {
+                result: { records: total, imported: { observations: total - 1, projects: 0 } },
+              })
+            : job(id, 'failed', 1, total, {
+                error: {
+                  code: 'session_conflict',
+                  message: 'Line 1: the session "s" cannot be imported into; change its key in the file.',
+                },
+              });
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ job: body }));
       return true;
@@ -109,7 +135,9 @@ describe('cairn export and import --ndjson', () => {
   });
 
   describe('over a connection that breaks', () => {
-    const many = Array.from({ length: 1_000 }, (_, i) => JSON.stringify({ kind: 'observation', title: `record ${i} ${'x'.repeat(i % 97)}`, created_at: i }));
+    const many = Array.from({ length: 1_000 }, (_, i) =>
+      JSON.stringify({ kind: 'observation', title: `record ${i} ${'x'.repeat(i % 97)}`, created_at: i }),
+    );
     const whole = `${many.join('\n')}\n`;
     beforeAll(() => {
       exported = many;
@@ -166,17 +194,29 @@ describe('cairn export and import --ndjson', () => {
     expect(io.stdout).toContain('imported 5 records: new 5 users, 0 projects');
   });
 
-  it('follows each part\'s import job to its end before sending the next part, and sums what the jobs stored', async () => {
+  it("follows each part's import job to its end before sending the next part, and sums what the jobs stored", async () => {
     const file = join(tempDir('cairn-import-'), 'team.ndjson');
-    writeFileSync(file, `${Array.from({ length: 300 }, (_, i) => JSON.stringify({ kind: 'user', handle: `u${i}`, role: 'member', created_at: i })).join('\n')}\n`);
+    writeFileSync(
+      file,
+      `${Array.from({ length: 300 }, (_, i) => JSON.stringify({ kind: 'user', handle: `u${i}`, role: 'member', created_at: i })).join('\n')}\n`,
+    );
     imported.length = 0;
     jobEnd = 'done';
     try {
       const io = memIo({ env: { ...machine(fake.url).env, CAIRN_JOB_POLL_MS: '5' } });
       expect(await run(['import', '--ndjson', file], io)).toBe(0);
       // Part 2 went out only after part 1's job was done (two polls: running, then done).
-      const paths = fake.requests.map((r) => r.path).filter((p) => p === '/api/admin/import' || p.startsWith('/api/jobs/'));
-      expect(paths.slice(-6)).toEqual(['/api/admin/import', '/api/jobs/job_1', '/api/jobs/job_1', '/api/admin/import', '/api/jobs/job_2', '/api/jobs/job_2']);
+      const paths = fake.requests
+        .map((r) => r.path)
+        .filter((p) => p === '/api/admin/import' || p.startsWith('/api/jobs/'));
+      expect(paths.slice(-6)).toEqual([
+        '/api/admin/import',
+        '/api/jobs/job_1',
+        '/api/jobs/job_1',
+        '/api/admin/import',
+        '/api/jobs/job_2',
+        '/api/jobs/job_2',
+      ]);
       expect(io.stderr).toContain('writing records');
       expect(io.stderr).toContain('100% 300/300 records');
       expect(io.stdout).toContain('imported 300 records: new 298 observations, 0 projects');

@@ -49,8 +49,14 @@ describe('git branch and commit on the wire', () => {
     await hook('user-prompt-submit', { cwd: r.dir, prompt: 'rename the widgets table' }, env);
     git(r.dir, 'commit', '-q', '--allow-empty', '-m', 'more');
     const after = git(r.dir, 'rev-parse', 'HEAD');
-    await hook('post-tool-use', { cwd: r.dir, tool_name: 'Bash', tool_input: { command: 'git commit' }, tool_response: 'ok', tool_use_id: 'g-1' }, env);
-    const sent = server.requests.filter((q) => q.method === 'POST').flatMap((q) => (q.json!.events as Record<string, unknown>[] | undefined) ?? [q.json!]);
+    await hook(
+      'post-tool-use',
+      { cwd: r.dir, tool_name: 'Bash', tool_input: { command: 'git commit' }, tool_response: 'ok', tool_use_id: 'g-1' },
+      env,
+    );
+    const sent = server.requests
+      .filter((q) => q.method === 'POST')
+      .flatMap((q) => (q.json!.events as Record<string, unknown>[] | undefined) ?? [q.json!]);
     expect(sent.map((e) => [e.git_branch, e.git_commit])).toEqual([
       ['feature-x', r.feature],
       ['feature-x', after],

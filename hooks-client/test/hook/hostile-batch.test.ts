@@ -10,7 +10,9 @@ import { fakeServer, machine, memIo } from '../support';
 
 const refuse = (res: import('node:http').ServerResponse) => {
   res.writeHead(400, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ error: { code: 'json_too_deep', message: 'The JSON body is nested deeper than 64 levels.' } }));
+  res.end(
+    JSON.stringify({ error: { code: 'json_too_deep', message: 'The JSON body is nested deeper than 64 levels.' } }),
+  );
   return true;
 };
 
@@ -29,7 +31,10 @@ describe('a batch refused as a whole for one deep event', () => {
       const spool = new Spool(dir, { maxEvents: 100, maxBytes: 1e7 });
       const base = { session_id: 's', project: 'p', cwd: '/', occurred_at: 0, tool_name: 'Bash' };
       spool.append({ kind: 'observation', body: { ...base, event_id: 'good-1', tool_input: { command: 'ls' } } });
-      spool.append({ kind: 'observation', body: { ...base, event_id: 'deep', tool_input: JSON.parse(`${'['.repeat(100)}${']'.repeat(100)}`) } });
+      spool.append({
+        kind: 'observation',
+        body: { ...base, event_id: 'deep', tool_input: JSON.parse(`${'['.repeat(100)}${']'.repeat(100)}`) },
+      });
       spool.append({ kind: 'observation', body: { ...base, event_id: 'good-2', tool_input: { command: 'pwd' } } });
       const io = memIo({ env });
       expect(await run(['flush'], io)).toBe(0);

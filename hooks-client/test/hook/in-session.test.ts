@@ -37,18 +37,32 @@ beforeEach(() => {
   };
 });
 
-const network = () => server.requests.filter((r) => r.path.startsWith('/api/observer/state') || r.path.startsWith('/api/context/session'));
+const network = () =>
+  server.requests.filter((r) => r.path.startsWith('/api/observer/state') || r.path.startsWith('/api/context/session'));
 
-async function statusline(env: Record<string, string | undefined>, input: Record<string, unknown>, now = Date.now(), args: string[] = []) {
+async function statusline(
+  env: Record<string, string | undefined>,
+  input: Record<string, unknown>,
+  now = Date.now(),
+  args: string[] = [],
+) {
   const io = memIo({ env, stdin: JSON.stringify(input), now: () => now });
   expect(await run(['statusline', ...args], io)).toBe(0);
   return io.stdout;
 }
 
-async function hook(env: Record<string, string | undefined>, event: string, fields: Record<string, unknown>, now = Date.now()) {
+async function hook(
+  env: Record<string, string | undefined>,
+  event: string,
+  fields: Record<string, unknown>,
+  now = Date.now(),
+) {
   const io = memIo({ env, stdin: hookJson(fields), now: () => now });
   expect(await run(['hook', event], io)).toBe(0);
-  return io.stdout ? (JSON.parse(io.stdout) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext : '';
+  return io.stdout
+    ? (JSON.parse(io.stdout) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput
+        .additionalContext
+    : '';
 }
 
 describe('cairn statusline', () => {
@@ -76,10 +90,16 @@ describe('cairn statusline', () => {
 
   it("shows the observer paused with the server's code, and a server it cannot reach, without failing", async () => {
     const { env } = machine(server.url);
-    observerState = { state: 'failing', code: 'observer_key_refused', notice: 'Memory is paused: the observer key was refused.' };
+    observerState = {
+      state: 'failing',
+      code: 'observer_key_refused',
+      notice: 'Memory is paused: the observer key was refused.',
+    };
     expect(await statusline(env, { session_id: 'sl-3' })).toContain('memory paused: observer_key_refused');
     const offline = machine('http://127.0.0.1:9').env;
-    expect(await statusline(offline, { session_id: 'sl-3' })).toContain('? remembered · 0 recalled · 0 waiting · server unreachable');
+    expect(await statusline(offline, { session_id: 'sl-3' })).toContain(
+      '? remembered · 0 recalled · 0 waiting · server unreachable',
+    );
   });
 
   it('says it is paused, for this session or this folder, with the time left', async () => {
@@ -87,15 +107,25 @@ describe('cairn statusline', () => {
     const folder = tempDir();
     const t0 = Date.now();
     expect(await run(['pause', '--session', 'sl-4'], memIo({ env, now: () => t0 }))).toBe(0);
-    expect(await statusline(env, { session_id: 'sl-4', cwd: folder }, t0 + 1)).toContain('paused (this session, until resumed)');
+    expect(await statusline(env, { session_id: 'sl-4', cwd: folder }, t0 + 1)).toContain(
+      'paused (this session, until resumed)',
+    );
     expect(await run(['resume', '--session', 'sl-4'], memIo({ env, now: () => t0 + 2 }))).toBe(0);
     expect(await run(['pause', '2'], memIo({ env, cwd: folder, now: () => t0 + 3 }))).toBe(0);
-    expect(await statusline(env, { session_id: 'sl-4', workspace: { current_dir: join(folder, 'src') } }, t0 + 4)).toContain('paused (this folder, 2 h left)');
+    expect(
+      await statusline(env, { session_id: 'sl-4', workspace: { current_dir: join(folder, 'src') } }, t0 + 4),
+    ).toContain('paused (this folder, 2 h left)');
   });
 
   it("runs the user's own status line first with the same input and appends cairn's", async () => {
     const { env } = machine(server.url);
-    const wrapped = Buffer.from(JSON.stringify({ type: 'command', command: 'node -e "let s=\'\';process.stdin.on(\'data\',d=>s+=d).on(\'end\',()=>console.log(\'mine:\'+JSON.parse(s).session_id))"' })).toString('base64url');
+    const wrapped = Buffer.from(
+      JSON.stringify({
+        type: 'command',
+        command:
+          "node -e \"let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log('mine:'+JSON.parse(s).session_id))\"",
+      }),
+    ).toString('base64url');
     const line = await statusline(env, { session_id: 'sl-5' }, Date.now(), ['--wrap', wrapped]);
     expect(line).toMatch(/^mine:sl-5 {2}cairn . \d+ remembered/);
   });
@@ -125,7 +155,11 @@ describe('install and the status line', () => {
     const { env, path } = home(null);
     expect(await run(['install', '--client', '/opt/cairn/cairn.cjs', '--no-mcp'], memIo({ env }))).toBe(0);
     const s = JSON.parse(readFileSync(path, 'utf8'));
-    expect(s.statusLine).toEqual({ type: 'command', command: 'node "/opt/cairn/cairn.cjs" statusline', refreshInterval: 15 });
+    expect(s.statusLine).toEqual({
+      type: 'command',
+      command: 'node "/opt/cairn/cairn.cjs" statusline',
+      refreshInterval: 15,
+    });
     expect(s.hooks.PreCompact[0].hooks[0].args).toEqual(['/opt/cairn/cairn.cjs', 'hook', 'pre-compact']);
     expect(await run(['uninstall'], memIo({ env }))).toBe(0);
     expect(existsSync(path)).toBe(false);
@@ -148,14 +182,31 @@ describe('install and the status line', () => {
 
   it('--no-statusline installs the hooks only', async () => {
     const { env, path } = home(THEIR_STATUS);
-    expect(await run(['install', '--client', '/opt/cairn/cairn.cjs', '--no-mcp', '--no-statusline'], memIo({ env }))).toBe(0);
-    expect(JSON.parse(readFileSync(path, 'utf8')).statusLine).toEqual({ type: 'command', command: '~/bin/my-prompt --short', padding: 2 });
+    expect(
+      await run(['install', '--client', '/opt/cairn/cairn.cjs', '--no-mcp', '--no-statusline'], memIo({ env })),
+    ).toBe(0);
+    expect(JSON.parse(readFileSync(path, 'utf8')).statusLine).toEqual({
+      type: 'command',
+      command: '~/bin/my-prompt --short',
+      padding: 2,
+    });
   });
 });
 
 describe('pause', () => {
-  const tool = (cwd: string, id: string, session = 'pz-1') => ({ session_id: session, cwd, tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'a', tool_use_id: id });
-  const sentIds = () => server.requests.filter((r) => r.method === 'POST').flatMap((r) => (Array.isArray(r.json?.events) ? (r.json!.events as Array<Record<string, unknown>>) : [r.json!])).map((e) => e.tool_use_id ?? e.kind);
+  const tool = (cwd: string, id: string, session = 'pz-1') => ({
+    session_id: session,
+    cwd,
+    tool_name: 'Bash',
+    tool_input: { command: 'ls' },
+    tool_response: 'a',
+    tool_use_id: id,
+  });
+  const sentIds = () =>
+    server.requests
+      .filter((r) => r.method === 'POST')
+      .flatMap((r) => (Array.isArray(r.json?.events) ? (r.json!.events as Array<Record<string, unknown>>) : [r.json!]))
+      .map((e) => e.tool_use_id ?? e.kind);
 
   it('records nothing of a paused session until it is resumed, and still recalls', async () => {
     const { env } = machine(server.url);
@@ -163,7 +214,9 @@ describe('pause', () => {
     const t0 = Date.now();
     expect(await run(['pause', '--session', 'pz-1'], memIo({ env, now: () => t0 }))).toBe(0);
     server.context.index = '<cairn-context>\nstill recalled\n</cairn-context>';
-    expect(await hook(env, 'session-start', { session_id: 'pz-1', cwd, source: 'resume' }, t0 + 1)).toContain('still recalled');
+    expect(await hook(env, 'session-start', { session_id: 'pz-1', cwd, source: 'resume' }, t0 + 1)).toContain(
+      'still recalled',
+    );
     await hook(env, 'user-prompt-submit', { session_id: 'pz-1', cwd, prompt: 'a paused prompt' }, t0 + 2);
     await hook(env, 'post-tool-use', tool(cwd, 'while-paused'), t0 + 3);
     await hook(env, 'stop', { session_id: 'pz-1', cwd, last_assistant_message: 'paused summary' }, t0 + 4);
@@ -211,7 +264,9 @@ describe('compaction', () => {
     const { env } = machine(server.url);
     soFar = '<cairn-session-so-far>\nshould not appear\n</cairn-session-so-far>';
     server.context.index = '<cairn-context>\nindex\n</cairn-context>';
-    expect(await hook(env, 'session-start', { session_id: 'cp-2', cwd: tempDir(), source: 'startup' })).not.toContain('so-far');
+    expect(await hook(env, 'session-start', { session_id: 'cp-2', cwd: tempDir(), source: 'startup' })).not.toContain(
+      'so-far',
+    );
     expect(server.requests.some((r) => r.path.startsWith('/api/context/session'))).toBe(false);
   });
 
@@ -222,7 +277,14 @@ describe('compaction', () => {
     const saved = server.handler;
     // Offline first: an event waits in the spool.
     const offline = { ...env, CAIRN_URL: 'http://127.0.0.1:9' };
-    await hook(offline, 'post-tool-use', { session_id: 'cp-3', cwd, tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: 'a', tool_use_id: 'waiting-1' });
+    await hook(offline, 'post-tool-use', {
+      session_id: 'cp-3',
+      cwd,
+      tool_name: 'Bash',
+      tool_input: { command: 'ls' },
+      tool_response: 'a',
+      tool_use_id: 'waiting-1',
+    });
     server.handler = (req, res) => {
       if (!req.path.startsWith('/api/context/session?')) return false;
       res.writeHead(200, { 'content-type': 'text/plain' });
@@ -250,8 +312,11 @@ describe('slash commands and the skill', () => {
     const pause = readFileSync(join(claude, 'commands', 'cairn', 'pause.md'), 'utf8');
     expect(pause).toContain('!`node "/opt/cairn/cairn.cjs" pause --session "${CLAUDE_SESSION_ID}" $ARGUMENTS`');
     expect(pause).toContain('disable-model-invocation: true');
-    for (const f of ['status.md', 'resume.md', 'forget.md', 'remember.md', 'prime.md']) expect(existsSync(join(claude, 'commands', 'cairn', f)), f).toBe(true);
-    expect(readFileSync(join(claude, 'skills', 'cairn-memory', 'SKILL.md'), 'utf8')).toMatch(/^---\nname: cairn-memory\ndescription: /);
+    for (const f of ['status.md', 'resume.md', 'forget.md', 'remember.md', 'prime.md'])
+      expect(existsSync(join(claude, 'commands', 'cairn', f)), f).toBe(true);
+    expect(readFileSync(join(claude, 'skills', 'cairn-memory', 'SKILL.md'), 'utf8')).toMatch(
+      /^---\nname: cairn-memory\ndescription: /,
+    );
     expect(await run(['uninstall'], memIo({ env }))).toBe(0);
     expect(existsSync(join(claude, 'commands'))).toBe(false);
     expect(existsSync(join(claude, 'skills'))).toBe(false);

@@ -119,7 +119,11 @@ describe('the history sent at SessionStart', () => {
   it('stops at 200 commits however long the history is', async () => {
     const r = repo();
     // One fast-import stream instead of 210 git processes.
-    const stream = Array.from({ length: 210 }, (_, i) => `commit refs/heads/main\ncommitter a <a@b> ${1_700_000_000 + i} +0000\ndata 3\nc${String(i).padStart(2, '0').slice(-2)}\n`).join('');
+    const stream = Array.from(
+      { length: 210 },
+      (_, i) =>
+        `commit refs/heads/main\ncommitter a <a@b> ${1_700_000_000 + i} +0000\ndata 3\nc${String(i).padStart(2, '0').slice(-2)}\n`,
+    ).join('');
     execFileSync('git', ['fast-import', '--quiet'], { cwd: r.dir, input: stream, stdio: ['pipe', 'pipe', 'pipe'] });
     const view = await readGitView(r.dir);
     expect(view!.history).toHaveLength(200);

@@ -26,9 +26,12 @@ describe('normaliseRemote', () => {
     expect(normaliseRemote(remote)).toBe(key);
   });
 
-  it.each(['/srv/git/repo.git', 'file:///srv/git/repo.git', 'C:\\repos\\widgets', '', '../sibling'])('has no key for the local remote %j', (remote) => {
-    expect(normaliseRemote(remote)).toBeNull();
-  });
+  it.each(['/srv/git/repo.git', 'file:///srv/git/repo.git', 'C:\\repos\\widgets', '', '../sibling'])(
+    'has no key for the local remote %j',
+    (remote) => {
+      expect(normaliseRemote(remote)).toBeNull();
+    },
+  );
 
   it('names a folder without a remote local/<folder>, whatever the separators', () => {
     expect(localKey('/home/me/Scratch/')).toBe('local/scratch');
@@ -36,14 +39,18 @@ describe('normaliseRemote', () => {
   });
 });
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, stdio: 'pipe', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd } });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd, stdio: 'pipe', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd } });
 
 describe('project key from a checkout on disk', () => {
   it('gives an ssh clone, an https clone, a worktree and a subfolder the same key', () => {
     const root = tempDir();
     const ssh = join(root, 'laptop-widgets');
     const https = join(root, 'desktop', 'Widgets');
-    for (const [dir, remote] of [[ssh, 'git@github.com:Acme/Widgets.git'], [https, 'https://github.com/acme/widgets']] as const) {
+    for (const [dir, remote] of [
+      [ssh, 'git@github.com:Acme/Widgets.git'],
+      [https, 'https://github.com/acme/widgets'],
+    ] as const) {
       mkdirSync(dir, { recursive: true });
       git(dir, 'init', '-q');
       git(dir, 'remote', 'add', 'origin', remote);
@@ -86,9 +93,15 @@ describe('project key from a checkout on disk', () => {
     const dir = tempDir();
     const state = tempDir();
     git(dir, 'init', '-q');
-    writeFileSync(join(state, 'projects.json'), JSON.stringify({ [join(dir, 'sub')]: { key: 'local/old', configPath: null, mtimeMs: null, checkedAt: 1 } }));
+    writeFileSync(
+      join(state, 'projects.json'),
+      JSON.stringify({ [join(dir, 'sub')]: { key: 'local/old', configPath: null, mtimeMs: null, checkedAt: 1 } }),
+    );
     mkdirSync(join(dir, 'sub'));
-    expect(projectFor(join(dir, 'sub'), state, 2)).toEqual({ key: expect.stringMatching(/^local\/cairn-test-/), root: dir });
+    expect(projectFor(join(dir, 'sub'), state, 2)).toEqual({
+      key: expect.stringMatching(/^local\/cairn-test-/),
+      root: dir,
+    });
     expect(JSON.parse(readFileSync(join(state, 'projects.json'), 'utf8'))[join(dir, 'sub')].root).toBe(dir);
   });
 
@@ -150,8 +163,14 @@ describe('memory tags', () => {
     ['public <persisted-output>large output</persisted-output> after', 'public  after'],
     ['<private>entire prompt is private</private>', ''],
     ['line1\n<private>secret</private>\nline2', 'line1\n\nline2'],
-    ['user content <system_instruction>x</system_instruction> more <system-instruction>y</system-instruction> end', 'user content  more  end'],
-    ['before\n<system-reminder>\nContents of CLAUDE.md:\n<cairn-context>\n# Recent\n</cairn-context>\n</system-reminder>\nafter', 'before\n\nafter'],
+    [
+      'user content <system_instruction>x</system_instruction> more <system-instruction>y</system-instruction> end',
+      'user content  more  end',
+    ],
+    [
+      'before\n<system-reminder>\nContents of CLAUDE.md:\n<cairn-context>\n# Recent\n</cairn-context>\n</system-reminder>\nafter',
+      'before\n\nafter',
+    ],
     ['<private data-x="1">attrs</private> kept', 'kept'],
     ['no tags here at all', 'no tags here at all'],
     // The shared (server) rules: any letter case, and a longer tag name is not a memory tag.

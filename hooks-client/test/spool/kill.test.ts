@@ -30,7 +30,14 @@ function cairn(env: Record<string, string | undefined>, args: string[], stdin = 
 }
 
 const toolCall = (id: string) =>
-  hookJson({ hook_event_name: 'PostToolUse', prompt_id: 'prompt-1', tool_name: 'Bash', tool_input: { command: `echo ${id}` }, tool_response: { stdout: id, stderr: '' }, tool_use_id: id });
+  hookJson({
+    hook_event_name: 'PostToolUse',
+    prompt_id: 'prompt-1',
+    tool_name: 'Bash',
+    tool_input: { command: `echo ${id}` },
+    tool_response: { stdout: id, stderr: '' },
+    tool_use_id: id,
+  });
 
 const spoolText = (home: string) => {
   const f = join(home, '.local', 'state', 'cairn', 'spool.jsonl');
@@ -38,7 +45,15 @@ const spoolText = (home: string) => {
 };
 
 // Points after the event is in the spool: from here on it must arrive, whatever happens.
-const AFTER_SPOOLED = ['appended', 'lock-created:2', 'replay-locked', 'request-written', 'sent', 'advance-meta-written', 'advanced'];
+const AFTER_SPOOLED = [
+  'appended',
+  'lock-created:2',
+  'replay-locked',
+  'request-written',
+  'sent',
+  'advance-meta-written',
+  'advanced',
+];
 // Points before the line is written: the event was never promised, but what the dead process left behind
 // (a lock file without an owner, a sequence number taken) must not hold up the events after it.
 const BEFORE_SPOOLED = ['lock-created:1', 'append-meta-written'];
@@ -58,7 +73,11 @@ describe('a hook that sends its own event (CAIRN_SENDER=off), killed at any step
       const server = await fakeServer();
       try {
         const { home, env } = inHook(server.url);
-        const killed = await cairn({ ...env, CAIRN_TEST_KILL_AT: point }, ['hook', 'post-tool-use'], toolCall('killed'));
+        const killed = await cairn(
+          { ...env, CAIRN_TEST_KILL_AT: point },
+          ['hook', 'post-tool-use'],
+          toolCall('killed'),
+        );
         expect(killed.signal).toBe('SIGKILL');
 
         const next = await cairn(env, ['hook', 'post-tool-use'], toolCall('next'));
@@ -88,12 +107,22 @@ describe('a hook that sends its own event (CAIRN_SENDER=off), killed at any step
       return true;
     };
     try {
-      expect((await cairn({ ...env, CAIRN_TEST_KILL_AT: 'request-written' }, ['hook', 'post-tool-use'], toolCall('first'))).signal).toBe('SIGKILL');
+      expect(
+        (await cairn({ ...env, CAIRN_TEST_KILL_AT: 'request-written' }, ['hook', 'post-tool-use'], toolCall('first')))
+          .signal,
+      ).toBe('SIGKILL');
       expect(await cairn(env, ['hook', 'post-tool-use'], toolCall('second'))).toEqual({ code: 0, signal: null });
       expect(server.stored.size).toBe(0);
-      expect(spoolText(home).trim().split('\n').map((l) => (JSON.parse(l) as { body: { tool_use_id: string } }).body.tool_use_id)).toEqual(['first', 'second']);
+      expect(
+        spoolText(home)
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as { body: { tool_use_id: string } }).body.tool_use_id),
+      ).toEqual(['first', 'second']);
       server.handler = undefined;
-      expect(await cairn(env, ['hook', 'session-end'], hookJson({ hook_event_name: 'SessionEnd', reason: 'other' }))).toEqual({ code: 0, signal: null });
+      expect(
+        await cairn(env, ['hook', 'session-end'], hookJson({ hook_event_name: 'SessionEnd', reason: 'other' })),
+      ).toEqual({ code: 0, signal: null });
       expect([...server.stored.values()].map((e) => e.kind)).toEqual(['observation', 'observation', 'end']);
       expect(spoolText(home)).toBe('');
     } finally {
@@ -110,13 +139,20 @@ const inboxNames = (home: string) => {
 // The quick path (post-tool-use as installed): the hook only writes an inbox entry; a synchronous hook or
 // `cairn flush` drains it. CAIRN_SENDER_IDLE_MS keeps any background sender the hooks start short-lived.
 describe('a quick hook, or a hook draining the inbox, killed at any step', () => {
-  for (const [point, promised] of [['entry-written', false], ['entry-renamed', true]] as const) {
+  for (const [point, promised] of [
+    ['entry-written', false],
+    ['entry-renamed', true],
+  ] as const) {
     it(`${promised ? 'still delivers' : 'leaves nothing behind that blocks'} an event killed at "${point}", exactly once`, async () => {
       const server = await fakeServer();
       try {
         const { home, env } = machine(server.url);
         env.CAIRN_SENDER_IDLE_MS = '200';
-        const killed = await cairn({ ...env, CAIRN_TEST_KILL_AT: point }, ['hook', 'post-tool-use'], toolCall('killed'));
+        const killed = await cairn(
+          { ...env, CAIRN_TEST_KILL_AT: point },
+          ['hook', 'post-tool-use'],
+          toolCall('killed'),
+        );
         expect(killed.signal).toBe('SIGKILL');
         expect(await cairn(env, ['hook', 'post-tool-use'], toolCall('next'))).toEqual({ code: 0, signal: null });
         expect(await cairn(env, ['flush', '--timeout', '10'])).toEqual({ code: 0, signal: null });
@@ -136,9 +172,13 @@ describe('a quick hook, or a hook draining the inbox, killed at any step', () =>
       const { home, env } = machine(server.url);
       // No background sender: the entry waits in the inbox for the next hook.
       const quiet = { ...env, CAIRN_SENDER_IDLE_MS: '200' };
-      expect(await cairn({ ...quiet, CAIRN_TEST_KILL_AT: 'entry-renamed' }, ['hook', 'post-tool-use'], toolCall('drained'))).toMatchObject({ signal: 'SIGKILL' });
+      expect(
+        await cairn({ ...quiet, CAIRN_TEST_KILL_AT: 'entry-renamed' }, ['hook', 'post-tool-use'], toolCall('drained')),
+      ).toMatchObject({ signal: 'SIGKILL' });
       const stop = hookJson({ hook_event_name: 'Stop', last_assistant_message: 'done' });
-      expect((await cairn({ ...quiet, CAIRN_TEST_KILL_AT: 'drain-spooled' }, ['hook', 'stop'], stop)).signal).toBe('SIGKILL');
+      expect((await cairn({ ...quiet, CAIRN_TEST_KILL_AT: 'drain-spooled' }, ['hook', 'stop'], stop)).signal).toBe(
+        'SIGKILL',
+      );
       expect(await cairn(quiet, ['flush', '--timeout', '10'])).toEqual({ code: 0, signal: null });
       const drained = [...server.stored.values()].filter((e) => e.tool_use_id === 'drained');
       expect(drained).toHaveLength(1);

@@ -20,7 +20,12 @@ beforeAll(async () => {
 
 const spoolLines = (home: string) => {
   const f = join(home, '.local', 'state', 'cairn', 'spool.jsonl');
-  return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; body: Record<string, unknown> }) : [];
+  return existsSync(f)
+    ? readFileSync(f, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { kind: string; body: Record<string, unknown> })
+    : [];
 };
 
 describe('offline and back', () => {
@@ -30,7 +35,10 @@ describe('offline and back', () => {
     const sent: string[] = [];
     const steps: Array<[string, Record<string, unknown>]> = [
       ['user-prompt-submit', { prompt: 'first prompt', prompt_id: 'p1' }],
-      ...Array.from({ length: 5 }, (_, i): [string, Record<string, unknown>] => ['post-tool-use', { tool_name: 'Bash', tool_input: { command: `step ${i}` }, tool_response: 'ok', tool_use_id: `tu-${i}` }]),
+      ...Array.from({ length: 5 }, (_, i): [string, Record<string, unknown>] => [
+        'post-tool-use',
+        { tool_name: 'Bash', tool_input: { command: `step ${i}` }, tool_response: 'ok', tool_use_id: `tu-${i}` },
+      ]),
       ['stop', { last_assistant_message: 'done with the first turn' }],
     ];
     for (const [event, fields] of steps) {
@@ -39,7 +47,15 @@ describe('offline and back', () => {
       expect(await run(['hook', event], io)).toBe(0);
     }
     const spooled = spoolLines(home);
-    expect(spooled.map((e) => e.kind)).toEqual(['init', 'observation', 'observation', 'observation', 'observation', 'observation', 'summarize']);
+    expect(spooled.map((e) => e.kind)).toEqual([
+      'init',
+      'observation',
+      'observation',
+      'observation',
+      'observation',
+      'observation',
+      'summarize',
+    ]);
     sent.push(...spooled.map((e) => String(e.body.event_id)));
 
     // The server comes back on the same port; a replay is interrupted once, then `cairn flush` finishes.
@@ -77,8 +93,14 @@ describe('offline and back', () => {
     try {
       const { home, env } = machine(server.url);
       const spool = new Spool(join(home, '.local', 'state', 'cairn'), { maxEvents: 100, maxBytes: 1e6 });
-      spool.append({ kind: 'init', body: { event_id: 'old-1', session_id: 's', project: 'p', cwd: '/', occurred_at: 1 } });
-      await run(['hook', 'post-tool-use'], memIo({ env, stdin: hookJson({ tool_name: 'Bash', tool_input: {}, tool_response: '', tool_use_id: 'new' }) }));
+      spool.append({
+        kind: 'init',
+        body: { event_id: 'old-1', session_id: 's', project: 'p', cwd: '/', occurred_at: 1 },
+      });
+      await run(
+        ['hook', 'post-tool-use'],
+        memIo({ env, stdin: hookJson({ tool_name: 'Bash', tool_input: {}, tool_response: '', tool_use_id: 'new' }) }),
+      );
       const batch = server.requests.find((r) => r.path === '/api/events/batch')!;
       const events = batch.json!.events as Array<{ kind: string; event_id: string }>;
       expect(events.map((e) => e.kind)).toEqual(['init', 'observation']);
@@ -95,7 +117,11 @@ describe('offline and back', () => {
     try {
       const { home, env } = machine(server.url);
       const spool = new Spool(join(home, '.local', 'state', 'cairn'), { maxEvents: 100, maxBytes: 1e6 });
-      for (let i = 0; i < 3; i++) spool.append({ kind: 'observation', body: { event_id: `e${i}`, session_id: 's', project: 'p', cwd: '/', occurred_at: i, tool_name: 'Bash' } });
+      for (let i = 0; i < 3; i++)
+        spool.append({
+          kind: 'observation',
+          body: { event_id: `e${i}`, session_id: 's', project: 'p', cwd: '/', occurred_at: i, tool_name: 'Bash' },
+        });
       expect(await run(['flush'], memIo({ env }))).toBe(0);
       expect([...server.stored.keys()]).toEqual(['e0', 'e1', 'e2']);
       expect(server.requests.filter((r) => r.path === '/api/sessions/observations')).toHaveLength(3);
@@ -110,7 +136,15 @@ describe('offline and back', () => {
       if (req.path === '/api/events/batch') {
         const events = req.json!.events as Array<{ event_id: string }>;
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ results: events.map((e) => (e.event_id === 'bad' ? { event_id: 'bad', error: { code: 'invalid_body', message: 'tool_name: required' } } : { event_id: e.event_id, accepted: true, duplicate: false })) }));
+        res.end(
+          JSON.stringify({
+            results: events.map((e) =>
+              e.event_id === 'bad'
+                ? { event_id: 'bad', error: { code: 'invalid_body', message: 'tool_name: required' } }
+                : { event_id: e.event_id, accepted: true, duplicate: false },
+            ),
+          }),
+        );
         return true;
       }
     };
@@ -118,7 +152,11 @@ describe('offline and back', () => {
       const { home, env } = machine(server.url);
       const dir = join(home, '.local', 'state', 'cairn');
       const spool = new Spool(dir, { maxEvents: 100, maxBytes: 1e6 });
-      for (const id of ['a', 'bad', 'c']) spool.append({ kind: 'observation', body: { event_id: id, session_id: 's', project: 'p', cwd: '/', occurred_at: 0 } });
+      for (const id of ['a', 'bad', 'c'])
+        spool.append({
+          kind: 'observation',
+          body: { event_id: id, session_id: 's', project: 'p', cwd: '/', occurred_at: 0 },
+        });
       const io = memIo({ env });
       expect(await run(['flush'], io)).toBe(0);
       expect(io.stdout).toContain('1 refused');
@@ -135,7 +173,13 @@ describe('bounds', () => {
     const { env } = machine(`http://127.0.0.1:${port}`);
     const bounded = { ...env, CAIRN_SPOOL_MAX_EVENTS: '5' };
     for (let i = 0; i < 7; i++) {
-      await run(['hook', 'post-tool-use'], memIo({ env: bounded, stdin: hookJson({ tool_name: 'Bash', tool_input: { i }, tool_response: '', tool_use_id: `b${i}` }) }));
+      await run(
+        ['hook', 'post-tool-use'],
+        memIo({
+          env: bounded,
+          stdin: hookJson({ tool_name: 'Bash', tool_input: { i }, tool_response: '', tool_use_id: `b${i}` }),
+        }),
+      );
     }
     const status = memIo({ env: bounded });
     await run(['status'], status);
@@ -175,10 +219,23 @@ describe('concurrency', () => {
     const payload = 'z'.repeat(12_000);
     const runOne = (i: number) =>
       new Promise<void>((resolve, reject) => {
-        const child = execFile(process.execPath, [CLIENT, 'hook', 'post-tool-use'], { env: env as NodeJS.ProcessEnv }, (err) => (err ? reject(err) : resolve()));
-        child.stdin!.end(hookJson({ tool_name: 'Bash', tool_input: { command: `proc ${i}` }, tool_response: payload, tool_use_id: `c${i}` }));
+        const child = execFile(
+          process.execPath,
+          [CLIENT, 'hook', 'post-tool-use'],
+          { env: env as NodeJS.ProcessEnv },
+          (err) => (err ? reject(err) : resolve()),
+        );
+        child.stdin!.end(
+          hookJson({
+            tool_name: 'Bash',
+            tool_input: { command: `proc ${i}` },
+            tool_response: payload,
+            tool_use_id: `c${i}`,
+          }),
+        );
       });
-    for (let round = 0; round < 3; round++) await Promise.all(Array.from({ length: 8 }, (_, i) => runOne(round * 8 + i)));
+    for (let round = 0; round < 3; round++)
+      await Promise.all(Array.from({ length: 8 }, (_, i) => runOne(round * 8 + i)));
     const lines = spoolLines(home);
     expect(lines).toHaveLength(24);
     expect(new Set(lines.map((l) => (l.body.tool_input as { command: string }).command)).size).toBe(24);
@@ -194,16 +251,26 @@ describe('concurrency', () => {
     const { build } = await import('esbuild');
     const out = join(dir, 'append.mjs');
     await build({
-      stdin: { contents: `import { Spool } from './spool.ts'; const s = new Spool(process.argv[2], { maxEvents: 1e6, maxBytes: 1e9, lockWaitMs: 120000 }); for (let i = 0; i < 50; i++) s.append({ kind: 'observation', body: { event_id: process.argv[3] + '-' + i, pad: 'p'.repeat(9000 + i) } });`, resolveDir: fileURLToPath(new URL('../../src/spool/', import.meta.url)), loader: 'ts' },
-      bundle: true, platform: 'node', format: 'esm', outfile: out, logLevel: 'error',
+      stdin: {
+        contents: `import { Spool } from './spool.ts'; const s = new Spool(process.argv[2], { maxEvents: 1e6, maxBytes: 1e9, lockWaitMs: 120000 }); for (let i = 0; i < 50; i++) s.append({ kind: 'observation', body: { event_id: process.argv[3] + '-' + i, pad: 'p'.repeat(9000 + i) } });`,
+        resolveDir: fileURLToPath(new URL('../../src/spool/', import.meta.url)),
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: out,
+      logLevel: 'error',
     });
     const spoolDir = join(dir, 'state');
     await Promise.all(Array.from({ length: 8 }, (_, p) => exec(process.execPath, [out, spoolDir, `p${p}`])));
     const text = readFileSync(join(spoolDir, 'spool.jsonl'), 'utf8');
-    const ids = text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { body: { event_id: string } }).body.event_id);
+    const ids = text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { body: { event_id: string } }).body.event_id);
     expect(ids).toHaveLength(400);
     expect(new Set(ids).size).toBe(400);
     expect(JSON.parse(readFileSync(join(spoolDir, 'spool.meta.json'), 'utf8')).appended).toBe(400);
   });
 });
-

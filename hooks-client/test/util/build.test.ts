@@ -10,7 +10,9 @@ describe('build', () => {
   it('writes one self-contained plain script that runs under both the .mjs and the .cjs name', async () => {
     const { code } = await buildClient({ quiet: true });
     // Plain script: no module syntax, so one text runs as cairn.mjs and as the faster-starting cairn.cjs.
-    expect(code).not.toMatch(/^[ \t]*(?:import(?:[ \t]+[\w{*]|[ \t]*[{'"*])|export[ \t])|\bimport(?:\.meta|\s*\()|\brequire\(/m);
+    expect(code).not.toMatch(
+      /^[ \t]*(?:import(?:[ \t]+[\w{*]|[ \t]*[{'"*])|export[ \t])|\bimport(?:\.meta|\s*\()|\brequire\(/m,
+    );
     expect(readFileSync(file('../../dist/cairn.mjs'), 'utf8')).toBe(code);
     expect(readFileSync(file('../../dist/cairn.cjs'), 'utf8')).toBe(code);
   }, 60_000);
@@ -18,7 +20,10 @@ describe('build', () => {
   it('finds the plugin copy of the client current with the sources (run `npm run build:plugin` if not)', async () => {
     // The plugin installs from git, so its copy is committed; npm test never rewrites it, so this can fail.
     const { code } = await buildClient({ quiet: true });
-    expect(readFileSync(PLUGIN_COPY, 'utf8') === code, 'plugin/scripts/cairn.cjs is stale: run `npm run build:plugin` and commit it').toBe(true);
+    expect(
+      readFileSync(PLUGIN_COPY, 'utf8') === code,
+      'plugin/scripts/cairn.cjs is stale: run `npm run build:plugin` and commit it',
+    ).toBe(true);
   }, 60_000);
 
   it('loads node built-ins through process.getBuiltinModule: net for a hook, http only for the sender, child_process only to start a program', async () => {
@@ -39,9 +44,14 @@ describe('build', () => {
     const mentions = code.split('node:child_process').length - 1 - written;
     expect(mentions).toBeGreaterThan(0);
     // spawn twice: the quick hook (boot), and SessionStart / UserPromptSubmit starting the sender (client body).
-    expect(code.match(/getBuiltinModule\(\\?"node:child_process\\?"\)\.(?:spawnSync|execFile)\(/g)).toHaveLength(mentions - 2);
+    expect(code.match(/getBuiltinModule\(\\?"node:child_process\\?"\)\.(?:spawnSync|execFile)\(/g)).toHaveLength(
+      mentions - 2,
+    );
     expect(code.match(/const \{ spawn \} = process\.getBuiltinModule\(\\?"node:child_process\\?"\)/g)).toHaveLength(2);
-    const plugin = JSON.parse(readFileSync(file('../../../plugin/hooks/hooks.json'), 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ args: string[] }> }>> };
-    for (const entries of Object.values(plugin.hooks)) expect(entries[0]!.hooks[0]!.args[0]).toBe('${CLAUDE_PLUGIN_ROOT}/scripts/cairn.cjs');
+    const plugin = JSON.parse(readFileSync(file('../../../plugin/hooks/hooks.json'), 'utf8')) as {
+      hooks: Record<string, Array<{ hooks: Array<{ args: string[] }> }>>;
+    };
+    for (const entries of Object.values(plugin.hooks))
+      expect(entries[0]!.hooks[0]!.args[0]).toBe('${CLAUDE_PLUGIN_ROOT}/scripts/cairn.cjs');
   }, 60_000);
 });

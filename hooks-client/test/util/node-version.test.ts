@@ -53,7 +53,9 @@ describe('node version check', () => {
     const r = await runOld(['status']);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^cairn needs Node\.js 20\.16 or newer, and this is Node\.js v20\.10\.0/)]);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^cairn needs Node\.js 20\.16 or newer, and this is Node\.js v20\.10\.0/),
+    ]);
     expect(r.stderr).not.toMatch(/TypeError|\n\s+at /);
   });
 

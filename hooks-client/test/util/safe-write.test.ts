@@ -1,6 +1,15 @@
 // A hostile repository (or another program) puts links where cairn writes: install and uninstall never write
 // or read through them, never loosen a file's mode, and keep cairn's own folders and files owner-only.
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pathsFor } from '../../src/config';
@@ -78,7 +87,7 @@ describe('install and uninstall in a repository that ships a link where the back
 });
 
 describe('modes after install and uninstall', () => {
-  it('keep 0600 files 0600, make backups 0600 and cairn\'s folders 0700', async () => {
+  it("keep 0600 files 0600, make backups 0600 and cairn's folders 0700", async () => {
     const { env, claudeJson, settings, home } = setup();
     const paths = pathsFor(env);
     const installed = await cli(env, home, 'install', '--client', '/opt/cairn/cairn.cjs');
@@ -99,10 +108,13 @@ describe('modes after install and uninstall', () => {
     expect(existsSync(`${settings}.cairn-backup`)).toBe(false);
   });
 
-  it('keeps a 0644 file 0644 while it holds no secret, and makes it 0600 once it holds the sender\'s', async () => {
+  it("keeps a 0644 file 0644 while it holds no secret, and makes it 0600 once it holds the sender's", async () => {
     const { env, settings, home } = setup();
     chmodSync(settings, 0o644);
-    expect((await cli({ ...env, CAIRN_SENDER: 'off' }, home, 'install', '--no-mcp', '--client', '/opt/cairn/cairn.cjs')).code).toBe(0);
+    expect(
+      (await cli({ ...env, CAIRN_SENDER: 'off' }, home, 'install', '--no-mcp', '--client', '/opt/cairn/cairn.cjs'))
+        .code,
+    ).toBe(0);
     expect(modeOf(settings)).toBe(0o644);
     expect((await cli(env, home, 'install', '--no-mcp', '--client', '/opt/cairn/cairn.cjs')).code).toBe(0);
     expect(modeOf(settings)).toBe(0o600);

@@ -2,7 +2,13 @@
 import { BaseAnthropic } from '@anthropic-ai/sdk/client';
 import { APIConnectionError, APIError } from '@anthropic-ai/sdk/core/error';
 import { Messages, type MessageParam, type TextBlockParam } from '@anthropic-ai/sdk/resources/messages/messages';
-import { ObserverFailure, type ChatMessage, type ObserverProvider, type ObserverReply, type ObserverRequest } from '../types';
+import {
+  ObserverFailure,
+  type ChatMessage,
+  type ObserverProvider,
+  type ObserverReply,
+  type ObserverRequest,
+} from '../types';
 
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-haiku-5-5';
 
@@ -24,7 +30,11 @@ export interface AnthropicOptions {
   client?: MessagesClient;
 }
 
-const SPEND_CODES = new Set(['enforced_spend_limit_reached', 'contract_spend_limit_reached', 'linked_organization_spend_limit_reached']);
+const SPEND_CODES = new Set([
+  'enforced_spend_limit_reached',
+  'contract_spend_limit_reached',
+  'linked_organization_spend_limit_reached',
+]);
 
 /** Retry-after in ms from `retry-after-ms` or `retry-after` (seconds or an HTTP date); null when absent. */
 export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | null {
@@ -51,12 +61,15 @@ export function mapAnthropicError(err: unknown): ObserverFailure {
     const message = `anthropic ${failCode}: ${err.message}`;
     if (SPEND_CODES.has(code) || status === 402) return new ObserverFailure('spend_cap', message, null, failCode);
     if (status === 429) return new ObserverFailure('rate_limit', message, retryAfterMs(err.headers), failCode);
-    if (status === 529 || err.type === 'overloaded_error') return new ObserverFailure('overloaded', message, retryAfterMs(err.headers), failCode);
+    if (status === 529 || err.type === 'overloaded_error')
+      return new ObserverFailure('overloaded', message, retryAfterMs(err.headers), failCode);
     if (status === 401 || status === 403) return new ObserverFailure('auth', message, null, failCode);
     // 404 names no event: the model or endpoint is wrong, and every event would fail the same way.
     if (status === 404) return new ObserverFailure('config', message, null, failCode);
-    if (status === 400 || status === 413 || status === 422) return new ObserverFailure('bad_request', message, null, failCode);
-    if (status === 408 || status === 409 || status >= 500) return new ObserverFailure('server', message, retryAfterMs(err.headers), failCode);
+    if (status === 400 || status === 413 || status === 422)
+      return new ObserverFailure('bad_request', message, null, failCode);
+    if (status === 408 || status === 409 || status >= 500)
+      return new ObserverFailure('server', message, retryAfterMs(err.headers), failCode);
     return new ObserverFailure('bad_request', message, null, failCode);
   }
   const message = err instanceof Error ? err.message : String(err);
@@ -81,7 +94,12 @@ export function createAnthropicProvider(options: AnthropicOptions): ObserverProv
   // Retries belong to the SessionDO's alarm schedule, not to a request that holds the turn open.
   const client =
     options.client ??
-    new MessagesClient({ apiKey: options.apiKey, baseURL: options.baseURL || undefined, maxRetries: 0, timeout: options.timeoutMs ?? 120_000 });
+    new MessagesClient({
+      apiKey: options.apiKey,
+      baseURL: options.baseURL || undefined,
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? 120_000,
+    });
 
   return {
     name: 'anthropic',

@@ -32,7 +32,9 @@ function asObject(text: string): Json | null {
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 /** An observation before it is rendered as the observer's XML: title and narrative always written. */
-interface Draft extends Pick<ObservationContent, 'type' | 'facts' | 'concepts'>, Partial<Pick<ObservationContent, 'filesRead' | 'filesModified'>> {
+interface Draft
+  extends Pick<ObservationContent, 'type' | 'facts' | 'concepts'>,
+    Partial<Pick<ObservationContent, 'filesRead' | 'filesModified'>> {
   title: string;
   subtitle?: string;
   narrative: string;
@@ -56,9 +58,29 @@ function render(d: Draft): string {
 }
 
 const EDIT_TOOLS = new Set(['edit', 'multiedit', 'write', 'notebookedit', 'write_file', 'edit_file', 'create_file']);
-const QUIET_TOOLS = new Set(['read', 'read_file', 'glob', 'grep', 'ls', 'list_files', 'notebookread', 'webfetch', 'websearch', 'todowrite', 'task', 'agent', 'bashoutput', 'exitplanmode', 'listmcpresourcestool', 'askuserquestion', 'skill', 'slashcommand']);
+const QUIET_TOOLS = new Set([
+  'read',
+  'read_file',
+  'glob',
+  'grep',
+  'ls',
+  'list_files',
+  'notebookread',
+  'webfetch',
+  'websearch',
+  'todowrite',
+  'task',
+  'agent',
+  'bashoutput',
+  'exitplanmode',
+  'listmcpresourcestool',
+  'askuserquestion',
+  'skill',
+  'slashcommand',
+]);
 // Commands that only look around: nothing is learned from their success alone.
-const LOOKING = /^(?:cd|ls|ll|pwd|cat|head|tail|less|more|echo|printf|find|fd|grep|rg|ag|wc|which|whoami|tree|file|stat|du|df|env|printenv|date|true|clear|git (?:status|diff|log|show|branch|remote|rev-parse|blame|ls-files))\b/;
+const LOOKING =
+  /^(?:cd|ls|ll|pwd|cat|head|tail|less|more|echo|printf|find|fd|grep|rg|ag|wc|which|whoami|tree|file|stat|du|df|env|printenv|date|true|clear|git (?:status|diff|log|show|branch|remote|rev-parse|blame|ls-files))\b/;
 /** `cd app && ls` only looks; `cd app && npm test` does something: every segment must be a look-around. */
 const onlyLooks = (command: string) =>
   command
@@ -66,7 +88,8 @@ const onlyLooks = (command: string) =>
     .map((part) => part.trim())
     .filter((part) => part !== '')
     .every((part) => LOOKING.test(part));
-const ERROR_TEXT = /\b(?:error|errors|failed|failure|failing|exception|traceback|panic|fatal|cannot|not found|denied|segmentation fault)\b|✗|✘/i;
+const ERROR_TEXT =
+  /\b(?:error|errors|failed|failure|failing|exception|traceback|panic|fatal|cannot|not found|denied|segmentation fault)\b|✗|✘/i;
 
 interface CommandResult {
   command: string;
@@ -113,7 +136,10 @@ function commandDrafts(events: ToolEvent[]): Draft[] {
         type: 'discovery',
         title: `Command failed: ${oneLine(r.command, 70)}`,
         subtitle: r.description || undefined,
-        facts: [`\`${r.command}\` ${r.exitCode !== null ? `exited with code ${r.exitCode}` : 'reported an error'}`, ...(r.errorText ? [`Error output: ${r.errorText}`] : [])],
+        facts: [
+          `\`${r.command}\` ${r.exitCode !== null ? `exited with code ${r.exitCode}` : 'reported an error'}`,
+          ...(r.errorText ? [`Error output: ${r.errorText}`] : []),
+        ],
         narrative: `Running \`${r.command}\` in ${where(event)} failed${r.exitCode !== null ? ` (exit code ${r.exitCode})` : ''}${r.errorText ? `: ${r.errorText}` : '.'}`,
         concepts: ['problem-solution', 'gotcha'],
       });
@@ -132,7 +158,10 @@ function commandDrafts(events: ToolEvent[]): Draft[] {
         type: 'change',
         title: `Ran: ${oneLine(r.command, 70)}`,
         subtitle: r.description || undefined,
-        facts: [`\`${r.command}\` succeeded${r.exitCode !== null ? ` (exit code ${r.exitCode})` : ''}`, ...(r.output ? [`Output: ${r.output}`] : [])],
+        facts: [
+          `\`${r.command}\` succeeded${r.exitCode !== null ? ` (exit code ${r.exitCode})` : ''}`,
+          ...(r.output ? [`Output: ${r.output}`] : []),
+        ],
         narrative: `The agent ran \`${r.command}\` in ${where(event)} and it succeeded.${r.output ? ` Output: ${r.output}` : ''}`,
         concepts: ['what-changed'],
       });
@@ -148,15 +177,22 @@ function editDrafts(events: ToolEvent[]): Draft[] {
     const input = asObject(event.toolInput);
     const res = asObject(event.toolResponse);
     for (const file of extractFileEvidence([event]).modified) {
-      const entry = byFile.get(file) ?? { shown: relativeToRoot(file, event.projectRoot), created: false, snippets: [], tools: new Set<string>() };
+      const entry = byFile.get(file) ?? {
+        shown: relativeToRoot(file, event.projectRoot),
+        created: false,
+        snippets: [],
+        tools: new Set<string>(),
+      };
       entry.tools.add(event.toolName);
       if (str(res?.type) === 'create') entry.created = true;
       const added = str(input?.new_string) || str(input?.content) || str(input?.new_source);
       if (added.trim()) entry.snippets.push(oneLine(added, 100));
-      if (Array.isArray(input?.edits)) for (const e of input.edits) if (e && typeof e === 'object') {
-        const s = str((e as Json).new_string);
-        if (s.trim()) entry.snippets.push(oneLine(s, 100));
-      }
+      if (Array.isArray(input?.edits))
+        for (const e of input.edits)
+          if (e && typeof e === 'object') {
+            const s = str((e as Json).new_string);
+            if (s.trim()) entry.snippets.push(oneLine(s, 100));
+          }
       byFile.set(file, entry);
     }
   }
@@ -167,7 +203,10 @@ function editDrafts(events: ToolEvent[]): Draft[] {
       type: 'change',
       title: `${verb} ${name}`,
       subtitle: e.shown,
-      facts: [`${e.shown} was ${e.created ? 'created' : 'modified'} with ${[...e.tools].join(', ')}`, ...e.snippets.slice(0, 2).map((s) => `New text: ${s}`)],
+      facts: [
+        `${e.shown} was ${e.created ? 'created' : 'modified'} with ${[...e.tools].join(', ')}`,
+        ...e.snippets.slice(0, 2).map((s) => `New text: ${s}`),
+      ],
       narrative: `The agent ${e.created ? 'created' : 'changed'} ${e.shown}.${e.snippets[0] ? ` It now contains: ${e.snippets[0]}` : ''}`,
       concepts: ['what-changed'],
       filesModified: [file],
@@ -177,7 +216,8 @@ function editDrafts(events: ToolEvent[]): Draft[] {
 
 function failureDraft(event: ToolEvent): Draft | null {
   const res = asObject(event.toolResponse);
-  const errorText = str(res?.error) || (res?.is_error === true || res?.isError === true ? oneLine(event.toolResponse, 200) : '');
+  const errorText =
+    str(res?.error) || (res?.is_error === true || res?.isError === true ? oneLine(event.toolResponse, 200) : '');
   if (!errorText) return null;
   return {
     type: 'discovery',
@@ -197,7 +237,14 @@ export function heuristicObservations(events: ToolEvent[]): string {
   ];
   for (const e of events) {
     const name = lower(e);
-    if (EDIT_TOOLS.has(name) || /apply_?patch/.test(name) || name === 'bash' || name === 'exec_command' || name === 'shell') continue;
+    if (
+      EDIT_TOOLS.has(name) ||
+      /apply_?patch/.test(name) ||
+      name === 'bash' ||
+      name === 'exec_command' ||
+      name === 'shell'
+    )
+      continue;
     if (QUIET_TOOLS.has(name)) continue;
     const d = failureDraft(e);
     if (d) drafts.push(d);

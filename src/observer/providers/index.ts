@@ -40,7 +40,10 @@ function createBaseProvider(env: CairnEnv): ObserverProvider {
     case 'openai':
       return createOpenAiProvider({ apiKey: openai.apiKey ?? '', baseURL: openai.baseURL ?? '', model });
     case 'workers-ai':
-      return createWorkersAiProvider(env.AI as unknown as { run(model: string, inputs: Record<string, unknown>): Promise<unknown> }, model);
+      return createWorkersAiProvider(
+        env.AI as unknown as { run(model: string, inputs: Record<string, unknown>): Promise<unknown> },
+        model,
+      );
     default:
       return createHeuristicProvider();
   }

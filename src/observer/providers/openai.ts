@@ -1,5 +1,11 @@
 // Observer provider on any OpenAI-compatible chat-completions endpoint, over plain fetch.
-import { ObserverFailure, type ObserverProvider, type ObserverReply, type ObserverRequest, type ObserverUsage } from '../types';
+import {
+  ObserverFailure,
+  type ObserverProvider,
+  type ObserverReply,
+  type ObserverRequest,
+  type ObserverUsage,
+} from '../types';
 import { retryAfterMs } from './anthropic';
 
 export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
@@ -32,9 +38,11 @@ export function mapOpenAiError(status: number, headers: Headers, body: ErrorBody
   const message = `openai-compatible ${failCode}: ${err?.message ?? (typeof body?.error === 'string' ? body.error : 'request failed')}`;
   if (QUOTA_CODES.has(code) || status === 402) return new ObserverFailure('spend_cap', message, null, failCode);
   if (status === 429) return new ObserverFailure('rate_limit', message, retryAfterMs(headers), failCode);
-  if (status === 529 || status === 503 || code === 'overloaded_error') return new ObserverFailure('overloaded', message, retryAfterMs(headers), failCode);
+  if (status === 529 || status === 503 || code === 'overloaded_error')
+    return new ObserverFailure('overloaded', message, retryAfterMs(headers), failCode);
   if (status === 401 || status === 403) return new ObserverFailure('auth', message, null, failCode);
-  if (status >= 500 || status === 408 || status === 409) return new ObserverFailure('server', message, retryAfterMs(headers), failCode);
+  if (status >= 500 || status === 408 || status === 409)
+    return new ObserverFailure('server', message, retryAfterMs(headers), failCode);
   if (status === 404) return new ObserverFailure('config', message, null, failCode);
   return new ObserverFailure('bad_request', message, null, failCode);
 }
@@ -57,12 +65,18 @@ export function createOpenAiProvider(options: OpenAiOptions): ObserverProvider {
           body: JSON.stringify({
             model: asked,
             max_tokens: request.maxTokens,
-            messages: [{ role: 'system', content: request.system }, ...request.messages.map((m) => ({ role: m.role, content: m.content }))],
+            messages: [
+              { role: 'system', content: request.system },
+              ...request.messages.map((m) => ({ role: m.role, content: m.content })),
+            ],
           }),
           signal: AbortSignal.timeout(options.timeoutMs ?? 120_000),
         });
       } catch (err) {
-        throw new ObserverFailure('network', `openai-compatible endpoint unreachable: ${err instanceof Error ? err.message : String(err)}`);
+        throw new ObserverFailure(
+          'network',
+          `openai-compatible endpoint unreachable: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
       const text = await res.text();
       let body: unknown = null;
@@ -73,7 +87,8 @@ export function createOpenAiProvider(options: OpenAiOptions): ObserverProvider {
       }
       if (!res.ok) throw mapOpenAiError(res.status, res.headers, body as ErrorBody | null);
       const completion = (body ?? {}) as ChatCompletion;
-      if (!Array.isArray(completion.choices)) throw new ObserverFailure('server', 'openai-compatible endpoint answered without choices');
+      if (!Array.isArray(completion.choices))
+        throw new ObserverFailure('server', 'openai-compatible endpoint answered without choices');
       const msg = completion.choices[0]?.message;
       return {
         text: msg?.refusal ? '' : (msg?.content ?? ''),
@@ -88,5 +103,10 @@ export function createOpenAiProvider(options: OpenAiOptions): ObserverProvider {
 export function usageOf(u: ChatCompletion['usage']): ObserverUsage {
   const prompt = u?.prompt_tokens ?? 0;
   const cached = Math.min(prompt, u?.prompt_tokens_details?.cached_tokens ?? 0);
-  return { inputTokens: prompt - cached, outputTokens: u?.completion_tokens ?? 0, cacheReadTokens: cached, cacheWriteTokens: 0 };
+  return {
+    inputTokens: prompt - cached,
+    outputTokens: u?.completion_tokens ?? 0,
+    cacheReadTokens: cached,
+    cacheWriteTokens: 0,
+  };
 }

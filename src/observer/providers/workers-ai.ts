@@ -51,7 +51,12 @@ export function createWorkersAiProvider(ai: AiRunner, model = DEFAULT_WORKERS_AI
       return {
         text: textOf(result),
         model: asked,
-        usage: { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        usage: {
+          inputTokens: usage?.prompt_tokens ?? 0,
+          outputTokens: usage?.completion_tokens ?? 0,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+        },
       };
     },
   };

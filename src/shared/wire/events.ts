@@ -71,4 +71,6 @@ export interface EventAck {
 }
 
 /** One entry of a batch answer: the event's ack, or why that one event was refused. */
-export type BatchResult = ({ event_id: string | null } & EventAck) | { event_id: string | null; error: { code: string; message: string } };
+export type BatchResult =
+  | ({ event_id: string | null } & EventAck)
+  | { event_id: string | null; error: { code: string; message: string } };

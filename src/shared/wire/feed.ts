@@ -31,7 +31,15 @@ export interface SummaryItem extends SummaryContent {
 export type FeedItem = ObservationItem | SummaryItem;
 
 export interface SessionView {
-  session: { id: number; projectKey: string; author: string; platform: string; promptCount: number; startedAt: number; endedAt: number | null };
+  session: {
+    id: number;
+    projectKey: string;
+    author: string;
+    platform: string;
+    promptCount: number;
+    startedAt: number;
+    endedAt: number | null;
+  };
   summaries: SummaryItem[];
   observations: ObservationItem[];
 }

@@ -34,5 +34,10 @@ export interface UsageReport {
   estimated_cost_usd: number | null;
   models: ModelUsage[];
   days: (TokenJson & { day: string; model: string; calls: number; estimated_cost_usd: number | null })[];
-  sessions: (TokenJson & { session_id: string | null; model: string; calls: number; estimated_cost_usd: number | null })[];
+  sessions: (TokenJson & {
+    session_id: string | null;
+    model: string;
+    calls: number;
+    estimated_cost_usd: number | null;
+  })[];
 }

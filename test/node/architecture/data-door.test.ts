@@ -14,7 +14,13 @@ const SRC = path.join(ROOT, 'src');
  * for (json_each lists, scalar functions, an index hint), the schema (generated columns) and the Durable
  * Objects' schema migrator (their own SQLite, not D1), and the statement meter (it forwards statements, counting them).
  */
-const SQL_TEXT_MODULES = ['src/db/do-schema.ts', 'src/db/fts.ts', 'src/db/meter.ts', 'src/db/schema.ts', 'src/db/sqlite.ts'];
+const SQL_TEXT_MODULES = [
+  'src/db/do-schema.ts',
+  'src/db/fts.ts',
+  'src/db/meter.ts',
+  'src/db/schema.ts',
+  'src/db/sqlite.ts',
+];
 
 /**
  * src/db modules only one feature uses that stay in the data layer for now. transfer (import/export/move) writes
@@ -70,7 +76,7 @@ describe('the data layer door', () => {
     expect(outsideDb.filter((f) => execOnD1(text(f)))).toEqual([]);
   });
 
-  it('keeps drizzle itself inside src/db/ and the features\' queries.ts: other feature code calls their functions', () => {
+  it("keeps drizzle itself inside src/db/ and the features' queries.ts: other feature code calls their functions", () => {
     expect(outsideDb.filter((f) => /from ['"]drizzle-orm/.test(text(f)))).toEqual([]);
     expect(all.filter(isFeatureQueries).length).toBeGreaterThan(3);
     expect(isDataDoor('src/recall/queries.ts')).toBe(true);
@@ -78,7 +84,7 @@ describe('the data layer door', () => {
     expect(isDataDoor('src/recall/deep/queries.ts')).toBe(false);
   });
 
-  it('leaves in src/db/ no module that only one feature uses: it moves to that feature\'s queries.ts', () => {
+  it("leaves in src/db/ no module that only one feature uses: it moves to that feature's queries.ts", () => {
     // Which folders import each src/db module (other src/db modules count as the data layer's own use).
     const users = new Map<string, Set<string>>();
     for (const f of all) {
@@ -90,7 +96,9 @@ describe('the data layer door', () => {
         users.get(target)!.add(by);
       }
     }
-    const single = [...users].filter(([, by]) => by.size === 1 && !by.has('src/db')).map(([m, by]) => `${m} (only ${[...by][0]})`);
+    const single = [...users]
+      .filter(([, by]) => by.size === 1 && !by.has('src/db'))
+      .map(([m, by]) => `${m} (only ${[...by][0]})`);
     expect(single.filter((s) => !SINGLE_USER_DB_MODULES.some((m) => s.startsWith(m)))).toEqual([]);
   });
 
@@ -141,11 +149,13 @@ describe('the data layer door', () => {
     expect(execOnD1("await env.DB.exec('DELETE FROM observations')")).toBe(true);
     expect(execOnD1("await d1.exec('DELETE FROM observations')")).toBe(true);
     expect(execOnD1("this.ctx.storage.sql.exec('DELETE FROM slots')")).toBe(false);
-    expect(execOnD1("/^#?(\\d+)$/.exec(s)")).toBe(false);
+    expect(execOnD1('/^#?(\\d+)$/.exec(s)')).toBe(false);
     expect(execOnD1('WHOLE_FENCE.exec(raw)')).toBe(false);
     expect(SQL_TEXT.test('d.select().where(sql`${t.id} = 1`)')).toBe(true);
     expect(SQL_TEXT.test("sql.raw('bm25(x)')")).toBe(true);
     expect(SQL_TEXT.test('d.select({ id: t.id }).from(t).where(eq(t.id, 1))')).toBe(false);
-    expect([...'d.insert(prompts).values(a); d.insert( prompts ).values(b)'.matchAll(INSERT)].map((m) => m[1])).toEqual(['prompts', 'prompts']);
+    expect([...'d.insert(prompts).values(a); d.insert( prompts ).values(b)'.matchAll(INSERT)].map((m) => m[1])).toEqual(
+      ['prompts', 'prompts'],
+    );
   });
 });

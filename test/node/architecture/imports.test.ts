@@ -102,8 +102,46 @@ function programGraph(base: string): Map<string, Set<string>> {
  */
 const LAYERS: [string, string[]][] = [
   ['app', ['src/index', 'src/app']],
-  ['features', ['src/ingest', 'src/recall', 'src/search', 'src/mcp', 'src/viewer', 'src/admin', 'src/forget', 'src/install', 'src/retention', 'src/transfer', 'src/usage', 'src/health', 'src/maintenance', 'src/corrections', 'src/backup', 'src/upgrade', 'src/hold', 'src/consolidation']],
-  ['mechanisms', ['src/session', 'src/store', 'src/observer', 'src/vectors', 'src/live', 'src/feed', 'src/slots', 'src/limits', 'src/gate', 'src/auth', 'src/audit', 'src/jobs']],
+  [
+    'features',
+    [
+      'src/ingest',
+      'src/recall',
+      'src/search',
+      'src/mcp',
+      'src/viewer',
+      'src/admin',
+      'src/forget',
+      'src/install',
+      'src/retention',
+      'src/transfer',
+      'src/usage',
+      'src/health',
+      'src/maintenance',
+      'src/corrections',
+      'src/backup',
+      'src/upgrade',
+      'src/hold',
+      'src/consolidation',
+    ],
+  ],
+  [
+    'mechanisms',
+    [
+      'src/session',
+      'src/store',
+      'src/observer',
+      'src/vectors',
+      'src/live',
+      'src/feed',
+      'src/slots',
+      'src/limits',
+      'src/gate',
+      'src/auth',
+      'src/audit',
+      'src/jobs',
+    ],
+  ],
   ['data', ['src/db']],
   ['bottom', ['src/lib', 'src/shared', 'src/config', 'src/env']],
 ];
@@ -114,7 +152,8 @@ function upward(graph: Map<string, Set<string>>): string[] {
   const out: string[] = [];
   for (const [from, targets] of graph) {
     for (const to of targets) {
-      if (layerOf(to) < layerOf(from)) out.push(`${from} → ${to} (${LAYERS[layerOf(from)]![0]} → ${LAYERS[layerOf(to)]![0]})`);
+      if (layerOf(to) < layerOf(from))
+        out.push(`${from} → ${to} (${LAYERS[layerOf(from)]![0]} → ${LAYERS[layerOf(to)]![0]})`);
     }
   }
   return out;
@@ -161,7 +200,7 @@ describe('the direction of imports', () => {
     }
   });
 
-  it('has no cycle between the folders of the hooks client, nor of the viewer\'s browser code', () => {
+  it("has no cycle between the folders of the hooks client, nor of the viewer's browser code", () => {
     expect(programGraph('hooks-client/src').size).toBeGreaterThan(5);
     expect(findCycle(programGraph('hooks-client/src'))).toBeNull();
     expect(programGraph('viewer/src').size).toBeGreaterThan(3);

@@ -30,18 +30,30 @@ describe('the issue-13 summary of the benches', () => {
     expect(lines.find((l) => l.startsWith('| post-tool-use'))).toContain(
       '| the hook sends itself (CAIRN_SENDER=off, same run): 1.62× (1.90×) | quick path + background sender: 1.60× (3.19×); node:net floor 1.26× | ≤ 1.3× | 2026-12-01 08:21 |',
     );
-    expect(lines.find((l) => l.startsWith('| ingest'))).toContain('| 3fb3690: throughput 0.13×, p50 7.82× (72 req/s, 82.4 ms) | throughput 0.22×, p50 7.10× (67 req/s, 94.7 ms) |');
-    expect(lines.find((l) => l.startsWith('| production bundle'))).toContain('| a43ac6c: 1542 KiB raw, 394 KiB gzip, start 93 ms CPU | 901 KiB raw, 276 KiB gzip, start 68 ms CPU |');
+    expect(lines.find((l) => l.startsWith('| ingest'))).toContain(
+      '| 3fb3690: throughput 0.13×, p50 7.82× (72 req/s, 82.4 ms) | throughput 0.22×, p50 7.10× (67 req/s, 94.7 ms) |',
+    );
+    expect(lines.find((l) => l.startsWith('| production bundle'))).toContain(
+      '| a43ac6c: 1542 KiB raw, 394 KiB gzip, start 93 ms CPU | 901 KiB raw, 276 KiB gzip, start 68 ms CPU |',
+    );
   });
 
   it("puts the ingest floor (an empty SessionDO round trip, same run) beside ingest's after when the section has it", () => {
-    const withFloor = doc.replace('Run at 2026-12-01T08:17:14.467Z on this 2-core box.', '| after: floor (token check, limiter, one empty SessionDO round trip) | 306 | 61 | 0.20× | 13.3 | 90.1 | 6.77× | 260.0 | 0 |\nRun at 2026-12-01T08:17:14.467Z on this 2-core box.');
+    const withFloor = doc.replace(
+      'Run at 2026-12-01T08:17:14.467Z on this 2-core box.',
+      '| after: floor (token check, limiter, one empty SessionDO round trip) | 306 | 61 | 0.20× | 13.3 | 90.1 | 6.77× | 260.0 | 0 |\nRun at 2026-12-01T08:17:14.467Z on this 2-core box.',
+    );
     const ingest = (issue13Table(withFloor) as string).split('\n').find((l) => l.startsWith('| ingest'));
-    expect(ingest).toContain('| throughput 0.22×, p50 7.10× (67 req/s, 94.7 ms); floor (an empty SessionDO round trip) 0.20×, p50 6.77× |');
+    expect(ingest).toContain(
+      '| throughput 0.22×, p50 7.10× (67 req/s, 94.7 ms); floor (an empty SessionDO round trip) 0.20×, p50 6.77× |',
+    );
   });
 
   it('says the before of the hook row is not measured when the run had no CAIRN_SENDER=off case', () => {
-    const older = doc.split('\n').filter((l) => !l.includes('CAIRN_SENDER=off')).join('\n');
+    const older = doc
+      .split('\n')
+      .filter((l) => !l.includes('CAIRN_SENDER=off'))
+      .join('\n');
     const hook = (issue13Table(older) as string).split('\n').find((l) => l.startsWith('| post-tool-use'));
     expect(hook).toContain('| not measured | quick path + background sender: 1.60× (3.19×)');
   });
@@ -59,7 +71,9 @@ describe('the issue-13 summary of the benches', () => {
       'Run at 2026-12-01T22:35:50.000Z.',
       '<!-- search-teamwide:end -->',
     ].join('\n');
-    const search = (issue13Table(withSearch) as string).split('\n').find((l) => l.startsWith('| team-wide hybrid search'));
+    const search = (issue13Table(withSearch) as string)
+      .split('\n')
+      .find((l) => l.startsWith('| team-wide hybrid search'));
     expect(search).toBe(
       '| team-wide hybrid search, 100k rows (local) | 2e7c040: p95 681.9 ms (p50 358.9); repeated queries p95 763.9, FTS alone p95 377.5 | p95 569.6 ms (p50 226.6); repeated queries p95 463.0, FTS alone p95 323.2 | p95 ≤ 100 ms | 2026-12-01 22:35 |',
     );
@@ -67,6 +81,8 @@ describe('the issue-13 summary of the benches', () => {
 
   it('says a section that was never run is not measured instead of inventing figures', () => {
     const search = (issue13Table(doc) as string).split('\n').find((l) => l.startsWith('| team-wide hybrid search'));
-    expect(search).toBe('| team-wide hybrid search, 100k rows (local) | not measured | not measured | p95 ≤ 100 ms | ? |');
+    expect(search).toBe(
+      '| team-wide hybrid search, 100k rows (local) | not measured | not measured | p95 ≤ 100 ms | ? |',
+    );
   });
 });

@@ -4,13 +4,27 @@ import { ConfigError, configOf, parseConfig } from '../../../src/config';
 
 describe('parseConfig', () => {
   it('gives every setting its default when nothing is set, as wrangler.toml leaves them', () => {
-    const c = parseConfig({ OBSERVER_PROVIDER: '', OBSERVER_MODEL: '', OBSERVER_READONLY_MODEL: '', CAIRN_MODE: 'code', OBSERVER_CONCURRENCY: '4' });
+    const c = parseConfig({
+      OBSERVER_PROVIDER: '',
+      OBSERVER_MODEL: '',
+      OBSERVER_READONLY_MODEL: '',
+      CAIRN_MODE: 'code',
+      OBSERVER_CONCURRENCY: '4',
+    });
     expect(c).toEqual({
       local: false,
       adminSecret: undefined,
       mode: 'code',
       embedderUrl: undefined,
-      observer: { provider: undefined, model: undefined, readOnlyModel: undefined, concurrency: 4, contextTokens: undefined, anthropic: { apiKey: undefined, baseURL: undefined }, openai: { apiKey: undefined, baseURL: undefined } },
+      observer: {
+        provider: undefined,
+        model: undefined,
+        readOnlyModel: undefined,
+        concurrency: 4,
+        contextTokens: undefined,
+        anthropic: { apiKey: undefined, baseURL: undefined },
+        openai: { apiKey: undefined, baseURL: undefined },
+      },
       rateLimits: { ingest: 600, read: 120 },
       shards: { newTeams: ['DB'] },
       backups: { keep: 7 },
@@ -21,11 +35,18 @@ describe('parseConfig', () => {
 
   it('reads SHARD_NEW_TEAMS as a list of D1 binding names, and refuses anything else', () => {
     expect(parseConfig({ SHARD_NEW_TEAMS: ' DB_1, DB,DB_1 ' }).shards.newTeams).toEqual(['DB_1', 'DB']);
-    for (const bad of ['DB_0', 'db_1', 'SESSIONS', ',']) expect(() => parseConfig({ SHARD_NEW_TEAMS: bad }), bad).toThrow(/SHARD_NEW_TEAMS/);
+    for (const bad of ['DB_0', 'db_1', 'SESSIONS', ','])
+      expect(() => parseConfig({ SHARD_NEW_TEAMS: bad }), bad).toThrow(/SHARD_NEW_TEAMS/);
   });
 
   it('turns strings into numbers, flags and a lower-cased provider name', () => {
-    const c = parseConfig({ CAIRN_LOCAL: '1', OBSERVER_PROVIDER: ' Anthropic ', RATE_LIMIT_INGEST_PER_MIN: '30', OBSERVER_MODEL: ' m ', OBSERVER_READONLY_MODEL: ' small ' });
+    const c = parseConfig({
+      CAIRN_LOCAL: '1',
+      OBSERVER_PROVIDER: ' Anthropic ',
+      RATE_LIMIT_INGEST_PER_MIN: '30',
+      OBSERVER_MODEL: ' m ',
+      OBSERVER_READONLY_MODEL: ' small ',
+    });
     expect(c.local).toBe(true);
     expect(c.observer.provider).toBe('anthropic');
     expect(c.observer.model).toBe('m');

@@ -19,7 +19,11 @@ function table(toml: string, header: string): string[] {
 
 describe('wrangler configs for local runs', () => {
   it('local mode drops Workers AI, Vectorize and the cron trigger and makes paths absolute', () => {
-    const toml = localWranglerToml(ORIGINAL, { main: '/x/index.js', migrationsDir: '/x/migrations', assetsDir: '/x/assets' });
+    const toml = localWranglerToml(ORIGINAL, {
+      main: '/x/index.js',
+      migrationsDir: '/x/migrations',
+      assetsDir: '/x/assets',
+    });
     expect(tables(toml)).not.toContain('[ai]');
     expect(tables(toml)).not.toContain('[[vectorize]]');
     expect(tables(toml)).not.toContain('[triggers]');

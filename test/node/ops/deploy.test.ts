@@ -16,13 +16,21 @@ const FAKE = path.join(ROOT, 'test/support/fake-wrangler.mjs');
 let server: Server | undefined;
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
 
-interface Call { argv: string[]; ci: string | null; secrets?: Record<string, string> | null; config?: string | null }
+interface Call {
+  argv: string[];
+  ci: string | null;
+  secrets?: Record<string, string> | null;
+  config?: string | null;
+}
 interface Account {
   name: string;
   url: string;
   loggedIn: boolean;
   d1: { name: string; uuid: string }[];
-  vectorize: Record<string, { dimensions: number; metric: string; metadata: { propertyName: string; indexType: string }[] }>;
+  vectorize: Record<
+    string,
+    { dimensions: number; metric: string; metadata: { propertyName: string; indexType: string }[] }
+  >;
   r2: string[];
   worker: { secrets: string[] } | null;
   teams: number;
@@ -45,8 +53,25 @@ function fakeAccount(over: Partial<Account> = {}): { bin: string; stateFile: str
   chmodSync(path.join(bin, 'wrangler'), 0o755);
   const stateFile = path.join(bin, 'account.json');
   const account: Account = {
-    name: 'cairn', url: 'https://cairn.acme.workers.dev', loggedIn: true, d1: [], vectorize: {}, r2: [], worker: null, teams: 0,
-    schema: ['d1_migrations', 'teams', 'observations', 'observations_fts', 'observations_fts_ai', 'summaries_fts', 'prompts_fts'], calls: [], ...over,
+    name: 'cairn',
+    url: 'https://cairn.acme.workers.dev',
+    loggedIn: true,
+    d1: [],
+    vectorize: {},
+    r2: [],
+    worker: null,
+    teams: 0,
+    schema: [
+      'd1_migrations',
+      'teams',
+      'observations',
+      'observations_fts',
+      'observations_fts_ai',
+      'summaries_fts',
+      'prompts_fts',
+    ],
+    calls: [],
+    ...over,
   };
   writeFileSync(stateFile, JSON.stringify(account));
   return { bin, stateFile, read: () => JSON.parse(readFileSync(stateFile, 'utf8')) as Account };
@@ -54,9 +79,16 @@ function fakeAccount(over: Partial<Account> = {}): { bin: string; stateFile: str
 
 function run(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CLOUDFLARE_|CAIRN_|ANTHROPIC_|OPENAI_|OBSERVER_|CI$|WORKERS_CI)/.test(k)));
+    const clean = Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([k]) => !/^(CLOUDFLARE_|CAIRN_|ANTHROPIC_|OPENAI_|OBSERVER_|CI$|WORKERS_CI)/.test(k),
+      ),
+    );
     const home = mkdtempSync(path.join(tmpdir(), 'deploy-home-'));
-    const child = spawn(process.execPath, [SCRIPT, ...args], { env: { ...clean, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SCRIPT, ...args], {
+      env: { ...clean, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -73,8 +105,19 @@ async function fakeCairn(): Promise<{ url: string; seen: { auth: string | undefi
     req.on('end', () => {
       const body = JSON.parse(raw || '{}') as { team: string; user: string; device?: string };
       seen.push({ auth: req.headers.authorization, body });
-      res.writeHead(req.method === 'POST' && req.url === '/api/admin/teams' ? 201 : 404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ token: 'cairn_firsttoken0000000000000000000000000000', team: body.team, user: body.user, device: body.device ?? null, role: 'owner', scopes: ['ingest', 'read', 'admin'] }));
+      res.writeHead(req.method === 'POST' && req.url === '/api/admin/teams' ? 201 : 404, {
+        'content-type': 'application/json',
+      });
+      res.end(
+        JSON.stringify({
+          token: 'cairn_firsttoken0000000000000000000000000000',
+          team: body.team,
+          user: body.user,
+          device: body.device ?? null,
+          role: 'owner',
+          scopes: ['ingest', 'read', 'admin'],
+        }),
+      );
     });
   });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
@@ -106,16 +149,25 @@ describe('npm run deploy', () => {
       'npx wrangler d1 migrations apply DB_1 --remote',
       'npx wrangler deploy --secrets-file',
       'POST <worker url>/api/admin/teams',
-    ]) expect(out).toContain(line);
+    ])
+      expect(out).toContain(line);
     // The metadata indexes come before anything that could insert a vector (the deploy).
-    expect(out.indexOf('create-metadata-index cairn-observations --propertyName=type')).toBeLessThan(out.indexOf('npx wrangler deploy'));
+    expect(out.indexOf('create-metadata-index cairn-observations --propertyName=type')).toBeLessThan(
+      out.indexOf('npx wrangler deploy'),
+    );
     expect(readFileSync(toml, 'utf8')).toBe(before);
   });
 
   it('with credentials, says what exists and only reads', async () => {
     const { toml } = workdir();
-    const fake = fakeAccount({ d1: [{ name: 'cairn', uuid: '11111111-2222-3333-4444-555555555555' }], worker: { secrets: ['CAIRN_ADMIN_SECRET'] } });
-    const { code, out } = await run(['--dry-run', '--config', toml], { PATH: `${fake.bin}:${process.env.PATH}`, FAKE_WRANGLER_STATE: fake.stateFile });
+    const fake = fakeAccount({
+      d1: [{ name: 'cairn', uuid: '11111111-2222-3333-4444-555555555555' }],
+      worker: { secrets: ['CAIRN_ADMIN_SECRET'] },
+    });
+    const { code, out } = await run(['--dry-run', '--config', toml], {
+      PATH: `${fake.bin}:${process.env.PATH}`,
+      FAKE_WRANGLER_STATE: fake.stateFile,
+    });
     expect(code).toBe(0);
     expect(out).toContain('D1 DB (cairn): exists, wrangler.toml has no id yet');
     expect(out).toContain('D1 DB_1 (cairn-shard-1): missing');
@@ -123,14 +175,25 @@ describe('npm run deploy', () => {
     expect(out).toContain('secret CAIRN_ADMIN_SECRET: exists');
     expect(out).toContain('npx wrangler d1 create cairn-shard-1\n');
     expect(out).not.toContain('npx wrangler d1 create cairn\n');
-    expect(fake.read().calls.map(cmd).filter((c) => NOT_READS.test(c))).toEqual([]);
+    expect(
+      fake
+        .read()
+        .calls.map(cmd)
+        .filter((c) => NOT_READS.test(c)),
+    ).toEqual([]);
   });
 
   it('does the first deploy from nothing: resources, ids, secrets with the deploy, migrations on every database, then the team and the cairn login line', async () => {
     const { toml } = workdir();
     const cairn = await fakeCairn();
     const fake = fakeAccount({ url: cairn.url });
-    const env = { PATH: `${fake.bin}:${process.env.PATH}`, FAKE_WRANGLER_STATE: fake.stateFile, ANTHROPIC_API_KEY: 'sk-ant-from-ci', CAIRN_TEAM: 'acme', CAIRN_USER: 'ada' };
+    const env = {
+      PATH: `${fake.bin}:${process.env.PATH}`,
+      FAKE_WRANGLER_STATE: fake.stateFile,
+      ANTHROPIC_API_KEY: 'sk-ant-from-ci',
+      CAIRN_TEAM: 'acme',
+      CAIRN_USER: 'ada',
+    };
     const { code, out } = await run(['--config', toml, '--skip-build'], env);
     expect(code, out).toBe(0);
     const account = fake.read();
@@ -157,21 +220,37 @@ describe('npm run deploy', () => {
     expect(out).not.toContain(admin);
     expect(out).toContain('CAIRN_ADMIN_SECRET was not set: one was generated');
     expect(cairn.seen).toEqual([{ auth: `Bearer ${admin}`, body: { team: 'acme', user: 'ada', device: 'laptop' } }]);
-    expect(out).toContain(`npx cairn login --url ${cairn.url} --token cairn_firsttoken0000000000000000000000000000 && npx cairn install`);
+    expect(out).toContain(
+      `npx cairn login --url ${cairn.url} --token cairn_firsttoken0000000000000000000000000000 && npx cairn install`,
+    );
   });
 
   it('deploys again without creating anything or asking for a team, keeping the ids it wrote', async () => {
     const { toml } = workdir();
     const cairn = await fakeCairn();
     const fake = fakeAccount({ url: cairn.url });
-    const env = { PATH: `${fake.bin}:${process.env.PATH}`, FAKE_WRANGLER_STATE: fake.stateFile, CAIRN_TEAM: 'acme', CAIRN_USER: 'ada' };
+    const env = {
+      PATH: `${fake.bin}:${process.env.PATH}`,
+      FAKE_WRANGLER_STATE: fake.stateFile,
+      CAIRN_TEAM: 'acme',
+      CAIRN_USER: 'ada',
+    };
     expect((await run(['--config', toml, '--skip-build'], env)).code).toBe(0);
     const first = readFileSync(toml, 'utf8');
     const account = fake.read();
     writeFileSync(fake.stateFile, JSON.stringify({ ...account, teams: 1, calls: [] }));
     const again = await run(['--config', toml, '--skip-build'], env);
     expect(again.code, again.out).toBe(0);
-    expect(fake.read().calls.map(cmd).filter((c) => NOT_READS.test(c))).toEqual(['d1 migrations apply DB --remote --config', 'd1 migrations apply DB_1 --remote --config', 'deploy --config']);
+    expect(
+      fake
+        .read()
+        .calls.map(cmd)
+        .filter((c) => NOT_READS.test(c)),
+    ).toEqual([
+      'd1 migrations apply DB --remote --config',
+      'd1 migrations apply DB_1 --remote --config',
+      'deploy --config',
+    ]);
     expect(readFileSync(toml, 'utf8')).toBe(first);
     expect(again.out).toContain('1 team(s) already here');
     expect(cairn.seen).toHaveLength(1);
@@ -181,21 +260,36 @@ describe('npm run deploy', () => {
     const { toml } = workdir();
     const shape = { dimensions: 768, metric: 'euclidean', metadata: [] };
     const empty = fakeAccount({ teams: 1, vectorize: { 'cairn-observations': { ...shape } } });
-    const env = (f: ReturnType<typeof fakeAccount>) => ({ PATH: `${f.bin}:${process.env.PATH}`, FAKE_WRANGLER_STATE: f.stateFile });
+    const env = (f: ReturnType<typeof fakeAccount>) => ({
+      PATH: `${f.bin}:${process.env.PATH}`,
+      FAKE_WRANGLER_STATE: f.stateFile,
+    });
     const ok = await run(['--config', toml, '--skip-build'], env(empty));
     expect(ok.code, ok.out).toBe(0);
-    expect(empty.read().vectorize['cairn-observations']).toMatchObject({ dimensions: 1024, metric: 'cosine', metadata: [{ propertyName: 'project' }, { propertyName: 'type' }] });
+    expect(empty.read().vectorize['cairn-observations']).toMatchObject({
+      dimensions: 1024,
+      metric: 'cosine',
+      metadata: [{ propertyName: 'project' }, { propertyName: 'type' }],
+    });
     const full = fakeAccount({ teams: 1, vectorize: { 'cairn-observations': { ...shape, vectorCount: 10 } as never } });
     const refused = await run(['--config', toml, '--skip-build'], env(full));
     expect(refused.code).toBe(1);
     expect(refused.out).toContain('exists with 768 dimensions / euclidean; cairn needs 1024 / cosine');
-    expect(full.read().calls.map(cmd).filter((c) => NOT_READS.test(c) || c.startsWith('vectorize delete'))).toEqual([]);
+    expect(
+      full
+        .read()
+        .calls.map(cmd)
+        .filter((c) => NOT_READS.test(c) || c.startsWith('vectorize delete')),
+    ).toEqual([]);
   });
 
   it('creates the backup bucket when wrangler.toml binds one', async () => {
     const { toml } = workdir((t) => `${t}\n[[r2_buckets]]\nbinding = "BACKUPS"\nbucket_name = "cairn-backups"\n`);
     const fake = fakeAccount({ teams: 1 });
-    const { code, out } = await run(['--config', toml, '--skip-build'], { PATH: `${fake.bin}:${process.env.PATH}`, FAKE_WRANGLER_STATE: fake.stateFile });
+    const { code, out } = await run(['--config', toml, '--skip-build'], {
+      PATH: `${fake.bin}:${process.env.PATH}`,
+      FAKE_WRANGLER_STATE: fake.stateFile,
+    });
     expect(code, out).toBe(0);
     expect(out).toContain('R2 BACKUPS (cairn-backups): missing');
     expect(fake.read().r2).toEqual(['cairn-backups']);
@@ -204,9 +298,15 @@ describe('npm run deploy', () => {
   it('stops before creating or changing anything when a migration would break against a remote D1', async () => {
     const { dir, toml } = workdir();
     mkdirSync(path.join(dir, 'migrations'), { recursive: true });
-    writeFileSync(path.join(dir, 'migrations', '0099_bad.sql'), "-- the team's new table; with a comment D1 splits\nCREATE TABLE x (id INTEGER);\n");
+    writeFileSync(
+      path.join(dir, 'migrations', '0099_bad.sql'),
+      "-- the team's new table; with a comment D1 splits\nCREATE TABLE x (id INTEGER);\n",
+    );
     const fake = fakeAccount({ teams: 1 });
-    const { code, out } = await run(['--config', toml, '--skip-build'], { PATH: `${fake.bin}:${process.env.PATH}`, FAKE_WRANGLER_STATE: fake.stateFile });
+    const { code, out } = await run(['--config', toml, '--skip-build'], {
+      PATH: `${fake.bin}:${process.env.PATH}`,
+      FAKE_WRANGLER_STATE: fake.stateFile,
+    });
     expect(code).toBe(1);
     expect(out).toContain('0099_bad.sql:1: comment-quote');
     expect(fake.read().calls).toEqual([]);
@@ -215,12 +315,21 @@ describe('npm run deploy', () => {
   it('rehearses the migrations on a throwaway D1 database and deletes it', async () => {
     const { toml } = workdir();
     const fake = fakeAccount();
-    const { code, out } = await run(['--rehearse-migrations', '--config', toml], { PATH: `${fake.bin}:${process.env.PATH}`, FAKE_WRANGLER_STATE: fake.stateFile });
+    const { code, out } = await run(['--rehearse-migrations', '--config', toml], {
+      PATH: `${fake.bin}:${process.env.PATH}`,
+      FAKE_WRANGLER_STATE: fake.stateFile,
+    });
     expect(code, out).toBe(0);
     const calls = fake.read().calls;
     const name = calls.find((c) => c.argv[1] === 'create')!.argv[2]!;
     expect(name).toMatch(/^cairn-rehearsal-/);
-    expect(calls.map((c) => c.argv.slice(0, 3).join(' '))).toEqual(['d1 create ' + name, 'd1 list --json', 'd1 migrations apply', 'd1 execute REHEARSAL', `d1 delete ${name}`]);
+    expect(calls.map((c) => c.argv.slice(0, 3).join(' '))).toEqual([
+      'd1 create ' + name,
+      'd1 list --json',
+      'd1 migrations apply',
+      'd1 execute REHEARSAL',
+      `d1 delete ${name}`,
+    ]);
     expect(calls.find((c) => c.argv[1] === 'migrations')!.config).toContain(`database_name = "${name}"`);
     expect(fake.read().d1).toEqual([]);
     expect(out).toContain(`Rehearsal passed: every migration applied to ${name}`);

@@ -23,10 +23,30 @@ END;
 
 /** Each form that breaks `wrangler d1 migrations apply --remote`, with the rule that must name it. */
 const BAD: { name: string; sql: string; rule: string; line: number }[] = [
-  { name: 'a quote in a line comment', sql: "-- the team's table\nCREATE TABLE a (id INTEGER);\nCREATE TABLE b (id INTEGER);\n", rule: 'comment-quote', line: 1 },
-  { name: 'a double quote in a block comment', sql: 'CREATE TABLE a (id INTEGER);\n/* named "a" */\nCREATE TABLE b (id INTEGER);\n', rule: 'comment-quote', line: 2 },
-  { name: 'a semicolon in a comment', sql: 'CREATE TABLE a (id INTEGER);\n-- first a; then b\nCREATE TABLE b (id INTEGER);\n', rule: 'comment-semicolon', line: 2 },
-  { name: 'a lower-case begin in a trigger', sql: TRIGGER.replace('ON t BEGIN', 'ON t begin'), rule: 'keyword-case', line: 3 },
+  {
+    name: 'a quote in a line comment',
+    sql: "-- the team's table\nCREATE TABLE a (id INTEGER);\nCREATE TABLE b (id INTEGER);\n",
+    rule: 'comment-quote',
+    line: 1,
+  },
+  {
+    name: 'a double quote in a block comment',
+    sql: 'CREATE TABLE a (id INTEGER);\n/* named "a" */\nCREATE TABLE b (id INTEGER);\n',
+    rule: 'comment-quote',
+    line: 2,
+  },
+  {
+    name: 'a semicolon in a comment',
+    sql: 'CREATE TABLE a (id INTEGER);\n-- first a; then b\nCREATE TABLE b (id INTEGER);\n',
+    rule: 'comment-semicolon',
+    line: 2,
+  },
+  {
+    name: 'a lower-case begin in a trigger',
+    sql: TRIGGER.replace('ON t BEGIN', 'ON t begin'),
+    rule: 'keyword-case',
+    line: 3,
+  },
   { name: 'a lower-case end closing a trigger', sql: TRIGGER.replace(/^END;/m, 'end;'), rule: 'keyword-case', line: 6 },
   { name: 'CRLF line endings', sql: TRIGGER.replace(/\n/g, '\r\n'), rule: 'crlf', line: 1 },
   { name: 'BEGIN TRANSACTION … COMMIT', sql: `BEGIN TRANSACTION;\n${TRIGGER}COMMIT;\n`, rule: 'transaction', line: 1 },
@@ -56,7 +76,9 @@ describe('migration lint for remote D1', () => {
   });
 
   it('reads drizzle-kit statement breakpoints as the harmless comments they are', () => {
-    expect(lintMigrationSql('CREATE TABLE a (id INTEGER);--> statement-breakpoint\nCREATE INDEX i ON a (id);')).toEqual([]);
+    expect(lintMigrationSql('CREATE TABLE a (id INTEGER);--> statement-breakpoint\nCREATE INDEX i ON a (id);')).toEqual(
+      [],
+    );
   });
 
   it('passes every shipped migration, through the same command db:check runs', () => {
@@ -67,7 +89,9 @@ describe('migration lint for remote D1', () => {
 
   it('names the failure that wrangler itself shows: its splitter runs past a lower-case end', async () => {
     // wrangler's own splitter (the one `d1 execute` uses locally) closes a trigger body only on an upper-case END.
-    const { unstable_splitSqlQuery: split } = (await import('wrangler')) as unknown as { unstable_splitSqlQuery: (sql: string) => string[] };
+    const { unstable_splitSqlQuery: split } = (await import('wrangler')) as unknown as {
+      unstable_splitSqlQuery: (sql: string) => string[];
+    };
     expect(split(TRIGGER)).toHaveLength(3);
     expect(split(`${TRIGGER.replace(/^END;/m, 'end;')}CREATE TABLE c (id INTEGER);\n`)).toHaveLength(3);
   });

@@ -38,14 +38,21 @@ async function start(): Promise<Dev> {
     persistTo: persist,
     processGroup: true,
     timeoutMs: 120_000,
-    vars: { CAIRN_ADMIN_SECRET: ADMIN, OBSERVER_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'kill-test-key', ANTHROPIC_BASE_URL: llm.url },
+    vars: {
+      CAIRN_ADMIN_SECRET: ADMIN,
+      OBSERVER_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'kill-test-key',
+      ANTHROPIC_BASE_URL: llm.url,
+    },
   })) as Dev;
   return dev;
 }
 
 /** SIGKILL to wrangler's whole process group (wrangler, workerd, esbuild): nothing gets to clean up. */
 async function killTree(d: Dev): Promise<void> {
-  const exited = new Promise<void>((r) => (d.child.exitCode !== null || d.child.signalCode !== null ? r() : d.child.once('exit', r)));
+  const exited = new Promise<void>((r) =>
+    d.child.exitCode !== null || d.child.signalCode !== null ? r() : d.child.once('exit', r),
+  );
   process.kill(-d.child.pid, 'SIGKILL');
   await exited;
   // The group is gone as a whole: no workerd is left holding the port or the state.
@@ -63,12 +70,20 @@ async function killTree(d: Dev): Promise<void> {
 }
 
 async function scenario(id: string, opts: { hold?: boolean }): Promise<void> {
-  await fetch(`${llm.url}/__scenario/${id}`, { method: 'POST', body: JSON.stringify({ hold: opts.hold === true, reword: true }) });
+  await fetch(`${llm.url}/__scenario/${id}`, {
+    method: 'POST',
+    body: JSON.stringify({ hold: opts.hold === true, reword: true }),
+  });
 }
 const releaseHeld = (id: string) => fetch(`${llm.url}/__scenario/${id}/release`, { method: 'POST' });
-const arrived = async (id: string, n: number) => ((await (await fetch(`${llm.url}/__scenario/${id}?arrived=${n}`)).json()) as { requests: unknown[] }).requests;
+const arrived = async (id: string, n: number) =>
+  ((await (await fetch(`${llm.url}/__scenario/${id}?arrived=${n}`)).json()) as { requests: unknown[] }).requests;
 
-async function api(token: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function api(
+  token: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${dev!.url}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -96,11 +111,17 @@ async function stored(token: string, sessionKey: string, status = false): Promis
 }
 
 /** Polls D1 until `done` holds; fails with the last state once the bound since `from` has passed. */
-async function storedWithin(token: string, sessionKey: string, from: number, done: (s: Stored) => boolean): Promise<{ s: Stored; ms: number }> {
+async function storedWithin(
+  token: string,
+  sessionKey: string,
+  from: number,
+  done: (s: Stored) => boolean,
+): Promise<{ s: Stored; ms: number }> {
   for (;;) {
     const s = await stored(token, sessionKey);
     if (done(s)) return { s: await stored(token, sessionKey, true), ms: Date.now() - from };
-    if (Date.now() - from > RESUME_BOUND_MS) throw new Error(`not stored within ${RESUME_BOUND_MS / 1000} s of the restart: ${JSON.stringify(s)}`);
+    if (Date.now() - from > RESUME_BOUND_MS)
+      throw new Error(`not stored within ${RESUME_BOUND_MS / 1000} s of the restart: ${JSON.stringify(s)}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -109,7 +130,11 @@ async function storedWithin(token: string, sessionKey: string, from: number, don
 function eachOnce(titles: string[], commands: string[]): void {
   expect(titles).toHaveLength(commands.length);
   // The fake observer's title quotes the tool input's first 80 characters: each quoted command fits in them.
-  for (const c of commands) expect(titles.filter((t) => t.includes(`"${c}"`)), `${c} in ${JSON.stringify(titles)}`).toHaveLength(1);
+  for (const c of commands)
+    expect(
+      titles.filter((t) => t.includes(`"${c}"`)),
+      `${c} in ${JSON.stringify(titles)}`,
+    ).toHaveLength(1);
 }
 
 beforeAll(async () => {
@@ -133,18 +158,46 @@ describe('wrangler dev killed mid-turn and started again on the same state', () 
     await scenario(scen, { hold: true });
     const at = Date.now();
     const base = { session_id: sid, project: 'github.com/acme/widgets', cwd: '/home/dev/widgets' };
-    expect((await api(token, '/api/sessions/init', { ...base, event_id: `${sid}-init`, occurred_at: at, prompt: 'Speed up the importer' })).status).toBe(202);
-    const commands = ['npm run import -- --profile', 'grep -n parseLine importer.ts', 'npm test -- importer', 'git diff --stat'];
+    expect(
+      (
+        await api(token, '/api/sessions/init', {
+          ...base,
+          event_id: `${sid}-init`,
+          occurred_at: at,
+          prompt: 'Speed up the importer',
+        })
+      ).status,
+    ).toBe(202);
+    const commands = [
+      'npm run import -- --profile',
+      'grep -n parseLine importer.ts',
+      'npm test -- importer',
+      'git diff --stat',
+    ];
     for (const [i, c] of commands.entries()) {
       const command = i === 0 ? `${c} # SCENARIO:${scen}` : c;
       commands[i] = command;
       const sent = await api(token, '/api/sessions/observations', {
-        ...base, event_id: `${sid}-tool-${i}`, occurred_at: at + i + 1, tool_name: 'Bash', tool_use_id: `${sid}-tu-${i}`,
-        tool_input: { command }, tool_response: { stdout: `ran step ${i}`, exit_code: 0 },
+        ...base,
+        event_id: `${sid}-tool-${i}`,
+        occurred_at: at + i + 1,
+        tool_name: 'Bash',
+        tool_use_id: `${sid}-tu-${i}`,
+        tool_input: { command },
+        tool_response: { stdout: `ran step ${i}`, exit_code: 0 },
       });
       expect(sent.status).toBe(202);
     }
-    expect((await api(token, '/api/sessions/summarize', { ...base, event_id: `${sid}-stop`, occurred_at: at + 10, last_assistant_message: 'The importer parses lines in one pass now.' })).status).toBe(202);
+    expect(
+      (
+        await api(token, '/api/sessions/summarize', {
+          ...base,
+          event_id: `${sid}-stop`,
+          occurred_at: at + 10,
+          last_assistant_message: 'The importer parses lines in one pass now.',
+        })
+      ).status,
+    ).toBe(202);
 
     // The observer has the session's first turn and holds it: the kill comes while the call is in flight.
     await arrived(scen, 1);
@@ -154,7 +207,12 @@ describe('wrangler dev killed mid-turn and started again on the same state', () 
 
     d = await start();
     const restarted = Date.now();
-    const { s, ms } = await storedWithin(token, sid, restarted, (x) => x.titles.length >= commands.length && x.summaries >= 1);
+    const { s, ms } = await storedWithin(
+      token,
+      sid,
+      restarted,
+      (x) => x.titles.length >= commands.length && x.summaries >= 1,
+    );
     console.log(`kill during the observer call: all stored ${ms} ms after the restart`);
     eachOnce(s.titles, commands);
     expect(s.summaries).toBe(1);
@@ -177,19 +235,36 @@ describe('wrangler dev killed mid-turn and started again on the same state', () 
     const env = { PATH: process.env.PATH, HOME: home, CAIRN_SENDER: 'off' };
     const cairn = (args: string[], stdin = '') =>
       new Promise<number>((resolve) => {
-        const child = execFile(process.execPath, [CLIENT, ...args], { env, cwd: repo, timeout: 60_000 }, (err) => resolve(err ? Number((err as { code?: number }).code ?? 1) : 0));
+        const child = execFile(process.execPath, [CLIENT, ...args], { env, cwd: repo, timeout: 60_000 }, (err) =>
+          resolve(err ? Number((err as { code?: number }).code ?? 1) : 0),
+        );
         child.stdin!.end(stdin);
       });
     const sid = `kill-hooks-${Date.now()}`;
     const scen = `kh${Date.now().toString(36)}`;
-    const hook = (event: string, fields: Record<string, unknown>) => cairn(['hook', event], JSON.stringify({ session_id: sid, transcript_path: join(repo, 'none.jsonl'), cwd: repo, ...fields }));
-    const commands = Array.from({ length: 12 }, (_, i) => `node import.js r${String(i).padStart(2, '0')}${i === 0 ? ` # SCENARIO:${scen}` : ''}`);
-    const tool = (i: number) => hook('post-tool-use', { tool_name: 'Bash', tool_input: { command: commands[i] }, tool_response: { stdout: `imported ${i} rows`, stderr: '', interrupted: false, isImage: false }, tool_use_id: `${sid}-tu-${i}` });
+    const hook = (event: string, fields: Record<string, unknown>) =>
+      cairn(
+        ['hook', event],
+        JSON.stringify({ session_id: sid, transcript_path: join(repo, 'none.jsonl'), cwd: repo, ...fields }),
+      );
+    const commands = Array.from(
+      { length: 12 },
+      (_, i) => `node import.js r${String(i).padStart(2, '0')}${i === 0 ? ` # SCENARIO:${scen}` : ''}`,
+    );
+    const tool = (i: number) =>
+      hook('post-tool-use', {
+        tool_name: 'Bash',
+        tool_input: { command: commands[i] },
+        tool_response: { stdout: `imported ${i} rows`, stderr: '', interrupted: false, isImage: false },
+        tool_use_id: `${sid}-tu-${i}`,
+      });
 
     expect(await cairn(['login', '--url', d.url, '--token', token])).toBe(0);
     await scenario(scen, { hold: true });
     expect(await hook('session-start', { source: 'startup' })).toBe(0);
-    expect(await hook('user-prompt-submit', { prompt: 'Make the importer stream its rows', prompt_id: `${sid}-p1` })).toBe(0);
+    expect(
+      await hook('user-prompt-submit', { prompt: 'Make the importer stream its rows', prompt_id: `${sid}-p1` }),
+    ).toBe(0);
     for (let i = 0; i < 4; i++) expect(await tool(i)).toBe(0);
     // The observer holds the first turn; the kill comes while it is in flight, and the hooks go on meanwhile.
     await arrived(scen, 1);
@@ -207,7 +282,12 @@ describe('wrangler dev killed mid-turn and started again on the same state', () 
     expect(await hook('session-end', { reason: 'prompt_input_exit' })).toBe(0);
     expect(await cairn(['flush'])).toBe(0);
 
-    const { s, ms } = await storedWithin(token, sid, restarted, (x) => x.titles.length >= commands.length && x.summaries >= 1);
+    const { s, ms } = await storedWithin(
+      token,
+      sid,
+      restarted,
+      (x) => x.titles.length >= commands.length && x.summaries >= 1,
+    );
     console.log(`kill while hooks fire: all stored ${ms} ms after the restart`);
     eachOnce(s.titles, commands);
     expect(s.summaries).toBe(1);

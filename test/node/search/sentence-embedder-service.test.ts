@@ -4,14 +4,27 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BATCH, DIMENSIONS, MAX_TEXTS, embedTexts, loadSentenceModel, startEmbedderServer } from '../../../scripts/sentence-embedder.mjs';
+import {
+  BATCH,
+  DIMENSIONS,
+  MAX_TEXTS,
+  embedTexts,
+  loadSentenceModel,
+  startEmbedderServer,
+} from '../../../scripts/sentence-embedder.mjs';
 
 const cos = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
 
 describe('the sentence model', () => {
   it('loads from the package files without touching the network', async () => {
     const attempts: string[] = [];
-    const saved = { fetch: globalThis.fetch, httpRequest: http.request, httpsRequest: https.request, connect: net.connect, createConnection: net.createConnection };
+    const saved = {
+      fetch: globalThis.fetch,
+      httpRequest: http.request,
+      httpsRequest: https.request,
+      connect: net.connect,
+      createConnection: net.createConnection,
+    };
     const refuse = (what: string) => () => {
       attempts.push(what);
       throw new Error(`network refused in this test: ${what}`);
@@ -35,7 +48,13 @@ describe('the sentence model', () => {
   });
 
   it('gives unit vectors, the same for the same text, closer for related sentences', async () => {
-    const [a, again, near, far, empty] = await embedTexts(['I love skiing in the Alps', 'I love skiing in the Alps', 'winter sports are my favourite hobby', 'the invoice total was wrong', '']);
+    const [a, again, near, far, empty] = await embedTexts([
+      'I love skiing in the Alps',
+      'I love skiing in the Alps',
+      'winter sports are my favourite hobby',
+      'the invoice total was wrong',
+      '',
+    ]);
     expect(Math.hypot(...a!)).toBeCloseTo(1, 5);
     expect(cos(a!, again!)).toBeCloseTo(1, 5);
     expect(cos(a!, near!)).toBeGreaterThan(cos(a!, far!));
@@ -65,8 +84,12 @@ describe('the sentence model', () => {
 
   it('serves a search query before stored rows already waiting to be embedded', async () => {
     const done: string[] = [];
-    const rows = embedTexts(Array.from({ length: 64 }, (_, i) => `stored row number ${i}`)).then((v) => done.push(`rows:${v.length}`));
-    const query = embedTexts(['what did we decide about the cache?'], { query: true }).then((v) => done.push(`query:${v.length}`));
+    const rows = embedTexts(Array.from({ length: 64 }, (_, i) => `stored row number ${i}`)).then((v) =>
+      done.push(`rows:${v.length}`),
+    );
+    const query = embedTexts(['what did we decide about the cache?'], { query: true }).then((v) =>
+      done.push(`query:${v.length}`),
+    );
     await Promise.all([rows, query]);
     expect(done).toEqual(['query:1', 'rows:64']);
   });
@@ -79,7 +102,8 @@ describe('the sentence model service', () => {
   });
   afterAll(() => server?.stop());
 
-  const post = (body: string, path = '/embed', method = 'POST') => fetch(new URL(path, server.url), { method, body: method === 'POST' ? body : undefined });
+  const post = (body: string, path = '/embed', method = 'POST') =>
+    fetch(new URL(path, server.url), { method, body: method === 'POST' ? body : undefined });
 
   it('embeds a batch in order', async () => {
     const res = await post(JSON.stringify({ texts: ['first', 'second'] }));

@@ -9,7 +9,8 @@ import { cleanField, FIELD_MAX_CHARS } from '#shared/truncate';
 import { countScans } from '../../support/scan-count';
 
 // The backtracking pattern the stripper replaced: identical answers wherever every block is closed.
-const REFERENCE = /<(private|cairn-context|system-reminder|system_instruction|system-instruction|persisted-output)(?=[\s/>])[^>]*>[\s\S]*?<\/\1\s*>/gi;
+const REFERENCE =
+  /<(private|cairn-context|system-reminder|system_instruction|system-instruction|persisted-output)(?=[\s/>])[^>]*>[\s\S]*?<\/\1\s*>/gi;
 
 /**
  * Characters a linear scanner may examine per character of its input. Measured at most 8 on these inputs: a
@@ -50,7 +51,22 @@ describe('the scan counter', () => {
 
 describe('memory-tag stripping in one pass', () => {
   it('answers like the old pattern on 20,000 seeded mixes of tags whose blocks all close', () => {
-    const parts = ['<private>', '</private>', '<PRIVATE a="1">', '</private >', '<cairn-context>', '</cairn-context>', '<private-notes>', '<', '>', 'x', '\n', '</', '<system-reminder/>', '</system-reminder>'];
+    const parts = [
+      '<private>',
+      '</private>',
+      '<PRIVATE a="1">',
+      '</private >',
+      '<cairn-context>',
+      '</cairn-context>',
+      '<private-notes>',
+      '<',
+      '>',
+      'x',
+      '\n',
+      '</',
+      '<system-reminder/>',
+      '</system-reminder>',
+    ];
     const rnd = seeded(14);
     let compared = 0;
     for (let n = 0; n < 20_000; n++) {
@@ -58,7 +74,8 @@ describe('memory-tag stripping in one pass', () => {
       for (let k = Math.floor(rnd() * 10); k > 0; k--) text += parts[Math.floor(rnd() * parts.length)];
       const reference = text.replace(REFERENCE, '');
       // Where the old pattern left an opening tag unclosed, the new rule hides the rest instead.
-      if (stripTagBlocks(text, { unclosedToEnd: false }) !== reference) throw new Error(`differs on ${JSON.stringify(text)}`);
+      if (stripTagBlocks(text, { unclosedToEnd: false }) !== reference)
+        throw new Error(`differs on ${JSON.stringify(text)}`);
       compared++;
     }
     expect(compared).toBe(20_000);
@@ -71,7 +88,14 @@ describe('memory-tag stripping in one pass', () => {
   });
 
   it('strips 1 MB of opening tags, of unclosed tags and of stray closers examining a fixed number of characters per character', () => {
-    for (const unit of ['<private>', '<private ', '<private></private', '</private>', '<private><cairn-context>', '<']) {
+    for (const unit of [
+      '<private>',
+      '<private ',
+      '<private></private',
+      '</private>',
+      '<private><cairn-context>',
+      '<',
+    ]) {
       const text = `${unit.repeat(Math.ceil(1_000_000 / unit.length))}SECRET>`;
       for (const opts of [{ closedFromStart: true }, { unclosedToEnd: false }, {}]) {
         const { value, work } = countScans(() => stripTagBlocks(text, opts));

@@ -16,7 +16,12 @@ describe('viewer assets', () => {
     const a = await build.buildViewer();
     const b = await build.buildViewer();
     expect(a.version).toMatch(/^[0-9a-f]{12}$/);
-    expect(Object.keys(a.files).sort()).toEqual(['_headers', `viewer/app.${a.version}.css`, `viewer/app.${a.version}.js`, 'viewer/icon.svg']);
+    expect(Object.keys(a.files).sort()).toEqual([
+      '_headers',
+      `viewer/app.${a.version}.css`,
+      `viewer/app.${a.version}.js`,
+      'viewer/icon.svg',
+    ]);
     expect(a.files[`viewer/app.${a.version}.js`]).toContain('/api/viewer/me');
     expect(b.version).toBe(a.version);
     // The assets server answers /viewer/* without the Worker: _headers carries the page's security headers.
@@ -26,7 +31,10 @@ describe('viewer assets', () => {
   });
 
   it('type-checks the browser code with the DOM library', () => {
-    const tsc = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'viewer'], { cwd: ROOT, encoding: 'utf8' });
+    const tsc = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'viewer'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
   });

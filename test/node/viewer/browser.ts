@@ -16,7 +16,15 @@ export interface DevServerModule {
 export const loadDevServer = async (): Promise<DevServerModule> =>
   (await import(new URL('../../../scripts/dev-server.mjs', import.meta.url).href)) as DevServerModule;
 
-export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 export interface Watch {
   dialogs: string[];
@@ -24,7 +32,12 @@ export interface Watch {
   urls: string[];
 }
 
-export async function openPage(browser: Browser, url: string, viewport = { width: 1366, height: 860 }, locale = 'en-US'): Promise<{ page: Page; watch: Watch }> {
+export async function openPage(
+  browser: Browser,
+  url: string,
+  viewport = { width: 1366, height: 860 },
+  locale = 'en-US',
+): Promise<{ page: Page; watch: Watch }> {
   const context = await browser.newContext({ viewport, locale });
   const page = await context.newPage();
   const watch: Watch = { dialogs: [], errors: [], urls: [] };

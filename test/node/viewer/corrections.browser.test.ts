@@ -28,20 +28,34 @@ let member: string;
 let persist: string;
 
 async function post(token: string, route: string, body: Record<string, unknown>): Promise<Response> {
-  return fetch(`${server.url}${route}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${server.url}${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 async function teammate(handle: string, role: 'admin' | 'member'): Promise<string> {
   expect((await post(owner, '/api/admin/users', { handle, role })).status).toBe(201);
-  const res = await post(owner, '/api/admin/devices', { user: handle, name: `${handle}-laptop`, scopes: ['read', 'ingest'] });
+  const res = await post(owner, '/api/admin/devices', {
+    user: handle,
+    name: `${handle}-laptop`,
+    scopes: ['read', 'ingest'],
+  });
   expect(res.status).toBe(201);
   return ((await res.json()) as { token: string }).token;
 }
 
 async function remember(token: string, title: string, text = `${title}.`): Promise<number> {
   const client = new Client({ name: 'viewer-test', version: '0.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-  const r = (await client.callTool({ name: 'remember', arguments: { project: PROJECT, title, text } })) as { content: { text: string }[] };
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
+  const r = (await client.callTool({ name: 'remember', arguments: { project: PROJECT, title, text } })) as {
+    content: { text: string }[];
+  };
   await client.close();
   return Number(/#(\d+)/.exec(r.content[0]!.text)?.[1]);
 }
@@ -59,16 +73,30 @@ async function consolidate(): Promise<void> {
   const started = await post(owner, '/api/admin/jobs', { kind: 'consolidate-project', params: { projectId } });
   expect(started.status).toBe(202);
   const { job } = (await started.json()) as { job: { id: string } };
-  await expect.poll(async () => (await getJson<{ job: { status: string } }>(owner, `/api/admin/jobs/${job.id}`)).job.status, { timeout: 60_000, interval: 500 }).toBe('done');
+  await expect
+    .poll(async () => (await getJson<{ job: { status: string } }>(owner, `/api/admin/jobs/${job.id}`)).job.status, {
+      timeout: 60_000,
+      interval: 500,
+    })
+    .toBe('done');
 }
 
-const contextText = async (token: string) => (await fetch(`${server.url}/api/context?project=${encodeURIComponent(PROJECT)}`, { headers: { authorization: `Bearer ${token}` } })).text();
+const contextText = async (token: string) =>
+  (
+    await fetch(`${server.url}/api/context?project=${encodeURIComponent(PROJECT)}`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
+  ).text();
 
 beforeAll(async () => {
   if (!runBrowser) return;
   const dev = await loadDevServer();
   persist = mkdtempSync(path.join(tmpdir(), 'cairn-corrections-'));
-  server = await dev.startDevServer({ port: await dev.freePort(), persistTo: persist, vars: { CAIRN_ADMIN_SECRET: ADMIN } });
+  server = await dev.startDevServer({
+    port: await dev.freePort(),
+    persistTo: persist,
+    vars: { CAIRN_ADMIN_SECRET: ADMIN },
+  });
   owner = await dev.mintDevToken(server.url, ADMIN, { team: 'viewer-corrections', user: 'ada', device: 'laptop' });
   author = await teammate(`au${randomUUID().slice(0, 6)}`, 'member');
   member = await teammate(`me${randomUUID().slice(0, 6)}`, 'member');
@@ -156,8 +184,12 @@ describe.skipIf(!runBrowser)('corrections in the viewer', () => {
     const mergeCard = o.page.locator(`[data-merge="${newer}"]`);
     expect(await mergeCard.textContent()).toContain(`#${older}`);
     await mergeCard.locator('button[data-action="undo"]').click();
-    await expect.poll(() => o.page.textContent('#review-message'), POLL).toContain(`#${newer}: merge undone, 1 record(s) back`);
-    expect((await getJson<{ merges: { id: number }[] }>(owner, '/api/admin/merges')).merges.find((m) => m.id === newer)).toBeUndefined();
+    await expect
+      .poll(() => o.page.textContent('#review-message'), POLL)
+      .toContain(`#${newer}: merge undone, 1 record(s) back`);
+    expect(
+      (await getJson<{ merges: { id: number }[] }>(owner, '/api/admin/merges')).merges.find((m) => m.id === newer),
+    ).toBeUndefined();
     expect(o.watch.errors).toEqual([]);
     await o.page.context().close();
   });

@@ -32,7 +32,11 @@ let persist: string;
 let results: string;
 
 async function post(token: string, route: string, body: Record<string, unknown>): Promise<Response> {
-  return fetch(`${server.url}${route}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${server.url}${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 /** A teammate's device token (role and scopes as given), enrolled by the owner. */
@@ -56,22 +60,40 @@ beforeAll(async () => {
   mkdirSync(results, { recursive: true });
   fake = await startFakeLlm();
   // Every call in this scenario reports the same tokens, so the expected figures are known in advance.
-  await fetch(`${fake.url}/__scenario/${scenario}`, { method: 'POST', body: JSON.stringify({ responses: Array.from({ length: 20 }, () => ({ usage: USAGE })) }) });
+  await fetch(`${fake.url}/__scenario/${scenario}`, {
+    method: 'POST',
+    body: JSON.stringify({ responses: Array.from({ length: 20 }, () => ({ usage: USAGE })) }),
+  });
   persist = mkdtempSync(path.join(tmpdir(), 'cairn-spend-'));
   server = await dev.startDevServer({
     port: await dev.freePort(),
     persistTo: persist,
     vars: {
-      CAIRN_ADMIN_SECRET: ADMIN, OBSERVER_PROVIDER: 'anthropic', OBSERVER_MODEL: MODEL, ANTHROPIC_API_KEY: 'test-anthropic-key', ANTHROPIC_BASE_URL: fake.url,
+      CAIRN_ADMIN_SECRET: ADMIN,
+      OBSERVER_PROVIDER: 'anthropic',
+      OBSERVER_MODEL: MODEL,
+      ANTHROPIC_API_KEY: 'test-anthropic-key',
+      ANTHROPIC_BASE_URL: fake.url,
       OBSERVER_PRICES: JSON.stringify({ [MODEL]: PRICE }),
     },
   });
   owner = await dev.mintDevToken(server.url, ADMIN, { team: 'viewer-spend', user: 'ada', device: 'laptop' });
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_FLAGS });
   const session = randomUUID();
-  const event = (extra: Record<string, unknown>) => ({ event_id: randomUUID(), session_id: session, project: 'github.com/acme/spend', cwd: '/work/spend', occurred_at: Date.now(), ...extra });
+  const event = (extra: Record<string, unknown>) => ({
+    event_id: randomUUID(),
+    session_id: session,
+    project: 'github.com/acme/spend',
+    cwd: '/work/spend',
+    occurred_at: Date.now(),
+    ...extra,
+  });
   expect((await post(owner, '/api/sessions/init', event({ prompt: 'Make the build green' }))).status).toBeLessThan(300);
-  const tool = { tool_name: 'Bash', tool_input: { command: `SCENARIO:${scenario} npm run build` }, tool_response: { stdout: 'built', stderr: '', exit_code: 0 } };
+  const tool = {
+    tool_name: 'Bash',
+    tool_input: { command: `SCENARIO:${scenario} npm run build` },
+    tool_response: { stdout: 'built', stderr: '', exit_code: 0 },
+  };
   expect((await post(owner, '/api/sessions/observations', event(tool))).status).toBeLessThan(300);
   // The observer runs after the answer: wait until its call is metered.
   const deadline = Date.now() + 60_000;
@@ -87,7 +109,9 @@ afterAll(async () => {
 
 describe.skipIf(!runBrowser)('spend panel in the browser', () => {
   it('shows each model’s tokens and estimated cost as the provider reported them and the price table prices them', async () => {
-    const recorded = ((await (await fetch(`${fake.url}/__scenario/${scenario}`)).json()) as { requests: { body: { model: string } }[] }).requests;
+    const recorded = (
+      (await (await fetch(`${fake.url}/__scenario/${scenario}`)).json()) as { requests: { body: { model: string } }[] }
+    ).requests;
     expect(recorded.map((r) => r.body.model)).toContain(MODEL);
     const calls = recorded.length;
     const cost = Math.round(calls * COST_PER_CALL * 1e6) / 1e6;
@@ -101,7 +125,14 @@ describe.skipIf(!runBrowser)('spend panel in the browser', () => {
     await row.waitFor();
     const cells = await row.locator('td').allTextContents();
     const en = (n: number) => n.toLocaleString('en');
-    expect(cells).toEqual([en(calls), en(calls * USAGE.input), en(calls * USAGE.output), en(calls * USAGE.cacheRead), en(calls * USAGE.cacheWrite), formatUsd('en', cost)]);
+    expect(cells).toEqual([
+      en(calls),
+      en(calls * USAGE.input),
+      en(calls * USAGE.output),
+      en(calls * USAGE.cacheRead),
+      en(calls * USAGE.cacheWrite),
+      formatUsd('en', cost),
+    ]);
     expect(await page.textContent('#spend-total')).toBe(formatUsd('en', cost));
     expect(await page.textContent('#spend-observer')).toContain(`anthropic · ${MODEL}`);
     await page.screenshot({ path: path.join(results, 'viewer-spend.png') });

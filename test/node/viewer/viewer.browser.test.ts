@@ -7,7 +7,14 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_PATH, chromiumAvailable } from '../../support/chromium';
-import { CHROMIUM_FLAGS, loadDevServer, openPage as openBrowserPage, signIn, type DevServer, type DevServerModule } from './browser';
+import {
+  CHROMIUM_FLAGS,
+  loadDevServer,
+  openPage as openBrowserPage,
+  signIn,
+  type DevServer,
+  type DevServerModule,
+} from './browser';
 
 const ADMIN = 'viewer-e2e-admin-secret';
 const XSS = '<img src=x onerror=alert(1)>';
@@ -25,19 +32,32 @@ async function ingest(route: string, body: Record<string, unknown>): Promise<voi
   const res = await fetch(`${server.url}${route}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ event_id: randomUUID(), session_id: session, project, cwd: '/work/widgets', occurred_at: Date.now(), ...body }),
+    body: JSON.stringify({
+      event_id: randomUUID(),
+      session_id: session,
+      project,
+      cwd: '/work/widgets',
+      occurred_at: Date.now(),
+      ...body,
+    }),
   });
   expect(res.status, await res.clone().text()).toBeLessThan(300);
 }
 
 const bash = (command: string, stdout = 'ok', exit_code = 0) =>
-  ingest('/api/sessions/observations', { tool_name: 'Bash', tool_input: { command, description: `Run ${command}` }, tool_response: { stdout, stderr: '', exit_code } });
+  ingest('/api/sessions/observations', {
+    tool_name: 'Bash',
+    tool_input: { command, description: `Run ${command}` },
+    tool_response: { stdout, stderr: '', exit_code },
+  });
 
 async function waitForFeed(predicate: (titles: string[]) => boolean, ms = 15_000): Promise<string[]> {
   const deadline = Date.now() + ms;
   let titles: string[] = [];
   while (Date.now() < deadline) {
-    const res = await fetch(`${server.url}/api/viewer/feed?project=${encodeURIComponent(project)}`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${server.url}/api/viewer/feed?project=${encodeURIComponent(project)}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const body = (await res.json()) as { items: { title?: string }[] };
     titles = body.items.map((i) => i.title ?? '');
     if (predicate(titles)) return titles;
@@ -46,7 +66,8 @@ async function waitForFeed(predicate: (titles: string[]) => boolean, ms = 15_000
   throw new Error(`feed never matched; last titles: ${JSON.stringify(titles)}`);
 }
 
-const openPage = (viewport?: { width: number; height: number }, locale?: string) => openBrowserPage(browser, server.url, viewport, locale);
+const openPage = (viewport?: { width: number; height: number }, locale?: string) =>
+  openBrowserPage(browser, server.url, viewport, locale);
 
 const runBrowser = chromiumAvailable();
 
@@ -56,13 +77,19 @@ beforeAll(async () => {
   results = path.join(dev.ROOT, 'test-results');
   mkdirSync(results, { recursive: true });
   persist = mkdtempSync(path.join(tmpdir(), 'cairn-viewer-'));
-  server = await dev.startDevServer({ port: await dev.freePort(), persistTo: persist, vars: { CAIRN_ADMIN_SECRET: ADMIN } });
+  server = await dev.startDevServer({
+    port: await dev.freePort(),
+    persistTo: persist,
+    vars: { CAIRN_ADMIN_SECRET: ADMIN },
+  });
   token = await dev.mintDevToken(server.url, ADMIN, { team: 'viewer-e2e', user: 'ada', device: 'laptop' });
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_FLAGS });
   await ingest('/api/sessions/init', { prompt: 'Make the widget build green' });
   await bash('npm test', 'FAIL src/widget.test.ts', 1);
   await bash('npm test', 'PASS 12 tests');
-  await ingest('/api/sessions/summarize', { last_assistant_message: 'The widget build is green again: npm test passes.' });
+  await ingest('/api/sessions/summarize', {
+    last_assistant_message: 'The widget build is green again: npm test passes.',
+  });
   await waitForFeed((t) => t.length >= 3);
 }, 120_000);
 
@@ -78,7 +105,11 @@ describe.skipIf(!runBrowser)('viewer in the browser', () => {
     const js = /src="(\/viewer\/app\.[0-9a-f]{12}\.js)"/.exec(html)![1]!;
     const css = /href="(\/viewer\/app\.[0-9a-f]{12}\.css)"/.exec(html)![1]!;
     const { SECURITY_HEADERS } = await import('../../../src/viewer/page');
-    for (const [file, type] of [[js, /^text\/javascript/], [css, /^text\/css/], ['/viewer/icon.svg', /^image\/svg\+xml/]] as const) {
+    for (const [file, type] of [
+      [js, /^text\/javascript/],
+      [css, /^text\/css/],
+      ['/viewer/icon.svg', /^image\/svg\+xml/],
+    ] as const) {
       const res = await fetch(`${server.url}${file}`);
       expect(res.status, file).toBe(200);
       expect(res.headers.get('content-type'), file).toMatch(type);
@@ -87,7 +118,8 @@ describe.skipIf(!runBrowser)('viewer in the browser', () => {
       expect(res.headers.get('cache-control')?.includes('immutable'), file).toBe(file !== '/viewer/icon.svg');
       await res.arrayBuffer();
     }
-    for (const hidden of ['/manifest.json', '/_headers', '/viewer/app.js', '/viewer/nope.js']) expect((await fetch(`${server.url}${hidden}`)).status, hidden).toBe(404);
+    for (const hidden of ['/manifest.json', '/_headers', '/viewer/app.js', '/viewer/nope.js'])
+      expect((await fetch(`${server.url}${hidden}`)).status, hidden).toBe(404);
   });
 
   it('tells a user with a wrong token what went wrong instead of showing a blank page', async () => {
@@ -103,9 +135,9 @@ describe.skipIf(!runBrowser)('viewer in the browser', () => {
     const { page, watch } = await openPage();
     await signIn(page, token);
     await page.waitForSelector('#cards .card');
-    await expect.poll(() => page.$$eval('#project option', (os) => os.map((o) => o.textContent ?? ''))).toEqual(
-      expect.arrayContaining([expect.stringContaining(project)]),
-    );
+    await expect
+      .poll(() => page.$$eval('#project option', (os) => os.map((o) => o.textContent ?? '')))
+      .toEqual(expect.arrayContaining([expect.stringContaining(project)]));
     await page.selectOption('#project', project);
     await page.waitForSelector('#live-status[data-state=live]');
     await expect.poll(() => page.locator('#cards .card').count()).toBeGreaterThanOrEqual(2);
@@ -141,9 +173,16 @@ describe.skipIf(!runBrowser)('viewer in the browser', () => {
 
     // Filter by type: only the failed `npm test` (a discovery) remains; the changes and the summary go.
     await page.selectOption('#type', 'discovery');
-    await expect.poll(() => page.$$eval('#cards .card', (cs) => cs.map((c) => `${c.querySelector('.badge')?.getAttribute('data-type')} ${c.querySelector('.card-title')?.textContent}`))).toEqual([
-      'discovery Command failed: npm test',
-    ]);
+    await expect
+      .poll(() =>
+        page.$$eval('#cards .card', (cs) =>
+          cs.map(
+            (c) =>
+              `${c.querySelector('.badge')?.getAttribute('data-type')} ${c.querySelector('.card-title')?.textContent}`,
+          ),
+        ),
+      )
+      .toEqual(['discovery Command failed: npm test']);
     await page.selectOption('#type', '');
     await page.waitForSelector('#cards .card:has-text("npm run build")');
 

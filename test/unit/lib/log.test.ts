@@ -15,11 +15,17 @@ describe('structured logs', () => {
       { level: 'warn', event: 'rate limiter unavailable', request_id: 'ray-1', message: 'down' },
       { level: 'error', event: 'batch event failed', request_id: 'ray-1', team_id: 42, event_id: 'e1' },
     ]);
-    expect(logLine('info', 'maintenance', { job: 'retention' })).toEqual({ level: 'info', event: 'maintenance', job: 'retention' });
+    expect(logLine('info', 'maintenance', { job: 'retention' })).toEqual({
+      level: 'info',
+      event: 'maintenance',
+      job: 'retention',
+    });
   });
 
   it('drops what a failed statement bound (a prompt, an observation) from the message it logs', () => {
-    const failed = new Error('Failed query: insert into "prompts" ("text") values (?)\nparams: my password is hunter2 and the plan is secret');
+    const failed = new Error(
+      'Failed query: insert into "prompts" ("text") values (?)\nparams: my password is hunter2 and the plan is secret',
+    );
     expect(errorText(failed)).toBe('Failed query: insert into "prompts" ("text") values (?)');
     expect(errorText('x'.repeat(1_000))).toHaveLength(300);
   });

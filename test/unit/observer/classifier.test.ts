@@ -31,12 +31,14 @@ describe('isQuotaText', () => {
     expect(isQuotaText(raw)).toBe(true);
   });
 
-  it.each(['I hit the context window and cannot produce valid XML.', 'No observations to record.', '<observation><title>Usage limit reached in billing module</title></observation>', ''])(
-    'does not mistake %j for one',
-    (raw) => {
-      expect(isQuotaText(raw)).toBe(false);
-    },
-  );
+  it.each([
+    'I hit the context window and cannot produce valid XML.',
+    'No observations to record.',
+    '<observation><title>Usage limit reached in billing module</title></observation>',
+    '',
+  ])('does not mistake %j for one', (raw) => {
+    expect(isQuotaText(raw)).toBe(false);
+  });
 });
 
 describe('isAuthFailureText', () => {

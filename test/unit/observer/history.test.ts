@@ -12,7 +12,12 @@ import { configOf } from '../../../src/config';
 import { T0, toolEvent } from '../../support/observer-events';
 
 const mode = loadMode('code');
-const session = { project: 'github.com/acme/widgets', sessionKey: 'sess-window', promptNumber: 1, userPrompt: 'Speed up the importer' };
+const session = {
+  project: 'github.com/acme/widgets',
+  sessionKey: 'sess-window',
+  promptNumber: 1,
+  userPrompt: 'Speed up the importer',
+};
 
 /** A provider that records each request and answers one titled observation per tool call. */
 function recording(name: ObserverProvider['name'], model: string) {
@@ -24,7 +29,10 @@ function recording(name: ObserverProvider['name'], model: string) {
     async complete(request) {
       requests.push(request);
       const text = request.events
-        .map((e) => `<observation><type>discovery</type><title>Finding ${++n} about ${e.toolName}</title><narrative>What call ${n} showed.</narrative></observation>`)
+        .map(
+          (e) =>
+            `<observation><type>discovery</type><title>Finding ${++n} about ${e.toolName}</title><narrative>What call ${n} showed.</narrative></observation>`,
+        )
         .join('\n');
       return { text, model, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 } };
     },
@@ -42,17 +50,34 @@ function worstTokens(r: ObserverRequest): number {
 }
 
 /** Runs `turns` observer turns of `events()` each, keeping the conversation as the SessionDO does. */
-async function session_(provider: ObserverProvider, turns: number, events: (turn: number) => ToolEvent[]): Promise<ConversationState | null> {
+async function session_(
+  provider: ObserverProvider,
+  turns: number,
+  events: (turn: number) => ToolEvent[],
+): Promise<ConversationState | null> {
   let state: ConversationState | null = null;
   for (let t = 0; t < turns; t++) {
-    const outcome = await runTurn(provider, { mode, session, events: events(t), summary: null, now: T0 + t * 30_000, state, log: () => {} });
+    const outcome = await runTurn(provider, {
+      mode,
+      session,
+      events: events(t),
+      summary: null,
+      now: T0 + t * 30_000,
+      state,
+      log: () => {},
+    });
     if (outcome.kind === 'failure') throw outcome.failure;
     state = outcome.state;
   }
   return state;
 }
 
-const bigRead = (t: number, i: number, chars = 4_000) => toolEvent('Read', { file_path: `src/importer/part-${t}-${i}.ts` }, `// part ${t}-${i}\n${'const row = parse(line);\n'.repeat(Math.ceil(chars / 25))}`.slice(0, chars));
+const bigRead = (t: number, i: number, chars = 4_000) =>
+  toolEvent(
+    'Read',
+    { file_path: `src/importer/part-${t}-${i}.ts` },
+    `// part ${t}-${i}\n${'const row = parse(line);\n'.repeat(Math.ceil(chars / 25))}`.slice(0, chars),
+  );
 
 describe('the observer history on Workers AI (default model, a 24,000-token window)', () => {
   it('keeps every request of a long session inside the window, the reply it allows included', async () => {
@@ -64,7 +89,8 @@ describe('the observer history on Workers AI (default model, a 24,000-token wind
 
   it('keeps text outside ASCII (a token a character at worst) inside the window too', async () => {
     const { provider, requests } = recording('workers-ai', DEFAULT_WORKERS_AI_MODEL);
-    const cjk = (t: number) => toolEvent('Bash', { command: `cat notes-${t}.md` }, '导入器按行解析文件，每行写入一条记录。'.repeat(150));
+    const cjk = (t: number) =>
+      toolEvent('Bash', { command: `cat notes-${t}.md` }, '导入器按行解析文件，每行写入一条记录。'.repeat(150));
     await session_(provider, 30, (t) => [cjk(t)]);
     for (const r of requests) expect(worstTokens(r)).toBeLessThanOrEqual(24_000);
   });
@@ -90,7 +116,10 @@ describe('the observer history on Workers AI (default model, a 24,000-token wind
     const cutCalls = /(\d+) tool calls? (?:were|was) cut/.exec(first);
     expect(cutCalls).not.toBeNull();
     // Every call is either still in the conversation or counted as cut.
-    const shown = requests.at(-1)!.messages.filter((m) => m.role === 'user').reduce((n, m) => n + (m.content.match(/<observed_from_primary_session>/g)?.length ?? 0), 0);
+    const shown = requests
+      .at(-1)!
+      .messages.filter((m) => m.role === 'user')
+      .reduce((n, m) => n + (m.content.match(/<observed_from_primary_session>/g)?.length ?? 0), 0);
     expect(Number(cutCalls![1]) + shown).toBe(90);
     // The titles recorded most recently among the cut part are named.
     const keptFirstFinding = Number(/Finding (\d+) about/.exec(requests.at(-1)!.messages[1]!.content)![1]);
@@ -143,7 +172,10 @@ describe('the window of an observer model', () => {
   });
 
   it('is the smaller of the two models’ when read-only turns ask another model', () => {
-    const w = providerWindow({ name: 'workers-ai', model: '@cf/big/model', readOnlyModel: DEFAULT_WORKERS_AI_MODEL }, undefined);
+    const w = providerWindow(
+      { name: 'workers-ai', model: '@cf/big/model', readOnlyModel: DEFAULT_WORKERS_AI_MODEL },
+      undefined,
+    );
     expect(w.contextTokens).toBe(24_000);
   });
 
@@ -151,7 +183,16 @@ describe('the window of an observer model', () => {
     const { provider, requests } = recording('openai', 'llama3.1:8b');
     let state: ConversationState | null = null;
     for (let t = 0; t < 20; t++) {
-      const outcome = await runTurn(provider, { mode, session, events: [bigRead(t, 0, 3_000)], summary: null, now: T0 + t * 30_000, state, log: () => {}, contextTokens: 8_192 });
+      const outcome = await runTurn(provider, {
+        mode,
+        session,
+        events: [bigRead(t, 0, 3_000)],
+        summary: null,
+        now: T0 + t * 30_000,
+        state,
+        log: () => {},
+        contextTokens: 8_192,
+      });
       if (outcome.kind === 'failure') throw outcome.failure;
       state = outcome.state;
     }

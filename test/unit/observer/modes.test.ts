@@ -6,8 +6,26 @@ describe('loadMode', () => {
   it('loads the code mode with its nine types and seven concepts', () => {
     const mode = loadMode('code');
     expect(mode.id).toBe('code');
-    expect(mode.observationTypes.map((t) => t.id)).toEqual(['bugfix', 'feature', 'refactor', 'change', 'discovery', 'decision', 'security_alert', 'security_note', 'sensitive']);
-    expect(mode.concepts.map((c) => c.id)).toEqual(['how-it-works', 'why-it-exists', 'what-changed', 'problem-solution', 'gotcha', 'pattern', 'trade-off']);
+    expect(mode.observationTypes.map((t) => t.id)).toEqual([
+      'bugfix',
+      'feature',
+      'refactor',
+      'change',
+      'discovery',
+      'decision',
+      'security_alert',
+      'security_note',
+      'sensitive',
+    ]);
+    expect(mode.concepts.map((c) => c.id)).toEqual([
+      'how-it-works',
+      'why-it-exists',
+      'what-changed',
+      'problem-solution',
+      'gotcha',
+      'pattern',
+      'trade-off',
+    ]);
     for (const t of mode.observationTypes) expect(t.emoji && t.workEmoji && t.label).toBeTruthy();
   });
 
@@ -28,7 +46,11 @@ describe('loadMode', () => {
     const chill = loadMode('code--chill');
     expect(chill.prompts.recordFocus).not.toBe(code.prompts.recordFocus);
     expect(chill.prompts.skipGuidance).not.toBe(code.prompts.skipGuidance);
-    expect({ ...chill.prompts, recordFocus: '', skipGuidance: '' }).toEqual({ ...code.prompts, recordFocus: '', skipGuidance: '' });
+    expect({ ...chill.prompts, recordFocus: '', skipGuidance: '' }).toEqual({
+      ...code.prompts,
+      recordFocus: '',
+      skipGuidance: '',
+    });
     expect(chill.name).toBe(code.name);
     expect(chill.language).toBe('en');
   });
@@ -51,11 +73,14 @@ describe('loadMode', () => {
     expect(loadMode('code--ja').prompts.languageRule).toContain('Japanese');
   });
 
-  it.each(['../code', 'code/../../etc', 'CODE--zh; drop', 'nope', '', 'code---zh', '-code'])('falls back to code for the id %j', (id) => {
-    const mode = loadMode(id);
-    expect(mode.id).toBe('code');
-    expect(mode.language).toBe('en');
-  });
+  it.each(['../code', 'code/../../etc', 'CODE--zh; drop', 'nope', '', 'code---zh', '-code'])(
+    'falls back to code for the id %j',
+    (id) => {
+      const mode = loadMode(id);
+      expect(mode.id).toBe('code');
+      expect(mode.language).toBe('en');
+    },
+  );
 
   it('falls back to code for null and undefined', () => {
     expect(loadMode(null).id).toBe('code');

@@ -5,7 +5,10 @@ import { parseObserverOutput } from '../../../src/observer/parser';
 
 // A small vocabulary so the fallback type is easy to see: the first listed type, bugfix.
 const base = loadMode('code');
-const mode: Mode = { ...base, observationTypes: ['bugfix', 'discovery', 'refactor'].map((id) => base.observationTypes.find((t) => t.id === id)!) };
+const mode: Mode = {
+  ...base,
+  observationTypes: ['bugfix', 'discovery', 'refactor'].map((id) => base.observationTypes.find((t) => t.id === id)!),
+};
 const parse = (raw: unknown) => parseObserverOutput(raw, mode);
 const observations = (raw: string) => {
   const r = parse(raw);
@@ -21,22 +24,36 @@ describe('parsing observations', () => {
         <title>Found a bug in auth module</title>
         <narrative>The token refresh logic skips expired tokens.</narrative>
       </observation>`);
-    expect(o).toMatchObject({ type: 'discovery', title: 'Found a bug in auth module', narrative: 'The token refresh logic skips expired tokens.' });
+    expect(o).toMatchObject({
+      type: 'discovery',
+      title: 'Found a bug in auth module',
+      narrative: 'The token refresh logic skips expired tokens.',
+    });
   });
 
   it('accepts an observation with only a narrative and leaves the title null', () => {
-    const list = observations('<observation><type>bugfix</type><narrative>Fixed the off-by-one.</narrative></observation>');
+    const list = observations(
+      '<observation><type>bugfix</type><narrative>Fixed the off-by-one.</narrative></observation>',
+    );
     expect(list).toHaveLength(1);
     expect(list[0]!.title).toBeNull();
     expect(list[0]!.type).toBe('bugfix');
   });
 
   it('accepts an observation with only facts', () => {
-    expect(observations('<observation><type>discovery</type><facts><fact>File limit is hardcoded to 5</fact></facts></observation>')[0]!.facts).toEqual(['File limit is hardcoded to 5']);
+    expect(
+      observations(
+        '<observation><type>discovery</type><facts><fact>File limit is hardcoded to 5</fact></facts></observation>',
+      )[0]!.facts,
+    ).toEqual(['File limit is hardcoded to 5']);
   });
 
   it('accepts an observation with only concepts', () => {
-    expect(observations('<observation><type>refactor</type><concepts><concept>dependency-injection</concept></concepts></observation>')[0]!.concepts).toEqual(['dependency-injection']);
+    expect(
+      observations(
+        '<observation><type>refactor</type><concepts><concept>dependency-injection</concept></concepts></observation>',
+      )[0]!.concepts,
+    ).toEqual(['dependency-injection']);
   });
 
   it('rejects a reply whose only observation has nothing but a type', () => {
@@ -44,7 +61,11 @@ describe('parsing observations', () => {
   });
 
   it('rejects an observation whose fields are all empty or blank', () => {
-    expect(parse('<observation><type>bugfix</type><title></title><narrative>   </narrative><facts></facts><concepts></concepts></observation>').valid).toBe(false);
+    expect(
+      parse(
+        '<observation><type>bugfix</type><title></title><narrative>   </narrative><facts></facts><concepts></concepts></observation>',
+      ).valid,
+    ).toBe(false);
   });
 
   it('drops empty observations and keeps the real one among them', () => {
@@ -69,7 +90,9 @@ describe('parsing observations', () => {
   });
 
   it('folds the letter case of a known type', () => {
-    expect(observations('<observation><type>Discovery</type><title>t</title></observation>')[0]!.type).toBe('discovery');
+    expect(observations('<observation><type>Discovery</type><title>t</title></observation>')[0]!.type).toBe(
+      'discovery',
+    );
   });
 
   it('rejects text that holds no observation', () => {
@@ -90,7 +113,9 @@ describe('parsing observations', () => {
   });
 
   it('decodes XML entities in field text', () => {
-    expect(observations('<observation><title>a &lt; b &amp;&amp; c</title></observation>')[0]!.title).toBe('a < b && c');
+    expect(observations('<observation><title>a &lt; b &amp;&amp; c</title></observation>')[0]!.title).toBe(
+      'a < b && c',
+    );
   });
 });
 
@@ -100,16 +125,24 @@ describe('code fences', () => {
   });
 
   it('unwraps a payload that is one xml-tagged fence', () => {
-    const [o] = observations('```xml\n<observation><type>discovery</type><title>Fenced with lang</title><narrative>Wrapped in xml-tagged code fence.</narrative>\n</observation>\n```');
+    const [o] = observations(
+      '```xml\n<observation><type>discovery</type><title>Fenced with lang</title><narrative>Wrapped in xml-tagged code fence.</narrative>\n</observation>\n```',
+    );
     expect(o).toMatchObject({ title: 'Fenced with lang', narrative: 'Wrapped in xml-tagged code fence.' });
   });
 
   it('unwraps a payload that is one bare fence', () => {
-    expect(observations('```\n<observation><type>discovery</type><title>Bare fence</title></observation>\n```')[0]!.title).toBe('Bare fence');
+    expect(
+      observations('```\n<observation><type>discovery</type><title>Bare fence</title></observation>\n```')[0]!.title,
+    ).toBe('Bare fence');
   });
 
   it('finds an observation between lines of prose', () => {
-    expect(observations('Some intro prose.\n<observation><type>discovery</type><title>Mid-text observation</title></observation>\nTrailing prose.')[0]!.title).toBe('Mid-text observation');
+    expect(
+      observations(
+        'Some intro prose.\n<observation><type>discovery</type><title>Mid-text observation</title></observation>\nTrailing prose.',
+      )[0]!.title,
+    ).toBe('Mid-text observation');
   });
 
   it('leaves fences that are part of the text alone', () => {
@@ -123,7 +156,8 @@ describe('code fences', () => {
 
 describe('concepts', () => {
   const conceptsOf = (inner: string, type = 'discovery') =>
-    observations(`<observation><type>${type}</type><title>t</title><concepts>${inner}</concepts></observation>`)[0]!.concepts;
+    observations(`<observation><type>${type}</type><title>t</title><concepts>${inner}</concepts></observation>`)[0]!
+      .concepts;
 
   it('cuts a concept at the first colon', () => {
     expect(conceptsOf('<concept>gotcha: some long description</concept>')).toEqual(['gotcha']);
@@ -134,7 +168,11 @@ describe('concepts', () => {
   });
 
   it('drops concepts that repeat the type, with or without a description', () => {
-    expect(conceptsOf('<concept>discovery</concept><concept>discovery: echoed with a description</concept><concept>pattern</concept>')).toEqual(['pattern']);
+    expect(
+      conceptsOf(
+        '<concept>discovery</concept><concept>discovery: echoed with a description</concept><concept>pattern</concept>',
+      ),
+    ).toEqual(['pattern']);
   });
 
   it('drops a concept that is only a description, while the observation stays valid', () => {
@@ -161,7 +199,12 @@ describe('parsing summaries', () => {
 
   it('accepts a summary with one field and leaves the others null', () => {
     const r = parse('<summary><request>Fix the bug</request></summary>');
-    expect(r.valid && r.summary).toMatchObject({ request: 'Fix the bug', investigated: null, learned: null, skipped: false });
+    expect(r.valid && r.summary).toMatchObject({
+      request: 'Fix the bug',
+      investigated: null,
+      learned: null,
+      skipped: false,
+    });
   });
 
   it('reads every summary field', () => {
@@ -195,13 +238,19 @@ describe('parsing summaries', () => {
   });
 
   it('lets the first root win when an observation precedes a summary', () => {
-    const r = parse('<observation><title>obs title</title></observation>\n<summary><request>summary request</request></summary>');
+    const r = parse(
+      '<observation><title>obs title</title></observation>\n<summary><request>summary request</request></summary>',
+    );
     expect(r).toMatchObject({ valid: true, summary: null });
     expect(r.valid && r.observations).toHaveLength(1);
   });
 
   it('reads both when asked for both in one reply', () => {
-    const r = parseObserverOutput('<observation><title>obs</title></observation>\n<summary><request>req</request></summary>', mode, { allowBoth: true });
+    const r = parseObserverOutput(
+      '<observation><title>obs</title></observation>\n<summary><request>req</request></summary>',
+      mode,
+      { allowBoth: true },
+    );
     expect(r.valid && r.observations).toHaveLength(1);
     expect(r.valid && r.summary?.request).toBe('req');
   });

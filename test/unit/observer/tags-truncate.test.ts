@@ -28,7 +28,8 @@ describe('stripMemoryTags', () => {
   });
 
   it('removes an outer block whole even when it contains another memory tag', () => {
-    const text = 'before\n<system-reminder>\nContents of CLAUDE.md:\n<cairn-context>\n# Recent\n- item\n</cairn-context>\n</system-reminder>\nafter';
+    const text =
+      'before\n<system-reminder>\nContents of CLAUDE.md:\n<cairn-context>\n# Recent\n- item\n</cairn-context>\n</system-reminder>\nafter';
     expect(stripMemoryTags(text)).toBe('before\n\nafter');
   });
 
@@ -51,7 +52,11 @@ describe('stripMemoryTags', () => {
   });
 
   it('strips inside serialised JSON without breaking it', () => {
-    const json = JSON.stringify({ file_path: '/p', content: '<private>secret</private> public', nested: { inner: '<cairn-context>c</cairn-context> visible' } });
+    const json = JSON.stringify({
+      file_path: '/p',
+      content: '<private>secret</private> public',
+      nested: { inner: '<cairn-context>c</cairn-context> visible' },
+    });
     const parsed = JSON.parse(stripMemoryTags(json)) as { content: string; nested: { inner: string } };
     expect(parsed.content).toBe(' public');
     expect(parsed.nested.inner).toBe(' visible');
@@ -98,7 +103,9 @@ describe('truncateField', () => {
     const out = truncateField(raw);
     expect(out.startsWith('HEAD_SENTINEL')).toBe(true);
     expect(out.endsWith('TAIL_SENTINEL')).toBe(true);
-    expect(out).toContain(`<elided chars="${raw.length - 9_600 - 4_800}" original_size_chars="${raw.length}" reason="oversize"/>`);
+    expect(out).toContain(
+      `<elided chars="${raw.length - 9_600 - 4_800}" original_size_chars="${raw.length}" reason="oversize"/>`,
+    );
     expect(out.length).toBeLessThan(16_000);
   });
 

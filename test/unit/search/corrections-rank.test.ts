@@ -12,7 +12,13 @@ describe('applyCorrections', () => {
   });
 
   it('puts a superseded record below every current one, keeping the order among each', () => {
-    const out = applyCorrections(list(1, 2, 3, 4), sig([[1, { supersededBy: 3 }], [2, { supersededBy: 2 }]]));
+    const out = applyCorrections(
+      list(1, 2, 3, 4),
+      sig([
+        [1, { supersededBy: 3 }],
+        [2, { supersededBy: 2 }],
+      ]),
+    );
     expect(out.map((x) => x.id)).toEqual([3, 4, 1, 2]);
     for (let i = 1; i < out.length; i++) expect(out[i]!.score).toBeLessThanOrEqual(out[i - 1]!.score);
   });
@@ -23,7 +29,15 @@ describe('applyCorrections', () => {
   });
 
   it('never lifts a useful record past one at least as useful, nor above a current one when superseded', () => {
-    expect(applyCorrections(list(1, 2, 3), sig([[2, { useful: 1 }], [3, { useful: 1 }]])).map((x) => x.id)).toEqual([2, 3, 1]);
+    expect(
+      applyCorrections(
+        list(1, 2, 3),
+        sig([
+          [2, { useful: 1 }],
+          [3, { useful: 1 }],
+        ]),
+      ).map((x) => x.id),
+    ).toEqual([2, 3, 1]);
     expect(applyCorrections(list(1, 2), sig([[2, { useful: 9, supersededBy: 1 }]])).map((x) => x.id)).toEqual([1, 2]);
   });
 });

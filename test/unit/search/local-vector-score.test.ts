@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { cosine, scoreHexRows, toBlob } from '../../../src/vectors/local-index';
 
-const hexOf = (values: number[]) => [...new Uint8Array(toBlob(values))].map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join('');
+const hexOf = (values: number[]) =>
+  [...new Uint8Array(toBlob(values))].map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join('');
 
 describe('scoreHexRows', () => {
   it('scores each hex-encoded vector like cosine on the decoded floats, in row order', () => {
@@ -13,7 +14,10 @@ describe('scoreHexRows', () => {
       [-0.5, 1, -2, -0.25],
       [3, 1, 0.5, -2],
     ];
-    const scored = scoreHexRows(q, rows.map((v, i) => ({ id: 10 + i, hex: hexOf(v) })));
+    const scored = scoreHexRows(
+      q,
+      rows.map((v, i) => ({ id: 10 + i, hex: hexOf(v) })),
+    );
     expect(scored.map((s) => s.id)).toEqual([10, 11, 12, 13]);
     scored.forEach((s, i) => {
       expect(s.score).toBeCloseTo(cosine(q, rows[i]!), 5);

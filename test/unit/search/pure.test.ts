@@ -1,13 +1,26 @@
 // Pure parts of search: the FTS query builder, file-name detection, RRF, the text renderer and the params schema.
 import { describe, expect, it } from 'vitest';
-import { BM25_WEIGHTS, FTS_COLUMNS, MAX_SCOPE_PROJECTS, buildFtsQuery, dropPossessive, pathLikeTerms, scopeMatch } from '../../../src/search/fts-query';
+import {
+  BM25_WEIGHTS,
+  FTS_COLUMNS,
+  MAX_SCOPE_PROJECTS,
+  buildFtsQuery,
+  dropPossessive,
+  pathLikeTerms,
+  scopeMatch,
+} from '../../../src/search/fts-query';
 import { SearchParams } from '../../../src/search/params';
 import { renderSearchText } from '../../../src/search/render';
 import { reciprocalRankFusion } from '../../../src/search/rrf';
 
 describe('buildFtsQuery', () => {
   it('quotes every term and joins them with AND for the strict query and OR for the loose one', () => {
-    expect(buildFtsQuery('redis timeout')).toEqual({ all: '"redis" AND "timeout"', any: '"redis" OR "timeout"', terms: ['redis', 'timeout'], fillerOnly: false });
+    expect(buildFtsQuery('redis timeout')).toEqual({
+      all: '"redis" AND "timeout"',
+      any: '"redis" OR "timeout"',
+      terms: ['redis', 'timeout'],
+      fillerOnly: false,
+    });
   });
 
   it('drops FTS operators typed in capitals and keeps lowercase words', () => {
@@ -32,7 +45,8 @@ describe('buildFtsQuery', () => {
   });
 
   it('yields nothing for text without letters or digits', () => {
-    for (const q of ['', '   ', '"()*-^:', '🔥🚀', '\u0000']) expect(buildFtsQuery(q)).toEqual({ all: null, any: null, terms: [], fillerOnly: false });
+    for (const q of ['', '   ', '"()*-^:', '🔥🚀', '\u0000'])
+      expect(buildFtsQuery(q)).toEqual({ all: null, any: null, terms: [], fillerOnly: false });
   });
 
   it('never lets a double quote escape its phrase', () => {
@@ -87,7 +101,9 @@ describe('buildFtsQuery', () => {
 
 describe('scopeMatch', () => {
   it('intersects the expression with the project tokens on the scope column', () => {
-    expect(scopeMatch('"redis" AND "timeout"', [12, 13])).toBe('("redis" AND "timeout") AND fts_scope : ("\uE000p12" OR "\uE000p13")');
+    expect(scopeMatch('"redis" AND "timeout"', [12, 13])).toBe(
+      '("redis" AND "timeout") AND fts_scope : ("\uE000p12" OR "\uE000p13")',
+    );
   });
 
   it('adds nothing team-wide or when the project list is too long to be worth merging', () => {
@@ -110,7 +126,11 @@ describe('scopeMatch', () => {
 
 describe('pathLikeTerms', () => {
   it('recognises file names and paths but not plain words or sentences ending in a period', () => {
-    expect(pathLikeTerms('why does verify-token.ts fail in ./src/a/b.tsx and (deploy.sh)')).toEqual(['verify-token.ts', 'src/a/b.tsx', 'deploy.sh']);
+    expect(pathLikeTerms('why does verify-token.ts fail in ./src/a/b.tsx and (deploy.sh)')).toEqual([
+      'verify-token.ts',
+      'src/a/b.tsx',
+      'deploy.sh',
+    ]);
     expect(pathLikeTerms('plain words only')).toEqual([]);
     expect(pathLikeTerms('it broke.')).toEqual([]);
   });
@@ -118,10 +138,18 @@ describe('pathLikeTerms', () => {
 
 describe('reciprocalRankFusion', () => {
   it('rewards ids ranked well in both lists and keeps first-list order on ties', () => {
-    const fused = reciprocalRankFusion([[1, 2, 3], [3, 4]]);
+    const fused = reciprocalRankFusion([
+      [1, 2, 3],
+      [3, 4],
+    ]);
     expect(fused.map((f) => f.id)).toEqual([3, 1, 2, 4]);
     expect(fused[0]!.score).toBeCloseTo(1 / 63 + 1 / 61, 10);
-    expect(reciprocalRankFusion([[5, 6], [6, 5]]).map((f) => f.id)).toEqual([5, 6]);
+    expect(
+      reciprocalRankFusion([
+        [5, 6],
+        [6, 5],
+      ]).map((f) => f.id),
+    ).toEqual([5, 6]);
   });
 });
 
@@ -129,21 +157,48 @@ describe('renderSearchText', () => {
   it('prints a header and one compact line per result, ids first', () => {
     const text = renderSearchText(
       {
-        results: [{ kind: 'observation', id: 42, createdAt: Date.UTC(2026, 0, 2, 3, 4), type: 'bugfix', title: 'Fix  the\nparser', projectKey: 'github.com/a/b', author: 'ana', tokens: 120, score: 0.03 }],
+        results: [
+          {
+            kind: 'observation',
+            id: 42,
+            createdAt: Date.UTC(2026, 0, 2, 3, 4),
+            type: 'bugfix',
+            title: 'Fix  the\nparser',
+            projectKey: 'github.com/a/b',
+            author: 'ana',
+            tokens: 120,
+            score: 0.03,
+          },
+        ],
         total: 7,
         mode: 'hybrid',
       },
       3,
     );
-    expect(text).toBe('4-4 of 7 (mode hybrid); full records: get_observations ids=…\n#42  2026-01-02 03:04  bugfix  Fix the parser  (github.com/a/b, @ana, ~120 tok)\n');
+    expect(text).toBe(
+      '4-4 of 7 (mode hybrid); full records: get_observations ids=…\n#42  2026-01-02 03:04  bugfix  Fix the parser  (github.com/a/b, @ana, ~120 tok)\n',
+    );
     expect(renderSearchText({ results: [], total: 0, mode: 'fts' })).toBe('No matches (mode fts).\n');
   });
 });
 
 describe('SearchParams', () => {
   it('accepts repeated and comma-separated lists, dates as ISO or epoch ms, and defaults paging', () => {
-    const p = SearchParams.parse({ q: ' x ', project: ['a,b', 'b'], since: '2026-01-01T00:00:00Z', until: '1767225600000' });
-    expect(p).toMatchObject({ q: 'x', project: ['a', 'b'], since: Date.UTC(2026, 0, 1), until: 1767225600000, limit: 20, offset: 0, mode: 'hybrid' });
+    const p = SearchParams.parse({
+      q: ' x ',
+      project: ['a,b', 'b'],
+      since: '2026-01-01T00:00:00Z',
+      until: '1767225600000',
+    });
+    expect(p).toMatchObject({
+      q: 'x',
+      project: ['a', 'b'],
+      since: Date.UTC(2026, 0, 1),
+      until: 1767225600000,
+      limit: 20,
+      offset: 0,
+      mode: 'hybrid',
+    });
   });
 
   it('refuses more than ten values of a list and unknown modes', () => {

@@ -3,10 +3,17 @@ import { describe, expect, it } from 'vitest';
 import { fileEvent, promptAt, type PromptMark } from '../../../src/session/filing';
 
 const p = (promptNumber: number, occurredAt: number, over: Partial<PromptMark> = {}): PromptMark => ({
-  promptNumber, occurredAt, promptId: null, clientSeq: null, private: false, ...over,
+  promptNumber,
+  occurredAt,
+  promptId: null,
+  clientSeq: null,
+  private: false,
+  ...over,
 });
 const e = (occurredAt: number, over: { promptId?: string; clientSeq?: number } = {}) => ({
-  occurredAt, promptId: over.promptId ?? null, clientSeq: over.clientSeq ?? null,
+  occurredAt,
+  promptId: over.promptId ?? null,
+  clientSeq: over.clientSeq ?? null,
 });
 
 describe('filing an event under its prompt', () => {

@@ -49,7 +49,10 @@ describe('selectBatch', () => {
   });
 
   it('sends a summary alone and only after the tool events of its prompt', () => {
-    const summary = row({ kind: 'summarize', payload: { lastAssistantMessage: 'done', agentId: null, agentType: null } });
+    const summary = row({
+      kind: 'summarize',
+      payload: { lastAssistantMessage: 'done', agentId: null, agentType: null },
+    });
     const late = row();
     expect(selectBatch([summary, late]).map((r) => r.seq)).toEqual([late.seq]);
     expect(selectBatch([summary])).toEqual([summary]);
@@ -69,7 +72,7 @@ describe('planFailure', () => {
     expect(planFailure('rate_limit', 7_000, 0)).toEqual({ delayMs: 7_000, countsAttempt: false, shared: 'rate_limit' });
   });
 
-  it('leaves a spend cap, a refused key or a configuration error to the team probe, never spending their events\' retries', () => {
+  it("leaves a spend cap, a refused key or a configuration error to the team probe, never spending their events' retries", () => {
     // The TeamDO's probe schedule decides when memory resumes (slots/observer-health.ts); this session only waits
     // one probe interval when the TeamDO cannot answer, whatever the streak.
     for (const kind of ['spend_cap', 'auth', 'config'] as const) {

@@ -77,11 +77,17 @@ describe('excluded project globs', () => {
 
 describe('serverGate', () => {
   const obs = (tool: string, extra: Record<string, unknown> = {}) => ({
-    kind: 'observation' as const, project: 'github.com/acme/widgets', cwd: '/home/dev/widgets', tool_name: tool, home: HOME, ...extra,
+    kind: 'observation' as const,
+    project: 'github.com/acme/widgets',
+    cwd: '/home/dev/widgets',
+    tool_name: tool,
+    home: HOME,
+    ...extra,
   });
 
   it('skips the default tool list when the team has not set one', () => {
-    for (const tool of DEFAULT_SKIPPED_TOOLS) expect(serverGate({}, obs(tool))).toEqual({ allow: false, reason: 'tool_excluded' });
+    for (const tool of DEFAULT_SKIPPED_TOOLS)
+      expect(serverGate({}, obs(tool))).toEqual({ allow: false, reason: 'tool_excluded' });
     expect(serverGate({}, obs('Bash'))).toEqual({ allow: true });
   });
 
@@ -94,25 +100,41 @@ describe('serverGate', () => {
   it('refuses every kind of event from an excluded working directory', () => {
     const settings = { excluded_projects: ['~/kunden/**'] };
     for (const kind of ['init', 'observation', 'summarize', 'end'] as const) {
-      expect(serverGate(settings, { kind, project: 'local/c1', cwd: '/home/dev/kunden/c1', home: HOME, tool_name: 'Bash' })).toEqual({
-        allow: false, reason: 'project_excluded',
+      expect(
+        serverGate(settings, { kind, project: 'local/c1', cwd: '/home/dev/kunden/c1', home: HOME, tool_name: 'Bash' }),
+      ).toEqual({
+        allow: false,
+        reason: 'project_excluded',
       });
     }
   });
 
   it('refuses events whose project key matches an excluded glob', () => {
-    expect(serverGate({ excluded_projects: ['github.com/acme/*'] }, obs('Bash'))).toEqual({ allow: false, reason: 'project_excluded' });
+    expect(serverGate({ excluded_projects: ['github.com/acme/*'] }, obs('Bash'))).toEqual({
+      allow: false,
+      reason: 'project_excluded',
+    });
     expect(serverGate({ excluded_projects: ['github.com/other/*'] }, obs('Bash'))).toEqual({ allow: true });
   });
 
   it('skips file tools that touch session-memory files, whether the input is an object or JSON text', () => {
-    expect(serverGate({}, obs('Edit', { tool_input: { file_path: '/x/session-memory/notes.md' } }))).toEqual({ allow: false, reason: 'session_memory_meta' });
-    expect(serverGate({}, obs('NotebookEdit', { tool_input: JSON.stringify({ notebook_path: '/x/session-memory/a.ipynb' }) }))).toMatchObject({ allow: false });
+    expect(serverGate({}, obs('Edit', { tool_input: { file_path: '/x/session-memory/notes.md' } }))).toEqual({
+      allow: false,
+      reason: 'session_memory_meta',
+    });
+    expect(
+      serverGate(
+        {},
+        obs('NotebookEdit', { tool_input: JSON.stringify({ notebook_path: '/x/session-memory/a.ipynb' }) }),
+      ),
+    ).toMatchObject({ allow: false });
     expect(serverGate({}, obs('Edit', { tool_input: { file_path: '/x/src/app.ts' } }))).toEqual({ allow: true });
     expect(serverGate({}, obs('Bash', { tool_input: { command: 'cat session-memory/x' } }))).toEqual({ allow: true });
   });
 
   it('lets prompts and summaries through regardless of the tool list', () => {
-    expect(serverGate({ skipped_tools: ['Bash'] }, { kind: 'init', project: 'p', cwd: '/w/p' })).toEqual({ allow: true });
+    expect(serverGate({ skipped_tools: ['Bash'] }, { kind: 'init', project: 'p', cwd: '/w/p' })).toEqual({
+      allow: true,
+    });
   });
 });

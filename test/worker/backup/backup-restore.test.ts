@@ -19,7 +19,11 @@ const bucket = () => env.BACKUPS;
  * Ids differ between deployments, and device names are not in a backup (devices come back as people log in
  * again, so `@who/device` reads `@who`); everything else must not differ.
  */
-const withoutIds = (text: string) => text.replace(/^(S|P)?\d+(?= )/gm, '$1N').replace(/#\d+/g, '#N').replace(/(@[A-Za-z0-9._-]+)\/[A-Za-z0-9._-]+/g, '$1');
+const withoutIds = (text: string) =>
+  text
+    .replace(/^(S|P)?\d+(?= )/gm, '$1N')
+    .replace(/#\d+/g, '#N')
+    .replace(/(@[A-Za-z0-9._-]+)\/[A-Za-z0-9._-]+/g, '$1');
 
 async function operator(path: string, json?: unknown, method = json === undefined ? 'GET' : 'POST') {
   return call(path, { token: ADMIN_SECRET, method, json });
@@ -38,22 +42,69 @@ describe('backups', { timeout: 60_000 }, () => {
     const word = `bak${Math.random().toString(36).slice(2, 8)}`;
     const mate = await newIdentity({ team: w.id.team, role: 'member' });
     const mateIds = await idsOf(mate);
-    await w.add({ type: 'bugfix', title: `Fixed the ${word} cache key`, narrative: `The ${word} cache key missed the locale.`, facts: [`${word} keys include locale`], filesModified: ['src/cache.ts'], createdAt: T0 });
-    await w.add({ type: 'decision', title: `Keep ${word} server-side`, narrative: 'Negotiation stays on the server.', filesRead: ['src/router.ts'], createdAt: T0 + 60_000 });
-    await w.add({ type: 'discovery', title: `The mate found ${word} retries`, narrative: 'Retries double on timeouts.', authorUserId: mateIds.userId, createdAt: T0 + 90_000 });
-    for (let i = 0; i < 30; i++) await w.add({ type: 'change', title: `Step ${i} of the ${word} rollout`, narrative: `Rollout step ${i} moved traffic.`, createdAt: T0 + 100_000 + i * 1_000 });
-    await w.summary({ request: `Fix the ${word} bug`, learned: 'Locale was missing', completed: 'Fixed', createdAt: T0 + 200_000 });
-    await storePrompt(env.DB, { teamId: w.ids.teamId, projectId: w.projectId, sessionDbId: w.sessionId, promptNumber: 1, promptId: 'p-1', text: `please fix ${word}`, authorUserId: w.ids.userId, createdAt: T0 - 1_000 });
+    await w.add({
+      type: 'bugfix',
+      title: `Fixed the ${word} cache key`,
+      narrative: `The ${word} cache key missed the locale.`,
+      facts: [`${word} keys include locale`],
+      filesModified: ['src/cache.ts'],
+      createdAt: T0,
+    });
+    await w.add({
+      type: 'decision',
+      title: `Keep ${word} server-side`,
+      narrative: 'Negotiation stays on the server.',
+      filesRead: ['src/router.ts'],
+      createdAt: T0 + 60_000,
+    });
+    await w.add({
+      type: 'discovery',
+      title: `The mate found ${word} retries`,
+      narrative: 'Retries double on timeouts.',
+      authorUserId: mateIds.userId,
+      createdAt: T0 + 90_000,
+    });
+    for (let i = 0; i < 30; i++)
+      await w.add({
+        type: 'change',
+        title: `Step ${i} of the ${word} rollout`,
+        narrative: `Rollout step ${i} moved traffic.`,
+        createdAt: T0 + 100_000 + i * 1_000,
+      });
+    await w.summary({
+      request: `Fix the ${word} bug`,
+      learned: 'Locale was missing',
+      completed: 'Fixed',
+      createdAt: T0 + 200_000,
+    });
+    await storePrompt(env.DB, {
+      teamId: w.ids.teamId,
+      projectId: w.projectId,
+      sessionDbId: w.sessionId,
+      promptNumber: 1,
+      promptId: 'p-1',
+      text: `please fix ${word}`,
+      authorUserId: w.ids.userId,
+      createdAt: T0 - 1_000,
+    });
     // The mate's private project: a restore brings it back as theirs, unreadable to the owner.
     const privateKey = `github.com/mate/${fresh('secret')}`;
     const priv = await seedProject(mateIds, privateKey, 'private');
-    await seedObservation(mateIds, priv, await seedSession(mateIds, priv, fresh('s')), { title: `Private ${word} notes`, createdAt: T0 });
+    await seedObservation(mateIds, priv, await seedSession(mateIds, priv, fresh('s')), {
+      title: `Private ${word} notes`,
+      createdAt: T0,
+    });
     const embed = await call('/api/admin/jobs', { token: w.id.token, json: { kind: 'embed' } });
     await runJob(w.ids.teamId, ((await embed.json()) as { job: WireJob }).job.id);
 
     const titles = async (token: string, q: string) =>
-      ((await (await call(`/api/search?q=${encodeURIComponent(q)}&project=${encodeURIComponent(w.key)}`, { token })).json()) as { results: { title: string }[] }).results.map((r) => r.title);
-    const context = async (token: string) => withoutIds(await (await call(`/api/context?project=${encodeURIComponent(w.key)}&tz=UTC`, { token })).text());
+      (
+        (await (
+          await call(`/api/search?q=${encodeURIComponent(q)}&project=${encodeURIComponent(w.key)}`, { token })
+        ).json()) as { results: { title: string }[] }
+      ).results.map((r) => r.title);
+    const context = async (token: string) =>
+      withoutIds(await (await call(`/api/context?project=${encodeURIComponent(w.key)}&tz=UTC`, { token })).text());
     const queries = [word, 'locale', 'server', 'retries', 'rollout traffic'];
     const before = { search: [] as string[][], context: await context(w.id.token) };
     for (const q of queries) before.search.push(await titles(w.id.token, q));
@@ -61,7 +112,10 @@ describe('backups', { timeout: 60_000 }, () => {
     expect(before.context).toContain(`Fixed the ${word} cache key`);
 
     // Small parts: the backup takes many steps, one part each.
-    const res = await call('/api/admin/jobs', { token: w.id.token, json: { kind: 'backup', params: { partBytes: 2_000 } } });
+    const res = await call('/api/admin/jobs', {
+      token: w.id.token,
+      json: { kind: 'backup', params: { partBytes: 2_000 } },
+    });
     expect(res.status).toBe(202);
     const job = (await runJob(w.ids.teamId, ((await res.json()) as { job: WireJob }).job.id)) as WireJob;
     expect(job.status).toBe('done');
@@ -74,22 +128,31 @@ describe('backups', { timeout: 60_000 }, () => {
     expect(head).not.toBeNull();
     const firstPart = await (await bucket().get(partKey(result.backup, 1)))!.text();
     expect(firstPart).not.toContain(w.id.token);
-    const listed = (await (await operator(`/api/admin/teams/${w.id.team}/backups`)).json()) as { backups: { name: string; complete: boolean }[] };
+    const listed = (await (await operator(`/api/admin/teams/${w.id.team}/backups`)).json()) as {
+      backups: { name: string; complete: boolean }[];
+    };
     expect(listed.backups[0]).toMatchObject({ name: result.backup, complete: true });
 
     // A fresh deployment: empty, migrated databases; only the bucket is left. A team made before the restore
     // gives the restored team another id than it had.
     await resetDatabases();
-    await env.DB.prepare("INSERT INTO teams (id, slug, name, created_at) VALUES (?, 'another-team', 'another-team', ?)").bind(w.ids.teamId + 1_000, T0).run();
+    await env.DB.prepare("INSERT INTO teams (id, slug, name, created_at) VALUES (?, 'another-team', 'another-team', ?)")
+      .bind(w.ids.teamId + 1_000, T0)
+      .run();
     const restore = await operator(`/api/admin/teams/${w.id.team}/restore`, { backup: result.backup });
     expect(restore.status).toBe(202);
     const started = (await restore.json()) as { created: boolean; job: WireJob };
     expect(started.created).toBe(true);
-    const newTeamId = (await env.DB.prepare('SELECT id FROM teams WHERE slug = ?').bind(w.id.team).first<{ id: number }>())!.id;
+    const newTeamId = (await env.DB.prepare('SELECT id FROM teams WHERE slug = ?')
+      .bind(w.id.team)
+      .first<{ id: number }>())!.id;
     expect(newTeamId).not.toBe(w.ids.teamId);
     const restored = await runJob(newTeamId, started.job.id);
     expect(restored.status).toBe('done');
-    expect(restored.result).toMatchObject({ records: 42, imported: { users: 2, projects: 2, sessions: 2, prompts: 1, observations: 34, summaries: 1 } });
+    expect(restored.result).toMatchObject({
+      records: 42,
+      imported: { users: 2, projects: 2, sessions: 2, prompts: 1, observations: 34, summaries: 1 },
+    });
     const embedAfter = await runJob(newTeamId, (restored.result as { embed_job: string }).embed_job);
     expect(embedAfter.status).toBe('done');
 
@@ -100,14 +163,20 @@ describe('backups', { timeout: 60_000 }, () => {
     expect(role).toBe('owner');
     for (const [i, q] of queries.entries()) expect(await titles(token, q), q).toEqual(before.search[i]);
     expect(await context(token)).toEqual(before.context);
-    const owners = await env.DB.prepare('SELECT p.visibility, u.handle FROM projects p JOIN users u ON u.id = p.owner_user_id WHERE p.team_id = ? AND p.key = ?').bind(newTeamId, privateKey).first();
+    const owners = await env.DB.prepare(
+      'SELECT p.visibility, u.handle FROM projects p JOIN users u ON u.id = p.owner_user_id WHERE p.team_id = ? AND p.key = ?',
+    )
+      .bind(newTeamId, privateKey)
+      .first();
     expect(owners).toEqual({ visibility: 'private', handle: mate.user });
     expect(await titles(token, 'Private')).not.toContain(`Private ${word} notes`);
 
     // A second restore of the same backup adds nothing.
     const twice = await operator(`/api/admin/teams/${w.id.team}/restore`, { backup: result.backup });
     const second = await runJob(newTeamId, ((await twice.json()) as { job: WireJob }).job.id);
-    expect(second.result).toMatchObject({ imported: { users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 } });
+    expect(second.result).toMatchObject({
+      imported: { users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 },
+    });
   });
 
   it('keeps BACKUP_KEEP complete backups a team, deleting older ones with all their parts', async () => {
@@ -121,18 +190,22 @@ describe('backups', { timeout: 60_000 }, () => {
       expect(job.status).toBe('done');
       names.push(`${w.id.team}/${stamp}`);
     }
-    const listed = (await (await operator(`/api/admin/teams/${w.id.team}/backups`)).json()) as { backups: { name: string }[] };
+    const listed = (await (await operator(`/api/admin/teams/${w.id.team}/backups`)).json()) as {
+      backups: { name: string }[];
+    };
     expect(listed.backups.map((b) => b.name)).toEqual(names.slice(2).reverse());
     expect((await bucket().list({ prefix: `backups/${names[0]}/` })).objects).toEqual([]);
     expect((await bucket().list({ prefix: `backups/${names[1]}/` })).objects).toEqual([]);
   });
 
-  it('starts every team\'s backup from the daily cron when the bucket is bound', async () => {
+  it("starts every team's backup from the daily cron when the bucket is bound", async () => {
     const w = await seedWorld();
     await w.add({ title: 'Cron backup note' });
     const now = Date.parse('2026-12-01T03:17:00Z');
     await runDailyMaintenance(env, now);
-    const jobs = (await (await call('/api/admin/jobs?kind=backup', { token: w.id.token })).json()) as { jobs: WireJob[] };
+    const jobs = (await (await call('/api/admin/jobs?kind=backup', { token: w.id.token })).json()) as {
+      jobs: WireJob[];
+    };
     expect(jobs.jobs).toHaveLength(1);
     const done = await runJob(w.ids.teamId, jobs.jobs[0]!.id);
     expect(done.result).toMatchObject({ backup: `${w.id.team}/2026-12-01T03-17-00Z`, records: { observation: 1 } });
@@ -141,7 +214,9 @@ describe('backups', { timeout: 60_000 }, () => {
   it('answers a restore of a backup that does not exist with a failed job, and bad names with 400', async () => {
     const team = fresh('t');
     expect((await operator(`/api/admin/teams/${team}/restore`, { backup: '../../etc' })).status).toBe(400);
-    expect((await call(`/api/admin/teams/${team}/restore`, { json: { backup: `${team}/2026-11-01T03-17-00Z` } })).status).toBe(401);
+    expect(
+      (await call(`/api/admin/teams/${team}/restore`, { json: { backup: `${team}/2026-11-01T03-17-00Z` } })).status,
+    ).toBe(401);
     const res = await operator(`/api/admin/teams/${team}/restore`, { backup: `${team}/2026-11-01T03-17-00Z` });
     expect(res.status).toBe(202);
     const teamId = (await env.DB.prepare('SELECT id FROM teams WHERE slug = ?').bind(team).first<{ id: number }>())!.id;

@@ -6,8 +6,18 @@ import { recallMode } from '../../../src/recall/mode';
 import { renderContext, type ContextObservation, type ContextSummary } from '../../../src/recall/render-context';
 
 const sha = (c: string) => c.repeat(40).slice(0, 40);
-const view: GitView = { branch: 'feature-y', head: sha('4'), trunk: 'main', history: [sha('4'), sha('1')].map((c) => c.slice(0, 12)) };
-const row = (id: number, gitBranch: string | null, gitCommit: string | null): BranchedRow => ({ id, createdAt: id * 1000, gitBranch, gitCommit });
+const view: GitView = {
+  branch: 'feature-y',
+  head: sha('4'),
+  trunk: 'main',
+  history: [sha('4'), sha('1')].map((c) => c.slice(0, 12)),
+};
+const row = (id: number, gitBranch: string | null, gitCommit: string | null): BranchedRow => ({
+  id,
+  createdAt: id * 1000,
+  gitBranch,
+  gitCommit,
+});
 
 describe('judging rows by branch', () => {
   it('judges a detached commit by the history alone and labels it by its first 7 digits', () => {
@@ -33,7 +43,10 @@ describe('judging rows by branch', () => {
 
   it('judges nothing without a view, and keeps the newest rows in order', () => {
     const rows = [row(1, 'x', sha('9')), row(3, null, null), row(2, 'y', sha('8'))];
-    expect(preferMerged(rows, null, 2).map((r) => [r.id, r.branchMark])).toEqual([[3, null], [2, null]]);
+    expect(preferMerged(rows, null, 2).map((r) => [r.id, r.branchMark])).toEqual([
+      [3, null],
+      [2, null],
+    ]);
   });
 });
 
@@ -81,7 +94,16 @@ describe('the index budget with branch marks', () => {
       author: i % 2 || i === 10 ? 'bartholomew' : 'ana',
       branchMark: i === 9 ? 'spike/cache-warmup' : null,
     }));
-    const text = renderContext({ projects: ['github.com/acme/widgets'], observations, summaries: summaries.slice(1), mode, viewer: 'ana', fullCount: 0, now: base + 61 * 47 * 60_000, timeZone: 'Europe/Berlin' });
+    const text = renderContext({
+      projects: ['github.com/acme/widgets'],
+      observations,
+      summaries: summaries.slice(1),
+      mode,
+      viewer: 'ana',
+      fullCount: 0,
+      now: base + 61 * 47 * 60_000,
+      timeZone: 'Europe/Berlin',
+    });
     expect(text.split('\n').filter((l) => / ⎇spike\/cache-warmup( @|$)/.test(l))).toHaveLength(11);
     expect(text.split('\n').filter((l) => /^\d+ /.test(l))).toHaveLength(50);
     const tokens = Math.ceil([...text].length / 4);

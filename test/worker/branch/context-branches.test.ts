@@ -14,8 +14,15 @@ const S1 = sha('3');
 const F1 = sha('4');
 const X1 = sha('5');
 
-async function setGit(table: 'observations' | 'sessions', id: number, branch: string | null, commit: string | null): Promise<void> {
-  await env.DB.prepare(`UPDATE ${table} SET git_branch = ?, git_commit = ? WHERE id = ?`).bind(branch, commit, id).run();
+async function setGit(
+  table: 'observations' | 'sessions',
+  id: number,
+  branch: string | null,
+  commit: string | null,
+): Promise<void> {
+  await env.DB.prepare(`UPDATE ${table} SET git_branch = ?, git_commit = ? WHERE id = ?`)
+    .bind(branch, commit, id)
+    .run();
 }
 
 /** main (M1, M2), a merged feature (S1), the current branch feature-y (F1), an abandoned spike (cut at M1, then X1). */
@@ -27,7 +34,11 @@ async function history() {
   const session = await seedSession(ids, projectId, fresh('s'), T0);
   const rows: Record<string, number> = {};
   const add = async (name: string, minute: number, branch: string | null, commit: string | null) => {
-    rows[name] = await seedObservation(ids, projectId, session, { type: 'discovery', title: `Row ${name}`, createdAt: T0 + minute * MIN });
+    rows[name] = await seedObservation(ids, projectId, session, {
+      type: 'discovery',
+      title: `Row ${name}`,
+      createdAt: T0 + minute * MIN,
+    });
     await setGit('observations', rows[name]!, branch, commit);
   };
   await add('old', 1, null, null);
@@ -40,18 +51,29 @@ async function history() {
   await add('spike2', 8, 'spike/cache', X1);
   const spikeSession = await seedSession(ids, projectId, fresh('s'), T0 + 7 * MIN);
   await setGit('sessions', spikeSession, 'spike/cache', M1);
-  const spikeSummary = await seedSummary(ids, projectId, spikeSession, { request: 'Try a warm cache', createdAt: T0 + 9 * MIN });
+  const spikeSummary = await seedSummary(ids, projectId, spikeSession, {
+    request: 'Try a warm cache',
+    createdAt: T0 + 9 * MIN,
+  });
   return { me, key, rows, spikeSummary };
 }
 
-const view = new URLSearchParams({ branch: 'feature-y', head: F1, trunk: 'main', history: [F1, M2, S1, M1].map((c) => c.slice(0, 12)).join(',') });
+const view = new URLSearchParams({
+  branch: 'feature-y',
+  head: F1,
+  trunk: 'main',
+  history: [F1, M2, S1, M1].map((c) => c.slice(0, 12)).join(','),
+});
 const rowLine = (text: string, id: number) => text.split('\n').find((l) => l.startsWith(`${id} `));
 
 describe('the context index and the caller’s branch', () => {
   it('marks every row of a branch that never merged, judged by its newest commit, and leaves merged, trunk and unknown rows plain', async () => {
     const h = await history();
-    const text = await (await call(`/api/context?project=${encodeURIComponent(h.key)}&${view}`, { token: h.me.token })).text();
-    for (const name of ['spikeStart', 'spike', 'spike2']) expect(rowLine(text, h.rows[name]!)).toMatch(/ ⎇spike\/cache$/);
+    const text = await (
+      await call(`/api/context?project=${encodeURIComponent(h.key)}&${view}`, { token: h.me.token })
+    ).text();
+    for (const name of ['spikeStart', 'spike', 'spike2'])
+      expect(rowLine(text, h.rows[name]!)).toMatch(/ ⎇spike\/cache$/);
     for (const name of ['old', 'main1', 'merged', 'main2', 'mine']) {
       expect(rowLine(text, h.rows[name]!)).toBeDefined();
       expect(rowLine(text, h.rows[name]!)).not.toContain('⎇');
@@ -62,22 +84,34 @@ describe('the context index and the caller’s branch', () => {
 
   it('lets unmerged rows give way when the index is full, keeping the newest merged ones', async () => {
     const h = await history();
-    const text = await (await call(`/api/context?project=${encodeURIComponent(h.key)}&observations=5&${view}`, { token: h.me.token })).text();
-    const shown = Object.entries(h.rows).filter(([, id]) => rowLine(text, id)).map(([name]) => name);
+    const text = await (
+      await call(`/api/context?project=${encodeURIComponent(h.key)}&observations=5&${view}`, { token: h.me.token })
+    ).text();
+    const shown = Object.entries(h.rows)
+      .filter(([, id]) => rowLine(text, id))
+      .map(([name]) => name);
     expect(shown).toEqual(['old', 'main1', 'merged', 'main2', 'mine']);
   });
 
   it('fills the slots left with unmerged rows, newest first, after every merged one', async () => {
     const h = await history();
-    const text = await (await call(`/api/context?project=${encodeURIComponent(h.key)}&observations=7&${view}`, { token: h.me.token })).text();
-    const shown = Object.entries(h.rows).filter(([, id]) => rowLine(text, id)).map(([name]) => name);
+    const text = await (
+      await call(`/api/context?project=${encodeURIComponent(h.key)}&observations=7&${view}`, { token: h.me.token })
+    ).text();
+    const shown = Object.entries(h.rows)
+      .filter(([, id]) => rowLine(text, id))
+      .map(([name]) => name);
     expect(shown).toEqual(['old', 'main1', 'merged', 'main2', 'mine', 'spike', 'spike2']);
   });
 
   it('answers a client that sends no checkout exactly as before: newest rows, no marks', async () => {
     const h = await history();
-    const text = await (await call(`/api/context?project=${encodeURIComponent(h.key)}&observations=5`, { token: h.me.token })).text();
-    const shown = Object.entries(h.rows).filter(([, id]) => rowLine(text, id)).map(([name]) => name);
+    const text = await (
+      await call(`/api/context?project=${encodeURIComponent(h.key)}&observations=5`, { token: h.me.token })
+    ).text();
+    const shown = Object.entries(h.rows)
+      .filter(([, id]) => rowLine(text, id))
+      .map(([name]) => name);
     expect(shown).toEqual(['merged', 'main2', 'mine', 'spike', 'spike2']);
     expect(text).not.toContain('⎇');
   });
@@ -85,7 +119,9 @@ describe('the context index and the caller’s branch', () => {
   it('calls nothing unmerged when the client could not read its history (git missing), only knows its branch', async () => {
     const h = await history();
     const q = new URLSearchParams({ branch: 'feature-y', head: F1 });
-    const text = await (await call(`/api/context?project=${encodeURIComponent(h.key)}&${q}`, { token: h.me.token })).text();
+    const text = await (
+      await call(`/api/context?project=${encodeURIComponent(h.key)}&${q}`, { token: h.me.token })
+    ).text();
     expect(text).not.toContain('⎇');
     expect(rowLine(text, h.rows.spike2!)).toBeDefined();
   });
@@ -97,7 +133,9 @@ describe('the context index and the caller’s branch', () => {
     ['a head that is not a commit id', { head: 'HEAD' }],
   ])('refuses %s with 400 invalid_query', async (_what, extra) => {
     const h = await history();
-    const res = await call(`/api/context?project=${encodeURIComponent(h.key)}&${new URLSearchParams(extra)}`, { token: h.me.token });
+    const res = await call(`/api/context?project=${encodeURIComponent(h.key)}&${new URLSearchParams(extra)}`, {
+      token: h.me.token,
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_query');
   });

@@ -8,18 +8,48 @@ const C1 = 'a'.repeat(40);
 const C2 = 'b'.repeat(40);
 
 describe('branch and commit on stored rows', () => {
-  it('stores the first event’s branch on the session and the turn’s latest commit on its observations', { timeout: 30_000 }, async () => {
+  it('stores the first event’s branch on the session and the turn’s latest commit on its observations', {
+    timeout: 30_000,
+  }, async () => {
     const alice = await newIdentity();
     const sid = fresh('s');
     const scenario = fresh('git');
     await script(scenario, []);
-    expect((await send(alice.token, 'init', initEvent(sid, 'Fix the parser', { git_branch: 'feature/parser', git_commit: C1 }))).status).toBe(202);
-    expect((await send(alice.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} one`, { git_branch: 'feature/parser', git_commit: C1 }))).status).toBe(202);
-    expect((await send(alice.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} two`, { git_branch: 'feature/parser', git_commit: C2 }))).status).toBe(202);
+    expect(
+      (
+        await send(
+          alice.token,
+          'init',
+          initEvent(sid, 'Fix the parser', { git_branch: 'feature/parser', git_commit: C1 }),
+        )
+      ).status,
+    ).toBe(202);
+    expect(
+      (
+        await send(
+          alice.token,
+          'observations',
+          toolEvent(sid, `SCENARIO:${scenario} one`, { git_branch: 'feature/parser', git_commit: C1 }),
+        )
+      ).status,
+    ).toBe(202);
+    expect(
+      (
+        await send(
+          alice.token,
+          'observations',
+          toolEvent(sid, `SCENARIO:${scenario} two`, { git_branch: 'feature/parser', git_commit: C2 }),
+        )
+      ).status,
+    ).toBe(202);
     await waitFor(alice.token, sid, (s) => settled(s) && s.observations_stored >= 1);
-    const session = await env.DB.prepare('SELECT git_branch, git_commit FROM sessions WHERE session_key = ?').bind(sid).first();
+    const session = await env.DB.prepare('SELECT git_branch, git_commit FROM sessions WHERE session_key = ?')
+      .bind(sid)
+      .first();
     expect(session).toEqual({ git_branch: 'feature/parser', git_commit: C1 });
-    const rows = await env.DB.prepare('SELECT o.git_branch, o.git_commit FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?')
+    const rows = await env.DB.prepare(
+      'SELECT o.git_branch, o.git_commit FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?',
+    )
       .bind(sid)
       .all();
     // Both events in one turn give C2; split over two turns, the second one's rows have C2 all the same.
@@ -60,6 +90,8 @@ describe('branch and commit on stored rows', () => {
     const res = await send(alice.token, 'init', initEvent(sid, 'Bad git fields', extra));
     expect(res.status).toBe(400);
     expect((res.body.error as { code: string }).code).toBe('invalid_body');
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM sessions WHERE session_key = ?').bind(sid).first('n')).toBe(0);
+    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM sessions WHERE session_key = ?').bind(sid).first('n')).toBe(
+      0,
+    );
   });
 });

@@ -39,8 +39,10 @@ const skew = (word: string, extra = ''): SeedObservation => ({
   filesModified: ['src/auth/verify.ts'],
 });
 
-const run = (w: World, e: typeof env = env) => runKindInline(e, consolidateJob, w.ids.teamId, { projectId: w.projectId }, w.ids.userId);
-const rowOf = (id: number) => env.DB.prepare('SELECT * FROM observations WHERE id = ?').bind(id).first<Record<string, unknown>>();
+const run = (w: World, e: typeof env = env) =>
+  runKindInline(e, consolidateJob, w.ids.teamId, { projectId: w.projectId }, w.ids.userId);
+const rowOf = (id: number) =>
+  env.DB.prepare('SELECT * FROM observations WHERE id = ?').bind(id).first<Record<string, unknown>>();
 const mergedInto = async (id: number) => {
   const row = await rowOf(id);
   return row ? row.merged_into : 'gone';
@@ -53,31 +55,55 @@ describe('consolidation', { timeout: 60_000 }, () => {
     const older = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by more than'), createdAt: t0 });
     const newer = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by over'), createdAt: t0 + 60_000 });
     const otherText = await seedObservation(w.ids, w.projectId, w.session, {
-      ...skew('x'), title: 'Session cookies are SameSite=Lax', narrative: 'Cross-site POSTs lose the session cookie.', facts: [], createdAt: t0 + 1,
+      ...skew('x'),
+      title: 'Session cookies are SameSite=Lax',
+      narrative: 'Cross-site POSTs lose the session cookie.',
+      facts: [],
+      createdAt: t0 + 1,
     });
-    const otherFile = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by nearly'), filesModified: ['src/auth/refresh.ts'], createdAt: t0 + 2 });
+    const otherFile = await seedObservation(w.ids, w.projectId, w.session, {
+      ...skew('by nearly'),
+      filesModified: ['src/auth/refresh.ts'],
+      createdAt: t0 + 2,
+    });
     const mateSession = await seedSession(w.mateIds, w.projectId, fresh('m'));
-    const mates = await seedObservation(w.mateIds, w.projectId, mateSession, { ...skew('by nearly'), createdAt: t0 + 3 });
+    const mates = await seedObservation(w.mateIds, w.projectId, mateSession, {
+      ...skew('by nearly'),
+      createdAt: t0 + 3,
+    });
     const before = await rowOf(older);
 
     const out = await run(w);
     expect(out.result).toMatchObject({ clusters: 1, merged: 1 });
     expect(await mergedInto(older)).toBe(newer);
     for (const id of [newer, otherText, otherFile, mates]) expect(await mergedInto(id)).toBeNull();
-    const events = await env.DB.prepare('SELECT action, actor, by_observation_id AS by, actor_user_id AS who FROM observation_events WHERE observation_id = ?').bind(older).all();
+    const events = await env.DB.prepare(
+      'SELECT action, actor, by_observation_id AS by, actor_user_id AS who FROM observation_events WHERE observation_id = ?',
+    )
+      .bind(older)
+      .all();
     expect(events.results).toEqual([{ action: 'merge', actor: 'consolidation', by: newer, who: w.ids.userId }]);
 
     // A teammate's context index and search show the record that stands, not its source.
-    const context = await (await call(`/api/context?project=${encodeURIComponent(w.project)}`, { token: w.mate.token })).text();
+    const context = await (
+      await call(`/api/context?project=${encodeURIComponent(w.project)}`, { token: w.mate.token })
+    ).text();
     expect(context).toContain('clock skews by over five minutes');
     expect(context).not.toContain('clock skews by more than five minutes');
-    const search = (await (await call(`/api/search?q=${encodeURIComponent('clock skews five minutes')}&project=${encodeURIComponent(w.project)}`, { token: w.mate.token })).json()) as { results: { id: number }[] };
+    const search = (await (
+      await call(
+        `/api/search?q=${encodeURIComponent('clock skews five minutes')}&project=${encodeURIComponent(w.project)}`,
+        { token: w.mate.token },
+      )
+    ).json()) as { results: { id: number }[] };
     const found = search.results.map((r) => r.id);
     expect(found).toContain(newer);
     expect(found).not.toContain(older);
 
     // Visible to admins, and undone exactly.
-    const list = (await (await call('/api/admin/merges', { token: w.owner.token })).json()) as { merges: { id: number; sources: number[]; undoable: boolean }[] };
+    const list = (await (await call('/api/admin/merges', { token: w.owner.token })).json()) as {
+      merges: { id: number; sources: number[]; undoable: boolean }[];
+    };
     expect(list.merges.find((m) => m.id === newer)).toMatchObject({ sources: [older], undoable: true });
     expect((await call('/api/admin/merges', { token: w.mate.token })).status).toBe(403);
     const undo = await call(`/api/admin/merges/${newer}/undo`, { token: w.owner.token, method: 'POST' });
@@ -89,14 +115,24 @@ describe('consolidation', { timeout: 60_000 }, () => {
     const again = await call(`/api/admin/merges/${newer}/undo`, { token: w.owner.token, method: 'POST' });
     expect(again.status).toBe(404);
     expect(((await again.json()) as { error: { code: string } }).error.code).toBe('not_merged');
-    const restored = await (await call(`/api/context?project=${encodeURIComponent(w.project)}`, { token: w.mate.token })).text();
+    const restored = await (
+      await call(`/api/context?project=${encodeURIComponent(w.project)}`, { token: w.mate.token })
+    ).text();
     expect(restored).toContain('clock skews by more than five minutes');
   });
 
   it('compares file lists and concepts as sets: the same files in another order or repeated still merge, a different set does not', async () => {
     const w = await world();
-    const files = { filesRead: ['src/auth/clock.ts', 'src/auth/verify.ts'], filesModified: ['src/auth/verify.ts', 'test/auth/verify.test.ts'], concepts: ['gotcha', 'problem-solution'] };
-    const a = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by more than'), ...files, createdAt: 1_000 });
+    const files = {
+      filesRead: ['src/auth/clock.ts', 'src/auth/verify.ts'],
+      filesModified: ['src/auth/verify.ts', 'test/auth/verify.test.ts'],
+      concepts: ['gotcha', 'problem-solution'],
+    };
+    const a = await seedObservation(w.ids, w.projectId, w.session, {
+      ...skew('by more than'),
+      ...files,
+      createdAt: 1_000,
+    });
     const b = await seedObservation(w.ids, w.projectId, w.session, {
       ...skew('by over'),
       filesRead: ['src/auth/verify.ts', 'src/auth/clock.ts', 'src/auth/clock.ts'],
@@ -104,7 +140,12 @@ describe('consolidation', { timeout: 60_000 }, () => {
       concepts: ['problem-solution', 'gotcha'],
       createdAt: 2_000,
     });
-    const fewer = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by nearly'), ...files, filesModified: ['src/auth/verify.ts'], createdAt: 3_000 });
+    const fewer = await seedObservation(w.ids, w.projectId, w.session, {
+      ...skew('by nearly'),
+      ...files,
+      filesModified: ['src/auth/verify.ts'],
+      createdAt: 3_000,
+    });
     const out = await run(w);
     expect(out.result).toMatchObject({ clusters: 1, merged: 1 });
     expect(await mergedInto(a)).toBe(b);
@@ -117,7 +158,11 @@ describe('consolidation', { timeout: 60_000 }, () => {
     const b = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by over'), createdAt: 2_000 });
     await run(w);
     expect(await mergedInto(a)).toBe(b);
-    await env.DB.prepare("UPDATE observation_events SET created_at = created_at - 8 * 86400000 WHERE observation_id = ? AND action = 'merge'").bind(a).run();
+    await env.DB.prepare(
+      "UPDATE observation_events SET created_at = created_at - 8 * 86400000 WHERE observation_id = ? AND action = 'merge'",
+    )
+      .bind(a)
+      .run();
     const late = await call(`/api/admin/merges/${b}/undo`, { token: w.owner.token, method: 'POST' });
     expect(late.status).toBe(409);
     expect(((await late.json()) as { error: { code: string } }).error.code).toBe('undo_expired');
@@ -142,7 +187,9 @@ describe('consolidation', { timeout: 60_000 }, () => {
     const all = await call('/api/forget', { token: w.owner.token, json: { kind: 'observation', id: c } });
     expect(all.status).toBe(200);
     for (const id of [a, b, c]) expect(await rowOf(id)).toBeNull();
-    const left = await env.DB.prepare('SELECT count(*) AS n FROM observation_events WHERE observation_id IN (?, ?, ?)').bind(a, b, c).first<{ n: number }>();
+    const left = await env.DB.prepare('SELECT count(*) AS n FROM observation_events WHERE observation_id IN (?, ?, ?)')
+      .bind(a, b, c)
+      .first<{ n: number }>();
     expect(left?.n).toBe(0);
   });
 
@@ -151,8 +198,16 @@ describe('consolidation', { timeout: 60_000 }, () => {
     const groups = 12;
     for (let g = 0; g < groups; g++) {
       const file = `src/mod${g}.ts`;
-      await seedObservation(w.ids, w.projectId, w.session, { ...skew('by more than'), filesModified: [file], createdAt: 1_000 + g });
-      await seedObservation(w.ids, w.projectId, w.session, { ...skew('by over'), filesModified: [file], createdAt: 2_000 + g });
+      await seedObservation(w.ids, w.projectId, w.session, {
+        ...skew('by more than'),
+        filesModified: [file],
+        createdAt: 1_000 + g,
+      });
+      await seedObservation(w.ids, w.projectId, w.session, {
+        ...skew('by over'),
+        filesModified: [file],
+        createdAt: 2_000 + g,
+      });
     }
     const steps: Usage[] = [];
     const stop = watchInvocations((u) => {
@@ -167,13 +222,20 @@ describe('consolidation', { timeout: 60_000 }, () => {
     }
     expect(steps.length).toBeGreaterThan(1);
     for (const s of steps) expect(s.statements).toBeLessThanOrEqual(80);
-    const merged = await env.DB.prepare('SELECT count(*) AS n FROM observations WHERE project_id = ? AND merged_into IS NOT NULL').bind(w.projectId).first<{ n: number }>();
+    const merged = await env.DB.prepare(
+      'SELECT count(*) AS n FROM observations WHERE project_id = ? AND merged_into IS NOT NULL',
+    )
+      .bind(w.projectId)
+      .first<{ n: number }>();
     expect(merged?.n).toBe(groups);
   });
 
   it('is started by the daily maintenance for each project that got observations that day', async () => {
     const w = await world();
-    const a = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by more than'), createdAt: Date.now() - 60_000 });
+    const a = await seedObservation(w.ids, w.projectId, w.session, {
+      ...skew('by more than'),
+      createdAt: Date.now() - 60_000,
+    });
     const b = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by over'), createdAt: Date.now() });
     const started = await startDailyConsolidation(env, Date.now());
     expect(started.projects).toBeGreaterThanOrEqual(1);

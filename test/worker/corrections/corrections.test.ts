@@ -19,7 +19,10 @@ async function deferredWork(): Promise<void> {
 }
 
 async function connect(token: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), { fetch: inProcess, requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
+    fetch: inProcess,
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
   const client = new Client({ name: 'cairn-test', version: '0.0.0' });
   await client.connect(transport);
   return client;
@@ -38,16 +41,32 @@ async function tool(token: string, name: string, args: Record<string, unknown>):
 const textOf = (r: ToolText) => r.content.map((c) => c.text).join('\n');
 const idIn = (t: string) => Number(/#(\d+)/.exec(t)?.[1]);
 
-async function remember(token: string, project: string, title: string, text: string, extra: Record<string, unknown> = {}): Promise<number> {
+async function remember(
+  token: string,
+  project: string,
+  title: string,
+  text: string,
+  extra: Record<string, unknown> = {},
+): Promise<number> {
   const r = await tool(token, 'remember', { project, title, text, ...extra });
   expect(r.isError, textOf(r)).toBeFalsy();
   return idIn(textOf(r));
 }
 
-const contextOf = async (token: string, project: string) => (await call(`/api/context?project=${encodeURIComponent(project)}`, { token })).text();
-const row = (id: number) => env.DB.prepare('SELECT superseded_by FROM observations WHERE id = ?').bind(id).first<{ superseded_by: number | null }>();
+const contextOf = async (token: string, project: string) =>
+  (await call(`/api/context?project=${encodeURIComponent(project)}`, { token })).text();
+const row = (id: number) =>
+  env.DB.prepare('SELECT superseded_by FROM observations WHERE id = ?')
+    .bind(id)
+    .first<{ superseded_by: number | null }>();
 
-interface Team { owner: TestIdentity; a: TestIdentity; c: TestIdentity; admin: TestIdentity; project: string }
+interface Team {
+  owner: TestIdentity;
+  a: TestIdentity;
+  c: TestIdentity;
+  admin: TestIdentity;
+  project: string;
+}
 async function team(): Promise<Team> {
   const owner = await newIdentity({ role: 'owner' });
   const [a, c, admin] = await Promise.all([
@@ -66,11 +85,19 @@ beforeAll(async () => {
 describe('corrections', () => {
   it("a correction by member A removes the old fact from member C's context and search ranks it below its correction", async () => {
     const word = fresh('zebrafish').replace(/-/g, '');
-    const old = await remember(t.a.token, t.project, `Deploys run from the ${word} Jenkins box`, `Production deploys run from the ${word} Jenkins box.`);
+    const old = await remember(
+      t.a.token,
+      t.project,
+      `Deploys run from the ${word} Jenkins box`,
+      `Production deploys run from the ${word} Jenkins box.`,
+    );
     expect(await contextOf(t.c.token, t.project)).toContain(`the ${word} Jenkins box`);
 
     const saved = await tool(t.a.token, 'remember', {
-      project: t.project, title: `Deploys moved to GitHub Actions, ${word} box retired`, text: `Production deploys run from GitHub Actions; the ${word} Jenkins box is retired.`, supersedes: [old],
+      project: t.project,
+      title: `Deploys moved to GitHub Actions, ${word} box retired`,
+      text: `Production deploys run from GitHub Actions; the ${word} Jenkins box is retired.`,
+      supersedes: [old],
     });
     expect(textOf(saved)).toContain(`It supersedes #${old}.`);
     const fix = idIn(textOf(saved));
@@ -81,21 +108,34 @@ describe('corrections', () => {
     expect(ctx).toContain('Deploys moved to GitHub Actions');
 
     // The old record matches the query better (its title is the query), yet it ranks below its correction.
-    const res = await call(`/api/search?q=${encodeURIComponent(`deploys ${word} Jenkins box`)}&project=${encodeURIComponent(t.project)}`, { token: t.c.token });
+    const res = await call(
+      `/api/search?q=${encodeURIComponent(`deploys ${word} Jenkins box`)}&project=${encodeURIComponent(t.project)}`,
+      { token: t.c.token },
+    );
     const body = (await res.json()) as { results: { id: number; superseded_by?: number }[] };
     const ids = body.results.map((r) => r.id);
     expect(ids).toContain(old);
     expect(ids.indexOf(fix)).toBeLessThan(ids.indexOf(old));
     expect(body.results.find((r) => r.id === old)?.superseded_by).toBe(fix);
-    const mcpText = textOf(await tool(t.c.token, 'search', { query: `deploys ${word} Jenkins box`, project: t.project }));
+    const mcpText = textOf(
+      await tool(t.c.token, 'search', { query: `deploys ${word} Jenkins box`, project: t.project }),
+    );
     expect(mcpText).toContain(`[superseded by #${fix}]`);
     const full = textOf(await tool(t.c.token, 'get_observations', { ids: [old] }));
     expect(full).toContain(`Status: superseded by #${fix}`);
   });
 
   it('lets only the author or an admin supersede; anyone else gets 403 not_allowed and nothing changes', async () => {
-    const mine = await remember(t.a.token, t.project, `Cache TTL is ${fresh('ttl')} seconds`, 'The cache TTL is 60 seconds.');
-    const res = await call('/api/corrections/supersede', { token: t.c.token, json: { id: mine, reason: 'I think it changed' } });
+    const mine = await remember(
+      t.a.token,
+      t.project,
+      `Cache TTL is ${fresh('ttl')} seconds`,
+      'The cache TTL is 60 seconds.',
+    );
+    const res = await call('/api/corrections/supersede', {
+      token: t.c.token,
+      json: { id: mine, reason: 'I think it changed' },
+    });
     expect(res.status).toBe(403);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_allowed');
     expect((await row(mine))?.superseded_by).toBeNull();
@@ -103,7 +143,10 @@ describe('corrections', () => {
     expect(viaMcp.isError).toBe(true);
     expect(textOf(viaMcp)).toMatch(/^not_allowed:/);
 
-    const byAdmin = await call('/api/corrections/supersede', { token: t.admin.token, json: { id: mine, reason: 'TTL is configured per route now' } });
+    const byAdmin = await call('/api/corrections/supersede', {
+      token: t.admin.token,
+      json: { id: mine, reason: 'TTL is configured per route now' },
+    });
     expect(byAdmin.status).toBe(200);
     expect((await row(mine))?.superseded_by).toBe(mine); // outdated, nothing in its place
     expect(await contextOf(t.c.token, t.project)).not.toContain('Cache TTL is');
@@ -112,15 +155,31 @@ describe('corrections', () => {
   it('keeps who superseded a record, when and why', async () => {
     const old = await remember(t.a.token, t.project, `Old rule ${fresh('r')}`, 'Old rule text.');
     const fix = await remember(t.a.token, t.project, `New rule ${fresh('r')}`, 'New rule text.');
-    const r = await tool(t.a.token, 'supersede', { id: `#${old}`, by: fix, reason: 'The rule changed in the March release' });
+    const r = await tool(t.a.token, 'supersede', {
+      id: `#${old}`,
+      by: fix,
+      reason: 'The rule changed in the March release',
+    });
     expect(textOf(r)).toContain(`#${old} is superseded by #${fix}`);
     const h = (await (await call(`/api/corrections/history?id=${old}`, { token: t.c.token })).json()) as {
-      superseded_by: number; history: { action: string; by: number; who: string; reason: string; at: string }[];
+      superseded_by: number;
+      history: { action: string; by: number; who: string; reason: string; at: string }[];
     };
     expect(h.superseded_by).toBe(fix);
-    expect(h.history).toEqual([expect.objectContaining({ action: 'supersede', by: fix, who: t.a.user, reason: 'The rule changed in the March release' })]);
+    expect(h.history).toEqual([
+      expect.objectContaining({
+        action: 'supersede',
+        by: fix,
+        who: t.a.user,
+        reason: 'The rule changed in the March release',
+      }),
+    ]);
     expect(Date.parse(h.history[0]!.at)).toBeGreaterThan(0);
-    const audit = await env.DB.prepare("SELECT detail FROM audit_log WHERE action = 'observation.supersede' AND target = ?").bind(`observation:${old}`).first<{ detail: string }>();
+    const audit = await env.DB.prepare(
+      "SELECT detail FROM audit_log WHERE action = 'observation.supersede' AND target = ?",
+    )
+      .bind(`observation:${old}`)
+      .first<{ detail: string }>();
     expect(audit?.detail).not.toContain('March'); // the audit row outlives a forgotten record: no reason in it
   });
 
@@ -138,7 +197,11 @@ describe('corrections', () => {
     // A correction refused for one id stores nothing, not even the new note.
     const before = await env.DB.prepare('SELECT count(*) AS n FROM observations').first<{ n: number }>();
     const other = await remember(t.c.token, t.project, `C's own ${fresh('n')}`, 'mine');
-    const refused = await tool(t.c.token, 'remember', { project: t.project, text: 'A correction of A by C', supersedes: [a] });
+    const refused = await tool(t.c.token, 'remember', {
+      project: t.project,
+      text: 'A correction of A by C',
+      supersedes: [a],
+    });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatch(/^not_allowed:/);
     const after = await env.DB.prepare('SELECT count(*) AS n FROM observations').first<{ n: number }>();
@@ -153,10 +216,18 @@ describe('corrections', () => {
   it('forget still deletes a superseded record for good: row, history, signals and index entries', async () => {
     const word = fresh('quokka').replace(/-/g, '');
     const old = await remember(t.a.token, t.project, `Uses ${word} queue`, `We use the ${word} queue.`);
-    const fix = await remember(t.a.token, t.project, 'Uses the new queue', 'We use the new queue.', { supersedes: [old] });
+    const fix = await remember(t.a.token, t.project, 'Uses the new queue', 'We use the new queue.', {
+      supersedes: [old],
+    });
     await tool(t.c.token, 'get_observations', { ids: [old] });
-    await call('/api/corrections/feedback', { token: t.c.token, json: { id: old, kind: 'outdated', reason: `the ${word} queue is gone` } });
-    const count = async (sql: string, ...args: unknown[]) => (await env.DB.prepare(sql).bind(...args).first<{ n: number }>())!.n;
+    await call('/api/corrections/feedback', {
+      token: t.c.token,
+      json: { id: old, kind: 'outdated', reason: `the ${word} queue is gone` },
+    });
+    const count = async (sql: string, ...args: unknown[]) =>
+      (await env.DB.prepare(sql)
+        .bind(...args)
+        .first<{ n: number }>())!.n;
     expect(await count('SELECT count(*) AS n FROM observation_events WHERE observation_id = ?', old)).toBe(2);
     expect(await count('SELECT count(*) AS n FROM observation_signals WHERE observation_id = ?', old)).toBe(1);
 
@@ -165,8 +236,12 @@ describe('corrections', () => {
     expect(await count('SELECT count(*) AS n FROM observations WHERE id = ?', old)).toBe(0);
     expect(await count('SELECT count(*) AS n FROM observation_events WHERE observation_id = ?', old)).toBe(0);
     expect(await count('SELECT count(*) AS n FROM observation_signals WHERE observation_id = ?', old)).toBe(0);
-    expect(await count('SELECT count(*) AS n FROM observations_fts WHERE observations_fts MATCH ?', `"${word}"`)).toBe(0);
-    expect(await count("SELECT count(*) AS n FROM local_vectors WHERE kind = 'observation' AND record_id = ?", old)).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM observations_fts WHERE observations_fts MATCH ?', `"${word}"`)).toBe(
+      0,
+    );
+    expect(
+      await count("SELECT count(*) AS n FROM local_vectors WHERE kind = 'observation' AND record_id = ?", old),
+    ).toBe(0);
     expect(await count('SELECT count(*) AS n FROM audit_log WHERE detail LIKE ?', `%${word}%`)).toBe(0);
     expect((await row(fix))?.superseded_by).toBeNull();
   });

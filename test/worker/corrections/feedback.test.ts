@@ -14,8 +14,15 @@ const inProcess = async (url: string | URL, init?: RequestInit): Promise<Respons
   contexts.push(ctx);
   return worker.fetch(new Request(url, init), env, ctx);
 };
-async function tool(token: string, name: string, args: Record<string, unknown>): Promise<{ text: string; isError?: boolean }> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), { fetch: inProcess, requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+async function tool(
+  token: string,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ text: string; isError?: boolean }> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
+    fetch: inProcess,
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
   const client = new Client({ name: 'cairn-test', version: '0.0.0' });
   await client.connect(transport);
   try {
@@ -31,11 +38,24 @@ async function remember(token: string, project: string, title: string, text: str
   expect(r.isError, r.text).toBeFalsy();
   return Number(/#(\d+)/.exec(r.text)?.[1]);
 }
-const contextOf = async (token: string, project: string) => (await call(`/api/context?project=${encodeURIComponent(project)}`, { token })).text();
-const signals = (id: number) => env.DB.prepare('SELECT fetched, useful, wrong, outdated, review FROM observation_signals WHERE observation_id = ?').bind(id).first<{ fetched: number; useful: number; wrong: number; outdated: number; review: string | null }>();
-const count = async (sql: string, ...args: unknown[]) => (await env.DB.prepare(sql).bind(...args).first<{ n: number }>())!.n;
+const contextOf = async (token: string, project: string) =>
+  (await call(`/api/context?project=${encodeURIComponent(project)}`, { token })).text();
+const signals = (id: number) =>
+  env.DB.prepare('SELECT fetched, useful, wrong, outdated, review FROM observation_signals WHERE observation_id = ?')
+    .bind(id)
+    .first<{ fetched: number; useful: number; wrong: number; outdated: number; review: string | null }>();
+const count = async (sql: string, ...args: unknown[]) =>
+  (await env.DB.prepare(sql)
+    .bind(...args)
+    .first<{ n: number }>())!.n;
 
-interface Team { owner: TestIdentity; a: TestIdentity; c: TestIdentity; admin: TestIdentity; project: string }
+interface Team {
+  owner: TestIdentity;
+  a: TestIdentity;
+  c: TestIdentity;
+  admin: TestIdentity;
+  project: string;
+}
 let t: Team;
 beforeAll(async () => {
   const owner = await newIdentity({ role: 'owner' });
@@ -47,9 +67,13 @@ beforeAll(async () => {
   t = { owner, a, c, admin, project: `github.com/acme/${fresh('repo')}` };
 });
 
-type Queue = { flagged: { id: number; wrong: number; last: { action: string; who: string; reason: string } | null }[]; superseded: { id: number; superseded_by: number }[] };
+type Queue = {
+  flagged: { id: number; wrong: number; last: { action: string; who: string; reason: string } | null }[];
+  superseded: { id: number; superseded_by: number }[];
+};
 const queue = async (token = t.admin.token) => (await (await call('/api/admin/review', { token })).json()) as Queue;
-const decide = (id: number, decision: string, token = t.admin.token) => call(`/api/admin/review/${id}`, { token, json: { decision } });
+const decide = (id: number, decision: string, token = t.admin.token) =>
+  call(`/api/admin/review/${id}`, { token, json: { decision } });
 
 describe('feedback', () => {
   it('takes a record any member flags wrong out of every context index until an admin restores it', async () => {
@@ -63,11 +87,18 @@ describe('feedback', () => {
     expect(await contextOf(t.a.token, t.project)).not.toContain(title);
     expect(await signals(id)).toMatchObject({ wrong: 1, review: 'pending' });
     // Search still finds it, marked.
-    const found = (await (await call(`/api/search?q=${encodeURIComponent(title)}&project=${encodeURIComponent(t.project)}`, { token: t.owner.token })).json()) as { results: { id: number; flagged?: boolean }[] };
+    const found = (await (
+      await call(`/api/search?q=${encodeURIComponent(title)}&project=${encodeURIComponent(t.project)}`, {
+        token: t.owner.token,
+      })
+    ).json()) as { results: { id: number; flagged?: boolean }[] };
     expect(found.results.find((r) => r.id === id)?.flagged).toBe(true);
 
     const q = await queue();
-    expect(q.flagged.find((r) => r.id === id)).toMatchObject({ wrong: 1, last: { action: 'wrong', who: t.c.user, reason: 'staging moved to 8443' } });
+    expect(q.flagged.find((r) => r.id === id)).toMatchObject({
+      wrong: 1,
+      last: { action: 'wrong', who: t.c.user, reason: 'staging moved to 8443' },
+    });
     expect((await decide(id, 'restore')).status).toBe(200);
     expect(await contextOf(t.owner.token, t.project)).toContain(title);
     expect((await queue()).flagged.some((r) => r.id === id)).toBe(false);
@@ -83,16 +114,32 @@ describe('feedback', () => {
     const bad = await call('/api/corrections/feedback', { token: t.owner.token, json: { id, kind: 'meh' } });
     expect(bad.status).toBe(400);
     const stranger = await newIdentity();
-    expect((await call('/api/corrections/feedback', { token: stranger.token, json: { id, kind: 'wrong' } })).status).toBe(404);
+    expect(
+      (await call('/api/corrections/feedback', { token: stranger.token, json: { id, kind: 'wrong' } })).status,
+    ).toBe(404);
     expect(await signals(id)).toMatchObject({ wrong: 0 });
   });
 
   it('ranks a record people found useful a little higher in search', async () => {
     const word = fresh('kestrel').replace(/-/g, '');
-    const best = await remember(t.a.token, t.project, `${word} ${word} retry policy`, `${word} retry policy: three attempts, ${word}.`);
-    const next = await remember(t.a.token, t.project, `${word} notes`, `Some notes that mention ${word} once among many other words about queues and workers.`);
+    const best = await remember(
+      t.a.token,
+      t.project,
+      `${word} ${word} retry policy`,
+      `${word} retry policy: three attempts, ${word}.`,
+    );
+    const next = await remember(
+      t.a.token,
+      t.project,
+      `${word} notes`,
+      `Some notes that mention ${word} once among many other words about queues and workers.`,
+    );
     const order = async () =>
-      ((await (await call(`/api/search?q=${word}&project=${encodeURIComponent(t.project)}`, { token: t.owner.token })).json()) as { results: { id: number }[] }).results.map((r) => r.id);
+      (
+        (await (
+          await call(`/api/search?q=${word}&project=${encodeURIComponent(t.project)}`, { token: t.owner.token })
+        ).json()) as { results: { id: number }[] }
+      ).results.map((r) => r.id);
     expect(await order()).toEqual([best, next]);
     await tool(t.c.token, 'feedback', { id: next, kind: 'useful' });
     expect(await order()).toEqual([next, best]);
@@ -121,7 +168,10 @@ describe('the review queue', () => {
     const kept = await remember(t.a.token, t.project, `Kept ${fresh('k')}`, 'k');
     const restored = await remember(t.a.token, t.project, `Restored ${fresh('r')}`, 'r');
     const confirmed = await remember(t.a.token, t.project, `Confirmed ${fresh('c')}`, 'c');
-    for (const id of [kept, restored]) expect((await call('/api/corrections/supersede', { token: t.a.token, json: { id, reason: 'old' } })).status).toBe(200);
+    for (const id of [kept, restored])
+      expect((await call('/api/corrections/supersede', { token: t.a.token, json: { id, reason: 'old' } })).status).toBe(
+        200,
+      );
     await tool(t.c.token, 'feedback', { id: confirmed, kind: 'outdated', reason: 'gone' });
     const q = await queue();
     expect(q.superseded.map((r) => r.id)).toEqual(expect.arrayContaining([kept, restored]));
@@ -134,8 +184,12 @@ describe('the review queue', () => {
     expect(after.superseded.map((r) => r.id)).not.toContain(kept);
     expect(after.superseded.map((r) => r.id)).not.toContain(restored);
     expect(after.flagged.map((r) => r.id)).not.toContain(confirmed);
-    expect(await count('SELECT count(*) AS n FROM observations WHERE id = ? AND superseded_by IS NOT NULL', kept)).toBe(1);
-    expect(await count('SELECT count(*) AS n FROM observations WHERE id = ? AND superseded_by IS NULL', restored)).toBe(1);
+    expect(await count('SELECT count(*) AS n FROM observations WHERE id = ? AND superseded_by IS NOT NULL', kept)).toBe(
+      1,
+    );
+    expect(await count('SELECT count(*) AS n FROM observations WHERE id = ? AND superseded_by IS NULL', restored)).toBe(
+      1,
+    );
     expect(await contextOf(t.owner.token, t.project)).toContain('Restored');
     expect(await count('SELECT count(*) AS n FROM observations WHERE id = ?', confirmed)).toBe(0);
     expect(await count('SELECT count(*) AS n FROM observation_events WHERE observation_id = ?', confirmed)).toBe(0);

@@ -13,13 +13,21 @@ function inFreshStorage<T>(fn: (sql: SqlStorage) => T): Promise<T> {
   return runInDurableObject(stub, (_instance, state) => fn(state.storage.sql));
 }
 
-const versionOf = (sql: SqlStorage) => sql.exec<{ version: number }>('SELECT version FROM schema_version').one().version;
-const columnsOf = (sql: SqlStorage, table: string) => sql.exec<{ name: string }>(`SELECT name FROM pragma_table_info('${table}')`).toArray().map((r) => r.name);
+const versionOf = (sql: SqlStorage) =>
+  sql.exec<{ version: number }>('SELECT version FROM schema_version').one().version;
+const columnsOf = (sql: SqlStorage, table: string) =>
+  sql
+    .exec<{ name: string }>(`SELECT name FROM pragma_table_info('${table}')`)
+    .toArray()
+    .map((r) => r.name);
 
 describe('the Durable Object schema migrator', () => {
   it('applies every step once, in order, and records the version', async () => {
     await inFreshStorage((sql) => {
-      const steps = ['CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)', 'ALTER TABLE notes ADD COLUMN at INTEGER'];
+      const steps = [
+        'CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)',
+        'ALTER TABLE notes ADD COLUMN at INTEGER',
+      ];
       expect(migrateDoSqlite(sql, steps)).toBe(2);
       expect(versionOf(sql)).toBe(2);
       expect(columnsOf(sql, 'notes')).toEqual(['id', 'body', 'at']);
@@ -40,7 +48,9 @@ describe('the Durable Object schema migrator', () => {
 
   it('lets an object created before versioning adopt version 1 of the buffer schema without losing events', async () => {
     await inFreshStorage((sql) => {
-      sql.exec('CREATE TABLE seen (event_id TEXT PRIMARY KEY, prompt_number INTEGER NOT NULL, seen_at INTEGER NOT NULL)');
+      sql.exec(
+        'CREATE TABLE seen (event_id TEXT PRIMARY KEY, prompt_number INTEGER NOT NULL, seen_at INTEGER NOT NULL)',
+      );
       sql.exec("INSERT INTO seen VALUES ('evt-1', 1, 5)");
       expect(migrateDoSqlite(sql, BUFFER_SCHEMA)).toBe(BUFFER_SCHEMA.length);
       expect(sql.exec('SELECT event_id FROM seen').toArray()).toEqual([{ event_id: 'evt-1' }]);

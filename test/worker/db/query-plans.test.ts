@@ -59,12 +59,15 @@ async function statementsOf(work: (d1: D1Database) => Promise<unknown>): Promise
 
 /** D1's plan for one statement, one line per step. */
 async function planOf(s: Recorded): Promise<string> {
-  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<{ detail: string }>();
+  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${s.sql}`)
+    .bind(...s.params)
+    .all<{ detail: string }>();
   return results.map((r) => r.detail).join('\n');
 }
 
 // Memory tables under their names and the aliases the search statements give them.
-const WALKS_A_TEAM = /(SCAN|SEARCH) (observations|summaries|prompts|observation_files|o|s|pm)\b.*\b(idx_obs_team_time|idx_obs_project_time|idx_summaries_project_time|idx_prompts_project|idx_obs_files_path)\b|idx_obs_files_name \(team_id=\?\)/;
+const WALKS_A_TEAM =
+  /(SCAN|SEARCH) (observations|summaries|prompts|observation_files|o|s|pm)\b.*\b(idx_obs_team_time|idx_obs_project_time|idx_summaries_project_time|idx_prompts_project|idx_obs_files_path)\b|idx_obs_files_name \(team_id=\?\)/;
 const SCANS_A_TABLE = /\bSCAN (observations|summaries|prompts|observation_files|o|s|pm)\b(?! VIRTUAL)/;
 const MEMORY_TABLE = /\b(observations|summaries|prompts|observation_files)\b/i;
 
@@ -85,7 +88,14 @@ async function expectLookedUpById(work: (d1: D1Database) => Promise<unknown>): P
 describe('statements that name rows by id', () => {
   it('look search results up by id, for every kind, instead of walking the team', async () => {
     for (const kind of ['observation', 'summary', 'prompt'] as const) {
-      const scope = recordScope(kind, viewer, { projectIds: null, type: [], concept: [], file: [], author: [], platform: [] });
+      const scope = recordScope(kind, viewer, {
+        projectIds: null,
+        type: [],
+        concept: [],
+        file: [],
+        author: [],
+        platform: [],
+      });
       await expectLookedUpById((d1) => recordRows(d1, ids, scope));
     }
   });
@@ -105,20 +115,32 @@ describe('statements that name rows by id', () => {
     await expectLookedUpById((d1) => observationsToEmbed(d1, viewer.teamId, ids));
     await expectLookedUpById((d1) => summariesToEmbed(d1, viewer.teamId, ids));
     await expectLookedUpById((d1) => promptsToEmbed(d1, viewer.teamId, ids));
-    for (const kind of ['observation', 'summary', 'prompt'] as const) await expectLookedUpById((d1) => markEmbedded(d1, viewer.teamId, kind, ids, 1));
+    for (const kind of ['observation', 'summary', 'prompt'] as const)
+      await expectLookedUpById((d1) => markEmbedded(d1, viewer.teamId, kind, ids, 1));
   });
 
   it('delete forgotten and expired rows by id, with their file rows', async () => {
     const audit = { actorUserId: viewer.userId, target: 'observation:11', detail: {}, at: 1 };
     await expectLookedUpById((d1) => deleteObservations(d1, viewer.teamId, ids, audit));
-    await expectLookedUpById((d1) => sweepRecords(d1, viewer.teamId, { observations: ids, summaries: ids, prompts: ids }));
+    await expectLookedUpById((d1) =>
+      sweepRecords(d1, viewer.teamId, { observations: ids, summaries: ids, prompts: ids }),
+    );
   });
 });
 
 describe('keyword search', () => {
   it("checks each FTS match against the visibility rule by id, through the index that holds the rule's columns", async () => {
-    const scope = recordScope('observation', viewer, { projectIds: null, type: [], concept: [], file: [], author: [], platform: [] });
-    const [statement] = await statementsOf((d1) => ftsRanked(d1, scope, { all: '"pool"', any: '"pool"' }, BM25_WEIGHTS, 60));
+    const scope = recordScope('observation', viewer, {
+      projectIds: null,
+      type: [],
+      concept: [],
+      file: [],
+      author: [],
+      platform: [],
+    });
+    const [statement] = await statementsOf((d1) =>
+      ftsRanked(d1, scope, { all: '"pool"', any: '"pool"' }, BM25_WEIGHTS, 60),
+    );
     const plan = await planOf(statement!);
     // The FTS index drives; each match is one seek by id in idx_obs_readable, no seek per visible project.
     expect(plan).toMatch(/SCAN observations_fts VIRTUAL TABLE/);
@@ -128,21 +150,35 @@ describe('keyword search', () => {
 
 describe('file names in a search', () => {
   it('find the observations that touched a named file through the index of last path segments', async () => {
-    const scope = recordScope('observation', viewer, { projectIds: null, type: [], concept: [], file: [], author: [], platform: [] });
+    const scope = recordScope('observation', viewer, {
+      projectIds: null,
+      type: [],
+      concept: [],
+      file: [],
+      author: [],
+      platform: [],
+    });
     const [statement] = await statementsOf((d1) => observationsTouching(d1, ['auth/verify-token.ts'], scope, 60));
     expect(statement!.params).toContain(JSON.stringify(['verify-token.ts']));
-    expect(await planOf(statement!)).toMatch(/SEARCH observation_files USING INDEX idx_obs_files_name \(team_id=\? AND basename=\?\)/);
+    expect(await planOf(statement!)).toMatch(
+      /SEARCH observation_files USING INDEX idx_obs_files_name \(team_id=\? AND basename=\?\)/,
+    );
   });
 });
 
 describe('project listings', () => {
   it("count each project's observations and sessions through the project's own index, never by scanning a table", async () => {
     const caller: Caller = { teamId: viewer.teamId, userId: viewer.userId, handle: 'plan-reader' };
-    for (const work of [(d1: D1Database) => listVisibleProjects(d1, caller), (d1: D1Database) => projectsWithActivity(d1, viewer)]) {
+    for (const work of [
+      (d1: D1Database) => listVisibleProjects(d1, caller),
+      (d1: D1Database) => projectsWithActivity(d1, viewer),
+    ]) {
       const [statement] = await statementsOf(work);
       const plan = await planOf(statement!);
       expect(plan).not.toMatch(/\bSCAN (observations|sessions)\b/);
-      expect(plan).toMatch(/SEARCH (observations|sessions) USING (COVERING )?INDEX idx_(obs_project_time|sessions_project) \(team_id=\? AND project_id=\?\)/);
+      expect(plan).toMatch(
+        /SEARCH (observations|sessions) USING (COVERING )?INDEX idx_(obs_project_time|sessions_project) \(team_id=\? AND project_id=\?\)/,
+      );
     }
   });
 });
@@ -157,11 +193,23 @@ describe('what D1 counts as read', () => {
           cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id)
        SELECT ?1, ?2, ?3, 1, 'discovery', 'row ' || n, '[]', '[]', '[]', '[]', '', ?4 + n, ?4 + n, 0, 'h' || n, ?5
          FROM (WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 300) SELECT n FROM c)`,
-    ).bind(teamId, world.projectId, world.sessionId, t0, userId).run();
-    const { results } = await env.DB.prepare('SELECT id FROM observations WHERE session_id = ? ORDER BY id LIMIT 3').bind(world.sessionId).all<{ id: number }>();
-    const [statement] = await statementsOf((d1) => observationsToEmbed(d1, teamId, results.map((r) => r.id)));
+    )
+      .bind(teamId, world.projectId, world.sessionId, t0, userId)
+      .run();
+    const { results } = await env.DB.prepare('SELECT id FROM observations WHERE session_id = ? ORDER BY id LIMIT 3')
+      .bind(world.sessionId)
+      .all<{ id: number }>();
+    const [statement] = await statementsOf((d1) =>
+      observationsToEmbed(
+        d1,
+        teamId,
+        results.map((r) => r.id),
+      ),
+    );
     const rowsRead = async (sql: string, params: unknown[]) => {
-      const out = await env.DB.prepare(sql).bind(...params).all();
+      const out = await env.DB.prepare(sql)
+        .bind(...params)
+        .all();
       return { rows: out.results.length, read: out.meta.rows_read ?? Number.NaN };
     };
     const byId = await rowsRead(statement!.sql, statement!.params);
@@ -169,7 +217,10 @@ describe('what D1 counts as read', () => {
     expect(byId.read).toBeLessThan(40);
     // As the statement was written before: the team's condition free to pick an index.
     const [ids, team] = statement!.params;
-    const before = statement!.sql.replace(/\((.+) IN \(SELECT value FROM json_each\(\?\)\) AND \+\((.+)\)\)/s, '($2 AND $1 IN (SELECT value FROM json_each(?)))');
+    const before = statement!.sql.replace(
+      /\((.+) IN \(SELECT value FROM json_each\(\?\)\) AND \+\((.+)\)\)/s,
+      '($2 AND $1 IN (SELECT value FROM json_each(?)))',
+    );
     const walked = await rowsRead(before, [team, ids]);
     expect(walked.rows).toBe(3);
     expect(walked.read).toBeGreaterThanOrEqual(300);

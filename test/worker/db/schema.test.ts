@@ -39,14 +39,23 @@ function expressions(createSql: string): string[] {
 
 async function describeTable(q: Query, table: string) {
   // A primary key column counts as NOT NULL either way: drizzle writes `PRIMARY KEY NOT NULL`, the migrations `INTEGER PRIMARY KEY`.
-  const columns = (await q(`SELECT name, lower(type) AS type, ("notnull" = 1 OR pk > 0) AS nn, dflt_value, pk, hidden FROM pragma_table_xinfo('${table}') ORDER BY cid`))
-    .map((c) => JSON.stringify(c));
+  const columns = (
+    await q(
+      `SELECT name, lower(type) AS type, ("notnull" = 1 OR pk > 0) AS nn, dflt_value, pk, hidden FROM pragma_table_xinfo('${table}') ORDER BY cid`,
+    )
+  ).map((c) => JSON.stringify(c));
   const indexes: string[] = [];
   for (const ix of await q(`SELECT name, "unique", partial FROM pragma_index_list('${table}')`)) {
-    const cols = await q(`SELECT name, "desc" FROM pragma_index_xinfo('${String(ix.name)}') WHERE key = 1 ORDER BY seqno`);
-    indexes.push(`${ix.unique ? 'unique ' : ''}${ix.partial ? 'partial ' : ''}(${cols.map((c) => `${String(c.name)}${c.desc ? ' desc' : ''}`).join(', ')})`);
+    const cols = await q(
+      `SELECT name, "desc" FROM pragma_index_xinfo('${String(ix.name)}') WHERE key = 1 ORDER BY seqno`,
+    );
+    indexes.push(
+      `${ix.unique ? 'unique ' : ''}${ix.partial ? 'partial ' : ''}(${cols.map((c) => `${String(c.name)}${c.desc ? ' desc' : ''}`).join(', ')})`,
+    );
   }
-  const fks = (await q(`SELECT "table", "from", "to" FROM pragma_foreign_key_list('${table}')`)).map((f) => `${String(f.from)} -> ${String(f.table)}.${String(f.to)}`);
+  const fks = (await q(`SELECT "table", "from", "to" FROM pragma_foreign_key_list('${table}')`)).map(
+    (f) => `${String(f.from)} -> ${String(f.table)}.${String(f.to)}`,
+  );
   const [create] = await q(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '${table}'`);
   return { columns, indexes: indexes.sort(), fks: fks.sort(), expressions: expressions(String(create?.sql ?? '')) };
 }
@@ -77,8 +86,12 @@ const NOT_SCHEMA = `name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name 
 
 describe('the drizzle schema and the migrations', () => {
   it('name the same tables (FTS5 tables aside, which only the migrations hold)', async () => {
-    const inD1 = (await d1(`SELECT name FROM sqlite_master WHERE type = 'table' AND ${NOT_SCHEMA} ORDER BY name`)).map((r) => r.name);
-    const inSchema = Object.values(allTables).map((t) => getTableName(t)).sort();
+    const inD1 = (await d1(`SELECT name FROM sqlite_master WHERE type = 'table' AND ${NOT_SCHEMA} ORDER BY name`)).map(
+      (r) => r.name,
+    );
+    const inSchema = Object.values(allTables)
+      .map((t) => getTableName(t))
+      .sort();
     expect(inSchema).toEqual(inD1);
   });
 

@@ -34,7 +34,15 @@ const world = async (): Promise<World> => {
 };
 
 const authOf = (w: World): AuthContext => ({
-  tokenId: 0, teamId: w.ids.teamId, teamSlug: w.owner.team, userId: w.ids.userId, handle: w.owner.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read', 'ingest'],
+  tokenId: 0,
+  teamId: w.ids.teamId,
+  teamSlug: w.owner.team,
+  userId: w.ids.userId,
+  handle: w.owner.user,
+  role: 'owner',
+  deviceId: null,
+  deviceName: null,
+  scopes: ['read', 'ingest'],
 });
 
 /** One session through the pipeline whose observer writes a near-duplicate of the others, carrying its own word. */
@@ -42,19 +50,29 @@ async function lived(w: World, at: number): Promise<Lived> {
   const sid = fresh('s');
   const word = secretWord();
   const scenario = fresh('merged');
-  await script(scenario, [{
-    text:
-      '<observation><type>bugfix</type><title>Token refresh fails when the clock skews five minutes</title>' +
-      '<narrative>The expiry check in verifyToken compares exp against Date.now() without any leeway, so a laptop whose clock runs ' +
-      `five minutes fast gets 401 on every refresh until the clock is corrected by hand. Seen as ${word}.</narrative>` +
-      '<facts><fact>verifyToken has no clock leeway</fact></facts><concepts><concept>gotcha</concept></concepts>' +
-      '<files_modified><file>src/auth/verify.ts</file></files_modified></observation>',
-  }]);
+  await script(scenario, [
+    {
+      text:
+        '<observation><type>bugfix</type><title>Token refresh fails when the clock skews five minutes</title>' +
+        '<narrative>The expiry check in verifyToken compares exp against Date.now() without any leeway, so a laptop whose clock runs ' +
+        `five minutes fast gets 401 on every refresh until the clock is corrected by hand. Seen as ${word}.</narrative>` +
+        '<facts><fact>verifyToken has no clock leeway</fact></facts><concepts><concept>gotcha</concept></concepts>' +
+        '<files_modified><file>src/auth/verify.ts</file></files_modified></observation>',
+    },
+  ]);
   const where = { project: w.project, occurred_at: at };
   await send(w.owner.token, 'init', { ...initEvent(sid, 'why does refresh fail?'), ...where });
-  await send(w.owner.token, 'observations', { ...toolEvent(sid, `SCENARIO:${scenario} grep -rn leeway src/auth # ${word}`), ...where, occurred_at: at + 1 });
+  await send(w.owner.token, 'observations', {
+    ...toolEvent(sid, `SCENARIO:${scenario} grep -rn leeway src/auth # ${word}`),
+    ...where,
+    occurred_at: at + 1,
+  });
   await waitFor(w.owner.token, sid, (s) => settled(s) && s.observations_stored >= 1);
-  const row = await env.DB.prepare('SELECT o.id FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?').bind(sid).first<{ id: number }>();
+  const row = await env.DB.prepare(
+    'SELECT o.id FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?',
+  )
+    .bind(sid)
+    .first<{ id: number }>();
   return { sid, word, obs: row!.id };
 }
 
@@ -64,22 +82,36 @@ async function merged(w: World, fake: FakeVectorize): Promise<{ source: Lived; s
   const source = await lived(w, t0);
   const standing = await lived(w, t0 + 10_000);
   const prod = productionVectorEnv(fake);
-  expect(await indexRecords(prod, w.ids.teamId, { observations: [source.obs, standing.obs] })).toMatchObject({ failed: 0 });
-  expect(await indexRecords(env, w.ids.teamId, { observations: [source.obs, standing.obs] })).toMatchObject({ failed: 0 });
-  const projectId = (await env.DB.prepare('SELECT project_id AS id FROM observations WHERE id = ?').bind(source.obs).first<{ id: number }>())!.id;
+  expect(await indexRecords(prod, w.ids.teamId, { observations: [source.obs, standing.obs] })).toMatchObject({
+    failed: 0,
+  });
+  expect(await indexRecords(env, w.ids.teamId, { observations: [source.obs, standing.obs] })).toMatchObject({
+    failed: 0,
+  });
+  const projectId = (await env.DB.prepare('SELECT project_id AS id FROM observations WHERE id = ?')
+    .bind(source.obs)
+    .first<{ id: number }>())!.id;
   await runKindInline(env, consolidateJob, w.ids.teamId, { projectId }, w.ids.userId);
-  const row = await env.DB.prepare('SELECT merged_into FROM observations WHERE id = ?').bind(source.obs).first<{ merged_into: number | null }>();
+  const row = await env.DB.prepare('SELECT merged_into FROM observations WHERE id = ?')
+    .bind(source.obs)
+    .first<{ merged_into: number | null }>();
   expect(row?.merged_into).toBe(standing.obs);
   // Before the forget, the source's text is in its row, FTS, vectors and its session's observer conversation.
-  expect(await d1Holding(source.word)).toEqual(expect.arrayContaining(['observations.narrative', 'observations_fts MATCH']));
+  expect(await d1Holding(source.word)).toEqual(
+    expect.arrayContaining(['observations.narrative', 'observations_fts MATCH']),
+  );
   expect(await objectHolding(w.ids.teamId, source.sid, source.word)).toEqual(['meta.v']);
   expect(vectorIds(fake, w.ids.teamId, source.obs).length).toBeGreaterThan(0);
   return { source, standing, projectId };
 }
 
-const vectorIds = (fake: FakeVectorize, teamId: number, obs: number) => fake.idsOf(teamId).filter((id) => id === `${obs}` || id.startsWith(`${obs}.`));
+const vectorIds = (fake: FakeVectorize, teamId: number, obs: number) =>
+  fake.idsOf(teamId).filter((id) => id === `${obs}` || id.startsWith(`${obs}.`));
 const localVectors = (obs: number) =>
-  env.DB.prepare("SELECT count(*) AS n FROM local_vectors WHERE kind = 'observation' AND record_id = ?").bind(obs).first<{ n: number }>().then((r) => r?.n);
+  env.DB.prepare("SELECT count(*) AS n FROM local_vectors WHERE kind = 'observation' AND record_id = ?")
+    .bind(obs)
+    .first<{ n: number }>()
+    .then((r) => r?.n);
 
 async function expectGone(w: World, fake: FakeVectorize, ...lives: Lived[]): Promise<void> {
   for (const l of lives) {
@@ -88,8 +120,11 @@ async function expectGone(w: World, fake: FakeVectorize, ...lives: Lived[]): Pro
     expect(vectorIds(fake, w.ids.teamId, l.obs)).toEqual([]);
     expect(await localVectors(l.obs)).toBe(0);
   }
-  const events = await env.DB.prepare('SELECT count(*) AS n FROM observation_events WHERE observation_id IN (?, ?) OR by_observation_id IN (?, ?)')
-    .bind(lives[0]!.obs, lives.at(-1)!.obs, lives[0]!.obs, lives.at(-1)!.obs).first<{ n: number }>();
+  const events = await env.DB.prepare(
+    'SELECT count(*) AS n FROM observation_events WHERE observation_id IN (?, ?) OR by_observation_id IN (?, ?)',
+  )
+    .bind(lives[0]!.obs, lives.at(-1)!.obs, lives[0]!.obs, lives.at(-1)!.obs)
+    .first<{ n: number }>();
   expect(events?.n).toBe(0);
 }
 
@@ -103,11 +138,13 @@ describe('forgetting what consolidation merged', { timeout: 90_000 }, () => {
     expect(out.counts).toMatchObject({ observations: 2, sessions: 1 });
     await expectGone(w, fake, source, standing);
     // The source's session is still there (its prompt too): only the merged record went.
-    const left = await env.DB.prepare('SELECT count(*) AS n FROM sessions WHERE session_key = ?').bind(source.sid).first<{ n: number }>();
+    const left = await env.DB.prepare('SELECT count(*) AS n FROM sessions WHERE session_key = ?')
+      .bind(source.sid)
+      .first<{ n: number }>();
     expect(left?.n).toBe(1);
   });
 
-  it('forgets the record that stands for others by id, and their text leaves the source session\'s observer conversation', async () => {
+  it("forgets the record that stands for others by id, and their text leaves the source session's observer conversation", async () => {
     const w = await world();
     const fake = new FakeVectorize();
     const { source, standing } = await merged(w, fake);
@@ -123,9 +160,22 @@ describe('forgetting what consolidation merged', { timeout: 90_000 }, () => {
     const { source, standing, projectId } = await merged(w, fake);
     const prod = productionVectorEnv(fake);
 
-    const started = await purgeProject(prod, w.ids.teamId, { userId: w.ids.userId, handle: w.owner.user }, projectId, w.project, Date.now());
+    const started = await purgeProject(
+      prod,
+      w.ids.teamId,
+      { userId: w.ids.userId, handle: w.owner.user },
+      projectId,
+      w.project,
+      Date.now(),
+    );
     expect(started.job?.kind).toBe('forget-project');
-    const done = await runKindInline(prod, forgetProjectJob, w.ids.teamId, { projectId, key: w.project, total: 4 }, w.ids.userId);
+    const done = await runKindInline(
+      prod,
+      forgetProjectJob,
+      w.ids.teamId,
+      { projectId, key: w.project, total: 4 },
+      w.ids.userId,
+    );
     expect(done.result).toMatchObject({ counts: { observations: 2 } });
     await expectGone(w, fake, source, standing);
   });

@@ -30,13 +30,27 @@ async function liveSession(id?: TestIdentity, project = `github.com/acme/${fresh
         `<facts><fact>${word} is the staging key</fact></facts><concepts><concept>how-it-works</concept></concepts>` +
         `<files_read><file>src/${word}.ts</file></files_read></observation>`,
     },
-    { text: `<summary><request>Find ${word}</request><investigated>config</investigated><learned>${word} is set</learned><completed>done</completed><next_steps>none</next_steps></summary>` },
+    {
+      text: `<summary><request>Find ${word}</request><investigated>config</investigated><learned>${word} is set</learned><completed>done</completed><next_steps>none</next_steps></summary>`,
+    },
   ]);
   const at = Date.now() - 10_000;
   const ev = (extra: Record<string, unknown>) => ({ ...base(sid, project), ...extra });
   await send(who.token, 'init', { ...initEvent(sid, `where is ${word} set?`), project, occurred_at: at });
-  await send(who.token, 'observations', { ...toolEvent(sid, `SCENARIO:${scenario} grep -r ${word}`), project, occurred_at: at + 1_000 });
-  await send(who.token, 'summarize', ev({ event_id: fresh('ev'), last_assistant_message: `SCENARIO:${scenario} ${word} is in config`, occurred_at: at + 2_000 }));
+  await send(who.token, 'observations', {
+    ...toolEvent(sid, `SCENARIO:${scenario} grep -r ${word}`),
+    project,
+    occurred_at: at + 1_000,
+  });
+  await send(
+    who.token,
+    'summarize',
+    ev({
+      event_id: fresh('ev'),
+      last_assistant_message: `SCENARIO:${scenario} ${word} is in config`,
+      occurred_at: at + 2_000,
+    }),
+  );
   await waitFor(who.token, sid, (s) => settled(s) && s.turns >= 2);
   return { id: who, teamId, sid, word, project };
 }
@@ -64,21 +78,49 @@ describe('forget', { timeout: 60_000 }, () => {
     const before = await d1Holding(s.word);
     expect(before).toEqual(
       expect.arrayContaining([
-        'observations.title', 'observation_files.path', 'summaries.learned', 'prompts.text', 'observations_fts MATCH', 'summaries_fts MATCH', 'prompts_fts MATCH',
-        'observations_fts_data.block', 'summaries_fts_data.block', 'prompts_fts_data.block',
+        'observations.title',
+        'observation_files.path',
+        'summaries.learned',
+        'prompts.text',
+        'observations_fts MATCH',
+        'summaries_fts MATCH',
+        'prompts_fts MATCH',
+        'observations_fts_data.block',
+        'summaries_fts_data.block',
+        'prompts_fts_data.block',
       ]),
     );
     // Its main text and its one fact.
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(ids.obs).first<{ n: number }>()).toEqual({ n: 2 });
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'")
+        .bind(ids.obs)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 2 });
 
-    for (const body of [{ kind: 'observation', id: ids.obs }, { kind: 'summary', id: ids.sum }, { kind: 'prompt', id: ids.prompt }]) {
+    for (const body of [
+      { kind: 'observation', id: ids.obs },
+      { kind: 'summary', id: ids.sum },
+      { kind: 'prompt', id: ids.prompt },
+    ]) {
       const res = await forget(s.id.token, body);
       expect(res.status, JSON.stringify(body)).toBe(200);
     }
     await expectForgotten(s.word);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(ids.obs).first<{ n: number }>()).toEqual({ n: 0 });
-    const audit = await env.DB.prepare("SELECT actor_user_id, target, detail FROM audit_log WHERE team_id = ? AND action = 'forget' ORDER BY id").bind(s.teamId).all<{ target: string }>();
-    expect(audit.results.map((r) => r.target)).toEqual([`observation:${ids.obs}`, `summary:${ids.sum}`, `prompt:${ids.prompt}`]);
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'")
+        .bind(ids.obs)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
+    const audit = await env.DB.prepare(
+      "SELECT actor_user_id, target, detail FROM audit_log WHERE team_id = ? AND action = 'forget' ORDER BY id",
+    )
+      .bind(s.teamId)
+      .all<{ target: string }>();
+    expect(audit.results.map((r) => r.target)).toEqual([
+      `observation:${ids.obs}`,
+      `summary:${ids.sum}`,
+      `prompt:${ids.prompt}`,
+    ]);
     // A second time: nothing there any more.
     expect((await forget(s.id.token, { kind: 'observation', id: ids.obs })).status).toBe(404);
   });
@@ -97,7 +139,11 @@ describe('forget', { timeout: 60_000 }, () => {
     expect(await res.json()).toMatchObject({ counts: { observations: 1, summaries: 1, prompts: 1, sessions: 1 } });
     await expectForgotten(s.word);
     expect(await objectHolding(s.teamId, s.sid, s.word)).toEqual([]);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(ids.obs).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'")
+        .bind(ids.obs)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
   });
 
   it('forgets a project only when the admin repeats the count it was told, and then deletes all of it', async () => {
@@ -119,17 +165,31 @@ describe('forget', { timeout: 60_000 }, () => {
     const done = await forget(admin.token, { kind: 'project', project, confirm: 6 });
     // Answered at once with the job that deletes it; the person who started it follows it at /api/jobs/:id.
     expect(done.status).toBe(202);
-    const answer = (await done.json()) as { counts: unknown; job: { id: string; kind: string; progress: { total: number } } };
-    expect(answer).toMatchObject({ counts: { observations: 2, summaries: 2, prompts: 2, sessions: 2 }, job: { kind: 'forget-project', progress: { total: 6 } } });
+    const answer = (await done.json()) as {
+      counts: unknown;
+      job: { id: string; kind: string; progress: { total: number } };
+    };
+    expect(answer).toMatchObject({
+      counts: { observations: 2, summaries: 2, prompts: 2, sessions: 2 },
+      job: { kind: 'forget-project', progress: { total: 6 } },
+    });
     const job = await runJob(a.teamId, answer.job.id);
-    expect(job).toMatchObject({ status: 'done', progress: { done: 6, total: 6 }, result: { counts: { observations: 2, summaries: 2, prompts: 2, sessions: 2 } } });
+    expect(job).toMatchObject({
+      status: 'done',
+      progress: { done: 6, total: 6 },
+      result: { counts: { observations: 2, summaries: 2, prompts: 2, sessions: 2 } },
+    });
     const seen = await call(`/api/jobs/${answer.job.id}`, { token: admin.token });
     expect(((await seen.json()) as { job: { status: string } }).job.status).toBe('done');
     for (const s of [a, b]) {
       await expectForgotten(s.word);
       expect(await objectHolding(s.teamId, s.sid, s.word)).toEqual([]);
     }
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM projects WHERE team_id = ? AND key = ?').bind(a.teamId, project).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(
+      await env.DB.prepare('SELECT COUNT(*) AS n FROM projects WHERE team_id = ? AND key = ?')
+        .bind(a.teamId, project)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
   });
 
   it("refuses a member forgetting a teammate's summary, and answers other teams' ids like missing ones", async () => {
@@ -159,8 +219,15 @@ describe('forget', { timeout: 60_000 }, () => {
     expect(offered.private_projects_deleted).toEqual([]);
     expect(await d1Holding(kept.word)).not.toEqual([]);
 
-    const other = await env.DB.prepare('SELECT u.handle FROM users u JOIN sessions s ON s.user_id = u.id WHERE s.session_key = ?').bind(gone.sid).first<{ handle: string }>();
-    const res = await call(`/api/admin/users/${other!.handle}?delete_private_projects=1`, { token: owner.token, method: 'DELETE' });
+    const other = await env.DB.prepare(
+      'SELECT u.handle FROM users u JOIN sessions s ON s.user_id = u.id WHERE s.session_key = ?',
+    )
+      .bind(gone.sid)
+      .first<{ handle: string }>();
+    const res = await call(`/api/admin/users/${other!.handle}?delete_private_projects=1`, {
+      token: owner.token,
+      method: 'DELETE',
+    });
     expect(((await res.json()) as { private_projects_deleted: string[] }).private_projects_deleted).toHaveLength(1);
     await runOpenJobs(gone.teamId, 'forget-project');
     await expectForgotten(gone.word);

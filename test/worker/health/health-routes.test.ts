@@ -17,8 +17,24 @@ describe('health', () => {
     const w = await seedWorld();
     const now = Date.now();
     await w.add({ title: 'An old note', createdAt: now - 40 * DAY });
-    await storePrompt(env.DB, { teamId: w.ids.teamId, projectId: w.projectId, sessionDbId: w.sessionId, promptNumber: 1, text: 'an old ask', authorUserId: w.ids.userId, createdAt: now - 40 * DAY });
-    expect((await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 30, observer_budget_tokens_per_day: 1000 } })).status).toBe(200);
+    await storePrompt(env.DB, {
+      teamId: w.ids.teamId,
+      projectId: w.projectId,
+      sessionDbId: w.sessionId,
+      promptNumber: 1,
+      text: 'an old ask',
+      authorUserId: w.ids.userId,
+      createdAt: now - 40 * DAY,
+    });
+    expect(
+      (
+        await call('/api/admin/settings', {
+          token: w.id.token,
+          method: 'PATCH',
+          json: { retention_days: 30, observer_budget_tokens_per_day: 1000 },
+        })
+      ).status,
+    ).toBe(200);
 
     await runDailyMaintenance(env, now);
     await runOpenJobs(w.ids.teamId, 'retention-sweep');
@@ -32,8 +48,17 @@ describe('health', () => {
     expect(h.budget).toMatchObject({ per_day: 1000, exhausted: null });
     expect(h.retention.days).toBe(30);
     expect(h.retention.last_sweep).toMatchObject({ at: now, detail: { days: 30, observations: 1, prompts: 1 } });
-    expect(h.maintenance.map((m) => [m.job, m.ok])).toEqual(expect.arrayContaining([['fts_check', true], ['retention', true]]));
-    expect(h.maintenance.find((m) => m.job === 'retention')).toMatchObject({ started_at: now, finished_at: expect.any(Number), error: null });
+    expect(h.maintenance.map((m) => [m.job, m.ok])).toEqual(
+      expect.arrayContaining([
+        ['fts_check', true],
+        ['retention', true],
+      ]),
+    );
+    expect(h.maintenance.find((m) => m.job === 'retention')).toMatchObject({
+      started_at: now,
+      finished_at: expect.any(Number),
+      error: null,
+    });
     expect(h.shard.binding).toBe('DB');
     expect(h.shard.limit_bytes).toBe(10_000_000_000);
     expect(h.shard.size_bytes).toBeGreaterThan(100_000);
@@ -44,17 +69,27 @@ describe('health', () => {
     const now = Date.now();
     const seen: string[] = [];
     await runDailyMaintenance(env, now, [
-      ['backup', async () => {
-        throw new Error('bucket unreachable');
-      }],
-      ['retention', async () => {
-        seen.push('retention');
-        return { teams: 0 };
-      }],
+      [
+        'backup',
+        async () => {
+          throw new Error('bucket unreachable');
+        },
+      ],
+      [
+        'retention',
+        async () => {
+          seen.push('retention');
+          return { teams: 0 };
+        },
+      ],
     ]);
     expect(seen).toEqual(['retention']);
     const runs = await maintenanceRunList(env.DB);
-    expect(runs.find((r) => r.job === 'backup')).toMatchObject({ ok: false, error: 'bucket unreachable', startedAt: now });
+    expect(runs.find((r) => r.job === 'backup')).toMatchObject({
+      ok: false,
+      error: 'bucket unreachable',
+      startedAt: now,
+    });
     expect(runs.find((r) => r.job === 'retention')).toMatchObject({ ok: true, detail: { teams: 0 } });
   });
 
@@ -63,7 +98,16 @@ describe('health', () => {
     const member = await newIdentity({ team: owner.team, user: fresh('member'), role: 'member' });
     const state = await call('/api/observer/state', { token: member.token });
     expect(state.status).toBe(200);
-    expect(await state.json()).toEqual({ state: 'ok', kind: null, code: null, since: null, retry_at: null, pending: 0, oldest_pending_at: null, notice: null });
+    expect(await state.json()).toEqual({
+      state: 'ok',
+      kind: null,
+      code: null,
+      since: null,
+      retry_at: null,
+      pending: 0,
+      oldest_pending_at: null,
+      notice: null,
+    });
     expect((await call('/api/admin/health', { token: member.token })).status).toBe(403);
 
     expect((await call('/api/admin/teams/health')).status).toBe(401);

@@ -11,7 +11,8 @@ let lines: unknown[][] = [];
 
 beforeEach(() => {
   lines = [];
-  for (const level of ['log', 'warn', 'error', 'info'] as const) vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args));
+  for (const level of ['log', 'warn', 'error', 'info'] as const)
+    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args));
 });
 afterEach(() => vi.restoreAllMocks());
 
@@ -35,8 +36,16 @@ describe('logs', () => {
     await waitFor(id.token, sid, (s) => s.backoff_until !== null && s.in_flight === 0);
 
     const out = written();
-    expect(out.some((l) => l.includes('"event":"observer reply was not usable XML; events confirmed without observations"') && l.includes('"chars"'))).toBe(true);
-    expect(out.some((l) => l.includes('"event":"observer turn backing off"') && l.includes('"kind":"spend_cap"'))).toBe(true);
+    expect(
+      out.some(
+        (l) =>
+          l.includes('"event":"observer reply was not usable XML; events confirmed without observations"') &&
+          l.includes('"chars"'),
+      ),
+    ).toBe(true);
+    expect(out.some((l) => l.includes('"event":"observer turn backing off"') && l.includes('"kind":"spend_cap"'))).toBe(
+      true,
+    );
     expect(out.filter((l) => l.includes(SECRET_WORDS))).toEqual([]);
     expect(out.some((l) => l.includes(`"team_id":${teamId}`))).toBe(true);
   });

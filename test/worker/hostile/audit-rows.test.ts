@@ -6,7 +6,11 @@ import { addTeammate, errorCode, json, newOwner } from '../teams/support';
 
 type Entry = { action: string; target: string | null; detail: Record<string, unknown> };
 const audit = async (token: string, action?: string) =>
-  (await json<{ entries: Entry[] }>(await call(`/api/admin/audit${action ? `?action=${encodeURIComponent(action)}` : ''}`, { token }))).entries;
+  (
+    await json<{ entries: Entry[] }>(
+      await call(`/api/admin/audit${action ? `?action=${encodeURIComponent(action)}` : ''}`, { token }),
+    )
+  ).entries;
 
 describe('audit filter (row 5)', () => {
   it('refuses an action filter of 100 emoji, or with LIKE wildcards, with 400 invalid_query instead of a 500', async () => {
@@ -59,7 +63,11 @@ describe('audit anomalies are bounded (row 13)', () => {
     const owner = await newOwner();
     const bob = await addTeammate(owner, fresh('bob'), { device: 'laptop' });
     await (await call('/api/projects', { token: bob.token, headers: { 'x-cairn-device': 'first' } })).arrayBuffer();
-    await env.DB.prepare("UPDATE audit_log SET created_at = created_at - 3700000 WHERE action = 'token.new_device' AND target = ?").bind(`token:${bob.token_id}`).run();
+    await env.DB.prepare(
+      "UPDATE audit_log SET created_at = created_at - 3700000 WHERE action = 'token.new_device' AND target = ?",
+    )
+      .bind(`token:${bob.token_id}`)
+      .run();
     await (await call('/api/projects', { token: bob.token, headers: { 'x-cairn-device': 'second' } })).arrayBuffer();
     const rows = await audit(owner.token, 'token.new_device');
     expect(rows.map((r) => r.detail.device)).toEqual(['second', 'first']);

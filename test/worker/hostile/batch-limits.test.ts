@@ -7,7 +7,13 @@ import { addTeammate, json, newOwner } from '../teams/support';
 describe('events of a batch are counted one by one', () => {
   it('accepts 5 of 8 events under an ingest limit of 5 per minute and answers the other 3 rate_limited', async () => {
     const owner = await newOwner();
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_ingest_per_min: 5 } }));
+    await json(
+      await call('/api/admin/settings', {
+        token: owner.token,
+        method: 'PATCH',
+        json: { rate_limit_ingest_per_min: 5 },
+      }),
+    );
     const bob = await addTeammate(owner, fresh('bob'));
     const sid = fresh('s');
     const events = Array.from({ length: 8 }, (_, i) => ({ kind: 'observation', ...toolEvent(sid, `cmd ${i}`) }));

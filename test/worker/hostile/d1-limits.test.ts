@@ -8,7 +8,7 @@ import { json } from '../teams/support';
 
 const ten = (prefix: string) => Array.from({ length: 10 }, (_, i) => `${prefix}${i}`);
 
-describe('bound parameters stay under D1\'s limit by construction', () => {
+describe("bound parameters stay under D1's limit by construction", () => {
   it('answers a search with 10 keys of 3 projects each and every filter at 10 values, and still finds the match', async () => {
     const me = await newIdentity();
     const ids = await idsOf(me);
@@ -19,11 +19,19 @@ describe('bound parameters stay under D1\'s limit by construction', () => {
       keys.push(key);
       const own = await seedProject(ids, key);
       const aliased = await seedProject(ids, `${key}-renamed`);
-      await env.DB.prepare('INSERT INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, ?)').bind(ids.teamId, key, aliased, Date.now()).run();
+      await env.DB.prepare('INSERT INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, ?)')
+        .bind(ids.teamId, key, aliased, Date.now())
+        .run();
       await seedProject(ids, `${key}#${me.user}`, 'private');
       if (i === 0) {
         const s = await seedSession(ids, own, fresh('s'));
-        target = await seedObservation(ids, own, s, { title: 'Quokka limiter rewrite', narrative: 'quokka', type: 'decision', concepts: ['trade-off'], filesModified: ['src/quokka.ts'] });
+        target = await seedObservation(ids, own, s, {
+          title: 'Quokka limiter rewrite',
+          narrative: 'quokka',
+          type: 'decision',
+          concepts: ['trade-off'],
+          filesModified: ['src/quokka.ts'],
+        });
       }
     }
     const q = new URLSearchParams({ q: 'quokka', kind: 'all', since: '2000-01-01', until: '2100-01-01' });
@@ -34,7 +42,8 @@ describe('bound parameters stay under D1\'s limit by construction', () => {
       ['file', ['src/quokka.ts', ...ten('f').slice(1)]],
       ['author', [me.user, ...ten('a').slice(1)]],
       ['platform', ['claude-code', ...ten('p').slice(1)]],
-    ] as const) for (const v of values) q.append(name, v);
+    ] as const)
+      for (const v of values) q.append(name, v);
     const res = await call(`/api/search?${q.toString()}`, { token: me.token });
     const body = await json<{ results: { id: number }[] }>(res);
     expect(body.results.map((r) => r.id)).toContain(target);
@@ -49,13 +58,17 @@ describe('bound parameters stay under D1\'s limit by construction', () => {
       keys.push(key);
       const p = await seedProject(ids, key);
       const aliased = await seedProject(ids, `${key}-renamed`);
-      await env.DB.prepare('INSERT INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, ?)').bind(ids.teamId, key, aliased, Date.now()).run();
+      await env.DB.prepare('INSERT INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, ?)')
+        .bind(ids.teamId, key, aliased, Date.now())
+        .run();
       await seedProject(ids, `${key}#${me.user}`, 'private');
       await seedObservation(ids, p, await seedSession(ids, p, fresh('s')), { title: `feed item ${i}` });
     }
     const q = new URLSearchParams();
     for (const k of keys) q.append('project', k);
-    const body = await json<{ items: { title?: string }[] }>(await call(`/api/viewer/feed?${q.toString()}`, { token: me.token }));
+    const body = await json<{ items: { title?: string }[] }>(
+      await call(`/api/viewer/feed?${q.toString()}`, { token: me.token }),
+    );
     expect(body.items.filter((it) => it.title?.startsWith('feed item'))).toHaveLength(10);
   });
 });

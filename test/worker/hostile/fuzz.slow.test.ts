@@ -36,9 +36,37 @@ const pick = <T>(r: Rng, list: readonly T[]): T => list[Math.floor(r() * list.le
 const int = (r: Rng, max: number) => Math.floor(r() * max);
 
 const STRINGS = [
-  '', ' ', 'a', 'x'.repeat(5_000), '😀'.repeat(300), '\u0000', '<private>s</private>', '<private>'.repeat(500), '%', '_', "'; DROP TABLE x; --",
-  'local/x', 'k#h', 'manual:1:1', '../../etc/passwd', '**a**a**a**b', '2026-07-01T00:00:00Z', '-1', '1e309', 'null', '{"a":1}', '[[[[', 'S12', 'P7', '#3',
-  '\\', '\n'.repeat(200), 'password: hunter2', 'ｆｕｌｌ', '\uD800', 'github.com/acme/widgets',
+  '',
+  ' ',
+  'a',
+  'x'.repeat(5_000),
+  '😀'.repeat(300),
+  '\u0000',
+  '<private>s</private>',
+  '<private>'.repeat(500),
+  '%',
+  '_',
+  "'; DROP TABLE x; --",
+  'local/x',
+  'k#h',
+  'manual:1:1',
+  '../../etc/passwd',
+  '**a**a**a**b',
+  '2026-07-01T00:00:00Z',
+  '-1',
+  '1e309',
+  'null',
+  '{"a":1}',
+  '[[[[',
+  'S12',
+  'P7',
+  '#3',
+  '\\',
+  '\n'.repeat(200),
+  'password: hunter2',
+  'ｆｕｌｌ',
+  '\uD800',
+  'github.com/acme/widgets',
 ];
 const NUMBERS = [0, -1, 1, 2 ** 53, -(2 ** 53), 1.5, 1e308, Number.MAX_SAFE_INTEGER, 60_000];
 
@@ -54,26 +82,89 @@ function randomValue(r: Rng, depth = 0): unknown {
 }
 
 const FIELD_NAMES = [
-  'event_id', 'session_id', 'project', 'cwd', 'occurred_at', 'platform', 'project_root', 'kind', 'prompt', 'private', 'tool_name', 'tool_input',
-  'tool_response', 'tool_use_id', 'agent_id', 'last_assistant_message', 'reason', 'events', 'handle', 'role', 'name', 'user', 'scopes', 'label',
-  'expires_in_days', 'from', 'to', 'into', 'key', 'visibility', 'excluded_projects', 'rate_limit_read_per_min', 'share_sensitive', 'id', 'ids',
-  'team', 'device', 'text', 'title', 'type', 'concepts', 'facts', 'files', 'prompt_id', 'client_seq', 'retention_days', 'mode',
+  'event_id',
+  'session_id',
+  'project',
+  'cwd',
+  'occurred_at',
+  'platform',
+  'project_root',
+  'kind',
+  'prompt',
+  'private',
+  'tool_name',
+  'tool_input',
+  'tool_response',
+  'tool_use_id',
+  'agent_id',
+  'last_assistant_message',
+  'reason',
+  'events',
+  'handle',
+  'role',
+  'name',
+  'user',
+  'scopes',
+  'label',
+  'expires_in_days',
+  'from',
+  'to',
+  'into',
+  'key',
+  'visibility',
+  'excluded_projects',
+  'rate_limit_read_per_min',
+  'share_sensitive',
+  'id',
+  'ids',
+  'team',
+  'device',
+  'text',
+  'title',
+  'type',
+  'concepts',
+  'facts',
+  'files',
+  'prompt_id',
+  'client_seq',
+  'retention_days',
+  'mode',
 ];
 
 /** Valid-looking bodies per route, so that mutations reach past the first schema check. */
 function seedBody(r: Rng, path: string): Record<string, unknown> {
-  const ev = { event_id: fresh('ev'), session_id: fresh('s'), project: 'github.com/fuzz/app', cwd: '/home/f/app', occurred_at: Date.now() };
+  const ev = {
+    event_id: fresh('ev'),
+    session_id: fresh('s'),
+    project: 'github.com/fuzz/app',
+    cwd: '/home/f/app',
+    occurred_at: Date.now(),
+  };
   if (path.endsWith('/init')) return { ...ev, prompt: pick(r, STRINGS) };
-  if (path.endsWith('/observations')) return { ...ev, tool_name: 'Bash', tool_input: randomValue(r), tool_response: randomValue(r) };
+  if (path.endsWith('/observations'))
+    return { ...ev, tool_name: 'Bash', tool_input: randomValue(r), tool_response: randomValue(r) };
   if (path.endsWith('/summarize')) return { ...ev, last_assistant_message: pick(r, STRINGS) };
   if (path.endsWith('/end')) return { ...ev, reason: 'exit' };
-  if (path === '/api/events/batch') return { events: Array.from({ length: 1 + int(r, 4) }, () => ({ kind: pick(r, ['init', 'observation', 'end', 'x']), ...ev, event_id: fresh('ev'), tool_name: 'Bash' })) };
+  if (path === '/api/events/batch')
+    return {
+      events: Array.from({ length: 1 + int(r, 4) }, () => ({
+        kind: pick(r, ['init', 'observation', 'end', 'x']),
+        ...ev,
+        event_id: fresh('ev'),
+        tool_name: 'Bash',
+      })),
+    };
   if (path.includes('/projects/rename')) return { from: 'github.com/fuzz/app', to: pick(r, STRINGS) };
   if (path.includes('/projects/merge')) return { from: 'github.com/fuzz/app', into: pick(r, STRINGS) };
-  if (path.includes('/projects/visibility')) return { key: 'github.com/fuzz/app', visibility: pick(r, ['team', 'private', 'x']) };
+  if (path.includes('/projects/visibility'))
+    return { key: 'github.com/fuzz/app', visibility: pick(r, ['team', 'private', 'x']) };
   if (path.endsWith('/users')) return { handle: fresh('u'), role: pick(r, ['member', 'admin', 'owner', 'x']) };
   if (path.endsWith('/devices')) return { name: fresh('d'), scopes: pick(r, [['ingest'], ['read', 'admin'], ['x']]) };
-  if (path.endsWith('/settings')) return { [pick(r, ['excluded_projects', 'rate_limit_read_per_min', 'share_sensitive', 'retention_days', 'mode'])]: randomValue(r) };
+  if (path.endsWith('/settings'))
+    return {
+      [pick(r, ['excluded_projects', 'rate_limit_read_per_min', 'share_sensitive', 'retention_days', 'mode'])]:
+        randomValue(r),
+    };
   if (path.endsWith('/teams')) return { team: fresh('t'), user: fresh('u'), device: fresh('d') };
   if (path.endsWith('/forget')) return { id: pick(r, [1, 'S1', 'P1', -1, 'x']) };
   return {};
@@ -102,19 +193,53 @@ function mutate(r: Rng, body: Record<string, unknown>): unknown {
   }
 }
 
-const QUERY_KEYS = ['q', 'project', 'type', 'concept', 'file', 'author', 'platform', 'since', 'until', 'limit', 'offset', 'kind', 'mode', 'ids', 'anchor', 'before', 'after', 'depth', 'action', 'path', 'mtime', 'tz', 'format', 'all', 'revoked'];
+const QUERY_KEYS = [
+  'q',
+  'project',
+  'type',
+  'concept',
+  'file',
+  'author',
+  'platform',
+  'since',
+  'until',
+  'limit',
+  'offset',
+  'kind',
+  'mode',
+  'ids',
+  'anchor',
+  'before',
+  'after',
+  'depth',
+  'action',
+  'path',
+  'mtime',
+  'tz',
+  'format',
+  'all',
+  'revoked',
+];
 
 function randomQuery(r: Rng): string {
   const q = new URLSearchParams();
-  for (let i = int(r, 6); i > 0; i--) q.append(pick(r, QUERY_KEYS), String(pick(r, [...STRINGS.slice(0, 20), ...NUMBERS.map(String)])));
+  for (let i = int(r, 6); i > 0; i--)
+    q.append(pick(r, QUERY_KEYS), String(pick(r, [...STRINGS.slice(0, 20), ...NUMBERS.map(String)])));
   const s = q.toString();
   return s ? `?${s}` : '';
 }
 
-const fillPath = (r: Rng, path: string) => path.replace(/:[a-z]+/g, () => encodeURIComponent(String(pick(r, [fresh('x'), '1', '-1', '😀', '%2F..%2F', 'manual:1:1']))));
+const fillPath = (r: Rng, path: string) =>
+  path.replace(/:[a-z]+/g, () =>
+    encodeURIComponent(String(pick(r, [fresh('x'), '1', '-1', '😀', '%2F..%2F', 'manual:1:1']))),
+  );
 
 // Every route the app serves (method and path), read from the assembled app so a new route is fuzzed too.
-const ROUTES = [...new Map(app.routes.filter((x) => x.method !== 'ALL' && !x.path.includes('*')).map((x) => [`${x.method} ${x.path}`, x])).values()];
+const ROUTES = [
+  ...new Map(
+    app.routes.filter((x) => x.method !== 'ALL' && !x.path.includes('*')).map((x) => [`${x.method} ${x.path}`, x]),
+  ).values(),
+];
 
 interface Failure {
   what: string;
@@ -146,7 +271,9 @@ async function timed(what: string, send: () => Promise<Response>, failures: Fail
 }
 
 describe('fuzzing every route and MCP tool', () => {
-  it('answers every random or mutated request with a status under 500, never crashing or stalling', { timeout: 300_000 }, async () => {
+  it('answers every random or mutated request with a status under 500, never crashing or stalling', {
+    timeout: 300_000,
+  }, async () => {
     const r = rngFrom(SEED);
     const failures: Failure[] = [];
     const started = Date.now();
@@ -160,14 +287,24 @@ describe('fuzzing every route and MCP tool', () => {
         const owner = owners.get(`${route.method} ${route.path}`)!;
         const path = fillPath(r, route.path) + randomQuery(r);
         const method = route.method;
-        const token = route.path === '/api/admin/teams' ? ADMIN_SECRET : pick(r, [owner.token, owner.token, owner.token, undefined, 'cairn_notatoken']);
+        const token =
+          route.path === '/api/admin/teams'
+            ? ADMIN_SECRET
+            : pick(r, [owner.token, owner.token, owner.token, undefined, 'cairn_notatoken']);
         const hasBody = method !== 'GET' && method !== 'HEAD';
         const raw = hasBody ? mutate(r, seedBody(r, route.path)) : undefined;
-        const body = raw === undefined ? undefined : r() < 0.1 ? pick(r, ['{', 'not json', '', '\u0000']) : JSON.stringify(raw);
-        const headers: Record<string, string> = { 'content-type': pick(r, ['application/json', 'application/json', 'text/plain']) };
+        const body =
+          raw === undefined ? undefined : r() < 0.1 ? pick(r, ['{', 'not json', '', '\u0000']) : JSON.stringify(raw);
+        const headers: Record<string, string> = {
+          'content-type': pick(r, ['application/json', 'application/json', 'text/plain']),
+        };
         if (route.path === '/mcp') headers.accept = 'application/json, text/event-stream';
         // Header values a fetch client can send at all (no control characters or non-Latin-1).
-        if (r() < 0.2) headers['x-cairn-device'] = pick(r, STRINGS).replace(/[^\x20-\x7e]/g, '').slice(0, 100) || 'dev';
+        if (r() < 0.2)
+          headers['x-cairn-device'] =
+            pick(r, STRINGS)
+              .replace(/[^\x20-\x7e]/g, '')
+              .slice(0, 100) || 'dev';
         if (r() < 0.1) headers.origin = pick(r, ['https://evil.example', 'null', 'http://cairn.test']);
         sent++;
         await timed(`${method} ${path}`, () => call(path, { method, token, body, headers }), failures);
@@ -187,14 +324,31 @@ describe('fuzzing every route and MCP tool', () => {
     for (let i = 0; i < MCP_CALLS && (i < MIN_MCP_CALLS || Date.now() - started < DEADLINE_MS + 15_000); i++) {
       const name = pick(r, tools);
       const args = mutate(r, validArgs[name]!);
-      const message = r() < 0.15
-        ? { jsonrpc: '2.0', id: i, method: pick(r, ['tools/list', 'initialize', 'resources/list', 'prompts/get', 'x']), params: randomValue(r) }
-        : { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name, arguments: args } };
+      const message =
+        r() < 0.15
+          ? {
+              jsonrpc: '2.0',
+              id: i,
+              method: pick(r, ['tools/list', 'initialize', 'resources/list', 'prompts/get', 'x']),
+              params: randomValue(r),
+            }
+          : { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name, arguments: args } };
       const body = JSON.stringify(r() < 0.1 ? [message, message] : message);
       sent++;
-      await timed(`mcp ${name}`, () => call('/mcp', { method: 'POST', token: owner.token, body, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }), failures);
+      await timed(
+        `mcp ${name}`,
+        () =>
+          call('/mcp', {
+            method: 'POST',
+            token: owner.token,
+            body,
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          }),
+        failures,
+      );
     }
-    if (failures.length) console.error(`fuzz seed ${SEED}: ${failures.length} of ${sent} requests failed`, failures.slice(0, 20));
+    if (failures.length)
+      console.error(`fuzz seed ${SEED}: ${failures.length} of ${sent} requests failed`, failures.slice(0, 20));
     expect(failures, `seed ${SEED}`).toEqual([]);
     expect(sent).toBeGreaterThanOrEqual(ROUTES.length * MIN_ROUNDS + MIN_MCP_CALLS);
   });
@@ -203,7 +357,9 @@ describe('fuzzing every route and MCP tool', () => {
 // Import, move and export (issue 27): the long run of the transfer fuzz (transfer-fuzz.ts), rounds until its own
 // deadline; the fast tier runs a few dozen cases of the same (transfer-fuzz.test.ts).
 describe('fuzzing import, move and export at length', () => {
-  it('answers hundreds of mutated import parts, export parameters and move requests under 500 with stable codes, and harms nothing stored', { timeout: 900_000 }, async () => {
+  it('answers hundreds of mutated import parts, export parameters and move requests under 500 with stable codes, and harms nothing stored', {
+    timeout: 900_000,
+  }, async () => {
     const r = transfer.rngFrom(SEED + 1);
     const w = await transfer.makeWorld();
     const before = await transfer.protectedRows(w);
@@ -217,7 +373,11 @@ describe('fuzzing import, move and export at length', () => {
       await transfer.exportRounds(r, w, 8, failures);
       await transfer.moveRounds(r, w, 8, failures, where);
     }
-    if (failures.length) console.error(`transfer fuzz seed ${SEED + 1}: ${failures.length} failures in ${rounds} rounds`, failures.slice(0, 20));
+    if (failures.length)
+      console.error(
+        `transfer fuzz seed ${SEED + 1}: ${failures.length} failures in ${rounds} rounds`,
+        failures.slice(0, 20),
+      );
     expect(failures, `seed ${SEED + 1}`).toEqual([]);
     expect(await transfer.invariantBreaks(w)).toEqual([]);
     expect(await transfer.protectedRows(w)).toEqual(before);

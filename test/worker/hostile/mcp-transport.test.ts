@@ -9,10 +9,20 @@ import { addTeammate, errorCode, json, newOwner } from '../teams/support';
 
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const toolsCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'search', arguments: { query: `q${id}` } } });
+const toolsCall = (id: number) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'search', arguments: { query: `q${id}` } },
+});
 
 const postMcp = (token: string, body: unknown, headers: Record<string, string> = {}) =>
-  call('/mcp', { token, method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers: { ...MCP_HEADERS, ...headers } });
+  call('/mcp', {
+    token,
+    method: 'POST',
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { ...MCP_HEADERS, ...headers },
+  });
 
 describe('MCP transport', () => {
   it('answers GET and DELETE /mcp with 405 and Allow: POST instead of holding a stream open', async () => {
@@ -27,7 +37,12 @@ describe('MCP transport', () => {
 
   it('refuses a browser page of another origin with 403 and serves the same call without an Origin header or from its own origin', async () => {
     const owner = await newOwner();
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
     const foreign = await postMcp(owner.token, init, { origin: 'https://evil.example' });
     expect(foreign.status).toBe(403);
     expect(await errorCode(foreign)).toBe('origin_not_allowed');
@@ -52,9 +67,20 @@ describe('MCP transport', () => {
     await client.connect(transport);
     const { tools } = await client.listTools();
     const by = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
-    for (const name of ['search', 'timeline', 'get_observations']) expect(by[name], name).toMatchObject({ readOnlyHint: true, openWorldHint: false });
-    expect(by.remember).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false });
-    expect(by.forget).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false });
+    for (const name of ['search', 'timeline', 'get_observations'])
+      expect(by[name], name).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+    expect(by.remember).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
+    expect(by.forget).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
     await client.close();
   });
 
@@ -69,14 +95,19 @@ describe('MCP transport', () => {
 
   it('refuses a JSON-RPC batch of more than 10 messages with 400 batch_too_large', async () => {
     const owner = await newOwner();
-    const res = await postMcp(owner.token, Array.from({ length: 11 }, (_, i) => toolsCall(i + 1)));
+    const res = await postMcp(
+      owner.token,
+      Array.from({ length: 11 }, (_, i) => toolsCall(i + 1)),
+    );
     expect(res.status).toBe(400);
     expect(await errorCode(res)).toBe('batch_too_large');
   });
 
   it('counts each JSON-RPC call of a batch: 8 calls under a read limit of 5 per minute are refused with 429', async () => {
     const owner = await newOwner();
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_read_per_min: 5 } }));
+    await json(
+      await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_read_per_min: 5 } }),
+    );
     const bob = await addTeammate(owner, fresh('bob'));
     const batch = Array.from({ length: 8 }, (_, i) => toolsCall(i + 1));
     const res = await postMcp(bob.token, batch);

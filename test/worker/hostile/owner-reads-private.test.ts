@@ -28,7 +28,10 @@ describe('a token minted for a teammate', () => {
       await call('/api/admin/audit?action=device.enroll', { token: owner.token }),
     );
     const row = audit.entries.find((e) => e.detail.device === 'spare-laptop');
-    expect(row).toMatchObject({ actor: owner.user, detail: { user: mia.user, minted_for_other: true, reads_private: true } });
+    expect(row).toMatchObject({
+      actor: owner.user,
+      detail: { user: mia.user, minted_for_other: true, reads_private: true },
+    });
 
     const rotated = await json<{ acts_as?: string; reads_private?: boolean }>(
       await call(`/api/admin/tokens/${mia.token_id}/rotate`, { token: owner.token, method: 'POST' }),
@@ -39,7 +42,10 @@ describe('a token minted for a teammate', () => {
 
   it('carries no such note when the caller mints a token for themselves', async () => {
     const owner = await newOwner();
-    const own = await json<Record<string, unknown>>(await call('/api/admin/devices', { token: owner.token, json: { name: 'second-box' } }), 201);
+    const own = await json<Record<string, unknown>>(
+      await call('/api/admin/devices', { token: owner.token, json: { name: 'second-box' } }),
+      201,
+    );
     expect(own.acts_as).toBeUndefined();
     expect(own.reads_private).toBeUndefined();
   });

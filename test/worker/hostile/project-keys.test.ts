@@ -8,7 +8,9 @@ import { initEvent, send, toolEvent } from '../pipeline/support';
 import { addTeammate, errorCode, json, newOwner } from '../teams/support';
 
 const projectOf = async (teamId: number, sessionKey: string) =>
-  env.DB.prepare('SELECT p.key, p.visibility, p.owner_user_id FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.team_id = ? AND s.session_key = ?')
+  env.DB.prepare(
+    'SELECT p.key, p.visibility, p.owner_user_id FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.team_id = ? AND s.session_key = ?',
+  )
     .bind(teamId, sessionKey)
     .first<{ key: string; visibility: string; owner_user_id: number }>();
 
@@ -21,7 +23,9 @@ describe('project keys the server makes', () => {
     const key = `github.com/${fresh('acme')}/secret`;
     // The owner's private project under `key`.
     await send(owner.token, 'init', initEvent(fresh('s'), 'start', { project: key }));
-    await json(await call('/api/admin/projects/visibility', { token: owner.token, json: { key, visibility: 'private' } }));
+    await json(
+      await call('/api/admin/projects/visibility', { token: owner.token, json: { key, visibility: 'private' } }),
+    );
     // Bob creates what would be mia's shadow key as a team project.
     const bobSession = fresh('s');
     await send(bob.token, 'init', initEvent(bobSession, 'trap', { project: `${key}#${mia.user}` }));
@@ -31,10 +35,14 @@ describe('project keys the server makes', () => {
     await send(mia.token, 'init', initEvent(miaSession, 'my private work', { project: key }));
     const mine = await projectOf(teamId, miaSession);
     expect(mine).toMatchObject({ key: `${key}#${mia.user}`, visibility: 'private' });
-    const miaIds = await env.DB.prepare('SELECT user_id FROM tokens WHERE id = ?').bind(mia.token_id).first<{ user_id: number }>();
+    const miaIds = await env.DB.prepare('SELECT user_id FROM tokens WHERE id = ?')
+      .bind(mia.token_id)
+      .first<{ user_id: number }>();
     expect(mine!.owner_user_id).toBe(miaIds!.user_id);
     // Bob's search by the shadow key finds nothing of mia's.
-    const found = await json<{ results: unknown[] }>(await call(`/api/search?q=private&project=${encodeURIComponent(`${key}#${mia.user}`)}`, { token: bob.token }));
+    const found = await json<{ results: unknown[] }>(
+      await call(`/api/search?q=private&project=${encodeURIComponent(`${key}#${mia.user}`)}`, { token: bob.token }),
+    );
     expect(found.results).toEqual([]);
   });
 
@@ -58,7 +66,7 @@ describe('project keys the server makes', () => {
     expect(await projectOf(teamId, sid)).toMatchObject({ key: `local/${mia.user}/app`, visibility: 'private' });
   });
 
-  it('answers a rename onto a teammate\'s private key exactly as onto a visible one, never 200 vs 409 by privacy (row 10)', async () => {
+  it("answers a rename onto a teammate's private key exactly as onto a visible one, never 200 vs 409 by privacy (row 10)", async () => {
     const owner = await newOwner();
     const mia = await addTeammate(owner, fresh('mia'));
     const mine = `github.com/${fresh('acme')}/mine`;
@@ -68,8 +76,14 @@ describe('project keys the server makes', () => {
     await send(owner.token, 'init', initEvent(fresh('s'), 'b', { project: visible }));
     await send(mia.token, 'init', initEvent(fresh('s'), 'c', { project: hers }));
     await env.DB.prepare("UPDATE projects SET visibility = 'private' WHERE key = ?").bind(hers).run();
-    const ontoPrivate = await call('/api/admin/projects/rename', { token: owner.token, json: { from: mine, to: hers } });
-    const ontoVisible = await call('/api/admin/projects/rename', { token: owner.token, json: { from: mine, to: visible } });
+    const ontoPrivate = await call('/api/admin/projects/rename', {
+      token: owner.token,
+      json: { from: mine, to: hers },
+    });
+    const ontoVisible = await call('/api/admin/projects/rename', {
+      token: owner.token,
+      json: { from: mine, to: visible },
+    });
     expect(ontoPrivate.status).toBe(ontoVisible.status);
     const [a, b] = [await ontoPrivate.json(), await ontoVisible.json()];
     expect(a).toEqual(b);
@@ -82,17 +96,26 @@ describe('project keys the server makes', () => {
     const mia = await addTeammate(owner, fresh('mia'));
     const key = `github.com/${fresh('acme')}/w`;
     await send(mia.token, 'init', initEvent(fresh('s'), 'start', { project: key }));
-    const project = await env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?').bind(teamId, key).first<{ id: number }>();
-    const miaUser = await env.DB.prepare('SELECT user_id FROM tokens WHERE id = ?').bind(mia.token_id).first<{ user_id: number }>();
+    const project = await env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?')
+      .bind(teamId, key)
+      .first<{ id: number }>();
+    const miaUser = await env.DB.prepare('SELECT user_id FROM tokens WHERE id = ?')
+      .bind(mia.token_id)
+      .first<{ user_id: number }>();
     const forged = `manual:${project!.id}:${miaUser!.user_id}`;
     const single = await send(owner.token, 'observations', toolEvent(forged, 'ls', { project: key }));
     expect(single.status).toBe(400);
     expect((single.body as { error: { code: string } }).error.code).toBe('invalid_body');
     const batch = await json<{ results: Array<{ error?: { code: string } }> }>(
-      await call('/api/events/batch', { token: owner.token, json: { events: [{ kind: 'init', ...initEvent(forged, 'x', { project: key }) }] } }),
+      await call('/api/events/batch', {
+        token: owner.token,
+        json: { events: [{ kind: 'init', ...initEvent(forged, 'x', { project: key }) }] },
+      }),
     );
     expect(batch.results[0]!.error?.code).toBe('invalid_body');
-    const row = await env.DB.prepare('SELECT COUNT(*) AS n FROM sessions WHERE team_id = ? AND session_key = ?').bind(teamId, forged).first<{ n: number }>();
+    const row = await env.DB.prepare('SELECT COUNT(*) AS n FROM sessions WHERE team_id = ? AND session_key = ?')
+      .bind(teamId, forged)
+      .first<{ n: number }>();
     expect(row!.n).toBe(0);
   });
 
@@ -102,21 +125,36 @@ describe('project keys the server makes', () => {
     const mia = await addTeammate(owner, fresh('mia'));
     const key = `github.com/${fresh('acme')}/w`;
     await send(mia.token, 'init', initEvent(fresh('s'), 'start', { project: key }));
-    const project = await env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?').bind(ownerIds.teamId, key).first<{ id: number }>();
-    const miaUser = await env.DB.prepare('SELECT user_id FROM tokens WHERE id = ?').bind(mia.token_id).first<{ user_id: number }>();
-    await env.DB.prepare("INSERT INTO sessions (team_id, session_key, project_id, user_id, platform, started_at) VALUES (?, ?, ?, ?, 'claude-code', ?)")
+    const project = await env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?')
+      .bind(ownerIds.teamId, key)
+      .first<{ id: number }>();
+    const miaUser = await env.DB.prepare('SELECT user_id FROM tokens WHERE id = ?')
+      .bind(mia.token_id)
+      .first<{ user_id: number }>();
+    await env.DB.prepare(
+      "INSERT INTO sessions (team_id, session_key, project_id, user_id, platform, started_at) VALUES (?, ?, ?, ?, 'claude-code', ?)",
+    )
       .bind(ownerIds.teamId, `manual:${project!.id}:${miaUser!.user_id}`, project!.id, ownerIds.userId, Date.now())
       .run();
     const res = await call('/mcp', {
       token: mia.token,
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'remember', arguments: { project: key, text: 'mine, not theirs' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'remember', arguments: { project: key, text: 'mine, not theirs' } },
+      }),
     });
     const answer = (await res.json()) as { result: { isError?: boolean; content: { text: string }[] } };
     expect(answer.result.isError).toBe(true);
     expect(answer.result.content[0]!.text).toMatch(/^session_conflict/);
-    const stored = await env.DB.prepare("SELECT COUNT(*) AS n FROM observations WHERE team_id = ? AND narrative = 'mine, not theirs'").bind(ownerIds.teamId).first<{ n: number }>();
+    const stored = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM observations WHERE team_id = ? AND narrative = 'mine, not theirs'",
+    )
+      .bind(ownerIds.teamId)
+      .first<{ n: number }>();
     expect(stored!.n).toBe(0);
   });
 });

@@ -9,7 +9,11 @@ import { initEvent, send } from '../pipeline/support';
 import { json, newOwner } from '../teams/support';
 
 const projectIdOf = async (teamId: number, key: string) =>
-  (await env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?').bind(teamId, key).first<{ id: number }>())?.id ?? null;
+  (
+    await env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?')
+      .bind(teamId, key)
+      .first<{ id: number }>()
+  )?.id ?? null;
 
 describe('storing after a merge', () => {
   it('files a new session, its prompt and a turn snapshotted with the merged-away project under the project it went into', async () => {
@@ -23,7 +27,9 @@ describe('storing after a merge', () => {
     await send(owner.token, 'init', initEvent(fresh('s'), 'target', { project: into }));
     const fromId = (await projectIdOf(ids.teamId, from))!;
     const intoId = (await projectIdOf(ids.teamId, into))!;
-    const session = await env.DB.prepare('SELECT id FROM sessions WHERE team_id = ? AND session_key = ?').bind(ids.teamId, first).first<{ id: number }>();
+    const session = await env.DB.prepare('SELECT id FROM sessions WHERE team_id = ? AND session_key = ?')
+      .bind(ids.teamId, first)
+      .first<{ id: number }>();
     await json(await call('/api/admin/projects/merge', { token: owner.token, json: { from, into } }));
     expect(await projectIdOf(ids.teamId, from)).toBeNull();
 
@@ -40,8 +46,32 @@ describe('storing after a merge', () => {
 
     // A turn whose events were snapshotted before the merge (the buffered case, and a dead letter retried later).
     const stored = await storeTurn(env.DB, {
-      context: { teamId: ids.teamId, projectId: fromId, sessionDbId: session!.id, promptNumber: 1, promptId: null, authorUserId: ids.userId, deviceId: ids.deviceId, agentId: null, agentType: null },
-      observations: [{ observation: { type: 'discovery', title: 'Filed after merge', subtitle: null, facts: [], narrative: 'n', concepts: [], filesRead: ['a.ts'], filesModified: [] }, createdAt: Date.now() }],
+      context: {
+        teamId: ids.teamId,
+        projectId: fromId,
+        sessionDbId: session!.id,
+        promptNumber: 1,
+        promptId: null,
+        authorUserId: ids.userId,
+        deviceId: ids.deviceId,
+        agentId: null,
+        agentType: null,
+      },
+      observations: [
+        {
+          observation: {
+            type: 'discovery',
+            title: 'Filed after merge',
+            subtitle: null,
+            facts: [],
+            narrative: 'n',
+            concepts: [],
+            filesRead: ['a.ts'],
+            filesModified: [],
+          },
+          createdAt: Date.now(),
+        },
+      ],
       summary: null,
       discoveryTokens: 0,
       generationId: null,
@@ -49,7 +79,9 @@ describe('storing after a merge', () => {
       storedAt: Date.now(),
     });
     expect(stored.observationIds).toHaveLength(1);
-    const obs = await env.DB.prepare('SELECT o.project_id, f.project_id AS file_project FROM observations o JOIN observation_files f ON f.observation_id = o.id WHERE o.id = ?')
+    const obs = await env.DB.prepare(
+      'SELECT o.project_id, f.project_id AS file_project FROM observations o JOIN observation_files f ON f.observation_id = o.id WHERE o.id = ?',
+    )
       .bind(stored.observationIds[0])
       .first<{ project_id: number; file_project: number }>();
     expect(obs).toEqual({ project_id: intoId, file_project: intoId });

@@ -7,9 +7,13 @@ import { idsOf } from '../support/seed';
 import { base, holdLease, initEvent, send, sessionStub, toolEvent } from '../pipeline/support';
 import { errorCode, json } from '../teams/support';
 
-
 const pendingPayloads = (teamId: number, sid: string) =>
-  runInDurableObject(sessionStub(teamId, sid), (_i, state) => state.storage.sql.exec<{ payload: string }>('SELECT payload FROM pending').toArray().map((r) => r.payload));
+  runInDurableObject(sessionStub(teamId, sid), (_i, state) =>
+    state.storage.sql
+      .exec<{ payload: string }>('SELECT payload FROM pending')
+      .toArray()
+      .map((r) => r.payload),
+  );
 
 describe('hostile text at the ingest edge', { timeout: 30_000 }, () => {
   it('takes a 900 KB <private> tool response and prompt, buffers none of it, and serves another caller meanwhile (row 1)', async () => {
@@ -39,13 +43,22 @@ describe('hostile text at the ingest edge', { timeout: 30_000 }, () => {
 
   it('answers an event with a 4,000-char cwd under the team glob **a**a**a**b without stalling (row 2)', async () => {
     const owner = await newIdentity({ role: 'owner' });
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { excluded_projects: ['**a**a**a**b', `/x/${'*a'.repeat(200)}`] } }));
+    await json(
+      await call('/api/admin/settings', {
+        token: owner.token,
+        method: 'PATCH',
+        json: { excluded_projects: ['**a**a**a**b', `/x/${'*a'.repeat(200)}`] },
+      }),
+    );
     const sid = fresh('s');
     const cwd = `/${'a'.repeat(3_999)}`;
     const res = await send(owner.token, 'init', { ...initEvent(sid, 'hello'), cwd });
     expect(res.status).toBe(202);
     expect(res.body.skipped).toBeUndefined();
-    const excluded = await send(owner.token, 'init', { ...initEvent(fresh('s'), 'hello'), cwd: `/${'a'.repeat(3_998)}b` });
+    const excluded = await send(owner.token, 'init', {
+      ...initEvent(fresh('s'), 'hello'),
+      cwd: `/${'a'.repeat(3_998)}b`,
+    });
     expect(excluded.body).toMatchObject({ accepted: false, skipped: 'project_excluded' });
   });
 
@@ -54,12 +67,22 @@ describe('hostile text at the ingest edge', { timeout: 30_000 }, () => {
     const sid = fresh('s');
     const deep = `${'['.repeat(50_000)}${']'.repeat(50_000)}`;
     const event = JSON.stringify({ ...toolEvent(sid, 'x') }).replace(/}$/, `,"tool_input":${deep}}`);
-    const single = await call('/api/sessions/observations', { token: id.token, method: 'POST', body: event, headers: { 'content-type': 'application/json' } });
+    const single = await call('/api/sessions/observations', {
+      token: id.token,
+      method: 'POST',
+      body: event,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(single.status).toBe(400);
     expect(await errorCode(single)).toBe('json_too_deep');
     const good = { kind: 'observation', ...toolEvent(sid, 'ls') };
     const batch = `{"events":[${JSON.stringify(good)},${event.replace(/^{/, '{"kind":"observation",')}]}`;
-    const refused = await call('/api/events/batch', { token: id.token, method: 'POST', body: batch, headers: { 'content-type': 'application/json' } });
+    const refused = await call('/api/events/batch', {
+      token: id.token,
+      method: 'POST',
+      body: batch,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(refused.status).toBe(400);
     expect(await errorCode(refused)).toBe('json_too_deep');
     // The client answers a batch refused as a whole by sending its events one at a time: the good one lands.
@@ -75,7 +98,13 @@ describe('hostile text at the ingest edge', { timeout: 30_000 }, () => {
     await send(id.token, 'init', initEvent(sid, 'go'));
     await holdLease(teamId, sid);
     const nested = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
-    const res = await send(id.token, 'observations', { ...base(sid), event_id: fresh('ev'), tool_name: 'Bash', tool_input: nested, tool_response: 'ok' });
+    const res = await send(id.token, 'observations', {
+      ...base(sid),
+      event_id: fresh('ev'),
+      tool_name: 'Bash',
+      tool_input: nested,
+      tool_response: 'ok',
+    });
     expect(res.status).toBe(202);
     const [payload] = await pendingPayloads(teamId, sid);
     expect((JSON.parse(payload!) as { toolInput: string }).toolInput.startsWith('[[[[')).toBe(true);

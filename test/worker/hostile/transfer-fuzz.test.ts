@@ -6,7 +6,16 @@ import { describe, expect, it } from 'vitest';
 import { fresh } from '../support/http';
 import { importNow } from '../support/import';
 import { newOwner } from '../teams/support';
-import { exportRounds, importRounds, invariantBreaks, makeWorld, moveRounds, protectedRows, rngFrom, type Failure } from './transfer-fuzz';
+import {
+  exportRounds,
+  importRounds,
+  invariantBreaks,
+  makeWorld,
+  moveRounds,
+  protectedRows,
+  rngFrom,
+  type Failure,
+} from './transfer-fuzz';
 
 const SEED = Number((globalThis as { process?: { env?: Record<string, string> } }).process?.env?.FUZZ_SEED ?? 20261202);
 

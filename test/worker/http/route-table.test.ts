@@ -63,9 +63,15 @@ const needOf = (method: string, path: string): Need | undefined =>
 const concrete = (path: string) => path.replace(/:\w+/g, '999999999');
 
 async function status(method: string, path: string, token?: string): Promise<{ status: number; code?: string }> {
-  const res = await call(concrete(path), { method, token, ...(method === 'GET' || method === 'HEAD' ? {} : { json: {} }) });
+  const res = await call(concrete(path), {
+    method,
+    token,
+    ...(method === 'GET' || method === 'HEAD' ? {} : { json: {} }),
+  });
   const type = res.headers.get('content-type') ?? '';
-  const body = type.includes('application/json') ? ((await res.json()) as { error?: { code: string } }) : (await res.body?.cancel(), undefined);
+  const body = type.includes('application/json')
+    ? ((await res.json()) as { error?: { code: string } })
+    : (await res.body?.cancel(), undefined);
   return { status: res.status, code: body?.error?.code };
 }
 
@@ -73,7 +79,9 @@ describe('the route table', () => {
   it('declares every route: public, or under a prefix whose scope the contract names', () => {
     const routes = routeTable();
     expect(routes.length).toBeGreaterThan(30);
-    const undeclared = routes.filter((r) => !PUBLIC.has(`${r.method} ${r.path}`) && needOf(r.method, r.path) === undefined);
+    const undeclared = routes.filter(
+      (r) => !PUBLIC.has(`${r.method} ${r.path}`) && needOf(r.method, r.path) === undefined,
+    );
     expect(undeclared).toEqual([]);
   });
 
@@ -99,9 +107,11 @@ describe('the route table', () => {
       const anonymous = await status(method, path);
       if (anonymous.status !== 401) failures.push(`${method} ${path} without a token: ${anonymous.status}`);
       const wrong = await status(method, path, tokens[need].wrong);
-      if (wrong.status !== 403 || wrong.code !== 'insufficient_scope') failures.push(`${method} ${path} without "${need}": ${wrong.status} ${wrong.code}`);
+      if (wrong.status !== 403 || wrong.code !== 'insufficient_scope')
+        failures.push(`${method} ${path} without "${need}": ${wrong.status} ${wrong.code}`);
       const right = await status(method, path, tokens[need].right);
-      if (right.status === 401 || right.status === 403) failures.push(`${method} ${path} with "${need}": ${right.status} ${right.code}`);
+      if (right.status === 401 || right.status === 403)
+        failures.push(`${method} ${path} with "${need}": ${right.status} ${right.code}`);
     }
     expect(failures).toEqual([]);
   });

@@ -56,18 +56,30 @@ describe('token verdict memo', () => {
     const owner = await newOwner();
     const sid = fresh('s');
     expect((await send(owner.token, 'observations', toolEvent(sid, 'ls'))).body).toMatchObject({ accepted: true });
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { skipped_tools: ['Bash'] } }));
-    expect((await send(owner.token, 'observations', toolEvent(sid, 'ls -la'))).body).toMatchObject({ accepted: false, skipped: 'tool_excluded' });
+    await json(
+      await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { skipped_tools: ['Bash'] } }),
+    );
+    expect((await send(owner.token, 'observations', toolEvent(sid, 'ls -la'))).body).toMatchObject({
+      accepted: false,
+      skipped: 'tool_excluded',
+    });
   });
 });
 
 describe('ingest limit counted by the session object', () => {
   it('refuses the call past the limit with 429 and retry-after, per session, leaving reads alone', async () => {
     const owner = await newOwner();
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_ingest_per_min: 3 } }));
+    await json(
+      await call('/api/admin/settings', {
+        token: owner.token,
+        method: 'PATCH',
+        json: { rate_limit_ingest_per_min: 3 },
+      }),
+    );
     const sid = fresh('s');
     const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(await call('/api/sessions/observations', { token: owner.token, json: toolEvent(sid, `step ${i}`) }));
+    for (let i = 0; i < 4; i++)
+      answers.push(await call('/api/sessions/observations', { token: owner.token, json: toolEvent(sid, `step ${i}`) }));
     expect(answers.slice(0, 3).map((r) => r.status)).toEqual([202, 202, 202]);
     expect(answers[2]!.headers.get('x-ratelimit-remaining')).toBe('0');
     const refused = answers[3]!;
@@ -82,9 +94,19 @@ describe('ingest limit counted by the session object', () => {
 
   it('counts each event of a burst to one session once, however the isolate gathers them into object calls', async () => {
     const owner = await newOwner();
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_ingest_per_min: 5 } }));
+    await json(
+      await call('/api/admin/settings', {
+        token: owner.token,
+        method: 'PATCH',
+        json: { rate_limit_ingest_per_min: 5 },
+      }),
+    );
     const sid = fresh('s');
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => call('/api/sessions/observations', { token: owner.token, json: toolEvent(sid, `burst ${i}`) })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        call('/api/sessions/observations', { token: owner.token, json: toolEvent(sid, `burst ${i}`) }),
+      ),
+    );
     const codes = answers.map((r) => r.status).sort();
     expect(codes).toEqual([...Array(5).fill(202), ...Array(7).fill(429)]);
   });
@@ -94,30 +116,51 @@ describe('ingest limit counted by the session object', () => {
     const sid = fresh('s');
     const events = Array.from({ length: 12 }, (_, i) => toolEvent(sid, `burst ${i}`));
     const first = await Promise.all(events.map((e) => send(owner.token, 'observations', e)));
-    expect(first.map((a) => [a.status, a.body.accepted, a.body.duplicate])).toEqual(events.map(() => [202, true, false]));
+    expect(first.map((a) => [a.status, a.body.accepted, a.body.duplicate])).toEqual(
+      events.map(() => [202, true, false]),
+    );
     const again = await Promise.all(events.map((e) => send(owner.token, 'observations', e)));
     expect(again.map((a) => [a.status, a.body.duplicate])).toEqual(events.map(() => [202, true]));
   });
 
   it('does not enqueue a refused event: sent again later it is new, not a repeat', async () => {
     const owner = await newOwner();
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_ingest_per_min: 1 } }));
+    await json(
+      await call('/api/admin/settings', {
+        token: owner.token,
+        method: 'PATCH',
+        json: { rate_limit_ingest_per_min: 1 },
+      }),
+    );
     const sid = fresh('s');
     expect((await send(owner.token, 'init', initEvent(sid, 'Fix the flaky test'))).status).toBe(202);
     const second = initEvent(sid, 'Now the docs');
     expect((await send(owner.token, 'init', second)).status).toBe(429);
-    const prompts = await env.DB.prepare('SELECT p.text FROM prompts p JOIN sessions s ON s.id = p.session_id WHERE s.session_key = ?').bind(sid).all();
+    const prompts = await env.DB.prepare(
+      'SELECT p.text FROM prompts p JOIN sessions s ON s.id = p.session_id WHERE s.session_key = ?',
+    )
+      .bind(sid)
+      .all();
     expect(prompts.results).toEqual([{ text: 'Fix the flaky test' }]);
   });
 });
 
 describe('batch replay', () => {
-  const batch = (token: string, events: Record<string, unknown>[]) => call('/api/events/batch', { token, json: { events } });
-  type Results = { results: { event_id: string | null; accepted?: boolean; prompt_number?: number; error?: { code: string } }[] };
+  const batch = (token: string, events: Record<string, unknown>[]) =>
+    call('/api/events/batch', { token, json: { events } });
+  type Results = {
+    results: { event_id: string | null; accepted?: boolean; prompt_number?: number; error?: { code: string } }[];
+  };
 
   it('counts each event against its own session: of a batch, a session takes what its window has left, in order', async () => {
     const owner = await newOwner();
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_ingest_per_min: 2 } }));
+    await json(
+      await call('/api/admin/settings', {
+        token: owner.token,
+        method: 'PATCH',
+        json: { rate_limit_ingest_per_min: 2 },
+      }),
+    );
     const [a, b] = [fresh('a'), fresh('b')];
     const sent = [
       { kind: 'init', ...initEvent(a, 'first in a') },
@@ -169,7 +212,12 @@ describe('Server-Timing', () => {
     const res = await call('/mcp', {
       token: owner.token,
       headers: { accept: 'application/json, text/event-stream' },
-      json: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'timing', version: '1' } } },
+      json: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'timing', version: '1' } },
+      },
     });
     expect(res.status).toBe(200);
     await res.body?.cancel();

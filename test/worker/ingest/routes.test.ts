@@ -38,7 +38,9 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     const obs = toolEvent(sid, 'npm test');
     expect((await send(id.token, 'observations', obs)).body).toEqual({ accepted: true, duplicate: false });
     expect((await send(id.token, 'observations', obs)).body).toEqual({ accepted: true, duplicate: true });
-    const count = await env.DB.prepare('SELECT COUNT(*) AS n FROM prompts p JOIN sessions s ON s.id = p.session_id WHERE s.session_key = ?')
+    const count = await env.DB.prepare(
+      'SELECT COUNT(*) AS n FROM prompts p JOIN sessions s ON s.id = p.session_id WHERE s.session_key = ?',
+    )
       .bind(sid)
       .first<{ n: number }>();
     expect(count?.n).toBe(1);
@@ -49,7 +51,12 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     const ids = await idsOf(id);
     const sid = fresh('s');
     await send(id.token, 'init', { ...initEvent(sid, 'hello'), platform: 'cursor' });
-    const ended = await send(id.token, 'end', { ...base(sid), event_id: fresh('ev'), reason: 'exit', occurred_at: 1_800_000_000_000 });
+    const ended = await send(id.token, 'end', {
+      ...base(sid),
+      event_id: fresh('ev'),
+      reason: 'exit',
+      occurred_at: 1_800_000_000_000,
+    });
     expect(ended.status).toBe(202);
     const row = await env.DB.prepare(
       `SELECT s.user_id, s.device_id, s.platform, s.prompt_count, s.ended_at, p.key FROM sessions s JOIN projects p ON p.id = s.project_id
@@ -57,14 +64,25 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     )
       .bind(ids.teamId, sid)
       .first();
-    expect(row).toEqual({ user_id: ids.userId, device_id: ids.deviceId, platform: 'cursor', prompt_count: 1, ended_at: 1_800_000_000_000, key: 'github.com/acme/widgets' });
+    expect(row).toEqual({
+      user_id: ids.userId,
+      device_id: ids.deviceId,
+      platform: 'cursor',
+      prompt_count: 1,
+      ended_at: 1_800_000_000_000,
+      key: 'github.com/acme/widgets',
+    });
   });
 
   it('accepts occurred_at as an ISO string or a millisecond epoch and refuses anything else', async () => {
     const id = await newIdentity();
     const sid = fresh('s');
-    expect((await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), occurred_at: '2026-11-30T10:00:00Z' })).status).toBe(202);
-    expect((await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), occurred_at: 1_790_000_000_000 })).status).toBe(202);
+    expect(
+      (await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), occurred_at: '2026-11-30T10:00:00Z' })).status,
+    ).toBe(202);
+    expect(
+      (await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), occurred_at: 1_790_000_000_000 })).status,
+    ).toBe(202);
     const bad = await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), occurred_at: 'yesterday' });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ error: { code: 'invalid_body' } });
@@ -76,10 +94,32 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     const sid = fresh('s');
     const tags = { prompt_id: fresh('prompt'), client_seq: 41 };
     expect((await send(id.token, 'init', { ...initEvent(sid, 'Fix the login bug'), ...tags })).status).toBe(202);
-    expect((await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), ...tags, client_seq: 42 })).status).toBe(202);
-    expect((await send(id.token, 'summarize', { ...base(sid), event_id: fresh('ev'), last_assistant_message: 'done', ...tags, client_seq: 43 })).status).toBe(202);
-    expect((await send(id.token, 'end', { ...base(sid), event_id: fresh('ev'), reason: 'exit', ...tags, client_seq: 44 })).status).toBe(202);
-    for (const bad of [{ client_seq: -1 }, { client_seq: 1.5 }, { client_seq: '7' }, { prompt_id: '' }, { prompt_id: 'x'.repeat(201) }, { prompt_id: 12 }]) {
+    expect((await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), ...tags, client_seq: 42 })).status).toBe(
+      202,
+    );
+    expect(
+      (
+        await send(id.token, 'summarize', {
+          ...base(sid),
+          event_id: fresh('ev'),
+          last_assistant_message: 'done',
+          ...tags,
+          client_seq: 43,
+        })
+      ).status,
+    ).toBe(202);
+    expect(
+      (await send(id.token, 'end', { ...base(sid), event_id: fresh('ev'), reason: 'exit', ...tags, client_seq: 44 }))
+        .status,
+    ).toBe(202);
+    for (const bad of [
+      { client_seq: -1 },
+      { client_seq: 1.5 },
+      { client_seq: '7' },
+      { prompt_id: '' },
+      { prompt_id: 'x'.repeat(201) },
+      { prompt_id: 12 },
+    ]) {
       const res = await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), ...bad });
       expect(res).toMatchObject({ status: 400, body: { error: { code: 'invalid_body' } } });
       expect(String((res.body.error as { message: string }).message)).toContain(Object.keys(bad)[0]);
@@ -99,7 +139,12 @@ describe('ingest routes', { timeout: 20_000 }, () => {
   it('refuses malformed JSON, missing fields and wrong types with stable codes', async () => {
     const id = await newIdentity();
     const sid = fresh('s');
-    const malformed = await call('/api/sessions/observations', { token: id.token, method: 'POST', body: '{"event_id": ', headers: { 'content-type': 'application/json' } });
+    const malformed = await call('/api/sessions/observations', {
+      token: id.token,
+      method: 'POST',
+      body: '{"event_id": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.status).toBe(400);
     expect(await errorCode(malformed)).toBe('malformed_json');
     const { event_id: _drop, ...noId } = toolEvent(sid, 'ls');
@@ -118,7 +163,10 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     const id = await newIdentity();
     const sid = fresh('s');
     for (const size of [1_100_000, 5_000_000]) {
-      const res = await call('/api/sessions/observations', { token: id.token, json: { ...toolEvent(sid, 'cat big'), tool_response: 'x'.repeat(size) } });
+      const res = await call('/api/sessions/observations', {
+        token: id.token,
+        json: { ...toolEvent(sid, 'cat big'), tool_response: 'x'.repeat(size) },
+      });
       expect(res.status).toBe(413);
       expect(await errorCode(res)).toBe('payload_too_large');
     }
@@ -133,7 +181,9 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     expect(wrong.status).toBe(401);
     expect(await errorCode(wrong)).toBe('invalid_token');
     const id = await newIdentity();
-    await env.DB.prepare("UPDATE tokens SET scopes = 'read' WHERE hash = ?").bind(await sha256Hex(id.token)).run();
+    await env.DB.prepare("UPDATE tokens SET scopes = 'read' WHERE hash = ?")
+      .bind(await sha256Hex(id.token))
+      .run();
     forgetTokenMemo();
     const readOnly = await call('/api/sessions/init', { token: id.token, json: initEvent(sid, 'x') });
     expect(readOnly.status).toBe(403);
@@ -146,7 +196,9 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     const sid = fresh('s');
     const todo = await send(id.token, 'observations', { ...toolEvent(sid, 'x'), tool_name: 'TodoWrite' });
     expect(todo).toEqual({ status: 202, body: { accepted: false, duplicate: false, skipped: 'tool_excluded' } });
-    await env.DB.prepare('UPDATE teams SET settings = ? WHERE id = ?').bind(JSON.stringify({ excluded_projects: ['**/secret-*'] }), ids.teamId).run();
+    await env.DB.prepare('UPDATE teams SET settings = ? WHERE id = ?')
+      .bind(JSON.stringify({ excluded_projects: ['**/secret-*'] }), ids.teamId)
+      .run();
     forgetTokenMemo();
     const excluded = await send(id.token, 'observations', { ...toolEvent(sid, 'ls'), cwd: '/home/dev/secret-plans' });
     expect(excluded.body).toMatchObject({ accepted: false, skipped: 'project_excluded' });
@@ -155,7 +207,11 @@ describe('ingest routes', { timeout: 20_000 }, () => {
   it('skips a prompt that is only a task notification', async () => {
     const id = await newIdentity();
     const sid = fresh('s');
-    const res = await send(id.token, 'init', initEvent(sid, '<task-notification><task-id>1</task-id></task-notification>'));
+    const res = await send(
+      id.token,
+      'init',
+      initEvent(sid, '<task-notification><task-id>1</task-id></task-notification>'),
+    );
     expect(res.body).toMatchObject({ accepted: false, skipped: 'internal_protocol' });
   });
 
@@ -164,22 +220,33 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     const sid = fresh('s');
     const flagged = await send(id.token, 'init', initEvent(sid, '', { private: true }));
     expect(flagged.body).toMatchObject({ accepted: true, prompt_number: 1 });
-    expect((await send(id.token, 'observations', toolEvent(sid, 'cat ~/.ssh/id_rsa'))).body).toEqual({ accepted: false, duplicate: false, skipped: 'private' });
-    expect((await send(id.token, 'summarize', { ...base(sid), event_id: fresh('ev'), last_assistant_message: 'done' })).body).toMatchObject({ skipped: 'private' });
+    expect((await send(id.token, 'observations', toolEvent(sid, 'cat ~/.ssh/id_rsa'))).body).toEqual({
+      accepted: false,
+      duplicate: false,
+      skipped: 'private',
+    });
+    expect(
+      (await send(id.token, 'summarize', { ...base(sid), event_id: fresh('ev'), last_assistant_message: 'done' })).body,
+    ).toMatchObject({ skipped: 'private' });
     // A prompt that is private once its tags are stripped counts as private too.
     const tagged = await send(id.token, 'init', initEvent(sid, '<private>my salary is 100k</private>'));
     expect(tagged.body.prompt_number).toBe(2);
     expect((await send(id.token, 'observations', toolEvent(sid, 'ls'))).body).toMatchObject({ skipped: 'private' });
     const open = await send(id.token, 'init', initEvent(sid, 'Back to work <private>psst</private>'));
     expect(open.body.prompt_number).toBe(3);
-    expect((await send(id.token, 'observations', toolEvent(sid, 'ls'))).body).toEqual({ accepted: true, duplicate: false });
-    const prompts = await env.DB.prepare('SELECT prompt_number, text FROM prompts p JOIN sessions s ON s.id = p.session_id WHERE s.session_key = ?')
+    expect((await send(id.token, 'observations', toolEvent(sid, 'ls'))).body).toEqual({
+      accepted: true,
+      duplicate: false,
+    });
+    const prompts = await env.DB.prepare(
+      'SELECT prompt_number, text FROM prompts p JOIN sessions s ON s.id = p.session_id WHERE s.session_key = ?',
+    )
       .bind(sid)
       .all();
     expect(prompts.results).toEqual([{ prompt_number: 3, text: 'Back to work' }]);
   });
 
-  it('does not let a teammate file events under someone else\'s session', async () => {
+  it("does not let a teammate file events under someone else's session", async () => {
     const alice = await newIdentity();
     const bob = await newIdentity({ team: alice.team });
     const sid = fresh('s');
@@ -195,7 +262,9 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     const obs = { kind: 'observation', ...toolEvent(sid, 'ls') };
     const res = await call('/api/events/batch', {
       token: id.token,
-      json: { events: [init, obs, { kind: 'observation', event_id: 'broken-1' }, { kind: 'teleport', event_id: 'x' }, obs] },
+      json: {
+        events: [init, obs, { kind: 'observation', event_id: 'broken-1' }, { kind: 'teleport', event_id: 'x' }, obs],
+      },
     });
     expect(res.status).toBe(200);
     const { results } = (await res.json()) as { results: Record<string, unknown>[] };
@@ -215,14 +284,19 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     expect(await errorCode(res)).toBe('invalid_body');
   });
 
-  it('shows a session\'s status to its team and answers 404 alike for unknown and foreign sessions', async () => {
+  it("shows a session's status to its team and answers 404 alike for unknown and foreign sessions", async () => {
     const id = await newIdentity();
     const other = await newIdentity();
     const sid = fresh('s');
     await send(id.token, 'init', initEvent(sid, 'hello'));
     const mine = await call(`/api/sessions/${sid}/status`, { token: id.token });
     expect(mine.status).toBe(200);
-    expect(await mine.json()).toMatchObject({ session_id: sid, pending: expect.any(Number), in_flight: expect.any(Number), dead_letters: [] });
+    expect(await mine.json()).toMatchObject({
+      session_id: sid,
+      pending: expect.any(Number),
+      in_flight: expect.any(Number),
+      dead_letters: [],
+    });
     const foreign = await call(`/api/sessions/${sid}/status`, { token: other.token });
     const unknown = await call(`/api/sessions/${fresh('nope')}/status`, { token: other.token });
     expect(foreign.status).toBe(404);
@@ -249,8 +323,13 @@ describe('ingest routes', { timeout: 20_000 }, () => {
     const response = `START${'r'.repeat(50_000)}END`;
     const input = { command: `echo ${'i'.repeat(30_000)}` };
     await send(id.token, 'observations', { ...toolEvent(sid, 'x'), tool_input: input, tool_response: response });
-    const payload = await runInDurableObject(stub, (_i, state) =>
-      JSON.parse(state.storage.sql.exec<{ payload: string }>('SELECT payload FROM pending').one().payload) as { toolInput: string; toolResponse: string },
+    const payload = await runInDurableObject(
+      stub,
+      (_i, state) =>
+        JSON.parse(state.storage.sql.exec<{ payload: string }>('SELECT payload FROM pending').one().payload) as {
+          toolInput: string;
+          toolResponse: string;
+        },
     );
     for (const field of [payload.toolInput, payload.toolResponse]) {
       expect(field.length).toBeLessThanOrEqual(16_000);
@@ -262,13 +341,27 @@ describe('ingest routes', { timeout: 20_000 }, () => {
 
   it('answers bad input at every ingest route with a 4xx and a stable code, never a 500', async () => {
     const id = await newIdentity();
-    const routes = ['/api/sessions/init', '/api/sessions/observations', '/api/sessions/summarize', '/api/sessions/end', '/api/events/batch'];
+    const routes = [
+      '/api/sessions/init',
+      '/api/sessions/observations',
+      '/api/sessions/summarize',
+      '/api/sessions/end',
+      '/api/events/batch',
+    ];
     for (const route of routes) {
       const cases: [RequestInit & { json?: unknown }, number, string][] = [
         [{ method: 'POST', body: 'not json', headers: { 'content-type': 'application/json' } }, 400, 'malformed_json'],
         [{ json: {} }, 400, 'invalid_body'],
         [{ json: { event_id: 7, session_id: [], project: null, occurred_at: {} } }, 400, 'invalid_body'],
-        [{ method: 'POST', body: JSON.stringify({ pad: 'x'.repeat(5_000_000) }), headers: { 'content-type': 'application/json' } }, 413, 'payload_too_large'],
+        [
+          {
+            method: 'POST',
+            body: JSON.stringify({ pad: 'x'.repeat(5_000_000) }),
+            headers: { 'content-type': 'application/json' },
+          },
+          413,
+          'payload_too_large',
+        ],
       ];
       for (const [init, code, error] of cases) {
         const res = await call(route, { token: id.token, ...init });

@@ -7,7 +7,9 @@ let CLIENT_SOURCE = '';
 let CLIENT_VERSION = '';
 let CLIENT_SHA256 = '';
 beforeAll(async () => {
-  const manifest = (await (await env.ASSETS.fetch('https://assets.invalid/manifest.json')).json()) as { client: { version: string; sha256: string } };
+  const manifest = (await (await env.ASSETS.fetch('https://assets.invalid/manifest.json')).json()) as {
+    client: { version: string; sha256: string };
+  };
   CLIENT_VERSION = manifest.client.version;
   CLIENT_SHA256 = manifest.client.sha256;
   CLIENT_SOURCE = await (await env.ASSETS.fetch('https://assets.invalid/install/cairn.mjs')).text();
@@ -22,7 +24,10 @@ describe('GET /install/cairn.mjs', () => {
     const body = await res.text();
     expect(body).toBe(CLIENT_SOURCE);
     expect(body.startsWith('#!/usr/bin/env node')).toBe(true);
-    const digest = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(body))), (b) => b.toString(16).padStart(2, '0')).join('');
+    const digest = Array.from(
+      new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(body))),
+      (b) => b.toString(16).padStart(2, '0'),
+    ).join('');
     expect(digest).toBe(CLIENT_SHA256);
   });
 

@@ -55,19 +55,28 @@ const testKind: JobKind<Params, { i: number }> = {
     while (i < p.units && ctx.fits({ statements: p.perUnit })) {
       if (p.holdAt === i && !held.has(p.tag)) {
         held.add(p.tag);
-        await fetch(`${env.FAKE_LLM_URL}/v1/messages`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: `SCENARIO:${p.tag}` }] }) });
+        await fetch(`${env.FAKE_LLM_URL}/v1/messages`, {
+          method: 'POST',
+          body: JSON.stringify({ messages: [{ role: 'user', content: `SCENARIO:${p.tag}` }] }),
+        });
       }
       for (let s = 0; s < p.perUnit; s++) await db(env.DB).run(sql`SELECT 1`);
       applied.set(p.tag, [...(applied.get(p.tag) ?? []), i]);
       i++;
     }
-    return { cursor: { i }, done: i >= p.units, progress: { done: i, total: p.units, unit: 'units' }, result: { units: i } };
+    return {
+      cursor: { i },
+      done: i >= p.units,
+      progress: { done: i, total: p.units, unit: 'units' },
+      result: { units: i },
+    };
   },
 };
 registerJobKinds([testKind as unknown as JobKind<unknown, unknown>]);
 
 /** Resolves once the fake server has seen `n` requests of the scenario. */
-const arrived = (id: string, n: number) => fetch(`${env.FAKE_LLM_URL}/__scenario/${id}?arrived=${n}`).then((r) => r.text());
+const arrived = (id: string, n: number) =>
+  fetch(`${env.FAKE_LLM_URL}/__scenario/${id}?arrived=${n}`).then((r) => r.text());
 
 async function team() {
   const id = await newIdentity();
@@ -104,7 +113,14 @@ describe('a job', () => {
     const { teamId } = await team();
     const tag = fresh('t');
     await script(tag, [], 0, { hold: true });
-    const job = await startJob(env, testKind, teamId, { tag, units: 6, perUnit: 60, holdAt: 4, failTimes: 0, permanent: false });
+    const job = await startJob(env, testKind, teamId, {
+      tag,
+      units: 6,
+      perUnit: 60,
+      holdAt: 4,
+      failTimes: 0,
+      permanent: false,
+    });
     // Step 1 applies units 0–2 (60 statements each under 200); step 2 applies unit 3 and waits at unit 4.
     // (The alarms may fire by themselves meanwhile: the lane runs one step at a time either way.)
     void runDurableObjectAlarm(lane(teamId))
@@ -129,15 +145,37 @@ describe('a job', () => {
     const tag = fresh('t');
     await script(tag, [], 0, { hold: true });
     const key = fresh('k');
-    const first = await startJob(env, testKind, teamId, { tag, units: 2, perUnit: 1, holdAt: 0, failTimes: 0, permanent: false, dedupe: key });
+    const first = await startJob(env, testKind, teamId, {
+      tag,
+      units: 2,
+      perUnit: 1,
+      holdAt: 0,
+      failTimes: 0,
+      permanent: false,
+      dedupe: key,
+    });
     const stepping = runDurableObjectAlarm(lane(teamId)).catch(() => undefined);
     await arrived(tag, 1);
-    const second = await startJob(env, testKind, teamId, { tag, units: 2, perUnit: 1, failTimes: 0, permanent: false, dedupe: key });
+    const second = await startJob(env, testKind, teamId, {
+      tag,
+      units: 2,
+      perUnit: 1,
+      failTimes: 0,
+      permanent: false,
+      dedupe: key,
+    });
     expect(second.id).toBe(first.id);
     await release(tag);
     await stepping;
     expect((await runJob(teamId, first.id)).status).toBe('done');
-    const third = await startJob(env, testKind, teamId, { tag, units: 1, perUnit: 1, failTimes: 0, permanent: false, dedupe: key });
+    const third = await startJob(env, testKind, teamId, {
+      tag,
+      units: 1,
+      perUnit: 1,
+      failTimes: 0,
+      permanent: false,
+      dedupe: key,
+    });
     expect(third.id).not.toBe(first.id);
     await runJob(teamId, third.id);
   });
@@ -147,8 +185,20 @@ describe('a job', () => {
     const a = fresh('a');
     const b = fresh('b');
     order.length = 0;
-    const ja = await startJob(env, testKind, teamId, { tag: a, units: 3, perUnit: 150, failTimes: 0, permanent: false });
-    const jb = await startJob(env, testKind, teamId, { tag: b, units: 3, perUnit: 150, failTimes: 0, permanent: false });
+    const ja = await startJob(env, testKind, teamId, {
+      tag: a,
+      units: 3,
+      perUnit: 150,
+      failTimes: 0,
+      permanent: false,
+    });
+    const jb = await startJob(env, testKind, teamId, {
+      tag: b,
+      units: 3,
+      perUnit: 150,
+      failTimes: 0,
+      permanent: false,
+    });
     await runJob(teamId, ja.id);
     await runJob(teamId, jb.id);
     expect(order.filter((t) => t === a || t === b)).toEqual([a, b, a, b, a, b]);
@@ -157,7 +207,13 @@ describe('a job', () => {
   it('runs a failed step again after a pause, and fails for good after a permanent failure or too many attempts', async () => {
     const { teamId } = await team();
     const flaky = fresh('f');
-    const j1 = await startJob(env, testKind, teamId, { tag: flaky, units: 1, perUnit: 1, failTimes: 2, permanent: false });
+    const j1 = await startJob(env, testKind, teamId, {
+      tag: flaky,
+      units: 1,
+      perUnit: 1,
+      failTimes: 2,
+      permanent: false,
+    });
     await runDurableObjectAlarm(lane(teamId));
     const paused = (await jobOf(teamId, j1.id))!;
     expect(paused.status).toBe('running');
@@ -169,12 +225,24 @@ describe('a job', () => {
     expect(ok.status).toBe('done');
     expect(ok.error).toBeNull();
 
-    const doomed = await startJob(env, testKind, teamId, { tag: fresh('p'), units: 1, perUnit: 1, failTimes: 0, permanent: true });
+    const doomed = await startJob(env, testKind, teamId, {
+      tag: fresh('p'),
+      units: 1,
+      perUnit: 1,
+      failTimes: 0,
+      permanent: true,
+    });
     const failed = await runJob(teamId, doomed.id);
     expect(failed.status).toBe('failed');
     expect(failed.error).toEqual({ code: 'test_permanent', message: 'this job cannot succeed' });
 
-    const worn = await startJob(env, testKind, teamId, { tag: fresh('w'), units: 1, perUnit: 1, failTimes: 99, permanent: false });
+    const worn = await startJob(env, testKind, teamId, {
+      tag: fresh('w'),
+      units: 1,
+      perUnit: 1,
+      failTimes: 99,
+      permanent: false,
+    });
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       await dueNow(teamId);
       await runDurableObjectAlarm(lane(teamId));
@@ -209,7 +277,9 @@ describe('jobs over HTTP', () => {
     const member = ((await minted.json()) as { token: string }).token;
     expect((await call(`/api/jobs/${job.id}`, { token: member })).status).toBe(404);
     expect((await call('/api/admin/jobs', { token: member })).status).toBe(403);
-    expect((await call('/api/admin/jobs', { token: owner.token, json: { kind: 'test-units', params: {} } })).status).toBe(400);
+    expect(
+      (await call('/api/admin/jobs', { token: owner.token, json: { kind: 'test-units', params: {} } })).status,
+    ).toBe(400);
     expect((await call('/api/admin/jobs', { token: owner.token, json: { kind: 'nope' } })).status).toBe(400);
     await runJob(teamId, job.id);
   });

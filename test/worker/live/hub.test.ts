@@ -67,7 +67,10 @@ const world = () => seedWorld();
  * delivers. Events of one stream arrive in the order they were notified, so when this is the marker, nothing
  * notified before it was delivered in between.
  */
-async function nextAfterMarker(w: Awaited<ReturnType<typeof world>>, sse: ReturnType<typeof sseReader>): Promise<{ next: unknown; marker: number }> {
+async function nextAfterMarker(
+  w: Awaited<ReturnType<typeof world>>,
+  sse: ReturnType<typeof sseReader>,
+): Promise<{ next: unknown; marker: number }> {
   const marker = await seedObservation(w.ids, w.projectId, w.sessionId, { title: `marker ${fresh('m')}` });
   await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: marker });
   return { next: ((await sse.next())?.data as FeedItem | undefined)?.id, marker };
@@ -77,7 +80,10 @@ describe('live stream', () => {
   it('delivers a stored observation and summary to a connected viewer', async () => {
     const w = await world();
     const sse = await connect(w.id, `?project=${encodeURIComponent(w.key)}`);
-    const obs = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'fixed the flaky test', type: 'bugfix' });
+    const obs = await seedObservation(w.ids, w.projectId, w.sessionId, {
+      title: 'fixed the flaky test',
+      type: 'bugfix',
+    });
     const sum = await seedSummary(w.ids, w.projectId, w.sessionId, { request: 'stabilise CI' });
     await notifyStored(env, w.ids.teamId, [
       { kind: 'observation', projectId: w.projectId, id: obs },
@@ -85,7 +91,14 @@ describe('live stream', () => {
     ]);
     const first = (await sse.next())?.data as FeedItem;
     const second = (await sse.next())?.data as FeedItem;
-    expect(first).toMatchObject({ kind: 'observation', id: obs, title: 'fixed the flaky test', type: 'bugfix', author: w.id.user, projectKey: w.key });
+    expect(first).toMatchObject({
+      kind: 'observation',
+      id: obs,
+      title: 'fixed the flaky test',
+      type: 'bugfix',
+      author: w.id.user,
+      projectKey: w.key,
+    });
     expect(second).toMatchObject({ kind: 'summary', id: sum, request: 'stabilise CI' });
     await sse.cancel();
   });
@@ -98,7 +111,10 @@ describe('live stream', () => {
     const sseMate = await connect(mate);
     const sseMe = await connect(w.id);
     const priv = await seedObservation(w.ids, privateId, privSession, { title: 'private thing' });
-    const secret = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'api key rotated', type: 'sensitive' });
+    const secret = await seedObservation(w.ids, w.projectId, w.sessionId, {
+      title: 'api key rotated',
+      type: 'sensitive',
+    });
     const shared = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'shared thing' });
     await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: privateId, id: priv });
     await notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: secret });
@@ -156,9 +172,19 @@ describe('live stream', () => {
   it('keeps working when nobody is listening and when the hub cannot be reached', async () => {
     const w = await world();
     const obs = await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'unheard' });
-    await expect(notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs })).resolves.toBeUndefined();
-    const broken = { HUBS: { idFromName: () => { throw new Error('no hub'); } } } as unknown as Pick<typeof env, 'HUBS'>;
-    await expect(notifyStored(broken, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs })).resolves.toBeUndefined();
+    await expect(
+      notifyStored(env, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs }),
+    ).resolves.toBeUndefined();
+    const broken = {
+      HUBS: {
+        idFromName: () => {
+          throw new Error('no hub');
+        },
+      },
+    } as unknown as Pick<typeof env, 'HUBS'>;
+    await expect(
+      notifyStored(broken, w.ids.teamId, { kind: 'observation', projectId: w.projectId, id: obs }),
+    ).resolves.toBeUndefined();
   });
 
   it('recycles old streams so the token is checked again, and heartbeats forget viewers who left', async () => {

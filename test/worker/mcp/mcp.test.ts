@@ -33,12 +33,16 @@ async function connect(token: string): Promise<Client> {
 }
 
 type ToolText = { content: { type: string; text: string }[]; isError?: boolean };
-const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolText;
+const call = async (client: Client, name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args })) as ToolText;
 const textOf = (r: ToolText) => r.content.map((c) => c.text).join('\n');
 
 const T0 = Date.parse('2026-07-01T10:00:00Z');
 
-const hasVector = async (id: number) => (await env.DB.prepare("SELECT 1 AS x FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(id).first()) !== null;
+const hasVector = async (id: number) =>
+  (await env.DB.prepare("SELECT 1 AS x FROM local_vectors WHERE record_id = ? AND kind = 'observation'")
+    .bind(id)
+    .first()) !== null;
 let me: TestIdentity;
 let ids: Ids;
 let key: string;
@@ -52,9 +56,20 @@ beforeAll(async () => {
   project = await seedProject(ids, key);
   const s = await seedSession(ids, project, fresh('s'), T0);
   seeded = [];
-  const titles = ['Webhook retries use exponential backoff', 'Stripe signature check moved before JSON parse', 'Queue consumer acks only after commit'];
+  const titles = [
+    'Webhook retries use exponential backoff',
+    'Stripe signature check moved before JSON parse',
+    'Queue consumer acks only after commit',
+  ];
   for (const [i, title] of titles.entries()) {
-    seeded.push(await seedObservation(ids, project, s, { title, narrative: `Details about ${title.toLowerCase()}.`, facts: [`fact ${i}`], createdAt: T0 + i * 60_000 }));
+    seeded.push(
+      await seedObservation(ids, project, s, {
+        title,
+        narrative: `Details about ${title.toLowerCase()}.`,
+        facts: [`fact ${i}`],
+        createdAt: T0 + i * 60_000,
+      }),
+    );
   }
 });
 
@@ -65,7 +80,15 @@ describe('MCP server', () => {
     expect(client.getInstructions()).toContain('search(query)');
     expect(client.getInstructions()).toContain('get_observations');
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['feedback', 'forget', 'get_observations', 'remember', 'search', 'supersede', 'timeline']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'feedback',
+      'forget',
+      'get_observations',
+      'remember',
+      'search',
+      'supersede',
+      'timeline',
+    ]);
     await client.close();
   });
 
@@ -81,16 +104,34 @@ describe('MCP server', () => {
 
   it('searches summaries and prompts with kind "all", shows S and P ids, and reads them in full with get_observations', async () => {
     const s = await seedSession(ids, project, fresh('s'), T0);
-    const summaryId = await seedSummary(ids, project, s, { request: 'Tune the albatross limiter', learned: 'Albatross limiter counts per token', nextSteps: 'Watch albatross 429s' });
-    await storePrompt(env.DB, { teamId: ids.teamId, projectId: project, sessionDbId: s, promptNumber: 1, text: 'why does the albatross limiter reject bursts?', authorUserId: ids.userId, createdAt: T0 });
-    const promptId = (await env.DB.prepare('SELECT id FROM prompts WHERE session_id = ?').bind(s).first<{ id: number }>())!.id;
+    const summaryId = await seedSummary(ids, project, s, {
+      request: 'Tune the albatross limiter',
+      learned: 'Albatross limiter counts per token',
+      nextSteps: 'Watch albatross 429s',
+    });
+    await storePrompt(env.DB, {
+      teamId: ids.teamId,
+      projectId: project,
+      sessionDbId: s,
+      promptNumber: 1,
+      text: 'why does the albatross limiter reject bursts?',
+      authorUserId: ids.userId,
+      createdAt: T0,
+    });
+    const promptId = (await env.DB.prepare('SELECT id FROM prompts WHERE session_id = ?')
+      .bind(s)
+      .first<{ id: number }>())!.id;
     const client = await connect(me.token);
     const plain = textOf(await call(client, 'search', { query: 'albatross limiter' }));
     expect(plain).toMatch(/^No matches/);
     const all = textOf(await call(client, 'search', { query: 'albatross limiter', kind: 'all' }));
-    expect(all).toMatch(new RegExp(`^S${summaryId}  .*  summary  Tune the albatross limiter  \\(${key}, @${me.user}, ~\\d+ tok\\)$`, 'm'));
+    expect(all).toMatch(
+      new RegExp(`^S${summaryId}  .*  summary  Tune the albatross limiter  \\(${key}, @${me.user}, ~\\d+ tok\\)$`, 'm'),
+    );
     expect(all).toMatch(new RegExp(`^P${promptId}  .*  prompt  why does the albatross limiter reject bursts\\?`, 'm'));
-    const full = textOf(await call(client, 'get_observations', { ids: [`S${summaryId}`, `P${promptId}`, 'S987654321', seeded[0]!] }));
+    const full = textOf(
+      await call(client, 'get_observations', { ids: [`S${summaryId}`, `P${promptId}`, 'S987654321', seeded[0]!] }),
+    );
     expect(full).toContain(`S${summaryId} session summary`);
     expect(full).toContain('Learned: Albatross limiter counts per token');
     expect(full).toContain('Next steps: Watch albatross 429s');
@@ -128,18 +169,41 @@ describe('MCP server', () => {
   it('remembers an explicit note in a manual session, once, searchable right away', async () => {
     const client = await connect(me.token);
     const note = 'Releases are cut from the release/* branches; main is never tagged directly. 发布分支';
-    const first = textOf(await call(client, 'remember', { project: key, text: note, type: 'decision', concepts: ['why-it-exists'], files: ['./RELEASING.md'] }));
+    const first = textOf(
+      await call(client, 'remember', {
+        project: key,
+        text: note,
+        type: 'decision',
+        concepts: ['why-it-exists'],
+        files: ['./RELEASING.md'],
+      }),
+    );
     const id = Number(/#(\d+)/.exec(first)![1]);
     expect(first).toContain(`Remembered as #${id} in ${key}`);
-    const again = textOf(await call(client, 'remember', { project: key, text: note, type: 'decision', concepts: ['why-it-exists'] }));
+    const again = textOf(
+      await call(client, 'remember', { project: key, text: note, type: 'decision', concepts: ['why-it-exists'] }),
+    );
     expect(again).toContain(`Already remembered as #${id}`);
 
     const row = await env.DB.prepare(
       `SELECT o.source, o.type, o.cjk_terms, o.files_read, s.session_key, s.user_id FROM observations o JOIN sessions s ON s.id = o.session_id WHERE o.id = ?`,
     )
       .bind(id)
-      .first<{ source: string; type: string; cjk_terms: string; files_read: string; session_key: string; user_id: number }>();
-    expect(row).toMatchObject({ source: 'remember', type: 'decision', files_read: '["RELEASING.md"]', session_key: `manual:${project}:${ids.userId}`, user_id: ids.userId });
+      .first<{
+        source: string;
+        type: string;
+        cjk_terms: string;
+        files_read: string;
+        session_key: string;
+        user_id: number;
+      }>();
+    expect(row).toMatchObject({
+      source: 'remember',
+      type: 'decision',
+      files_read: '["RELEASING.md"]',
+      session_key: `manual:${project}:${ids.userId}`,
+      user_id: ids.userId,
+    });
     expect(row!.cjk_terms).toContain('发布');
     const found = textOf(await call(client, 'search', { query: '发布', project: key }));
     expect(found).toContain(`#${id}`);
@@ -156,7 +220,9 @@ describe('MCP server', () => {
 
   it('lets the author forget, writes an audit row, and hides the row everywhere afterwards', async () => {
     const client = await connect(me.token);
-    const saved = textOf(await call(client, 'remember', { project: key, text: 'Temporary note about flaky CI runners' }));
+    const saved = textOf(
+      await call(client, 'remember', { project: key, text: 'Temporary note about flaky CI runners' }),
+    );
     const id = Number(/#(\d+)/.exec(saved)![1]);
     await deferredWork();
     expect(await hasVector(id)).toBe(true);
@@ -164,7 +230,9 @@ describe('MCP server', () => {
     expect(res.isError).toBeFalsy();
     expect(textOf(res)).toContain(`Forgot #${id}`);
     expect(await env.DB.prepare('SELECT id FROM observations WHERE id = ?').bind(id).first()).toBeNull();
-    const audit = await env.DB.prepare(`SELECT actor_user_id, action, detail FROM audit_log WHERE target = ?`).bind(`observation:${id}`).all<{ actor_user_id: number; action: string; detail: string }>();
+    const audit = await env.DB.prepare(`SELECT actor_user_id, action, detail FROM audit_log WHERE target = ?`)
+      .bind(`observation:${id}`)
+      .all<{ actor_user_id: number; action: string; detail: string }>();
     expect(audit.results).toHaveLength(1);
     expect(audit.results[0]).toMatchObject({ actor_user_id: ids.userId, action: 'forget' });
     // The reason is not kept: it could repeat what was forgotten.
@@ -179,14 +247,18 @@ describe('MCP server', () => {
 
   it("refuses a member forgetting a teammate's observation, but lets a team admin", async () => {
     const member = await newIdentity({ team: me.team });
-    const id = await seedObservation(ids, project, await seedSession(ids, project, fresh('s')), { title: 'Owner wrote this' });
+    const id = await seedObservation(ids, project, await seedSession(ids, project, fresh('s')), {
+      title: 'Owner wrote this',
+    });
     const asMember = await call(await connect(member.token), 'forget', { id });
     expect(asMember.isError).toBe(true);
     expect(textOf(asMember)).toContain('not_allowed');
     expect(await env.DB.prepare('SELECT id FROM observations WHERE id = ?').bind(id).first()).not.toBeNull();
 
     const memberIds = await idsOf(member);
-    const theirs = await seedObservation(memberIds, project, await seedSession(memberIds, project, fresh('s')), { title: 'Member wrote this' });
+    const theirs = await seedObservation(memberIds, project, await seedSession(memberIds, project, fresh('s')), {
+      title: 'Member wrote this',
+    });
     const asOwner = await call(await connect(me.token), 'forget', { id: theirs });
     expect(asOwner.isError).toBeFalsy();
   });
@@ -196,13 +268,19 @@ describe('MCP server', () => {
     const foreign = await call(stranger, 'forget', { id: seeded[0] });
     const missing = await call(stranger, 'forget', { id: 99999999 });
     expect(textOf(foreign).replace(String(seeded[0]), 'N')).toBe(textOf(missing).replace('99999999', 'N'));
-    expect(textOf(await call(stranger, 'get_observations', { ids: [seeded[0]] }))).toContain(`Not found: #${seeded[0]}`);
+    expect(textOf(await call(stranger, 'get_observations', { ids: [seeded[0]] }))).toContain(
+      `Not found: #${seeded[0]}`,
+    );
     expect(textOf(await call(stranger, 'search', { query: 'webhook' }))).not.toContain(`#${seeded[0]}`);
   });
 
   it('refuses a token without the ingest scope for remember and forget, but still serves reads', async () => {
     const reader = await newIdentity({ team: me.team });
-    await env.DB.prepare(`UPDATE tokens SET scopes = 'read' WHERE user_id = (SELECT id FROM users WHERE team_id = ? AND handle = ?)`).bind(ids.teamId, reader.user).run();
+    await env.DB.prepare(
+      `UPDATE tokens SET scopes = 'read' WHERE user_id = (SELECT id FROM users WHERE team_id = ? AND handle = ?)`,
+    )
+      .bind(ids.teamId, reader.user)
+      .run();
     forgetTokenMemo();
     const client = await connect(reader.token);
     const res = await call(client, 'remember', { project: key, text: 'nope' });
@@ -215,8 +293,17 @@ describe('MCP server', () => {
     await expect(connect('cairn_not_a_real_token')).rejects.toThrow();
     const res = await inProcess(`${BASE}/mcp`, {
       method: 'POST',
-      headers: { authorization: 'Bearer cairn_not_a_real_token', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+      headers: {
+        authorization: 'Bearer cairn_not_a_real_token',
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
     });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toContain('invalid_token');

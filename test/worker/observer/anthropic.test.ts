@@ -25,19 +25,33 @@ interface MessagesBody {
 /** Events tagged with a scenario id so the fake answers from that scenario's script. */
 function batch(scenario: string): ToolEvent[] {
   return [
-    toolEvent('Edit', { file_path: '/w/src/auth.ts', old_string: 'a', new_string: `b // SCENARIO:${scenario}` }, { filePath: '/w/src/auth.ts' }),
+    toolEvent(
+      'Edit',
+      { file_path: '/w/src/auth.ts', old_string: 'a', new_string: `b // SCENARIO:${scenario}` },
+      { filePath: '/w/src/auth.ts' },
+    ),
     toolEvent('Bash', { command: 'npm test' }, { stdout: '3 passed', stderr: '', exit_code: 0 }),
     toolEvent('Read', { file_path: '/w/src/session.ts' }, { content: 'export {}' }),
   ];
 }
 
-async function turn(scenario: string, responses: FakeResponse[] | null, state: ConversationState | null = null, events = batch(scenario)): Promise<TurnOutcome> {
+async function turn(
+  scenario: string,
+  responses: FakeResponse[] | null,
+  state: ConversationState | null = null,
+  events = batch(scenario),
+): Promise<TurnOutcome> {
   if (responses) await script(scenario, responses);
   const provider = createProvider(env);
   expect(provider.name).toBe('anthropic');
   return runTurn(provider, {
     mode,
-    session: { project: 'github.com/acme/widgets', sessionKey: `sess-${scenario}`, promptNumber: 1, userPrompt: 'Fix auth' },
+    session: {
+      project: 'github.com/acme/widgets',
+      sessionKey: `sess-${scenario}`,
+      promptNumber: 1,
+      userPrompt: 'Fix auth',
+    },
     events,
     summary: null,
     now: T0,
@@ -76,7 +90,10 @@ describe('an observer turn through the Anthropic SDK', () => {
     expect(body.system[0]!.cache_control).toEqual({ type: 'ephemeral' });
     expect(body.system[0]!.text).toContain('<observation>');
     for (const banned of ['temperature', 'top_p', 'top_k']) expect(body).not.toHaveProperty(banned);
-    const userText = body.messages.at(-1)!.content.map((c) => c.text).join('');
+    const userText = body.messages
+      .at(-1)!
+      .content.map((c) => c.text)
+      .join('');
     expect(userText.match(/<observed_from_primary_session>/g)).toHaveLength(3);
     expect(userText).toContain('<what_happened>Edit</what_happened>');
     expect(userText).toContain('<what_happened>Bash</what_happened>');
@@ -86,7 +103,9 @@ describe('an observer turn through the Anthropic SDK', () => {
     const id = fresh('anth-cache');
     const first = await turn(id, null);
     if (first.kind !== 'parsed') throw new Error(first.kind);
-    const second = await turn(id, null, first.state, [toolEvent('Bash', { command: `make build # SCENARIO:${id}` }, { stdout: 'built', exit_code: 0 })]);
+    const second = await turn(id, null, first.state, [
+      toolEvent('Bash', { command: `make build # SCENARIO:${id}` }, { stdout: 'built', exit_code: 0 }),
+    ]);
     expect(second.kind).toBe('parsed');
     const requests = await recorded(id);
     const body = requests[1]!.body as MessagesBody;
@@ -98,46 +117,88 @@ describe('an observer turn through the Anthropic SDK', () => {
   });
 
   it('maps a 429 with retry-after to a rate-limit failure that carries the wait', async () => {
-    const failure = failureOf(await turn(fresh('anth-429'), [{ status: 429, headers: { 'retry-after': '7' }, error: { type: 'rate_limit_error', message: 'slow down' } }]));
+    const failure = failureOf(
+      await turn(fresh('anth-429'), [
+        { status: 429, headers: { 'retry-after': '7' }, error: { type: 'rate_limit_error', message: 'slow down' } },
+      ]),
+    );
     expect(failure.kind).toBe('rate_limit');
     expect(failure.retryAfterMs).toBe(7000);
   });
 
   it('maps a 529 to an overload failure', async () => {
-    expect(failureOf(await turn(fresh('anth-529'), [{ status: 529, error: { type: 'overloaded_error', message: 'busy' } }])).kind).toBe('overloaded');
+    expect(
+      failureOf(await turn(fresh('anth-529'), [{ status: 529, error: { type: 'overloaded_error', message: 'busy' } }]))
+        .kind,
+    ).toBe('overloaded');
   });
 
   it('maps a 401 to an auth failure', async () => {
-    expect(failureOf(await turn(fresh('anth-401'), [{ status: 401, error: { type: 'authentication_error', message: 'bad key' } }])).kind).toBe('auth');
+    expect(
+      failureOf(
+        await turn(fresh('anth-401'), [{ status: 401, error: { type: 'authentication_error', message: 'bad key' } }]),
+      ).kind,
+    ).toBe('auth');
   });
 
   it('maps a 403 to an auth failure', async () => {
-    expect(failureOf(await turn(fresh('anth-403'), [{ status: 403, error: { type: 'permission_error', message: 'no' } }])).kind).toBe('auth');
+    expect(
+      failureOf(await turn(fresh('anth-403'), [{ status: 403, error: { type: 'permission_error', message: 'no' } }]))
+        .kind,
+    ).toBe('auth');
   });
 
   it('maps a spend-limit 429 to a spend-cap failure, not a rate limit', async () => {
     const failure = failureOf(
-      await turn(fresh('anth-spend'), [{ status: 429, error: { type: 'rate_limit_error', message: 'spend limit reached', details: { error_code: 'enforced_spend_limit_reached' } } }]),
+      await turn(fresh('anth-spend'), [
+        {
+          status: 429,
+          error: {
+            type: 'rate_limit_error',
+            message: 'spend limit reached',
+            details: { error_code: 'enforced_spend_limit_reached' },
+          },
+        },
+      ]),
     );
     expect(failure.kind).toBe('spend_cap');
     expect(failure.retryAfterMs).toBeNull();
   });
 
   it('maps a 404 (unknown model or wrong endpoint) to a configuration failure', async () => {
-    expect(failureOf(await turn(fresh('anth-404'), [{ status: 404, error: { type: 'not_found_error', message: 'model: claude-nope' } }])).kind).toBe('config');
+    expect(
+      failureOf(
+        await turn(fresh('anth-404'), [
+          { status: 404, error: { type: 'not_found_error', message: 'model: claude-nope' } },
+        ]),
+      ).kind,
+    ).toBe('config');
   });
 
   it('maps a 400 to a bad-request failure', async () => {
-    expect(failureOf(await turn(fresh('anth-400'), [{ status: 400, error: { type: 'invalid_request_error', message: 'bad' } }])).kind).toBe('bad_request');
+    expect(
+      failureOf(
+        await turn(fresh('anth-400'), [{ status: 400, error: { type: 'invalid_request_error', message: 'bad' } }]),
+      ).kind,
+    ).toBe('bad_request');
   });
 
   it('maps other 5xx answers to a server failure', async () => {
-    expect(failureOf(await turn(fresh('anth-500'), [{ status: 500, error: { type: 'api_error', message: 'oops' } }])).kind).toBe('server');
+    expect(
+      failureOf(await turn(fresh('anth-500'), [{ status: 500, error: { type: 'api_error', message: 'oops' } }])).kind,
+    ).toBe('server');
   });
 
   it('maps an unreachable endpoint to a network failure', async () => {
     const provider = createAnthropicProvider({ apiKey: 'k', baseURL: 'http://127.0.0.1:9', timeoutMs: 5000 });
-    const outcome = await runTurn(provider, { mode, session: { project: 'p', sessionKey: 's', promptNumber: 1, userPrompt: '' }, events: batch('none'), summary: null, now: T0, state: null });
+    const outcome = await runTurn(provider, {
+      mode,
+      session: { project: 'p', sessionKey: 's', promptNumber: 1, userPrompt: '' },
+      events: batch('none'),
+      summary: null,
+      now: T0,
+      state: null,
+    });
     expect(failureOf(outcome).kind).toBe('network');
   });
 
@@ -161,16 +222,28 @@ describe('an observer turn through the Anthropic SDK', () => {
   });
 
   it('turns a prose reply about an exhausted quota into a spend-cap failure so the events wait', async () => {
-    expect(failureOf(await turn(fresh('anth-quota'), [{ text: 'Claude usage limit reached. Your weekly limit will reset on Monday.' }])).kind).toBe('spend_cap');
+    expect(
+      failureOf(
+        await turn(fresh('anth-quota'), [
+          { text: 'Claude usage limit reached. Your weekly limit will reset on Monday.' },
+        ]),
+      ).kind,
+    ).toBe('spend_cap');
   });
 
   it('turns a prose reply about refused credentials into an auth failure', async () => {
-    expect(failureOf(await turn(fresh('anth-authtext'), [{ text: 'Failed to authenticate. API Error: 401' }])).kind).toBe('auth');
+    expect(
+      failureOf(await turn(fresh('anth-authtext'), [{ text: 'Failed to authenticate. API Error: 401' }])).kind,
+    ).toBe('auth');
   });
 
   it('reads observations and the summary from one reply when both were asked for', async () => {
     const id = fresh('anth-both');
-    await script(id, [{ text: '<observation><type>change</type><title>Edited auth</title></observation>\n<summary><request>Fix auth</request><completed>Done</completed></summary>' }]);
+    await script(id, [
+      {
+        text: '<observation><type>change</type><title>Edited auth</title></observation>\n<summary><request>Fix auth</request><completed>Done</completed></summary>',
+      },
+    ]);
     const outcome = await runTurn(createProvider(env), {
       mode,
       session: { project: 'p', sessionKey: 's', promptNumber: 1, userPrompt: 'Fix auth' },
@@ -188,11 +261,25 @@ describe('the Anthropic adapter with a stub client', () => {
   it('returns empty text for a safety refusal', async () => {
     const client = {
       messages: {
-        create: async () => ({ model: 'claude-haiku-5-5', stop_reason: 'refusal', content: [{ type: 'text', text: 'I cannot help with that.' }], usage: { input_tokens: 5, output_tokens: 1 } }),
+        create: async () => ({
+          model: 'claude-haiku-5-5',
+          stop_reason: 'refusal',
+          content: [{ type: 'text', text: 'I cannot help with that.' }],
+          usage: { input_tokens: 5, output_tokens: 1 },
+        }),
       },
     };
-    const provider = createAnthropicProvider({ apiKey: 'k', client: client as unknown as NonNullable<Parameters<typeof createAnthropicProvider>[0]['client']> });
-    const request: ObserverRequest = { system: 's', messages: [{ role: 'user', content: 'u' }], maxTokens: 10, events: [], summary: null };
+    const provider = createAnthropicProvider({
+      apiKey: 'k',
+      client: client as unknown as NonNullable<Parameters<typeof createAnthropicProvider>[0]['client']>,
+    });
+    const request: ObserverRequest = {
+      system: 's',
+      messages: [{ role: 'user', content: 'u' }],
+      maxTokens: 10,
+      events: [],
+      summary: null,
+    };
     expect((await provider.complete(request)).text).toBe('');
   });
 });

@@ -62,7 +62,11 @@ describe('the OpenAI-compatible adapter', () => {
   });
 
   it.each([
-    [{ status: 429, headers: { 'retry-after': '3' }, error: { type: 'requests', message: 'slow' } }, 'rate_limit', 3000],
+    [
+      { status: 429, headers: { 'retry-after': '3' }, error: { type: 'requests', message: 'slow' } },
+      'rate_limit',
+      3000,
+    ],
     [{ status: 429, error: { type: 'insufficient_quota', message: 'quota' } }, 'spend_cap', null],
     [{ status: 401, error: { type: 'invalid_request_error', message: 'bad key' } }, 'auth', null],
     [{ status: 529, error: { type: 'overloaded_error', message: 'busy' } }, 'overloaded', null],
@@ -89,7 +93,10 @@ describe('the Workers AI adapter', () => {
     });
     const outcome = await turnWith(workersAi(), 'wai');
     expect(run).toHaveBeenCalledTimes(1);
-    const [model, inputs] = run.mock.calls[0] as [string, { messages: { role: string; content: string }[]; max_tokens: number }];
+    const [model, inputs] = run.mock.calls[0] as [
+      string,
+      { messages: { role: string; content: string }[]; max_tokens: number },
+    ];
     expect(model).toBe(DEFAULT_WORKERS_AI_MODEL);
     expect(inputs.messages.map((m) => m.role)).toEqual(['system', 'user']);
     expect(inputs.messages[1]!.content).toContain('<observed_from_primary_session>');
@@ -112,7 +119,9 @@ describe('the Workers AI adapter', () => {
     ['10000: Authentication error', 'auth'],
     ['something odd happened', 'server'],
   ])('maps the error %j to a %s failure', async (message, kind) => {
-    vi.spyOn(env.AI as unknown as { run: (...a: unknown[]) => Promise<unknown> }, 'run').mockRejectedValue(new Error(message));
+    vi.spyOn(env.AI as unknown as { run: (...a: unknown[]) => Promise<unknown> }, 'run').mockRejectedValue(
+      new Error(message),
+    );
     const outcome = await turnWith(workersAi(), 'wai3');
     expect(outcome.kind === 'failure' && outcome.failure.kind).toBe(kind);
   });

@@ -4,7 +4,20 @@ import { call } from '../support/http';
 import { idsOf } from '../support/seed';
 import { fresh, newIdentity } from '../support/http';
 import { runDurableObjectAlarm } from 'cloudflare:test';
-import { countRows, initEvent, lastUserText, recorded, release, runAlarmNow, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
+import {
+  countRows,
+  initEvent,
+  lastUserText,
+  recorded,
+  release,
+  runAlarmNow,
+  script,
+  send,
+  sessionStub,
+  settled,
+  toolEvent,
+  waitFor,
+} from './support';
 
 describe('batching while the observer is slow', { timeout: 60_000 }, () => {
   it('observes 30 events in fewer turns than events, each event in exactly one turn', async () => {
@@ -24,7 +37,9 @@ describe('batching while the observer is slow', { timeout: 60_000 }, () => {
     const done = await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored >= 30, 30_000);
 
     // The events each turn observed; the earlier records a later turn is shown (<prior_records>) may name a marker too.
-    const batches = (await recorded(scenario)).map((r) => lastUserText(r).replace(/<prior_records>[\s\S]*?<\/prior_records>/g, ''));
+    const batches = (await recorded(scenario)).map((r) =>
+      lastUserText(r).replace(/<prior_records>[\s\S]*?<\/prior_records>/g, ''),
+    );
     expect(batches.length).toBeLessThan(30);
     expect(done.turns).toBe(batches.length);
     for (const m of markers) expect(batches.filter((b) => b.includes(m)).length).toBe(1);
@@ -39,11 +54,19 @@ describe('batching while the observer is slow', { timeout: 60_000 }, () => {
     const { teamId } = await idsOf(id);
     const sid = fresh('s');
     const scenario = fresh('backlog');
-    await script(scenario, [{ status: 429, headers: { 'retry-after': '60' }, error: { type: 'rate_limit_error', message: 'slow down' } }]);
+    await script(scenario, [
+      { status: 429, headers: { 'retry-after': '60' }, error: { type: 'rate_limit_error', message: 'slow down' } },
+    ]);
     await send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} item-000-x`));
     await waitFor(id.token, sid, (s) => s.backoff_until !== null && s.in_flight === 0);
-    for (const [from, to] of [[1, 200], [200, 250]] as const) {
-      const events = Array.from({ length: to - from }, (_, i) => ({ kind: 'observation', ...toolEvent(sid, `item-${String(from + i).padStart(3, '0')}-x`) }));
+    for (const [from, to] of [
+      [1, 200],
+      [200, 250],
+    ] as const) {
+      const events = Array.from({ length: to - from }, (_, i) => ({
+        kind: 'observation',
+        ...toolEvent(sid, `item-${String(from + i).padStart(3, '0')}-x`),
+      }));
       const res = await call('/api/events/batch', { token: id.token, json: { events } });
       const { results } = (await res.json()) as { results: { accepted?: boolean }[] };
       expect(results.every((r) => r.accepted === true)).toBe(true);

@@ -6,7 +6,22 @@ import { idsOf } from '../support/seed';
 import { createHeuristicProvider } from '../../../src/observer/providers/heuristic';
 import { defaultAfterStore } from '../../../src/store/after-store';
 import { indexTurn } from '../../../src/vectors/index-records';
-import { base, countRows, insideSession, initEvent, lastUserText, recorded, release, script, send, sessionStub, settled, status, toolEvent, waitFor } from './support';
+import {
+  base,
+  countRows,
+  insideSession,
+  initEvent,
+  lastUserText,
+  recorded,
+  release,
+  script,
+  send,
+  sessionStub,
+  settled,
+  status,
+  toolEvent,
+  waitFor,
+} from './support';
 
 interface ObsRow {
   project_id: number;
@@ -41,15 +56,27 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     // Events are filed under the prompt during which they happened, so the prompt starts before them.
     await send(id.token, 'init', { ...initEvent(sid, 'Make the build green'), occurred_at: t0 - 1_000 });
     await send(id.token, 'observations', { ...toolEvent(sid, `SCENARIO:${scenario} npm run build`), occurred_at: t0 });
-    await send(id.token, 'observations', { ...toolEvent(sid, 'npm test'), occurred_at: new Date(t0 + 5_000).toISOString() });
+    await send(id.token, 'observations', {
+      ...toolEvent(sid, 'npm test'),
+      occurred_at: new Date(t0 + 5_000).toISOString(),
+    });
     const done = await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored >= 2);
     expect(done.dead_letters).toEqual([]);
 
-    const project = await env.DB.prepare("SELECT id FROM projects WHERE team_id = ? AND key = 'github.com/acme/widgets'").bind(ids.teamId).first<{ id: number }>();
+    const project = await env.DB.prepare(
+      "SELECT id FROM projects WHERE team_id = ? AND key = 'github.com/acme/widgets'",
+    )
+      .bind(ids.teamId)
+      .first<{ id: number }>();
     const rows = await observationsOf(sid);
     expect(rows).toHaveLength(2);
     for (const r of rows) {
-      expect(r).toMatchObject({ project_id: project!.id, prompt_number: 1, author_user_id: ids.userId, device_id: ids.deviceId });
+      expect(r).toMatchObject({
+        project_id: project!.id,
+        prompt_number: 1,
+        author_user_id: ids.userId,
+        device_id: ids.deviceId,
+      });
       expect(r.generation_id).toEqual(expect.any(String));
       expect(r.discovery_tokens).toBeGreaterThan(0);
     }
@@ -91,7 +118,10 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     const scenario = fresh('trunc');
     await script(scenario, []);
     const huge = `HEAD-${'a'.repeat(20_000)}${'b'.repeat(20_000)}-TAIL`;
-    await send(id.token, 'observations', { ...toolEvent(sid, `SCENARIO:${scenario} cat big.log`), tool_response: huge });
+    await send(id.token, 'observations', {
+      ...toolEvent(sid, `SCENARIO:${scenario} cat big.log`),
+      tool_response: huge,
+    });
     await waitFor(id.token, sid, settled);
     const text = lastUserText((await recorded(scenario))[0]!);
     expect(text).toContain('HEAD-');
@@ -110,15 +140,23 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     await send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} edit README`));
     await waitFor(id.token, sid, (s) => s.in_flight > 0);
     await send(id.token, 'observations', toolEvent(sid, 'git diff'));
-    await send(id.token, 'summarize', { ...base(sid), event_id: fresh('ev'), last_assistant_message: 'README tidied.' });
+    await send(id.token, 'summarize', {
+      ...base(sid),
+      event_id: fresh('ev'),
+      last_assistant_message: 'README tidied.',
+    });
     await send(id.token, 'observations', toolEvent(sid, 'late async hook'));
     await release(scenario);
     await waitFor(id.token, sid, settled, 20_000);
     const requests = await recorded(scenario);
-    const kinds = requests.map((r) => (lastUserText(r).includes('<observed_from_primary_session>') ? 'tools' : 'summary'));
+    const kinds = requests.map((r) =>
+      lastUserText(r).includes('<observed_from_primary_session>') ? 'tools' : 'summary',
+    );
     expect(kinds[kinds.length - 1]).toBe('summary');
     expect(requests.map(lastUserText).join('\n')).toContain('late async hook');
-    const summary = await env.DB.prepare('SELECT s.request, s.prompt_number FROM summaries s JOIN sessions x ON x.id = s.session_id WHERE x.session_key = ?')
+    const summary = await env.DB.prepare(
+      'SELECT s.request, s.prompt_number FROM summaries s JOIN sessions x ON x.id = s.session_id WHERE x.session_key = ?',
+    )
       .bind(sid)
       .first();
     expect(summary).toEqual({ request: 'Scripted request', prompt_number: 1 });
@@ -138,7 +176,9 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     await send(id.token, 'observations', toolEvent(sid, 'grep -r TODO src'));
     await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 1);
     await finished;
-    const row = await env.DB.prepare('SELECT o.embedded_at FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?')
+    const row = await env.DB.prepare(
+      'SELECT o.embedded_at FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?',
+    )
       .bind(sid)
       .first<{ embedded_at: number | null }>();
     expect(row?.embedded_at).toEqual(expect.any(Number));
@@ -175,10 +215,17 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     await send(id.token, 'observations', {
       ...toolEvent(sid, ''),
       tool_name: 'Edit',
-      tool_input: { file_path: '/home/dev/widgets/src/retry.ts', old_string: 'attempts = 3', new_string: 'attempts = 5' },
+      tool_input: {
+        file_path: '/home/dev/widgets/src/retry.ts',
+        old_string: 'attempts = 3',
+        new_string: 'attempts = 5',
+      },
       tool_response: { success: true },
     });
-    await send(id.token, 'observations', { ...toolEvent(sid, 'npm test'), tool_response: { stdout: '', stderr: 'FAIL retry.test.ts', exit_code: 1 } });
+    await send(id.token, 'observations', {
+      ...toolEvent(sid, 'npm test'),
+      tool_response: { stdout: '', stderr: 'FAIL retry.test.ts', exit_code: 1 },
+    });
     await waitFor(id.token, sid, (s) => settled(s) && s.turns >= 1);
     const files = await env.DB.prepare(
       `SELECT f.path FROM observation_files f JOIN observations o ON o.id = f.observation_id JOIN sessions s ON s.id = o.session_id
@@ -190,12 +237,16 @@ describe('the observation pipeline end to end', { timeout: 30_000 }, () => {
     expect((await countRows(sid)).total).toBeGreaterThanOrEqual(1);
   });
 
-  it('files a subagent\'s tool calls under its agent id and type, apart from the main agent\'s', async () => {
+  it("files a subagent's tool calls under its agent id and type, apart from the main agent's", async () => {
     const id = await newIdentity();
     const sid = fresh('s');
     await send(id.token, 'init', initEvent(sid, 'Investigate the crash'));
     await send(id.token, 'observations', toolEvent(sid, 'main agent reads logs'));
-    await send(id.token, 'observations', toolEvent(sid, 'subagent greps', { agent_id: 'agent-7', agent_type: 'Explore' }));
+    await send(
+      id.token,
+      'observations',
+      toolEvent(sid, 'subagent greps', { agent_id: 'agent-7', agent_type: 'Explore' }),
+    );
     await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 2);
     const rows = await env.DB.prepare(
       'SELECT o.title, o.agent_id, o.agent_type FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ? ORDER BY o.title',

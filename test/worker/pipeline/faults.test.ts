@@ -5,7 +5,22 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { countRows, initEvent, insideSession, recorded, runAlarmNow, script, send, sessionStub, settled, status, teamStub, toolEvent, waitFor, type FakeResponse } from './support';
+import {
+  countRows,
+  initEvent,
+  insideSession,
+  recorded,
+  runAlarmNow,
+  script,
+  send,
+  sessionStub,
+  settled,
+  status,
+  teamStub,
+  toolEvent,
+  waitFor,
+  type FakeResponse,
+} from './support';
 
 async function startSession(faults: FakeResponse[], events = 2) {
   const id = await newIdentity();
@@ -14,25 +29,51 @@ async function startSession(faults: FakeResponse[], events = 2) {
   const scenario = fresh('fault');
   await script(scenario, faults);
   await send(id.token, 'init', initEvent(sid, 'Ship the release'));
-  for (let i = 0; i < events; i++) await send(id.token, 'observations', toolEvent(sid, i === 0 ? `SCENARIO:${scenario} deploy-${i}` : `deploy-${i}`));
+  for (let i = 0; i < events; i++)
+    await send(id.token, 'observations', toolEvent(sid, i === 0 ? `SCENARIO:${scenario} deploy-${i}` : `deploy-${i}`));
   return { id, teamId, sid, scenario };
 }
 
 const pendingAttempts = (teamId: number, sid: string) =>
   runInDurableObject(sessionStub(teamId, sid), (_i, state) =>
-    state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM pending').toArray().map((r) => r.attempts),
+    state.storage.sql
+      .exec<{ attempts: number }>('SELECT attempts FROM pending')
+      .toArray()
+      .map((r) => r.attempts),
   );
 
 describe('observer faults', { timeout: 30_000 }, () => {
   const backoffCases: [string, FakeResponse, number, number][] = [
-    ['a rate limit with retry-after', { status: 429, headers: { 'retry-after': '7' }, error: { type: 'rate_limit_error', message: 'slow down' } }, 6_000, 8_000],
+    [
+      'a rate limit with retry-after',
+      { status: 429, headers: { 'retry-after': '7' }, error: { type: 'rate_limit_error', message: 'slow down' } },
+      6_000,
+      8_000,
+    ],
     ['an overloaded observer', { status: 529, error: { type: 'overloaded_error', message: 'busy' } }, 4_000, 6_000],
     // Failing kinds wait for the team's next probe (slots/observer-health.ts): the first one 30 s away.
-    ['a refused key', { status: 401, error: { type: 'authentication_error', message: 'invalid x-api-key' } }, 29_000, 31_000],
-    ['an unknown model name', { status: 404, error: { type: 'not_found_error', message: 'model: claude-typo' } }, 29_000, 31_000],
+    [
+      'a refused key',
+      { status: 401, error: { type: 'authentication_error', message: 'invalid x-api-key' } },
+      29_000,
+      31_000,
+    ],
+    [
+      'an unknown model name',
+      { status: 404, error: { type: 'not_found_error', message: 'model: claude-typo' } },
+      29_000,
+      31_000,
+    ],
     [
       'a spend-limit 429',
-      { status: 429, error: { type: 'rate_limit_error', message: 'spend limit reached', details: { error_code: 'enforced_spend_limit_reached' } } },
+      {
+        status: 429,
+        error: {
+          type: 'rate_limit_error',
+          message: 'spend limit reached',
+          details: { error_code: 'enforced_spend_limit_reached' },
+        },
+      },
       29_000,
       31_000,
     ],
@@ -91,7 +132,12 @@ describe('observer faults', { timeout: 30_000 }, () => {
       instance.testSeams.fault = (point) => (point === 'after-store' && crashes++ === 0 ? 'crash' : undefined);
     });
     await send(id.token, 'init', initEvent(sid, 'Rename the module'));
-    for (let i = 0; i < 3; i++) await send(id.token, 'observations', toolEvent(sid, i === 0 ? `SCENARIO:${scenario} rename-${i}` : `rename-${i}`));
+    for (let i = 0; i < 3; i++)
+      await send(
+        id.token,
+        'observations',
+        toolEvent(sid, i === 0 ? `SCENARIO:${scenario} rename-${i}` : `rename-${i}`),
+      );
 
     // The dead turn keeps its claim and its lease: nothing is confirmed, nothing else runs meanwhile.
     const stuck = await waitFor(id.token, sid, (s) => s.in_flight > 0 && s.in_flight + s.pending === 3);
@@ -136,7 +182,9 @@ describe('observer faults', { timeout: 30_000 }, () => {
     // The replayed turn was recognised as stored: the observer was not asked to tell it again.
     expect((await recorded(scenario)).length).toBe(1);
     expect(await countRows(sid)).toEqual({ total: 1, distinct: 1 });
-    const title = await env.DB.prepare('SELECT o.title FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?')
+    const title = await env.DB.prepare(
+      'SELECT o.title FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?',
+    )
       .bind(sid)
       .first<{ title: string }>();
     expect(title?.title).toBe('Deploy script wording 1');
@@ -168,7 +216,10 @@ describe('observer faults', { timeout: 30_000 }, () => {
     const { teamId } = await idsOf(id);
     const sid = fresh('s');
     const scenario = fresh('poison');
-    await script(scenario, Array.from({ length: 5 }, () => ({ status: 500, error: { type: 'api_error', message: 'boom' } })));
+    await script(
+      scenario,
+      Array.from({ length: 5 }, () => ({ status: 500, error: { type: 'api_error', message: 'boom' } })),
+    );
     const ev = toolEvent(sid, `SCENARIO:${scenario} poison`);
     await send(id.token, 'observations', ev);
     await waitFor(id.token, sid, (s) => s.backoff_until !== null && s.in_flight === 0);
@@ -179,12 +230,21 @@ describe('observer faults', { timeout: 30_000 }, () => {
     await runAlarmNow(teamId, sid);
     const s = await status(id.token, sid);
     expect(s.pending).toBe(0);
-    expect(s.dead_letters).toEqual([expect.objectContaining({ event_id: ev.event_id, kind: 'observation', attempts: 5, last_error: expect.stringContaining('500') })]);
+    expect(s.dead_letters).toEqual([
+      expect.objectContaining({
+        event_id: ev.event_id,
+        kind: 'observation',
+        attempts: 5,
+        last_error: expect.stringContaining('500'),
+      }),
+    ]);
     expect((await recorded(scenario)).length).toBe(5);
 
     // Once the cause is fixed, the dead letters get a fresh budget; strangers cannot touch them.
     const stranger = await newIdentity();
-    expect((await call(`/api/sessions/${sid}/dead-letters/retry`, { token: stranger.token, method: 'POST' })).status).toBe(404);
+    expect(
+      (await call(`/api/sessions/${sid}/dead-letters/retry`, { token: stranger.token, method: 'POST' })).status,
+    ).toBe(404);
     const retry = await call(`/api/sessions/${sid}/dead-letters/retry`, { token: id.token, method: 'POST' });
     expect(await retry.json()).toEqual({ session_id: sid, requeued: 1 });
     const done = await waitFor(id.token, sid, (st) => settled(st) && st.observations_stored === 1);

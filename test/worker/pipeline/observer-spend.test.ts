@@ -14,7 +14,18 @@ import { modelTotals, totalCost } from '../../../src/usage/report';
 import { call, fresh } from '../support/http';
 import { idsOf } from '../support/seed';
 import { addTeammate, json, newOwner } from '../teams/support';
-import { base, initEvent, insideSession, recorded, script, send, sessionStub, settled, toolEvent, waitFor } from './support';
+import {
+  base,
+  initEvent,
+  insideSession,
+  recorded,
+  script,
+  send,
+  sessionStub,
+  settled,
+  toolEvent,
+  waitFor,
+} from './support';
 
 interface UsageRow {
   day: string;
@@ -28,9 +39,13 @@ interface UsageRow {
 }
 
 const usageRows = async (teamId: number) =>
-  (await env.DB.prepare('SELECT day, session_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens FROM observer_usage WHERE team_id = ? ORDER BY day').bind(teamId).all<UsageRow>())
-    .results;
-
+  (
+    await env.DB.prepare(
+      'SELECT day, session_id, model, calls, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens FROM observer_usage WHERE team_id = ? ORDER BY day',
+    )
+      .bind(teamId)
+      .all<UsageRow>()
+  ).results;
 
 describe('observer usage', { timeout: 30_000 }, () => {
   it('records the tokens each call reported under the team, day, session and model, and reports their estimated cost', async () => {
@@ -46,7 +61,9 @@ describe('observer usage', { timeout: 30_000 }, () => {
 
     const calls = (await recorded(scenario)).length;
     const model = String((await recorded(scenario))[0]!.body.model);
-    const session = await env.DB.prepare('SELECT id FROM sessions WHERE team_id = ? AND session_key = ?').bind(ids.teamId, sid).first<{ id: number }>();
+    const session = await env.DB.prepare('SELECT id FROM sessions WHERE team_id = ? AND session_key = ?')
+      .bind(ids.teamId, sid)
+      .first<{ id: number }>();
     expect(await usageRows(ids.teamId)).toEqual([
       {
         day: periodOf(Date.now()).day,
@@ -65,27 +82,62 @@ describe('observer usage', { timeout: 30_000 }, () => {
       estimated_cost_usd: number | null;
       days: { model: string; calls: number; input_tokens: number; estimated_cost_usd: number | null }[];
       sessions: { session_id: string; calls: number }[];
-      models: { model: string; calls: number; input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number; total_tokens: number; estimated_cost_usd: number | null }[];
+      models: {
+        model: string;
+        calls: number;
+        input_tokens: number;
+        output_tokens: number;
+        cache_read_tokens: number;
+        cache_write_tokens: number;
+        total_tokens: number;
+        estimated_cost_usd: number | null;
+      }[];
     }>(await call('/api/admin/usage?days=7', { token: owner.token }));
     expect(report.total_tokens).toBe(calls * (usage.input + usage.output + usage.cacheRead + usage.cacheWrite));
-    const expected = estimateCost(priceTable(undefined), model, { inputTokens: calls * 1_200, outputTokens: calls * 300, cacheReadTokens: calls * 800, cacheWriteTokens: calls * 100 });
+    const expected = estimateCost(priceTable(undefined), model, {
+      inputTokens: calls * 1_200,
+      outputTokens: calls * 300,
+      cacheReadTokens: calls * 800,
+      cacheWriteTokens: calls * 100,
+    });
     expect(expected).not.toBeNull();
-    expect(report.days).toEqual([expect.objectContaining({ model, calls, input_tokens: calls * usage.input, estimated_cost_usd: expected })]);
+    expect(report.days).toEqual([
+      expect.objectContaining({ model, calls, input_tokens: calls * usage.input, estimated_cost_usd: expected }),
+    ]);
     expect(report.estimated_cost_usd).toBe(expected);
     expect(report.sessions).toEqual([expect.objectContaining({ session_id: sid, calls })]);
     // The viewer's spend panel reads the per-model totals.
     expect(report.models).toEqual([
       {
-        model, calls, input_tokens: calls * usage.input, output_tokens: calls * usage.output, cache_read_tokens: calls * usage.cacheRead,
-        cache_write_tokens: calls * usage.cacheWrite, total_tokens: report.total_tokens, estimated_cost_usd: expected,
+        model,
+        calls,
+        input_tokens: calls * usage.input,
+        output_tokens: calls * usage.output,
+        cache_read_tokens: calls * usage.cacheRead,
+        cache_write_tokens: calls * usage.cacheWrite,
+        total_tokens: report.total_tokens,
+        estimated_cost_usd: expected,
       },
     ]);
   });
 
   it('totals each model over its days, costliest first, and gives no estimate for a model without a price', () => {
     const prices = priceTable(undefined);
-    const row = (day: string, model: string, inputTokens: number) => ({ day, model, calls: 1, inputTokens, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 });
-    const rows = [row('2027-01-02', 'claude-haiku-4-5', 1_000), row('2027-01-02', 'house-model', 5_000), row('2027-01-01', 'claude-haiku-4-5', 3_000), row('2027-01-01', 'claude-sonnet-4-5', 2_000)];
+    const row = (day: string, model: string, inputTokens: number) => ({
+      day,
+      model,
+      calls: 1,
+      inputTokens,
+      outputTokens: 10,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
+    const rows = [
+      row('2027-01-02', 'claude-haiku-4-5', 1_000),
+      row('2027-01-02', 'house-model', 5_000),
+      row('2027-01-01', 'claude-haiku-4-5', 3_000),
+      row('2027-01-01', 'claude-sonnet-4-5', 2_000),
+    ];
     const models = modelTotals(rows, (r) => estimateCost(prices, r.model, r));
     expect(models.map((m) => [m.model, m.calls, m.input_tokens, m.total_tokens])).toEqual([
       ['claude-sonnet-4-5', 1, 2_000, 2_010],
@@ -106,7 +158,9 @@ describe('observer usage', { timeout: 30_000 }, () => {
   });
 
   it('reads OpenAI usage as uncached input plus cache reads (OpenAI counts cached tokens inside prompt_tokens)', () => {
-    expect(usageOf({ prompt_tokens: 1_000, completion_tokens: 50, prompt_tokens_details: { cached_tokens: 600 } })).toEqual({
+    expect(
+      usageOf({ prompt_tokens: 1_000, completion_tokens: 50, prompt_tokens_details: { cached_tokens: 600 } }),
+    ).toEqual({
       inputTokens: 400,
       outputTokens: 50,
       cacheReadTokens: 600,
@@ -119,7 +173,12 @@ describe('observer usage', { timeout: 30_000 }, () => {
 describe('a cheaper model for read-only turns (OBSERVER_READONLY_MODEL)', { timeout: 40_000 }, () => {
   const CHEAP = 'claude-haiku-readonly-test';
   const fileEvent = (sid: string, tool: string, input: Record<string, unknown>, response: Record<string, unknown>) => ({
-    ...base(sid), event_id: fresh('ev'), tool_name: tool, tool_input: input, tool_response: response, tool_use_id: fresh('tu'),
+    ...base(sid),
+    event_id: fresh('ev'),
+    tool_name: tool,
+    tool_input: input,
+    tool_response: response,
+    tool_use_id: fresh('tu'),
   });
 
   it('asks the cheaper model for a turn that only read, the main model for a turn that edited, and meters each under its own model', async () => {
@@ -134,15 +193,44 @@ describe('a cheaper model for read-only turns (OBSERVER_READONLY_MODEL)', { time
       i.testSeams.provider = createProvider({ ...env, OBSERVER_READONLY_MODEL: CHEAP } as CairnEnv);
     });
     await send(owner.token, 'init', initEvent(sid, 'Why does the app start twice?'));
-    await send(owner.token, 'observations', fileEvent(sid, 'Read', { file_path: '/home/dev/widgets/src/app.ts' }, { content: `SCENARIO:${scenario} export const start = () => boot();` }));
+    await send(
+      owner.token,
+      'observations',
+      fileEvent(
+        sid,
+        'Read',
+        { file_path: '/home/dev/widgets/src/app.ts' },
+        { content: `SCENARIO:${scenario} export const start = () => boot();` },
+      ),
+    );
     await waitFor(owner.token, sid, (s) => settled(s) && s.observations_stored >= 1);
-    await send(owner.token, 'observations', fileEvent(sid, 'Edit', { file_path: '/home/dev/widgets/src/app.ts', old_string: 'boot()', new_string: `once(boot) // SCENARIO:${scenario}` }, { filePath: '/home/dev/widgets/src/app.ts' }));
+    await send(
+      owner.token,
+      'observations',
+      fileEvent(
+        sid,
+        'Edit',
+        {
+          file_path: '/home/dev/widgets/src/app.ts',
+          old_string: 'boot()',
+          new_string: `once(boot) // SCENARIO:${scenario}`,
+        },
+        { filePath: '/home/dev/widgets/src/app.ts' },
+      ),
+    );
     await waitFor(owner.token, sid, (s) => settled(s) && s.observations_stored >= 2);
 
     expect((await recorded(scenario)).map((r) => r.body.model)).toEqual([CHEAP, DEFAULT_ANTHROPIC_MODEL]);
     const rows = (await usageRows(ids.teamId)).map((r) => [r.model, r.calls, r.input_tokens]).sort();
-    expect(rows).toEqual([[CHEAP, 1, 900], [DEFAULT_ANTHROPIC_MODEL, 1, 900]].sort());
-    const report = await json<{ observer: { read_only_model: string | null }; models: { model: string }[] }>(await call('/api/admin/usage', { token: owner.token }));
+    expect(rows).toEqual(
+      [
+        [CHEAP, 1, 900],
+        [DEFAULT_ANTHROPIC_MODEL, 1, 900],
+      ].sort(),
+    );
+    const report = await json<{ observer: { read_only_model: string | null }; models: { model: string }[] }>(
+      await call('/api/admin/usage', { token: owner.token }),
+    );
     expect(report.models.map((m) => m.model).sort()).toEqual([CHEAP, DEFAULT_ANTHROPIC_MODEL].sort());
   });
 
@@ -153,7 +241,9 @@ describe('a cheaper model for read-only turns (OBSERVER_READONLY_MODEL)', { time
     expect(readOnlyTurn(ev('Read', 'Edit'), null)).toBe(false);
     expect(readOnlyTurn(ev('Bash'), null)).toBe(false);
     expect(readOnlyTurn(ev('mcp__github__get_issue'), null)).toBe(false);
-    expect(readOnlyTurn(ev('Read'), { eventId: 'e', lastAssistantMessage: 'done', occurredAt: 0, promptNumber: 1 })).toBe(false);
+    expect(
+      readOnlyTurn(ev('Read'), { eventId: 'e', lastAssistantMessage: 'done', occurredAt: 0, promptNumber: 1 }),
+    ).toBe(false);
     expect(readOnlyTurn([], null)).toBe(false);
   });
 
@@ -167,9 +257,17 @@ describe('observer budgets', { timeout: 40_000 }, () => {
   it('switches a team whose daily budget is spent to the heuristic observer, says so, and switches back the next day', async () => {
     const owner = await newOwner();
     const ids = await idsOf(owner);
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { observer_budget_tokens_per_day: 1_000 } }));
+    await json(
+      await call('/api/admin/settings', {
+        token: owner.token,
+        method: 'PATCH',
+        json: { observer_budget_tokens_per_day: 1_000 },
+      }),
+    );
     const today = periodOf(Date.now());
-    await env.DB.prepare("INSERT INTO observer_usage (team_id, day, session_id, model, calls, input_tokens) VALUES (?, ?, 0, 'earlier', 1, 1500)")
+    await env.DB.prepare(
+      "INSERT INTO observer_usage (team_id, day, session_id, model, calls, input_tokens) VALUES (?, ?, 0, 'earlier', 1, 1500)",
+    )
       .bind(ids.teamId, today.day)
       .run();
 
@@ -189,7 +287,9 @@ describe('observer budgets', { timeout: 40_000 }, () => {
 
     const context = await (await call('/api/context?project=github.com/acme/widgets', { token: owner.token })).text();
     expect(context).toContain('Observer budget for this day is spent (1500 of 1000 tokens)');
-    const budget = await json<{ budget: { exhausted: string; until: number; notice: string } }>(await call('/api/observer/budget', { token: owner.token }));
+    const budget = await json<{ budget: { exhausted: string; until: number; notice: string } }>(
+      await call('/api/observer/budget', { token: owner.token }),
+    );
     expect(budget.budget).toMatchObject({ exhausted: 'day', until: today.nextDay });
 
     // The day turns for this session's clock: the next turn asks the model again and is metered on the new day.
@@ -202,10 +302,17 @@ describe('observer budgets', { timeout: 40_000 }, () => {
 
   it('leaves the context index and status quiet while the budget holds', async () => {
     const owner = await newOwner();
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { observer_budget_tokens_per_month: 1_000_000 } }));
-    const budget = await json<{ observer: { provider: string }; budget: { exhausted: string | null; notice: string | null; per_month: number } }>(
-      await call('/api/observer/budget', { token: owner.token }),
+    await json(
+      await call('/api/admin/settings', {
+        token: owner.token,
+        method: 'PATCH',
+        json: { observer_budget_tokens_per_month: 1_000_000 },
+      }),
     );
+    const budget = await json<{
+      observer: { provider: string };
+      budget: { exhausted: string | null; notice: string | null; per_month: number };
+    }>(await call('/api/observer/budget', { token: owner.token }));
     expect(budget.observer.provider).toBe('anthropic');
     expect(budget.budget).toMatchObject({ exhausted: null, notice: null, per_month: 1_000_000 });
     const context = await (await call('/api/context?project=github.com/acme/widgets', { token: owner.token })).text();
@@ -215,7 +322,12 @@ describe('observer budgets', { timeout: 40_000 }, () => {
   it('turns days and months at UTC midnight, and a spent month outranks a spent day', () => {
     const lastOfJan = Date.UTC(2027, 0, 31, 23, 59, 59);
     const p = periodOf(lastOfJan);
-    expect(p).toEqual({ day: '2027-01-31', monthStart: '2027-01-01', nextDay: Date.UTC(2027, 1, 1), nextMonth: Date.UTC(2027, 1, 1) });
+    expect(p).toEqual({
+      day: '2027-01-31',
+      monthStart: '2027-01-01',
+      nextDay: Date.UTC(2027, 1, 1),
+      nextMonth: Date.UTC(2027, 1, 1),
+    });
     expect(periodOf(lastOfJan + 1_000).day).toBe('2027-02-01');
     expect(periodOf(Date.UTC(2027, 11, 31, 12)).nextMonth).toBe(Date.UTC(2028, 0, 1));
 

@@ -11,8 +11,16 @@ import { base, holdLease, initEvent, runAlarmNow, send, sessionStub, settled, to
 type Item = 'init' | 'tool' | 'stop';
 
 async function storedFor(sid: string): Promise<{ observations: number; summaries: number }> {
-  const o = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?').bind(sid).first<{ n: number }>();
-  const m = await env.DB.prepare('SELECT COUNT(*) AS n FROM summaries x JOIN sessions s ON s.id = x.session_id WHERE s.session_key = ?').bind(sid).first<{ n: number }>();
+  const o = await env.DB.prepare(
+    'SELECT COUNT(*) AS n FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ?',
+  )
+    .bind(sid)
+    .first<{ n: number }>();
+  const m = await env.DB.prepare(
+    'SELECT COUNT(*) AS n FROM summaries x JOIN sessions s ON s.id = x.session_id WHERE s.session_key = ?',
+  )
+    .bind(sid)
+    .first<{ n: number }>();
   return { observations: o?.n ?? 0, summaries: m?.n ?? 0 };
 }
 
@@ -25,13 +33,25 @@ async function play(order: Item[], holdDuringInit: boolean) {
   await send(id.token, 'init', { ...initEvent(sid, 'first request'), occurred_at: t0, prompt_id: 'p-1' });
   await send(id.token, 'observations', { ...toolEvent(sid, 'echo first'), occurred_at: t0 + 1_000, prompt_id: 'p-1' });
   await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored >= 1);
-  const stop = { ...base(sid), event_id: fresh('ev'), last_assistant_message: 'Printed the run number.', occurred_at: t0 + 12_000, prompt_id: 'p-2' };
+  const stop = {
+    ...base(sid),
+    event_id: fresh('ev'),
+    last_assistant_message: 'Printed the run number.',
+    occurred_at: t0 + 12_000,
+    prompt_id: 'p-2',
+  };
   for (const item of order) {
     if (item === 'init' && holdDuringInit) {
       await holdLease(teamId, sid);
     }
-    if (item === 'init') await send(id.token, 'init', { ...initEvent(sid, 'second request'), occurred_at: t0 + 10_000, prompt_id: 'p-2' });
-    if (item === 'tool') await send(id.token, 'observations', { ...toolEvent(sid, 'echo second'), occurred_at: t0 + 11_000, prompt_id: 'p-2' });
+    if (item === 'init')
+      await send(id.token, 'init', { ...initEvent(sid, 'second request'), occurred_at: t0 + 10_000, prompt_id: 'p-2' });
+    if (item === 'tool')
+      await send(id.token, 'observations', {
+        ...toolEvent(sid, 'echo second'),
+        occurred_at: t0 + 11_000,
+        prompt_id: 'p-2',
+      });
     if (item === 'stop') await send(id.token, 'summarize', stop);
   }
   if (holdDuringInit) {

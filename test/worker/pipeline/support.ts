@@ -12,7 +12,11 @@ export interface Sent {
   body: Record<string, unknown>;
 }
 
-export async function send(token: string, route: 'init' | 'observations' | 'summarize' | 'end', body: Record<string, unknown>): Promise<Sent> {
+export async function send(
+  token: string,
+  route: 'init' | 'observations' | 'summarize' | 'end',
+  body: Record<string, unknown>,
+): Promise<Sent> {
   const res = await call(`/api/sessions/${route}`, { token, json: body });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
@@ -44,8 +48,16 @@ export const toolEvent = (sessionId: string, command: string, extra: Record<stri
 export type { FakeResponse };
 
 /** Scripts the fake observer for requests naming `id`; `hold` keeps them unanswered until `release(id)`. */
-export async function script(id: string, responses: FakeResponse[], delayMs = 0, opts: { hold?: boolean } = {}): Promise<void> {
-  await fetch(`${env.FAKE_LLM_URL}/__scenario/${id}`, { method: 'POST', body: JSON.stringify({ responses, delayMs, hold: opts.hold === true }) });
+export async function script(
+  id: string,
+  responses: FakeResponse[],
+  delayMs = 0,
+  opts: { hold?: boolean } = {},
+): Promise<void> {
+  await fetch(`${env.FAKE_LLM_URL}/__scenario/${id}`, {
+    method: 'POST',
+    body: JSON.stringify({ responses, delayMs, hold: opts.hold === true }),
+  });
 }
 
 /** Answers the scenario's held requests (and every later one at once). */
@@ -111,9 +123,15 @@ interface Look {
 async function look(stub: ReturnType<typeof sessionStub>, sessionId: string): Promise<Look> {
   return insideSession(stub, async (instance, state) => {
     const s = await instance.status();
-    const lease = state.storage.sql.exec<{ expires_at: number }>('SELECT expires_at FROM lease WHERE instance_id = ?', instance.instanceId).toArray()[0];
+    const lease = state.storage.sql
+      .exec<{ expires_at: number }>('SELECT expires_at FROM lease WHERE instance_id = ?', instance.instanceId)
+      .toArray()[0];
     const leased = lease !== undefined && lease.expires_at > Date.now();
-    return { status: { session_id: sessionId, ...s }, between: leased && s.in_flight === 0, alarm: await state.storage.getAlarm() };
+    return {
+      status: { session_id: sessionId, ...s },
+      between: leased && s.in_flight === 0,
+      alarm: await state.storage.getAlarm(),
+    };
   });
 }
 
@@ -169,7 +187,12 @@ const pause = () => new Promise((r) => setTimeout(r, IO_PAUSE_MS));
  * held by a test) or while the session backs off (the test lifts that itself: runAlarmNow), and fails with the
  * last status after `timeoutMs`, a bound on a stall, not a speed claim.
  */
-export async function waitFor(token: string, sessionId: string, done: (s: Status) => boolean, timeoutMs = 15_000): Promise<Status> {
+export async function waitFor(
+  token: string,
+  sessionId: string,
+  done: (s: Status) => boolean,
+  timeoutMs = 15_000,
+): Promise<Status> {
   const stub = sessionStub(await teamOfToken(token), sessionId);
   const key = stub.id.toString();
   const until = Date.now() + timeoutMs;
@@ -186,7 +209,8 @@ export async function waitFor(token: string, sessionId: string, done: (s: Status
     const running = firing.get(key);
     const seen = JSON.stringify(now.status);
     if (running) await Promise.race([running, pause()]);
-    else if (now.between || now.status.in_flight > 0 || now.alarm === null || now.status.backoff_until !== null) await pause();
+    else if (now.between || now.status.in_flight > 0 || now.alarm === null || now.status.backoff_until !== null)
+      await pause();
     else if (idle === seen) {
       // The last alarm changed nothing (a full team refused the slot): the work waits on other sessions.
       idle = null;
@@ -232,7 +256,10 @@ export async function countRows(sessionKey: string): Promise<{ total: number; di
 }
 
 /** Runs code inside a session's Durable Object with its real class type. */
-export async function insideSession<R>(stub: ReturnType<typeof sessionStub>, fn: (instance: SessionDO, state: DurableObjectState) => R | Promise<R>): Promise<R> {
+export async function insideSession<R>(
+  stub: ReturnType<typeof sessionStub>,
+  fn: (instance: SessionDO, state: DurableObjectState) => R | Promise<R>,
+): Promise<R> {
   const { runInDurableObject } = await import('cloudflare:test');
   return runInDurableObject(stub, (instance, state) => fn(instance as unknown as SessionDO, state));
 }

@@ -4,7 +4,22 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { arrived, initEvent, recorded, release, runAlarmNow, script, send, sessionStub, settled, startAlarm, status, teamStub, toolEvent, waitFor } from './support';
+import {
+  arrived,
+  initEvent,
+  recorded,
+  release,
+  runAlarmNow,
+  script,
+  send,
+  sessionStub,
+  settled,
+  startAlarm,
+  status,
+  teamStub,
+  toolEvent,
+  waitFor,
+} from './support';
 
 describe('team-wide observer limits', { timeout: 120_000 }, () => {
   it('never runs more than four observer calls of one team at once, and every session gets its turn', async () => {
@@ -14,7 +29,9 @@ describe('team-wide observer limits', { timeout: 120_000 }, () => {
     // Observer calls are held unanswered until released: four sessions hold their slots as long as the test needs.
     await script(scenario, [], 0, { hold: true });
     const sessions = Array.from({ length: 6 }, () => fresh('s'));
-    await Promise.all(sessions.map((sid) => send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} work in ${sid}`))));
+    await Promise.all(
+      sessions.map((sid) => send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} work in ${sid}`))),
+    );
     // Every session's alarm now, not after its events gathered: four get a slot and reach the observer.
     for (const sid of sessions) startAlarm(teamId, sid);
     expect(await arrived(scenario, 4)).toHaveLength(4);
@@ -41,7 +58,9 @@ describe('team-wide observer limits', { timeout: 120_000 }, () => {
     const b = fresh('s');
     const scenarioA = fresh('rl-a');
     const scenarioB = fresh('rl-b');
-    await script(scenarioA, [{ status: 429, headers: { 'retry-after': '30' }, error: { type: 'rate_limit_error', message: 'slow down' } }]);
+    await script(scenarioA, [
+      { status: 429, headers: { 'retry-after': '30' }, error: { type: 'rate_limit_error', message: 'slow down' } },
+    ]);
     await script(scenarioB, []);
     await send(id.token, 'observations', toolEvent(a, `SCENARIO:${scenarioA} first`));
     await waitFor(id.token, a, (s) => s.backoff_until !== null);

@@ -12,7 +12,9 @@ import { base, initEvent, insideSession, script, send, sessionStub, settled, too
 
 /** The team's local vector rows as `kind.part`, sorted. */
 async function vectorsOf(teamId: number): Promise<string[]> {
-  const rows = await env.DB.prepare('SELECT kind, part FROM local_vectors WHERE team_id = ? ORDER BY kind, part').bind(teamId).all<{ kind: string; part: number }>();
+  const rows = await env.DB.prepare('SELECT kind, part FROM local_vectors WHERE team_id = ? ORDER BY kind, part')
+    .bind(teamId)
+    .all<{ kind: string; part: number }>();
   return rows.results.map((r) => `${r.kind}.${r.part}`);
 }
 
@@ -27,7 +29,9 @@ async function turnWithSummary(prompt: string, extra: Record<string, unknown> = 
         '<observation><type>discovery</type><title>Pool size is fixed</title><narrative>The pool never grows.</narrative>' +
         '<facts><fact>The pool holds ten connections</fact><fact>Growth is disabled in config</fact></facts></observation>',
     },
-    { text: '<summary><request>Find the pool size</request><investigated>config</investigated><learned>Ten</learned><completed>done</completed><next_steps>none</next_steps></summary>' },
+    {
+      text: '<summary><request>Find the pool size</request><investigated>config</investigated><learned>Ten</learned><completed>done</completed><next_steps>none</next_steps></summary>',
+    },
   ]);
   // The production after-store steps, counted: each turn that stored something runs them once.
   let runs = 0;
@@ -39,8 +43,16 @@ async function turnWithSummary(prompt: string, extra: Record<string, unknown> = 
   });
   const at = Date.now() - 10_000;
   await send(id.token, 'init', { ...initEvent(sid, prompt), occurred_at: at, ...extra });
-  await send(id.token, 'observations', { ...toolEvent(sid, `SCENARIO:${scenario} cat pool.ts`), occurred_at: at + 1_000 });
-  await send(id.token, 'summarize', { ...base(sid), event_id: fresh('ev'), last_assistant_message: `SCENARIO:${scenario} ten`, occurred_at: at + 2_000 });
+  await send(id.token, 'observations', {
+    ...toolEvent(sid, `SCENARIO:${scenario} cat pool.ts`),
+    occurred_at: at + 1_000,
+  });
+  await send(id.token, 'summarize', {
+    ...base(sid),
+    event_id: fresh('ev'),
+    last_assistant_message: `SCENARIO:${scenario} ten`,
+    occurred_at: at + 2_000,
+  });
   await waitFor(id.token, sid, (s) => settled(s) && s.turns >= 2);
   await done;
   return teamId;
@@ -49,7 +61,13 @@ async function turnWithSummary(prompt: string, extra: Record<string, unknown> = 
 describe('embedding after a turn is stored', { timeout: 60_000 }, () => {
   it("embeds the turn's observation with each fact, its summary and its prompt", async () => {
     const teamId = await turnWithSummary('how big is the pool?');
-    expect(await vectorsOf(teamId)).toEqual(['observation.0', 'observation.1', 'observation.2', 'prompt.0', 'summary.0']);
+    expect(await vectorsOf(teamId)).toEqual([
+      'observation.0',
+      'observation.1',
+      'observation.2',
+      'prompt.0',
+      'summary.0',
+    ]);
     const unembedded = await env.DB.prepare(
       'SELECT (SELECT COUNT(*) FROM summaries WHERE team_id = ?1 AND embedded_at IS NULL) + (SELECT COUNT(*) FROM prompts WHERE team_id = ?1 AND embedded_at IS NULL) AS n',
     )
@@ -76,7 +94,9 @@ describe('embedding after a turn is stored', { timeout: 60_000 }, () => {
     await send(id.token, 'observations', toolEvent(sid, 'cat .env'));
     await waitFor(id.token, sid, settled);
     await backfillVectors(env, teamId, 100);
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM prompts WHERE team_id = ?').bind(teamId).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(
+      await env.DB.prepare('SELECT COUNT(*) AS n FROM prompts WHERE team_id = ?').bind(teamId).first<{ n: number }>(),
+    ).toEqual({ n: 0 });
     expect((await vectorsOf(teamId)).filter((v) => v.startsWith('prompt'))).toEqual([]);
   });
 });

@@ -10,7 +10,14 @@ const I: Record<string, string> = Object.fromEntries(recallMode('code').types.ma
 const DAY = 86_400_000;
 const T0 = Date.parse('2026-05-04T09:00:00Z');
 
-async function team(): Promise<{ me: TestIdentity; mine: Ids; mate: TestIdentity; theirs: Ids; key: string; projectId: number }> {
+async function team(): Promise<{
+  me: TestIdentity;
+  mine: Ids;
+  mate: TestIdentity;
+  theirs: Ids;
+  key: string;
+  projectId: number;
+}> {
   const me = await newIdentity();
   const mate = await newIdentity({ team: me.team });
   const mine = await idsOf(me);
@@ -27,10 +34,27 @@ describe('GET /api/context', () => {
     const t = await team();
     const s1 = await seedSession(t.mine, t.projectId, fresh('s'), T0);
     const s2 = await seedSession(t.theirs, t.projectId, fresh('s'), T0 + DAY);
-    const a = await seedObservation(t.mine, t.projectId, s1, { type: 'bugfix', title: 'Cache key now includes locale', createdAt: T0, discoveryTokens: 900 });
-    const b = await seedObservation(t.mine, t.projectId, s1, { type: 'discovery', title: 'Router reads locale from cookie', createdAt: T0 + 10_000 });
-    const c = await seedObservation(t.theirs, t.projectId, s2, { type: 'decision', title: 'Locale negotiation stays server-side', createdAt: T0 + DAY });
-    const sum = await seedSummary(t.theirs, t.projectId, s2, { request: 'Fix wrong language on first load', learned: 'The cookie was read too late', createdAt: T0 + DAY + 60_000 });
+    const a = await seedObservation(t.mine, t.projectId, s1, {
+      type: 'bugfix',
+      title: 'Cache key now includes locale',
+      createdAt: T0,
+      discoveryTokens: 900,
+    });
+    const b = await seedObservation(t.mine, t.projectId, s1, {
+      type: 'discovery',
+      title: 'Router reads locale from cookie',
+      createdAt: T0 + 10_000,
+    });
+    const c = await seedObservation(t.theirs, t.projectId, s2, {
+      type: 'decision',
+      title: 'Locale negotiation stays server-side',
+      createdAt: T0 + DAY,
+    });
+    const sum = await seedSummary(t.theirs, t.projectId, s2, {
+      request: 'Fix wrong language on first load',
+      learned: 'The cookie was read too late',
+      createdAt: T0 + DAY + 60_000,
+    });
 
     const res = await context(t.me.token, `project=${encodeURIComponent(t.key)}`);
     expect(res.status).toBe(200);
@@ -38,9 +62,15 @@ describe('GET /api/context', () => {
     const text = await res.text();
     expect(text.startsWith('<cairn-context>\n')).toBe(true);
     expect(text.endsWith('\n</cairn-context>')).toBe(true);
-    expect(text).toContain(`## 2026-05-04\n${a} 9:00 ${I.bugfix} Cache key now includes locale\n${b} ″ ${I.discovery} Router reads locale from cookie\n## 2026-05-05`);
-    expect(text).toContain(`${c} 9:00 ${I.decision} Locale negotiation stays server-side @${t.mate.user}/${t.mate.device}`);
-    expect(text).toContain(`S${sum} 9:01 Fix wrong language on first load @${t.mate.user}/${t.mate.device}\n Learned: The cookie was read too late`);
+    expect(text).toContain(
+      `## 2026-05-04\n${a} 9:00 ${I.bugfix} Cache key now includes locale\n${b} ″ ${I.discovery} Router reads locale from cookie\n## 2026-05-05`,
+    );
+    expect(text).toContain(
+      `${c} 9:00 ${I.decision} Locale negotiation stays server-side @${t.mate.user}/${t.mate.device}`,
+    );
+    expect(text).toContain(
+      `S${sum} 9:01 Fix wrong language on first load @${t.mate.user}/${t.mate.device}\n Learned: The cookie was read too late`,
+    );
     expect(text).toContain('Stats: 3 obs · 1 session');
     expect(text).toContain('work ~900t');
   });
@@ -56,10 +86,29 @@ describe('GET /api/context', () => {
   it("honours the mode's type and concept allow-lists", async () => {
     const t = await team();
     const s = await seedSession(t.mine, t.projectId, fresh('s'), T0);
-    await seedObservation(t.mine, t.projectId, s, { type: 'case-holding', title: 'Type from another mode', createdAt: T0 });
-    await seedObservation(t.mine, t.projectId, s, { type: 'change', title: 'Only foreign concepts', concepts: ['red-flag', 'gotcha: with a description'], createdAt: T0 + 1 });
-    await seedObservation(t.mine, t.projectId, s, { type: 'change', title: 'One known concept', concepts: ['red-flag', 'gotcha'], createdAt: T0 + 2 });
-    await seedObservation(t.mine, t.projectId, s, { type: 'change', title: 'No concepts at all', concepts: [], createdAt: T0 + 3 });
+    await seedObservation(t.mine, t.projectId, s, {
+      type: 'case-holding',
+      title: 'Type from another mode',
+      createdAt: T0,
+    });
+    await seedObservation(t.mine, t.projectId, s, {
+      type: 'change',
+      title: 'Only foreign concepts',
+      concepts: ['red-flag', 'gotcha: with a description'],
+      createdAt: T0 + 1,
+    });
+    await seedObservation(t.mine, t.projectId, s, {
+      type: 'change',
+      title: 'One known concept',
+      concepts: ['red-flag', 'gotcha'],
+      createdAt: T0 + 2,
+    });
+    await seedObservation(t.mine, t.projectId, s, {
+      type: 'change',
+      title: 'No concepts at all',
+      concepts: [],
+      createdAt: T0 + 3,
+    });
     const text = await (await context(t.me.token, `project=${encodeURIComponent(t.key)}`)).text();
     expect(text).not.toContain('Type from another mode');
     expect(text).not.toContain('Only foreign concepts');
@@ -77,11 +126,15 @@ describe('GET /api/context', () => {
     const stranger = await newIdentity();
     const strangerIds = await idsOf(stranger);
     const theirProject = await seedProject(strangerIds, t.key); // same key, other team
-    await seedObservation(strangerIds, theirProject, await seedSession(strangerIds, theirProject, fresh('s')), { title: 'Other team secret' });
+    await seedObservation(strangerIds, theirProject, await seedSession(strangerIds, theirProject, fresh('s')), {
+      title: 'Other team secret',
+    });
 
     const privateKey = `local/${t.mate.user}/${fresh('scratch')}`;
     const privateId = await seedProject(t.theirs, privateKey, 'private');
-    await seedObservation(t.theirs, privateId, await seedSession(t.theirs, privateId, fresh('s')), { title: 'Private scratch note' });
+    await seedObservation(t.theirs, privateId, await seedSession(t.theirs, privateId, fresh('s')), {
+      title: 'Private scratch note',
+    });
 
     const text = await (await context(t.me.token, `project=${encodeURIComponent(t.key)}`)).text();
     expect(text).toContain('Still here');
@@ -97,8 +150,16 @@ describe('GET /api/context', () => {
   it("shows a teammate's sensitive observation only when the team shares them", async () => {
     const t = await team();
     const s = await seedSession(t.theirs, t.projectId, fresh('s'), T0);
-    await seedObservation(t.theirs, t.projectId, s, { type: 'sensitive', title: 'Staging DB password rotated', createdAt: T0 });
-    await seedObservation(t.mine, t.projectId, s, { type: 'sensitive', title: 'My own sensitive note', createdAt: T0 + 1 });
+    await seedObservation(t.theirs, t.projectId, s, {
+      type: 'sensitive',
+      title: 'Staging DB password rotated',
+      createdAt: T0,
+    });
+    await seedObservation(t.mine, t.projectId, s, {
+      type: 'sensitive',
+      title: 'My own sensitive note',
+      createdAt: T0 + 1,
+    });
     const before = await (await context(t.me.token, `project=${encodeURIComponent(t.key)}`)).text();
     expect(before).not.toContain('Staging DB password rotated');
     expect(before).toContain('My own sensitive note');
@@ -115,9 +176,17 @@ describe('GET /api/context', () => {
     const t = await team();
     const otherKey = `github.com/acme/${fresh('worktree')}`;
     const other = await seedProject(t.mine, otherKey);
-    await seedObservation(t.mine, t.projectId, await seedSession(t.mine, t.projectId, fresh('s')), { title: 'From the repo', createdAt: T0 });
-    await seedObservation(t.mine, other, await seedSession(t.mine, other, fresh('s')), { title: 'From the worktree', createdAt: T0 + 1 });
-    const text = await (await context(t.me.token, `project=${encodeURIComponent(t.key)}&project=${encodeURIComponent(otherKey)}`)).text();
+    await seedObservation(t.mine, t.projectId, await seedSession(t.mine, t.projectId, fresh('s')), {
+      title: 'From the repo',
+      createdAt: T0,
+    });
+    await seedObservation(t.mine, other, await seedSession(t.mine, other, fresh('s')), {
+      title: 'From the worktree',
+      createdAt: T0 + 1,
+    });
+    const text = await (
+      await context(t.me.token, `project=${encodeURIComponent(t.key)}&project=${encodeURIComponent(otherKey)}`)
+    ).text();
     expect(text).toContain('From the repo');
     expect(text).toContain('From the worktree');
     expect(text).toContain(`${t.key} + ${otherKey}`);
@@ -126,15 +195,21 @@ describe('GET /api/context', () => {
   it('limits rows by query options and by the team setting, newest kept', async () => {
     const t = await team();
     const s = await seedSession(t.mine, t.projectId, fresh('s'), T0);
-    for (let i = 0; i < 6; i++) await seedObservation(t.mine, t.projectId, s, { title: `Row number ${i}`, createdAt: T0 + i * 60_000 });
-    for (let i = 0; i < 3; i++) await seedSummary(t.mine, t.projectId, s, { request: `Request ${i}`, createdAt: T0 + i * 60_000 + 1 });
-    const text = await (await context(t.me.token, `project=${encodeURIComponent(t.key)}&observations=2&sessions=1&full=1`)).text();
+    for (let i = 0; i < 6; i++)
+      await seedObservation(t.mine, t.projectId, s, { title: `Row number ${i}`, createdAt: T0 + i * 60_000 });
+    for (let i = 0; i < 3; i++)
+      await seedSummary(t.mine, t.projectId, s, { request: `Request ${i}`, createdAt: T0 + i * 60_000 + 1 });
+    const text = await (
+      await context(t.me.token, `project=${encodeURIComponent(t.key)}&observations=2&sessions=1&full=1`)
+    ).text();
     expect(text.match(/Row number/g)).toHaveLength(2);
     expect(text).toContain('**Row number 5**');
     expect(text).toContain('Row number 4');
     expect(text.match(/Request \d/g)).toEqual(['Request 2']);
 
-    await env.DB.prepare(`UPDATE teams SET settings = '{"context_observations":3,"context_sessions":0}' WHERE slug = ?`).bind(t.me.team).run();
+    await env.DB.prepare(`UPDATE teams SET settings = '{"context_observations":3,"context_sessions":0}' WHERE slug = ?`)
+      .bind(t.me.team)
+      .run();
     forgetTokenMemo();
     const bySetting = await (await context(t.me.token, `project=${encodeURIComponent(t.key)}`)).text();
     expect(bySetting.match(/Row number/g)).toHaveLength(3);
@@ -143,7 +218,10 @@ describe('GET /api/context', () => {
 
   it('renders times in the time zone asked for', async () => {
     const t = await team();
-    await seedObservation(t.mine, t.projectId, await seedSession(t.mine, t.projectId, fresh('s')), { title: 'Zoned', createdAt: Date.parse('2026-05-04T23:30:00Z') });
+    await seedObservation(t.mine, t.projectId, await seedSession(t.mine, t.projectId, fresh('s')), {
+      title: 'Zoned',
+      createdAt: Date.parse('2026-05-04T23:30:00Z'),
+    });
     const text = await (await context(t.me.token, `project=${encodeURIComponent(t.key)}&tz=Asia/Tokyo`)).text();
     expect(text).toContain('## 2026-05-05');
     expect(text).toMatch(new RegExp(`\\d+ 8:30 ${I.discovery} Zoned`));

@@ -8,14 +8,34 @@ const T0 = Date.parse('2026-05-04T09:00:00Z');
 
 async function world() {
   const w = await seedWorld();
-  await w.add({ type: 'bugfix', title: 'Cache key includes locale', narrative: 'NARRATIVE-A', concepts: ['gotcha'], createdAt: T0 });
-  await w.add({ type: 'discovery', title: 'Router reads the cookie', narrative: 'NARRATIVE-B', concepts: ['how-it-works'], createdAt: T0 + 1_000 });
-  await w.add({ type: 'decision', title: 'Negotiation stays server-side', narrative: 'NARRATIVE-C', concepts: ['trade-off'], createdAt: T0 + 2_000 });
+  await w.add({
+    type: 'bugfix',
+    title: 'Cache key includes locale',
+    narrative: 'NARRATIVE-A',
+    concepts: ['gotcha'],
+    createdAt: T0,
+  });
+  await w.add({
+    type: 'discovery',
+    title: 'Router reads the cookie',
+    narrative: 'NARRATIVE-B',
+    concepts: ['how-it-works'],
+    createdAt: T0 + 1_000,
+  });
+  await w.add({
+    type: 'decision',
+    title: 'Negotiation stays server-side',
+    narrative: 'NARRATIVE-C',
+    concepts: ['trade-off'],
+    createdAt: T0 + 2_000,
+  });
   return w;
 }
 
-const settings = (token: string, json: Record<string, unknown>) => call('/api/admin/settings', { token, method: 'PATCH', json });
-const context = async (token: string, key: string, extra = '') => (await call(`/api/context?project=${encodeURIComponent(key)}${extra}`, { token })).text();
+const settings = (token: string, json: Record<string, unknown>) =>
+  call('/api/admin/settings', { token, method: 'PATCH', json });
+const context = async (token: string, key: string, extra = '') =>
+  (await call(`/api/context?project=${encodeURIComponent(key)}${extra}`, { token })).text();
 
 describe('context settings of a team', () => {
   it('lists only the types in observation_types', async () => {

@@ -6,8 +6,21 @@ import type { FileHistoryRow } from '../../../src/recall/records';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession } from '../support/seed';
 
-const row = (id: number, sessionId: number, createdAt: number, filesRead: string[], filesModified: string[] = []): FileHistoryRow => ({
-  id, sessionId, createdAt, type: 'discovery', title: `obs ${id}`, filesRead, filesModified, author: 'ana',
+const row = (
+  id: number,
+  sessionId: number,
+  createdAt: number,
+  filesRead: string[],
+  filesModified: string[] = [],
+): FileHistoryRow => ({
+  id,
+  sessionId,
+  createdAt,
+  type: 'discovery',
+  title: `obs ${id}`,
+  filesRead,
+  filesModified,
+  author: 'ana',
 });
 
 describe('file context scoring', () => {
@@ -17,8 +30,14 @@ describe('file context scoring', () => {
   });
 
   it('derives the relative spelling from an absolute path under cwd, and the absolute one from a relative path', () => {
-    expect(pathCandidates(['/home/u/repo/src/a.ts'], '/home/u/repo')).toEqual({ all: ['/home/u/repo/src/a.ts', 'src/a.ts'], relative: ['src/a.ts'] });
-    expect(pathCandidates(['./src/a.ts'], '/home/u/repo/')).toEqual({ all: ['src/a.ts', '/home/u/repo/src/a.ts'], relative: ['src/a.ts'] });
+    expect(pathCandidates(['/home/u/repo/src/a.ts'], '/home/u/repo')).toEqual({
+      all: ['/home/u/repo/src/a.ts', 'src/a.ts'],
+      relative: ['src/a.ts'],
+    });
+    expect(pathCandidates(['./src/a.ts'], '/home/u/repo/')).toEqual({
+      all: ['src/a.ts', '/home/u/repo/src/a.ts'],
+      relative: ['src/a.ts'],
+    });
     expect(pathCandidates(['/elsewhere/a.ts'], '/home/u/repo').relative).toEqual([]);
   });
 
@@ -32,7 +51,12 @@ describe('file context scoring', () => {
       row(5, 12, 250, ['a.ts'], ['a.ts']), // older row of session 12: dropped
     ];
     const scored = scoreFileHistory(rows, ['a.ts']);
-    expect(scored.map((r) => [r.id, r.score])).toEqual([[3, 4], [4, 2], [2, 1], [1, 0]]);
+    expect(scored.map((r) => [r.id, r.score])).toEqual([
+      [3, 4],
+      [4, 2],
+      [2, 1],
+      [1, 0],
+    ]);
   });
 
   it('keeps newest-first order among equal scores and stops at 15', () => {
@@ -66,10 +90,25 @@ describe('GET /api/context/file', () => {
     const { me, ids, key, project } = await setup();
     const s1 = await seedSession(ids, project, fresh('s'));
     const s2 = await seedSession(ids, project, fresh('s'));
-    const a = await seedObservation(ids, project, s1, { title: 'Parser skips BOM', filesModified: ['src/parse.ts'], createdAt: 1_000_000 });
-    const b = await seedObservation(ids, project, s2, { title: 'Parser read during review', filesRead: ['src/parse.ts', 'src/a.ts', 'src/b.ts', 'src/c.ts'], createdAt: 2_000_000 });
-    await seedObservation(ids, project, s2, { title: 'Unrelated file', filesRead: ['src/other.ts'], createdAt: 3_000_000 });
-    const res = await ask(me.token, `project=${encodeURIComponent(key)}&path=${encodeURIComponent('/home/me/repo/src/parse.ts')}&cwd=${encodeURIComponent('/home/me/repo')}&mtime=1500000`);
+    const a = await seedObservation(ids, project, s1, {
+      title: 'Parser skips BOM',
+      filesModified: ['src/parse.ts'],
+      createdAt: 1_000_000,
+    });
+    const b = await seedObservation(ids, project, s2, {
+      title: 'Parser read during review',
+      filesRead: ['src/parse.ts', 'src/a.ts', 'src/b.ts', 'src/c.ts'],
+      createdAt: 2_000_000,
+    });
+    await seedObservation(ids, project, s2, {
+      title: 'Unrelated file',
+      filesRead: ['src/other.ts'],
+      createdAt: 3_000_000,
+    });
+    const res = await ask(
+      me.token,
+      `project=${encodeURIComponent(key)}&path=${encodeURIComponent('/home/me/repo/src/parse.ts')}&cwd=${encodeURIComponent('/home/me/repo')}&mtime=1500000`,
+    );
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).toContain('cairn has notes on src/parse.ts from 2 earlier sessions');
@@ -81,8 +120,14 @@ describe('GET /api/context/file', () => {
 
   it('finds a file stored with an absolute path when given both spellings as path candidates', async () => {
     const { me, ids, key, project } = await setup();
-    await seedObservation(ids, project, await seedSession(ids, project, fresh('s')), { title: 'Absolute stored', filesRead: ['/home/me/repo/lib/x.ts'], createdAt: 5_000 });
-    const text = await (await ask(me.token, `project=${encodeURIComponent(key)}&path=/home/me/repo/lib/x.ts&path=lib/x.ts`)).text();
+    await seedObservation(ids, project, await seedSession(ids, project, fresh('s')), {
+      title: 'Absolute stored',
+      filesRead: ['/home/me/repo/lib/x.ts'],
+      createdAt: 5_000,
+    });
+    const text = await (
+      await ask(me.token, `project=${encodeURIComponent(key)}&path=/home/me/repo/lib/x.ts&path=lib/x.ts`)
+    ).text();
     expect(text).toContain('Absolute stored');
     const relOnly = await (await ask(me.token, `project=${encodeURIComponent(key)}&path=lib/x.ts`)).text();
     expect(relOnly).toBe('');
@@ -90,21 +135,33 @@ describe('GET /api/context/file', () => {
 
   it('says nothing when the file changed after the newest observation of it', async () => {
     const { me, ids, key, project } = await setup();
-    await seedObservation(ids, project, await seedSession(ids, project, fresh('s')), { title: 'Old note', filesRead: ['a.ts'], createdAt: 10_000 });
+    await seedObservation(ids, project, await seedSession(ids, project, fresh('s')), {
+      title: 'Old note',
+      filesRead: ['a.ts'],
+      createdAt: 10_000,
+    });
     const stale = await ask(me.token, `project=${encodeURIComponent(key)}&path=a.ts&mtime=10001`);
     expect(stale.status).toBe(200);
     expect(await stale.text()).toBe('');
-    expect(await (await ask(me.token, `project=${encodeURIComponent(key)}&path=a.ts&mtime=9999`)).text()).toContain('Old note');
+    expect(await (await ask(me.token, `project=${encodeURIComponent(key)}&path=a.ts&mtime=9999`)).text()).toContain(
+      'Old note',
+    );
   });
 
   it("does not reveal another team's or a deleted observation of the same path", async () => {
     const { me, ids, key, project } = await setup();
-    const gone = await seedObservation(ids, project, await seedSession(ids, project, fresh('s')), { title: 'Deleted note', filesRead: ['z.ts'] });
+    const gone = await seedObservation(ids, project, await seedSession(ids, project, fresh('s')), {
+      title: 'Deleted note',
+      filesRead: ['z.ts'],
+    });
     await env.DB.prepare('UPDATE observations SET deleted_at = 1 WHERE id = ?').bind(gone).run();
     const other = await newIdentity();
     const otherIds = await idsOf(other);
     const otherProject = await seedProject(otherIds, key);
-    await seedObservation(otherIds, otherProject, await seedSession(otherIds, otherProject, fresh('s')), { title: 'Foreign note', filesRead: ['z.ts'] });
+    await seedObservation(otherIds, otherProject, await seedSession(otherIds, otherProject, fresh('s')), {
+      title: 'Foreign note',
+      filesRead: ['z.ts'],
+    });
     expect(await (await ask(me.token, `project=${encodeURIComponent(key)}&path=z.ts`)).text()).toBe('');
   });
 

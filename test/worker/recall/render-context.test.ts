@@ -9,7 +9,13 @@ const I: Record<string, string> = Object.fromEntries(recallMode('code').types.ma
 const mode = recallMode('code');
 const at = (iso: string) => Date.parse(iso);
 
-const obs = (id: number, iso: string, type: string, title: string | null, extra: Partial<ContextObservation> = {}): ContextObservation => ({
+const obs = (
+  id: number,
+  iso: string,
+  type: string,
+  title: string | null,
+  extra: Partial<ContextObservation> = {},
+): ContextObservation => ({
   id,
   createdAt: at(iso),
   type,
@@ -39,9 +45,14 @@ describe('renderContext', () => {
     const text = renderContext({
       projects: ['github.com/acme/widgets'],
       observations: [
-        obs(103, '2026-08-19T16:02:00Z', 'decision', 'Keep refresh logic server-side', { narrative: 'x'.repeat(40), discoveryTokens: 20_000 }),
+        obs(103, '2026-08-19T16:02:00Z', 'decision', 'Keep refresh logic server-side', {
+          narrative: 'x'.repeat(40),
+          discoveryTokens: 20_000,
+        }),
         obs(102, '2026-08-19T14:15:30Z', 'bugfix', 'Extended JWT TTL to 24h', { author: 'bo', discoveryTokens: 8_200 }),
-        obs(101, '2026-08-19T14:15:00Z', 'discovery', 'Token refresh skips expired tokens', { discoveryTokens: 20_000 }),
+        obs(101, '2026-08-19T14:15:00Z', 'discovery', 'Token refresh skips expired tokens', {
+          discoveryTokens: 20_000,
+        }),
         obs(99, '2026-08-18T09:00:00Z', 'feature', 'Login form posts to /api/session'),
       ],
       summaries: [
@@ -83,10 +94,13 @@ describe('renderContext', () => {
     );
   });
 
-  it('groups by day in the caller\'s time zone, not in UTC', () => {
+  it("groups by day in the caller's time zone, not in UTC", () => {
     const input = {
       projects: ['p'],
-      observations: [obs(1, '2026-03-01T23:30:00Z', 'change', 'Late change'), obs(2, '2026-03-02T00:30:00Z', 'change', 'Early change')],
+      observations: [
+        obs(1, '2026-03-01T23:30:00Z', 'change', 'Late change'),
+        obs(2, '2026-03-02T00:30:00Z', 'change', 'Early change'),
+      ],
       summaries: [],
       mode,
       viewer: 'ana',
@@ -105,7 +119,10 @@ describe('renderContext', () => {
     const text = renderContext({
       projects: ['p'],
       observations: [],
-      summaries: [sum(7, '2026-03-02T10:00:00Z', { request: 'Pin the clock in tests', platform: 'codex' }), sum(6, '2026-03-02T09:00:00Z', { request: 'Refresh snapshots', platform: 'claude-code' })],
+      summaries: [
+        sum(7, '2026-03-02T10:00:00Z', { request: 'Pin the clock in tests', platform: 'codex' }),
+        sum(6, '2026-03-02T09:00:00Z', { request: 'Refresh snapshots', platform: 'claude-code' }),
+      ],
       mode,
       viewer: 'ana',
       fullCount: 0,
@@ -181,7 +198,16 @@ describe('renderContext', () => {
   });
 
   it('welcomes an empty project in a short wrapped text', () => {
-    const text = renderContext({ projects: ['github.com/acme/new'], observations: [], summaries: [], mode, viewer: 'ana', fullCount: 0, now: at('2026-08-20T09:05:00Z'), timeZone: 'UTC' });
+    const text = renderContext({
+      projects: ['github.com/acme/new'],
+      observations: [],
+      summaries: [],
+      mode,
+      viewer: 'ana',
+      fullCount: 0,
+      now: at('2026-08-20T09:05:00Z'),
+      timeZone: 'UTC',
+    });
     expect(text.startsWith('<cairn-context>\n# cairn memory · github.com/acme/new')).toBe(true);
     expect(text).toContain('Nothing is stored for this project yet');
     expect(text.endsWith('</cairn-context>')).toBe(true);
@@ -206,11 +232,17 @@ describe('renderContext', () => {
     const base = at('2026-08-10T08:00:00Z');
     // Tool calls come in bursts, so every second observation lands in the same minute as the one before.
     const observations = Array.from({ length: 50 }, (_, i) =>
-      obs(10_000 + i, new Date(base + Math.floor(i / 2) * 41 * 60_000 + (i % 2) * 20_000).toISOString(), mode.types[i % 6]!.id, titles[i % titles.length]!, {
-        author: i % 3 === 0 ? 'bartholomew' : 'ana',
-        narrative: 'n'.repeat(600),
-        discoveryTokens: 3_000,
-      }),
+      obs(
+        10_000 + i,
+        new Date(base + Math.floor(i / 2) * 41 * 60_000 + (i % 2) * 20_000).toISOString(),
+        mode.types[i % 6]!.id,
+        titles[i % titles.length]!,
+        {
+          author: i % 3 === 0 ? 'bartholomew' : 'ana',
+          narrative: 'n'.repeat(600),
+          discoveryTokens: 3_000,
+        },
+      ),
     );
     const fields = {
       request: 'Make the login flow survive token expiry without a full page reload',
@@ -220,18 +252,32 @@ describe('renderContext', () => {
       nextSteps: 'Watch the error rate of /api/refresh for a day, then remove the old fallback path',
     };
     const summaries = Array.from({ length: 10 }, (_, i) =>
-      sum(700 + i, new Date(base + (i * 5 + 2) * 47 * 60_000 + 1).toISOString(), { ...fields, author: i % 2 ? 'bartholomew' : 'ana' }),
+      sum(700 + i, new Date(base + (i * 5 + 2) * 47 * 60_000 + 1).toISOString(), {
+        ...fields,
+        author: i % 2 ? 'bartholomew' : 'ana',
+      }),
     );
     // Newest summary after every observation so the summary block is included too.
     summaries.push(sum(799, new Date(base + 60 * 47 * 60_000).toISOString(), { ...fields, author: 'bartholomew' }));
-    const text = renderContext({ projects: ['github.com/acme/widgets'], observations, summaries: summaries.slice(1), mode, viewer: 'ana', fullCount: 0, now: base + 61 * 47 * 60_000, timeZone: 'Europe/Berlin' });
+    const text = renderContext({
+      projects: ['github.com/acme/widgets'],
+      observations,
+      summaries: summaries.slice(1),
+      mode,
+      viewer: 'ana',
+      fullCount: 0,
+      now: base + 61 * 47 * 60_000,
+      timeZone: 'Europe/Berlin',
+    });
     expect(text).toMatch(/^S799 .*\n Investigated: .*\n Learned: .*\n Completed: .*\n Next: /m);
     expect(text.split('\n').filter((l) => /^\d+ /.test(l))).toHaveLength(50);
     expect(text.split('\n').filter((l) => /^S\d+ /.test(l))).toHaveLength(10);
     // Characters are code points: an emoji icon is one character, as a reader (and a tokenizer) sees it.
     const chars = [...text].length;
     const tokens = Math.ceil(chars / 4);
-    console.log(`context budget: ${chars} chars (${text.length} UTF-16 units) ≈ ${tokens} tokens for 50 observations + 10 sessions`);
+    console.log(
+      `context budget: ${chars} chars (${text.length} UTF-16 units) ≈ ${tokens} tokens for 50 observations + 10 sessions`,
+    );
     expect(tokens).toBeLessThan(1425);
   });
 });

@@ -22,10 +22,22 @@ describe('GET /api/context/session', () => {
   it("answers this session's observations oldest first with its latest summary, and nothing of another session", async () => {
     const w = await world();
     const other = await seedSession(w.ids, w.projectId, fresh('sess'), T0);
-    const a = await seedObservation(w.ids, w.projectId, w.session, { type: 'bugfix', title: 'Cache key includes locale', createdAt: T0 });
-    const b = await seedObservation(w.ids, w.projectId, w.session, { type: 'discovery', title: 'Router reads the cookie late', createdAt: T0 + 60_000 });
+    const a = await seedObservation(w.ids, w.projectId, w.session, {
+      type: 'bugfix',
+      title: 'Cache key includes locale',
+      createdAt: T0,
+    });
+    const b = await seedObservation(w.ids, w.projectId, w.session, {
+      type: 'discovery',
+      title: 'Router reads the cookie late',
+      createdAt: T0 + 60_000,
+    });
     await seedObservation(w.ids, w.projectId, other, { title: 'Work of another session', createdAt: T0 + 120_000 });
-    const s = await seedSummary(w.ids, w.projectId, w.session, { request: 'Fix the wrong language', completed: 'Locale read first', createdAt: T0 + 180_000 });
+    const s = await seedSummary(w.ids, w.projectId, w.session, {
+      request: 'Fix the wrong language',
+      completed: 'Locale read first',
+      createdAt: T0 + 180_000,
+    });
     const res = await soFar(w.me.token, `session=${encodeURIComponent(w.key)}`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as { observations: number; summarized: boolean; text: string };
@@ -44,8 +56,15 @@ describe('GET /api/context/session', () => {
 
   it('keeps the newest rows within max_chars and says how many earlier ones it left out', async () => {
     const w = await world();
-    for (let i = 0; i < 30; i++) await seedObservation(w.ids, w.projectId, w.session, { title: `Step number ${i} of a long session with a fairly long title`, createdAt: T0 + i * 1000 });
-    const body = (await (await soFar(w.me.token, `session=${encodeURIComponent(w.key)}&max_chars=600`)).json()) as { observations: number; text: string };
+    for (let i = 0; i < 30; i++)
+      await seedObservation(w.ids, w.projectId, w.session, {
+        title: `Step number ${i} of a long session with a fairly long title`,
+        createdAt: T0 + i * 1000,
+      });
+    const body = (await (await soFar(w.me.token, `session=${encodeURIComponent(w.key)}&max_chars=600`)).json()) as {
+      observations: number;
+      text: string;
+    };
     expect(body.observations).toBe(30);
     expect(body.text.length).toBeLessThanOrEqual(600);
     expect(body.text).toContain('Step number 29 of');
@@ -57,10 +76,16 @@ describe('GET /api/context/session', () => {
     const w = await world();
     const gone = await seedObservation(w.ids, w.projectId, w.session, { title: 'Forgotten later', createdAt: T0 });
     await env.DB.prepare('UPDATE observations SET deleted_at = ? WHERE id = ?').bind(T0, gone).run();
-    const mine = (await (await soFar(w.me.token, `session=${encodeURIComponent(w.key)}`)).json()) as { observations: number; text: string };
+    const mine = (await (await soFar(w.me.token, `session=${encodeURIComponent(w.key)}`)).json()) as {
+      observations: number;
+      text: string;
+    };
     expect(mine).toMatchObject({ observations: 0, text: '' });
     const stranger = await newIdentity();
-    const theirs = (await (await soFar(stranger.token, `session=${encodeURIComponent(w.key)}`)).json()) as { observations: number; text: string };
+    const theirs = (await (await soFar(stranger.token, `session=${encodeURIComponent(w.key)}`)).json()) as {
+      observations: number;
+      text: string;
+    };
     expect(theirs).toMatchObject({ observations: 0, text: '' });
     const unknown = await soFar(w.me.token, 'session=no-such-session');
     expect(unknown.status).toBe(200);

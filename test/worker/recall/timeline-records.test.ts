@@ -30,13 +30,26 @@ beforeAll(async () => {
   const session = await seedSession(ids, project, fresh('s'), T0);
   const seeded: number[] = [];
   for (let i = 0; i < 50; i++) {
-    seeded.push(await seedObservation(ids, project, session, { title: `Step ${i} of the migration`, narrative: `Narrative for step ${i}`, facts: [`fact ${i}`], createdAt: T0 + i * MIN }));
+    seeded.push(
+      await seedObservation(ids, project, session, {
+        title: `Step ${i} of the migration`,
+        narrative: `Narrative for step ${i}`,
+        facts: [`fact ${i}`],
+        createdAt: T0 + i * MIN,
+      }),
+    );
   }
-  const summaryId = await seedSummary(ids, project, session, { request: 'Move sessions to the new table', createdAt: T0 + 25 * MIN + 30_000 });
+  const summaryId = await seedSummary(ids, project, session, {
+    request: 'Move sessions to the new table',
+    createdAt: T0 + 25 * MIN + 30_000,
+  });
   w = { me, ids, key, project, seeded, summaryId, stranger: await newIdentity() };
 });
 
-type TimelineJson = { anchor: { kind: string; id: number | string | null }; items: { kind: string; id: number | string; anchor: boolean }[] };
+type TimelineJson = {
+  anchor: { kind: string; id: number | string | null };
+  items: { kind: string; id: number | string; anchor: boolean }[];
+};
 const timeline = async (token: string, q: string) => call(`/api/timeline?${q}`, { token });
 
 describe('parseAnchor', () => {
@@ -49,7 +62,9 @@ describe('parseAnchor', () => {
     ['2026-06-01', { kind: 'time', at: Date.parse('2026-06-01') }],
   ])('reads %j', (raw, expected) => expect(parseAnchor(raw)).toEqual(expected));
 
-  it.each(['123abc', '0', 'S', '', 'yesterday', '2026-13-45T99:99'])('rejects %j', (raw) => expect(parseAnchor(raw)).toBeNull());
+  it.each(['123abc', '0', 'S', '', 'yesterday', '2026-13-45T99:99'])('rejects %j', (raw) =>
+    expect(parseAnchor(raw)).toBeNull(),
+  );
 });
 
 describe('GET /api/timeline', () => {
@@ -69,7 +84,9 @@ describe('GET /api/timeline', () => {
   });
 
   it('accepts a summary anchor S<id> and an ISO time anchor', async () => {
-    const bySummary = (await (await timeline(w.me.token, `anchor=S${w.summaryId}&before=1&after=1`)).json()) as TimelineJson;
+    const bySummary = (await (
+      await timeline(w.me.token, `anchor=S${w.summaryId}&before=1&after=1`)
+    ).json()) as TimelineJson;
     expect(bySummary.items.map((i) => i.id)).toEqual([w.seeded[25], `S${w.summaryId}`, w.seeded[26]]);
     const iso = new Date(T0 + 30 * MIN).toISOString();
     const byTime = (await (await timeline(w.me.token, `anchor=${iso}&before=2&after=2`)).json()) as TimelineJson;
@@ -78,7 +95,9 @@ describe('GET /api/timeline', () => {
   });
 
   it('picks the anchor with a search query', async () => {
-    const body = (await (await timeline(w.me.token, `q=${encodeURIComponent('"Step 42"')}&before=0&after=0`)).json()) as TimelineJson;
+    const body = (await (
+      await timeline(w.me.token, `q=${encodeURIComponent('"Step 42"')}&before=0&after=0`)
+    ).json()) as TimelineJson;
     expect(body.items.map((i) => i.id)).toEqual([w.seeded[42]]);
   });
 
@@ -114,26 +133,50 @@ describe('GET /api/observations', () => {
   it('returns full records in the order asked, leaving out ids the caller may not read', async () => {
     const res = await call(`/api/observations?ids=${w.seeded[2]},${w.seeded[1]},99999999`, { token: w.me.token });
     expect(res.status).toBe(200);
-    const { observations } = (await res.json()) as { observations: { id: number; title: string; narrative: string; facts: string[]; project: string; author: string; createdAt: string }[] };
+    const { observations } = (await res.json()) as {
+      observations: {
+        id: number;
+        title: string;
+        narrative: string;
+        facts: string[];
+        project: string;
+        author: string;
+        createdAt: string;
+      }[];
+    };
     expect(observations.map((o) => o.id)).toEqual([w.seeded[2], w.seeded[1]]);
-    expect(observations[0]).toMatchObject({ title: 'Step 2 of the migration', narrative: 'Narrative for step 2', facts: ['fact 2'], project: w.key, author: w.me.user, createdAt: new Date(T0 + 2 * MIN).toISOString() });
-    const foreign = (await (await call(`/api/observations?ids=${w.seeded[2]}`, { token: w.stranger.token })).json()) as { observations: unknown[] };
+    expect(observations[0]).toMatchObject({
+      title: 'Step 2 of the migration',
+      narrative: 'Narrative for step 2',
+      facts: ['fact 2'],
+      project: w.key,
+      author: w.me.user,
+      createdAt: new Date(T0 + 2 * MIN).toISOString(),
+    });
+    const foreign = (await (
+      await call(`/api/observations?ids=${w.seeded[2]}`, { token: w.stranger.token })
+    ).json()) as { observations: unknown[] };
     expect(foreign.observations).toEqual([]);
   });
 
-  it.each([['', 'missing'], ['1,abc', 'not a number'], ['-4', 'negative'], [Array.from({ length: 101 }, (_, i) => i + 1).join(','), 'too many']])(
-    'refuses ids=%s (%s) with 400 invalid_ids',
-    async (ids) => {
-      const res = await call(`/api/observations?ids=${ids}`, { token: w.me.token });
-      expect(res.status).toBe(400);
-      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_ids');
-    },
-  );
+  it.each([
+    ['', 'missing'],
+    ['1,abc', 'not a number'],
+    ['-4', 'negative'],
+    [Array.from({ length: 101 }, (_, i) => i + 1).join(','), 'too many'],
+  ])('refuses ids=%s (%s) with 400 invalid_ids', async (ids) => {
+    const res = await call(`/api/observations?ids=${ids}`, { token: w.me.token });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_ids');
+  });
 });
 
 describe('GET /api/context/prompt', () => {
   it('returns the best matches with their narrative, and nothing for a trivial prompt', async () => {
-    const res = await call(`/api/context/prompt?project=${encodeURIComponent(w.key)}&q=${encodeURIComponent('what happened in step 17 of the migration?')}`, { token: w.me.token });
+    const res = await call(
+      `/api/context/prompt?project=${encodeURIComponent(w.key)}&q=${encodeURIComponent('what happened in step 17 of the migration?')}`,
+      { token: w.me.token },
+    );
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text.startsWith('<cairn-context>')).toBe(true);
@@ -151,15 +194,27 @@ describe('GET /api/projects', () => {
     const privateKey = `local/${mate.user}/${fresh('p')}`;
     const priv = await seedProject(mateIds, privateKey, 'private');
     await seedObservation(mateIds, priv, await seedSession(mateIds, priv, fresh('s')), { title: 'hidden' });
-    const deleted = await seedObservation(w.ids, w.project, await seedSession(w.ids, w.project, fresh('s')), { title: 'gone', createdAt: T0 - MIN });
+    const deleted = await seedObservation(w.ids, w.project, await seedSession(w.ids, w.project, fresh('s')), {
+      title: 'gone',
+      createdAt: T0 - MIN,
+    });
     await env.DB.prepare('UPDATE observations SET deleted_at = 1 WHERE id = ?').bind(deleted).run();
 
-    const { projects } = (await (await call('/api/projects', { token: w.me.token })).json()) as { projects: { key: string; observations: number; last_activity: string | null; visibility: string }[] };
-    expect(projects).toContainEqual({ key: w.key, visibility: 'team', observations: 50, last_activity: new Date(T0 + 49 * MIN).toISOString() });
+    const { projects } = (await (await call('/api/projects', { token: w.me.token })).json()) as {
+      projects: { key: string; observations: number; last_activity: string | null; visibility: string }[];
+    };
+    expect(projects).toContainEqual({
+      key: w.key,
+      visibility: 'team',
+      observations: 50,
+      last_activity: new Date(T0 + 49 * MIN).toISOString(),
+    });
     expect(projects.some((p) => p.key === privateKey)).toBe(false);
     const mine = (await (await call('/api/projects', { token: mate.token })).json()) as { projects: { key: string }[] };
     expect(mine.projects.map((p) => p.key)).toContain(privateKey);
-    const stranger = (await (await call('/api/projects', { token: w.stranger.token })).json()) as { projects: unknown[] };
+    const stranger = (await (await call('/api/projects', { token: w.stranger.token })).json()) as {
+      projects: unknown[];
+    };
     expect(stranger.projects).toEqual([]);
   });
 });

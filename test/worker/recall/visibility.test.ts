@@ -32,8 +32,14 @@ describe('canReadObservation', () => {
 
     const teamRow = await seedObservation(ti, shared, await s(ti, shared), { title: 'team row' });
     const ownPrivate = await seedObservation(mi, mine, await s(mi, mine), { title: 'own private' });
-    const ownSensitive = await seedObservation(mi, shared, await s(mi, shared), { type: 'sensitive', title: 'own sensitive' });
-    const mateSensitive = await seedObservation(ti, shared, await s(ti, shared), { type: 'sensitive', title: 'mate sensitive' });
+    const ownSensitive = await seedObservation(mi, shared, await s(mi, shared), {
+      type: 'sensitive',
+      title: 'own sensitive',
+    });
+    const mateSensitive = await seedObservation(ti, shared, await s(ti, shared), {
+      type: 'sensitive',
+      title: 'mate sensitive',
+    });
     const matePrivate = await seedObservation(ti, theirsPrivate, await s(ti, theirsPrivate), { title: 'mate private' });
     const deleted = await seedObservation(mi, shared, await s(mi, shared), { title: 'deleted' });
     await env.DB.prepare('UPDATE observations SET deleted_at = 1 WHERE id = ?').bind(deleted).run();
@@ -41,7 +47,12 @@ describe('canReadObservation', () => {
     const all = [teamRow, ownPrivate, ownSensitive, mateSensitive, matePrivate, deleted, other];
 
     expect(await readable(await loadViewer(env.DB, mi), all)).toEqual([teamRow, ownPrivate, ownSensitive]);
-    expect(await readable({ ...(await loadViewer(env.DB, mi)), shareSensitive: true }, all)).toEqual([teamRow, ownPrivate, ownSensitive, mateSensitive]);
+    expect(await readable({ ...(await loadViewer(env.DB, mi)), shareSensitive: true }, all)).toEqual([
+      teamRow,
+      ownPrivate,
+      ownSensitive,
+      mateSensitive,
+    ]);
     expect(await readable(await loadViewer(env.DB, si), all)).toEqual([other]);
   });
 
@@ -65,20 +76,27 @@ describe('canReadObservation', () => {
     await env.DB.prepare('UPDATE summaries SET deleted_at = 1 WHERE id = ?').bind(gone).run();
     const theirs = await seedSummary(si, q, await seedSession(si, q, fresh('s')), { request: 'c' });
     const rule = canReadSummary(await loadViewer(env.DB, mi));
-    const rows = await db(env.DB).select({ id: summaries.id }).from(summaries).where(and(inArray(summaries.id, [mine, gone, theirs]), rule));
+    const rows = await db(env.DB)
+      .select({ id: summaries.id })
+      .from(summaries)
+      .where(and(inArray(summaries.id, [mine, gone, theirs]), rule));
     expect(rows.map((r) => r.id)).toEqual([mine]);
   });
 });
 
 describe('parseTeamSettings', () => {
   it('keeps valid known keys, drops invalid ones, and passes unknown keys through', () => {
-    expect(parseTeamSettings('{"share_sensitive":true,"context_observations":30,"mode":"code--zh","retention_days":90}')).toEqual({
+    expect(
+      parseTeamSettings('{"share_sensitive":true,"context_observations":30,"mode":"code--zh","retention_days":90}'),
+    ).toEqual({
       share_sensitive: true,
       context_observations: 30,
       mode: 'code--zh',
       retention_days: 90,
     });
-    expect(parseTeamSettings('{"share_sensitive":"yes","context_observations":-1,"context_sessions":5}')).toEqual({ context_sessions: 5 });
+    expect(parseTeamSettings('{"share_sensitive":"yes","context_observations":-1,"context_sessions":5}')).toEqual({
+      context_sessions: 5,
+    });
   });
 
   it.each([null, '', 'not json', '[1,2]', '42'])('treats %j as no settings', (raw) => {

@@ -8,23 +8,47 @@ import { describe, expect, it } from 'vitest';
 import { RESUME_MS } from '../../../src/session/alarms';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { arrived, countRows, initEvent, insideSession, recorded, release, script, send, sessionStub, settled, toolEvent, waitFor } from '../pipeline/support';
+import {
+  arrived,
+  countRows,
+  initEvent,
+  insideSession,
+  recorded,
+  release,
+  script,
+  send,
+  sessionStub,
+  settled,
+  toolEvent,
+  waitFor,
+} from '../pipeline/support';
 
 /** Resets the session's object as a deploy would: the running instance and whatever it awaits are gone. */
 async function restart(teamId: number, sessionKey: string): Promise<void> {
-  await runInDurableObject(sessionStub(teamId, sessionKey), (_i, state) => state.abort('restarted by the test')).catch(() => undefined);
+  await runInDurableObject(sessionStub(teamId, sessionKey), (_i, state) => state.abort('restarted by the test')).catch(
+    () => undefined,
+  );
 }
 
 /** Starts the pending alarm without waiting for it; a restart makes it fail, which the test expects. */
-const fireAlarm = (teamId: number, sessionKey: string) => runDurableObjectAlarm(sessionStub(teamId, sessionKey)).then(() => 'done', () => 'cut off');
+const fireAlarm = (teamId: number, sessionKey: string) =>
+  runDurableObjectAlarm(sessionStub(teamId, sessionKey)).then(
+    () => 'done',
+    () => 'cut off',
+  );
 
 async function inside(teamId: number, sessionKey: string) {
-  return insideSession(sessionStub(teamId, sessionKey), async (instance, state) => ({ status: await instance.status(), alarm: await state.storage.getAlarm() }));
+  return insideSession(sessionStub(teamId, sessionKey), async (instance, state) => ({
+    status: await instance.status(),
+    alarm: await state.storage.getAlarm(),
+  }));
 }
 
 /** The session's observations D1 holds without a vector yet. */
 const unembedded = async (sessionKey: string) =>
-  (await env.DB.prepare('SELECT COUNT(*) AS n FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ? AND o.embedded_at IS NULL')
+  (await env.DB.prepare(
+    'SELECT COUNT(*) AS n FROM observations o JOIN sessions s ON s.id = o.session_id WHERE s.session_key = ? AND o.embedded_at IS NULL',
+  )
     .bind(sessionKey)
     .first<{ n: number }>())!.n;
 
@@ -45,7 +69,8 @@ async function startSession(events: number) {
   const scenario = fresh('restart');
   await script(scenario, [], 0, { hold: true });
   await send(id.token, 'init', initEvent(sid, 'Tidy the importer'));
-  for (let i = 0; i < events; i++) await send(id.token, 'observations', toolEvent(sid, i === 0 ? `SCENARIO:${scenario} step-${i}` : `step-${i}`));
+  for (let i = 0; i < events; i++)
+    await send(id.token, 'observations', toolEvent(sid, i === 0 ? `SCENARIO:${scenario} step-${i}` : `step-${i}`));
   return { id, teamId, sid, scenario };
 }
 
@@ -86,7 +111,12 @@ describe('a session object restarted mid-turn', { timeout: 30_000 }, () => {
     });
     await fireAlarm(teamId, sid);
     // (The pool may have fired the gathering alarm itself: the turn is then that alarm's.)
-    expect(await eventually(() => countRows(sid), (r) => r.total === 3)).toEqual({ total: 3, distinct: 3 });
+    expect(
+      await eventually(
+        () => countRows(sid),
+        (r) => r.total === 3,
+      ),
+    ).toEqual({ total: 3, distinct: 3 });
     await restart(teamId, sid);
 
     const after = await inside(teamId, sid);
@@ -96,7 +126,12 @@ describe('a session object restarted mid-turn', { timeout: 30_000 }, () => {
     expect(await countRows(sid)).toEqual({ total: 3, distinct: 3 });
     expect((await recorded(scenario)).length).toBe(1);
     // The dead turn never got to its vectors: the replay that recognised it indexes its rows.
-    expect(await eventually(() => unembedded(sid), (n) => n === 0)).toBe(0);
+    expect(
+      await eventually(
+        () => unembedded(sid),
+        (n) => n === 0,
+      ),
+    ).toBe(0);
   });
 
   it('runs again the after-store work (vectors) a restart cut off, so every stored row is embedded', async () => {
@@ -114,8 +149,17 @@ describe('a session object restarted mid-turn', { timeout: 30_000 }, () => {
     const after = await inside(teamId, sid);
     expect(after.alarm === null || after.alarm <= Date.now()).toBe(true);
     await runDurableObjectAlarm(sessionStub(teamId, sid));
-    expect(await eventually(() => unembedded(sid), (n) => n === 0)).toBe(0);
-    const left = () => runInDurableObject(sessionStub(teamId, sid), (_i, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM after_store').one().n);
+    expect(
+      await eventually(
+        () => unembedded(sid),
+        (n) => n === 0,
+      ),
+    ).toBe(0);
+    const left = () =>
+      runInDurableObject(
+        sessionStub(teamId, sid),
+        (_i, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM after_store').one().n,
+      );
     expect(await eventually(left, (n) => n === 0)).toBe(0);
   });
 
@@ -155,7 +199,10 @@ describe('the lease of a turn', () => {
     const { id, teamId, sid, scenario } = await startSession(1);
     await script(scenario, []);
     await runInDurableObject(sessionStub(teamId, sid), (_i, state) => {
-      state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at, instance_id) VALUES (1, 'dead-turn', ?, 'an-instance-that-died')", Date.now() + 3_600_000);
+      state.storage.sql.exec(
+        "INSERT INTO lease (id, claim_id, expires_at, instance_id) VALUES (1, 'dead-turn', ?, 'an-instance-that-died')",
+        Date.now() + 3_600_000,
+      );
       state.storage.sql.exec("UPDATE pending SET claim_id = 'dead-turn'");
     });
     expect((await inside(teamId, sid)).status).toMatchObject({ pending: 1, in_flight: 0 });

@@ -22,19 +22,26 @@ const word = () => `rtn${Math.random().toString(36).slice(2, 10)}7`;
 async function holding(w: string): Promise<string[]> {
   const hits: string[] = [];
   const checks: [string, string][] = [
-    ['observations', "SELECT COUNT(*) AS n FROM observations WHERE title LIKE ?1"],
+    ['observations', 'SELECT COUNT(*) AS n FROM observations WHERE title LIKE ?1'],
     ['observation_files', 'SELECT COUNT(*) AS n FROM observation_files WHERE path LIKE ?1'],
     ['summaries', 'SELECT COUNT(*) AS n FROM summaries WHERE learned LIKE ?1'],
     ['prompts', 'SELECT COUNT(*) AS n FROM prompts WHERE text LIKE ?1'],
     ['observations_fts', `SELECT COUNT(*) AS n FROM observations_fts WHERE observations_fts MATCH '"${w}"'`],
     ['summaries_fts', `SELECT COUNT(*) AS n FROM summaries_fts WHERE summaries_fts MATCH '"${w}"'`],
     ['prompts_fts', `SELECT COUNT(*) AS n FROM prompts_fts WHERE prompts_fts MATCH '"${w}"'`],
-    ['fts segments', "SELECT (SELECT COUNT(*) FROM observations_fts_data WHERE instr(CAST(block AS TEXT), ?2) > 0) + (SELECT COUNT(*) FROM summaries_fts_data WHERE instr(CAST(block AS TEXT), ?2) > 0) + (SELECT COUNT(*) FROM prompts_fts_data WHERE instr(CAST(block AS TEXT), ?2) > 0) AS n"],
+    [
+      'fts segments',
+      'SELECT (SELECT COUNT(*) FROM observations_fts_data WHERE instr(CAST(block AS TEXT), ?2) > 0) + (SELECT COUNT(*) FROM summaries_fts_data WHERE instr(CAST(block AS TEXT), ?2) > 0) + (SELECT COUNT(*) FROM prompts_fts_data WHERE instr(CAST(block AS TEXT), ?2) > 0) AS n',
+    ],
   ];
   for (const [name, sql] of checks) {
     const stmt = env.DB.prepare(sql);
     // Segment blobs store terms prefix-compressed: the word's random tail is what stays contiguous.
-    const bound = sql.includes('?2') ? stmt.bind(`%${w}%`, w.slice(-6)) : sql.includes('?1') ? stmt.bind(`%${w}%`) : stmt;
+    const bound = sql.includes('?2')
+      ? stmt.bind(`%${w}%`, w.slice(-6))
+      : sql.includes('?1')
+        ? stmt.bind(`%${w}%`)
+        : stmt;
     if (((await bound.first<{ n: number }>())?.n ?? 0) > 0) hits.push(name);
   }
   return hits;
@@ -43,7 +50,15 @@ async function holding(w: string): Promise<string[]> {
 async function seedAged(w: SeedWorld, text: string, at: number, promptNumber: number) {
   const obs = await w.add({ title: `Note ${text}`, filesRead: [`src/${text}.ts`], createdAt: at });
   await w.summary({ learned: `learned ${text}`, createdAt: at });
-  await storePrompt(env.DB, { teamId: w.ids.teamId, projectId: w.projectId, sessionDbId: w.sessionId, promptNumber, text: `ask ${text}`, authorUserId: w.ids.userId, createdAt: at });
+  await storePrompt(env.DB, {
+    teamId: w.ids.teamId,
+    projectId: w.projectId,
+    sessionDbId: w.sessionId,
+    promptNumber,
+    text: `ask ${text}`,
+    authorUserId: w.ids.userId,
+    createdAt: at,
+  });
   await indexObservations(env, w.ids.teamId, [obs]);
   return obs;
 }
@@ -64,9 +79,24 @@ describe('team retention sweep', () => {
     await runOpenJobs(null, 'fts-upkeep');
     expect(sweep!.result).toMatchObject({ observations: 1, summaries: 1, prompts: 1 });
     expect(await holding(oldWord)).toEqual([]);
-    expect(await holding(newWord)).toEqual(['observations', 'observation_files', 'summaries', 'prompts', 'observations_fts', 'summaries_fts', 'prompts_fts', 'fts segments']);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(oldObs).first<{ n: number }>()).toEqual({ n: 0 });
-    const audit = await env.DB.prepare("SELECT detail FROM audit_log WHERE team_id = ? AND action = 'retention.sweep'").bind(w.ids.teamId).first<{ detail: string }>();
+    expect(await holding(newWord)).toEqual([
+      'observations',
+      'observation_files',
+      'summaries',
+      'prompts',
+      'observations_fts',
+      'summaries_fts',
+      'prompts_fts',
+      'fts segments',
+    ]);
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'")
+        .bind(oldObs)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
+    const audit = await env.DB.prepare("SELECT detail FROM audit_log WHERE team_id = ? AND action = 'retention.sweep'")
+      .bind(w.ids.teamId)
+      .first<{ detail: string }>();
     expect(JSON.parse(audit!.detail)).toMatchObject({ days: 30, observations: 1, summaries: 1, prompts: 1 });
   });
 
@@ -83,7 +113,11 @@ describe('team retention sweep', () => {
 
   it('refuses a retention_days that is not a whole number of days', async () => {
     const w = await seedWorld();
-    const res = await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 0.5 } });
+    const res = await call('/api/admin/settings', {
+      token: w.id.token,
+      method: 'PATCH',
+      json: { retention_days: 0.5 },
+    });
     expect(res.status).toBe(400);
   });
   it('sweeps a long history by a job per team that the daily part only starts, each step within the budget', async () => {
@@ -96,8 +130,12 @@ describe('team retention sweep', () => {
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200)
        INSERT INTO observations (team_id, project_id, session_id, type, title, narrative, created_at, stored_at, content_hash, author_user_id)
        SELECT ?1, ?2, ?3, 'discovery', 'old note ' || i, 'old', ?4 - i, ?4, 'old-' || i, ?5 FROM n`,
-    ).bind(w.ids.teamId, w.projectId, w.sessionId, now - 400 * DAY, w.ids.userId).run();
-    expect((await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 30 } })).status).toBe(200);
+    )
+      .bind(w.ids.teamId, w.projectId, w.sessionId, now - 400 * DAY, w.ids.userId)
+      .run();
+    expect(
+      (await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 30 } })).status,
+    ).toBe(200);
 
     const usage: Usage[] = [];
     const stop = watchInvocations((u) => usage.push(u));
@@ -112,7 +150,9 @@ describe('team retention sweep', () => {
     expect(job.status).toBe('done');
     expect(job.result).toMatchObject({ observations: 1200, days: 30 });
     expect(job.stats.statements.max).toBeLessThanOrEqual(configOf(env).jobStep.statements);
-    const left = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?').bind(w.ids.teamId).first<{ n: number }>();
+    const left = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?')
+      .bind(w.ids.teamId)
+      .first<{ n: number }>();
     expect(left).toEqual({ n: 1 });
     expect(await holding(keep)).toContain('observations');
   });
@@ -124,12 +164,21 @@ describe('team retention sweep', () => {
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 700)
        INSERT INTO observations (team_id, project_id, session_id, type, title, narrative, created_at, stored_at, content_hash, author_user_id)
        SELECT ?1, ?2, ?3, 'discovery', 'old note ' || i, 'old', ?4 - i, ?4, 'old-' || i, ?5 FROM n`,
-    ).bind(w.ids.teamId, w.projectId, w.sessionId, now - 400 * DAY, w.ids.userId).run();
+    )
+      .bind(w.ids.teamId, w.projectId, w.sessionId, now - 400 * DAY, w.ids.userId)
+      .run();
     // A small budget, so the sweep takes several steps: one chunk each.
     const budget = { ...configOf(env).jobStep, statements: 30 };
     const p = retentionSweepJob.params.parse({ before: now - 30 * DAY, days: 30 });
     let cursor = retentionSweepJob.init(p, { teamId: w.ids.teamId, now }).cursor;
-    const step = () => metered('job retention-sweep', () => retentionSweepJob.step(stepContext({ env, jobId: 'inline', teamId: w.ids.teamId, actorUserId: null, budget }), p, cursor));
+    const step = () =>
+      metered('job retention-sweep', () =>
+        retentionSweepJob.step(
+          stepContext({ env, jobId: 'inline', teamId: w.ids.teamId, actorUserId: null, budget }),
+          p,
+          cursor,
+        ),
+      );
     let steps = 0;
     for (;;) {
       await step();
@@ -140,8 +189,16 @@ describe('team retention sweep', () => {
       expect(steps).toBeLessThan(20);
     }
     expect(steps).toBeGreaterThanOrEqual(2);
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?').bind(w.ids.teamId).first<{ n: number }>()).toEqual({ n: 0 });
-    const audits = await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE team_id = ? AND action = 'retention.sweep'").bind(w.ids.teamId).first<{ n: number }>();
+    expect(
+      await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?')
+        .bind(w.ids.teamId)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
+    const audits = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM audit_log WHERE team_id = ? AND action = 'retention.sweep'",
+    )
+      .bind(w.ids.teamId)
+      .first<{ n: number }>();
     expect(audits!.n).toBeGreaterThanOrEqual(1);
   });
 });

@@ -11,7 +11,8 @@ export const SESSIONS = 5;
 export const T0 = Date.parse('2024-01-01T00:00:00Z');
 export const STEP_MS = 600_000;
 
-const letters = () => Array.from({ length: 8 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('');
+const letters = () =>
+  Array.from({ length: 8 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('');
 /** The part of a project's word a segment scan looks for. */
 export const wordTail = (word: string) => word.slice(-7);
 
@@ -34,7 +35,9 @@ export async function seedScale(ids: Ids, tag: string, projects: number, perProj
     const key = `github.com/${tag}/repo-${p}`;
     const base = T0 + p * perProject * STEP_MS;
     const pid = (await d
-      .prepare('INSERT INTO projects (team_id, key, owner_user_id, visibility, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id')
+      .prepare(
+        'INSERT INTO projects (team_id, key, owner_user_id, visibility, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
+      )
       .bind(ids.teamId, key, ids.userId, 'team', base)
       .first<{ id: number }>())!.id;
     projectIds.push(pid);
@@ -45,7 +48,16 @@ export async function seedScale(ids: Ids, tag: string, projects: number, perProj
          INSERT INTO sessions (team_id, session_key, project_id, user_id, device_id, started_at, ended_at, prompt_count)
          SELECT ?2, ?3 || '-s' || i, ?4, ?5, ?6, ?7 + i * ?8, ?7 + (i + 1) * ?8 - 1, 1 FROM k`,
       )
-      .bind(SESSIONS, ids.teamId, `${tag}-p${p}`, pid, ids.userId, ids.deviceId, base, (perProject / SESSIONS) * STEP_MS)
+      .bind(
+        SESSIONS,
+        ids.teamId,
+        `${tag}-p${p}`,
+        pid,
+        ids.userId,
+        ids.deviceId,
+        base,
+        (perProject / SESSIONS) * STEP_MS,
+      )
       .run();
     const word = `${letters()}${p}7`;
     words.push(word);
@@ -92,19 +104,33 @@ export async function seedScale(ids: Ids, tag: string, projects: number, perProj
   }
   const rows: Record<string, number> = {};
   for (const t of ['observations', 'observation_files', 'sessions', 'summaries', 'prompts']) {
-    rows[t] = (await d.prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE team_id = ?`).bind(ids.teamId).first<{ n: number }>())!.n;
+    rows[t] = (await d
+      .prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE team_id = ?`)
+      .bind(ids.teamId)
+      .first<{ n: number }>())!.n;
   }
   return { projectIds, keys, words, rows, ms: Date.now() - started };
 }
 
 /** Rows of a project left in any table, and FTS segment blobs still holding its word (the forget promise's scan). */
-export async function projectTraces(db: D1Database, teamId: number, projectId: number, word: string): Promise<Record<string, number>> {
+export async function projectTraces(
+  db: D1Database,
+  teamId: number,
+  projectId: number,
+  word: string,
+): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const t of ['observations', 'observation_files', 'sessions', 'summaries', 'prompts', 'local_vectors']) {
-    out[t] = (await db.prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE team_id = ? AND project_id = ?`).bind(teamId, projectId).first<{ n: number }>())!.n;
+    out[t] = (await db
+      .prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE team_id = ? AND project_id = ?`)
+      .bind(teamId, projectId)
+      .first<{ n: number }>())!.n;
   }
   for (const t of ['observations_fts', 'summaries_fts', 'prompts_fts']) {
-    out[`${t} segments`] = (await db.prepare(`SELECT COUNT(*) AS n FROM ${t}_data WHERE instr(CAST(block AS TEXT), ?) > 0`).bind(wordTail(word)).first<{ n: number }>())!.n;
+    out[`${t} segments`] = (await db
+      .prepare(`SELECT COUNT(*) AS n FROM ${t}_data WHERE instr(CAST(block AS TEXT), ?) > 0`)
+      .bind(wordTail(word))
+      .first<{ n: number }>())!.n;
   }
   return out;
 }

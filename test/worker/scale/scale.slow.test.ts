@@ -53,8 +53,16 @@ function record(job: string, size: string, j: JobRecord, wallMs: number, note = 
   const steps = usages.filter((u) => u.label === `job ${j.kind}` && u.statements > 0).map((u) => u.statements);
   const s = j.stats;
   lines.push({
-    job, size, steps: steps.length || s.steps, stmtMax: s.statements.max, stmtTypical: median(steps), msMax: s.ms.max,
-    msTypical: Math.round(s.ms.total / Math.max(1, s.steps)), heldMax: s.held.max, wallMs, note,
+    job,
+    size,
+    steps: steps.length || s.steps,
+    stmtMax: s.statements.max,
+    stmtTypical: median(steps),
+    msMax: s.ms.max,
+    msTypical: Math.round(s.ms.total / Math.max(1, s.steps)),
+    heldMax: s.held.max,
+    wallMs,
+    note,
   });
   expect(s.statements.max, `${job}: statements in one step`).toBeLessThanOrEqual(budget());
 }
@@ -83,9 +91,14 @@ afterAll(() => {
   const table = [
     '| job | on | steps | statements/step max | typical | ms/step max | typical | held max | wall | note |',
     '|---|---|---|---|---|---|---|---|---|---|',
-    ...lines.map((l) => `| ${l.job} | ${l.size} | ${l.steps} | ${l.stmtMax} | ${l.stmtTypical} | ${l.msMax} | ${l.msTypical} | ${kb(l.heldMax)} | ${(l.wallMs / 1000).toFixed(1)} s | ${l.note} |`),
+    ...lines.map(
+      (l) =>
+        `| ${l.job} | ${l.size} | ${l.steps} | ${l.stmtMax} | ${l.stmtTypical} | ${l.msMax} | ${l.msTypical} | ${kb(l.heldMax)} | ${(l.wallMs / 1000).toFixed(1)} s | ${l.note} |`,
+    ),
   ];
-  console.log(`\nJobs at scale (${fx?.rows.observations ?? 0} observations, ${PROJECTS} projects; step budget ${budget()} statements)\n${table.join('\n')}\n`);
+  console.log(
+    `\nJobs at scale (${fx?.rows.observations ?? 0} observations, ${PROJECTS} projects; step budget ${budget()} statements)\n${table.join('\n')}\n`,
+  );
 });
 
 describe('every whole-team job on 100k observations over 200 projects', { timeout: 1_800_000 }, () => {
@@ -95,22 +108,40 @@ describe('every whole-team job on 100k observations over 200 projects', { timeou
   });
 
   it('merges the FTS indexes the seeding left in many segments, a bounded merge at a time', async () => {
-    const { out: j, ms } = await timed(async () => runJob(null, (await startJob(env, ftsUpkeepJob, null, { shard: 'DB', check: true })).id, 20_000));
+    const { out: j, ms } = await timed(async () =>
+      runJob(null, (await startJob(env, ftsUpkeepJob, null, { shard: 'DB', check: true })).id, 20_000),
+    );
     expect(j.status).toBe('done');
     expect(j.result).toMatchObject({ capped: false, segments: { observations_fts: 1 } });
-    record('FTS upkeep (check + merge to one segment)', '100k obs', j, ms, `${(j.result as { merges: number }).merges} merges`);
+    record(
+      'FTS upkeep (check + merge to one segment)',
+      '100k obs',
+      j,
+      ms,
+      `${(j.result as { merges: number }).merges} merges`,
+    );
   });
 
   it('backfills vectors a chunk at a time (first steps; the rest projected)', async () => {
-    const { out: j, ms } = await timed(async () => runJob(ids.teamId, (await startJob(env, embedJob, ids.teamId, { mode: 'missing' })).id, BACKFILL_STEPS));
+    const { out: j, ms } = await timed(async () =>
+      runJob(ids.teamId, (await startJob(env, embedJob, ids.teamId, { mode: 'missing' })).id, BACKFILL_STEPS),
+    );
     expect(j.stats.steps).toBeLessThanOrEqual(BACKFILL_STEPS);
     const done = j.progress.done;
     const total = j.progress.total ?? 0;
-    record('backfill (embed missing vectors)', '100k obs', j, ms, `${done} of ${total} records in ${BACKFILL_STEPS} steps → ~${Math.ceil((total / Math.max(1, done)) * BACKFILL_STEPS)} steps, ~${Math.round(((total / Math.max(1, done)) * ms) / 60_000)} min`);
+    record(
+      'backfill (embed missing vectors)',
+      '100k obs',
+      j,
+      ms,
+      `${done} of ${total} records in ${BACKFILL_STEPS} steps → ~${Math.ceil((total / Math.max(1, done)) * BACKFILL_STEPS)} steps, ~${Math.round(((total / Math.max(1, done)) * ms) / 60_000)} min`,
+    );
     // The rest is marked embedded here instead of embedded: an import's job embeds every row of the team still
     // without a vector, and would otherwise run this whole backfill inside the import measured next.
     for (const t of ['observations', 'summaries', 'prompts']) {
-      await env.DB.prepare(`UPDATE ${t} SET embedded_at = ? WHERE team_id = ? AND embedded_at IS NULL`).bind(Date.now(), ids.teamId).run();
+      await env.DB.prepare(`UPDATE ${t} SET embedded_at = ? WHERE team_id = ? AND embedded_at IS NULL`)
+        .bind(Date.now(), ids.teamId)
+        .run();
     }
   });
 
@@ -119,7 +150,9 @@ describe('every whole-team job on 100k observations over 200 projects', { timeou
       let records = 0;
       let responses = 0;
       for (let c: string | null = 'start'; c !== null; responses++) {
-        const text = await (await call(`/api/admin/export?cursor=${encodeURIComponent(c)}`, { token: id.token })).text();
+        const text = await (
+          await call(`/api/admin/export?cursor=${encodeURIComponent(c)}`, { token: id.token })
+        ).text();
         c = null;
         for (const l of text.trimEnd().split('\n')) {
           if (l.startsWith('{"kind":"cursor"')) c = (JSON.parse(l) as { next: string }).next;
@@ -132,13 +165,23 @@ describe('every whole-team job on 100k observations over 200 projects', { timeou
     const per = usages.filter((u) => u.label.startsWith('fetch GET /api/admin/export')).map((u) => u.statements);
     expect(Math.max(...per)).toBeLessThanOrEqual(budget());
     lines.push({
-      job: 'export (GET ?cursor=, a response = a step)', size: '100k obs', steps: out.responses, stmtMax: Math.max(...per), stmtTypical: median(per),
-      msMax: 0, msTypical: Math.round(ms / out.responses), heldMax: 0, wallMs: ms, note: `${out.records} records; ms/step is the mean`,
+      job: 'export (GET ?cursor=, a response = a step)',
+      size: '100k obs',
+      steps: out.responses,
+      stmtMax: Math.max(...per),
+      stmtTypical: median(per),
+      msMax: 0,
+      msTypical: Math.round(ms / out.responses),
+      heldMax: 0,
+      wallMs: ms,
+      note: `${out.records} records; ms/step is the mean`,
     });
   });
 
   it('consolidates a project of 500 observations', async () => {
-    const { out: j, ms } = await timed(async () => runJob(ids.teamId, (await startJob(env, consolidateJob, ids.teamId, { projectId: fx.projectIds[1]! })).id, 5_000));
+    const { out: j, ms } = await timed(async () =>
+      runJob(ids.teamId, (await startJob(env, consolidateJob, ids.teamId, { projectId: fx.projectIds[1]! })).id, 5_000),
+    );
     expect(j.status).toBe('done');
     record('consolidation (one project)', '500 obs of 100k', j, ms, JSON.stringify(j.result));
   });
@@ -148,29 +191,65 @@ describe('every whole-team job on 100k observations over 200 projects', { timeou
     const project = `github.com/imported/${fresh('p')}`;
     const head = [
       JSON.stringify({ kind: 'project', key: project, visibility: 'team', owner: id.user, created_at: T0 }),
-      JSON.stringify({ kind: 'session', session_key: session, project, user: id.user, platform: 'claude-code', prompt_count: 1, started_at: T0, ended_at: null }),
+      JSON.stringify({
+        kind: 'session',
+        session_key: session,
+        project,
+        user: id.user,
+        platform: 'claude-code',
+        prompt_count: 1,
+        started_at: T0,
+        ended_at: null,
+      }),
     ];
     const obs = (i: number) =>
       JSON.stringify({
-        kind: 'observation', session_key: session, prompt_number: 1, prompt_id: null, author: id.user, created_at: T0 + i, type: 'discovery',
-        title: `Imported note ${i}`, subtitle: null, facts: [`imported fact ${i}`], narrative: `An imported narrative about item ${i}.`, concepts: [],
-        files_read: [`src/imported/${i % 17}.ts`], files_modified: [], discovery_tokens: 0, content_hash: `imp-${session}-${i}`, agent_id: null,
-        agent_type: null, source: 'import',
+        kind: 'observation',
+        session_key: session,
+        prompt_number: 1,
+        prompt_id: null,
+        author: id.user,
+        created_at: T0 + i,
+        type: 'discovery',
+        title: `Imported note ${i}`,
+        subtitle: null,
+        facts: [`imported fact ${i}`],
+        narrative: `An imported narrative about item ${i}.`,
+        concepts: [],
+        files_read: [`src/imported/${i % 17}.ts`],
+        files_modified: [],
+        discovery_tokens: 0,
+        content_hash: `imp-${session}-${i}`,
+        agent_id: null,
+        agent_type: null,
+        source: 'import',
       });
     const parts = 4;
     let worst: JobRecord | null = null;
     const { ms } = await timed(async () => {
       for (let p = 0; p < parts; p++) {
-        const body = [...(p === 0 ? head : []), ...Array.from({ length: p === 0 ? 248 : 250 }, (_, i) => obs(p * 250 + i))].join('\n');
+        const body = [
+          ...(p === 0 ? head : []),
+          ...Array.from({ length: p === 0 ? 248 : 250 }, (_, i) => obs(p * 250 + i)),
+        ].join('\n');
         const res = await importNow(id.token, `${body}\n`);
         expect(res.status).toBe(200);
       }
       const jobs = (await lane(ids.teamId).list(parts, 'import')).map(jobRecord);
-      worst = jobs.reduce<JobRecord | null>((w, j) => (w === null || j.stats.statements.max > w.stats.statements.max ? j : w), null);
+      worst = jobs.reduce<JobRecord | null>(
+        (w, j) => (w === null || j.stats.statements.max > w.stats.statements.max ? j : w),
+        null,
+      );
     });
     const j = worst as JobRecord | null;
     expect(j).not.toBeNull();
-    record('import (a part of 250 records)', 'into 100k obs', j!, Math.round(ms / parts), `${parts} parts; the part with the most statements a step; wall is per part`);
+    record(
+      'import (a part of 250 records)',
+      'into 100k obs',
+      j!,
+      Math.round(ms / parts),
+      `${parts} parts; the part with the most statements a step; wall is per part`,
+    );
   });
 
   it('forgets a project: rows gone from every table at once, terms gone from every FTS segment within one upkeep cycle', async () => {
@@ -182,7 +261,10 @@ describe('every whole-team job on 100k observations over 200 projects', { timeou
     const total = before.observations + before.summaries + before.prompts;
     const started = Date.now();
     usages = [];
-    const res = await call('/api/forget', { token: id.token, json: { kind: 'project', project: fx.keys[p], confirm: total } });
+    const res = await call('/api/forget', {
+      token: id.token,
+      json: { kind: 'project', project: fx.keys[p], confirm: total },
+    });
     expect(res.status).toBe(202);
     const answered = Date.now() - started;
     const { job } = (await res.json()) as { job: { id: string } };
@@ -195,44 +277,81 @@ describe('every whole-team job on 100k observations over 200 projects', { timeou
     const cycle = await runJob(null, asked!.id, 20_000);
     const gone = Date.now() - started;
     const after = await projectTraces(env.DB, ids.teamId, pid, fx.words[p]!);
-    expect(Object.values(after).every((n) => n === 0), JSON.stringify(after)).toBe(true);
+    expect(
+      Object.values(after).every((n) => n === 0),
+      JSON.stringify(after),
+    ).toBe(true);
     expect(rowsLeft.observations + rowsLeft.sessions + rowsLeft.summaries + rowsLeft.prompts).toBe(0);
     record('forget project', '500 obs of 100k', forget, rowsGone, `request answered in ${answered} ms`);
-    record('FTS upkeep after the forget', '100k obs', cycle, gone - rowsGone, `${(cycle.result as { merges: number }).merges} merges`);
+    record(
+      'FTS upkeep after the forget',
+      '100k obs',
+      cycle,
+      gone - rowsGone,
+      `${(cycle.result as { merges: number }).merges} merges`,
+    );
     lines.push({
-      job: 'forget-to-gone (request → absent from every table and FTS segment)', size: '500 obs of 100k', steps: forget.stats.steps + cycle.stats.steps,
-      stmtMax: Math.max(forget.stats.statements.max, cycle.stats.statements.max), stmtTypical: 0, msMax: 0, msTypical: 0, heldMax: 0, wallMs: gone,
+      job: 'forget-to-gone (request → absent from every table and FTS segment)',
+      size: '500 obs of 100k',
+      steps: forget.stats.steps + cycle.stats.steps,
+      stmtMax: Math.max(forget.stats.statements.max, cycle.stats.statements.max),
+      stmtTypical: 0,
+      msMax: 0,
+      msTypical: 0,
+      heldMax: 0,
+      wallMs: gone,
       note: `tables empty after ${(rowsGone / 1000).toFixed(1)} s, segments after ${(gone / 1000).toFixed(1)} s (steps back to back)`,
     });
   });
 
   it('sweeps a year of retention: about half the team, in bounded chunks', async () => {
     const before = T0 + (PROJECTS * PER_PROJECT * STEP_MS) / 2;
-    const { out: j, ms } = await timed(async () => runJob(ids.teamId, (await startJob(env, retentionSweepJob, ids.teamId, { before, days: 365 })).id, 20_000));
+    const { out: j, ms } = await timed(async () =>
+      runJob(ids.teamId, (await startJob(env, retentionSweepJob, ids.teamId, { before, days: 365 })).id, 20_000),
+    );
     expect(j.status).toBe('done');
-    const left = (await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ? AND created_at < ?').bind(ids.teamId, before).first<{ n: number }>())!.n;
+    const left = (await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ? AND created_at < ?')
+      .bind(ids.teamId, before)
+      .first<{ n: number }>())!.n;
     expect(left).toBe(0);
     record('retention sweep', '~50k of 100k obs', j, ms, JSON.stringify(j.result));
     const { out: cycle, ms: ums } = await timed(async () => {
       const [asked] = (await lane(null).list(1, 'fts-upkeep')).map(jobRecord);
       return runJob(null, asked!.id, 20_000);
     });
-    record('FTS upkeep after the sweep', '~50k obs left', cycle, ums, `${(cycle.result as { merges: number }).merges} merges`);
+    record(
+      'FTS upkeep after the sweep',
+      '~50k obs left',
+      cycle,
+      ums,
+      `${(cycle.result as { merges: number }).merges} merges`,
+    );
   });
 
   it(`moves a team of ${MOVE_PROJECTS} projects to another database in bounded steps (projected to 200)`, async () => {
     const mover = await newIdentity();
     const m = await idsOf(mover);
     const small = await seedScale(m, fresh('move'), MOVE_PROJECTS, PER_PROJECT);
-    const res = await call(`/api/admin/teams/${mover.team}/move`, { token: ADMIN_SECRET, json: { shard: 'DB_1', force: true } });
+    const res = await call(`/api/admin/teams/${mover.team}/move`, {
+      token: ADMIN_SECRET,
+      json: { shard: 'DB_1', force: true },
+    });
     expect(res.status).toBe(202);
     const { job } = (await res.json()) as { job: { id: string } };
     const { out: j, ms } = await timed(() => finishJob(m.teamId, job.id, 20_000));
     expect(j.status).toBe('done');
-    const left = (await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?').bind(m.teamId).first<{ n: number }>())!.n;
+    const left = (await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?')
+      .bind(m.teamId)
+      .first<{ n: number }>())!.n;
     expect(left).toBe(0);
     const factor = (PROJECTS * PER_PROJECT) / small.rows.observations!;
     const working = usages.filter((u) => u.label === 'job move-team' && u.statements > 0).length;
-    record('team move (DB → DB_1)', `${small.rows.observations} obs`, j, ms, `${ms - j.stats.ms.total} ms of it the 30 s settle wait; ~${Math.round(working * factor)} steps, ~${Math.round((j.stats.ms.total * factor) / 60_000)} min of work projected at 100k`);
+    record(
+      'team move (DB → DB_1)',
+      `${small.rows.observations} obs`,
+      j,
+      ms,
+      `${ms - j.stats.ms.total} ms of it the 30 s settle wait; ~${Math.round(working * factor)} steps, ~${Math.round((j.stats.ms.total * factor) / 60_000)} min of work projected at 100k`,
+    );
   });
 });

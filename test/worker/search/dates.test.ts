@@ -58,12 +58,19 @@ describe('dayWindow and liftDated', () => {
   it('spans a day either side of the named days, and nothing when they spread over more than a month', () => {
     expect(dayWindow([])).toBeNull();
     expect(dayWindow([day('2024-01-21')])).toEqual({ since: day('2024-01-20'), until: day('2024-01-23') - 1 });
-    expect(dayWindow([day('2024-01-21'), day('2024-01-19')])).toEqual({ since: day('2024-01-18'), until: day('2024-01-23') - 1 });
+    expect(dayWindow([day('2024-01-21'), day('2024-01-19')])).toEqual({
+      since: day('2024-01-18'),
+      until: day('2024-01-23') - 1,
+    });
     expect(dayWindow([day('2024-01-01'), day('2024-03-01')])).toBeNull();
   });
 
   it('raises rows both lists rank well, adds rows only the window found, and keeps what the list knew', () => {
-    const list = [{ id: 1, exact: true }, { id: 2, exact: false }, { id: 3, exact: false }];
+    const list = [
+      { id: 1, exact: true },
+      { id: 2, exact: false },
+      { id: 3, exact: false },
+    ];
     const lifted = liftDated(list, [3, 9], (id) => ({ id, exact: false }));
     expect(lifted.map((x) => x.id)).toEqual([3, 1, 2, 9]);
     expect(lifted.find((x) => x.id === 1)!.exact).toBe(true);
@@ -73,7 +80,15 @@ describe('dayWindow and liftDated', () => {
 
 describe('search with a day in the question', () => {
   const authOf = (w: SeedWorld): AuthContext => ({
-    tokenId: 0, teamId: w.ids.teamId, teamSlug: w.id.team, userId: w.ids.userId, handle: w.id.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read'],
+    tokenId: 0,
+    teamId: w.ids.teamId,
+    teamSlug: w.id.team,
+    userId: w.ids.userId,
+    handle: w.id.user,
+    role: 'owner',
+    deviceId: null,
+    deviceName: null,
+    scopes: ['read'],
   });
 
   it('ranks what was stored around the named day above the same words on other days', async () => {
@@ -81,9 +96,16 @@ describe('search with a day in the question', () => {
     const onDay = day('2024-01-21') + 15 * 3_600_000;
     const others: number[] = [];
     // Better word matches than the wanted row, on other days: without the date they would all rank above it.
-    for (let i = 1; i <= 6; i++) others.push(await w.add({ title: `Kevin piano class: piano class ${i}`, createdAt: onDay - i * 5 * DAY }));
-    const wanted = await w.add({ title: 'Kevin went along to his first piano class after a long day at the office', createdAt: onDay });
-    const res = await searchObservations(env, authOf(w), { q: 'What piano class did Kevin have on 21.01.2024?', project: [w.key] });
+    for (let i = 1; i <= 6; i++)
+      others.push(await w.add({ title: `Kevin piano class: piano class ${i}`, createdAt: onDay - i * 5 * DAY }));
+    const wanted = await w.add({
+      title: 'Kevin went along to his first piano class after a long day at the office',
+      createdAt: onDay,
+    });
+    const res = await searchObservations(env, authOf(w), {
+      q: 'What piano class did Kevin have on 21.01.2024?',
+      project: [w.key],
+    });
     expect(res.results[0]!.id).toBe(wanted);
     expect(res.results.map((r) => r.id)).toEqual(expect.arrayContaining(others));
   });
@@ -92,9 +114,16 @@ describe('search with a day in the question', () => {
     const w = await seedWorld();
     const onDay = day('2024-03-05') + 9 * 3_600_000;
     await w.summary({ request: 'Walrus exporter: walrus exporter tidy', createdAt: onDay - 20 * DAY });
-    const wanted = await w.summary({ request: 'The walrus exporter drops spans when the batch queue fills up', createdAt: onDay });
+    const wanted = await w.summary({
+      request: 'The walrus exporter drops spans when the batch queue fills up',
+      createdAt: onDay,
+    });
     await w.summary({ request: 'Walrus exporter: walrus exporter renamed', createdAt: onDay + 20 * DAY });
-    const res = await searchObservations(env, authOf(w), { q: 'walrus exporter on 2024-03-05', project: [w.key], kind: 'summaries' });
+    const res = await searchObservations(env, authOf(w), {
+      q: 'walrus exporter on 2024-03-05',
+      project: [w.key],
+      kind: 'summaries',
+    });
     expect(res.results[0]!.id).toBe(wanted);
   });
 
@@ -105,7 +134,10 @@ describe('search with a day in the question', () => {
     const late = await w.add({ title: 'Evening deploy of the billing service', createdAt: onDay + 3 * 3_600_000 });
     await w.add({ title: 'A week later', createdAt: onDay + 7 * DAY });
     for (const q of ['21.01.2024', 'what did we do on 2024-01-21?']) {
-      expect((await searchObservations(env, authOf(w), { q, project: [w.key] })).results.map((r) => r.id)).toEqual([late, early]);
+      expect((await searchObservations(env, authOf(w), { q, project: [w.key] })).results.map((r) => r.id)).toEqual([
+        late,
+        early,
+      ]);
     }
   });
 
@@ -115,7 +147,8 @@ describe('search with a day in the question', () => {
     const yesterday = await w.add({ title: 'Heron cache flushed', createdAt: day('2024-03-07') + 3_600_000 });
     const monday = await w.add({ title: 'Heron cache resized', createdAt: day('2024-03-04') + 3_600_000 });
     const older = await w.add({ title: 'Heron cache: heron cache created', createdAt: day('2024-01-04') });
-    const ask = async (q: string) => (await searchObservations(env, authOf(w), { q, project: [w.key] }, { now })).results.map((r) => r.id);
+    const ask = async (q: string) =>
+      (await searchObservations(env, authOf(w), { q, project: [w.key] }, { now })).results.map((r) => r.id);
     expect((await ask('heron cache yesterday'))[0]).toBe(yesterday);
     expect((await ask('heron cache 4 days ago'))[0]).toBe(monday);
     expect((await ask('what changed in the heron cache on Monday'))[0]).toBe(monday);

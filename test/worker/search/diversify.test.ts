@@ -16,9 +16,21 @@ describe('diversify', () => {
   });
 
   it('keeps the first members of a near-duplicate group and moves the others after the rest of the head', () => {
-    const list = ['bump otel group 1', 'bump otel group 2', 'fix span names', 'bump otel group 3', 'bump otel group 4', 'trace ids lost'];
+    const list = [
+      'bump otel group 1',
+      'bump otel group 2',
+      'fix span names',
+      'bump otel group 3',
+      'bump otel group 4',
+      'trace ids lost',
+    ];
     expect(diversify(list, (s) => s.replace(/\d/, ''), opts)).toEqual([
-      'bump otel group 1', 'bump otel group 2', 'fix span names', 'trace ids lost', 'bump otel group 3', 'bump otel group 4',
+      'bump otel group 1',
+      'bump otel group 2',
+      'fix span names',
+      'trace ids lost',
+      'bump otel group 3',
+      'bump otel group 4',
     ]);
   });
 
@@ -46,15 +58,27 @@ describe('diversify', () => {
 
 describe('search results', () => {
   const authOf = (w: SeedWorld): AuthContext => ({
-    tokenId: 0, teamId: w.ids.teamId, teamSlug: w.id.team, userId: w.ids.userId, handle: w.id.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read'],
+    tokenId: 0,
+    teamId: w.ids.teamId,
+    teamSlug: w.id.team,
+    userId: w.ids.userId,
+    handle: w.id.user,
+    role: 'owner',
+    deviceId: null,
+    deviceName: null,
+    scopes: ['read'],
   });
 
   it('shows the other matches before the fourth copy of a near-duplicate, and still pages to every copy', async () => {
     const w = await seedWorld();
     const copies: number[] = [];
-    for (let i = 0; i < 15; i++) copies.push(await w.add({ title: `chore(deps): bump the zeppelin group with 4 updates (#${1400 + i})` }));
+    for (let i = 0; i < 15; i++)
+      copies.push(await w.add({ title: `chore(deps): bump the zeppelin group with 4 updates (#${1400 + i})` }));
     const others: number[] = [];
-    for (let i = 0; i < 5; i++) others.push(await w.add({ title: `Span naming ${i} fixed`, narrative: `The zeppelin exporter dropped attribute ${i}.` }));
+    for (let i = 0; i < 5; i++)
+      others.push(
+        await w.add({ title: `Span naming ${i} fixed`, narrative: `The zeppelin exporter dropped attribute ${i}.` }),
+      );
     const page1 = await searchObservations(env, authOf(w), { q: 'zeppelin', project: [w.key], limit: 10 });
     const page2 = await searchObservations(env, authOf(w), { q: 'zeppelin', project: [w.key], limit: 10, offset: 10 });
     const ids1 = page1.results.map((r) => r.id);

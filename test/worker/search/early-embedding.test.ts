@@ -10,7 +10,15 @@ import type { Embedder, VectorAdapters } from '../../../src/vectors/types';
 import { seedWorld, type SeedWorld } from '../support/seed';
 
 const authOf = (w: SeedWorld): AuthContext => ({
-  tokenId: 0, teamId: w.ids.teamId, teamSlug: w.id.team, userId: w.ids.userId, handle: w.id.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read'],
+  tokenId: 0,
+  teamId: w.ids.teamId,
+  teamSlug: w.id.team,
+  userId: w.ids.userId,
+  handle: w.id.user,
+  role: 'owner',
+  deviceId: null,
+  deviceName: null,
+  scopes: ['read'],
 });
 
 /** env with its D1 noting each statement prepared into `log`, and adapters whose embedder notes `embed:<text>` there. */
@@ -62,7 +70,11 @@ describe('the query embedding in hybrid search', () => {
     await w.add({ title: 'Osprey deploy notes' });
     const log: string[] = [];
     const { env: watchedEnv, adapters } = watched(log);
-    for (const input of [{ q: 'osprey deploy', mode: 'fts' as const }, { q: 'what did we do yesterday?' }, { q: '?!' }]) {
+    for (const input of [
+      { q: 'osprey deploy', mode: 'fts' as const },
+      { q: 'what did we do yesterday?' },
+      { q: '?!' },
+    ]) {
       await searchObservations(watchedEnv, authOf(w), input, { vectors: adapters });
     }
     expect(log.filter((s) => s.startsWith('embed:'))).toEqual([]);

@@ -10,7 +10,15 @@ async function team() {
   const id = await newIdentity();
   const ids = await idsOf(id);
   const auth: AuthContext = {
-    tokenId: 0, teamId: ids.teamId, teamSlug: id.team, userId: ids.userId, handle: id.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read'],
+    tokenId: 0,
+    teamId: ids.teamId,
+    teamSlug: id.team,
+    userId: ids.userId,
+    handle: id.user,
+    role: 'owner',
+    deviceId: null,
+    deviceName: null,
+    scopes: ['read'],
   };
   return { id, ids, auth };
 }
@@ -24,7 +32,9 @@ async function project(ids: Ids) {
 
 /** Row ids the FTS index holds under one scope token (`t<team>` or `p<project>`, behind the private-use mark). */
 async function indexed(token: string): Promise<number[]> {
-  const { results } = await env.DB.prepare('SELECT rowid AS id FROM observations_fts WHERE observations_fts MATCH ? ORDER BY rowid')
+  const { results } = await env.DB.prepare(
+    'SELECT rowid AS id FROM observations_fts WHERE observations_fts MATCH ? ORDER BY rowid',
+  )
     .bind(`fts_scope : "\uE000${token}"`)
     .all<{ id: number }>();
   return results.map((r) => r.id);
@@ -67,7 +77,13 @@ describe('observations_fts scope tokens', () => {
     const t = await team();
     const p = await project(t.ids);
     await p.add('Nothing special here');
-    for (const q of [`p${p.projectId}`, `\uE000p${p.projectId}`, `\uE000t${t.ids.teamId}`, 'fts_scope', `fts_scope:p${p.projectId}`]) {
+    for (const q of [
+      `p${p.projectId}`,
+      `\uE000p${p.projectId}`,
+      `\uE000t${t.ids.teamId}`,
+      'fts_scope',
+      `fts_scope:p${p.projectId}`,
+    ]) {
       const scoped = await searchObservations(env, t.auth, { q, project: [p.key], mode: 'fts' });
       const teamWide = await searchObservations(env, t.auth, { q, mode: 'fts' });
       expect(scoped.results, q).toEqual([]);
@@ -81,7 +97,11 @@ describe('observations_fts scope tokens', () => {
     const inA = await a.add('Manticore sighting in module a');
     const inB = await b.add('Manticore sighting in module b');
     await c.add('Manticore sighting in module c');
-    const res = await searchObservations(env, t.auth, { q: 'manticore sighting', project: [a.key, b.key], mode: 'fts' });
+    const res = await searchObservations(env, t.auth, {
+      q: 'manticore sighting',
+      project: [a.key, b.key],
+      mode: 'fts',
+    });
     expect(res.results.map((r) => r.id).sort((x, y) => x - y)).toEqual([inA, inB]);
     expect(res.total).toBe(2);
   });

@@ -16,9 +16,13 @@ import { seedWorld } from '../support/seed';
 const word = () => `fup${Math.random().toString(36).slice(2, 10)}7`;
 
 const inSegments = async (w: string) =>
-  (await env.DB.prepare('SELECT COUNT(*) AS n FROM observations_fts_data WHERE instr(CAST(block AS TEXT), ?) > 0').bind(w.slice(-7)).first<{ n: number }>())!.n;
+  (await env.DB.prepare('SELECT COUNT(*) AS n FROM observations_fts_data WHERE instr(CAST(block AS TEXT), ?) > 0')
+    .bind(w.slice(-7))
+    .first<{ n: number }>())!.n;
 const matches = async (w: string) =>
-  (await env.DB.prepare(`SELECT COUNT(*) AS n FROM observations_fts WHERE observations_fts MATCH '"${w}"'`).first<{ n: number }>())!.n;
+  (await env.DB.prepare(`SELECT COUNT(*) AS n FROM observations_fts WHERE observations_fts MATCH '"${w}"'`).first<{
+    n: number;
+  }>())!.n;
 
 /** Every metered invocation (requests, job steps) while `fn` runs. */
 async function invocations<T>(fn: () => Promise<T>): Promise<{ out: T; seen: Usage[] }> {
@@ -41,11 +45,19 @@ describe('FTS upkeep', { timeout: 120_000 }, () => {
     const before = await inSegments(secret);
     expect(before).toBeGreaterThan(0);
 
-    const { out: res, seen } = await invocations(() => call('/api/forget', { token: w.id.token, json: { kind: 'observation', id: target } }));
+    const { out: res, seen } = await invocations(() =>
+      call('/api/forget', { token: w.id.token, json: { kind: 'observation', id: target } }),
+    );
     expect(res.status).toBe(200);
     expect(await matches(secret)).toBe(0);
-    expect((await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ?').bind(target).first<{ n: number }>())!.n).toBe(0);
-    expect(seen.flatMap((u) => u.wholeIndex), 'whole-index FTS commands sent by the forget request').toEqual([]);
+    expect(
+      (await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ?').bind(target).first<{ n: number }>())!
+        .n,
+    ).toBe(0);
+    expect(
+      seen.flatMap((u) => u.wholeIndex),
+      'whole-index FTS commands sent by the forget request',
+    ).toEqual([]);
 
     // The cycle the forget asked for, run to its end (its lane's own alarm may have run it already: the forget
     // request's later work, dropping the session's conversation, gives it the time).
@@ -70,7 +82,8 @@ describe('FTS upkeep', { timeout: 120_000 }, () => {
     const w = await seedWorld();
     // One segment a transaction (a row a statement), and delete markers of a few rows in segments of their own.
     const ids: number[] = [];
-    for (let i = 0; i < 24; i++) ids.push(await w.add({ title: `merge probe ${i} ${word()}`, narrative: 'segment filler '.repeat(30) }));
+    for (let i = 0; i < 24; i++)
+      ids.push(await w.add({ title: `merge probe ${i} ${word()}`, narrative: 'segment filler '.repeat(30) }));
     for (const id of ids.slice(0, 3)) await env.DB.prepare('DELETE FROM observations WHERE id = ?').bind(id).run();
     const start = await ftsSegments(env.DB, 'observations_fts');
     expect(start).toBeGreaterThan(1);
@@ -83,7 +96,9 @@ describe('FTS upkeep', { timeout: 120_000 }, () => {
     expect(merges).toBeGreaterThan(0);
     expect(await ftsSegments(env.DB, 'observations_fts')).toBe(1);
     // Nothing left: the next merge is a no-op, and says so (one change: the command's own row).
-    const noop = await env.DB.prepare("INSERT INTO observations_fts(observations_fts, rank) VALUES ('merge', -4)").run();
+    const noop = await env.DB.prepare(
+      "INSERT INTO observations_fts(observations_fts, rank) VALUES ('merge', -4)",
+    ).run();
     expect(noop.meta.changes).toBeLessThan(2);
     expect(await ftsMerge(env.DB, 'observations_fts', 4)).toBe(false);
     expect(await ftsSegments(env.DB, 'observations_fts')).toBe(1);
@@ -133,7 +148,9 @@ describe('FTS upkeep', { timeout: 120_000 }, () => {
     const [id] = await startDailyFtsUpkeep(env);
     const job = await runJob(null, id!);
     expect(job.result).toMatchObject({ cleared: ['observations_fts'] });
-    const rows = await env.DB.prepare(`SELECT rowid AS id FROM observations_fts WHERE observations_fts MATCH '"${term}"'`).all<{ id: number }>();
+    const rows = await env.DB.prepare(
+      `SELECT rowid AS id FROM observations_fts WHERE observations_fts MATCH '"${term}"'`,
+    ).all<{ id: number }>();
     expect(rows.results.map((r) => r.id)).toEqual([kept]);
     expect(await jobOf(null, id!)).toMatchObject({ status: 'done' });
   });

@@ -9,7 +9,15 @@ import type { VectorAdapters, VectorMatch } from '../../../src/vectors/types';
 import { seedWorld, type SeedWorld } from '../support/seed';
 
 const authOf = (w: SeedWorld): AuthContext => ({
-  tokenId: 0, teamId: w.ids.teamId, teamSlug: w.id.team, userId: w.ids.userId, handle: w.id.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read'],
+  tokenId: 0,
+  teamId: w.ids.teamId,
+  teamSlug: w.id.team,
+  userId: w.ids.userId,
+  handle: w.id.user,
+  role: 'owner',
+  deviceId: null,
+  deviceName: null,
+  scopes: ['read'],
 });
 
 /** Adapters whose index answers `matches` for every query (the embedder is never judged here). */
@@ -31,9 +39,15 @@ describe('fusion against a noisy vector list', () => {
     const exact = await w.add({ title: 'Kraken lock timeout in the queue worker' });
     const noise: number[] = [];
     for (let i = 0; i < 30; i++) noise.push(await w.add({ title: `Unrelated sidebar note ${i}` }));
-    for (let i = 0; i < 8; i++) noise.push(await w.add({ title: `Queue worker note ${i}`, narrative: 'kraken mentioned in passing' }));
+    for (let i = 0; i < 8; i++)
+      noise.push(await w.add({ title: `Queue worker note ${i}`, narrative: 'kraken mentioned in passing' }));
     const atFullWeight = { ...env, CAIRN_VECTOR_WEIGHT: '1' } as CairnEnv;
-    const res = await searchObservations(atFullWeight, authOf(w), { q: 'kraken lock timeout', project: [w.key] }, { vectors: loud(noise) });
+    const res = await searchObservations(
+      atFullWeight,
+      authOf(w),
+      { q: 'kraken lock timeout', project: [w.key] },
+      { vectors: loud(noise) },
+    );
     expect(res.mode).toBe('hybrid');
     expect(ids(res)[0]).toBe(exact);
   });
@@ -42,8 +56,14 @@ describe('fusion against a noisy vector list', () => {
     const w = await seedWorld();
     const touched = await w.add({ title: 'Counter resets every hour', filesModified: ['src/teams/rate-limit.ts'] });
     const noise: number[] = [];
-    for (let i = 0; i < 20; i++) noise.push(await w.add({ title: `Rate limit musing ${i}`, narrative: 'limits and rates in general' }));
-    const res = await searchObservations(env, authOf(w), { q: 'rate-limit.ts', project: [w.key] }, { vectors: loud(noise) });
+    for (let i = 0; i < 20; i++)
+      noise.push(await w.add({ title: `Rate limit musing ${i}`, narrative: 'limits and rates in general' }));
+    const res = await searchObservations(
+      env,
+      authOf(w),
+      { q: 'rate-limit.ts', project: [w.key] },
+      { vectors: loud(noise) },
+    );
     expect(ids(res).slice(0, 3)).toContain(touched);
   });
 });
@@ -54,7 +74,13 @@ describe('the similarity floor', () => {
     const keyword = await w.add({ title: 'Griffin retry budget' });
     const atFloor = await w.add({ title: 'Backoff doubling between attempts' });
     const below = await w.add({ title: 'Colour of the settings page' });
-    const vectors = answering(() => [{ id: atFloor, score: 0.45 }, { id: below, score: 0.4499 }], 0.45);
+    const vectors = answering(
+      () => [
+        { id: atFloor, score: 0.45 },
+        { id: below, score: 0.4499 },
+      ],
+      0.45,
+    );
     const got = ids(await searchObservations(env, authOf(w), { q: 'griffin', project: [w.key] }, { vectors }));
     expect(got).toContain(keyword);
     expect(got).toContain(atFloor);
@@ -64,7 +90,10 @@ describe('the similarity floor', () => {
   it('answers exactly like keyword search when every neighbour is under the floor', async () => {
     const w = await seedWorld();
     const rows: number[] = [];
-    for (let i = 0; i < 6; i++) rows.push(await w.add({ title: `Phoenix cache ${i}`, narrative: i % 2 ? 'phoenix cache warmed' : 'phoenix only' }));
+    for (let i = 0; i < 6; i++)
+      rows.push(
+        await w.add({ title: `Phoenix cache ${i}`, narrative: i % 2 ? 'phoenix cache warmed' : 'phoenix only' }),
+      );
     const stranger = await w.add({ title: 'Nothing alike' });
     const vectors = answering(() => [stranger, ...[...rows].reverse()].map((id) => ({ id, score: 0.2 })), 0.5);
     const q = { q: 'phoenix cache', project: [w.key] };
@@ -81,7 +110,12 @@ describe('when vectors fail or lag', () => {
     await w.add({ title: 'Chimera token cache warmed at boot' });
     await w.add({ title: 'Sidebar colours', narrative: 'chimera mentioned once' });
     const vectors = answering(() => []);
-    vectors.embedder = { ...vectors.embedder, embed: async () => { throw new Error('AI binding unavailable'); } };
+    vectors.embedder = {
+      ...vectors.embedder,
+      embed: async () => {
+        throw new Error('AI binding unavailable');
+      },
+    };
     const q = { q: 'chimera cache', project: [w.key] };
     const res = await searchObservations(env, authOf(w), q, { vectors });
     expect(res.mode).toBe('fts');
@@ -93,7 +127,12 @@ describe('when vectors fail or lag', () => {
     const live = await w.add({ title: 'Wyrm notes kept' });
     const gone = await w.add({ title: 'Wyrm notes forgotten' });
     await env.DB.prepare('UPDATE observations SET deleted_at = ? WHERE id = ?').bind(Date.now(), gone).run();
-    const res = await searchObservations(env, authOf(w), { q: 'wyrm', project: [w.key] }, { vectors: loud([gone, live]) });
+    const res = await searchObservations(
+      env,
+      authOf(w),
+      { q: 'wyrm', project: [w.key] },
+      { vectors: loud([gone, live]) },
+    );
     expect(res.mode).toBe('hybrid');
     expect(ids(res)).toEqual([live]);
   });
@@ -104,7 +143,9 @@ describe('queries as people type them', () => {
     const w = await seedWorld();
     const answer = await w.add({ title: 'Flaky checkout test fixed by awaiting the cart fetch' });
     await w.add({ title: 'Checkout page redesign', narrative: 'The test suite ran green afterwards.' });
-    const question = ids(await searchObservations(env, authOf(w), { q: 'How did we fix the flaky checkout test?', project: [w.key] }));
+    const question = ids(
+      await searchObservations(env, authOf(w), { q: 'How did we fix the flaky checkout test?', project: [w.key] }),
+    );
     const keywords = ids(await searchObservations(env, authOf(w), { q: 'flaky checkout test', project: [w.key] }));
     expect(question[0]).toBe(answer);
     expect(keywords[0]).toBe(answer);
@@ -112,7 +153,10 @@ describe('queries as people type them', () => {
 
   it('finds a camelCase identifier, a snake_case name inside a fact, and a file name the text never spells', async () => {
     const w = await seedWorld();
-    const camel = await w.add({ title: 'Login fails without a cookie', narrative: 'getUserToken() throws when the cookie is missing.' });
+    const camel = await w.add({
+      title: 'Login fails without a cookie',
+      narrative: 'getUserToken() throws when the cookie is missing.',
+    });
     await w.add({ title: 'User token stored in a cookie' });
     const snake = await w.add({ title: 'Orders endpoint returns 500', facts: ['user_id is null for guest checkouts'] });
     await w.add({ title: 'User profile id shown twice' });

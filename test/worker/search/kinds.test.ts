@@ -27,9 +27,25 @@ async function search(token: string, query: Record<string, string>): Promise<{ s
 const refs = (b: Body) => b.results.map((r) => `${r.kind}:${r.id}`);
 
 let promptNumber = 0;
-async function addPrompt(ids: Ids, projectId: number, sessionId: number, text: string, createdAt = Date.now()): Promise<number> {
-  await storePrompt(env.DB, { teamId: ids.teamId, projectId, sessionDbId: sessionId, promptNumber: ++promptNumber, text, authorUserId: ids.userId, createdAt });
-  const row = await env.DB.prepare('SELECT id FROM prompts WHERE session_id = ? AND prompt_number = ?').bind(sessionId, promptNumber).first<{ id: number }>();
+async function addPrompt(
+  ids: Ids,
+  projectId: number,
+  sessionId: number,
+  text: string,
+  createdAt = Date.now(),
+): Promise<number> {
+  await storePrompt(env.DB, {
+    teamId: ids.teamId,
+    projectId,
+    sessionDbId: sessionId,
+    promptNumber: ++promptNumber,
+    text,
+    authorUserId: ids.userId,
+    createdAt,
+  });
+  const row = await env.DB.prepare('SELECT id FROM prompts WHERE session_id = ? AND prompt_number = ?')
+    .bind(sessionId, promptNumber)
+    .first<{ id: number }>();
   return row!.id;
 }
 
@@ -50,7 +66,10 @@ async function world(identity?: TestIdentity, visibility: 'team' | 'private' = '
 describe('GET /api/search?kind=…', () => {
   it('finds a session summary and a prompt by their English words and by a Chinese two-character term', async () => {
     const w = await world();
-    const sum = await w.summary({ request: 'Tune the API throttle', learned: 'We decided the rate limiter counts per token, not per IP' });
+    const sum = await w.summary({
+      request: 'Tune the API throttle',
+      learned: 'We decided the rate limiter counts per token, not per IP',
+    });
     const prompt = await w.prompt('what did we decide about the rate limiter for webhooks?');
     const zhSum = await w.summary({ request: '调整缓存', learned: '决定缓存五分钟' });
     const zhPrompt = await w.prompt('为什么登录令牌过期了');
@@ -58,8 +77,15 @@ describe('GET /api/search?kind=…', () => {
     const s = await search(w.id.token, { q: 'rate limiter decided', kind: 'summaries' });
     expect(s.status).toBe(200);
     expect(refs(s.body)).toEqual([`summary:${sum}`]);
-    expect(s.body.results[0]).toMatchObject({ type: 'summary', title: 'Tune the API throttle', project: w.key, author: w.id.user });
-    expect(refs((await search(w.id.token, { q: 'webhooks limiter', kind: 'prompts' })).body)).toEqual([`prompt:${prompt}`]);
+    expect(s.body.results[0]).toMatchObject({
+      type: 'summary',
+      title: 'Tune the API throttle',
+      project: w.key,
+      author: w.id.user,
+    });
+    expect(refs((await search(w.id.token, { q: 'webhooks limiter', kind: 'prompts' })).body)).toEqual([
+      `prompt:${prompt}`,
+    ]);
     expect(refs((await search(w.id.token, { q: '缓存', kind: 'summaries' })).body)).toEqual([`summary:${zhSum}`]);
     expect(refs((await search(w.id.token, { q: '令牌', kind: 'prompts' })).body)).toEqual([`prompt:${zhPrompt}`]);
     expect(refs((await search(w.id.token, { q: '登录令牌', kind: 'all' })).body)).toEqual([`prompt:${zhPrompt}`]);
@@ -74,15 +100,23 @@ describe('GET /api/search?kind=…', () => {
     expect(dflt.body.results.map((r) => r.id)).toEqual([obs]);
     expect(dflt.body.results[0]!.kind).toBeUndefined();
     expect(dflt.body.total).toBe(1);
-    expect(refs((await search(w.id.token, { q: 'pelican', kind: 'observations' })).body)).toEqual([`observation:${obs}`]);
+    expect(refs((await search(w.id.token, { q: 'pelican', kind: 'observations' })).body)).toEqual([
+      `observation:${obs}`,
+    ]);
     expect(refs((await search(w.id.token, { q: 'pelican', kind: 'summaries' })).body)).toEqual([`summary:${sum}`]);
     expect(refs((await search(w.id.token, { q: 'pelican', kind: 'prompts' })).body)).toEqual([`prompt:${prompt}`]);
     const all = await search(w.id.token, { q: 'pelican', kind: 'all' });
     expect(refs(all.body).sort()).toEqual([`observation:${obs}`, `prompt:${prompt}`, `summary:${sum}`].sort());
     expect(all.body.total).toBe(3);
     // type, concept and file describe observations: giving one leaves summaries and prompts out.
-    expect(refs((await search(w.id.token, { q: 'pelican', kind: 'all', type: 'discovery' })).body)).toEqual([`observation:${obs}`]);
-    expect((await search(w.id.token, { q: 'pelican', kind: 'prompts', file: 'src/a.ts' })).body).toEqual({ results: [], total: 0, mode: 'fts' });
+    expect(refs((await search(w.id.token, { q: 'pelican', kind: 'all', type: 'discovery' })).body)).toEqual([
+      `observation:${obs}`,
+    ]);
+    expect((await search(w.id.token, { q: 'pelican', kind: 'prompts', file: 'src/a.ts' })).body).toEqual({
+      results: [],
+      total: 0,
+      mode: 'fts',
+    });
     // Author and project filters apply to every kind.
     expect(refs((await search(w.id.token, { q: 'pelican', kind: 'all', author: 'nobody-here' })).body)).toEqual([]);
     expect((await search(w.id.token, { q: 'pelican', kind: 'all', project: w.key })).body.total).toBe(3);
@@ -102,12 +136,19 @@ describe('GET /api/search?kind=…', () => {
     const order = refs(all.body);
     expect(all.body.total).toBe(5);
     expect(order.slice(0, 3).sort()).toEqual([`observation:${o1}`, `prompt:${p1}`, `summary:${s1}`].sort());
-    expect(order.filter((r) => r.startsWith('observation'))).toEqual(refs((await search(w.id.token, { q: 'heron', kind: 'observations', mode: 'fts' })).body));
-    expect(order.filter((r) => r.startsWith('prompt'))).toEqual(refs((await search(w.id.token, { q: 'heron', kind: 'prompts' })).body));
+    expect(order.filter((r) => r.startsWith('observation'))).toEqual(
+      refs((await search(w.id.token, { q: 'heron', kind: 'observations', mode: 'fts' })).body),
+    );
+    expect(order.filter((r) => r.startsWith('prompt'))).toEqual(
+      refs((await search(w.id.token, { q: 'heron', kind: 'prompts' })).body),
+    );
     expect(order.indexOf(`observation:${o2}`)).toBeGreaterThan(2);
     expect(order.indexOf(`prompt:${p2}`)).toBeGreaterThan(2);
     const pages = [];
-    for (const offset of ['0', '2', '4']) pages.push(...refs((await search(w.id.token, { q: 'heron', kind: 'all', mode: 'fts', limit: '2', offset })).body));
+    for (const offset of ['0', '2', '4'])
+      pages.push(
+        ...refs((await search(w.id.token, { q: 'heron', kind: 'all', mode: 'fts', limit: '2', offset })).body),
+      );
     expect(pages).toEqual(order);
   });
 
@@ -120,7 +161,9 @@ describe('GET /api/search?kind=…', () => {
     const listed = await search(w.id.token, { project: w.key, kind: 'all' });
     expect(refs(listed.body)).toEqual([`prompt:${p}`, `observation:${o}`, `summary:${s}`]);
     expect(listed.body.total).toBe(3);
-    expect(refs((await search(w.id.token, { project: w.key, kind: 'all', limit: '1', offset: '1' })).body)).toEqual([`observation:${o}`]);
+    expect(refs((await search(w.id.token, { project: w.key, kind: 'all', limit: '1', offset: '1' })).body)).toEqual([
+      `observation:${o}`,
+    ]);
   });
 
   it("never returns another team's summary or prompt, even under the same project key", async () => {
@@ -132,7 +175,11 @@ describe('GET /api/search?kind=…', () => {
     await seedSummary(m, mProject, mSession, { learned: 'Ocelot secret of another team' });
     await addPrompt(m, mProject, mSession, 'ocelot secret prompt of another team');
     const mine = await w.prompt('ocelot in my own prompt');
-    const probes: Record<string, string>[] = [{ q: 'ocelot', kind: 'all' }, { q: 'ocelot', kind: 'all', project: w.key }, { project: w.key, kind: 'all' }];
+    const probes: Record<string, string>[] = [
+      { q: 'ocelot', kind: 'all' },
+      { q: 'ocelot', kind: 'all', project: w.key },
+      { project: w.key, kind: 'all' },
+    ];
     for (const q of probes) {
       const { body } = await search(w.id.token, q);
       expect(refs(body), JSON.stringify(q)).toEqual([`prompt:${mine}`]);
@@ -148,11 +195,20 @@ describe('GET /api/search?kind=…', () => {
     const theirs = await world(mate, 'private');
     await theirs.prompt('narwhal plans in a private project');
     await theirs.summary({ learned: 'narwhal private learning' });
-    await theirs.summary({ learned: 'narwhal deleted learning' }).then((id) => env.DB.prepare('UPDATE summaries SET deleted_at = 1 WHERE id = ?').bind(id).run());
-    expect((await search(me.id.token, { q: 'narwhal', kind: 'all' })).body).toEqual({ results: [], total: 0, mode: 'fts' });
+    await theirs
+      .summary({ learned: 'narwhal deleted learning' })
+      .then((id) => env.DB.prepare('UPDATE summaries SET deleted_at = 1 WHERE id = ?').bind(id).run());
+    expect((await search(me.id.token, { q: 'narwhal', kind: 'all' })).body).toEqual({
+      results: [],
+      total: 0,
+      mode: 'fts',
+    });
     expect((await search(me.id.token, { q: 'narwhal', kind: 'prompts', project: theirs.key })).body.total).toBe(0);
     // The author still finds their own private prompt and summary (never the deleted one).
-    expect((await search(mate.token, { q: 'narwhal', kind: 'all' })).body.results.map((r) => r.kind).sort()).toEqual(['prompt', 'summary']);
+    expect((await search(mate.token, { q: 'narwhal', kind: 'all' })).body.results.map((r) => r.kind).sort()).toEqual([
+      'prompt',
+      'summary',
+    ]);
     await env.DB.prepare(`UPDATE projects SET visibility = 'team' WHERE id = ?`).bind(theirs.projectId).run();
     expect((await search(me.id.token, { q: 'narwhal', kind: 'all' })).body.total).toBe(2);
   });
@@ -161,7 +217,27 @@ describe('GET /api/search?kind=…', () => {
     const w = await world();
     await w.prompt('NEAR and OR are operators; "quotes" must be doubled');
     await w.summary({ learned: 'fts5 "quotes" (NEAR) rules' });
-    const hostile = ['"', '""', '"unbalanced', '(', '{title}: x', '{cjk_terms}: x', 'fts_scope : x', '*', 'NEAR(a b)', 'a OR', 'NOT', '^start', 'col:val', '🔥🚀', "'; DROP TABLE prompts; --", '\u0000', 'x'.repeat(900), '缓', 'fts5 "quotes" (NEAR)'];
+    const hostile = [
+      '"',
+      '""',
+      '"unbalanced',
+      '(',
+      '{title}: x',
+      '{cjk_terms}: x',
+      'fts_scope : x',
+      '*',
+      'NEAR(a b)',
+      'a OR',
+      'NOT',
+      '^start',
+      'col:val',
+      '🔥🚀',
+      "'; DROP TABLE prompts; --",
+      '\u0000',
+      'x'.repeat(900),
+      '缓',
+      'fts5 "quotes" (NEAR)',
+    ];
     for (const kind of ['summaries', 'prompts', 'all']) {
       for (const q of hostile) {
         const { status, body } = await search(w.id.token, { q, kind });
@@ -169,8 +245,14 @@ describe('GET /api/search?kind=…', () => {
         expect(Array.isArray(body.results)).toBe(true);
       }
     }
-    expect(refs((await search(w.id.token, { q: 'fts5 "quotes" (NEAR)', kind: 'all' })).body).map((r) => r.split(':')[0]).sort()).toEqual(['prompt', 'summary']);
-    const count = await env.DB.prepare('SELECT count(*) AS n FROM prompts WHERE team_id = ?').bind(w.ids.teamId).first<{ n: number }>();
+    expect(
+      refs((await search(w.id.token, { q: 'fts5 "quotes" (NEAR)', kind: 'all' })).body)
+        .map((r) => r.split(':')[0])
+        .sort(),
+    ).toEqual(['prompt', 'summary']);
+    const count = await env.DB.prepare('SELECT count(*) AS n FROM prompts WHERE team_id = ?')
+      .bind(w.ids.teamId)
+      .first<{ n: number }>();
     expect(count?.n).toBe(1);
   });
 
@@ -178,9 +260,18 @@ describe('GET /api/search?kind=…', () => {
     const w = await world();
     const sum = await w.summary({ request: 'Kestrel timeouts', learned: 'kestrel needs 30 s' });
     const prompt = await w.prompt('fix the kestrel timeouts');
-    const lines = (await (await call(`/api/search?q=kestrel&kind=all&format=text`, { token: w.id.token })).text()).trim().split('\n');
+    const lines = (await (await call(`/api/search?q=kestrel&kind=all&format=text`, { token: w.id.token })).text())
+      .trim()
+      .split('\n');
     expect(lines[0]).toMatch(/^1-2 of 2 .*S12.*P7/);
-    expect(lines.slice(1).map((l) => l.split('  ')[0]).sort()).toEqual([`P${prompt}`, `S${sum}`]);
-    expect(lines.find((l) => l.startsWith(`S${sum}`))).toMatch(new RegExp(`  summary  Kestrel timeouts  \\(${w.key}, @${w.id.user}, ~\\d+ tok\\)$`));
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.split('  ')[0])
+        .sort(),
+    ).toEqual([`P${prompt}`, `S${sum}`]);
+    expect(lines.find((l) => l.startsWith(`S${sum}`))).toMatch(
+      new RegExp(`  summary  Kestrel timeouts  \\(${w.key}, @${w.id.user}, ~\\d+ tok\\)$`),
+    );
   });
 });

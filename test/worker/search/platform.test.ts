@@ -10,11 +10,20 @@ import { seedObservation, seedWorld } from '../support/seed';
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 
 async function sessionRow(sessionKey: string) {
-  return env.DB.prepare('SELECT id, platform FROM sessions WHERE session_key = ?').bind(sessionKey).first<{ id: number; platform: string }>();
+  return env.DB.prepare('SELECT id, platform FROM sessions WHERE session_key = ?')
+    .bind(sessionKey)
+    .first<{ id: number; platform: string }>();
 }
 
 async function ingestInit(token: string, project: string, session: string, platform?: string): Promise<void> {
-  const body: Record<string, unknown> = { event_id: fresh('ev'), session_id: session, project, cwd: '/work/widgets', occurred_at: Date.now(), prompt: 'Make the build green' };
+  const body: Record<string, unknown> = {
+    event_id: fresh('ev'),
+    session_id: session,
+    project,
+    cwd: '/work/widgets',
+    occurred_at: Date.now(),
+    prompt: 'Make the build green',
+  };
   if (platform) body.platform = platform;
   const res = await call('/api/sessions/init', { token, json: body });
   expect(res.status, await res.clone().text()).toBeLessThan(300);
@@ -37,7 +46,9 @@ describe('platform', () => {
     await ingestInit(w.id.token, w.key, codexSession, 'codex');
     const codexId = (await sessionRow(codexSession))!.id;
     const fromClaude = await w.add({ title: 'Widget snapshot refreshed after the schema change' });
-    const fromCodex = await seedObservation(w.ids, w.projectId, codexId, { title: 'Widget snapshot test fixed by pinning the clock' });
+    const fromCodex = await seedObservation(w.ids, w.projectId, codexId, {
+      title: 'Widget snapshot test fixed by pinning the clock',
+    });
     const ids = async (platform?: string) => {
       const qs = new URLSearchParams({ q: 'widget snapshot', project: w.key });
       if (platform) qs.set('platform', platform);
@@ -56,7 +67,10 @@ describe('platform', () => {
     });
     const client = new Client({ name: 'cairn-test', version: '0.0.0' });
     await client.connect(transport);
-    const r = (await client.callTool({ name: 'search', arguments: { query: 'widget snapshot', project: w.key, platform: 'codex' } })) as { content: { text: string }[] };
+    const r = (await client.callTool({
+      name: 'search',
+      arguments: { query: 'widget snapshot', project: w.key, platform: 'codex' },
+    })) as { content: { text: string }[] };
     const text = r.content.map((c) => c.text).join('\n');
     expect(text).toContain(`#${fromCodex}`);
     expect(text).not.toContain(`#${fromClaude}`);

@@ -16,7 +16,17 @@ let auth: AuthContext;
 beforeAll(async () => {
   const id = await newIdentity();
   const ids = await idsOf(id);
-  auth = { tokenId: 0, teamId: ids.teamId, teamSlug: id.team, userId: ids.userId, handle: id.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read'] };
+  auth = {
+    tokenId: 0,
+    teamId: ids.teamId,
+    teamSlug: id.team,
+    userId: ids.userId,
+    handle: id.user,
+    role: 'owner',
+    deviceId: null,
+    deviceName: null,
+    scopes: ['read'],
+  };
   const sessions = new Map<string, { projectId: number; sessionId: number }>();
   const t0 = Date.UTC(2026, 5, 1);
   for (const [i, o] of set.observations.entries()) {
@@ -27,7 +37,13 @@ beforeAll(async () => {
     const s = sessions.get(o.project)!;
     const files = o.files.filter((f) => !/\.(test|spec)\./.test(f));
     const obsId = await seedObservation(ids, s.projectId, s.sessionId, {
-      type: o.type, title: o.title, narrative: o.narrative, facts: o.facts, concepts: o.concepts, filesModified: files, createdAt: t0 + i * 60_000,
+      type: o.type,
+      title: o.title,
+      narrative: o.narrative,
+      facts: o.facts,
+      concepts: o.concepts,
+      filesModified: files,
+      createdAt: t0 + i * 60_000,
     });
     keyById.set(obsId, o.key);
   }
@@ -58,7 +74,11 @@ describe('retrieval set', () => {
     for (const kind of ['all', ...new Set(set.queries.map((q) => q.kind))]) {
       const pick = (runs: (Run & { kind: string })[]) => (kind === 'all' ? runs : runs.filter((r) => r.kind === kind));
       const [a, b] = [summarise(pick(fts)), summarise(pick(dflt))];
-      expect({ kind, recall10: b.recall10 >= a.recall10, recall5: b.recall5 >= a.recall5 }).toEqual({ kind, recall10: true, recall5: true });
+      expect({ kind, recall10: b.recall10 >= a.recall10, recall5: b.recall5 >= a.recall5 }).toEqual({
+        kind,
+        recall10: true,
+        recall5: true,
+      });
     }
   }, 60_000);
 

@@ -23,21 +23,29 @@ interface Body {
   mode: 'hybrid' | 'fts';
 }
 
-async function search(token: string, query: Record<string, string | string[]>): Promise<{ status: number; body: Body & { error?: { code: string } } }> {
+async function search(
+  token: string,
+  query: Record<string, string | string[]>,
+): Promise<{ status: number; body: Body & { error?: { code: string } } }> {
   const qs = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) for (const one of Array.isArray(v) ? v : [v]) qs.append(k, one);
   const res = await call(`/api/search?${qs}`, { token });
   return { status: res.status, body: (await res.json()) as Body & { error?: { code: string } } };
 }
 
-
 const world = () => seedWorld();
 
 describe('GET /api/search', () => {
   it('ranks a title match above a passing mention in the narrative', async () => {
     const w = await world();
-    const mention = await w.add({ title: 'Refactored the payment form', narrative: 'While there, noticed the webhook verifier is slow.' });
-    const titled = await w.add({ title: 'Webhook verifier rejects valid signatures', narrative: 'The HMAC was computed over parsed JSON.' });
+    const mention = await w.add({
+      title: 'Refactored the payment form',
+      narrative: 'While there, noticed the webhook verifier is slow.',
+    });
+    const titled = await w.add({
+      title: 'Webhook verifier rejects valid signatures',
+      narrative: 'The HMAC was computed over parsed JSON.',
+    });
     const { status, body } = await search(w.id.token, { q: 'webhook verifier' });
     expect(status).toBe(200);
     expect(body.results.map((r) => r.id)).toEqual([titled, mention]);
@@ -57,7 +65,10 @@ describe('GET /api/search', () => {
 
   it('matches a file name written with its punctuation as one phrase', async () => {
     const w = await world();
-    const target = await w.add({ title: 'Rate limiter lives in src/teams/rate-limit.ts', facts: ['rate-limit.ts counts per token'] });
+    const target = await w.add({
+      title: 'Rate limiter lives in src/teams/rate-limit.ts',
+      facts: ['rate-limit.ts counts per token'],
+    });
     await w.add({ title: 'Teams may rate the limit of their plan' });
     const { body } = await search(w.id.token, { q: 'rate-limit.ts' });
     expect(body.results[0]!.id).toBe(target);
@@ -65,11 +76,50 @@ describe('GET /api/search', () => {
 
   it('answers hostile query text with 200 and never an error', async () => {
     const w = await world();
-    await w.add({ title: 'Quoting rules for FTS5 queries', narrative: 'NEAR and OR are operators; "quotes" must be doubled.' });
+    await w.add({
+      title: 'Quoting rules for FTS5 queries',
+      narrative: 'NEAR and OR are operators; "quotes" must be doubled.',
+    });
     const hostile = [
-      '"', '""', '"unbalanced', "it's", '(', ')', '((a', 'a)', '[x]', '{title}: x', '*', 'foo*', '-', '-foo', 'a - b', 'NEAR', 'NEAR(a b)',
-      'a NEAR b', 'OR', 'a OR', 'OR b', 'AND', 'NOT', 'a AND NOT b', '^start', 'col:val', 'title:"x"', '🔥🚀', 'emoji 🔥 fts5', '\\', '%', '_',
-      "'; DROP TABLE observations; --", '\u0000', 'x'.repeat(900), 'a:b:c', '+++', '?', 'fts5 "quotes" (NEAR)',
+      '"',
+      '""',
+      '"unbalanced',
+      "it's",
+      '(',
+      ')',
+      '((a',
+      'a)',
+      '[x]',
+      '{title}: x',
+      '*',
+      'foo*',
+      '-',
+      '-foo',
+      'a - b',
+      'NEAR',
+      'NEAR(a b)',
+      'a NEAR b',
+      'OR',
+      'a OR',
+      'OR b',
+      'AND',
+      'NOT',
+      'a AND NOT b',
+      '^start',
+      'col:val',
+      'title:"x"',
+      '🔥🚀',
+      'emoji 🔥 fts5',
+      '\\',
+      '%',
+      '_',
+      "'; DROP TABLE observations; --",
+      '\u0000',
+      'x'.repeat(900),
+      'a:b:c',
+      '+++',
+      '?',
+      'fts5 "quotes" (NEAR)',
     ];
     for (const q of hostile) {
       const { status, body } = await search(w.id.token, { q });
@@ -80,7 +130,9 @@ describe('GET /api/search', () => {
     expect(withFilter.body).toEqual({ results: [], total: 0, mode: 'fts' });
     const { body } = await search(w.id.token, { q: 'fts5 "quotes" (NEAR)' });
     expect(body.results).toHaveLength(1);
-    const count = await env.DB.prepare('SELECT count(*) AS n FROM observations WHERE team_id = ?').bind(w.ids.teamId).first<{ n: number }>();
+    const count = await env.DB.prepare('SELECT count(*) AS n FROM observations WHERE team_id = ?')
+      .bind(w.ids.teamId)
+      .first<{ n: number }>();
     expect(count?.n).toBe(1);
   });
 
@@ -95,7 +147,13 @@ describe('GET /api/search', () => {
 
   it('rejects out-of-range paging and unreadable dates with invalid_query', async () => {
     const w = await world();
-    for (const q of [{ q: 'x', limit: '101' }, { q: 'x', limit: '0' }, { q: 'x', offset: '-1' }, { q: 'x', offset: '901' }, { q: 'x', since: 'yesterday-ish' }] as Record<string, string>[]) {
+    for (const q of [
+      { q: 'x', limit: '101' },
+      { q: 'x', limit: '0' },
+      { q: 'x', offset: '-1' },
+      { q: 'x', offset: '901' },
+      { q: 'x', since: 'yesterday-ish' },
+    ] as Record<string, string>[]) {
       const { status, body } = await search(w.id.token, q);
       expect(status).toBe(400);
       expect(body.error?.code).toBe('invalid_query');
@@ -114,7 +172,10 @@ describe('GET /api/search', () => {
 
   it('finds Japanese text and mixed Japanese/Chinese with English words', async () => {
     const w = await world();
-    const ja = await w.add({ title: '認証トークンの期限切れでログインに失敗', narrative: 'refresh token を更新しない不具合' });
+    const ja = await w.add({
+      title: '認証トークンの期限切れでログインに失敗',
+      narrative: 'refresh token を更新しない不具合',
+    });
     const mixed = await w.add({ title: '修复bug: Redis 连接超时', narrative: 'connection pool 太小' });
     expect((await search(w.id.token, { q: 'トークン' })).body.results.map((r) => r.id)).toEqual([ja]);
     expect((await search(w.id.token, { q: '認証トークン 期限切れ' })).body.results.map((r) => r.id)).toEqual([ja]);
@@ -137,11 +198,32 @@ describe('GET /api/search', () => {
     const otherProject = await seedProject(w.ids, otherKey);
     const otherSession = await seedSession(w.ids, otherProject, fresh('s'));
     const t0 = Date.UTC(2026, 0, 10);
-    const a = await w.add({ title: 'Parser drops trailing fence', type: 'bugfix', concepts: ['gotcha'], filesModified: ['/home/me/repo/src/observer/parse.ts'], createdAt: t0 });
-    const b = await w.add({ title: 'Parser keeps unknown types', type: 'decision', concepts: ['trade-off'], filesRead: ['src/observer/types.ts'], createdAt: t0 + 86_400_000 });
-    const c = await seedObservation(mate, w.projectId, w.sessionId, { title: 'Parser benchmark numbers', type: 'discovery', createdAt: t0 + 2 * 86_400_000, authorUserId: mate.userId });
-    const d = await seedObservation(w.ids, otherProject, otherSession, { title: 'Parser for the other repo', createdAt: t0 });
-    const ids = async (q: Record<string, string | string[]>) => (await search(w.id.token, { q: 'parser', ...q })).body.results.map((r) => r.id).sort();
+    const a = await w.add({
+      title: 'Parser drops trailing fence',
+      type: 'bugfix',
+      concepts: ['gotcha'],
+      filesModified: ['/home/me/repo/src/observer/parse.ts'],
+      createdAt: t0,
+    });
+    const b = await w.add({
+      title: 'Parser keeps unknown types',
+      type: 'decision',
+      concepts: ['trade-off'],
+      filesRead: ['src/observer/types.ts'],
+      createdAt: t0 + 86_400_000,
+    });
+    const c = await seedObservation(mate, w.projectId, w.sessionId, {
+      title: 'Parser benchmark numbers',
+      type: 'discovery',
+      createdAt: t0 + 2 * 86_400_000,
+      authorUserId: mate.userId,
+    });
+    const d = await seedObservation(w.ids, otherProject, otherSession, {
+      title: 'Parser for the other repo',
+      createdAt: t0,
+    });
+    const ids = async (q: Record<string, string | string[]>) =>
+      (await search(w.id.token, { q: 'parser', ...q })).body.results.map((r) => r.id).sort();
     expect(await ids({})).toEqual([a, b, c, d].sort());
     expect(await ids({ project: w.key })).toEqual([a, b, c].sort());
     expect(await ids({ project: [w.key, otherKey] })).toEqual([a, b, c, d].sort());
@@ -182,7 +264,11 @@ describe('GET /api/search', () => {
     const lines = (await res.text()).trim().split('\n');
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/^1-1 of 1 \(mode (hybrid|fts)\)/);
-    expect(lines[1]).toMatch(new RegExp(`^#${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  decision  Webhook retries use exponential backoff  \\(${w.key}, @${w.id.user}, ~\\d+ tok\\)$`));
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^#${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  decision  Webhook retries use exponential backoff  \\(${w.key}, @${w.id.user}, ~\\d+ tok\\)$`,
+      ),
+    );
   });
 
   it('never shows another team, a teammate’s private project, deleted rows, or others’ sensitive rows', async () => {
@@ -200,13 +286,21 @@ describe('GET /api/search', () => {
     const privateProject = await seedProject(mate, `local/${teammate.user}/${fresh('p')}`, 'private');
     const privateSession = await seedSession(mate, privateProject, fresh('s'));
     await seedObservation(mate, privateProject, privateSession, { title: 'Zebra in a private project' });
-    await seedObservation(mate, w.projectId, w.sessionId, { title: 'Zebra sensitive note', type: 'sensitive', authorUserId: mate.userId });
+    await seedObservation(mate, w.projectId, w.sessionId, {
+      title: 'Zebra sensitive note',
+      type: 'sensitive',
+      authorUserId: mate.userId,
+    });
 
     const { body } = await search(w.id.token, { q: 'zebra' });
     expect(body.results.map((r) => r.id)).toEqual([mine]);
     expect(body.total).toBe(1);
     const theirs = await search(teammate.token, { q: 'zebra' });
-    expect(theirs.body.results.map((r) => r.title).sort()).toEqual(['Zebra in a private project', 'Zebra sensitive note', 'Zebra stripes in the theme']);
+    expect(theirs.body.results.map((r) => r.title).sort()).toEqual([
+      'Zebra in a private project',
+      'Zebra sensitive note',
+      'Zebra stripes in the theme',
+    ]);
     // Asking for the other team's project by key looks exactly like asking for one that does not exist.
     const foreign = await search(mallory.token, { q: 'zebra', project: `github.com/acme/${fresh('nope')}` });
     const sameKey = await search(mallory.token, { q: 'zebra', project: w.key });
@@ -218,9 +312,15 @@ describe('GET /api/search', () => {
     const w = await world();
     const teammate = await newIdentity({ team: w.id.team });
     const mate = await idsOf(teammate);
-    await seedObservation(mate, w.projectId, w.sessionId, { title: 'Quokka sensitive note', type: 'sensitive', authorUserId: mate.userId });
+    await seedObservation(mate, w.projectId, w.sessionId, {
+      title: 'Quokka sensitive note',
+      type: 'sensitive',
+      authorUserId: mate.userId,
+    });
     expect((await search(w.id.token, { q: 'quokka' })).body.total).toBe(0);
-    await env.DB.prepare(`UPDATE teams SET settings = '{"share_sensitive":true}' WHERE id = ?`).bind(w.ids.teamId).run();
+    await env.DB.prepare(`UPDATE teams SET settings = '{"share_sensitive":true}' WHERE id = ?`)
+      .bind(w.ids.teamId)
+      .run();
     forgetTokenMemo();
     expect((await search(w.id.token, { q: 'quokka' })).body.total).toBe(1);
   });
@@ -228,7 +328,11 @@ describe('GET /api/search', () => {
   it('keeps the local-only bench routes behind the admin scope', async () => {
     const w = await world();
     const member = await newIdentity({ team: w.id.team });
-    const seedBody = { project: w.key, session: 'b', observations: [{ type: 'change', title: 'x', narrative: 'y', created_at: 1 }] };
+    const seedBody = {
+      project: w.key,
+      session: 'b',
+      observations: [{ type: 'change', title: 'x', narrative: 'y', created_at: 1 }],
+    };
     expect((await call('/api/admin/bench/seed', { token: member.token, json: seedBody })).status).toBe(403);
     const ok = await call('/api/admin/bench/seed', { token: w.id.token, json: seedBody });
     expect(ok.status).toBe(201);
@@ -243,14 +347,34 @@ describe('GET /api/search', () => {
 
 describe('searchObservations with the vector side', () => {
   const authOf = async (w: SeedWorld): Promise<AuthContext> => ({
-    tokenId: 0, teamId: w.ids.teamId, teamSlug: w.id.team, userId: w.ids.userId, handle: w.id.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read'],
+    tokenId: 0,
+    teamId: w.ids.teamId,
+    teamSlug: w.id.team,
+    userId: w.ids.userId,
+    handle: w.id.user,
+    role: 'owner',
+    deviceId: null,
+    deviceName: null,
+    scopes: ['read'],
   });
   const broken: VectorAdapters = {
-    index: { name: 'broken', upsert: async () => {}, deleteByIds: async () => {}, query: async () => { throw new Error('vector backend down'); } },
+    index: {
+      name: 'broken',
+      upsert: async () => {},
+      deleteByIds: async () => {},
+      query: async () => {
+        throw new Error('vector backend down');
+      },
+    },
     embedder: { name: 'fine', dimensions: 2, minScore: 0, embed: async (t) => t.map(() => [1, 0]) },
   };
   const slow: VectorAdapters = {
-    index: { name: 'slow', upsert: async () => {}, deleteByIds: async () => {}, query: () => new Promise<never>(() => {}) },
+    index: {
+      name: 'slow',
+      upsert: async () => {},
+      deleteByIds: async () => {},
+      query: () => new Promise<never>(() => {}),
+    },
     embedder: broken.embedder,
   };
 
@@ -260,7 +384,12 @@ describe('searchObservations with the vector side', () => {
     const res = await searchObservations(env, await authOf(w), { q: 'gremlin' }, { vectors: broken });
     expect(res.mode).toBe('fts');
     expect(res.results.map((r) => r.id)).toEqual([id]);
-    expect(res.results[0]).toMatchObject({ projectKey: w.key, author: w.id.user, type: 'discovery', title: 'Gremlin in the build cache' });
+    expect(res.results[0]).toMatchObject({
+      projectKey: w.key,
+      author: w.id.user,
+      type: 'discovery',
+      title: 'Gremlin in the build cache',
+    });
   });
 
   it('falls back to FTS alone when the vector side lags past its deadline', async () => {
@@ -274,7 +403,10 @@ describe('searchObservations with the vector side', () => {
   it('finds a fresh row by its words before the vector index has it', async () => {
     const w = await world();
     const id = await w.add({ title: 'Basilisk appears in the migration log' });
-    const empty: VectorAdapters = { index: { ...broken.index, name: 'lagging', query: async () => [] }, embedder: broken.embedder };
+    const empty: VectorAdapters = {
+      index: { ...broken.index, name: 'lagging', query: async () => [] },
+      embedder: broken.embedder,
+    };
     const res = await searchObservations(env, await authOf(w), { q: 'basilisk' }, { vectors: empty });
     expect(res.mode).toBe('hybrid');
     expect(res.results.map((r) => r.id)).toEqual([id]);
@@ -295,24 +427,41 @@ describe('searchObservations with the vector side', () => {
     const w = await world();
     const exact = await w.add({ title: 'Manticore lock timeout in the queue worker' });
     const partial: number[] = [];
-    for (let i = 0; i < 12; i++) partial.push(await w.add({ title: `Queue worker note ${i}`, narrative: 'manticore mentioned' }));
+    for (let i = 0; i < 12; i++)
+      partial.push(await w.add({ title: `Queue worker note ${i}`, narrative: 'manticore mentioned' }));
     const noisy: VectorAdapters = {
-      index: { ...broken.index, name: 'noisy', query: async () => [...partial.reverse(), exact].map((id, i) => ({ id, score: 0.99 - i * 0.01 })) },
+      index: {
+        ...broken.index,
+        name: 'noisy',
+        query: async () => [...partial.reverse(), exact].map((id, i) => ({ id, score: 0.99 - i * 0.01 })),
+      },
       embedder: broken.embedder,
     };
-    const res = await searchObservations(env, await authOf(w), { q: 'manticore lock timeout', project: [w.key] }, { vectors: noisy });
+    const res = await searchObservations(
+      env,
+      await authOf(w),
+      { q: 'manticore lock timeout', project: [w.key] },
+      { vectors: noisy },
+    );
     expect(res.mode).toBe('hybrid');
     expect(res.results.slice(0, 3).map((r) => r.id)).toContain(exact);
     expect(res.results[0]!.id).toBe(exact);
   });
 
-  it('drops vector neighbours below the embedder\'s similarity floor', async () => {
+  it("drops vector neighbours below the embedder's similarity floor", async () => {
     const w = await world();
     const keyword = await w.add({ title: 'Hydra retry budget' });
     const near = await w.add({ title: 'Unrelated words entirely' });
     const far = await w.add({ title: 'Other unrelated words' });
     const floored: VectorAdapters = {
-      index: { ...broken.index, name: 'floored', query: async () => [{ id: near, score: 0.8 }, { id: far, score: 0.3 }] },
+      index: {
+        ...broken.index,
+        name: 'floored',
+        query: async () => [
+          { id: near, score: 0.8 },
+          { id: far, score: 0.3 },
+        ],
+      },
       embedder: { ...broken.embedder, minScore: 0.5 },
     };
     const res = await searchObservations(env, await authOf(w), { q: 'hydra', project: [w.key] }, { vectors: floored });
@@ -328,7 +477,15 @@ describe('searchObservations with the vector side', () => {
     const hidden = await other.add({ title: 'Other team row' });
     const mine = await w.add({ title: 'Wyvern notes' });
     const leaky: VectorAdapters = {
-      index: { name: 'leaky', upsert: async () => {}, deleteByIds: async () => {}, query: async () => [{ id: hidden, score: 0.99 }, { id: mine, score: 0.9 }] },
+      index: {
+        name: 'leaky',
+        upsert: async () => {},
+        deleteByIds: async () => {},
+        query: async () => [
+          { id: hidden, score: 0.99 },
+          { id: mine, score: 0.9 },
+        ],
+      },
       embedder: broken.embedder,
     };
     const res = await searchObservations(env, await authOf(w), { q: 'anything at all' }, { vectors: leaky });
@@ -336,14 +493,19 @@ describe('searchObservations with the vector side', () => {
     expect(res.results.map((r) => r.id)).toEqual([mine]);
   });
 
-  it('keeps a teammate\'s private projects out of the vector query so they cannot crowd the top K', async () => {
+  it("keeps a teammate's private projects out of the vector query so they cannot crowd the top K", async () => {
     const w = await world();
     const mate = await newIdentity({ team: w.id.team });
     const mateIds = await idsOf(mate);
     const privateId = await seedProject(mateIds, `github.com/acme/${fresh('secret')}`, 'private');
     const asked: unknown[] = [];
     const spy: VectorAdapters = {
-      index: { name: 'spy', upsert: async () => {}, deleteByIds: async () => {}, query: async (_v, q) => (asked.push(q), []) },
+      index: {
+        name: 'spy',
+        upsert: async () => {},
+        deleteByIds: async () => {},
+        query: async (_v, q) => (asked.push(q), []),
+      },
       embedder: broken.embedder,
     };
     await searchObservations(env, await authOf(w), { q: 'anything' }, { vectors: spy });

@@ -14,7 +14,15 @@ import { FakeVectorize } from '../support/fake-vectorize';
 import { seedWorld, type SeedWorld } from '../support/seed';
 
 const authOf = (w: SeedWorld): AuthContext => ({
-  tokenId: 0, teamId: w.ids.teamId, teamSlug: w.id.team, userId: w.ids.userId, handle: w.id.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read'],
+  tokenId: 0,
+  teamId: w.ids.teamId,
+  teamSlug: w.id.team,
+  userId: w.ids.userId,
+  handle: w.id.user,
+  role: 'owner',
+  deviceId: null,
+  deviceName: null,
+  scopes: ['read'],
 });
 
 /**
@@ -34,8 +42,18 @@ function axisEmbedder(query: string, near: string[]): Embedder {
 const refs = (res: { results: { kind: string; id: number }[] }) => res.results.map((r) => `${r.kind}:${r.id}`);
 
 async function promptOf(w: SeedWorld, text: string): Promise<number> {
-  await storePrompt(env.DB, { teamId: w.ids.teamId, projectId: w.projectId, sessionDbId: w.sessionId, promptNumber: 1, text, authorUserId: w.ids.userId, createdAt: Date.now() });
-  return (await env.DB.prepare('SELECT id FROM prompts WHERE session_id = ?').bind(w.sessionId).first<{ id: number }>())!.id;
+  await storePrompt(env.DB, {
+    teamId: w.ids.teamId,
+    projectId: w.projectId,
+    sessionDbId: w.sessionId,
+    promptNumber: 1,
+    text,
+    authorUserId: w.ids.userId,
+    createdAt: Date.now(),
+  });
+  return (await env.DB.prepare('SELECT id FROM prompts WHERE session_id = ?')
+    .bind(w.sessionId)
+    .first<{ id: number }>())!.id;
 }
 
 describe('vector hits collapse to their record', () => {
@@ -45,7 +63,13 @@ describe('vector hits collapse to their record', () => {
     const found = await w.add({ title: 'Backoff policy', narrative: 'How the client waits', facts });
     const other = await w.add({ title: 'Sidebar colour', narrative: 'Blue' });
     const q = 'quokka';
-    const adapters: VectorAdapters = { index: new LocalVectorIndex(env.DB), embedder: axisEmbedder(q, facts.map((f) => factEmbeddingText('Backoff policy', f))) };
+    const adapters: VectorAdapters = {
+      index: new LocalVectorIndex(env.DB),
+      embedder: axisEmbedder(
+        q,
+        facts.map((f) => factEmbeddingText('Backoff policy', f)),
+      ),
+    };
     await indexRecords(env, w.ids.teamId, { observations: [found, other] }, { adapters });
     const res = await searchObservations(env, authOf(w), { q, project: [w.key] }, { vectors: adapters });
     expect(res.mode).toBe('hybrid');
@@ -63,16 +87,22 @@ describe('summaries and prompts in the vector channel', () => {
     const sum = await w.summary({ request: sumText });
     const p = await promptOf(w, promptText);
     const obs = await w.add({ title: 'Unrelated note' });
-    const adapters: VectorAdapters = { index: new LocalVectorIndex(env.DB), embedder: axisEmbedder(q, [sumText, promptText]) };
+    const adapters: VectorAdapters = {
+      index: new LocalVectorIndex(env.DB),
+      embedder: axisEmbedder(q, [sumText, promptText]),
+    };
     await indexRecords(env, w.ids.teamId, { observations: [obs], summaries: [sum], prompts: [p] }, { adapters });
-    const search = (kind: 'summaries' | 'prompts' | 'all') => searchObservations(env, authOf(w), { q, project: [w.key], kind }, { vectors: adapters });
+    const search = (kind: 'summaries' | 'prompts' | 'all') =>
+      searchObservations(env, authOf(w), { q, project: [w.key], kind }, { vectors: adapters });
     expect(refs(await search('summaries'))).toEqual([`summary:${sum}`]);
     expect(refs(await search('prompts'))).toEqual([`prompt:${p}`]);
     const all = await search('all');
     expect(all.mode).toBe('hybrid');
     expect(refs(all).sort()).toEqual([`prompt:${p}`, `summary:${sum}`]);
     // Keyword search alone finds neither: the words are not there.
-    expect((await searchObservations(env, authOf(w), { q, project: [w.key], kind: 'all', mode: 'fts' })).results).toEqual([]);
+    expect(
+      (await searchObservations(env, authOf(w), { q, project: [w.key], kind: 'all', mode: 'fts' })).results,
+    ).toEqual([]);
   });
 
   it('answers summaries and prompts from keywords alone when the vector side fails', async () => {
@@ -80,11 +110,23 @@ describe('summaries and prompts in the vector channel', () => {
     const sum = await w.summary({ learned: 'The wombat cache warms at boot' });
     const p = await promptOf(w, 'is the wombat cache warm?');
     const failing: VectorAdapters = {
-      index: { name: 'down', upsert: async () => {}, deleteByIds: async () => {}, query: async () => { throw new Error('index down'); } },
+      index: {
+        name: 'down',
+        upsert: async () => {},
+        deleteByIds: async () => {},
+        query: async () => {
+          throw new Error('index down');
+        },
+      },
       embedder: axisEmbedder('wombat cache', []),
     };
     vi.spyOn(console, 'warn').mockImplementation(() => {});
-    const res = await searchObservations(env, authOf(w), { q: 'wombat cache', project: [w.key], kind: 'all' }, { vectors: failing });
+    const res = await searchObservations(
+      env,
+      authOf(w),
+      { q: 'wombat cache', project: [w.key], kind: 'all' },
+      { vectors: failing },
+    );
     expect(res.mode).toBe('fts');
     expect(refs(res).sort()).toEqual([`prompt:${p}`, `summary:${sum}`]);
     vi.restoreAllMocks();
@@ -98,8 +140,18 @@ describe('vectors written before facts had their own', () => {
     const fresh = await w.add({ title: 'Written after', facts: ['The quokka fact'] });
     const fake = new FakeVectorize();
     // As the index held it before: a bare row id in the team namespace, metadata without `kind`.
-    await fake.upsert([{ id: String(old), namespace: `team-${w.ids.teamId}`, values: [0.9, 0.1, 0], metadata: { project: String(w.projectId), type: 'discovery' } }]);
-    const adapters: VectorAdapters = { index: new VectorizeVectorIndex(fake), embedder: axisEmbedder('quokka', [factEmbeddingText('Written after', 'The quokka fact')]) };
+    await fake.upsert([
+      {
+        id: String(old),
+        namespace: `team-${w.ids.teamId}`,
+        values: [0.9, 0.1, 0],
+        metadata: { project: String(w.projectId), type: 'discovery' },
+      },
+    ]);
+    const adapters: VectorAdapters = {
+      index: new VectorizeVectorIndex(fake),
+      embedder: axisEmbedder('quokka', [factEmbeddingText('Written after', 'The quokka fact')]),
+    };
     await indexRecords(env, w.ids.teamId, { observations: [fresh] }, { adapters });
     expect(fake.idsOf(w.ids.teamId)).toEqual([String(old), String(fresh), `${fresh}.f1`].sort());
     const res = await searchObservations(env, authOf(w), { q: 'quokka', project: [w.key] }, { vectors: adapters });

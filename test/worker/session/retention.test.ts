@@ -7,7 +7,17 @@ import { describe, expect, it } from 'vitest';
 import { retentionMs, retentionStep } from '../../../src/session/retention';
 import { fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
-import { base, holdLease, initEvent, script, send, sessionStub, settled, toolEvent, waitFor } from '../pipeline/support';
+import {
+  base,
+  holdLease,
+  initEvent,
+  script,
+  send,
+  sessionStub,
+  settled,
+  toolEvent,
+  waitFor,
+} from '../pipeline/support';
 
 const RETENTION_MS = 600_000;
 
@@ -16,8 +26,18 @@ async function storageRows(teamId: number, sid: string): Promise<Record<string, 
   return runInDurableObject(sessionStub(teamId, sid), (_i, state) => {
     const sql = state.storage.sql;
     const out: Record<string, number | string[]> = {};
-    for (const { name } of sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").toArray()) {
-      out[name] = name === 'meta' ? sql.exec<{ k: string }>('SELECT k FROM meta ORDER BY k').toArray().map((r) => r.k) : sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM "${name}"`).one().n;
+    for (const { name } of sql
+      .exec<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+      )
+      .toArray()) {
+      out[name] =
+        name === 'meta'
+          ? sql
+              .exec<{ k: string }>('SELECT k FROM meta ORDER BY k')
+              .toArray()
+              .map((r) => r.k)
+          : sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM "${name}"`).one().n;
     }
     return out;
   });
@@ -25,7 +45,10 @@ async function storageRows(teamId: number, sid: string): Promise<Record<string, 
 
 async function rewindEnd(teamId: number, sid: string, byMs: number): Promise<void> {
   await runInDurableObject(sessionStub(teamId, sid), (_i, state) => {
-    state.storage.sql.exec("UPDATE meta SET v = CAST(CAST(v AS INTEGER) - ? AS TEXT) WHERE k = 'ended_received_at'", byMs);
+    state.storage.sql.exec(
+      "UPDATE meta SET v = CAST(CAST(v AS INTEGER) - ? AS TEXT) WHERE k = 'ended_received_at'",
+      byMs,
+    );
   });
 }
 
@@ -56,7 +79,9 @@ describe('session retention', { timeout: 30_000 }, () => {
     const { teamId, sid } = await endedSession();
     const stub = sessionStub(teamId, sid);
     const { endedAt, alarm } = await runInDurableObject(stub, async (_i, state) => ({
-      endedAt: Number(state.storage.sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'ended_received_at'").one().v),
+      endedAt: Number(
+        state.storage.sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'ended_received_at'").one().v,
+      ),
       alarm: await state.storage.getAlarm(),
     }));
     expect(alarm).toBe(endedAt + RETENTION_MS);
@@ -80,7 +105,9 @@ describe('session retention', { timeout: 30_000 }, () => {
       else expect(rows, table).toBe(0);
     }
     expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBeNull();
-    const row = await env.DB.prepare('SELECT dead_letters FROM sessions WHERE session_key = ?').bind(sid).first<{ dead_letters: number }>();
+    const row = await env.DB.prepare('SELECT dead_letters FROM sessions WHERE session_key = ?')
+      .bind(sid)
+      .first<{ dead_letters: number }>();
     expect(row?.dead_letters).toBe(1);
   });
 

@@ -10,7 +10,15 @@ import type { BufferedEvent, EnqueueInput, EventSnapshot } from '../../../src/se
 import { fresh } from '../support/http';
 import { insideSession } from '../pipeline/support';
 
-const snapshot = (sessionKey: string): EventSnapshot => ({ teamId: 999_999, sessionKey, sessionDbId: 1, projectId: 1, projectKey: 'p', userId: 1, deviceId: null });
+const snapshot = (sessionKey: string): EventSnapshot => ({
+  teamId: 999_999,
+  sessionKey,
+  sessionDbId: 1,
+  projectId: 1,
+  projectKey: 'p',
+  userId: 1,
+  deviceId: null,
+});
 
 const obs = (sessionKey: string, over: Partial<EnqueueInput> = {}): EnqueueInput =>
   ({
@@ -34,7 +42,11 @@ async function heldSession() {
   const key = fresh('s');
   const stub = sessionStub(env, 999999, key);
   await insideSession(stub, (instance, state) => {
-    state.storage.sql.exec("INSERT INTO lease (id, claim_id, expires_at, instance_id) VALUES (1, 'test-hold', ?, ?)", Date.now() + 3_600_000, instance.instanceId);
+    state.storage.sql.exec(
+      "INSERT INTO lease (id, claim_id, expires_at, instance_id) VALUES (1, 'test-hold', ?, ?)",
+      Date.now() + 3_600_000,
+      instance.instanceId,
+    );
   });
   return { key, stub };
 }
@@ -58,10 +70,20 @@ describe('SessionDO buffer', () => {
   it('stamps each event with the prompt current when it arrived, and its own snapshot', async () => {
     const { key, stub } = await heldSession();
     await stub.enqueue(obs(key));
-    await stub.enqueue({ kind: 'init', eventId: fresh('ev'), occurredAt: Date.now(), snapshot: snapshot(key), modeId: 'code', prompt: 'next', private: false });
+    await stub.enqueue({
+      kind: 'init',
+      eventId: fresh('ev'),
+      occurredAt: Date.now(),
+      snapshot: snapshot(key),
+      modeId: 'code',
+      prompt: 'next',
+      private: false,
+    });
     await stub.enqueue(obs(key, { snapshot: { ...snapshot(key), projectId: 7 } }));
     const rows = await runInDurableObject(stub, (_i, state) =>
-      state.storage.sql.exec<{ prompt_number: number; snapshot: string }>('SELECT prompt_number, snapshot FROM pending ORDER BY seq').toArray(),
+      state.storage.sql
+        .exec<{ prompt_number: number; snapshot: string }>('SELECT prompt_number, snapshot FROM pending ORDER BY seq')
+        .toArray(),
     );
     expect(rows.map((r) => [r.prompt_number, (JSON.parse(r.snapshot) as EventSnapshot).projectId])).toEqual([
       [0, 1],
@@ -85,9 +107,17 @@ describe('SessionDO buffer', () => {
     expect((await stub.enqueue(e)).duplicate).toBe(true);
   });
 
-  it('ignores a subagent\'s stop instead of summarising the prompt', async () => {
+  it("ignores a subagent's stop instead of summarising the prompt", async () => {
     const { key, stub } = await heldSession();
-    const res = await stub.enqueue({ kind: 'summarize', eventId: fresh('ev'), occurredAt: Date.now(), snapshot: snapshot(key), modeId: 'code', lastAssistantMessage: 'sub done', agentId: 'agent-1' });
+    const res = await stub.enqueue({
+      kind: 'summarize',
+      eventId: fresh('ev'),
+      occurredAt: Date.now(),
+      snapshot: snapshot(key),
+      modeId: 'code',
+      lastAssistantMessage: 'sub done',
+      agentId: 'agent-1',
+    });
     expect(res).toMatchObject({ accepted: false, skipped: 'subagent_summary' });
     expect((await stub.status()).pending).toBe(0);
   });
@@ -96,7 +126,9 @@ describe('SessionDO buffer', () => {
     const { key, stub } = await heldSession();
     await stub.enqueue(obs(key));
     await stub.enqueue(obs(key));
-    await runInDurableObject(stub, (_i, state) => state.storage.sql.exec("UPDATE pending SET claim_id = 'test-hold' WHERE seq = (SELECT MIN(seq) FROM pending)"));
+    await runInDurableObject(stub, (_i, state) =>
+      state.storage.sql.exec("UPDATE pending SET claim_id = 'test-hold' WHERE seq = (SELECT MIN(seq) FROM pending)"),
+    );
     expect(await stub.status()).toMatchObject({ pending: 1, in_flight: 1 });
   });
 
@@ -115,7 +147,9 @@ describe('SessionDO buffer', () => {
 describe('SessionDO gathering events into fuller turns', () => {
   /** Runs `check` on a fresh session's buffer inside its object (no alarm set, no turn running). */
   const inBuffer = <T>(check: (b: EventBuffer) => T) =>
-    runInDurableObject(sessionStub(env, 999_999, fresh('s')), (_i, state) => check(new EventBuffer(state.storage.sql, 'test')));
+    runInDurableObject(sessionStub(env, 999_999, fresh('s')), (_i, state) =>
+      check(new EventBuffer(state.storage.sql, 'test')),
+    );
 
   it('lets a lone event wait a short while for company, counted from when it arrived', async () => {
     const key = fresh('s');
@@ -154,7 +188,11 @@ describe('SessionDO gathering events into fuller turns', () => {
       b.insert(obs('k') as BufferedEvent, WAITING, 1_000);
       const waiting = readyDue(b, 2_000);
       b.insert(obs('k') as BufferedEvent, 0, 1_500);
-      b.claim('turn-1', b.candidates().map((r) => r.seq), 'key-1');
+      b.claim(
+        'turn-1',
+        b.candidates().map((r) => r.seq),
+        'key-1',
+      );
       return { waiting, claimed: readyDue(b, 2_000) };
     });
     expect(due).toEqual({ waiting: null, claimed: null });

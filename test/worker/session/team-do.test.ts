@@ -39,7 +39,9 @@ describe('TeamDO', () => {
     for (const s of ['a', 'b', 'c', 'd']) expect((await teamStub(env, teamId).acquire(s, now)).granted).toBe(true);
     expect((await teamStub(env, teamId).acquire('e', now)).granted).toBe(false);
     // The object restarts: the turns that held those slots ran against the instance that is gone.
-    await runInDurableObject(teamStub(env, teamId), (_i, state) => state.abort('restarted by the test')).catch(() => undefined);
+    await runInDurableObject(teamStub(env, teamId), (_i, state) => state.abort('restarted by the test')).catch(
+      () => undefined,
+    );
     const after = teamStub(env, teamId);
     expect(await after.activeSlots(now)).toEqual([]);
     expect((await after.acquire('e', now)).granted).toBe(true);
@@ -66,12 +68,27 @@ describe('TeamDO', () => {
   it('holds a refused key as failing and lets one session through as the probe, at most 4 minutes after the last', async () => {
     const t = team();
     const t0 = Date.now();
-    const refused = { kind: 'auth', code: '401 authentication_error', detail: 'anthropic 401 authentication_error: invalid x-api-key', until: t0 + 30 * 60_000 } as const;
+    const refused = {
+      kind: 'auth',
+      code: '401 authentication_error',
+      detail: 'anthropic 401 authentication_error: invalid x-api-key',
+      until: t0 + 30 * 60_000,
+    } as const;
     const first = await t.reportFailure(refused, t0);
     expect(first.until).toBe(t0 + PROBE_FIRST_MS);
-    expect(await t.health(t0 + 1)).toMatchObject({ state: 'failing', kind: 'auth', code: '401 authentication_error', since: t0, retry_at: t0 + PROBE_FIRST_MS });
+    expect(await t.health(t0 + 1)).toMatchObject({
+      state: 'failing',
+      kind: 'auth',
+      code: '401 authentication_error',
+      since: t0,
+      retry_at: t0 + PROBE_FIRST_MS,
+    });
     // Before the probe is due everyone waits; then the first to ask is the probe and the others wait for it.
-    expect(await t.acquire('a', t0 + 1)).toMatchObject({ granted: false, reason: 'backoff', retryAt: t0 + PROBE_FIRST_MS });
+    expect(await t.acquire('a', t0 + 1)).toMatchObject({
+      granted: false,
+      reason: 'backoff',
+      retryAt: t0 + PROBE_FIRST_MS,
+    });
     let now = t0 + PROBE_FIRST_MS;
     for (let i = 0; i < 12; i++) {
       const probe = await t.acquire('a', now);
@@ -119,7 +136,9 @@ describe('TeamDO', () => {
     await runInDurableObject(t, (_i, state) => {
       const sql = state.storage.sql;
       // Back to version 1: what steps 3 and 4 made goes (the write gate's tables are step 4's).
-      sql.exec('DROP TABLE observer_health; DROP TABLE backlog; DROP TABLE write_gate; DROP TABLE writers; DROP TABLE placement; UPDATE schema_version SET version = 1');
+      sql.exec(
+        'DROP TABLE observer_health; DROP TABLE backlog; DROP TABLE write_gate; DROP TABLE writers; DROP TABLE placement; UPDATE schema_version SET version = 1',
+      );
       sql.exec("INSERT INTO backoff (id, until, kind) VALUES (1, ?, 'spend_cap')", until);
       migrateDoSqlite(sql, TEAM_SCHEMA);
     });

@@ -14,10 +14,26 @@ describe('a team move copies what the export leaves out', { timeout: 120_000 }, 
     const a = await newOwner();
     const { teamId } = await idsOf(a);
     const key = `github.com/a/${fresh('p')}`;
-    const p = await env.DB.prepare("INSERT INTO projects (team_id, key, visibility, created_at) VALUES (?, ?, 'team', 1) RETURNING id").bind(teamId, key).first<{ id: number }>();
-    await env.DB.batch(Array.from({ length: 150 }, (_, i) => env.DB.prepare('INSERT INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, 1)').bind(teamId, `${key}-old-${i}`, p!.id)));
+    const p = await env.DB.prepare(
+      "INSERT INTO projects (team_id, key, visibility, created_at) VALUES (?, ?, 'team', 1) RETURNING id",
+    )
+      .bind(teamId, key)
+      .first<{ id: number }>();
+    await env.DB.batch(
+      Array.from({ length: 150 }, (_, i) =>
+        env.DB.prepare('INSERT INTO project_aliases (team_id, key, project_id, created_at) VALUES (?, ?, ?, 1)').bind(
+          teamId,
+          `${key}-old-${i}`,
+          p!.id,
+        ),
+      ),
+    );
     const job = await startJob(env, moveJob, teamId, { to: 'DB_1', force: false, settleMs: 0 });
     expect((await finishJob(teamId, job.id)).status).toBe('done');
-    expect(await env.DB_1.prepare('SELECT COUNT(*) AS n FROM project_aliases WHERE team_id = ?').bind(teamId).first<{ n: number }>()).toEqual({ n: 150 });
+    expect(
+      await env.DB_1.prepare('SELECT COUNT(*) AS n FROM project_aliases WHERE team_id = ?')
+        .bind(teamId)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 150 });
   });
 });

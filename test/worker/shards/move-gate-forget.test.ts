@@ -27,23 +27,63 @@ async function teamWithMemory() {
   const ids = await idsOf(a);
   const project = `github.com/a/${fresh('p')}`;
   const session = fresh('s');
-  const at = (n: number) => ({ session_key: session, prompt_number: 1, prompt_id: null, author: a.user, created_at: T0 + n });
-  const obs = (n: number) => ({
-    kind: 'observation', ...at(n), type: 'discovery', title: `gate ${n}`, subtitle: null, facts: [], narrative: `gate ${n}`, concepts: [], files_read: [],
-    files_modified: [], discovery_tokens: 0, content_hash: fresh('h'), agent_id: null, agent_type: null, source: 'observer',
+  const at = (n: number) => ({
+    session_key: session,
+    prompt_number: 1,
+    prompt_id: null,
+    author: a.user,
+    created_at: T0 + n,
   });
-  const res = await importNow(a.token, ndjson([
+  const obs = (n: number) => ({
+    kind: 'observation',
+    ...at(n),
+    type: 'discovery',
+    title: `gate ${n}`,
+    subtitle: null,
+    facts: [],
+    narrative: `gate ${n}`,
+    concepts: [],
+    files_read: [],
+    files_modified: [],
+    discovery_tokens: 0,
+    content_hash: fresh('h'),
+    agent_id: null,
+    agent_type: null,
+    source: 'observer',
+  });
+  const res = await importNow(
+    a.token,
+    ndjson([
       { kind: 'project', key: project, visibility: 'team', owner: null, created_at: T0 },
-      { kind: 'session', session_key: session, project, user: a.user, platform: 'claude-code', prompt_count: 1, started_at: T0, ended_at: null },
-      { kind: 'prompt', ...at(0), text: 'the gate prompt' }, obs(1), obs(2),
-  ]));
+      {
+        kind: 'session',
+        session_key: session,
+        project,
+        user: a.user,
+        platform: 'claude-code',
+        prompt_count: 1,
+        started_at: T0,
+        ended_at: null,
+      },
+      { kind: 'prompt', ...at(0), text: 'the gate prompt' },
+      obs(1),
+      obs(2),
+    ]),
+  );
   expect(res.status, await res.clone().text()).toBe(200);
-  const obsId = (await env.DB.prepare('SELECT id FROM observations WHERE team_id = ? ORDER BY id LIMIT 1').bind(ids.teamId).first<{ id: number }>())!.id;
+  const obsId = (await env.DB.prepare('SELECT id FROM observations WHERE team_id = ? ORDER BY id LIMIT 1')
+    .bind(ids.teamId)
+    .first<{ id: number }>())!.id;
   return { a, teamId: ids.teamId, project, session, obsId };
 }
 
 const rowsOn = async (d: D1Database, teamId: number) =>
-  (await d.prepare('SELECT (SELECT COUNT(*) FROM observations WHERE team_id = ?1) + (SELECT COUNT(*) FROM prompts WHERE team_id = ?1) AS n').bind(teamId).first<{ n: number }>())!.n;
+  (await d
+    .prepare(
+      'SELECT (SELECT COUNT(*) FROM observations WHERE team_id = ?1) + (SELECT COUNT(*) FROM prompts WHERE team_id = ?1) AS n',
+    )
+    .bind(teamId)
+    .first<{ n: number }>())!.n;
 
 describe('forget during a team move', { timeout: 120_000 }, () => {
   it('refuses a forget of a record, a session or a project with 503 team_moving and a Retry-After, and forgets on the new database after', async () => {
@@ -64,7 +104,9 @@ describe('forget during a team move', { timeout: 120_000 }, () => {
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     }
     const mcp = await call('/mcp', {
-      token: t.a.token, method: 'POST', headers: { accept: 'application/json, text/event-stream' },
+      token: t.a.token,
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream' },
       json: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'forget', arguments: { id: t.obsId } } },
     });
     const mcpText = await mcp.text();
@@ -76,7 +118,10 @@ describe('forget during a team move', { timeout: 120_000 }, () => {
     const move = await startJob(env, moveJob, t.teamId, { to: 'DB_1', force: false, settleMs: 0 });
     expect((await finishJob(t.teamId, move.id)).status).toBe('done');
     expect(await rowsOn(env.DB_1, t.teamId)).toBe(3);
-    const res = await call('/api/forget', { token: t.a.token, json: { kind: 'project', project: t.project, confirm: 3 } });
+    const res = await call('/api/forget', {
+      token: t.a.token,
+      json: { kind: 'project', project: t.project, confirm: 3 },
+    });
     expect(res.status, await res.clone().text()).toBe(202);
     const { job: forget } = (await res.json()) as { job: { id: string } };
     expect((await finishJob(t.teamId, forget.id)).status).toBe('done');
@@ -86,11 +131,23 @@ describe('forget during a team move', { timeout: 120_000 }, () => {
 
   it('holds a forget-project job while the gate is closed, and then deletes the project where the team now lives', async () => {
     const t = await teamWithMemory();
-    const projectId = (await env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?').bind(t.teamId, t.project).first<{ id: number }>())!.id;
+    const projectId = (await env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?')
+      .bind(t.teamId, t.project)
+      .first<{ id: number }>())!.id;
     await teamStub(env, t.teamId).closeWrites('test-move', Date.now());
-    const ctx = stepContext({ env, jobId: 'inline', teamId: t.teamId, actorUserId: null, budget: configOf(env).jobStep });
+    const ctx = stepContext({
+      env,
+      jobId: 'inline',
+      teamId: t.teamId,
+      actorUserId: null,
+      budget: configOf(env).jobStep,
+    });
     const p = { projectId, key: t.project, total: 3 };
-    const held = await forgetProjectJob.step(ctx, p, forgetProjectJob.init(p, { teamId: t.teamId, now: Date.now() }).cursor);
+    const held = await forgetProjectJob.step(
+      ctx,
+      p,
+      forgetProjectJob.init(p, { teamId: t.teamId, now: Date.now() }).cursor,
+    );
     expect(held.done).toBe(false);
     expect(held.waitMs).toBeGreaterThan(0);
     expect(await rowsOn(env.DB, t.teamId)).toBe(3);
@@ -108,7 +165,13 @@ describe('forget during a team move', { timeout: 120_000 }, () => {
   it('holds a restore while the gate is closed: it writes nothing on the database the team is leaving', async () => {
     const t = await teamWithMemory();
     await teamStub(env, t.teamId).closeWrites('test-move', Date.now());
-    const ctx = stepContext({ env, jobId: 'inline', teamId: t.teamId, actorUserId: null, budget: configOf(env).jobStep });
+    const ctx = stepContext({
+      env,
+      jobId: 'inline',
+      teamId: t.teamId,
+      actorUserId: null,
+      budget: configOf(env).jobStep,
+    });
     const p = { backup: `${fresh('team')}/2026-05-04T09-00-00Z` };
     const out = await restoreJob.step(ctx, p, restoreJob.init(p, { teamId: t.teamId, now: Date.now() }).cursor);
     expect(out.done).toBe(false);

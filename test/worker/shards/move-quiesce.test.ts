@@ -16,13 +16,18 @@ import { idsOf } from '../support/seed';
 import { initEvent, release, script, send, settled, toolEvent, waitFor } from '../pipeline/support';
 
 /** Resolves once the fake observer has seen `n` requests of the scenario. */
-const arrived = (id: string, n: number) => fetch(`${env.FAKE_LLM_URL}/__scenario/${id}?arrived=${n}`).then((r) => r.text());
+const arrived = (id: string, n: number) =>
+  fetch(`${env.FAKE_LLM_URL}/__scenario/${id}?arrived=${n}`).then((r) => r.text());
 
 async function teamOn(rule: string): Promise<TestIdentity & { teamId: number }> {
   const id = { team: fresh('team'), user: fresh('user'), device: fresh('dev') };
   const ctx = createExecutionContext();
   const res = await app.fetch(
-    new Request(`${BASE}/api/admin/teams`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify(id) }),
+    new Request(`${BASE}/api/admin/teams`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_SECRET}`, 'content-type': 'application/json' },
+      body: JSON.stringify(id),
+    }),
     { ...env, SHARD_NEW_TEAMS: rule },
     ctx,
   );
@@ -60,10 +65,12 @@ async function otherTeamOnDb1() {
 const TWENTY_MIN = 20 * 60_000;
 
 describe('the same-team constraint', () => {
-  it('refuses an observation, summary or prompt naming another team\'s session or project', async () => {
+  it("refuses an observation, summary or prompt naming another team's session or project", async () => {
     const { b } = await otherTeamOnDb1();
     const a = await teamOn('DB_1');
-    const row = await env.DB_1.prepare('SELECT session_id, project_id FROM observations WHERE team_id = ? LIMIT 1').bind(b.teamId).first<{ session_id: number; project_id: number }>();
+    const row = await env.DB_1.prepare('SELECT session_id, project_id FROM observations WHERE team_id = ? LIMIT 1')
+      .bind(b.teamId)
+      .first<{ session_id: number; project_id: number }>();
     const insert = env.DB_1.prepare(
       `INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, facts, narrative, concepts, files_read, files_modified, content_hash, created_at, stored_at, author_user_id)
        VALUES (?, ?, ?, 1, 'discovery', 'planted', '[]', 'x', '[]', '[]', '[]', ?, 1, 1, (SELECT id FROM users WHERE team_id = ? LIMIT 1))`,
@@ -73,7 +80,11 @@ describe('the same-team constraint', () => {
       `INSERT INTO prompts (team_id, project_id, session_id, prompt_number, text, created_at, author_user_id) VALUES (?, ?, ?, 99, 'planted', 1, (SELECT id FROM users WHERE team_id = ? LIMIT 1))`,
     ).bind(a.teamId, row!.project_id, row!.session_id, a.teamId);
     await expect(prompt.run()).rejects.toThrow(/cross_team_row/);
-    expect(await env.DB_1.prepare("SELECT COUNT(*) AS n FROM observations WHERE title = 'planted' OR team_id = ?").bind(a.teamId).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(
+      await env.DB_1.prepare("SELECT COUNT(*) AS n FROM observations WHERE title = 'planted' OR team_id = ?")
+        .bind(a.teamId)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
   });
 });
 
@@ -85,9 +96,15 @@ describe('a move while a session holds events with a forged clock', { timeout: 1
     // Tool calls "from 20 minutes ago" (a forged clock), whose observer turn is held open by the fake observer.
     const tag = fresh('hold');
     await script(tag, [], 0, { hold: true });
-    await send(a.token, 'init', initEvent(sid, 'Make the build green', { occurred_at: Date.now() - TWENTY_MIN - 1_000 }));
+    await send(
+      a.token,
+      'init',
+      initEvent(sid, 'Make the build green', { occurred_at: Date.now() - TWENTY_MIN - 1_000 }),
+    );
     for (const cmd of [`npm run build SCENARIO:${tag}`, 'npm run lint']) {
-      expect((await send(a.token, 'observations', toolEvent(sid, cmd, { occurred_at: Date.now() - TWENTY_MIN }))).status).toBe(202);
+      expect(
+        (await send(a.token, 'observations', toolEvent(sid, cmd, { occurred_at: Date.now() - TWENTY_MIN }))).status,
+      ).toBe(202);
     }
     await arrived(tag, 1);
 
@@ -105,8 +122,15 @@ describe('a move while a session holds events with a forged clock', { timeout: 1
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('team_moving');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     const remembered = await call('/mcp', {
-      token: a.token, method: 'POST', headers: { accept: 'application/json, text/event-stream' },
-      json: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'remember', arguments: { project: 'github.com/acme/x', text: 'Remember the locale.' } } },
+      token: a.token,
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream' },
+      json: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'remember', arguments: { project: 'github.com/acme/x', text: 'Remember the locale.' } },
+      },
     });
     const rememberedText = await remembered.text();
     expect(rememberedText, rememberedText).toContain('team_moving');
@@ -118,21 +142,27 @@ describe('a move while a session holds events with a forged clock', { timeout: 1
     await waitFor(a.token, sid, (s) => settled(s) && s.observations_stored >= 1);
     const done = await finishJob(a.teamId, job.id);
     expect(done.status, JSON.stringify(done.error)).toBe('done');
-    expect(await env.DB.prepare('SELECT shard FROM team_shards WHERE team_id = ?').bind(a.teamId).first<{ shard: string }>()).toEqual({ shard: 'DB_1' });
+    expect(
+      await env.DB.prepare('SELECT shard FROM team_shards WHERE team_id = ?').bind(a.teamId).first<{ shard: string }>(),
+    ).toEqual({ shard: 'DB_1' });
 
     expect(await crossTeamRows(env.DB_1)).toBe(0);
     expect(await crossTeamRows(env.DB)).toBe(0);
-    const mine = await env.DB_1.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?').bind(a.teamId).first<{ n: number }>();
+    const mine = await env.DB_1.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?')
+      .bind(a.teamId)
+      .first<{ n: number }>();
     expect(mine!.n).toBeGreaterThanOrEqual(1);
     // The other team's forget works on its own rows.
-    const bSession = await env.DB_1.prepare('SELECT id FROM observations WHERE team_id = ? LIMIT 1').bind(b.teamId).first<{ id: number }>();
+    const bSession = await env.DB_1.prepare('SELECT id FROM observations WHERE team_id = ? LIMIT 1')
+      .bind(b.teamId)
+      .first<{ id: number }>();
     const forgot = await call('/api/forget', { token: b.token, json: { kind: 'observation', id: bSession!.id } });
     expect(forgot.status, await forgot.clone().text()).toBe(200);
     // And writes are taken again, on the new database.
     expect((await send(a.token, 'observations', toolEvent(sid, 'npm test'))).status).toBe(202);
   });
 
-  it('forced, moves at once and re-points the buffered events at the team\'s own new rows: none lands on another team\'s', async () => {
+  it("forced, moves at once and re-points the buffered events at the team's own new rows: none lands on another team's", async () => {
     const { b, sid: bSid } = await otherTeamOnDb1();
     const a = await teamOn('DB');
     const sid = fresh('sa');
@@ -144,16 +174,26 @@ describe('a move while a session holds events with a forged clock', { timeout: 1
     const done = await finishJob(a.teamId, job.id);
     expect(done.status, JSON.stringify(done.error)).toBe('done');
     // The prompt arrives after the move: the waiting events are filed under it and stored on DB_1, as team A's.
-    await send(a.token, 'init', initEvent(sid, 'Make the build green', { occurred_at: Date.now() - TWENTY_MIN - 1_000 }));
+    await send(
+      a.token,
+      'init',
+      initEvent(sid, 'Make the build green', { occurred_at: Date.now() - TWENTY_MIN - 1_000 }),
+    );
     await waitFor(a.token, sid, (s) => settled(s) && s.observations_stored >= 1);
     expect(await crossTeamRows(env.DB_1)).toBe(0);
     const rows = await env.DB_1.prepare(
       'SELECT COUNT(*) AS n FROM observations o JOIN sessions s ON s.id = o.session_id WHERE o.team_id = ? AND s.session_key = ?',
-    ).bind(a.teamId, sid).first<{ n: number }>();
+    )
+      .bind(a.teamId, sid)
+      .first<{ n: number }>();
     expect(rows!.n).toBeGreaterThanOrEqual(1);
     // Team B's session is untouched and its forget works.
     const forgot = await call('/api/forget', { token: b.token, json: { kind: 'session', session_id: bSid } });
     expect(forgot.status, await forgot.clone().text()).toBe(200);
-    expect(await env.DB_1.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?').bind(b.teamId).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(
+      await env.DB_1.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?')
+        .bind(b.teamId)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
   });
 });

@@ -25,7 +25,11 @@ async function teamPlacedBy(rule: string): Promise<TestIdentity & { teamId: numb
   const id = { team: fresh('team'), user: fresh('user'), device: fresh('dev') };
   const ctx = createExecutionContext();
   const res = await app.fetch(
-    new Request(`${BASE}/api/admin/teams`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify(id) }),
+    new Request(`${BASE}/api/admin/teams`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_SECRET}`, 'content-type': 'application/json' },
+      body: JSON.stringify(id),
+    }),
     { ...env, SHARD_NEW_TEAMS: rule },
     ctx,
   );
@@ -36,17 +40,30 @@ async function teamPlacedBy(rule: string): Promise<TestIdentity & { teamId: numb
   return { ...identity, teamId: (await idsOf(identity)).teamId };
 }
 
-const CONTENT = ['projects', 'sessions', 'prompts', 'observations', 'observation_files', 'summaries', 'audit_log', 'local_vectors'] as const;
+const CONTENT = [
+  'projects',
+  'sessions',
+  'prompts',
+  'observations',
+  'observation_files',
+  'summaries',
+  'audit_log',
+  'local_vectors',
+] as const;
 
 /** The team's rows per memory table on one database. */
 async function rowsOn(s: Shard, teamId: number): Promise<Record<string, number>> {
   const db = database(s);
-  const counts = await db.batch(CONTENT.map((t) => db.prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE team_id = ?`).bind(teamId)));
+  const counts = await db.batch(
+    CONTENT.map((t) => db.prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE team_id = ?`).bind(teamId)),
+  );
   return Object.fromEntries(CONTENT.map((t, i) => [t, (counts[i]!.results[0] as { n: number }).n]));
 }
 const total = (rows: Record<string, number>) => Object.values(rows).reduce((a, b) => a + b, 0);
 
-const mapped = async (teamId: number) => (await env.DB.prepare('SELECT shard FROM team_shards WHERE team_id = ?').bind(teamId).first<{ shard: string }>())?.shard ?? null;
+const mapped = async (teamId: number) =>
+  (await env.DB.prepare('SELECT shard FROM team_shards WHERE team_id = ?').bind(teamId).first<{ shard: string }>())
+    ?.shard ?? null;
 
 /** A small memory with a word nobody else uses, written through the import route (user, project, session, prompt, observations, summary). */
 function memoryOf(id: TestIdentity, word: string, project: string): string {
@@ -56,15 +73,50 @@ function memoryOf(id: TestIdentity, word: string, project: string): string {
   return [
     { kind: 'user', handle: id.user, role: 'owner', created_at: t0 },
     { kind: 'project', key: project, visibility: 'team', owner: null, created_at: t0 },
-    { kind: 'session', session_key: session, project, user: id.user, platform: 'claude-code', prompt_count: 1, started_at: t0, ended_at: null },
+    {
+      kind: 'session',
+      session_key: session,
+      project,
+      user: id.user,
+      platform: 'claude-code',
+      prompt_count: 1,
+      started_at: t0,
+      ended_at: null,
+    },
     { kind: 'prompt', ...at, created_at: t0, text: `please fix the ${word} cache` },
     ...[0, 1].map((i) => ({
-      kind: 'observation', ...at, created_at: t0 + 1_000 * (i + 1), type: 'bugfix', title: `Fixed the ${word} cache key ${i}`, subtitle: null,
-      facts: [`${word} keys include the locale`], narrative: `The ${word} cache key missed the locale.`, concepts: [], files_read: [],
-      files_modified: [`src/${word}.ts`], discovery_tokens: 10, content_hash: `${word}-${i}`, agent_id: null, agent_type: null, source: 'observer',
+      kind: 'observation',
+      ...at,
+      created_at: t0 + 1_000 * (i + 1),
+      type: 'bugfix',
+      title: `Fixed the ${word} cache key ${i}`,
+      subtitle: null,
+      facts: [`${word} keys include the locale`],
+      narrative: `The ${word} cache key missed the locale.`,
+      concepts: [],
+      files_read: [],
+      files_modified: [`src/${word}.ts`],
+      discovery_tokens: 10,
+      content_hash: `${word}-${i}`,
+      agent_id: null,
+      agent_type: null,
+      source: 'observer',
     })),
-    { kind: 'summary', ...at, created_at: t0 + 5_000, request: `Fix the ${word} bug`, investigated: 'The cache', learned: 'The locale was missing', completed: 'Fixed', next_steps: '', notes: '', content_hash: `${word}-s` },
-  ].map((r) => JSON.stringify(r)).join('\n');
+    {
+      kind: 'summary',
+      ...at,
+      created_at: t0 + 5_000,
+      request: `Fix the ${word} bug`,
+      investigated: 'The cache',
+      learned: 'The locale was missing',
+      completed: 'Fixed',
+      next_steps: '',
+      notes: '',
+      content_hash: `${word}-s`,
+    },
+  ]
+    .map((r) => JSON.stringify(r))
+    .join('\n');
 }
 
 async function importMemory(id: TestIdentity, word: string, project: string): Promise<void> {
@@ -73,15 +125,34 @@ async function importMemory(id: TestIdentity, word: string, project: string): Pr
 }
 
 const searchTitles = async (token: string, q: string) =>
-  ((await (await call(`/api/search?q=${encodeURIComponent(q)}`, { token })).json()) as { results: { title: string }[] }).results.map((r) => r.title);
-const contextOf = async (token: string, project: string) => (await call(`/api/context?project=${encodeURIComponent(project)}&tz=UTC`, { token })).text();
+  (
+    (await (await call(`/api/search?q=${encodeURIComponent(q)}`, { token })).json()) as { results: { title: string }[] }
+  ).results.map((r) => r.title);
+const contextOf = async (token: string, project: string) =>
+  (await call(`/api/context?project=${encodeURIComponent(project)}&tz=UTC`, { token })).text();
 const exportOf = async (token: string) => (await call('/api/admin/export', { token })).text();
 const word = () => `w${Math.random().toString(36).slice(2, 10)}`;
 
 describe('placement', () => {
   it('takes the open shard holding the fewest teams, the first listed on a tie', () => {
-    expect(chooseShard(['DB', 'DB_1'], new Map([['DB', 3], ['DB_1', 1]]))).toBe('DB_1');
-    expect(chooseShard(['DB', 'DB_1'], new Map([['DB', 2], ['DB_1', 2]]))).toBe('DB');
+    expect(
+      chooseShard(
+        ['DB', 'DB_1'],
+        new Map([
+          ['DB', 3],
+          ['DB_1', 1],
+        ]),
+      ),
+    ).toBe('DB_1');
+    expect(
+      chooseShard(
+        ['DB', 'DB_1'],
+        new Map([
+          ['DB', 2],
+          ['DB_1', 2],
+        ]),
+      ),
+    ).toBe('DB');
     expect(chooseShard(['DB_1', 'DB'], new Map([['DB', 2]]))).toBe('DB_1');
     expect(chooseShard(['DB_2'], new Map([['DB', 0]]))).toBe('DB_2');
   });
@@ -89,12 +160,16 @@ describe('placement', () => {
   it('puts a new team where SHARD_NEW_TEAMS says, with a copy of its member rows and its first audit row there', async () => {
     const b = await teamPlacedBy('DB_1');
     expect(await mapped(b.teamId)).toBe('DB_1');
-    const copy = await env.DB_1.prepare('SELECT u.handle FROM users u JOIN teams t ON t.id = u.team_id WHERE t.id = ?').bind(b.teamId).all<{ handle: string }>();
+    const copy = await env.DB_1.prepare('SELECT u.handle FROM users u JOIN teams t ON t.id = u.team_id WHERE t.id = ?')
+      .bind(b.teamId)
+      .all<{ handle: string }>();
     expect(copy.results.map((r) => r.handle)).toEqual([b.user]);
     expect((await rowsOn('DB_1', b.teamId)).audit_log).toBe(1);
     expect(await rowsOn('DB', b.teamId)).toEqual(Object.fromEntries(CONTENT.map((t) => [t, 0])));
     // The token itself stays in the directory: it is looked up before its team is known.
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM tokens WHERE team_id = ?').bind(b.teamId).first<{ n: number }>()).toEqual({ n: 1 });
+    expect(
+      await env.DB.prepare('SELECT COUNT(*) AS n FROM tokens WHERE team_id = ?').bind(b.teamId).first<{ n: number }>(),
+    ).toEqual({ n: 1 });
     expect(await env.DB_1.prepare('SELECT COUNT(*) AS n FROM tokens').first<{ n: number }>()).toEqual({ n: 0 });
   });
 
@@ -106,30 +181,46 @@ describe('placement', () => {
     const team = fresh('team');
     const ctx = createExecutionContext();
     const res = await app.fetch(
-      new Request(`${BASE}/api/admin/teams`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify({ team, user: 'u' }) }),
+      new Request(`${BASE}/api/admin/teams`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_SECRET}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ team, user: 'u' }),
+      }),
       { ...env, SHARD_NEW_TEAMS: 'DB,DB_7' },
       ctx,
     );
     await waitOnExecutionContext(ctx);
     expect(res.status).toBe(500);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_config');
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM teams WHERE slug = ?').bind(team).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(
+      await env.DB.prepare('SELECT COUNT(*) AS n FROM teams WHERE slug = ?').bind(team).first<{ n: number }>(),
+    ).toEqual({ n: 0 });
   });
 });
 
 describe('a team on each database', { timeout: 60_000 }, () => {
-  it('writes every route\'s rows on the team\'s own database only: import, ingest and the observer, remember, admin', async () => {
+  it("writes every route's rows on the team's own database only: import, ingest and the observer, remember, admin", async () => {
     const a = await teamPlacedBy('DB');
     const b = await teamPlacedBy('DB_1');
-    for (const [id, w] of [[a, word()], [b, word()]] as const) {
+    for (const [id, w] of [
+      [a, word()],
+      [b, word()],
+    ] as const) {
       await importMemory(id, w, `github.com/acme/${w}`);
       const sid = fresh('s');
       await send(id.token, 'init', initEvent(sid, `Make the ${w} build green`));
       await send(id.token, 'observations', toolEvent(sid, `npm run build -- ${w}`));
       await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored >= 1);
-      const remembered = await mcp(id.token, 'tools/call', { name: 'remember', arguments: { project: `github.com/acme/${w}`, text: `Remember that ${w} needs the locale.` } });
+      const remembered = await mcp(id.token, 'tools/call', {
+        name: 'remember',
+        arguments: { project: `github.com/acme/${w}`, text: `Remember that ${w} needs the locale.` },
+      });
       expect(remembered.text).toContain(w);
-      const settings = await call('/api/admin/settings', { token: id.token, method: 'PATCH', json: { context_observations: 20 } });
+      const settings = await call('/api/admin/settings', {
+        token: id.token,
+        method: 'PATCH',
+        json: { context_observations: 20 },
+      });
       expect(settings.status).toBe(200);
     }
     const onA = await rowsOn('DB', a.teamId);
@@ -145,12 +236,18 @@ describe('a team on each database', { timeout: 60_000 }, () => {
     expect(total(await rowsOn('DB_1', a.teamId))).toBe(0);
     expect(total(await rowsOn('DB', b.teamId))).toBe(0);
     // Settings are written in the directory (where tokens read them) and copied to the team's database.
-    const settingsOf = async (s: Shard) => JSON.parse((await database(s).prepare('SELECT settings FROM teams WHERE id = ?').bind(b.teamId).first<{ settings: string }>())!.settings) as Record<string, unknown>;
+    const settingsOf = async (s: Shard) =>
+      JSON.parse(
+        (await database(s)
+          .prepare('SELECT settings FROM teams WHERE id = ?')
+          .bind(b.teamId)
+          .first<{ settings: string }>())!.settings,
+      ) as Record<string, unknown>;
     expect(await settingsOf('DB')).toEqual({ context_observations: 20 });
     expect(await settingsOf('DB_1')).toEqual({ context_observations: 20 });
   });
 
-  it('searches, builds context, exports and forgets on the team\'s own database, never the other\'s', async () => {
+  it("searches, builds context, exports and forgets on the team's own database, never the other's", async () => {
     const a = await teamPlacedBy('DB');
     const b = await teamPlacedBy('DB_1');
     const [wa, wb] = [word(), word()];
@@ -158,7 +255,9 @@ describe('a team on each database', { timeout: 60_000 }, () => {
     await importMemory(a, wa, pa);
     await importMemory(b, wb, pb);
 
-    expect(await searchTitles(b.token, wb)).toEqual(expect.arrayContaining([`Fixed the ${wb} cache key 0`, `Fixed the ${wb} cache key 1`]));
+    expect(await searchTitles(b.token, wb)).toEqual(
+      expect.arrayContaining([`Fixed the ${wb} cache key 0`, `Fixed the ${wb} cache key 1`]),
+    );
     expect(await searchTitles(a.token, wa)).toHaveLength(2);
     expect(await searchTitles(b.token, wa)).toEqual([]);
     expect(await searchTitles(a.token, wb)).toEqual([]);
@@ -169,34 +268,55 @@ describe('a team on each database', { timeout: 60_000 }, () => {
     expect(exported).not.toContain(wa);
 
     // Row ids are per database, so the same id names a row of each team: forgetting B's touches only DB_1.
-    const ofB = await env.DB_1.prepare('SELECT id FROM observations WHERE team_id = ? ORDER BY id').bind(b.teamId).all<{ id: number }>();
+    const ofB = await env.DB_1.prepare('SELECT id FROM observations WHERE team_id = ? ORDER BY id')
+      .bind(b.teamId)
+      .all<{ id: number }>();
     const id = ofB.results[0]!.id;
-    const sameIdOnDb = async () => env.DB.prepare('SELECT team_id, title FROM observations WHERE id = ?').bind(id).first<{ team_id: number; title: string }>();
+    const sameIdOnDb = async () =>
+      env.DB.prepare('SELECT team_id, title FROM observations WHERE id = ?')
+        .bind(id)
+        .first<{ team_id: number; title: string }>();
     const before = await sameIdOnDb();
     const forgot = await call('/api/forget', { token: b.token, json: { kind: 'observation', id } });
     expect(forgot.status, await forgot.clone().text()).toBe(200);
-    expect(await env.DB_1.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ?').bind(id).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(
+      await env.DB_1.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ?').bind(id).first<{ n: number }>(),
+    ).toEqual({ n: 0 });
     expect(await sameIdOnDb()).toEqual(before);
     // And A's token forgetting an id that exists only on DB_1 (B's) finds nothing on A's database.
     const second = ofB.results[1]!.id;
-    const onlyB = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ? AND team_id = ?').bind(second, a.teamId).first<{ n: number }>();
-    if (onlyB?.n === 0) expect((await call('/api/forget', { token: a.token, json: { kind: 'observation', id: second } })).status).toBe(404);
-    expect(await env.DB_1.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ?').bind(second).first<{ n: number }>()).toEqual({ n: 1 });
+    const onlyB = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ? AND team_id = ?')
+      .bind(second, a.teamId)
+      .first<{ n: number }>();
+    if (onlyB?.n === 0)
+      expect((await call('/api/forget', { token: a.token, json: { kind: 'observation', id: second } })).status).toBe(
+        404,
+      );
+    expect(
+      await env.DB_1.prepare('SELECT COUNT(*) AS n FROM observations WHERE id = ?').bind(second).first<{ n: number }>(),
+    ).toEqual({ n: 1 });
   });
 });
 
 describe('one Vectorize index for every database', () => {
-  it('gives a team on DB_1 vector ids with its database in front, and reads back only its own database\'s ids', async () => {
+  it("gives a team on DB_1 vector ids with its database in front, and reads back only its own database's ids", async () => {
     const a = await teamPlacedBy('DB');
     const b = await teamPlacedBy('DB_1');
     const upsert = vi.spyOn(env.VECTORS!, 'upsert').mockResolvedValue({ mutationId: 'm1' } as never);
     const del = vi.spyOn(env.VECTORS!, 'deleteByIds').mockResolvedValue({ mutationId: 'm2' } as never);
-    const matches = [{ id: 'DB_1:7', score: 0.9 }, { id: '7', score: 0.8 }, { id: 'DB_2:7', score: 0.7 }, { id: 'DB_1:x', score: 0.6 }];
+    const matches = [
+      { id: 'DB_1:7', score: 0.9 },
+      { id: '7', score: 0.8 },
+      { id: 'DB_2:7', score: 0.7 },
+      { id: 'DB_1:x', score: 0.6 },
+    ];
     vi.spyOn(env.VECTORS!, 'query').mockResolvedValue({ count: matches.length, matches } as never);
     try {
       const idx = new VectorizeVectorIndex(env.VECTORS!, (t) => vectorIdPrefix(env, t));
       // Row 7 of each database: two different observations, two different vectors.
-      await idx.upsert([a, b].map((t) => ({ id: 7, teamId: t.teamId, projectId: 1, type: 'bugfix', values: [0.1, 0.2] })));
+      await idx.upsert(
+        [a, b].map((t) => ({ id: 7, teamId: t.teamId, projectId: 1, type: 'bugfix', values: [0.1, 0.2] })),
+      );
       expect(upsert.mock.calls[0]![0].map((v) => v.id)).toEqual(['7', 'DB_1:7']);
       await idx.deleteByIds(b.teamId, [7]);
       expect(del).toHaveBeenCalledWith(allVectorIds('DB_1:', 'observation', 7));
@@ -209,7 +329,8 @@ describe('one Vectorize index for every database', () => {
 });
 
 describe('moving a team', { timeout: 60_000 }, () => {
-  const moveTo = (id: TestIdentity, shard: string, force?: boolean) => call(`/api/admin/teams/${id.team}/move`, { token: ADMIN_SECRET, json: { shard, force } });
+  const moveTo = (id: TestIdentity, shard: string, force?: boolean) =>
+    call(`/api/admin/teams/${id.team}/move`, { token: ADMIN_SECRET, json: { shard, force } });
   /** The move as a job, run to its end (the old rows' settling time shortened: the test drives the lane). */
   const moveNow = async (teamId: number, to: string, force = false) => {
     const job = await startJob(env, moveJob, teamId, { to, force, settleMs: 0 });
@@ -225,7 +346,11 @@ describe('moving a team', { timeout: 60_000 }, () => {
     await send(c.token, 'init', initEvent(sid, `Make the ${w} build green`));
     await send(c.token, 'observations', toolEvent(sid, `npm run build -- ${w}`));
     await waitFor(c.token, sid, (s) => settled(s) && s.observations_stored >= 1);
-    const answers = async () => ({ search: await searchTitles(c.token, w), context: await contextOf(c.token, project), exported: await exportOf(c.token) });
+    const answers = async () => ({
+      search: await searchTitles(c.token, w),
+      context: await contextOf(c.token, project),
+      exported: await exportOf(c.token),
+    });
     const before = await answers();
     const rowsBefore = await rowsOn('DB', c.teamId);
     expect(before.search.length).toBeGreaterThanOrEqual(2);
@@ -263,7 +388,10 @@ describe('moving a team', { timeout: 60_000 }, () => {
     expect(total(await rowsOn('DB_1', c.teamId))).toBe(0);
     for (const t of ['teams', 'users', 'devices']) {
       const col = t === 'teams' ? 'id' : 'team_id';
-      expect(await env.DB_1.prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE ${col} = ?`).bind(c.teamId).first<{ n: number }>(), t).toEqual({ n: 0 });
+      expect(
+        await env.DB_1.prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE ${col} = ?`).bind(c.teamId).first<{ n: number }>(),
+        t,
+      ).toEqual({ n: 0 });
     }
     expect(await searchTitles(c.token, w)).toEqual(after.search.length ? expect.arrayContaining(after.search) : []);
   });
@@ -271,8 +399,12 @@ describe('moving a team', { timeout: 60_000 }, () => {
   it('refuses an unbound database and an unknown team, and needs the operator secret', async () => {
     const c = await teamPlacedBy('DB');
     expect((await moveTo(c, 'DB_9')).status).toBe(400);
-    expect((await call(`/api/admin/teams/${fresh('nobody')}/move`, { token: ADMIN_SECRET, json: { shard: 'DB_1' } })).status).toBe(404);
-    expect((await call(`/api/admin/teams/${c.team}/move`, { token: c.token, json: { shard: 'DB_1' } })).status).toBe(401);
+    expect(
+      (await call(`/api/admin/teams/${fresh('nobody')}/move`, { token: ADMIN_SECRET, json: { shard: 'DB_1' } })).status,
+    ).toBe(404);
+    expect((await call(`/api/admin/teams/${c.team}/move`, { token: c.token, json: { shard: 'DB_1' } })).status).toBe(
+      401,
+    );
     expect((await call(`/api/admin/teams/${c.team}/move`, { json: { shard: 'DB_1' } })).status).toBe(401);
     expect(await mapped(c.teamId)).toBeNull();
   });

@@ -27,7 +27,12 @@ export class FakeVectorize implements VectorizeIndexBinding {
 
   async upsert(vectors: VectorizeVector[]): Promise<unknown> {
     for (const v of vectors) {
-      this.vectors.set(v.id, { id: v.id, namespace: v.namespace ?? '', values: Array.from(v.values as ArrayLike<number>), metadata: { ...(v.metadata ?? {}) } });
+      this.vectors.set(v.id, {
+        id: v.id,
+        namespace: v.namespace ?? '',
+        values: Array.from(v.values as ArrayLike<number>),
+        metadata: { ...(v.metadata ?? {}) },
+      });
     }
     return { mutationId: 'fake' };
   }
@@ -39,7 +44,9 @@ export class FakeVectorize implements VectorizeIndexBinding {
 
   async query(vector: number[], options?: VectorizeQueryOptions): Promise<VectorizeMatches> {
     const matches = [...this.vectors.values()]
-      .filter((v) => v.namespace === (options?.namespace ?? '') && passes(v.metadata, options?.filter as Filter | undefined))
+      .filter(
+        (v) => v.namespace === (options?.namespace ?? '') && passes(v.metadata, options?.filter as Filter | undefined),
+      )
       .map((v) => ({ id: v.id, score: dot(vector, v.values) }))
       .sort((a, b) => b.score - a.score)
       .slice(0, options?.topK ?? 5);
@@ -48,14 +55,20 @@ export class FakeVectorize implements VectorizeIndexBinding {
 
   /** Ids stored in namespaces of `teamId`, sorted. */
   idsOf(teamId: number): string[] {
-    return [...this.vectors.values()].filter((v) => v.namespace === `team-${teamId}` || v.namespace.startsWith(`team-${teamId}-`)).map((v) => v.id).sort();
+    return [...this.vectors.values()]
+      .filter((v) => v.namespace === `team-${teamId}` || v.namespace.startsWith(`team-${teamId}-`))
+      .map((v) => v.id)
+      .sort();
   }
 }
 
 /** Workers AI's bge-m3 shape (1024 numbers a text), filled with the offline embedder's unit vectors. */
 const fakeAi = {
   async run(_model: string, inputs: { text: string[] }) {
-    return { shape: [inputs.text.length, 1024], data: inputs.text.map((t) => [...embedText(t), ...new Array<number>(1024 - 256).fill(0)]) };
+    return {
+      shape: [inputs.text.length, 1024],
+      data: inputs.text.map((t) => [...embedText(t), ...new Array<number>(1024 - 256).fill(0)]),
+    };
   },
 };
 

@@ -1,14 +1,16 @@
 // Test helpers for calling the Worker in-process and making fresh teams and tokens.
 import { exports } from 'cloudflare:workers';
 
-const worker = (exports as unknown as { default: { fetch(input: string, init?: RequestInit): Promise<Response> } }).default;
+const worker = (exports as unknown as { default: { fetch(input: string, init?: RequestInit): Promise<Response> } })
+  .default;
 
 export const BASE = 'http://cairn.test';
 export const ADMIN_SECRET = 'test-admin-secret';
 
 let counter = 0;
 /** A name nobody else in this file has used (storage is shared by all tests of a file). */
-export const fresh = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++counter}-${Math.random().toString(36).slice(2, 6)}`;
+export const fresh = (prefix: string) =>
+  `${prefix}-${Date.now().toString(36)}-${++counter}-${Math.random().toString(36).slice(2, 6)}`;
 
 export function call(path: string, init: RequestInit & { token?: string; json?: unknown } = {}): Promise<Response> {
   const headers = new Headers(init.headers);
@@ -29,7 +31,9 @@ export interface TestIdentity {
 }
 
 /** Bootstraps a team/user/device (fresh names unless given) and returns its token. */
-export async function newIdentity(opts: Partial<Omit<TestIdentity, 'token'>> & { role?: 'owner' | 'admin' | 'member' } = {}): Promise<TestIdentity> {
+export async function newIdentity(
+  opts: Partial<Omit<TestIdentity, 'token'>> & { role?: 'owner' | 'admin' | 'member' } = {},
+): Promise<TestIdentity> {
   const team = opts.team ?? fresh('team');
   const user = opts.user ?? fresh('user');
   const device = opts.device ?? fresh('dev');

@@ -10,7 +10,9 @@ import { runJob } from './jobs';
 
 /** The team a token belongs to (its job lane). */
 export async function teamOfToken(token: string): Promise<number> {
-  const row = await env.DB.prepare('SELECT team_id FROM tokens WHERE hash = ?').bind(await sha256Hex(token)).first<{ team_id: number }>();
+  const row = await env.DB.prepare('SELECT team_id FROM tokens WHERE hash = ?')
+    .bind(await sha256Hex(token))
+    .first<{ team_id: number }>();
   if (!row) throw new Error('unknown token');
   return row.team_id;
 }
@@ -19,7 +21,12 @@ export const postImport = (token: string, body: string | Uint8Array): Promise<Re
   call('/api/admin/import', { token, method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
 
 /** A job's failure code → the status the request would have answered for it. */
-const STATUS: Record<string, number> = { unknown_session: 400, session_conflict: 409, project_key_unavailable: 409, import_conflict: 409 };
+const STATUS: Record<string, number> = {
+  unknown_session: 400,
+  session_conflict: 409,
+  project_key_unavailable: 409,
+  import_conflict: 409,
+};
 
 export async function importNow(token: string, body: string | Uint8Array): Promise<Response> {
   const res = await postImport(token, body);
@@ -27,7 +34,10 @@ export async function importNow(token: string, body: string | Uint8Array): Promi
   const sent = (await res.json()) as { records: number; job: WireJob };
   const job = await runJob(await teamOfToken(token), sent.job.id);
   if (job.status !== 'done') {
-    return new Response(JSON.stringify({ error: job.error, job }), { status: STATUS[job.error?.code ?? ''] ?? 500, headers: { 'content-type': 'application/json' } });
+    return new Response(JSON.stringify({ error: job.error, job }), {
+      status: STATUS[job.error?.code ?? ''] ?? 500,
+      headers: { 'content-type': 'application/json' },
+    });
   }
   return new Response(JSON.stringify(job.result), { status: 200, headers: { 'content-type': 'application/json' } });
 }

@@ -67,7 +67,14 @@ export async function finishJob(teamId: number | null, id: string, maxRounds = 2
  * Runs a kind's steps in this test's own invocation with `env` (a test's env with fake production bindings,
  * which the lane's object does not have) until it is done; each step within the configured budget.
  */
-export async function runKindInline<P, C>(e: CairnEnv, kind: JobKind<P, C>, teamId: number | null, params: P, actorUserId: number | null = null, maxSteps = 500): Promise<StepOutcome<C>> {
+export async function runKindInline<P, C>(
+  e: CairnEnv,
+  kind: JobKind<P, C>,
+  teamId: number | null,
+  params: P,
+  actorUserId: number | null = null,
+  maxSteps = 500,
+): Promise<StepOutcome<C>> {
   const p = kind.params.parse(params);
   let cursor = kind.init(p, { teamId, now: Date.now() }).cursor;
   for (let i = 0; i < maxSteps; i++) {

@@ -12,7 +12,14 @@ async function runInline<P, C>(e: CairnEnv, kind: JobKind<P, C>, teamId: number,
   let now = Date.now();
   let { cursor } = kind.init(params, { teamId, now });
   for (let i = 0; i < 5_000; i++) {
-    const ctx = stepContext({ env: e, jobId: 'inline', teamId, actorUserId: null, budget: configOf(e).jobStep, clock: () => now });
+    const ctx = stepContext({
+      env: e,
+      jobId: 'inline',
+      teamId,
+      actorUserId: null,
+      budget: configOf(e).jobStep,
+      clock: () => now,
+    });
     const out = await kind.step(ctx, params, cursor);
     cursor = out.cursor;
     if (out.done) return out.result;

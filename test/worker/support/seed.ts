@@ -32,7 +32,12 @@ export async function seedProject(ids: Ids, key: string, visibility: 'team' | 'p
   return row!.id;
 }
 
-export async function seedSession(ids: Ids, projectId: number, sessionKey: string, startedAt = Date.now()): Promise<number> {
+export async function seedSession(
+  ids: Ids,
+  projectId: number,
+  sessionKey: string,
+  startedAt = Date.now(),
+): Promise<number> {
   const row = await env.DB.prepare(
     `INSERT INTO sessions (team_id, session_key, project_id, user_id, device_id, started_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
   )
@@ -57,11 +62,19 @@ export interface SeedObservation {
   deviceId?: number | null;
 }
 
-export async function seedObservation(ids: Ids, projectId: number, sessionId: number, o: SeedObservation): Promise<number> {
+export async function seedObservation(
+  ids: Ids,
+  projectId: number,
+  sessionId: number,
+  o: SeedObservation,
+): Promise<number> {
   const title = o.title ?? 'Untitled';
   const narrative = o.narrative ?? null;
   const facts = o.facts ?? [];
-  const hash = (await sha256Hex(`${sessionId}\u0000${title}\u0000${narrative ?? ''}\u0000${Math.random()}`)).slice(0, 16);
+  const hash = (await sha256Hex(`${sessionId}\u0000${title}\u0000${narrative ?? ''}\u0000${Math.random()}`)).slice(
+    0,
+    16,
+  );
   const createdAt = o.createdAt ?? Date.now();
   const row = await env.DB.prepare(
     `INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, subtitle, facts, narrative, concepts,
@@ -69,14 +82,32 @@ export async function seedObservation(ids: Ids, projectId: number, sessionId: nu
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
   )
     .bind(
-      ids.teamId, projectId, sessionId, o.promptNumber ?? 1, o.type ?? 'discovery', title, o.subtitle ?? null,
-      JSON.stringify(facts), narrative, JSON.stringify(o.concepts ?? ['how-it-works']), JSON.stringify(o.filesRead ?? []),
-      JSON.stringify(o.filesModified ?? []), cjkTerms(title, o.subtitle, narrative, ...facts), createdAt, createdAt,
-      o.discoveryTokens ?? 0, hash, o.authorUserId ?? ids.userId, o.deviceId ?? ids.deviceId,
+      ids.teamId,
+      projectId,
+      sessionId,
+      o.promptNumber ?? 1,
+      o.type ?? 'discovery',
+      title,
+      o.subtitle ?? null,
+      JSON.stringify(facts),
+      narrative,
+      JSON.stringify(o.concepts ?? ['how-it-works']),
+      JSON.stringify(o.filesRead ?? []),
+      JSON.stringify(o.filesModified ?? []),
+      cjkTerms(title, o.subtitle, narrative, ...facts),
+      createdAt,
+      createdAt,
+      o.discoveryTokens ?? 0,
+      hash,
+      o.authorUserId ?? ids.userId,
+      o.deviceId ?? ids.deviceId,
     )
     .first<{ id: number }>();
   const id = row!.id;
-  const files = [...(o.filesRead ?? []).map((p) => [p, 'read']), ...(o.filesModified ?? []).map((p) => [p, 'modified'])];
+  const files = [
+    ...(o.filesRead ?? []).map((p) => [p, 'read']),
+    ...(o.filesModified ?? []).map((p) => [p, 'modified']),
+  ];
   for (const [path, kind] of files) {
     await env.DB.prepare(
       'INSERT OR IGNORE INTO observation_files (observation_id, team_id, project_id, path, kind) VALUES (?, ?, ?, ?, ?)',
@@ -104,9 +135,20 @@ export async function seedSummary(ids: Ids, projectId: number, sessionId: number
         created_at, content_hash, author_user_id, device_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
   )
     .bind(
-      ids.teamId, projectId, sessionId, s.request ?? '', s.investigated ?? '', s.learned ?? '', s.completed ?? '', s.nextSteps ?? '',
-      s.notes ?? null, cjkTerms(s.request, s.investigated, s.learned, s.completed, s.nextSteps), createdAt,
-      `${sessionId}-${createdAt}-${Math.random()}`, ids.userId, ids.deviceId,
+      ids.teamId,
+      projectId,
+      sessionId,
+      s.request ?? '',
+      s.investigated ?? '',
+      s.learned ?? '',
+      s.completed ?? '',
+      s.nextSteps ?? '',
+      s.notes ?? null,
+      cjkTerms(s.request, s.investigated, s.learned, s.completed, s.nextSteps),
+      createdAt,
+      `${sessionId}-${createdAt}-${Math.random()}`,
+      ids.userId,
+      ids.deviceId,
     )
     .first<{ id: number }>();
   return row!.id;
@@ -123,14 +165,20 @@ export interface SeedWorld {
   summary(s: SeedSummary): Promise<number>;
 }
 
-export async function seedWorld(opts: { identity?: TestIdentity; visibility?: 'team' | 'private' } = {}): Promise<SeedWorld> {
+export async function seedWorld(
+  opts: { identity?: TestIdentity; visibility?: 'team' | 'private' } = {},
+): Promise<SeedWorld> {
   const id = opts.identity ?? (await newIdentity());
   const ids = await idsOf(id);
   const key = `github.com/acme/${fresh('repo')}`;
   const projectId = await seedProject(ids, key, opts.visibility ?? 'team');
   const sessionId = await seedSession(ids, projectId, fresh('s'));
   return {
-    id, ids, key, projectId, sessionId,
+    id,
+    ids,
+    key,
+    projectId,
+    sessionId,
     add: (o) => seedObservation(ids, projectId, sessionId, o),
     summary: (s) => seedSummary(ids, projectId, sessionId, s),
   };

@@ -22,12 +22,18 @@ export async function d1Holding(word: string): Promise<string[]> {
     if (/_fts$/.test(name)) continue; // the virtual tables read their content tables, scanned on their own
     const cols = await env.DB.prepare('SELECT name FROM pragma_table_info(?)').bind(name).all<{ name: string }>();
     for (const { name: col } of cols.results) {
-      const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM "${name}" WHERE instr(lower(CAST("${col}" AS TEXT)), ?) > 0`).bind(tail(word)).first<{ n: number }>();
+      const row = await env.DB.prepare(
+        `SELECT COUNT(*) AS n FROM "${name}" WHERE instr(lower(CAST("${col}" AS TEXT)), ?) > 0`,
+      )
+        .bind(tail(word))
+        .first<{ n: number }>();
       if ((row?.n ?? 0) > 0) hits.push(`${name}.${col}`);
     }
   }
   for (const fts of ['observations_fts', 'summaries_fts', 'prompts_fts']) {
-    const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${fts} WHERE ${fts} MATCH ?`).bind(`"${word}"`).first<{ n: number }>();
+    const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${fts} WHERE ${fts} MATCH ?`)
+      .bind(`"${word}"`)
+      .first<{ n: number }>();
     if ((row?.n ?? 0) > 0) hits.push(`${fts} MATCH`);
   }
   return hits;
@@ -47,11 +53,23 @@ export async function expectForgotten(word: string): Promise<void> {
 export async function objectHolding(teamId: number, sid: string, word: string): Promise<string[]> {
   return runInDurableObject(sessionStub(teamId, sid), (_i, state) => {
     const sql = state.storage.sql;
-    const tables = sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").toArray();
+    const tables = sql
+      .exec<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+      )
+      .toArray();
     const hits: string[] = [];
     for (const { name } of tables) {
       for (const { name: col } of sql.exec<{ name: string }>('SELECT name FROM pragma_table_info(?)', name).toArray()) {
-        if (sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM "${name}" WHERE instr(lower(CAST("${col}" AS TEXT)), ?) > 0`, word).one().n > 0) hits.push(`${name}.${col}`);
+        if (
+          sql
+            .exec<{ n: number }>(
+              `SELECT COUNT(*) AS n FROM "${name}" WHERE instr(lower(CAST("${col}" AS TEXT)), ?) > 0`,
+              word,
+            )
+            .one().n > 0
+        )
+          hits.push(`${name}.${col}`);
       }
     }
     return hits;

@@ -9,7 +9,11 @@ import { addTeammate, errorCode, json, newOwner } from './support';
 describe('tokens travel only in the Authorization header', () => {
   it('refuses a token in the query string with token_in_url, even next to a valid header', async () => {
     const owner = await newOwner();
-    for (const path of [`/api/projects?token=${owner.token}`, `/api/search?q=x&access_token=${owner.token}`, `/mcp?api_key=abc`]) {
+    for (const path of [
+      `/api/projects?token=${owner.token}`,
+      `/api/search?q=x&access_token=${owner.token}`,
+      `/mcp?api_key=abc`,
+    ]) {
       const res = await call(path, { token: path.startsWith('/mcp') ? undefined : owner.token });
       expect(res.status, path).toBe(400);
       expect(await errorCode(res)).toBe('token_in_url');
@@ -29,7 +33,12 @@ describe('scopes', () => {
   it('does not let an ingest-only token read context, search, timelines or MCP', async () => {
     const owner = await newOwner();
     const dev = await addTeammate(owner, fresh('ci'), { scopes: ['ingest'] });
-    const mcpInit = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const mcpInit = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
     const reads: [string, RequestInit & { json?: unknown }][] = [
       ['/api/context?project=github.com/a/b', {}],
       ['/api/search?q=anything', {}],
@@ -71,13 +80,19 @@ describe('rate limits', () => {
     expect(limitFor({}, {}, 'read')).toBe(DEFAULT_LIMITS.read);
     expect(limitFor({ RATE_LIMIT_READ_PER_MIN: '30' }, {}, 'read')).toBe(30);
     expect(() => limitFor({ RATE_LIMIT_READ_PER_MIN: 'lots' }, {}, 'read')).toThrow(/RATE_LIMIT_READ_PER_MIN/);
-    expect(limitFor({ RATE_LIMIT_INGEST_PER_MIN: '100' }, { settings: { rate_limit_ingest_per_min: 10 } }, 'ingest')).toBe(10);
-    expect(limitFor({ RATE_LIMIT_INGEST_PER_MIN: '100' }, { settings: { rate_limit_ingest_per_min: 1000 } }, 'ingest')).toBe(100);
+    expect(
+      limitFor({ RATE_LIMIT_INGEST_PER_MIN: '100' }, { settings: { rate_limit_ingest_per_min: 10 } }, 'ingest'),
+    ).toBe(10);
+    expect(
+      limitFor({ RATE_LIMIT_INGEST_PER_MIN: '100' }, { settings: { rate_limit_ingest_per_min: 1000 } }, 'ingest'),
+    ).toBe(100);
   });
 
   it('answers a burst beyond the limit with 429, retry-after and rate_limited, per token and per bucket', async () => {
     const owner = await newOwner();
-    await json(await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_read_per_min: 5 } }));
+    await json(
+      await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { rate_limit_read_per_min: 5 } }),
+    );
     const bob = await addTeammate(owner, fresh('bob'));
     const statuses: number[] = [];
     let refused: Response | undefined;
@@ -106,8 +121,18 @@ describe('rate limits', () => {
 describe('MCP body size', () => {
   it('refuses an /mcp body over 1 MB with 413 payload_too_large', async () => {
     const owner = await newOwner();
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search', arguments: { query: 'x'.repeat(1_100_000) } } });
-    const res = await call('/mcp', { token: owner.token, method: 'POST', body: big, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'search', arguments: { query: 'x'.repeat(1_100_000) } },
+    });
+    const res = await call('/mcp', {
+      token: owner.token,
+      method: 'POST',
+      body: big,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    });
     expect(res.status).toBe(413);
     expect(await errorCode(res)).toBe('payload_too_large');
   });

@@ -6,7 +6,9 @@ import { call } from '../support/http';
 export async function teamSnapshot(teamId: number): Promise<string> {
   const q = (sql: string) => env.DB.prepare(sql).bind(teamId).all();
   const parts = await Promise.all([
-    q('SELECT id, project_id, session_id, type, title, narrative, deleted_at, superseded_by FROM observations WHERE team_id = ? ORDER BY id'),
+    q(
+      'SELECT id, project_id, session_id, type, title, narrative, deleted_at, superseded_by FROM observations WHERE team_id = ? ORDER BY id',
+    ),
     q('SELECT id, project_id, session_id, request, deleted_at FROM summaries WHERE team_id = ? ORDER BY id'),
     q('SELECT id, project_id, session_id, prompt_number, text FROM prompts WHERE team_id = ? ORDER BY id'),
     q('SELECT id, session_key, project_id, prompt_count, ended_at FROM sessions WHERE team_id = ? ORDER BY id'),
@@ -56,7 +58,11 @@ export async function mcp(token: string, method: string, params: unknown): Promi
   const text = await res.text();
   let json: unknown = null;
   const payload = (res.headers.get('content-type') ?? '').includes('text/event-stream')
-    ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('')
+    ? text
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .join('')
     : text;
   try {
     json = JSON.parse(payload);

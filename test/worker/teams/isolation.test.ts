@@ -39,23 +39,60 @@ async function seedTarget(owner: TestIdentity, ids: Ids, visibility: 'team' | 'p
   let obsId = 0;
   for (let i = 0; i < 3; i++) {
     obsId = await seedObservation(ids, projectId, sessionId, {
-      title: `${secret} ledger reconciliation ${i}`, narrative: `The ${secret} ledger reconciles payments nightly.`,
-      facts: [`${secret} fact`], filesModified: [file], createdAt: at + i,
+      title: `${secret} ledger reconciliation ${i}`,
+      narrative: `The ${secret} ledger reconciles payments nightly.`,
+      facts: [`${secret} fact`],
+      filesModified: [file],
+      createdAt: at + i,
     });
   }
-  await seedObservation(ids, projectId, sessionId, { type: 'sensitive', title: `${secret} sensitive credential`, createdAt: at + 5 });
-  const summaryId = await seedSummary(ids, projectId, sessionId, { request: `${secret} summary request`, learned: `${secret} learned` });
-  await storePrompt(env.DB, { teamId: ids.teamId, projectId, sessionDbId: sessionId, promptNumber: 1, text: `${secret} prompt text`, authorUserId: ids.userId, createdAt: at });
+  await seedObservation(ids, projectId, sessionId, {
+    type: 'sensitive',
+    title: `${secret} sensitive credential`,
+    createdAt: at + 5,
+  });
+  const summaryId = await seedSummary(ids, projectId, sessionId, {
+    request: `${secret} summary request`,
+    learned: `${secret} learned`,
+  });
+  await storePrompt(env.DB, {
+    teamId: ids.teamId,
+    projectId,
+    sessionDbId: sessionId,
+    promptNumber: 1,
+    text: `${secret} prompt text`,
+    authorUserId: ids.userId,
+    createdAt: at,
+  });
   return { key, secret, handle: owner.user, file, obsId, summaryId, sessionKey, sessionId, eventId: fresh('evt'), at };
 }
 
 const ghost = (): Target => ({
-  key: `github.com/${fresh('nobody')}/nothing`, secret: word(), handle: fresh('nobody'), file: `src/${word()}/none.ts`,
-  obsId: 987_654_321, summaryId: 987_654_322, sessionKey: fresh('nosess'), sessionId: 987_654_323, eventId: fresh('noevt'), at: Date.now() - 60_000,
+  key: `github.com/${fresh('nobody')}/nothing`,
+  secret: word(),
+  handle: fresh('nobody'),
+  file: `src/${word()}/none.ts`,
+  obsId: 987_654_321,
+  summaryId: 987_654_322,
+  sessionKey: fresh('nosess'),
+  sessionId: 987_654_323,
+  eventId: fresh('noevt'),
+  at: Date.now() - 60_000,
 });
 
 // `S<id>` as a whole string: there is no word boundary between the S and the digits for the numeric pass.
-const valuesOf = (t: Target) => [t.key, t.secret, t.handle, t.file, t.sessionKey, t.eventId, `S${t.summaryId}`, t.obsId, t.summaryId, t.sessionId];
+const valuesOf = (t: Target) => [
+  t.key,
+  t.secret,
+  t.handle,
+  t.file,
+  t.sessionKey,
+  t.eventId,
+  `S${t.summaryId}`,
+  t.obsId,
+  t.summaryId,
+  t.sessionId,
+];
 const enc = encodeURIComponent;
 
 interface Probe {
@@ -65,12 +102,23 @@ interface Probe {
   run: (token: string, t: Target) => Promise<Response>;
 }
 
-const get = (name: string, path: (t: Target) => string): Probe => ({ name, read: true, run: (token, t) => call(path(t), { token }) });
+const get = (name: string, path: (t: Target) => string): Probe => ({
+  name,
+  read: true,
+  run: (token, t) => call(path(t), { token }),
+});
 const post = (name: string, path: string, body: (t: Target) => unknown, method = 'POST'): Probe => ({
-  name, read: false, run: (token, t) => call(path, { token, method, json: body(t) }),
+  name,
+  read: false,
+  run: (token, t) => call(path, { token, method, json: body(t) }),
 });
 const event = (t: Target, suffix: string, extra: Record<string, unknown>) => ({
-  event_id: `${t.eventId}-${suffix}`, session_id: t.sessionKey, project: t.key, cwd: '/work/vault', occurred_at: t.at, ...extra,
+  event_id: `${t.eventId}-${suffix}`,
+  session_id: t.sessionKey,
+  project: t.key,
+  cwd: '/work/vault',
+  occurred_at: t.at,
+  ...extra,
 });
 
 const READ_PROBES: Probe[] = [
@@ -89,7 +137,10 @@ const READ_PROBES: Probe[] = [
   get('search prompts as text', (t) => `/api/search?q=${t.secret}&kind=prompts&format=text`),
   get('timeline by id', (t) => `/api/timeline?anchor=${t.obsId}`),
   get('timeline by summary', (t) => `/api/timeline?anchor=S${t.summaryId}`),
-  get('timeline by time and project', (t) => `/api/timeline?anchor=${new Date(t.at).toISOString()}&project=${enc(t.key)}`),
+  get(
+    'timeline by time and project',
+    (t) => `/api/timeline?anchor=${new Date(t.at).toISOString()}&project=${enc(t.key)}`,
+  ),
   get('timeline by query', (t) => `/api/timeline?q=${t.secret}`),
   get('timeline as text', (t) => `/api/timeline?anchor=${t.obsId}&format=text`),
   get('observations by id', (t) => `/api/observations?ids=${t.obsId},${t.obsId - 1}`),
@@ -101,10 +152,14 @@ const READ_PROBES: Probe[] = [
 /** Ingest probes reuse A's session ids, event ids and project keys, but carry none of A's words (they become B's own memory). */
 const WRITE_PROBES: Probe[] = [
   post('ingest init', '/api/sessions/init', (t) => event(t, 'init', { prompt: 'hello' })),
-  post('ingest observation', '/api/sessions/observations', (t) => event(t, 'obs', { tool_name: 'Read', tool_input: { file_path: 'src/neutral.ts' }, tool_response: 'x' })),
+  post('ingest observation', '/api/sessions/observations', (t) =>
+    event(t, 'obs', { tool_name: 'Read', tool_input: { file_path: 'src/neutral.ts' }, tool_response: 'x' }),
+  ),
   post('ingest summarize', '/api/sessions/summarize', (t) => event(t, 'sum', { last_assistant_message: 'done' })),
   post('ingest end', '/api/sessions/end', (t) => event(t, 'end', { reason: 'exit' })),
-  post('ingest batch', '/api/events/batch', (t) => ({ events: [{ kind: 'init', ...event(t, 'batch', { prompt: 'again' }) }] })),
+  post('ingest batch', '/api/events/batch', (t) => ({
+    events: [{ kind: 'init', ...event(t, 'batch', { prompt: 'again' }) }],
+  })),
 ];
 
 /** Admin probes from another team's owner: every id or key of team A must be a plain not-found. */
@@ -118,13 +173,43 @@ interface AdminProbe {
 const ADMIN_PROBES: AdminProbe[] = [
   { name: 'revoke token', method: 'POST', path: (_t, id) => `/api/admin/tokens/${id}/revoke` },
   { name: 'rotate token', method: 'POST', path: (_t, id) => `/api/admin/tokens/${id}/rotate` },
-  { name: 'change role', method: 'PATCH', path: (t) => `/api/admin/users/${t.handle}`, body: () => ({ role: 'admin' }) },
+  {
+    name: 'change role',
+    method: 'PATCH',
+    path: (t) => `/api/admin/users/${t.handle}`,
+    body: () => ({ role: 'admin' }),
+  },
   { name: 'remove user', method: 'DELETE', path: (t) => `/api/admin/users/${t.handle}` },
-  { name: 'enroll device for user', method: 'POST', path: () => '/api/admin/devices', body: (t) => ({ user: t.handle, name: 'probe' }) },
-  { name: 'rename project', method: 'POST', path: () => '/api/admin/projects/rename', body: (t) => ({ from: t.key, to: `github.com/${t.secret}/renamed` }) },
-  { name: 'merge project away', method: 'POST', path: () => '/api/admin/projects/merge', body: (t, own) => ({ from: t.key, into: own }) },
-  { name: 'merge into project', method: 'POST', path: () => '/api/admin/projects/merge', body: (t, own) => ({ from: own, into: t.key }) },
-  { name: 'set visibility', method: 'POST', path: () => '/api/admin/projects/visibility', body: (t) => ({ key: t.key, visibility: 'team' }) },
+  {
+    name: 'enroll device for user',
+    method: 'POST',
+    path: () => '/api/admin/devices',
+    body: (t) => ({ user: t.handle, name: 'probe' }),
+  },
+  {
+    name: 'rename project',
+    method: 'POST',
+    path: () => '/api/admin/projects/rename',
+    body: (t) => ({ from: t.key, to: `github.com/${t.secret}/renamed` }),
+  },
+  {
+    name: 'merge project away',
+    method: 'POST',
+    path: () => '/api/admin/projects/merge',
+    body: (t, own) => ({ from: t.key, into: own }),
+  },
+  {
+    name: 'merge into project',
+    method: 'POST',
+    path: () => '/api/admin/projects/merge',
+    body: (t, own) => ({ from: own, into: t.key }),
+  },
+  {
+    name: 'set visibility',
+    method: 'POST',
+    path: () => '/api/admin/projects/visibility',
+    body: (t) => ({ key: t.key, visibility: 'team' }),
+  },
 ];
 
 // Each walk makes dozens of requests; a shared 2-core machine needs more than the default 5 s.
@@ -139,7 +224,9 @@ const missing = new Set<string>();
 beforeAll(async () => {
   // Six-digit ids, so a real id can be told apart from other numbers in an answer when normalising.
   await env.DB.prepare("DELETE FROM sqlite_sequence WHERE name IN ('observations', 'summaries', 'sessions')").run();
-  await env.DB.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('observations', 100000), ('summaries', 200000), ('sessions', 300000)").run();
+  await env.DB.prepare(
+    "INSERT INTO sqlite_sequence (name, seq) VALUES ('observations', 100000), ('summaries', 200000), ('sessions', 300000)",
+  ).run();
   const owner = await newOwner();
   const ids = await idsOf(owner);
   const real = await seedTarget(owner, ids, 'team');
@@ -147,10 +234,19 @@ beforeAll(async () => {
   const adm = await seedTarget(owner, ids, 'team');
   // A's own ingest makes its event ids and session keys real, so a foreign reuse can be checked.
   await call('/api/sessions/init', { token: owner.token, json: event(real, 'init', { prompt: 'hello' }) });
-  await call('/api/events/batch', { token: owner.token, json: { events: [{ kind: 'init', ...event(real, 'batch', { prompt: 'again' }) }] } });
+  await call('/api/events/batch', {
+    token: owner.token,
+    json: { events: [{ kind: 'init', ...event(real, 'batch', { prompt: 'again' }) }] },
+  });
   await call('/api/admin/backfill-vectors', { token: owner.token, method: 'POST' });
   const m = await addTeammate(owner, fresh('mate'));
-  A = { owner, ids, real, adm, mate: { token: m.token, token_id: m.token_id, team: owner.team, user: m.user, device: m.device } };
+  A = {
+    owner,
+    ids,
+    real,
+    adm,
+    mate: { token: m.token, token_id: m.token_id, team: owner.team, user: m.user, device: m.device },
+  };
   const bOwner = await newOwner();
   const bIds = await idsOf(bOwner);
   const ownKey = `github.com/${fresh('b')}/own`;
@@ -163,7 +259,8 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  if (missing.size) console.warn(`isolation: routes not implemented yet, compared as 404 only: ${[...missing].join(', ')}`);
+  if (missing.size)
+    console.warn(`isolation: routes not implemented yet, compared as 404 only: ${[...missing].join(', ')}`);
 });
 
 /** Runs a probe at the real target and at a ghost; the two answers must be the same. */
@@ -192,16 +289,30 @@ describe("team B's token against team A's data", () => {
   });
 
   it('lists and counts none of it in project, author, feed, token and audit listings', async () => {
-    for (const path of ['/api/projects', '/api/viewer/feed', '/api/viewer/authors', '/api/admin/projects', '/api/admin/users', '/api/admin/tokens', '/api/admin/devices', '/api/admin/audit', '/api/search?q=ledger%20reconciliation']) {
+    for (const path of [
+      '/api/projects',
+      '/api/viewer/feed',
+      '/api/viewer/authors',
+      '/api/admin/projects',
+      '/api/admin/users',
+      '/api/admin/tokens',
+      '/api/admin/devices',
+      '/api/admin/audit',
+      '/api/search?q=ledger%20reconciliation',
+    ]) {
       const res = await call(path, { token: B.owner.token });
-      if (await isMissingRoute(res)) { missing.add(path); continue; }
+      if (await isMissingRoute(res)) {
+        missing.add(path);
+        continue;
+      }
       const text = await res.text();
       expect(res.status, path).toBe(200);
-      for (const v of [A.real.key, A.real.secret, A.adm.key, P.priv.key, A.owner.user, A.mate.user, A.owner.team]) expect(text, path).not.toContain(v);
+      for (const v of [A.real.key, A.real.secret, A.adm.key, P.priv.key, A.owner.user, A.mate.user, A.owner.team])
+        expect(text, path).not.toContain(v);
     }
   });
 
-  it('cannot subscribe to the live stream of A\'s project', async () => {
+  it("cannot subscribe to the live stream of A's project", async () => {
     const statusOf = async (key: string) => {
       const res = await call(`/api/live?project=${enc(key)}`, { token: B.owner.token });
       const body = res.status === 200 ? '' : await res.text();
@@ -217,11 +328,13 @@ describe("team B's token against team A's data", () => {
     if (await isMissingRoute(res)) return;
     const body = (await res.json()) as { results: { title: string }[]; total: number };
     expect(body.total).toBe(0);
-    const own = (await (await call('/api/search?q=nightly%20payment%20ledger%20reconciliation', { token: A.owner.token })).json()) as { total: number };
+    const own = (await (
+      await call('/api/search?q=nightly%20payment%20ledger%20reconciliation', { token: A.owner.token })
+    ).json()) as { total: number };
     expect(own.total).toBeGreaterThan(0);
   });
 
-  it('cannot reach or disturb A through ingest: reused session ids, event ids and project keys stay B\'s own', async () => {
+  it("cannot reach or disturb A through ingest: reused session ids, event ids and project keys stay B's own", async () => {
     const before = await teamSnapshot(A.ids.teamId);
     // One ghost for the whole sequence: both sides then build up the same session history.
     const g = ghost();
@@ -249,11 +362,16 @@ describe("team B's token against team A's data", () => {
     // A fresh outsider with no memory of its own: fuzzy (vector) matches against B's own rows would be noise.
     const outsider = await newOwner();
     const tools = await mcpTools(outsider.token);
-    if (!tools) { missing.add('mcp'); return; }
+    if (!tools) {
+      missing.add('mcp');
+      return;
+    }
     const names = tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['search', 'timeline', 'get_observations', 'forget']));
-    const idsArg = (tool: string, id: number) => ((tools.find((t) => t.name === tool)?.inputSchema?.properties ?? {}).ids ? { ids: [id] } : { id });
-    const callTool = async (token: string, name: string, args: Record<string, unknown>) => mcp(token, 'tools/call', { name, arguments: args });
+    const idsArg = (tool: string, id: number) =>
+      (tools.find((t) => t.name === tool)?.inputSchema?.properties ?? {}).ids ? { ids: [id] } : { id };
+    const callTool = async (token: string, name: string, args: Record<string, unknown>) =>
+      mcp(token, 'tools/call', { name, arguments: args });
     // A.adm: a project key B never ingested under, so B has nothing of its own there either.
     const before = await teamSnapshot(A.ids.teamId);
     const cases: [string, (t: Target) => Record<string, unknown>][] = [
@@ -271,7 +389,8 @@ describe("team B's token against team A's data", () => {
       const g = ghost();
       const a = await callTool(outsider.token, tool, args(A.adm));
       const z = await callTool(outsider.token, tool, args(g));
-      const norm = (r: { status: number; text: string }, t: Target) => normalised(new Response(r.text, { status: r.status }), valuesOf(t));
+      const norm = (r: { status: number; text: string }, t: Target) =>
+        normalised(new Response(r.text, { status: r.status }), valuesOf(t));
       // `remember` mints a new id each call; any id left after normalising is the outsider's own new row.
       const fresh_ = (t: string) => (tool === 'remember' ? t.replace(/#\d+/g, '#N') : t);
       expect(fresh_(await norm(a, A.adm)), tool).toBe(fresh_(await norm(z, g)));
@@ -313,28 +432,48 @@ describe('a private project and a teammate', () => {
     if (!tools) return;
     const r = await mcp(P.mate.token, 'tools/call', { name: 'search', arguments: { query: P.priv.secret } });
     expect(r.text).not.toContain(P.priv.secret);
-    const all = await mcp(P.mate.token, 'tools/call', { name: 'search', arguments: { query: P.priv.secret, kind: 'all' } });
+    const all = await mcp(P.mate.token, 'tools/call', {
+      name: 'search',
+      arguments: { query: P.priv.secret, kind: 'all' },
+    });
     expect(all.text).not.toContain(P.priv.secret);
-    const own = await mcp(P.owner.token, 'tools/call', { name: 'search', arguments: { query: P.priv.secret, kind: 'prompts' } });
+    const own = await mcp(P.owner.token, 'tools/call', {
+      name: 'search',
+      arguments: { query: P.priv.secret, kind: 'prompts' },
+    });
     expect(own.text).toContain(`${P.priv.secret} prompt text`);
     const g = await mcp(P.mate.token, 'tools/call', { name: 'get_observations', arguments: { ids: [P.priv.obsId] } });
     expect(g.text).not.toContain(P.priv.secret);
   });
 
-  it('keeps a teammate\'s writes under the same key out of the private project', async () => {
-    const pid = (await env.DB.prepare('SELECT id FROM projects WHERE key = ?').bind(P.priv.key).first<{ id: number }>())!.id;
-    const before = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE project_id = ?').bind(pid).first<{ n: number }>();
-    await mcp(P.mate.token, 'tools/call', { name: 'remember', arguments: { project: P.priv.key, text: 'a teammate note' } });
-    const after = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE project_id = ?').bind(pid).first<{ n: number }>();
+  it("keeps a teammate's writes under the same key out of the private project", async () => {
+    const pid = (await env.DB.prepare('SELECT id FROM projects WHERE key = ?')
+      .bind(P.priv.key)
+      .first<{ id: number }>())!.id;
+    const before = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE project_id = ?')
+      .bind(pid)
+      .first<{ n: number }>();
+    await mcp(P.mate.token, 'tools/call', {
+      name: 'remember',
+      arguments: { project: P.priv.key, text: 'a teammate note' },
+    });
+    const after = await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE project_id = ?')
+      .bind(pid)
+      .first<{ n: number }>();
     expect(after?.n).toBe(before?.n);
     // The teammate's note went to their own private shadow of the key, and they can read it back under that key.
-    const own = await (await call(`/api/context?project=${encodeURIComponent(P.priv.key)}`, { token: P.mate.token })).text();
+    const own = await (
+      await call(`/api/context?project=${encodeURIComponent(P.priv.key)}`, { token: P.mate.token })
+    ).text();
     expect(own).toContain('a teammate note');
     expect(own).not.toContain(P.priv.secret);
   });
 
   it('appears to the teammate once made team-visible, except its sensitive rows', async () => {
-    const res = await call('/api/admin/projects/visibility', { token: P.owner.token, json: { key: P.priv.key, visibility: 'team' } });
+    const res = await call('/api/admin/projects/visibility', {
+      token: P.owner.token,
+      json: { key: P.priv.key, visibility: 'team' },
+    });
     expect(res.status).toBe(200);
     const search = await call(`/api/search?q=${P.priv.secret}`, { token: P.mate.token });
     const body = (await search.json()) as { results: { title: string }[] };
@@ -342,7 +481,12 @@ describe('a private project and a teammate', () => {
     expect(body.results.some((r) => r.title.includes('sensitive'))).toBe(false);
     const projects = await (await call('/api/projects', { token: P.mate.token })).text();
     expect(projects).toContain(P.priv.key);
-    await call('/api/admin/projects/visibility', { token: P.owner.token, json: { key: P.priv.key, visibility: 'private' } });
-    expect(await (await call(`/api/search?q=${P.priv.secret}`, { token: P.mate.token })).text()).not.toContain(P.priv.secret);
+    await call('/api/admin/projects/visibility', {
+      token: P.owner.token,
+      json: { key: P.priv.key, visibility: 'private' },
+    });
+    expect(await (await call(`/api/search?q=${P.priv.secret}`, { token: P.mate.token })).text()).not.toContain(
+      P.priv.secret,
+    );
   });
 });

@@ -14,7 +14,11 @@ interface ProjectList {
 }
 
 const search = async (token: string, q: string, project?: string) =>
-  json<SearchBody>(await call(`/api/search?q=${encodeURIComponent(q)}${project ? `&project=${encodeURIComponent(project)}` : ''}`, { token }));
+  json<SearchBody>(
+    await call(`/api/search?q=${encodeURIComponent(q)}${project ? `&project=${encodeURIComponent(project)}` : ''}`, {
+      token,
+    }),
+  );
 
 async function seeded(title: string) {
   const owner = await newOwner();
@@ -22,9 +26,15 @@ async function seeded(title: string) {
   const key = `github.com/${fresh('acme')}/widgets`;
   const projectId = await seedProject(ids, key);
   const sessionId = await seedSession(ids, projectId, fresh('s'));
-  const obsId = await seedObservation(ids, projectId, sessionId, { title, narrative: `${title} narrative`, filesModified: ['src/a.ts'] });
+  const obsId = await seedObservation(ids, projectId, sessionId, {
+    title,
+    narrative: `${title} narrative`,
+    filesModified: ['src/a.ts'],
+  });
   await seedSummary(ids, projectId, sessionId, { request: `${title} request` });
-  await env.DB.prepare("INSERT INTO prompts (team_id, project_id, session_id, prompt_number, text, author_user_id, created_at) VALUES (?, ?, ?, 1, 'hello', ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO prompts (team_id, project_id, session_id, prompt_number, text, author_user_id, created_at) VALUES (?, ?, ?, 1, 'hello', ?, ?)",
+  )
     .bind(ids.teamId, projectId, sessionId, ids.userId, Date.now())
     .run();
   return { owner, ids, key, projectId, sessionId, obsId };
@@ -71,7 +81,10 @@ describe('project rename', () => {
 
   it('answers an unknown project like any missing thing', async () => {
     const owner = await newOwner();
-    const res = await call('/api/admin/projects/rename', { token: owner.token, json: { from: 'github.com/none/none', to: 'github.com/a/b' } });
+    const res = await call('/api/admin/projects/rename', {
+      token: owner.token,
+      json: { from: 'github.com/none/none', to: 'github.com/a/b' },
+    });
     expect(res.status).toBe(404);
     expect(await errorCode(res)).toBe('not_found');
   });
@@ -82,11 +95,17 @@ describe('project merge', () => {
     const s = await seeded('merge me quasar');
     const into = `github.com/${fresh('acme')}/main`;
     const intoId = await seedProject(s.ids, into);
-    const res = await json<{ moved: Record<string, number> }>(await call('/api/admin/projects/merge', { token: s.owner.token, json: { from: s.key, into } }));
+    const res = await json<{ moved: Record<string, number> }>(
+      await call('/api/admin/projects/merge', { token: s.owner.token, json: { from: s.key, into } }),
+    );
     expect(res.moved).toEqual({ observations: 1, summaries: 1, sessions: 1, prompts: 1 });
     for (const table of ['observations', 'summaries', 'sessions', 'prompts', 'observation_files']) {
-      const left = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE project_id = ?`).bind(s.projectId).first<{ n: number }>();
-      const moved = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE project_id = ?`).bind(intoId).first<{ n: number }>();
+      const left = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE project_id = ?`)
+        .bind(s.projectId)
+        .first<{ n: number }>();
+      const moved = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE project_id = ?`)
+        .bind(intoId)
+        .first<{ n: number }>();
       expect(left?.n, table).toBe(0);
       expect(moved?.n, table).toBe(1);
     }
@@ -108,17 +127,24 @@ describe('project visibility', () => {
     const s = await seeded('private nebula secret');
     const bob = await addTeammate(s.owner, fresh('bob'));
     expect((await search(bob.token, 'nebula')).total).toBe(1);
-    await json(await call('/api/admin/projects/visibility', { token: s.owner.token, json: { key: s.key, visibility: 'private' } }));
+    await json(
+      await call('/api/admin/projects/visibility', {
+        token: s.owner.token,
+        json: { key: s.key, visibility: 'private' },
+      }),
+    );
     expect((await search(bob.token, 'nebula')).total).toBe(0);
     expect((await search(s.owner.token, 'nebula')).total).toBe(1);
     const bobProjects = await json<{ projects: { key: string }[] }>(await call('/api/projects', { token: bob.token }));
     expect(bobProjects.projects.map((p) => p.key)).not.toContain(s.key);
 
-    await json(await call('/api/admin/projects/visibility', { token: s.owner.token, json: { key: s.key, visibility: 'team' } }));
+    await json(
+      await call('/api/admin/projects/visibility', { token: s.owner.token, json: { key: s.key, visibility: 'team' } }),
+    );
     expect((await search(bob.token, 'nebula')).total).toBe(1);
   });
 
-  it('does not let another admin see, rename or reopen someone else\'s private project', async () => {
+  it("does not let another admin see, rename or reopen someone else's private project", async () => {
     const s = await seeded('mine only');
     await call('/api/admin/projects/visibility', { token: s.owner.token, json: { key: s.key, visibility: 'private' } });
     const admin = await addTeammate(s.owner, fresh('adm'), { role: 'admin', scopes: ['ingest', 'read', 'admin'] });

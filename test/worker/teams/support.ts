@@ -36,7 +36,12 @@ export async function addTeammate(
   if (added.status !== 201 && added.status !== 409) throw new Error(`add user: ${added.status} ${await added.text()}`);
   const res = await call('/api/admin/devices', {
     token: owner.token,
-    json: { user: handle, name: opts.device ?? `${handle}-laptop`, scopes: opts.scopes, expires_in_days: opts.expires_in_days },
+    json: {
+      user: handle,
+      name: opts.device ?? `${handle}-laptop`,
+      scopes: opts.scopes,
+      expires_in_days: opts.expires_in_days,
+    },
   });
   return json<Enrolled>(res, 201);
 }

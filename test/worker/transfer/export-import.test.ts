@@ -12,14 +12,42 @@ const T0 = Date.parse('2026-05-04T09:00:00Z');
 async function source() {
   const w = await seedWorld();
   const word = `xfer${Math.random().toString(36).slice(2, 9)}`;
-  await w.add({ type: 'bugfix', title: `Fixed the ${word} cache key`, narrative: `The ${word} cache key missed the locale.`, facts: [`${word} keys include locale`], filesModified: ['src/cache.ts'], createdAt: T0 });
-  await w.add({ type: 'decision', title: `Keep ${word} server-side`, narrative: 'Negotiation stays on the server.', filesRead: ['src/router.ts'], createdAt: T0 + 60_000 });
-  await w.summary({ request: `Fix the ${word} bug`, learned: 'Locale was missing', completed: 'Fixed', createdAt: T0 + 120_000 });
-  await storePrompt(env.DB, { teamId: w.ids.teamId, projectId: w.projectId, sessionDbId: w.sessionId, promptNumber: 1, promptId: 'p-1', text: `please fix ${word}`, authorUserId: w.ids.userId, createdAt: T0 - 1_000 });
+  await w.add({
+    type: 'bugfix',
+    title: `Fixed the ${word} cache key`,
+    narrative: `The ${word} cache key missed the locale.`,
+    facts: [`${word} keys include locale`],
+    filesModified: ['src/cache.ts'],
+    createdAt: T0,
+  });
+  await w.add({
+    type: 'decision',
+    title: `Keep ${word} server-side`,
+    narrative: 'Negotiation stays on the server.',
+    filesRead: ['src/router.ts'],
+    createdAt: T0 + 60_000,
+  });
+  await w.summary({
+    request: `Fix the ${word} bug`,
+    learned: 'Locale was missing',
+    completed: 'Fixed',
+    createdAt: T0 + 120_000,
+  });
+  await storePrompt(env.DB, {
+    teamId: w.ids.teamId,
+    projectId: w.projectId,
+    sessionDbId: w.sessionId,
+    promptNumber: 1,
+    promptId: 'p-1',
+    text: `please fix ${word}`,
+    authorUserId: w.ids.userId,
+    createdAt: T0 - 1_000,
+  });
   return { ...w, word };
 }
 
-const exportOf = (token: string, project?: string) => call(`/api/admin/export${project ? `?project=${encodeURIComponent(project)}` : ''}`, { token });
+const exportOf = (token: string, project?: string) =>
+  call(`/api/admin/export${project ? `?project=${encodeURIComponent(project)}` : ''}`, { token });
 const importInto = importNow;
 /** Ids differ between teams; everything else must not. */
 const withoutIds = (text: string) => text.replace(/^(S|P)?\d+(?= )/gm, '$1N').replace(/#\d+/g, '#N');
@@ -31,7 +59,10 @@ describe('export and import', { timeout: 30_000 }, () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
     const ndjson = await res.text();
-    const kinds = ndjson.trim().split('\n').map((l) => (JSON.parse(l) as { kind: string }).kind);
+    const kinds = ndjson
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { kind: string }).kind);
     expect(new Set(kinds)).toEqual(new Set(['user', 'project', 'session', 'prompt', 'observation', 'summary']));
     expect(ndjson).not.toContain(a.id.token);
     expect(ndjson).not.toMatch(/"(hash|token|prefix)"/);
@@ -40,37 +71,72 @@ describe('export and import', { timeout: 30_000 }, () => {
     const b = await newIdentity({ user: a.id.user });
     const first = await importInto(b.token, ndjson);
     expect(first.status).toBe(200);
-    expect(((await first.json()) as { imported: Record<string, number> }).imported).toEqual({ users: 0, projects: 1, sessions: 1, prompts: 1, observations: 2, summaries: 1 });
+    expect(((await first.json()) as { imported: Record<string, number> }).imported).toEqual({
+      users: 0,
+      projects: 1,
+      sessions: 1,
+      prompts: 1,
+      observations: 2,
+      summaries: 1,
+    });
 
     for (const q of [a.word, 'locale', 'server']) {
       const titles = async (token: string) =>
-        ((await (await call(`/api/search?q=${encodeURIComponent(q)}&project=${encodeURIComponent(a.key)}`, { token })).json()) as { results: { title: string }[] }).results.map((r) => r.title);
+        (
+          (await (
+            await call(`/api/search?q=${encodeURIComponent(q)}&project=${encodeURIComponent(a.key)}`, { token })
+          ).json()) as { results: { title: string }[] }
+        ).results.map((r) => r.title);
       const there = await titles(a.id.token);
       expect(there.length, q).toBeGreaterThan(0);
       expect(await titles(b.token), q).toEqual(there);
     }
-    const context = async (token: string) => withoutIds(await (await call(`/api/context?project=${encodeURIComponent(a.key)}&tz=UTC`, { token })).text());
+    const context = async (token: string) =>
+      withoutIds(await (await call(`/api/context?project=${encodeURIComponent(a.key)}&tz=UTC`, { token })).text());
     const index = await context(a.id.token);
     expect(index).toContain(`Fixed the ${a.word} cache key`);
     expect(await context(b.token)).toEqual(index);
-    const times = await env.DB.prepare('SELECT o.created_at FROM observations o JOIN teams t ON t.id = o.team_id WHERE t.slug = ? ORDER BY 1').bind(b.team).all<{ created_at: number }>();
+    const times = await env.DB.prepare(
+      'SELECT o.created_at FROM observations o JOIN teams t ON t.id = o.team_id WHERE t.slug = ? ORDER BY 1',
+    )
+      .bind(b.team)
+      .all<{ created_at: number }>();
     expect(times.results.map((r) => r.created_at)).toEqual([T0, T0 + 60_000]);
 
     const again = await importInto(b.token, ndjson);
-    expect(((await again.json()) as { imported: Record<string, number> }).imported).toEqual({ users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 });
+    expect(((await again.json()) as { imported: Record<string, number> }).imported).toEqual({
+      users: 0,
+      projects: 0,
+      sessions: 0,
+      prompts: 0,
+      observations: 0,
+      summaries: 0,
+    });
   });
 
-  it('files another team\'s authors as the importer\'s own rows, naming them only as provenance, and keeps platforms', async () => {
+  it("files another team's authors as the importer's own rows, naming them only as provenance, and keeps platforms", async () => {
     const a = await source();
     const ndjson = await (await exportOf(a.id.token)).text();
     const b = await newIdentity();
     const done = (await (await importInto(b.token, ndjson)).json()) as { imported: Record<string, number> };
     expect(done.imported).toMatchObject({ users: 0, observations: 2 });
     const { teamId, userId } = await idsOf(b);
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM users WHERE team_id = ? AND handle = ?').bind(teamId, a.id.user).first<{ n: number }>()).toEqual({ n: 0 });
-    const rows = await env.DB.prepare('SELECT DISTINCT author_user_id AS author, imported_author AS named FROM observations WHERE team_id = ?').bind(teamId).all<{ author: number; named: string }>();
+    expect(
+      await env.DB.prepare('SELECT COUNT(*) AS n FROM users WHERE team_id = ? AND handle = ?')
+        .bind(teamId, a.id.user)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
+    const rows = await env.DB.prepare(
+      'SELECT DISTINCT author_user_id AS author, imported_author AS named FROM observations WHERE team_id = ?',
+    )
+      .bind(teamId)
+      .all<{ author: number; named: string }>();
     expect(rows.results).toEqual([{ author: userId, named: a.id.user }]);
-    const platform = await env.DB.prepare('SELECT platform, user_id, imported_at IS NOT NULL AS imported FROM sessions WHERE team_id = ?').bind(teamId).first<{ platform: string; user_id: number; imported: number }>();
+    const platform = await env.DB.prepare(
+      'SELECT platform, user_id, imported_at IS NOT NULL AS imported FROM sessions WHERE team_id = ?',
+    )
+      .bind(teamId)
+      .first<{ platform: string; user_id: number; imported: number }>();
     expect(platform).toEqual({ platform: 'claude-code', user_id: userId, imported: 1 });
   });
 
@@ -81,10 +147,19 @@ describe('export and import', { timeout: 30_000 }, () => {
     const b = await newIdentity();
     const res = await importInto(b.token, lines.join('\n'));
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'invalid_record', message: expect.stringContaining('Line 4') });
+    expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'invalid_record',
+      message: expect.stringContaining('Line 4'),
+    });
     const { teamId } = await idsOf(b);
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?').bind(teamId).first<{ n: number }>()).toEqual({ n: 0 });
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM projects WHERE team_id = ?').bind(teamId).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(
+      await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?')
+        .bind(teamId)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
+    expect(
+      await env.DB.prepare('SELECT COUNT(*) AS n FROM projects WHERE team_id = ?').bind(teamId).first<{ n: number }>(),
+    ).toEqual({ n: 0 });
   });
 
   it('answers an unknown project with 404 and refuses members', async () => {

@@ -84,7 +84,7 @@ beforeEach(() => {
 afterEach(() => unwatch());
 
 describe('the resumable export', { timeout: 120_000 }, () => {
-  it('gives the plain export\'s records over several bounded responses, and again after a connection cut mid-way', async () => {
+  it("gives the plain export's records over several bounded responses, and again after a connection cut mid-way", async () => {
     const { id } = await team();
     const plain = (await (await call('/api/admin/export', { token: id.token })).text()).trim().split('\n');
     expect(plain.length).toBe(1 + PROJECTS * 2 + BIG + (PROJECTS - 1) * 2);
@@ -117,13 +117,17 @@ describe('the resumable export', { timeout: 120_000 }, () => {
     expect(resumed).toEqual(plain);
   });
 
-  it('refuses a cursor it did not give out and reads nothing of another team\'s project a cursor names', async () => {
+  it("refuses a cursor it did not give out and reads nothing of another team's project a cursor names", async () => {
     const { id } = await team();
     const other = await team();
     expect((await call('/api/admin/export?cursor=observations.x.1', { token: id.token })).status).toBe(400);
-    const body = (await call('/api/admin/export?cursor=nope', { token: id.token }).then((r) => r.json())) as { error: { code: string } };
+    const body = (await call('/api/admin/export?cursor=nope', { token: id.token }).then((r) => r.json())) as {
+      error: { code: string };
+    };
     expect(body.error.code).toBe('invalid_cursor');
-    const theirs = await env.DB.prepare('SELECT min(id) AS id FROM projects WHERE team_id = ?').bind(other.ids.teamId).first<{ id: number }>();
+    const theirs = await env.DB.prepare('SELECT min(id) AS id FROM projects WHERE team_id = ?')
+      .bind(other.ids.teamId)
+      .first<{ id: number }>();
     const p = await piece(id.token, `observations.${theirs!.id}.0`);
     expect(p.records).toEqual([]);
   });

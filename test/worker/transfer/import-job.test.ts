@@ -25,23 +25,52 @@ function part(user: string, word: string) {
   const sk = fresh('s');
   const lines: Record<string, unknown>[] = [
     { kind: 'project', key, visibility: 'team', owner: user, created_at: T0 },
-    { kind: 'session', session_key: sk, project: key, user, platform: 'claude-code', prompt_count: 1, started_at: T0, ended_at: null },
+    {
+      kind: 'session',
+      session_key: sk,
+      project: key,
+      user,
+      platform: 'claude-code',
+      prompt_count: 1,
+      started_at: T0,
+      ended_at: null,
+    },
   ];
   for (let i = 0; lines.length < 250; i++) {
     lines.push({
-      kind: 'observation', session_key: sk, prompt_number: 1, prompt_id: null, author: user, created_at: T0 + i, type: 'discovery',
-      title: `${word} finding ${i}`, subtitle: null, facts: Array.from({ length: FACTS }, (_, f) => `${word} fact ${f} of finding ${i}`),
-      narrative: `The ${word} module does thing ${i}.`, concepts: [], files_read: [], files_modified: [], discovery_tokens: 0,
-      content_hash: `${word}-${i}`, agent_id: null, agent_type: null, source: 'observer',
+      kind: 'observation',
+      session_key: sk,
+      prompt_number: 1,
+      prompt_id: null,
+      author: user,
+      created_at: T0 + i,
+      type: 'discovery',
+      title: `${word} finding ${i}`,
+      subtitle: null,
+      facts: Array.from({ length: FACTS }, (_, f) => `${word} fact ${f} of finding ${i}`),
+      narrative: `The ${word} module does thing ${i}.`,
+      concepts: [],
+      files_read: [],
+      files_modified: [],
+      discovery_tokens: 0,
+      content_hash: `${word}-${i}`,
+      agent_id: null,
+      agent_type: null,
+      source: 'observer',
     });
   }
   return lines.map((l) => JSON.stringify(l)).join('\n');
 }
 
-const count = async (sql: string, ...args: unknown[]) => (await env.DB.prepare(sql).bind(...args).first<{ n: number }>())!.n;
+const count = async (sql: string, ...args: unknown[]) =>
+  (await env.DB.prepare(sql)
+    .bind(...args)
+    .first<{ n: number }>())!.n;
 const observationsOf = (teamId: number) => count('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?', teamId);
-const unembeddedOf = (teamId: number) => count('SELECT COUNT(*) AS n FROM observations WHERE team_id = ? AND embedded_at IS NULL', teamId);
-const vectorsOf = (teamId: number) => count("SELECT COUNT(*) AS n FROM local_vectors WHERE team_id = ? AND kind = 'observation'", teamId);
+const unembeddedOf = (teamId: number) =>
+  count('SELECT COUNT(*) AS n FROM observations WHERE team_id = ? AND embedded_at IS NULL', teamId);
+const vectorsOf = (teamId: number) =>
+  count("SELECT COUNT(*) AS n FROM local_vectors WHERE team_id = ? AND kind = 'observation'", teamId);
 
 describe('import as a job', { timeout: 120_000 }, () => {
   it('answers a full part at once with a job that stores and embeds it in steps, each within the step budget', async () => {
@@ -55,7 +84,11 @@ describe('import as a job', { timeout: 120_000 }, () => {
     stop();
     expect(res.status, await res.clone().text()).toBe(202);
     const body = (await res.json()) as { records: number; planned: Record<string, number>; job: WireJob };
-    expect(body).toMatchObject({ records: 250, planned: { projects: 1, sessions: 1, observations: 248 }, job: { kind: 'import' } });
+    expect(body).toMatchObject({
+      records: 250,
+      planned: { projects: 1, sessions: 1, observations: 248 },
+      job: { kind: 'import' },
+    });
     // The request read and planned; it wrote nothing of the part (the job does).
     expect(requests).toHaveLength(1);
     expect(requests[0]!.statements).toBeLessThan(30);
@@ -80,7 +113,10 @@ describe('import as a job', { timeout: 120_000 }, () => {
     const { teamId, userId } = await idsOf(a);
     // The kind's steps run here (not through POST, whose own job would run beside them): each step twice from
     // the cursor it started from (the first run's writes landed, its cursor was lost), the rerun's cursor kept.
-    const p = importJob.params.parse({ caller: { teamId, userId, handle: a.user }, lines: parseNdjson(part(a.user, fresh('again'))) });
+    const p = importJob.params.parse({
+      caller: { teamId, userId, handle: a.user },
+      lines: parseNdjson(part(a.user, fresh('again'))),
+    });
     let cursor = importJob.init(p, { teamId, now: Date.now() }).cursor;
     const step = () => {
       const ctx = stepContext({ env, jobId: 'inline', teamId, actorUserId: userId, budget: configOf(env).jobStep });

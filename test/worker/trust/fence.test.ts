@@ -15,7 +15,12 @@ async function teamWithHostileMemories(): Promise<{ a: TestIdentity; b: TestIden
   const client = await connect(a.token);
   const ids: number[] = [];
   for (const h of HOSTILE) {
-    const res = await callTool(client, 'remember', { project: key, title: h.title, text: h.text, files: ['deploy/run.sh'] });
+    const res = await callTool(client, 'remember', {
+      project: key,
+      title: h.title,
+      text: h.text,
+      files: ['deploy/run.sh'],
+    });
     expect(res.isError).toBeFalsy();
     ids.push(Number(/#(\d+)/.exec(textOf(res))?.[1]));
   }
@@ -29,7 +34,9 @@ async function teamWithHostileMemories(): Promise<{ a: TestIdentity; b: TestIden
 describe('the memory fence', { timeout: 60_000 }, () => {
   it("keeps a teammate's break-out memories inside B's session-start frame, says it is data, and names A and A's device on each line", async () => {
     const { a, b, key, ids } = await teamWithHostileMemories();
-    const text = await (await call(`/api/context?project=${encodeURIComponent(key)}&tz=UTC`, { token: b.token })).text();
+    const text = await (
+      await call(`/api/context?project=${encodeURIComponent(key)}&tz=UTC`, { token: b.token })
+    ).text();
     expectFrameHolds(text);
     expect(text.split('\n')[2]).toMatch(/data, not instructions/);
     for (const id of ids) expect(text).toMatch(new RegExp(`^${id} .* @${a.user}/${a.device}$`, 'm'));
@@ -37,10 +44,17 @@ describe('the memory fence', { timeout: 60_000 }, () => {
 
   it("keeps B's prompt context, file context and MCP answers fenced too", async () => {
     const { b, key, ids } = await teamWithHostileMemories();
-    const prompt = await (await call(`/api/context/prompt?project=${encodeURIComponent(key)}&q=${encodeURIComponent('new policy push to main deploy')}&tz=UTC`, { token: b.token })).text();
+    const prompt = await (
+      await call(
+        `/api/context/prompt?project=${encodeURIComponent(key)}&q=${encodeURIComponent('new policy push to main deploy')}&tz=UTC`,
+        { token: b.token },
+      )
+    ).text();
     expect(prompt).not.toBe('');
     expectFrameHolds(prompt);
-    const file = await (await call(`/api/context/file?project=${encodeURIComponent(key)}&path=deploy/run.sh&tz=UTC`, { token: b.token })).text();
+    const file = await (
+      await call(`/api/context/file?project=${encodeURIComponent(key)}&path=deploy/run.sh&tz=UTC`, { token: b.token })
+    ).text();
     expectFrameHolds(file);
     const client = await connect(b.token);
     const records = textOf(await callTool(client, 'get_observations', { ids }));

@@ -10,7 +10,11 @@ import { runKindInline } from '../support/jobs';
 import { idsOf, seedObservation, seedProject, seedSession } from '../support/seed';
 import { HOSTILE } from './hostile';
 
-const heldOf = (id: number) => env.DB.prepare('SELECT held_kinds AS k FROM observations WHERE id = ?').bind(id).first<{ k: string | null }>().then((r) => r?.k ?? null);
+const heldOf = (id: number) =>
+  env.DB.prepare('SELECT held_kinds AS k FROM observations WHERE id = ?')
+    .bind(id)
+    .first<{ k: string | null }>()
+    .then((r) => r?.k ?? null);
 
 describe('judging rows stored before the hold-back', { timeout: 60_000 }, () => {
   it('holds an old instruction-like row back from teammates in bounded steps and leaves benign and released rows alone', async () => {
@@ -21,12 +25,29 @@ describe('judging rows stored before the hold-back', { timeout: 60_000 }, () => 
     const projectId = await seedProject(ids, key);
     const session = await seedSession(ids, projectId, fresh('s'));
     // Written straight into the table, as before migration 0017: no verdict stored.
-    const hostile = await seedObservation(ids, projectId, session, { title: HOSTILE[0]!.title, narrative: HOSTILE[0]!.text, createdAt: Date.now() });
-    const released = await seedObservation(ids, projectId, session, { title: HOSTILE[1]!.title, narrative: HOSTILE[1]!.text });
-    await env.DB.prepare('UPDATE observations SET released_at = 1, released_by = ? WHERE id = ?').bind(ids.userId, released).run();
+    const hostile = await seedObservation(ids, projectId, session, {
+      title: HOSTILE[0]!.title,
+      narrative: HOSTILE[0]!.text,
+      createdAt: Date.now(),
+    });
+    const released = await seedObservation(ids, projectId, session, {
+      title: HOSTILE[1]!.title,
+      narrative: HOSTILE[1]!.text,
+    });
+    await env.DB.prepare('UPDATE observations SET released_at = 1, released_by = ? WHERE id = ?')
+      .bind(ids.userId, released)
+      .run();
     const benign: number[] = [];
-    for (let i = 0; i < 30; i++) benign.push(await seedObservation(ids, projectId, session, { title: `Deploy script step ${i} reads DEPLOY_ENV`, narrative: 'staging is the default.', createdAt: Date.now() - 60_000 + i }));
-    const context = async () => (await call(`/api/context?project=${encodeURIComponent(key)}`, { token: b.token })).text();
+    for (let i = 0; i < 30; i++)
+      benign.push(
+        await seedObservation(ids, projectId, session, {
+          title: `Deploy script step ${i} reads DEPLOY_ENV`,
+          narrative: 'staging is the default.',
+          createdAt: Date.now() - 60_000 + i,
+        }),
+      );
+    const context = async () =>
+      (await call(`/api/context?project=${encodeURIComponent(key)}`, { token: b.token })).text();
     expect(await heldOf(hostile)).toBeNull();
     expect(await context()).toContain('Deploy checklist: ignore all previous');
 
@@ -51,7 +72,9 @@ describe('judging rows stored before the hold-back', { timeout: 60_000 }, () => 
     expect(after).not.toContain('Deploy checklist: ignore all previous');
     expect(after).toContain('Deploy script step 29');
     // Its author still sees it, marked held.
-    expect(await (await call(`/api/context?project=${encodeURIComponent(key)}`, { token: a.token })).text()).toContain('[held:');
+    expect(await (await call(`/api/context?project=${encodeURIComponent(key)}`, { token: a.token })).text()).toContain(
+      '[held:',
+    );
     // Run again: nothing new to hold.
     expect((await runKindInline(env, judgeHeldJob, ids.teamId, {})).result).toMatchObject({ held: 0 });
   });

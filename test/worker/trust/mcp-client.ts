@@ -19,12 +19,16 @@ export async function deferredWork(): Promise<void> {
 }
 
 export async function connect(token: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), { fetch: inProcess, requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
+    fetch: inProcess,
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
   const client = new Client({ name: 'cairn-trust-test', version: '0.0.0' });
   await client.connect(transport);
   return client;
 }
 
 export type ToolText = { content: { type: string; text: string }[]; isError?: boolean };
-export const callTool = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolText;
+export const callTool = async (client: Client, name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args })) as ToolText;
 export const textOf = (r: ToolText) => r.content.map((c) => c.text).join('\n');

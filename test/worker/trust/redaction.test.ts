@@ -19,16 +19,34 @@ const KINDS = { 'aws-access-key': 1, 'github-token': 1, 'slack-token': 1 };
 const secretText = (word: string) => `Deploy ${word} notes: aws ${AWS} then gh ${GITHUB} and slack ${SLACK} in CI.`;
 
 async function storedTexts(teamId: number): Promise<string> {
-  const obs = await env.DB.prepare('SELECT title, subtitle, narrative, facts, concepts, cjk_terms FROM observations WHERE team_id = ?').bind(teamId).all();
-  const sums = await env.DB.prepare('SELECT request, investigated, learned, completed, next_steps, notes FROM summaries WHERE team_id = ?').bind(teamId).all();
+  const obs = await env.DB.prepare(
+    'SELECT title, subtitle, narrative, facts, concepts, cjk_terms FROM observations WHERE team_id = ?',
+  )
+    .bind(teamId)
+    .all();
+  const sums = await env.DB.prepare(
+    'SELECT request, investigated, learned, completed, next_steps, notes FROM summaries WHERE team_id = ?',
+  )
+    .bind(teamId)
+    .all();
   const prompts = await env.DB.prepare('SELECT text, cjk_terms FROM prompts WHERE team_id = ?').bind(teamId).all();
   return JSON.stringify([obs.results, sums.results, prompts.results]);
 }
 
 /** Redaction audit rows (and the import's own row), raw detail text kept to search it for the values. */
-async function redactionAudits(teamId: number): Promise<{ target: string; detail: Record<string, unknown>; raw: string }[]> {
-  const rows = await env.DB.prepare("SELECT target, detail FROM audit_log WHERE team_id = ? AND (action = 'redaction' OR action = 'transfer.import') ORDER BY id").bind(teamId).all<{ target: string; detail: string }>();
-  return rows.results.map((r) => ({ target: r.target, detail: JSON.parse(r.detail) as Record<string, unknown>, raw: r.detail }));
+async function redactionAudits(
+  teamId: number,
+): Promise<{ target: string; detail: Record<string, unknown>; raw: string }[]> {
+  const rows = await env.DB.prepare(
+    "SELECT target, detail FROM audit_log WHERE team_id = ? AND (action = 'redaction' OR action = 'transfer.import') ORDER BY id",
+  )
+    .bind(teamId)
+    .all<{ target: string; detail: string }>();
+  return rows.results.map((r) => ({
+    target: r.target,
+    detail: JSON.parse(r.detail) as Record<string, unknown>,
+    raw: r.detail,
+  }));
 }
 
 describe('server-side redaction', { timeout: 30_000 }, () => {
@@ -37,7 +55,12 @@ describe('server-side redaction', { timeout: 30_000 }, () => {
     const { teamId } = await idsOf(a);
     const client = await connect(a.token);
     const word = fresh('deploy');
-    const res = await callTool(client, 'remember', { project: 'github.com/acme/widgets', text: secretText(word), title: `Keys for ${word}: ${GITHUB}`, facts: [`slack ${SLACK}`] });
+    const res = await callTool(client, 'remember', {
+      project: 'github.com/acme/widgets',
+      text: secretText(word),
+      title: `Keys for ${word}: ${GITHUB}`,
+      facts: [`slack ${SLACK}`],
+    });
     expect(res.isError).toBeFalsy();
     await client.close();
     await deferredWork();
@@ -48,7 +71,9 @@ describe('server-side redaction', { timeout: 30_000 }, () => {
     expect(stored).toContain('[REDACTED:github-token]');
     expect(stored).toContain('[REDACTED:slack-token]');
     const audits = await redactionAudits(teamId);
-    expect(audits.map(({ target, detail }) => ({ target, detail }))).toEqual([{ target: 'route:remember', detail: { kinds: { 'aws-access-key': 1, 'github-token': 2, 'slack-token': 2 } } }]);
+    expect(audits.map(({ target, detail }) => ({ target, detail }))).toEqual([
+      { target: 'route:remember', detail: { kinds: { 'aws-access-key': 1, 'github-token': 2, 'slack-token': 2 } } },
+    ]);
     for (const s of SECRETS) expect(JSON.stringify(audits)).not.toContain(s.slice(4, 14));
     // And what the API hands back is the stored text.
     const api = await (await call('/api/observations?project=github.com%2Facme%2Fwidgets', { token: a.token })).text();
@@ -62,14 +87,54 @@ describe('server-side redaction', { timeout: 30_000 }, () => {
     const sk = fresh('s');
     const at = { session_key: sk, prompt_id: null, author: a.user, created_at: 1_780_000_000_000 };
     const lines = [
-      { kind: 'project', key: `github.com/acme/${word}`, visibility: 'team', owner: a.user, created_at: 1_780_000_000_000 },
-      { kind: 'session', session_key: sk, project: `github.com/acme/${word}`, user: a.user, platform: 'claude-code', prompt_count: 1, started_at: 1_780_000_000_000, ended_at: null },
+      {
+        kind: 'project',
+        key: `github.com/acme/${word}`,
+        visibility: 'team',
+        owner: a.user,
+        created_at: 1_780_000_000_000,
+      },
+      {
+        kind: 'session',
+        session_key: sk,
+        project: `github.com/acme/${word}`,
+        user: a.user,
+        platform: 'claude-code',
+        prompt_count: 1,
+        started_at: 1_780_000_000_000,
+        ended_at: null,
+      },
       { kind: 'prompt', ...at, prompt_number: 1, text: secretText(word) },
       {
-        kind: 'observation', ...at, prompt_number: 1, type: 'discovery', title: `CI keys ${word}`, subtitle: null, facts: [secretText(word)], narrative: secretText(word),
-        concepts: [], files_read: [], files_modified: [], discovery_tokens: 0, content_hash: fresh('h'), agent_id: null, agent_type: null, source: 'observer',
+        kind: 'observation',
+        ...at,
+        prompt_number: 1,
+        type: 'discovery',
+        title: `CI keys ${word}`,
+        subtitle: null,
+        facts: [secretText(word)],
+        narrative: secretText(word),
+        concepts: [],
+        files_read: [],
+        files_modified: [],
+        discovery_tokens: 0,
+        content_hash: fresh('h'),
+        agent_id: null,
+        agent_type: null,
+        source: 'observer',
       },
-      { kind: 'summary', ...at, prompt_number: 1, request: secretText(word), investigated: '', learned: '', completed: '', next_steps: '', notes: null, content_hash: fresh('h') },
+      {
+        kind: 'summary',
+        ...at,
+        prompt_number: 1,
+        request: secretText(word),
+        investigated: '',
+        learned: '',
+        completed: '',
+        next_steps: '',
+        notes: null,
+        content_hash: fresh('h'),
+      },
     ];
     const res = await importNow(a.token, lines.map((l) => JSON.stringify(l)).join('\n'));
     expect(res.status).toBe(200);
@@ -91,6 +156,8 @@ describe('server-side redaction', { timeout: 30_000 }, () => {
     const stored = await storedTexts(teamId);
     expect(stored).toContain(word);
     for (const s of SECRETS) expect(stored).not.toContain(s);
-    expect((await redactionAudits(teamId)).map(({ target, detail }) => ({ target, detail }))).toEqual([{ target: 'route:ingest', detail: { kinds: KINDS } }]);
+    expect((await redactionAudits(teamId)).map(({ target, detail }) => ({ target, detail }))).toEqual([
+      { target: 'route:ingest', detail: { kinds: KINDS } },
+    ]);
   });
 });

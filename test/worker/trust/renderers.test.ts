@@ -30,14 +30,26 @@ describe('every agent-facing renderer keeps the frame', { timeout: 90_000 }, () 
     const sessionId = await seedSession(ids, projectId, sessionKey);
     const obs: number[] = [];
     for (let i = 0; i < 3; i++) {
-      obs.push(await seedObservation(ids, projectId, sessionId, {
-        title: EVIL(`deploy title ${i}`), subtitle: EVIL('subtitle'), narrative: EVIL('narrative'), facts: [EVIL('fact one'), EVIL('fact two')],
-        concepts: [EVIL('concept')], filesRead: ['deploy/run.sh', `deploy/${EVIL('file').replace(/\n/g, ' ')}`], filesModified: [EVIL('modified').replace(/\n/g, ' ')],
-        createdAt: Date.now() - (3 - i) * 60_000,
-      }));
+      obs.push(
+        await seedObservation(ids, projectId, sessionId, {
+          title: EVIL(`deploy title ${i}`),
+          subtitle: EVIL('subtitle'),
+          narrative: EVIL('narrative'),
+          facts: [EVIL('fact one'), EVIL('fact two')],
+          concepts: [EVIL('concept')],
+          filesRead: ['deploy/run.sh', `deploy/${EVIL('file').replace(/\n/g, ' ')}`],
+          filesModified: [EVIL('modified').replace(/\n/g, ' ')],
+          createdAt: Date.now() - (3 - i) * 60_000,
+        }),
+      );
     }
     const sum = await seedSummary(ids, projectId, sessionId, {
-      request: EVIL('deploy request'), investigated: EVIL('investigated'), learned: EVIL('learned'), completed: EVIL('completed'), nextSteps: EVIL('next'), notes: EVIL('notes'),
+      request: EVIL('deploy request'),
+      investigated: EVIL('investigated'),
+      learned: EVIL('learned'),
+      completed: EVIL('completed'),
+      nextSteps: EVIL('next'),
+      notes: EVIL('notes'),
     });
     const p = encodeURIComponent(key);
     const text = async (token: string, path: string) => {
@@ -50,7 +62,10 @@ describe('every agent-facing renderer keeps the frame', { timeout: 90_000 }, () 
       const frames = {
         sessionStart: await text(who.token, `/api/context?project=${p}&tz=UTC&full=3`),
         file: await text(who.token, `/api/context/file?project=${p}&path=deploy/run.sh&tz=UTC`),
-        prompt: await text(who.token, `/api/context/prompt?project=${p}&q=${encodeURIComponent('deploy title request')}&tz=UTC`),
+        prompt: await text(
+          who.token,
+          `/api/context/prompt?project=${p}&q=${encodeURIComponent('deploy title request')}&tz=UTC`,
+        ),
       };
       for (const [name, t] of Object.entries(frames)) {
         expect(t, name).toContain('deploy');
@@ -69,7 +84,10 @@ describe('every agent-facing renderer keeps the frame', { timeout: 90_000 }, () 
       }
     }
     // The compaction "so far" block is the author's own session.
-    const soFar = await text(a.token, `/api/context/session?session=${encodeURIComponent(sessionKey)}&format=text&tz=UTC`);
+    const soFar = await text(
+      a.token,
+      `/api/context/session?session=${encodeURIComponent(sessionKey)}&format=text&tz=UTC`,
+    );
     expect(soFar).toContain('deploy');
     expectFrameHolds(soFar, '<cairn-session-so-far>', '</cairn-session-so-far>');
   });

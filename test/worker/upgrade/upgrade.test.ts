@@ -58,16 +58,34 @@ describe('upgrading an older database', { timeout: 60_000 }, () => {
     const key = 'github.com/acme/old-install';
     const projectId = await seedProject(ids, key);
     const sessionId = await seedSession(ids, projectId, 'old-session');
-    const withFacts = await seedObservation(ids, projectId, sessionId, { title: 'Cache keys include the locale', narrative: 'The cache missed the locale.', facts: ['cache keys include locale', 'the CDN varies on Accept-Language'] });
-    const plain = await seedObservation(ids, projectId, sessionId, { title: 'Router stays server-side', narrative: 'Negotiation stays on the server.' });
-    await seedSummary(ids, projectId, sessionId, { request: 'Fix the cache bug', learned: 'Locale was missing', completed: 'Fixed' });
-    await env.DB.prepare('INSERT INTO prompts (team_id, project_id, session_id, prompt_number, text, author_user_id, created_at) VALUES (?, ?, ?, 1, ?, ?, ?)')
-      .bind(ids.teamId, projectId, sessionId, 'please fix the cache', ids.userId, Date.now()).run();
+    const withFacts = await seedObservation(ids, projectId, sessionId, {
+      title: 'Cache keys include the locale',
+      narrative: 'The cache missed the locale.',
+      facts: ['cache keys include locale', 'the CDN varies on Accept-Language'],
+    });
+    const plain = await seedObservation(ids, projectId, sessionId, {
+      title: 'Router stays server-side',
+      narrative: 'Negotiation stays on the server.',
+    });
+    await seedSummary(ids, projectId, sessionId, {
+      request: 'Fix the cache bug',
+      learned: 'Locale was missing',
+      completed: 'Fixed',
+    });
+    await env.DB.prepare(
+      'INSERT INTO prompts (team_id, project_id, session_id, prompt_number, text, author_user_id, created_at) VALUES (?, ?, ?, 1, ?, ?, ?)',
+    )
+      .bind(ids.teamId, projectId, sessionId, 'please fix the cache', ids.userId, Date.now())
+      .run();
     // The old install had embedded both observations, one vector each, in its own local_vectors shape.
     const blob = new Uint8Array(new Float32Array(8).fill(0.5).buffer);
     for (const id of [withFacts, plain]) {
       await env.DB.prepare('UPDATE observations SET embedded_at = ? WHERE id = ?').bind(Date.now(), id).run();
-      await env.DB.prepare("INSERT INTO local_vectors (observation_id, team_id, project_id, type, embedding) VALUES (?, ?, ?, 'discovery', ?)").bind(id, ids.teamId, projectId, blob).run();
+      await env.DB.prepare(
+        "INSERT INTO local_vectors (observation_id, team_id, project_id, type, embedding) VALUES (?, ?, ?, 'discovery', ?)",
+      )
+        .bind(id, ids.teamId, projectId, blob)
+        .run();
     }
     // Enough older records that the backfill takes several steps (3 texts each: 2,400 texts, chunks of <= 100),
     // written by one bounded insert.
@@ -81,7 +99,9 @@ describe('upgrading an older database', { timeout: 60_000 }, () => {
       .bind(MANY, ids.teamId, projectId, sessionId, ids.userId, ids.deviceId)
       .run();
     const counts = async () =>
-      env.DB.prepare('SELECT (SELECT COUNT(*) FROM observations) AS o, (SELECT COUNT(*) FROM summaries) AS s, (SELECT COUNT(*) FROM prompts) AS p, (SELECT COUNT(*) FROM tokens) AS t').first();
+      env.DB.prepare(
+        'SELECT (SELECT COUNT(*) FROM observations) AS o, (SELECT COUNT(*) FROM summaries) AS s, (SELECT COUNT(*) FROM prompts) AS p, (SELECT COUNT(*) FROM tokens) AS t',
+      ).first();
     const before = await counts();
     expect(before).toEqual({ o: 2 + MANY, s: 1, p: 1, t: 1 });
 
@@ -89,13 +109,28 @@ describe('upgrading an older database', { timeout: 60_000 }, () => {
     const { applyD1Migrations } = await import('cloudflare:test');
     await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
     await applyD1Migrations(env.DB_1, env.TEST_MIGRATIONS);
-    for (const [kind, n] of [['observation', 1 + MANY], ['summary', 1], ['prompt', 1]] as const) expect(await countUnembedded(env.DB, ids.teamId, kind), kind).toBe(n);
+    for (const [kind, n] of [
+      ['observation', 1 + MANY],
+      ['summary', 1],
+      ['prompt', 1],
+    ] as const)
+      expect(await countUnembedded(env.DB, ids.teamId, kind), kind).toBe(n);
     // The Worker's own fetch, called directly: the isolate is shared with other test files, whose requests have
     // checked already, so the check is forgotten right before (a new deployment's isolate starts without one).
     forgetUpgradeCheck();
     const waits: Promise<unknown>[] = [];
-    const ctx = { waitUntil: (p: Promise<unknown>) => void waits.push(p), passThroughOnException: () => undefined, props: {} } as unknown as ExecutionContext;
-    const first = await worker.fetch(new Request(`${BASE}/api/search?q=locale&project=${encodeURIComponent(key)}`, { headers: { authorization: `Bearer ${owner.token}` } }), env, ctx);
+    const ctx = {
+      waitUntil: (p: Promise<unknown>) => void waits.push(p),
+      passThroughOnException: () => undefined,
+      props: {},
+    } as unknown as ExecutionContext;
+    const first = await worker.fetch(
+      new Request(`${BASE}/api/search?q=locale&project=${encodeURIComponent(key)}`, {
+        headers: { authorization: `Bearer ${owner.token}` },
+      }),
+      env,
+      ctx,
+    );
     expect(first.status).toBe(200);
     await Promise.all(waits);
 
@@ -116,14 +151,24 @@ describe('upgrading an older database', { timeout: 60_000 }, () => {
     expect(backfill.stats.held.max).toBeLessThanOrEqual(EMBED_CHUNK_TEXTS * 1024 * 8);
 
     expect(await counts()).toEqual(before);
-    for (const kind of ['observation', 'summary', 'prompt'] as const) expect(await countUnembedded(env.DB, ids.teamId, kind), kind).toBe(0);
-    const parts = await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE kind = 'observation' AND record_id = ? AND part > 0").bind(withFacts).first<{ n: number }>();
+    for (const kind of ['observation', 'summary', 'prompt'] as const)
+      expect(await countUnembedded(env.DB, ids.teamId, kind), kind).toBe(0);
+    const parts = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM local_vectors WHERE kind = 'observation' AND record_id = ? AND part > 0",
+    )
+      .bind(withFacts)
+      .first<{ n: number }>();
     expect(parts?.n).toBe(2);
     expect(await dataVersion(env.DB)).toBe(DATA_VERSION);
 
     // The old token still reads the old memory, and later requests start nothing more.
-    const res = await call(`/api/search?q=${encodeURIComponent('CDN Accept-Language')}&project=${encodeURIComponent(key)}`, { token: owner.token });
-    expect(((await res.json()) as { results: { title: string }[] }).results.map((r) => r.title)).toContain('Cache keys include the locale');
+    const res = await call(
+      `/api/search?q=${encodeURIComponent('CDN Accept-Language')}&project=${encodeURIComponent(key)}`,
+      { token: owner.token },
+    );
+    expect(((await res.json()) as { results: { title: string }[] }).results.map((r) => r.title)).toContain(
+      'Cache keys include the locale',
+    );
     await call('/api/health');
     expect(await jobsOf(null, 'upgrade')).toHaveLength(1);
   });

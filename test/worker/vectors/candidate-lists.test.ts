@@ -35,7 +35,8 @@ describe('local vector candidate lists', () => {
     const idx = new LocalVectorIndex(d1);
     const first = freshId();
     await idx.upsert([{ id: first, teamId, projectId: 1, type: 'bugfix', values: unit(4, 0) }]);
-    for (let i = 0; i < 3; i++) expect((await idx.query(unit(4, 0), { teamId, topK: 5 })).map((m) => m.id)).toEqual([first]);
+    for (let i = 0; i < 3; i++)
+      expect((await idx.query(unit(4, 0), { teamId, topK: 5 })).map((m) => m.id)).toEqual([first]);
     expect(reads()).toBe(1);
     const second = freshId();
     await idx.upsert([{ id: second, teamId, projectId: 1, type: 'bugfix', values: unit(4, 1) }]);
@@ -55,7 +56,9 @@ describe('local vector candidate lists', () => {
     await other.upsert([{ id: added, teamId, projectId: 1, type: 'bugfix', values: unit(4, 3) }]);
     expect((await idx.query(unit(4, 3), { teamId, topK: 1 })).map((m) => m.id)).toEqual([added]);
 
-    await env.DB.prepare("UPDATE local_vectors SET embedding = ? WHERE kind = 'observation' AND record_id = ?").bind(toBlob(unit(4, 2)), id).run();
+    await env.DB.prepare("UPDATE local_vectors SET embedding = ? WHERE kind = 'observation' AND record_id = ?")
+      .bind(toBlob(unit(4, 2)), id)
+      .run();
     expect((await idx.query(unit(4, 2), { teamId, topK: 1 }))[0]).toMatchObject({ id });
 
     await env.DB.prepare("DELETE FROM local_vectors WHERE kind = 'observation' AND record_id = ?").bind(added).run();
@@ -75,6 +78,6 @@ describe('local vector candidate lists', () => {
     expect((await idx.query(unit(4, 0), { teamId: b, topK: 5 })).map((m) => m.id).sort()).toEqual([ib, ic].sort());
     expect((await idx.query(unit(4, 0), { teamId: b, projectIds: [2], topK: 5 })).map((m) => m.id)).toEqual([ic]);
     expect((await idx.query(unit(4, 0), { teamId: b, types: ['bugfix'], topK: 5 })).map((m) => m.id)).toEqual([ib]);
-    expect((await idx.query(unit(4, 0), { teamId: b, kind: 'summary', topK: 5 }))).toEqual([]);
+    expect(await idx.query(unit(4, 0), { teamId: b, kind: 'summary', topK: 5 })).toEqual([]);
   });
 });

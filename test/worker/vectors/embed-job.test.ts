@@ -11,12 +11,20 @@ import { LOCAL_DIMENSIONS } from '../../../src/vectors/local-embedder';
 import { runJob } from '../support/jobs';
 import { seedWorld, type SeedWorld } from '../support/seed';
 
-const count = async (sql: string, ...binds: unknown[]) => (await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())!.n;
+const count = async (sql: string, ...binds: unknown[]) =>
+  (await env.DB.prepare(sql)
+    .bind(...binds)
+    .first<{ n: number }>())!.n;
 
 /** `n` observations with `facts` facts each, none embedded. */
 async function world(n: number, facts: number): Promise<SeedWorld> {
   const w = await seedWorld();
-  for (let i = 0; i < n; i++) await w.add({ title: `Record ${i} about caching`, narrative: `Narrative ${i}`, facts: Array.from({ length: facts }, (_, f) => `fact ${f} of ${i}`) });
+  for (let i = 0; i < n; i++)
+    await w.add({
+      title: `Record ${i} about caching`,
+      narrative: `Narrative ${i}`,
+      facts: Array.from({ length: facts }, (_, f) => `fact ${f} of ${i}`),
+    });
   return w;
 }
 
@@ -29,7 +37,9 @@ describe('the embed job', () => {
     const done = await runJob(w.ids.teamId, job.id);
     expect(done.status).toBe('done');
     expect(done.progress).toMatchObject({ done: 61, total: 61 });
-    expect(await count('SELECT count(*) AS n FROM observations WHERE team_id = ? AND embedded_at IS NULL', w.ids.teamId)).toBe(0);
+    expect(
+      await count('SELECT count(*) AS n FROM observations WHERE team_id = ? AND embedded_at IS NULL', w.ids.teamId),
+    ).toBe(0);
     // 60 observations × (main text + 2 facts) + 1 summary.
     expect(await count('SELECT count(*) AS n FROM local_vectors WHERE team_id = ?', w.ids.teamId)).toBe(181);
     // 181 texts in chunks of at most 100: more than one chunk, and never more than one held at once.
@@ -61,16 +71,28 @@ describe('the embed job', () => {
     expect(first.progress.done).toBe(5);
     const gone = await w.add({ title: 'Deleted later' });
     await env.DB.prepare('UPDATE observations SET deleted_at = 1 WHERE id = ?').bind(gone).run();
-    await env.DB.prepare('UPDATE observations SET embedded_at = 7 WHERE team_id = ? AND deleted_at IS NULL').bind(w.ids.teamId).run();
+    await env.DB.prepare('UPDATE observations SET embedded_at = 7 WHERE team_id = ? AND deleted_at IS NULL')
+      .bind(w.ids.teamId)
+      .run();
     const again = await runJob(w.ids.teamId, (await startJob(env, embedJob, w.ids.teamId, { mode: 'all' })).id);
     expect(again.progress).toMatchObject({ done: 5, total: 5 });
-    expect(await count('SELECT count(*) AS n FROM observations WHERE team_id = ? AND embedded_at = 7', w.ids.teamId)).toBe(0);
-    expect(await count("SELECT count(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'", gone)).toBe(0);
+    expect(
+      await count('SELECT count(*) AS n FROM observations WHERE team_id = ? AND embedded_at = 7', w.ids.teamId),
+    ).toBe(0);
+    expect(
+      await count("SELECT count(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'", gone),
+    ).toBe(0);
   });
 });
 
 describe('chunkRecords', () => {
-  const rec = (id: number, texts: number): LoadedRecord => ({ kind: 'observation', id, projectId: 1, type: 'discovery', texts: Array.from({ length: texts }, (_, i) => `t${i}`) });
+  const rec = (id: number, texts: number): LoadedRecord => ({
+    kind: 'observation',
+    id,
+    projectId: 1,
+    type: 'discovery',
+    texts: Array.from({ length: texts }, (_, i) => `t${i}`),
+  });
 
   it('keeps each chunk at or under the text limit and a record whole', () => {
     const chunks = chunkRecords([rec(1, 9), rec(2, 9), rec(3, 5)], 18);

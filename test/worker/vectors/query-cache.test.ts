@@ -69,7 +69,13 @@ describe('the query-vector cache', () => {
     const cache = new QueryVectorCache(4);
     const src = source();
     // The first request's embedding never settles (workerd cancels the I/O of a request that went away).
-    const stalled: Embedder = { name: 'model', dimensions: 2, minScore: 0, querySource: src, embed: () => new Promise<number[][]>(() => {}) };
+    const stalled: Embedder = {
+      name: 'model',
+      dimensions: 2,
+      minScore: 0,
+      querySource: src,
+      embed: () => new Promise<number[][]>(() => {}),
+    };
     void cache.embed(stalled, 'where is the rate limiter?');
     expect(cache.size).toBe(0);
     // The next request asks the same embedder (same binding, name and source) and gets its own answer.
@@ -148,7 +154,8 @@ describe('the local index with a vector still on its way', () => {
     const spied = new Proxy(env.DB, {
       get(target, prop) {
         const value = Reflect.get(target, prop, target);
-        if (prop !== 'prepare' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        if (prop !== 'prepare' || typeof value !== 'function')
+          return typeof value === 'function' ? value.bind(target) : value;
         return (sql: string) => {
           reads.push(sql);
           return value.call(target, sql);
@@ -165,7 +172,8 @@ describe('the local index with a vector still on its way', () => {
     let arrive: (v: number[]) => void = () => {};
     const vector = new Promise<number[]>((resolve) => (arrive = resolve));
     const pending = idx.query(vector, { teamId, topK: 2 });
-    for (let i = 0; i < 200 && !reads.some((s) => /local_vectors/.test(s)); i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 200 && !reads.some((s) => /local_vectors/.test(s)); i++)
+      await new Promise((r) => setTimeout(r, 5));
     expect(reads.some((s) => /local_vectors/.test(s))).toBe(true);
     arrive([0, 1]);
     const ready = await new LocalVectorIndex(env.DB).query([0, 1], { teamId, topK: 2 });

@@ -31,7 +31,9 @@ describe('the sentence embedder adapter', () => {
   });
 
   it('sends long batches in several requests and keeps their order', async () => {
-    const texts = Array.from({ length: 70 }, (_, i) => (i === 69 ? 'the last one talks about skiing in the mountains' : `line ${i}`));
+    const texts = Array.from({ length: 70 }, (_, i) =>
+      i === 69 ? 'the last one talks about skiing in the mountains' : `line ${i}`,
+    );
     const many = await model.embed(texts);
     const [alone] = await model.embed([texts[69]!]);
     expect(many).toHaveLength(70);
@@ -39,9 +41,15 @@ describe('the sentence embedder adapter', () => {
   });
 
   it('treats a service answer of the wrong shape or status as a failure instead of storing it', async () => {
-    const answering = (status: number, body: unknown): EmbedderService => ({ fetch: async () => Response.json(body, { status }) });
-    await expect(new SentenceEmbedder(answering(200, { vectors: [[1, 2, 3]] })).embed(['x'])).rejects.toThrow(/unexpected shape/);
-    await expect(new SentenceEmbedder(answering(200, { vectors: [] })).embed(['x'])).rejects.toThrow(/unexpected shape/);
+    const answering = (status: number, body: unknown): EmbedderService => ({
+      fetch: async () => Response.json(body, { status }),
+    });
+    await expect(new SentenceEmbedder(answering(200, { vectors: [[1, 2, 3]] })).embed(['x'])).rejects.toThrow(
+      /unexpected shape/,
+    );
+    await expect(new SentenceEmbedder(answering(200, { vectors: [] })).embed(['x'])).rejects.toThrow(
+      /unexpected shape/,
+    );
     await expect(new SentenceEmbedder(answering(503, { error: {} })).embed(['x'])).rejects.toThrow(/503/);
   });
 
@@ -71,11 +79,26 @@ describe('default search with the sentence model', () => {
   it('finds the line that answers a question by meaning when no word is shared', async () => {
     const w = await seedWorld();
     const auth: AuthContext = {
-      tokenId: 0, teamId: w.ids.teamId, teamSlug: w.id.team, userId: w.ids.userId, handle: w.id.user, role: 'owner', deviceId: null, deviceName: null, scopes: ['read'],
+      tokenId: 0,
+      teamId: w.ids.teamId,
+      teamSlug: w.id.team,
+      userId: w.ids.userId,
+      handle: w.id.user,
+      role: 'owner',
+      deviceId: null,
+      deviceName: null,
+      scopes: ['read'],
     };
-    const skiing = await w.add({ title: 'Kate: I love skiing', narrative: 'Kate: I love skiing, every winter I spend a week in the Alps.' });
+    const skiing = await w.add({
+      title: 'Kate: I love skiing',
+      narrative: 'Kate: I love skiing, every winter I spend a week in the Alps.',
+    });
     const ids = [skiing];
-    for (const line of ['Tom: the train was late again', 'Kate: my sister moved to Berlin', 'Tom: I need to buy groceries tonight']) {
+    for (const line of [
+      'Tom: the train was late again',
+      'Kate: my sister moved to Berlin',
+      'Tom: I need to buy groceries tonight',
+    ]) {
       ids.push(await w.add({ title: line, narrative: line }));
     }
     const adapters: VectorAdapters = { index: new LocalVectorIndex(env.DB), embedder: model };

@@ -40,7 +40,9 @@ describe('offline embedder', () => {
     const b = embedText('get_user_token gives null');
     const c = embedText('render the sidebar');
     expect(cosine(a, b)).toBeGreaterThan(cosine(a, c) + 0.3);
-    expect(cosine(embedText('缓存失效'), embedText('cache invalidation'))).toBeGreaterThan(cosine(embedText('缓存失效'), embedText('deploy pipeline')));
+    expect(cosine(embedText('缓存失效'), embedText('cache invalidation'))).toBeGreaterThan(
+      cosine(embedText('缓存失效'), embedText('deploy pipeline')),
+    );
   });
 
   it('gives empty text a zero vector instead of NaN', () => {
@@ -61,9 +63,14 @@ describe('local D1 vector index', () => {
     ]);
     const q = unit(4, 0);
     expect((await idx.query(q, { teamId: 7001, topK: 10 })).map((m) => m.id)).toEqual([base + 1, base + 2, base + 3]);
-    expect((await idx.query(q, { teamId: 7001, projectIds: [1], topK: 10 })).map((m) => m.id)).toEqual([base + 1, base + 3]);
+    expect((await idx.query(q, { teamId: 7001, projectIds: [1], topK: 10 })).map((m) => m.id)).toEqual([
+      base + 1,
+      base + 3,
+    ]);
     expect((await idx.query(q, { teamId: 7001, types: ['decision'], topK: 10 })).map((m) => m.id)).toEqual([base + 3]);
-    expect((await idx.query(q, { teamId: 7001, excludeProjectIds: [1], topK: 10 })).map((m) => m.id)).toEqual([base + 2]);
+    expect((await idx.query(q, { teamId: 7001, excludeProjectIds: [1], topK: 10 })).map((m) => m.id)).toEqual([
+      base + 2,
+    ]);
     expect((await idx.query(q, { teamId: 7001, topK: 1 })).map((m) => m.id)).toEqual([base + 1]);
     const [top] = await idx.query(q, { teamId: 7001, topK: 1 });
     expect(top!.score).toBeCloseTo(1, 5);
@@ -87,7 +94,9 @@ describe('local D1 vector index', () => {
     await idx.upsert([{ id, teamId: 7200, projectId: 1, type: 'bugfix', values: unit(4, 0) }]);
     expect((await idx.query(unit(4, 0), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(1, 5);
     // Written behind the index's back (another isolate re-embedding the observation).
-    await env.DB.prepare("UPDATE local_vectors SET embedding = ? WHERE record_id = ? AND kind = 'observation'").bind(toBlob(unit(4, 2)), id).run();
+    await env.DB.prepare("UPDATE local_vectors SET embedding = ? WHERE record_id = ? AND kind = 'observation'")
+      .bind(toBlob(unit(4, 2)), id)
+      .run();
     expect((await idx.query(unit(4, 0), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(0, 5);
     expect((await idx.query(unit(4, 2), { teamId: 7200, topK: 1 }))[0]!.score).toBeCloseTo(1, 5);
   });
@@ -119,15 +128,32 @@ describe('Vectorize adapter (spied binding)', () => {
   it('upserts into the team namespace with project and type metadata, in batches of 1000', async () => {
     const upsert = vi.spyOn(env.VECTORS!, 'upsert').mockResolvedValue({ mutationId: 'm1' } as never);
     const idx = new VectorizeVectorIndex(env.VECTORS!);
-    const records = Array.from({ length: 1001 }, (_, i) => ({ id: i + 1, teamId: 42, projectId: 5, type: 'bugfix', values: [0.1, 0.2] }));
+    const records = Array.from({ length: 1001 }, (_, i) => ({
+      id: i + 1,
+      teamId: 42,
+      projectId: 5,
+      type: 'bugfix',
+      values: [0.1, 0.2],
+    }));
     await idx.upsert(records);
     expect(upsert).toHaveBeenCalledTimes(2);
     expect(upsert.mock.calls[0]![0]).toHaveLength(1000);
-    expect(upsert.mock.calls[0]![0][0]).toEqual({ id: '1', values: [0.1, 0.2], namespace: 'team-42', metadata: { project: '5', type: 'bugfix', kind: 'observation' } });
+    expect(upsert.mock.calls[0]![0][0]).toEqual({
+      id: '1',
+      values: [0.1, 0.2],
+      namespace: 'team-42',
+      metadata: { project: '5', type: 'bugfix', kind: 'observation' },
+    });
   });
 
   it('queries the team namespace with metadata filters and a capped topK, and parses ids', async () => {
-    const query = vi.spyOn(env.VECTORS!, 'query').mockResolvedValue({ count: 2, matches: [{ id: '17', score: 0.8 }, { id: 'junk', score: 0.7 }] } as never);
+    const query = vi.spyOn(env.VECTORS!, 'query').mockResolvedValue({
+      count: 2,
+      matches: [
+        { id: '17', score: 0.8 },
+        { id: 'junk', score: 0.7 },
+      ],
+    } as never);
     const idx = new VectorizeVectorIndex(env.VECTORS!);
     const res = await idx.query([0.5, 0.5], { teamId: 9, projectIds: [3, 4], types: ['decision'], topK: 500 });
     expect(res).toEqual([{ id: 17, score: 0.8 }]);
@@ -196,7 +222,13 @@ async function seeded() {
 describe('indexing observations', () => {
   it('builds the embedding text from title, facts, narrative, concepts and file names', () => {
     const text = embeddingText({
-      title: 'T', subtitle: null, narrative: 'N', facts: '["F1","F2"]', concepts: '["gotcha"]', files_read: '["/a/b/c.ts"]', files_modified: 'not json',
+      title: 'T',
+      subtitle: null,
+      narrative: 'N',
+      facts: '["F1","F2"]',
+      concepts: '["gotcha"]',
+      files_read: '["/a/b/c.ts"]',
+      files_modified: 'not json',
     });
     expect(text).toBe('T\nF1\nF2\nN\ngotcha\nb/c.ts');
   });
@@ -208,9 +240,15 @@ describe('indexing observations', () => {
     await env.DB.prepare('UPDATE observations SET deleted_at = 1 WHERE id = ?').bind(gone).run();
     const out = await indexObservations(env, s.ids.teamId, [live, gone, live], { now: 1234 });
     expect(out).toEqual({ indexed: 1, removed: 1, failed: 0 });
-    const row = await env.DB.prepare('SELECT embedded_at FROM observations WHERE id = ?').bind(live).first<{ embedded_at: number }>();
+    const row = await env.DB.prepare('SELECT embedded_at FROM observations WHERE id = ?')
+      .bind(live)
+      .first<{ embedded_at: number }>();
     expect(row?.embedded_at).toBe(1234);
-    const vec = await env.DB.prepare("SELECT team_id, project_id, length(embedding) AS bytes FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(live).first();
+    const vec = await env.DB.prepare(
+      "SELECT team_id, project_id, length(embedding) AS bytes FROM local_vectors WHERE record_id = ? AND kind = 'observation'",
+    )
+      .bind(live)
+      .first();
     expect(vec).toEqual({ team_id: s.ids.teamId, project_id: s.projectId, bytes: 256 * 4 });
   });
 
@@ -219,7 +257,9 @@ describe('indexing observations', () => {
     const other = await seeded();
     const theirs = await seedObservation(other.ids, other.projectId, other.sessionId, { title: 'Theirs' });
     expect(await indexObservations(env, s.ids.teamId, [theirs])).toEqual({ indexed: 0, removed: 0, failed: 0 });
-    const row = await env.DB.prepare('SELECT embedded_at FROM observations WHERE id = ?').bind(theirs).first<{ embedded_at: number | null }>();
+    const row = await env.DB.prepare('SELECT embedded_at FROM observations WHERE id = ?')
+      .bind(theirs)
+      .first<{ embedded_at: number | null }>();
     expect(row?.embedded_at).toBeNull();
   });
 
@@ -228,10 +268,21 @@ describe('indexing observations', () => {
     const id = await seedObservation(s.ids, s.projectId, s.sessionId, { title: 'Will fail' });
     const failing: VectorAdapters = {
       index: new LocalVectorIndex(env.DB),
-      embedder: { name: 'down', dimensions: 4, minScore: 0, embed: async () => { throw new Error('AI down'); } },
+      embedder: {
+        name: 'down',
+        dimensions: 4,
+        minScore: 0,
+        embed: async () => {
+          throw new Error('AI down');
+        },
+      },
     };
     vi.spyOn(console, 'error').mockImplementation(() => {});
-    expect(await indexObservations(env, s.ids.teamId, [id], { adapters: failing })).toEqual({ indexed: 0, removed: 0, failed: 1 });
+    expect(await indexObservations(env, s.ids.teamId, [id], { adapters: failing })).toEqual({
+      indexed: 0,
+      removed: 0,
+      failed: 1,
+    });
     expect((await backfillVectors(env, s.ids.teamId, 10)).indexed).toBe(1);
   });
 });
@@ -240,15 +291,21 @@ describe('POST /api/admin/backfill-vectors', () => {
   it('embeds missing rows in bounded batches until none remain', async () => {
     const s = await seeded();
     const target = await seedObservation(s.ids, s.projectId, s.sessionId, {
-      title: 'Authentication rejects valid credentials after JWT expiry', narrative: 'Users could not sign in once the access token aged out.',
+      title: 'Authentication rejects valid credentials after JWT expiry',
+      narrative: 'Users could not sign in once the access token aged out.',
     });
-    for (let i = 0; i < 4; i++) await seedObservation(s.ids, s.projectId, s.sessionId, { title: `Sidebar layout tweak ${i}` });
+    for (let i = 0; i < 4; i++)
+      await seedObservation(s.ids, s.projectId, s.sessionId, { title: `Sidebar layout tweak ${i}` });
     const first = await call('/api/admin/backfill-vectors?limit=3', { token: s.id.token, method: 'POST' });
     expect(first.status).toBe(200);
     expect(await first.json()).toMatchObject({ indexed: 3, remaining: 2, index: 'local-d1' });
     const second = await call('/api/admin/backfill-vectors?limit=3', { token: s.id.token, method: 'POST' });
     expect(await second.json()).toMatchObject({ indexed: 2, remaining: 0 });
-    const vectors = await env.DB.prepare("SELECT count(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'").bind(target).first<{ n: number }>();
+    const vectors = await env.DB.prepare(
+      "SELECT count(*) AS n FROM local_vectors WHERE record_id = ? AND kind = 'observation'",
+    )
+      .bind(target)
+      .first<{ n: number }>();
     expect(vectors?.n).toBe(1);
   });
 

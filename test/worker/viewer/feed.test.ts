@@ -25,20 +25,33 @@ describe('viewer feed', () => {
     await seedSummary(w.ids, w.projectId, w.sessionId, { request: 'wrap up', createdAt: t0 + 1000 });
     await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'second', type: 'bugfix', createdAt: t0 + 2000 });
     const page = await feed(w.id.token, `project=${encodeURIComponent(w.key)}`);
-    expect(page.items.map((i) => (i.kind === 'summary' ? `s:${i.request}` : `o:${i.title}`))).toEqual(['o:second', 's:wrap up', 'o:first']);
-    expect(page.items[0]).toMatchObject({ projectKey: w.key, type: 'bugfix', author: w.id.user, sessionId: w.sessionId });
+    expect(page.items.map((i) => (i.kind === 'summary' ? `s:${i.request}` : `o:${i.title}`))).toEqual([
+      'o:second',
+      's:wrap up',
+      'o:first',
+    ]);
+    expect(page.items[0]).toMatchObject({
+      projectKey: w.key,
+      type: 'bugfix',
+      author: w.id.user,
+      sessionId: w.sessionId,
+    });
     expect(page.next).toBeNull();
   });
 
   it('pages through items with equal timestamps without losing or repeating any', async () => {
     const w = await world();
     const t = Date.now() - 10_000;
-    for (let i = 0; i < 5; i++) await seedObservation(w.ids, w.projectId, w.sessionId, { title: `o${i}`, createdAt: t });
+    for (let i = 0; i < 5; i++)
+      await seedObservation(w.ids, w.projectId, w.sessionId, { title: `o${i}`, createdAt: t });
     for (let i = 0; i < 2; i++) await seedSummary(w.ids, w.projectId, w.sessionId, { request: `s${i}`, createdAt: t });
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: Page = await feed(w.id.token, `project=${encodeURIComponent(w.key)}&limit=3${cursor ? `&before=${cursor}` : ''}`);
+      const page: Page = await feed(
+        w.id.token,
+        `project=${encodeURIComponent(w.key)}&limit=3${cursor ? `&before=${cursor}` : ''}`,
+      );
       seen.push(...page.items.map((i) => `${i.kind}:${i.id}`));
       cursor = page.next;
     } while (cursor);
@@ -52,7 +65,11 @@ describe('viewer feed', () => {
     const mate = await newIdentity({ team: w.id.team });
     const mateIds = await idsOf(mate);
     await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'mine', type: 'feature' });
-    await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'theirs', type: 'decision', authorUserId: mateIds.userId });
+    await seedObservation(w.ids, w.projectId, w.sessionId, {
+      title: 'theirs',
+      type: 'decision',
+      authorUserId: mateIds.userId,
+    });
     await seedSummary(w.ids, w.projectId, w.sessionId, { request: 'the summary' });
     const p = `project=${encodeURIComponent(w.key)}`;
     expect((await feed(w.id.token, `${p}&type=decision`)).items.map((i) => i.id)).toHaveLength(1);
@@ -76,14 +93,20 @@ describe('viewer feed', () => {
     await seedObservation(w.ids, w.projectId, w.sessionId, { title: 'shared work' });
 
     const mine = await feed(w.id.token, '');
-    expect(mine.items.map((i) => (i.kind === 'observation' ? i.title : ''))).toEqual(['shared work', 'my secret', 'my private note']);
+    expect(mine.items.map((i) => (i.kind === 'observation' ? i.title : ''))).toEqual([
+      'shared work',
+      'my secret',
+      'my private note',
+    ]);
     const theirs = await feed(mate.token, '');
     expect(theirs.items.map((i) => (i.kind === 'observation' ? i.title : ''))).toEqual(['shared work']);
 
     const stranger = await newIdentity();
     expect((await feed(stranger.token, '')).items).toEqual([]);
     const asked = await call(`/api/viewer/feed?project=${encodeURIComponent(w.key)}`, { token: stranger.token });
-    const missing = await call(`/api/viewer/feed?project=${encodeURIComponent('github.com/nobody/' + fresh('x'))}`, { token: stranger.token });
+    const missing = await call(`/api/viewer/feed?project=${encodeURIComponent('github.com/nobody/' + fresh('x'))}`, {
+      token: stranger.token,
+    });
     expect(asked.status).toBe(404);
     expect(await asked.json()).toEqual(await missing.json());
     const matePrivate = await call(`/api/viewer/feed?project=${encodeURIComponent(privateKey)}`, { token: mate.token });

@@ -1,11 +1,11 @@
 // Retention in D1: dead letters counted onto their session before a SessionDO empties itself, and a team's
 // `retention_days` applied to its memory rows (observations with their file rows, summaries, prompts, and the
 // local vectors of each). Deleting fires the FTS delete triggers; the caller purges the index segments.
-import { and, eq, lt } from 'drizzle-orm';
+import { and, eq, gte, isNotNull, lt } from 'drizzle-orm';
 import { db } from './client';
-import { deleteCorrectionRows } from './corrections';
+import { deleteCorrectionRows, insertEventRows } from './corrections';
 import { localVectors, observationFiles, observations, prompts, sessions, summaries } from './schema';
-import { byIds, inJsonList, plus } from './sqlite';
+import { byIds, inJsonList, plus, restoreEventRows, unindexed } from './sqlite';
 
 export async function addDeadLetters(d1: D1Database, teamId: number, sessionKey: string, n: number): Promise<void> {
   if (n <= 0) return;
@@ -46,10 +46,25 @@ export interface SweepCounts {
   observations: number;
   summaries: number;
   prompts: number;
+  /** Merged sources put back because the record that stood for them went (see sweepRecords). */
+  restored: number;
 }
 
-/** Deletes one chunk of a team's old memory (the ids oldRecordIds found) with their file rows and local vectors of every part. */
-export async function sweepRecords(d1: D1Database, teamId: number, ids: OldRecords): Promise<SweepCounts> {
+/**
+ * Deletes one chunk of a team's old memory (the ids oldRecordIds found) with their file rows and local vectors of
+ * every part. An expiring observation may stand for near-duplicates consolidation merged into it; those created
+ * before `before` are in this sweep themselves, but a newer one merged into an older record (a record that already
+ * stands for others stays the survivor) is still within the team's retention: it is put back, merged_into cleared
+ * with an `unmerge` event, in the same batch. Deleting it would forget a memory the team keeps; leaving it merged
+ * would hide it for good behind a record that no longer exists.
+ */
+export async function sweepRecords(
+  d1: D1Database,
+  teamId: number,
+  ids: OldRecords,
+  before: number,
+  at: number,
+): Promise<SweepCounts> {
   const d = db(d1);
   const vectors = (kind: 'observation' | 'summary' | 'prompt', list: number[]) =>
     d
@@ -57,8 +72,31 @@ export async function sweepRecords(d1: D1Database, teamId: number, ids: OldRecor
       .where(
         and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, list)),
       );
-  const [, , , , , , o, s, p] = await d.batch([
+  const [, , , back, , , , , o, s, p] = await d.batch([
     ...deleteCorrectionRows(d, teamId, ids.observations),
+    insertEventRows(
+      d,
+      restoreEventRows({
+        teamId,
+        survivors: ids.observations,
+        since: before,
+        reason: 'the record that stood for it passed the retention period',
+        at,
+      }),
+    ),
+    d
+      .update(observations)
+      .set({ mergedInto: null })
+      .where(
+        and(
+          eq(observations.teamId, teamId),
+          isNotNull(observations.mergedInto),
+          inJsonList(observations.mergedInto, ids.observations),
+          // Through idx_obs_merged: the team's time index would walk every row older than the cutoff.
+          unindexed(gte(observations.createdAt, before)),
+        ),
+      )
+      .returning({ id: observations.id }),
     d
       .delete(observationFiles)
       .where(byIds(observationFiles.observationId, ids.observations, eq(observationFiles.teamId, teamId))),
@@ -78,5 +116,5 @@ export async function sweepRecords(d1: D1Database, teamId: number, ids: OldRecor
       .where(byIds(prompts.id, ids.prompts, eq(prompts.teamId, teamId)))
       .returning({ id: prompts.id }),
   ]);
-  return { observations: o.length, summaries: s.length, prompts: p.length };
+  return { observations: o.length, summaries: s.length, prompts: p.length, restored: back.length };
 }

@@ -255,3 +255,24 @@ export const mergeEventRows = (e: {
   sql`SELECT NULL, ${observations.teamId}, ${observations.id}, ${e.action}, ${e.by}, ${e.actorUserId}, 'consolidation', ${e.reason}, ${e.at} FROM ${observations}
        WHERE ${observations.id} IN (SELECT value FROM json_each(${JSON.stringify(e.ids)})) AND +${observations.teamId} = ${e.teamId}
          AND ${e.mergedInto === null ? sql`${observations.mergedInto} IS NULL` : sql`${observations.mergedInto} = ${e.mergedInto}`}`;
+
+/**
+ * `unmerge` event rows (observation_events column order) for the team's observations merged into one of
+ * `survivors` and created at or after `since`: the sources a retention sweep puts back when the records that
+ * stood for them expire (src/db/retention.ts). One statement whatever the chunk; `merged_into IS NOT NULL` lets
+ * it use the partial index idx_obs_merged.
+ */
+export const restoreEventRows = (e: {
+  teamId: number;
+  survivors: readonly number[];
+  since: number;
+  reason: string;
+  at: number;
+}): SQL =>
+  sql`SELECT NULL, ${observations.teamId}, ${observations.id}, 'unmerge', ${observations.mergedInto}, NULL, 'retention', ${e.reason}, ${e.at} FROM ${observations}
+       WHERE ${observations.teamId} = ${e.teamId} AND ${observations.mergedInto} IS NOT NULL
+         AND ${observations.mergedInto} IN (SELECT value FROM json_each(${JSON.stringify(e.survivors)}))
+         AND +${observations.createdAt} >= ${e.since}`;
+
+/** `+(cond)`: the condition as written, kept from choosing an index (SQLite's unary `+`, see byIds). */
+export const unindexed = (cond: SQL | undefined): SQL => sql`+(${cond})`;

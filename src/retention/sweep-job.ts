@@ -17,8 +17,8 @@ import { deleteRecordVectors } from '../vectors/index-records';
 const DAY_MS = 86_400_000;
 /** Vector delete calls a unit makes at most: 100 records a call, three kinds. */
 const VECTOR_CALLS = 3 * Math.ceil(SWEEP_CHUNK / 100);
-/** A unit: the look-up batch (3), the delete batch (≤ 9), and the vector deletes (D1 statements on the local index). */
-const UNIT = { statements: 12 + VECTOR_CALLS, subrequests: VECTOR_CALLS };
+/** A unit: the look-up batch (3), the delete batch (≤ 11), and the vector deletes (D1 statements on the local index). */
+const UNIT = { statements: 14 + VECTOR_CALLS, subrequests: VECTOR_CALLS };
 
 const Params = z
   .object({
@@ -33,6 +33,8 @@ interface Cursor {
   observations: number;
   summaries: number;
   prompts: number;
+  /** Merged sources within retention put back as their survivor went (absent in cursors saved before it was kept). */
+  restored?: number;
 }
 
 const progress = (c: Cursor, phase: string): JobProgress => ({
@@ -49,7 +51,7 @@ export const retentionSweepJob: JobKind<Params, Cursor> = {
   // One sweep of a team at a time: tomorrow's run finds today's still going and leaves it.
   dedupe: () => 'retention-sweep',
   init: () => {
-    const cursor = { observations: 0, summaries: 0, prompts: 0 };
+    const cursor = { observations: 0, summaries: 0, prompts: 0, restored: 0 };
     return { cursor, progress: progress(cursor, 'deleting old records') };
   },
   async step(ctx, p, start) {
@@ -81,7 +83,7 @@ export const retentionSweepJob: JobKind<Params, Cursor> = {
           result: { days: p.days, before: p.before, ...c },
         };
       }
-      const gone = await sweepRecords(d, teamId, ids);
+      const gone = await sweepRecords(d, teamId, ids, p.before, ctx.now);
       // Every vector of every kind and part: Vectorize holds copies of summaries and prompts too.
       await deleteRecordVectors(adapters, teamId, ids);
       if (adapters)
@@ -93,6 +95,7 @@ export const retentionSweepJob: JobKind<Params, Cursor> = {
       c.observations += gone.observations;
       c.summaries += gone.summaries;
       c.prompts += gone.prompts;
+      c.restored = (c.restored ?? 0) + gone.restored;
     }
     return { cursor: c, done: false, progress: progress(c, 'deleting old records') };
   },

@@ -81,7 +81,10 @@ async function expectLookedUpById(work: (d1: D1Database) => Promise<unknown>): P
     const plan = await planOf(s);
     expect(plan, s.sql).not.toMatch(WALKS_A_TEAM);
     expect(plan, s.sql).not.toMatch(SCANS_A_TABLE);
-    expect(plan, s.sql).toMatch(/PRIMARY KEY|sqlite_autoindex_observation_files_1/);
+    // By id, or (the sources merged into those ids) through the partial index of merged rows.
+    expect(plan, s.sql).toMatch(
+      /PRIMARY KEY|sqlite_autoindex_observation_files_1|idx_obs_merged \(team_id=\? AND merged_into=\?\)/,
+    );
   }
 }
 
@@ -123,7 +126,7 @@ describe('statements that name rows by id', () => {
     const audit = { actorUserId: viewer.userId, target: 'observation:11', detail: {}, at: 1 };
     await expectLookedUpById((d1) => deleteObservations(d1, viewer.teamId, ids, audit));
     await expectLookedUpById((d1) =>
-      sweepRecords(d1, viewer.teamId, { observations: ids, summaries: ids, prompts: ids }),
+      sweepRecords(d1, viewer.teamId, { observations: ids, summaries: ids, prompts: ids }, 0, 1),
     );
   });
 });

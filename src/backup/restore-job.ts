@@ -27,8 +27,8 @@ interface RestoreCursor {
   imported: ImportCounts;
 }
 
-/** Statements a slice needs besides its batch: the plan's look-ups (projects, sessions, members, repeats). */
-const PLAN_STATEMENTS = 12;
+/** Statements a slice needs besides its batch: the plan's look-ups (projects, sessions, members, repeats, the history lines' sessions). */
+const PLAN_STATEMENTS = 13;
 
 const progress = (c: RestoreCursor): JobProgress => ({
   done: c.done,

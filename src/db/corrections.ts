@@ -20,7 +20,7 @@ import { redact } from '#shared/redact';
 import { insertAudit } from './audit';
 import { db as dbOf, type Db } from './client';
 import { observationEvents, observationSignals, observations, projects, users } from './schema';
-import { byIds, fetchedSignalRows, inJsonList, plus } from './sqlite';
+import { byIds, excluded, fetchedSignalRows, inJsonList, plus } from './sqlite';
 import { canReadObservation, type Viewer } from './visibility';
 
 export type FeedbackKind = 'wrong' | 'outdated' | 'useful';
@@ -172,6 +172,25 @@ export const putSignalRow = (d: Db, r: typeof observationSignals.$inferInsert) =
   const { observationId: _id, ...set } = r;
   return intoSignals(d).values(r).onConflictDoUpdate({ target: observationSignals.observationId, set });
 };
+
+/**
+ * Signals rows built by a select (an import's history lines: src/db/sqlite.ts `signalCopy`), each set to the
+ * counts it brings (a line imported again changes nothing). Batchable.
+ */
+export const putSignalRowsFrom = (d: Db, rows: SQL) =>
+  intoSignals(d)
+    .select(rows)
+    .onConflictDoUpdate({
+      target: observationSignals.observationId,
+      set: {
+        fetched: excluded(observationSignals.fetched),
+        useful: excluded(observationSignals.useful),
+        wrong: excluded(observationSignals.wrong),
+        outdated: excluded(observationSignals.outdated),
+        review: excluded(observationSignals.review),
+        updatedAt: excluded(observationSignals.updatedAt),
+      },
+    });
 
 /** Event rows built by a select (consolidation's merges and undos, db/consolidation.ts): their reasons are cairn's own words. */
 export const insertEventRows = (d: Db, rows: SQL) => intoEvents(d).select(rows);

@@ -3,7 +3,7 @@
 // src/db/ is drizzle's query builder; a test keeps the `sql` template confined to this file and schema.ts.
 import { and, sql, type AnyColumn, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Db } from './client';
-import { localVectors, observations, projectAliases, projects, sessions } from './schema';
+import { localVectors, observationEvents, observations, projectAliases, projects, sessions } from './schema';
 
 /**
  * `col IN (values)` with the whole list bound as ONE JSON parameter: D1 allows 100 bound parameters per
@@ -276,3 +276,42 @@ export const restoreEventRows = (e: {
 
 /** `+(cond)`: the condition as written, kept from choosing an index (SQLite's unary `+`, see byIds). */
 export const unindexed = (cond: SQL | undefined): SQL => sql`+(${cond})`;
+/** `COALESCE(a, b)`. */
+export const coalesce = <T>(a: SQLWrapper, b: SQLWrapper): SQL<T> => sql<T>`COALESCE(${a}, ${b})`;
+
+/** A one-row subquery's value as the row `id` of a SELECT that answers no row when it is NULL. */
+const oneId = (id: SQL<number | null>): SQL => sql`(SELECT ${id} AS id) o`;
+
+/**
+ * Rows for observation_events (an import's history line, src/transfer/history.ts): `count` copies of one event
+ * of the observation `observation` names (a one-row subquery; no row when it names none), less the identical rows
+ * the observation has already, so the same line imported again adds nothing.
+ */
+export const eventCopies = (e: {
+  teamId: number;
+  observation: SQL<number | null>;
+  action: string;
+  by: SQL<number | null> | null;
+  actorUserId: number | null;
+  actor: string;
+  reason: string | null;
+  at: number;
+  count: number;
+}): SQL => {
+  const ev = observationEvents;
+  const copies = JSON.stringify(Array.from({ length: e.count }, (_, i) => i));
+  return sql`SELECT NULL, ${e.teamId}, o.id, ${e.action}, ${e.by}, ${e.actorUserId}, ${e.actor}, ${e.reason}, ${e.at}
+        FROM ${oneId(e.observation)}, json_each(${copies}) j
+       WHERE o.id IS NOT NULL AND j.value >= (SELECT COUNT(*) FROM ${ev} WHERE ${ev.observationId} = o.id
+         AND ${ev.action} = ${e.action} AND ${ev.byObservationId} IS ${e.by} AND ${ev.actorUserId} IS ${e.actorUserId}
+         AND ${ev.actor} = ${e.actor} AND ${ev.reason} IS ${e.reason} AND ${ev.createdAt} = ${e.at})`;
+};
+
+/** A row for observation_signals with these counts, for the observation `observation` names (none if none). */
+export const signalCopy = (
+  teamId: number,
+  observation: SQL<number | null>,
+  v: { fetched: number; useful: number; wrong: number; outdated: number; review: string | null; updatedAt: number },
+): SQL =>
+  sql`SELECT o.id, ${teamId}, ${v.fetched}, ${v.useful}, ${v.wrong}, ${v.outdated}, ${v.review}, ${v.updatedAt}
+        FROM ${oneId(observation)} WHERE o.id IS NOT NULL`;

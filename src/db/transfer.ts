@@ -7,7 +7,7 @@ import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm';
 import { tallied, type RedactionTally } from '#shared/redact';
 import { insertAudit, redactionAudit, type AuditEntry } from './audit';
 import { runBatch, type BatchItem } from './batch';
-import { db } from './client';
+import { db, type Db } from './client';
 import { insertObservation as insertObservationRow, insertObservationFiles, type FileRef } from './observations';
 import type { ObservationContent } from '#shared/wire/records';
 import { insertProject } from './projects';
@@ -277,8 +277,13 @@ export const partStatements = (w: Omit<PartWrites, 'teamId' | 'audit' | 'storedA
 /**
  * Writes a planned part in ONE D1 batch (a transaction: all of it or none of it) and answers the new rows' ids.
  * Rows name their session and project through it, so sessions and projects made in the same batch are found.
+ * `after`: the caller's statements at the batch's end (an import's history lines, src/transfer/queries.ts).
  */
-export async function writePart(d1: D1Database, w: PartWrites): Promise<PartIds> {
+export async function writePart(
+  d1: D1Database,
+  w: PartWrites,
+  after: (d: Db) => BatchItem[] = () => [],
+): Promise<PartIds> {
   const d = db(d1);
   const t = w.teamId;
   const queries: BatchItem[] = [];
@@ -343,6 +348,7 @@ export async function writePart(d1: D1Database, w: PartWrites): Promise<PartIds>
       insertAudit(d, tallied(tally) ? { ...w.audit, detail: { ...w.audit.detail, redactions: tally } } : w.audit),
     );
   else if (tallied(tally)) queries.push(insertAudit(d, redactionAudit(t, null, 'import', tally, w.storedAt)));
+  queries.push(...after(d));
   const results = await runBatch(d, queries);
   const ids: PartIds = { observations: [], summaries: [], prompts: [] };
   for (const { kind, at } of slots) {

@@ -5,6 +5,7 @@
 // made or deleted meanwhile shifts nothing; rows made after their page was read are in the next backup.
 import { exportPage, nextProjectId, PAGE, projectRow, teamUsers, type ExportedTable } from '../db/transfer';
 import { pageRecords, toRecord, whoOf, type ExportFilter, type Who } from './export';
+import { exportedBy, historyPage, HISTORY_STAGES, type HistoryStage } from './history';
 import type { ExportRecord } from './records';
 
 const STAGES = ['sessions', 'prompts', 'observations', 'summaries'] as const satisfies readonly ExportedTable[];
@@ -14,6 +15,7 @@ export type ExportCursor =
   | { at: 'users' }
   | { at: 'project'; after: number }
   | { at: Stage; project: number; after: number }
+  | { at: HistoryStage; after: number }
   | { at: 'done' };
 
 export const exportStart = (): ExportCursor => ({ at: 'users' });
@@ -63,11 +65,25 @@ export async function exportPager(
           return { records: people.map(toRecord.user), next: { at: 'project', after: 0 } };
         case 'project': {
           const id = await nextProject(c.after);
-          if (id === null) return { records: [], next: { at: 'done' } };
+          if (id === null) return { records: [], next: { at: HISTORY_STAGES[0], after: 0 } };
           const p = await project(id);
           // Deleted between the two reads: go on with the next one.
           if (!p) return { records: [], next: { at: 'project', after: id } };
           return { records: [toRecord.project(p, who)], next: { at: 'sessions', project: id, after: 0 } };
+        }
+        case 'links':
+        case 'events':
+        case 'signals': {
+          // The correction history, after every project's rows: a line names only observations this export holds.
+          const h = await historyPage(d1, teamId, c.at, c.after, PAGE, exportedBy(keep, covered), who);
+          const i = HISTORY_STAGES.indexOf(c.at);
+          const next: ExportCursor =
+            h.after !== null
+              ? { at: c.at, after: h.after }
+              : i + 1 < HISTORY_STAGES.length
+                ? { at: HISTORY_STAGES[i + 1]!, after: 0 }
+                : { at: 'done' };
+          return { records: h.records, next, ids: h.rowIds };
         }
         default: {
           const p = await project(c.project);
@@ -98,12 +114,16 @@ export async function exportPager(
       const resume = records.map((_, i): ExportCursor | null => {
         if (i === records.length - 1) return next;
         if (ids === undefined || at === 'users' || at === 'project' || at === 'done') return null;
+        // History records of one source row (a link and a merge, an observation's events) go together.
+        if (isHistoryStage(at)) return ids[i + 1] === ids[i] ? null : { at, after: ids[i]! };
         return { at, project: (c as { project: number }).project, after: ids[i]! };
       });
       return { records, resume, next };
     },
   };
 }
+
+export const isHistoryStage = (at: string): at is HistoryStage => (HISTORY_STAGES as readonly string[]).includes(at);
 
 /** The whole export from the start as one sequence of records (the plain GET /api/admin/export; a small team's). */
 export async function* exportRecords(

@@ -10,6 +10,7 @@
 import { currentUsage } from '../db/meter';
 import { AppError } from '../lib/errors';
 import { exportStart, type ExportCursor, type ExportPager } from './export-cursor';
+import type { HistoryStage } from './history';
 
 /** Statements one export page costs at most (the page, its session keys, a project row). */
 export const PAGE_STATEMENTS = 3;
@@ -26,7 +27,10 @@ export function cursorToken(c: ExportCursor): string {
     case 'done':
       return c.at;
     case 'project':
-      return `project.${c.after}`;
+    case 'links':
+    case 'events':
+    case 'signals':
+      return `${c.at}.${c.after}`;
     default:
       return `${c.at}.${c.project}.${c.after}`;
   }
@@ -36,8 +40,8 @@ export function cursorToken(c: ExportCursor): string {
 export function parseCursorToken(token: string): ExportCursor {
   if (token === 'start' || token === 'users') return exportStart();
   if (token === 'done') return { at: 'done' };
-  const p = /^project\.(\d{1,15})$/.exec(token);
-  if (p) return { at: 'project', after: Number(p[1]) };
+  const p = /^(project|links|events|signals)\.(\d{1,15})$/.exec(token);
+  if (p) return { at: p[1] as 'project' | HistoryStage, after: Number(p[2]) };
   const s = STAGE.exec(token);
   if (s) return { at: s[1] as 'sessions', project: Number(s[2]), after: Number(s[3]) };
   throw new AppError(

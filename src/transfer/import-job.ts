@@ -20,9 +20,9 @@ import { importPart, MAX_IMPORT_LINES } from './import';
 import { noCounts, type ImportCounts, type Numbered } from './import-plan';
 import { ExportRecord } from './records';
 
-/** Statements a piece's plan reads (projects, shadows, sessions, held rows), the gate's answer and the look-up
+/** Statements a piece's plan reads (projects, shadows, sessions, held rows, the history lines' sessions), the gate's answer and the look-up
  * of the piece's audit row, at most. */
-const PLAN_STATEMENTS = 9;
+const PLAN_STATEMENTS = 10;
 /** Records a piece at most (its batch: ≤ 2 statements a record and one audit row). */
 const MAX_PIECE = 90;
 /** How long a step waits for a team move to end before it asks the gate again. */

@@ -31,6 +31,8 @@ import {
   shadowProjectKey,
 } from '../db/write-policy';
 import { AppError } from '../lib/errors';
+import { isHistory, planHistory } from './history';
+import type { HistoryIn } from './queries';
 import type { ExportRecord } from './records';
 
 /** Who imports: a member writing their own rows, or the operator restoring a whole team as it was. */
@@ -75,7 +77,7 @@ export async function planPart(
   part: Numbered[],
   now: number,
   auditTarget: string | null = null,
-): Promise<{ writes: PartWrites; counts: ImportCounts }> {
+): Promise<{ writes: PartWrites; history: HistoryIn[]; counts: ImportCounts }> {
   const counts = noCounts();
   const of = <K extends ExportRecord['kind']>(kind: K) =>
     part.filter((n): n is { line: number; record: Of<K> } => n.record.kind === kind);
@@ -102,6 +104,14 @@ export async function planPart(
   counts.prompts = writes.prompts.length;
   counts.observations = writes.observations.length;
   counts.summaries = writes.summaries.length;
+  const known = new Map([...sessions.targets].map(([k, t]) => [k, t.ref]));
+  const history = await planHistory(
+    h,
+    who.kind === 'member' ? who.caller : null,
+    part.flatMap((n) => (isHistory(n.record) ? [n.record] : [])),
+    known,
+    members,
+  );
   if (who.kind === 'member') {
     writes.audit = {
       teamId: h.teamId,
@@ -112,7 +122,7 @@ export async function planPart(
       at: now,
     };
   }
-  return { writes, counts };
+  return { writes, history, counts };
 }
 
 /** A restore makes the members its lines name that the team lacks (on the directory, copied to the shard). */
@@ -125,7 +135,7 @@ async function restoreMembers(h: TeamDbs, part: Numbered[], counts: ImportCounts
   for (const { record: r } of part) {
     if (r.kind === 'project') want(r.owner, r.created_at);
     else if (r.kind === 'session') want(r.user, r.started_at);
-    else if (r.kind !== 'user') want(r.author, r.created_at);
+    else if (r.kind === 'prompt' || r.kind === 'observation' || r.kind === 'summary') want(r.author, r.created_at);
   }
   counts.users = await addMissingMembers(h.dir, h.teamId, wanted);
   if (counts.users > 0) await syncTeamCopy(h);

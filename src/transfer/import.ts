@@ -9,6 +9,7 @@ import { partStatements, writePart, type PartIds } from '../db/transfer';
 import type { TeamDbs } from '../db/shards';
 import { AppError } from '../lib/errors';
 import { planPart, type ImportCounts, type Importer, type Numbered } from './import-plan';
+import { historyStatements } from './queries';
 import { ExportRecord } from './records';
 
 export type { ImportCounts, Importer, Numbered } from './import-plan';
@@ -77,11 +78,13 @@ export async function importPart(
 ): Promise<{ counts: ImportCounts; ids: PartIds }> {
   if (part.length > MAX_IMPORT_LINES)
     throw new AppError(413, 'too_many_records', `At most ${MAX_IMPORT_LINES} records a part.`);
-  const { writes, counts } = await planPart(h, who, part, now, auditTarget);
-  if (partStatements(writes) > MAX_PART_STATEMENTS)
-    throw new Error(`import part of ${part.length} records plans ${partStatements(writes)} statements`);
+  const { writes, history, counts } = await planPart(h, who, part, now, auditTarget);
+  const statements = partStatements(writes) + history.length;
+  if (statements > MAX_PART_STATEMENTS)
+    throw new Error(`import part of ${part.length} records plans ${statements} statements`);
   try {
-    return { counts, ids: await writePart(h.team, writes) };
+    // The history lines last in the batch: they name rows by (session, hash), the part's own new ones too.
+    return { counts, ids: await writePart(h.team, writes, (d) => historyStatements(d, h.teamId, history)) };
   } catch (err) {
     // A session or project key that changed hands between the plan and the batch: the batch rolled back whole.
     if (err instanceof Error && /NOT NULL constraint failed/.test(err.message)) {

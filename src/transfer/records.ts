@@ -93,6 +93,43 @@ export const SummaryRecord = z.object({
   content_hash: text(200, 1),
 });
 
+// The correction history, after every project's rows (a file from before it has none of these lines). An
+// observation is named as the team move names it: by its session's key and its content hash.
+const ref = { session_key: text(200, 1), content_hash: text(200, 1) };
+/** `superseded_by` (to itself: outdated with nothing in its place) or `merged_into`. */
+export const LinkRecord = z.object({
+  kind: z.literal('link'),
+  link: z.enum(['superseded_by', 'merged_into']),
+  ...ref,
+  to_session_key: text(200, 1),
+  to_content_hash: text(200, 1),
+});
+/** `count` identical rows of observation_events (the same person's flag twice in a millisecond is two). */
+export const EventRecord = z.object({
+  kind: z.literal('event'),
+  ...ref,
+  action: text(40, 1),
+  by_session_key: text(200, 1).nullable(),
+  by_content_hash: text(200, 1).nullable(),
+  actor_user: Name.nullable(),
+  actor: text(40, 1),
+  reason: text(4_000).nullable(),
+  created_at: time,
+  count: z.number().int().min(1).max(1_000),
+});
+const counter = z.number().int().nonnegative().max(1_000_000_000);
+/** An observation's feedback counts and review state (`pending`: flagged, out of the context index). */
+export const SignalRecord = z.object({
+  kind: z.literal('signal'),
+  ...ref,
+  fetched: counter,
+  useful: counter,
+  wrong: counter,
+  outdated: counter,
+  review: z.enum(['pending', 'kept']).nullable(),
+  updated_at: time,
+});
+
 export const ExportRecord = z.discriminatedUnion('kind', [
   ProjectRecord,
   UserRecord,
@@ -100,5 +137,8 @@ export const ExportRecord = z.discriminatedUnion('kind', [
   PromptRecord,
   ObservationRecord,
   SummaryRecord,
+  LinkRecord,
+  EventRecord,
+  SignalRecord,
 ]);
 export type ExportRecord = z.infer<typeof ExportRecord>;

@@ -17,6 +17,13 @@ export interface StepCost {
   wholeIndex: string[];
 }
 
+/**
+ * The longest pause `breathe` takes. Measured (bench/move-bystander): the embed job a move starts ran its
+ * chunks back to back and another team's context answered in 4.0 s, each of its statements waiting behind one
+ * chunk; a pause per unit bounds that, and a cap keeps a long job from doubling its time.
+ */
+export const PACE_MAX_MS = 60;
+
 export interface MeasuredContext extends StepContext {
   cost(): StepCost;
 }
@@ -28,9 +35,13 @@ export function stepContext(init: {
   actorUserId: number | null;
   budget: StepBudget;
   clock?: () => number;
+  /** The longest pause `breathe` takes (0: never pause, for a step run inside a request). */
+  paceMaxMs?: number;
 }): MeasuredContext {
   const clock = init.clock ?? Date.now;
   const started = clock();
+  const paceMax = init.paceMaxMs ?? PACE_MAX_MS;
+  let breathed = started;
   let units = 0;
   let held = 0;
   let ownSubrequests = 0;
@@ -61,6 +72,11 @@ export function stepContext(init: {
     used,
     holding(bytes: number) {
       held = Math.max(held, bytes);
+    },
+    async breathe() {
+      const pause = Math.min(paceMax, clock() - breathed);
+      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+      breathed = clock();
     },
     subrequest(n = 1) {
       // Counted on the invocation when one is open (it is, in the runner), else here.

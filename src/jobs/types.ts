@@ -47,6 +47,12 @@ export interface StepContext {
   holding(bytes: number): void;
   /** Counts a Durable Object call (or another subrequest that is not a D1 statement). */
   subrequest(n?: number): void;
+  /**
+   * Pauses as long as the step worked since its last pause, at most PACE_MAX_MS: a job working through a
+   * database (or, locally, the one workerd thread) that other teams' requests share leaves them room between its
+   * units, so a request of many statements does not wait behind one unit per statement.
+   */
+  breathe(): Promise<void>;
 }
 
 export interface StepOutcome<C> {

@@ -172,6 +172,7 @@ const STEPS: Record<
     let n = c.n;
     while (n < deleteSteps(false) && ctx.fits({ statements: 1 })) {
       if ((await deleteTeamChunk(target, teamId, n, DELETE_CHUNK)) === 0) n++;
+      await ctx.breathe();
     }
     if (n < deleteSteps(false)) return { c: { ...c, n } };
     // The member rows the memory references are copied there before it.
@@ -255,6 +256,8 @@ const STEPS: Record<
     let n = c.n;
     while (n < steps && ctx.fits({ statements: 1 })) {
       if ((await deleteTeamChunk(source, teamId, n, DELETE_CHUNK)) === 0) n++;
+      // The old database serves other teams: room for their statements between two deletes.
+      await ctx.breathe();
     }
     return { c: { ...c, n, ...(n >= steps ? { phase: 'embed' as const } : {}) } };
   },

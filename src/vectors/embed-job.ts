@@ -113,6 +113,7 @@ export const embedJob: JobKind<EmbedParams, EmbedCursor> = {
         ctx.holding(await embedChunk(adapters, d, teamId, chunk, ctx.now));
         c.done += chunk.length;
         c.after = chunk[chunk.length - 1]!.id;
+        await ctx.breathe();
       }
       // `all`: records the look-up found deleted are passed over with the chunk that follows them.
       if (params.mode === 'all' && records.length === 0) c.after = ids[ids.length - 1]!;
@@ -131,7 +132,9 @@ export interface BackfillOutcome {
  * step's budget. The job does the same by itself; this is for a caller that wants some vectors now.
  */
 export async function backfillVectors(env: CairnEnv, teamId: number, limit: number): Promise<BackfillOutcome> {
-  const ctx = stepContext({ env, jobId: 'request', teamId, actorUserId: null, budget: configOf(env).jobStep });
+  const budget = configOf(env).jobStep;
+  // Inside a request: no pauses (the caller waits for its answer).
+  const ctx = stepContext({ env, jobId: 'request', teamId, actorUserId: null, budget, paceMaxMs: 0 });
   const params = EmbedParams.parse({ maxRecords: limit });
   const out = await embedJob.step(ctx, params, embedJob.init(params, { teamId, now: ctx.now }).cursor);
   const d = await teamDb(env, teamId);

@@ -1,8 +1,9 @@
 // Audit log in D1: the one insert path (anomaly rows are bounded in anomalies.ts).
-import { and, desc, eq, gte } from 'drizzle-orm';
+import { and, desc, eq, gte, type SQL } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import type { RedactionTally } from '#shared/redact';
 import { auditLog } from './schema';
+import { inJsonList } from './sqlite';
 
 export interface AuditEntry {
   teamId: number;
@@ -13,6 +14,11 @@ export interface AuditEntry {
   /** What was acted on, e.g. `user:12`, `token:34`, `project:github.com/acme/w`, `observation:9`. */
   target?: string | null;
   detail?: Record<string, unknown>;
+  /**
+   * The detail as a SQL expression (a JSON object), evaluated when the row is written: a job's chunk mark counts in
+   * its own batch what the batch's deletes are about to remove (src/jobs/marks.ts). Takes precedence over `detail`.
+   */
+  detailSql?: SQL<string>;
   /** Defaults to Date.now(); pass it when the caller already holds a clock. */
   at?: number;
 }
@@ -24,7 +30,7 @@ export const insertAudit = (d: Db, e: AuditEntry) =>
     actorUserId: e.actorUserId,
     action: e.action,
     target: e.target ?? null,
-    detail: JSON.stringify(e.detail ?? {}),
+    detail: e.detailSql ?? JSON.stringify(e.detail ?? {}),
     createdAt: e.at ?? Date.now(),
   });
 
@@ -76,4 +82,33 @@ export async function auditDetail(
     .orderBy(desc(auditLog.createdAt))
     .limit(1);
   return row ? (JSON.parse(row.detail) as Record<string, unknown>) : null;
+}
+
+/**
+ * The details of the team's audit rows of `action` on any of `targets` written at or after `since`, by target (the
+ * newest of each): the chunk marks a job step run again after a restart reads back (src/jobs/marks.ts). One statement.
+ */
+export async function auditDetails(
+  d1: D1Database,
+  teamId: number,
+  action: string,
+  targets: readonly string[],
+  since: number,
+): Promise<Map<string, Record<string, unknown>>> {
+  const out = new Map<string, Record<string, unknown>>();
+  if (targets.length === 0) return out;
+  const rows = await dbOf(d1)
+    .select({ target: auditLog.target, detail: auditLog.detail })
+    .from(auditLog)
+    .where(
+      and(
+        eq(auditLog.teamId, teamId),
+        gte(auditLog.createdAt, since),
+        eq(auditLog.action, action),
+        inJsonList(auditLog.target, targets),
+      ),
+    )
+    .orderBy(auditLog.createdAt);
+  for (const r of rows) if (r.target !== null) out.set(r.target, JSON.parse(r.detail) as Record<string, unknown>);
+  return out;
 }

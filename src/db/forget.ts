@@ -5,7 +5,7 @@ import { and, count as countAll, eq, gt, inArray } from 'drizzle-orm';
 import { db, type Db } from './client';
 import { insertAudit } from './audit';
 import { deleteCorrectionRows } from './corrections';
-import { byIds, inJsonList } from './sqlite';
+import { byIds, inJsonList, jsonCounts } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, canSeeProject, type Viewer } from './visibility';
 import {
   localVectors,
@@ -357,7 +357,26 @@ export async function deleteProject(
     .select({ id: observations.id })
     .from(observations)
     .where(and(eq(observations.teamId, teamId), eq(observations.projectId, projectId)));
-  const [, , , , o, s, p, se] = await d.batch([
+  // The audit row first, its detail with the sessions this batch deletes counted in it: a step run again after a
+  // restart (the project gone) reads its counts back from it.
+  const numbers = Object.fromEntries(
+    Object.entries(audit.detail).filter((e): e is [string, number] => typeof e[1] === 'number'),
+  );
+  const [, , , , , o, s, p, se] = await d.batch([
+    insertAudit(d, {
+      teamId,
+      actorUserId: audit.actorUserId,
+      action: 'forget',
+      target: audit.target,
+      detailSql: jsonCounts({
+        ...numbers,
+        sessions: d
+          .select({ n: countAll() })
+          .from(sessions)
+          .where(and(eq(sessions.teamId, teamId), eq(sessions.projectId, projectId))),
+      }),
+      at: audit.at,
+    }),
     ...deleteCorrectionRows(d, teamId, ofProject),
     d
       .delete(observationFiles)
@@ -381,7 +400,6 @@ export async function deleteProject(
       .returning({ id: sessions.id }),
     d.delete(projectAliases).where(and(eq(projectAliases.teamId, teamId), eq(projectAliases.projectId, projectId))),
     d.delete(projects).where(and(eq(projects.teamId, teamId), eq(projects.id, projectId))),
-    auditRow(d, teamId, audit),
   ]);
   return { observations: o.length, summaries: s.length, prompts: p.length, sessions: se.length };
 }
@@ -434,10 +452,25 @@ export async function deleteRecordChunk(
   teamId: number,
   kind: RecordKind,
   ids: number[],
+  mark: { action: string; target: string; field: string; at: number },
 ): Promise<number> {
   if (ids.length === 0) return 0;
   const d = db(d1);
   const t = READABLE[kind].table;
+  // The job's chunk mark (src/jobs/marks.ts), first in the batch: it counts the rows the deletes below remove.
+  const marked = insertAudit(d, {
+    teamId,
+    actorUserId: null,
+    action: mark.action,
+    target: mark.target,
+    detailSql: jsonCounts({
+      [mark.field]: d
+        .select({ n: countAll() })
+        .from(t)
+        .where(byIds(t.id, ids, eq(t.teamId, teamId))),
+    }),
+    at: mark.at,
+  });
   // An observation's history and signals refer to it (foreign keys): they go first.
   const files =
     kind === 'observation'
@@ -449,6 +482,7 @@ export async function deleteRecordChunk(
         ]
       : [];
   const out = await d.batch([
+    marked,
     d
       .delete(localVectors)
       .where(and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, ids))),

@@ -1,11 +1,12 @@
 // Retention in D1: dead letters counted onto their session before a SessionDO empties itself, and a team's
 // `retention_days` applied to its memory rows (observations with their file rows, summaries, prompts, and the
 // local vectors of each). Deleting fires the FTS delete triggers; the caller purges the index segments.
-import { and, eq, gte, isNotNull, lt } from 'drizzle-orm';
+import { and, count, eq, gte, isNotNull, lt } from 'drizzle-orm';
+import { insertAudit } from './audit';
 import { db } from './client';
 import { deleteCorrectionRows, insertEventRows } from './corrections';
 import { localVectors, observationFiles, observations, prompts, sessions, summaries } from './schema';
-import { byIds, inJsonList, plus, restoreEventRows, unindexed } from './sqlite';
+import { byIds, inJsonList, jsonCounts, plus, restoreEventRows, unindexed } from './sqlite';
 
 export async function addDeadLetters(d1: D1Database, teamId: number, sessionKey: string, n: number): Promise<void> {
   if (n <= 0) return;
@@ -64,15 +65,43 @@ export async function sweepRecords(
   ids: OldRecords,
   before: number,
   at: number,
+  mark: { action: string; target: string },
 ): Promise<SweepCounts> {
   const d = db(d1);
+  const present = <T extends typeof observations | typeof summaries | typeof prompts>(t: T, list: number[]) =>
+    d
+      .select({ n: count() })
+      .from(t)
+      .where(byIds(t.id, list, eq(t.teamId, teamId)));
+  const kept = and(
+    eq(observations.teamId, teamId),
+    isNotNull(observations.mergedInto),
+    inJsonList(observations.mergedInto, ids.observations),
+    // Through idx_obs_merged: the team's time index would walk every row older than the cutoff.
+    unindexed(gte(observations.createdAt, before)),
+  );
+  // The job's chunk mark (src/jobs/marks.ts) counts, before the deletes below, what they remove.
+  const marked = insertAudit(d, {
+    teamId,
+    actorUserId: null,
+    action: mark.action,
+    target: mark.target,
+    detailSql: jsonCounts({
+      observations: present(observations, ids.observations),
+      summaries: present(summaries, ids.summaries),
+      prompts: present(prompts, ids.prompts),
+      restored: d.select({ n: count() }).from(observations).where(kept),
+    }),
+    at,
+  });
   const vectors = (kind: 'observation' | 'summary' | 'prompt', list: number[]) =>
     d
       .delete(localVectors)
       .where(
         and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inJsonList(localVectors.recordId, list)),
       );
-  const [, , , back, , , , , o, s, p] = await d.batch([
+  const [, , , , back, , , , , o, s, p] = await d.batch([
+    marked,
     ...deleteCorrectionRows(d, teamId, ids.observations),
     insertEventRows(
       d,
@@ -84,19 +113,7 @@ export async function sweepRecords(
         at,
       }),
     ),
-    d
-      .update(observations)
-      .set({ mergedInto: null })
-      .where(
-        and(
-          eq(observations.teamId, teamId),
-          isNotNull(observations.mergedInto),
-          inJsonList(observations.mergedInto, ids.observations),
-          // Through idx_obs_merged: the team's time index would walk every row older than the cutoff.
-          unindexed(gte(observations.createdAt, before)),
-        ),
-      )
-      .returning({ id: observations.id }),
+    d.update(observations).set({ mergedInto: null }).where(kept).returning({ id: observations.id }),
     d
       .delete(observationFiles)
       .where(byIds(observationFiles.observationId, ids.observations, eq(observationFiles.teamId, teamId))),

@@ -315,3 +315,13 @@ export const signalCopy = (
 ): SQL =>
   sql`SELECT o.id, ${teamId}, ${v.fetched}, ${v.useful}, ${v.wrong}, ${v.outdated}, ${v.review}, ${v.updatedAt}
         FROM ${oneId(observation)} WHERE o.id IS NOT NULL`;
+
+/**
+ * `json_object('k', (subquery or value), …)`: a JSON object whose numbers are counted by subqueries when the
+ * statement runs (a chunk mark written in the same batch as the deletes it counts).
+ */
+export const jsonCounts = (entries: Record<string, SQLWrapper | number>): SQL<string> =>
+  sql<string>`json_object(${sql.join(
+    Object.entries(entries).map(([k, v]) => (typeof v === 'number' ? sql`${k}, ${v}` : sql`${k}, (${v})`)),
+    sql`, `,
+  )})`;

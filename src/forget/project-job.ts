@@ -3,7 +3,9 @@
 // with its id. A unit deletes one chunk (≤ 500) of observations, summaries or prompts with their file rows and
 // local vectors (one batch) and then their Vectorize vectors; then each session's Durable Object is emptied
 // (≤ 25 a step); the last unit deletes the sessions, aliases and the project row with the audit row, and asks
-// for an FTS upkeep cycle. Every unit deletes by id, so a step run again after a restart repeats nothing.
+// for an FTS upkeep cycle. Every unit deletes by id, so a step run again after a restart repeats nothing; each chunk's
+// batch writes a mark with its count and the last batch's audit row holds the totals, so the rerun also counts what
+// the cut-off run deleted (src/jobs/marks.ts).
 import * as z from 'zod';
 import {
   deleteProject,
@@ -14,7 +16,9 @@ import {
   type ForgetCounts,
   type RecordKind,
 } from '../db/forget';
+import { auditDetails } from '../db/audit';
 import { projectIdAfterMove } from '../db/move';
+import { earlierChunks, markTarget } from '../jobs/marks';
 import { jobTeamWrite } from '../slots/enter-write';
 import { JobFailure, type JobKind } from '../jobs/types';
 import type { JobProgress } from '#shared/jobs';
@@ -43,7 +47,13 @@ interface Cursor {
   k: number;
   afterSession: number;
   counts: ForgetCounts;
+  /** Chunks written so far (their marks are numbered from 0) and when the job began (its marks are no older). */
+  chunks?: number;
+  since?: number;
 }
+
+/** Each chunk's batch writes a mark with its count (src/jobs/marks.ts). */
+const CHUNK_MARK = 'forget.chunk';
 
 const phaseName = (k: number) =>
   k < KINDS.length
@@ -58,16 +68,23 @@ const progress = (p: Params, c: Cursor): JobProgress => ({
   phase: phaseName(c.k),
 });
 
+const countsOf = (detail: Record<string, unknown>): ForgetCounts => {
+  const n = (k: keyof ForgetCounts) => (typeof detail[k] === 'number' ? (detail[k] as number) : 0);
+  return { observations: n('observations'), summaries: n('summaries'), prompts: n('prompts'), sessions: n('sessions') };
+};
+
 export const forgetProjectJob: JobKind<Params, Cursor> = {
   name: 'forget-project',
   lane: 'team',
   params: Params,
   dedupe: (p) => `forget-project:${p.projectId}`,
-  init: (p) => {
+  init: (p, { now }) => {
     const cursor: Cursor = {
       k: 0,
       afterSession: 0,
       counts: { observations: 0, summaries: 0, prompts: 0, sessions: 0 },
+      chunks: 0,
+      since: now,
     };
     return { cursor, progress: progress(p, cursor) };
   },
@@ -82,21 +99,34 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
     if ('waitMs' in pass) return { cursor: start, done: false, progress: progress(p, start), waitMs: pass.waitMs };
     const d = pass.dbs.team;
     const projectId = await projectIdAfterMove(d, teamId, p.projectId, p.key);
-    if (projectId === null)
+    if (projectId === null) {
+      // Gone: this is the last step run again after a restart (its batch landed, its cursor did not), or someone
+      // else deleted the project. The last batch's audit row holds the job's counts.
+      const target = `project:${p.projectId}`;
+      const last = (await auditDetails(d, teamId, 'forget', [target], start.since ?? ctx.now)).get(target);
+      const counts = last ? countsOf(last) : { ...start.counts };
       return {
-        cursor: start,
+        cursor: { ...start, counts },
         done: true,
         progress: { ...progress(p, start), phase: 'done' },
-        result: { forgotten: `project:${p.key}`, counts: { ...start.counts } },
+        result: { forgotten: `project:${p.key}`, counts },
       };
+    }
     p = { ...p, projectId };
     const adapters = getVectorAdapters(ctx.env);
     const c: Cursor = { ...start, counts: { ...start.counts } };
+    // An earlier run of this step (cut off by a restart before its cursor was saved) deleted chunks this cursor
+    // does not count: their marks say how many.
+    if (c.chunks !== undefined) {
+      const earlier = await earlierChunks(d, teamId, CHUNK_MARK, ctx.jobId, c.chunks, c.since ?? 0);
+      for (const m of earlier.counts) for (const kind of KINDS) c.counts[FIELD[kind]] += m[FIELD[kind]] ?? 0;
+      c.chunks = earlier.next;
+    }
     for (;;) {
       const kind = KINDS[c.k];
       if (kind !== undefined) {
-        // The look-up, the delete batch (≤ 3 statements) and the vector deletes (one call per 100 records).
-        if (!ctx.fits({ statements: 4, subrequests: Math.ceil(PROJECT_CHUNK / 100) })) break;
+        // The look-up, the delete batch (≤ 6 statements with its mark) and the vector deletes (one call per 100 records).
+        if (!ctx.fits({ statements: 7, subrequests: Math.ceil(PROJECT_CHUNK / 100) })) break;
         const ids = await projectRecordIds(d, teamId, p.projectId, kind);
         if (ids.length === 0) {
           c.k++;
@@ -104,7 +134,14 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
         }
         await deleteRecordVectors(adapters, teamId, { [FIELD[kind]]: ids });
         if (adapters) ctx.subrequest(Math.ceil(ids.length / 100));
-        c.counts[FIELD[kind]] += await deleteRecordChunk(d, teamId, kind, ids);
+        const mark = {
+          action: CHUNK_MARK,
+          target: markTarget(ctx.jobId, c.chunks ?? 0),
+          field: FIELD[kind],
+          at: ctx.now,
+        };
+        c.counts[FIELD[kind]] += await deleteRecordChunk(d, teamId, kind, ids, mark);
+        if (c.chunks !== undefined) c.chunks++;
       } else if (c.k === KINDS.length) {
         if (!ctx.fits({ statements: 1, subrequests: SESSIONS_PER_UNIT })) break;
         const batch = await projectSessionsAfter(d, teamId, p.projectId, c.afterSession, SESSIONS_PER_UNIT);

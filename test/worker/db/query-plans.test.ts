@@ -126,7 +126,10 @@ describe('statements that name rows by id', () => {
     const audit = { actorUserId: viewer.userId, target: 'observation:11', detail: {}, at: 1 };
     await expectLookedUpById((d1) => deleteObservations(d1, viewer.teamId, ids, audit));
     await expectLookedUpById((d1) =>
-      sweepRecords(d1, viewer.teamId, { observations: ids, summaries: ids, prompts: ids }, 0, 1),
+      sweepRecords(d1, viewer.teamId, { observations: ids, summaries: ids, prompts: ids }, 0, 1, {
+        action: 'retention.sweep.chunk',
+        target: 'plan:0',
+      }),
     );
   });
 });

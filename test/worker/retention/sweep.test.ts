@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
 import { applyRetention } from '../../../src/retention/sweep';
 import { indexObservations } from '../../../src/vectors/index-records';
-import { call } from '../support/http';
+import { call, fresh } from '../support/http';
+import { CuttingVectorize, FakeVectorize, productionVectorEnv } from '../support/fake-vectorize';
 import { lane, runJob, runOpenJobs } from '../support/jobs';
 import { configOf } from '../../../src/config';
 import { metered, watchInvocations, type Usage } from '../../../src/db/meter';
@@ -180,11 +181,13 @@ describe('team retention sweep', () => {
         ),
       );
     let steps = 0;
+    let result: unknown = null;
     for (;;) {
       await step();
       const again = await step();
       steps++;
       cursor = again.cursor;
+      result = again.result;
       if (again.done) break;
       expect(steps).toBeLessThan(20);
     }
@@ -194,11 +197,66 @@ describe('team retention sweep', () => {
         .bind(w.ids.teamId)
         .first<{ n: number }>(),
     ).toEqual({ n: 0 });
-    const audits = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM audit_log WHERE team_id = ? AND action = 'retention.sweep'",
-    )
-      .bind(w.ids.teamId)
-      .first<{ n: number }>();
-    expect(audits!.n).toBeGreaterThanOrEqual(1);
+    // The job reports what the first run of each step deleted, and the audit row is written once.
+    expect(result).toMatchObject({ observations: 700 });
+    expect(await sweepAudits(w.ids.teamId)).toEqual([{ observations: 700 }]);
+  });
+
+  it('counts every record a step deleted before it was cut off, when the step runs again from its cursor', async () => {
+    const w = await seedWorld();
+    const now = Date.now();
+    await oldNotes(w, 1_700, now);
+    const p = retentionSweepJob.params.parse({ before: now - 30 * DAY, days: 30 });
+    const jobId = fresh('job');
+    const first = retentionSweepJob.init(p, { teamId: w.ids.teamId, now }).cursor;
+    const step = (index: FakeVectorize, cursor: typeof first) =>
+      metered('job retention-sweep', () =>
+        retentionSweepJob.step(
+          stepContext({
+            env: productionVectorEnv(index),
+            jobId,
+            teamId: w.ids.teamId,
+            actorUserId: null,
+            budget: configOf(env).jobStep,
+          }),
+          p,
+          cursor,
+        ),
+      );
+    // Five vector calls a chunk of 500: the sixth is the second chunk's, after its D1 batch landed.
+    await expect(step(new CuttingVectorize(6), first)).rejects.toThrow('cut off mid-step');
+    expect(await observationsOf(w.ids.teamId)).toBe(700);
+
+    let out = await step(new FakeVectorize(), first);
+    for (let i = 0; !out.done && i < 20; i++) out = await step(new FakeVectorize(), out.cursor);
+    expect(out.done).toBe(true);
+    expect(out.result).toMatchObject({ observations: 1_700 });
+    expect(await observationsOf(w.ids.teamId)).toBe(0);
+    expect(await sweepAudits(w.ids.teamId)).toEqual([{ observations: 1_700 }]);
   });
 });
+
+const observationsOf = async (teamId: number) =>
+  (await env.DB.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?')
+    .bind(teamId)
+    .first<{ n: number }>())!.n;
+
+async function sweepAudits(teamId: number): Promise<{ observations: number }[]> {
+  const rows = await env.DB.prepare(
+    "SELECT detail FROM audit_log WHERE team_id = ? AND action = 'retention.sweep' ORDER BY id",
+  )
+    .bind(teamId)
+    .all<{ detail: string }>();
+  return rows.results.map((r) => ({ observations: (JSON.parse(r.detail) as { observations: number }).observations }));
+}
+
+/** `n` observations 400 days old, written in one statement. */
+async function oldNotes(w: SeedWorld, n: number, now: number): Promise<void> {
+  await env.DB.prepare(
+    `WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?6)
+     INSERT INTO observations (team_id, project_id, session_id, type, title, narrative, created_at, stored_at, content_hash, author_user_id)
+     SELECT ?1, ?2, ?3, 'discovery', 'old note ' || i, 'old', ?4 - i, ?4, 'old-' || i, ?5 FROM k`,
+  )
+    .bind(w.ids.teamId, w.projectId, w.sessionId, now - 400 * DAY, w.ids.userId, n)
+    .run();
+}

@@ -76,3 +76,19 @@ const fakeAi = {
 export function productionVectorEnv(index: FakeVectorize): CairnEnv {
   return { ...env, CAIRN_LOCAL: '', VECTORS: index, AI: fakeAi } as unknown as CairnEnv;
 }
+
+/**
+ * A Vectorize whose `cutAt`-th delete call throws: a job step that dies there, after the D1 batches before it
+ * landed, is a step cut off by a restart (the runner saves no cursor for it and runs it again).
+ */
+export class CuttingVectorize extends FakeVectorize {
+  deletes = 0;
+  constructor(private readonly cutAt: number) {
+    super();
+  }
+
+  override async deleteByIds(ids: string[]): Promise<unknown> {
+    if (++this.deletes === this.cutAt) throw new Error('cut off mid-step');
+    return super.deleteByIds(ids);
+  }
+}

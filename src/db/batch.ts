@@ -25,7 +25,10 @@ function columnNames(fields: unknown, out: string[] = []): string[] {
   else if (is(fields, SQL.Aliased)) out.push(fields.fieldAlias);
   else if (is(fields, SQL)) return out;
   else if (is(fields, Table)) for (const c of Object.values(getTableColumns(fields))) columnNames(c, out);
-  else if (fields && typeof fields === 'object') for (const v of Object.values(fields)) columnNames(v, out);
+  // Read through the property descriptors: a select's fields come behind drizzle's selection proxy, whose `get`
+  // throws for an unaliased SQL field (`{ n: count() }`); the descriptors are the plain fields underneath.
+  else if (fields && typeof fields === 'object')
+    for (const d of Object.values(Object.getOwnPropertyDescriptors(fields))) columnNames(d.value, out);
   return out;
 }
 

@@ -3,7 +3,7 @@
 // first and every field after it shifted (9e8f79c: a teammate's project alias was read as missing). The same
 // joined select run alone, and selects whose names are distinct, still answer their rows.
 import { env } from 'cloudflare:workers';
-import { eq } from 'drizzle-orm';
+import { count, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { db } from '../../../src/db/client';
 import { projectAliases, projects } from '../../../src/db/schema';
@@ -24,6 +24,18 @@ async function aliased() {
 }
 
 describe('a D1 batch of selects', () => {
+  it('runs selects of unaliased SQL fields (counts, expressions), as every count in a batch does', async () => {
+    const a = await aliased();
+    const d = db(env.DB);
+    const [n] = await d.batch([
+      d
+        .select({ n: count(), key: sql<string>`lower(${projects.key})` })
+        .from(projects)
+        .where(eq(projects.id, a.projectId)),
+    ]);
+    expect(n).toEqual([{ n: 1, key: expect.stringContaining('/new') }]);
+  });
+
   it('refuses a joined select with two columns named key before it reaches D1', async () => {
     const a = await aliased();
     const d = db(env.DB);

@@ -10,6 +10,7 @@ import { AppError, notFound } from '../lib/errors';
 import { jsonBody } from '../lib/validate';
 import { keyOwner, mergeProjects, renameProject, rowsOfProject, setProjectVisibility } from '../db/project-admin';
 import { teamDb } from '../db/shards';
+import { writableTeamDb } from '../slots/enter-write';
 
 const SMALL_BODY = 10_000;
 
@@ -65,7 +66,7 @@ export const adminProjectRoutes = new Hono<AppEnv>()
   .post('/projects/rename', jsonBody(RenameBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
     const body = c.req.valid('json');
-    const db = await teamDb(c.env, auth.teamId);
+    const db = await writableTeamDb(c.env, auth.teamId);
     refuseReserved(body.to);
     if (body.from.includes('#')) refuseReserved(body.from);
     const p = await mustFind(db, auth, body.from);
@@ -88,7 +89,7 @@ export const adminProjectRoutes = new Hono<AppEnv>()
   .post('/projects/merge', jsonBody(MergeBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
     const body = c.req.valid('json');
-    const db = await teamDb(c.env, auth.teamId);
+    const db = await writableTeamDb(c.env, auth.teamId);
     refuseReserved(body.into);
     if (body.from.includes('#')) refuseReserved(body.from);
     const from = await mustFind(db, auth, body.from);
@@ -111,7 +112,7 @@ export const adminProjectRoutes = new Hono<AppEnv>()
   .post('/projects/visibility', jsonBody(VisibilityBody, SMALL_BODY), async (c) => {
     const auth = c.get('auth');
     const body = c.req.valid('json');
-    const db = await teamDb(c.env, auth.teamId);
+    const db = await writableTeamDb(c.env, auth.teamId);
     const p = await mustFind(db, auth, body.key);
     // A shadow project holds what its owner wrote under someone else's private key: it stays private.
     if (p.key.includes('#')) refuseReserved(p.key);

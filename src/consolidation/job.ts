@@ -7,7 +7,7 @@
 import * as z from 'zod';
 import type { JobProgress } from '#shared/jobs';
 import { candidateGroups, candidateTexts, mergeRows } from '../db/consolidation';
-import { teamDb } from '../db/shards';
+import { jobTeamWrite } from '../slots/enter-write';
 import { JobFailure, type JobKind } from '../jobs/types';
 import { clusterNearDuplicates, GROUP_MAX, TEXT_CHARS, THRESHOLD_NO_FILES, THRESHOLD_WITH_FILES } from './similarity';
 
@@ -42,7 +42,12 @@ export const consolidateJob: JobKind<Params, Cursor> = {
   async step(ctx, p, start) {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'A project belongs to a team.');
     const teamId = ctx.teamId;
-    const d = await teamDb(ctx.env, teamId);
+    // Merges change rows a team move may already have copied: while the team's write gate is closed, wait.
+    ctx.subrequest();
+    const pass = await jobTeamWrite(ctx.env, teamId, ctx.now);
+    if ('waitMs' in pass)
+      return { cursor: start, done: false, progress: progress(start, 'waiting for a move'), waitMs: pass.waitMs };
+    const d = pass.dbs.team;
     const c: Cursor = { ...start };
     for (;;) {
       if (!ctx.fits({ statements: 1 })) break;

@@ -5,6 +5,7 @@ import * as z from 'zod';
 import type { AuthContext } from '../auth/types';
 import { correctionTarget, keepRows, latestReasons, restoreRows, reviewQueue, type QueueRow } from '../db/corrections';
 import { teamDb } from '../db/shards';
+import { writableTeamDb } from '../slots/enter-write';
 import { loadViewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { forgetRecord } from '../forget/service';
@@ -86,7 +87,8 @@ export async function decide(
   body: ReviewBody,
   now: number,
 ): Promise<{ id: number; decision: ReviewBody['decision'] }> {
-  const d = await teamDb(env, auth.teamId);
+  // A decision changes a record: it passes the team's write gate (refused while the team moves).
+  const d = await writableTeamDb(env, auth.teamId);
   const target = await correctionTarget(d, await loadViewer(d, auth), id);
   if (!target) throw new AppError(404, 'not_found', `No observation #${id}.`);
   const reason = body.reason?.trim() || null;

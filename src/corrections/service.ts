@@ -16,6 +16,7 @@ import {
   type HistoryEntry,
 } from '../db/corrections';
 import { teamDb } from '../db/shards';
+import { writableTeamDb } from '../slots/enter-write';
 import { loadViewer, type Viewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
@@ -106,7 +107,7 @@ export async function supersede(
   now: number,
   actor: CorrectionActor = 'user',
 ): Promise<Superseded> {
-  const d = await teamDb(env, auth.teamId);
+  const d = await writableTeamDb(env, auth.teamId);
   const viewer = await loadViewer(d, auth);
   const by = input.by ?? null;
   const target = await checkSupersede(d, viewer, auth, input.id, by);
@@ -129,7 +130,7 @@ export async function giveFeedback(
   input: FeedbackBody,
   now: number,
 ): Promise<{ id: number; kind: FeedbackKind; counted: boolean }> {
-  const d = await teamDb(env, auth.teamId);
+  const d = await writableTeamDb(env, auth.teamId);
   await readable(d, await loadViewer(d, auth), input.id);
   const { counted } = await addFeedback(d, {
     teamId: auth.teamId,

@@ -10,8 +10,8 @@ import * as z from 'zod';
 import { writeAudit } from '../audit/audit';
 import { auditDetails } from '../db/audit';
 import { oldRecordIds, sweepRecords, SWEEP_CHUNK } from '../db/retention';
-import { teamDb } from '../db/shards';
 import { earlierChunks, markTarget } from '../jobs/marks';
+import { jobTeamWrite } from '../slots/enter-write';
 import { JobFailure, type JobKind } from '../jobs/types';
 import type { JobProgress } from '#shared/jobs';
 import { requestFtsUpkeep } from '../search/fts-upkeep';
@@ -80,7 +80,13 @@ export const retentionSweepJob: JobKind<Params, Cursor> = {
   async step(ctx, p, start) {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'A retention sweep runs for one team.');
     const teamId = ctx.teamId;
-    const d = await teamDb(ctx.env, teamId);
+    // A move copies rows before it deletes the old ones: a sweep meanwhile would delete a copied row on the
+    // database the team is leaving only. While the team's write gate is closed, wait.
+    ctx.subrequest();
+    const pass = await jobTeamWrite(ctx.env, teamId, ctx.now);
+    if ('waitMs' in pass)
+      return { cursor: start, done: false, progress: progress(start, 'waiting for a move'), waitMs: pass.waitMs };
+    const d = pass.dbs.team;
     const adapters = getVectorAdapters(ctx.env);
     const c: Cursor = { ...start };
     // An earlier run of this step (cut off by a restart before its cursor was saved) deleted chunks this cursor

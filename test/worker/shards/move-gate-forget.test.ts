@@ -2,11 +2,14 @@
 // record, a session or a project is refused with 503 team_moving and a Retry-After (a forget the move had
 // already copied would come back on the new database), and the forget-project and restore jobs wait for the gate
 // instead of writing on the database the team is leaving. After the move, the same forget works and the rows
-// are gone from both databases.
+// are gone from both databases. The other paths that change rows a move may already have copied (corrections,
+// review decisions, project rename and visibility, retention sweeps, consolidation) pass the same gate.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { startJob } from '../../../src/jobs/start';
 import { forgetProjectJob } from '../../../src/forget/project-job';
+import { consolidateJob } from '../../../src/consolidation/job';
+import { retentionSweepJob } from '../../../src/retention/sweep-job';
 import { restoreJob } from '../../../src/backup/restore-job';
 import { configOf } from '../../../src/config';
 import { stepContext } from '../../../src/jobs/step';
@@ -177,5 +180,80 @@ describe('forget during a team move', { timeout: 120_000 }, () => {
     expect(out.done).toBe(false);
     expect(out.waitMs).toBeGreaterThan(0);
     await teamStub(env, t.teamId).openWrites('test-move', null, Date.now());
+  });
+});
+
+/** The observation's correction state and its project's key and visibility, read from `d`. */
+const stateOn = async (d: D1Database, obsId: number, teamId: number) =>
+  d
+    .prepare(
+      `SELECT o.superseded_by AS by, o.deleted_at AS gone, p.key AS key, p.visibility AS visibility,
+              (SELECT COUNT(*) FROM observation_signals s WHERE s.observation_id = o.id) AS signals
+       FROM observations o JOIN projects p ON p.id = o.project_id WHERE o.id = ? AND o.team_id = ?`,
+    )
+    .bind(obsId, teamId)
+    .first<{ by: number | null; gone: number | null; key: string; visibility: string; signals: number }>();
+
+describe('other changes to copied rows during a team move', { timeout: 120_000 }, () => {
+  it('refuses a correction, feedback, a review decision and a project rename or visibility change with 503 team_moving, and changes nothing on the database the team is leaving', async () => {
+    const t = await teamWithMemory();
+    const before = await stateOn(env.DB, t.obsId, t.teamId);
+    await teamStub(env, t.teamId).closeWrites('test-move', Date.now());
+    const writes: [string, unknown][] = [
+      ['/api/corrections/supersede', { id: t.obsId, reason: 'out of date' }],
+      ['/api/corrections/feedback', { id: t.obsId, kind: 'wrong' }],
+      [`/api/admin/review/${t.obsId}`, { decision: 'keep' }],
+      ['/api/admin/projects/visibility', { key: t.project, visibility: 'private' }],
+      ['/api/admin/projects/rename', { from: t.project, to: `${t.project}-renamed` }],
+    ];
+    for (const [path, json] of writes) {
+      const res = await call(path, { token: t.a.token, json });
+      expect(res.status, `${path}: ${await res.clone().text()}`).toBe(503);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('team_moving');
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    expect(await stateOn(env.DB, t.obsId, t.teamId)).toEqual(before);
+
+    // The same requests are good ones: with the gate open they change the rows.
+    await teamStub(env, t.teamId).openWrites('test-move', null, Date.now());
+    for (const [path, json] of writes) {
+      const res = await call(path, { token: t.a.token, json });
+      expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
+    }
+    const after = await stateOn(env.DB, t.obsId, t.teamId);
+    expect(after).toMatchObject({ key: `${t.project}-renamed`, visibility: 'private' });
+    expect(after).not.toEqual(before);
+  });
+
+  it('holds a retention sweep and a consolidation job while the gate is closed, and the sweep deletes after it opens', async () => {
+    const t = await teamWithMemory();
+    const projectId = (await env.DB.prepare('SELECT id FROM projects WHERE team_id = ? AND key = ?')
+      .bind(t.teamId, t.project)
+      .first<{ id: number }>())!.id;
+    await teamStub(env, t.teamId).closeWrites('test-move', Date.now());
+    const ctx = () =>
+      stepContext({ env, jobId: 'inline', teamId: t.teamId, actorUserId: null, budget: configOf(env).jobStep });
+    // Every record is older than the cutoff: an unheld sweep would delete all three.
+    const sweep = { before: Date.now() + 60_000, days: 1 };
+    const swept = await retentionSweepJob.step(
+      ctx(),
+      sweep,
+      retentionSweepJob.init(sweep, { teamId: t.teamId, now: Date.now() }).cursor,
+    );
+    expect(swept).toMatchObject({ done: false });
+    expect(swept.waitMs).toBeGreaterThan(0);
+    const merge = { projectId };
+    const merged = await consolidateJob.step(
+      ctx(),
+      merge,
+      consolidateJob.init(merge, { teamId: t.teamId, now: Date.now() }).cursor,
+    );
+    expect(merged).toMatchObject({ done: false });
+    expect(merged.waitMs).toBeGreaterThan(0);
+    expect(await rowsOn(env.DB, t.teamId)).toBe(3);
+
+    await teamStub(env, t.teamId).openWrites('test-move', null, Date.now());
+    expect((await runKindInline(env, retentionSweepJob, t.teamId, sweep)).done).toBe(true);
+    expect(await rowsOn(env.DB, t.teamId)).toBe(0);
   });
 });

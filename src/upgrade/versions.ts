@@ -17,6 +17,14 @@ export const UPGRADES: readonly DataUpgrade[] = [
     migrations: '0007_vector_parts',
     does: "vectors for every fact of an observation, for summaries and for prompts: each team's embed job embeds the records that have none (observations with facts embedded before 0007 included)",
   },
+  {
+    version: 2,
+    migrations: '0017_held_back',
+    does: "rows stored before the hold-back rule judged for instruction-like text: each team's judge-held job (src/hold/backfill-job.ts) holds the ones the write path would hold, in bounded steps, once",
+  },
 ];
+
+/** The version whose upgrade starts every team's judge-held job (when the data was below it). */
+export const JUDGE_HELD_VERSION = 2;
 
 export const DATA_VERSION = UPGRADES.reduce((v, u) => Math.max(v, u.version), 0);

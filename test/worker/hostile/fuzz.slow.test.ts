@@ -355,7 +355,7 @@ describe('fuzzing every route and MCP tool', () => {
 });
 
 // Import, move and export (issue 27): the long run of the transfer fuzz (transfer-fuzz.ts), rounds until its own
-// deadline; the fast tier runs a few dozen cases of the same (transfer-fuzz.test.ts).
+// deadline; transfer-fuzz.slow.test.ts runs a few dozen seeded cases of the same (~30 s, slow tier as well).
 describe('fuzzing import, move and export at length', () => {
   it('answers hundreds of mutated import parts, export parameters and move requests under 500 with stable codes, and harms nothing stored', {
     timeout: 900_000,

@@ -1,5 +1,5 @@
 // Seeded mutations of the transfer paths (issue 27): NDJSON import parts, team-move requests and export
-// parameters, for the fast fuzz (transfer-fuzz.test.ts, a few dozen cases) and the slow one (fuzz.slow.test.ts,
+// parameters, for the seeded fuzz (transfer-fuzz.slow.test.ts, a few dozen cases) and the long one (fuzz.slow.test.ts,
 // rounds until a deadline). Every answer must be under 500, every refusal a 4xx with a stable snake_case code
 // (the same body sent again answers the same code), and nothing stored may be harmed: another team's rows, a
 // teammate's rows and the importer's own earlier rows are read from both databases before and after.

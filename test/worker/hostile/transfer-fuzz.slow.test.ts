@@ -1,7 +1,8 @@
-// The fast part of the transfer fuzz (issue 27): a few dozen seeded import parts, export parameters and move
-// requests (transfer-fuzz.ts); the long run is in fuzz.slow.test.ts. No 5xx, a stable snake_case code for every
-// refusal, and nothing stored harmed: another team's rows, a teammate's and the importer's earlier ones are read
-// from both databases before and after, and no row names another team's project or session.
+// The seeded part of the transfer fuzz (issue 27): a few dozen import parts, export parameters and move requests
+// (transfer-fuzz.ts), ~30 s, so in the slow tier beside the long run (fuzz.slow.test.ts). No 5xx, a stable
+// snake_case code for every refusal, and nothing stored harmed: another team's rows, a teammate's and the
+// importer's earlier ones are read from both databases before and after, and no row names another team's
+// project or session.
 import { describe, expect, it } from 'vitest';
 import { fresh } from '../support/http';
 import { importNow } from '../support/import';

@@ -73,6 +73,8 @@ export default defineConfig(async () => {
             include: ['test/node/**/*.test.ts', 'test/unit/**/*.test.ts', 'hooks-client/test/**/*.test.ts'],
             testTimeout: 60_000,
             hookTimeout: 120_000,
+            // expect.poll's 1 s default is shorter than a browser page's answer on a loaded 2-core machine.
+            expect: { poll: { timeout: 20_000 } },
           },
         },
       ],

@@ -1,11 +1,11 @@
 // Forgetting in D1: memory rows are deleted, not hidden. Deleting a row fires its FTS5 delete trigger, so
 // the text leaves the full-text index too; file rows and local vectors go in the same batch. What remains is
 // the audit row (who forgot which id, when; never the text). Vectorize is cleared by the caller.
-import { and, count as countAll, eq, gt, inArray } from 'drizzle-orm';
+import { and, count as countAll, eq, gt, inArray, type SQL } from 'drizzle-orm';
 import { db, type Db } from './client';
 import { insertAudit } from './audit';
 import { deleteCorrectionRows } from './corrections';
-import { byIds, inJsonList, jsonCounts } from './sqlite';
+import { boundValue, byIds, inJsonList, jsonCounts } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, canSeeProject, type Viewer } from './visibility';
 import {
   localVectors,
@@ -16,6 +16,7 @@ import {
   prompts,
   sessions,
   summaries,
+  primeTombstones,
 } from './schema';
 
 /** A memory row the caller named, with what the permission check needs. */
@@ -152,6 +153,47 @@ const auditRow = (d: Db, teamId: number, a: ForgetAudit) =>
     at: a.at,
   });
 
+/**
+ * A tombstone for each primed note among the observations `where` names (src/recall/prime.ts): its content hash,
+ * never its text, so priming the project again does not bring back what someone forgot. The one insert path.
+ */
+const tombstonePrimed = (d: Db, where: SQL | undefined, at: number) =>
+  d
+    .insert(primeTombstones)
+    .select(
+      d
+        .select({
+          teamId: observations.teamId,
+          projectId: observations.projectId,
+          hash: observations.contentHash,
+          createdAt: boundValue(at).as('created_at'),
+        })
+        .from(observations)
+        .where(and(where, eq(observations.source, 'prime'))),
+    )
+    .onConflictDoNothing();
+
+/** Which of `hashes` were primed into the project and forgotten since (see tombstonePrimed). */
+export async function tombstonedHashes(
+  d1: D1Database | Db,
+  teamId: number,
+  projectId: number,
+  hashes: readonly string[],
+): Promise<Set<string>> {
+  if (!hashes.length) return new Set();
+  const rows = await db(d1)
+    .select({ hash: primeTombstones.hash })
+    .from(primeTombstones)
+    .where(
+      and(
+        eq(primeTombstones.teamId, teamId),
+        eq(primeTombstones.projectId, projectId),
+        inJsonList(primeTombstones.hash, hashes),
+      ),
+    );
+  return new Set(rows.map((r) => r.hash));
+}
+
 /** Deletes observations (with their file rows and local vectors) and writes the audit row, in one batch. */
 export async function deleteObservations(
   d1: D1Database,
@@ -160,7 +202,8 @@ export async function deleteObservations(
   audit: ForgetAudit,
 ): Promise<number> {
   const d = db(d1);
-  const [, , , , gone] = await d.batch([
+  const [, , , , , gone] = await d.batch([
+    tombstonePrimed(d, byIds(observations.id, ids, eq(observations.teamId, teamId)), audit.at),
     ...deleteCorrectionRows(d, teamId, ids),
     d.delete(observationFiles).where(byIds(observationFiles.observationId, ids, eq(observationFiles.teamId, teamId))),
     d
@@ -280,7 +323,9 @@ export async function deleteSession(
       .where(
         and(eq(localVectors.teamId, teamId), eq(localVectors.kind, kind), inArray(localVectors.recordId, ofSession(t))),
       );
-  const [, , , , , , , , , , m, o, s, p, se] = await d.batch([
+  const [, , , , , , , , , , , , m, o, s, p, se] = await d.batch([
+    tombstonePrimed(d, and(eq(observations.teamId, teamId), eq(observations.sessionId, sessionId)), audit.at),
+    tombstonePrimed(d, byIds(observations.id, merged, eq(observations.teamId, teamId)), audit.at),
     ...deleteCorrectionRows(d, teamId, ofSession(observations)),
     ...deleteCorrectionRows(d, teamId, merged),
     d
@@ -400,6 +445,7 @@ export async function deleteProject(
       .returning({ id: sessions.id }),
     d.delete(projectAliases).where(and(eq(projectAliases.teamId, teamId), eq(projectAliases.projectId, projectId))),
     d.delete(projects).where(and(eq(projects.teamId, teamId), eq(projects.id, projectId))),
+    d.delete(primeTombstones).where(and(eq(primeTombstones.teamId, teamId), eq(primeTombstones.projectId, projectId))),
   ]);
   return { observations: o.length, summaries: s.length, prompts: p.length, sessions: se.length };
 }

@@ -11,6 +11,7 @@ import {
   observationEvents,
   observationFiles,
   observationSignals,
+  primeTombstones,
   observations,
   observerUsage,
   projectAliases,
@@ -72,6 +73,7 @@ export async function deleteTeamRows(d1: D1Database, teamId: number, opts: { cop
     d.delete(sessions).where(eq(sessions.teamId, teamId)),
     d.delete(projectAliases).where(eq(projectAliases.teamId, teamId)),
     d.delete(projects).where(eq(projects.teamId, teamId)),
+    d.delete(primeTombstones).where(eq(primeTombstones.teamId, teamId)),
     d.delete(auditLog).where(eq(auditLog.teamId, teamId)),
     ...(opts.copies
       ? [

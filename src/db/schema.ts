@@ -533,6 +533,22 @@ export const observationSignals = sqliteTable(
 );
 
 /** Every table above, for the schema-drift test. */
+/**
+ * Primed notes someone forgot (src/recall/prime.ts): the note's content hash (sha256 of the project id, kind, title and
+ * text, first 16 hex digits), never its text, so priming the project again does not bring it back. Deleted with the
+ * project (db/forget.ts deleteProject) and with the team's rows when a team moves off a database.
+ */
+export const primeTombstones = sqliteTable(
+  'prime_tombstones',
+  {
+    teamId: integer('team_id').notNull(),
+    projectId: integer('project_id').notNull(),
+    hash: text('hash').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.projectId, t.hash] })],
+);
+
 export const allTables = {
   teams,
   users,
@@ -553,6 +569,7 @@ export const allTables = {
   maintenanceRuns,
   observationEvents,
   observationSignals,
+  primeTombstones,
 };
 
 export type Team = typeof teams.$inferSelect;

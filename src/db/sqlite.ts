@@ -325,3 +325,6 @@ export const jsonCounts = (entries: Record<string, SQLWrapper | number>): SQL<st
     Object.entries(entries).map(([k, v]) => (typeof v === 'number' ? sql`${k}, ${v}` : sql`${k}, (${v})`)),
     sql`, `,
   )})`;
+
+/** A bound value as a selected column (an insert…select's constant, e.g. its time). */
+export const boundValue = <T extends number | string>(v: T): SQL<T> => sql<T>`${v}`;

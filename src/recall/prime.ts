@@ -2,7 +2,8 @@
 // TODOs (the client extracts them: hooks-client/src/prime/). Stored like `remember` (the one observation insert:
 // redacted, held back when instruction-like; the team's write gate; the caller's manual session) with source
 // `prime`, which the index and the viewer show. Idempotent across the team: a note's hash is its project and
-// text, so priming again, by anyone, stores nothing that is already there.
+// text, so priming again, by anyone, stores nothing that is already there — nor a note someone forgot (forget
+// leaves that hash as a tombstone, db/forget.ts, deleted with the project).
 import { Hono } from 'hono';
 import * as z from 'zod';
 import type { AppEnv, AuthContext } from '../auth/types';
@@ -10,6 +11,7 @@ import { tallied, type RedactionTally } from '#shared/redact';
 import { redactionAudit, writeAudit } from '../db/audit';
 import { db } from '../db/client';
 import { insertObservation, insertObservationFiles, primedHashes } from '../db/observations';
+import { tombstonedHashes } from '../db/forget';
 import { ensureProject } from '../db/projects';
 import { settingsFor } from '../db/team-settings';
 import { directoryDb } from '../db/shards';
@@ -84,12 +86,10 @@ export async function prime(env: CairnEnv, auth: AuthContext, body: PrimeBody, n
   const project = await ensureProject(d, auth, body.project, now);
   const sessionId = await manualSession(d, auth, project.id, now);
   const hashed = await Promise.all(body.notes.map(async (n) => ({ n, hash: await primeHash(project.id, n) })));
-  const known = await primedHashes(
-    d,
-    auth.teamId,
-    project.id,
-    hashed.map((h) => h.hash),
-  );
+  const hashes = hashed.map((h) => h.hash);
+  const known = await primedHashes(d, auth.teamId, project.id, hashes);
+  // A note someone forgot stays forgotten: its tombstone (a hash, never the text) counts as already there.
+  for (const h of await tombstonedHashes(d, auth.teamId, project.id, hashes)) known.add(h);
   const tally: RedactionTally = {};
   const stored: number[] = [];
   const seen = new Set<string>();

@@ -164,7 +164,7 @@ const intoEvents = (d: Db) => d.insert(observationEvents);
 const insertEvent = (d: Db, e: NewEvent) =>
   intoEvents(d).values({ ...e, reason: e.reason == null ? null : redact(e.reason) });
 
-/** One event row as it was stored elsewhere (a team move copies the history, src/db/move-extras.ts). Batchable. */
+/** One event row as it was stored elsewhere (a team move copies the history, src/transfer/queries/move-extras.ts). Batchable. */
 export const insertEventRow = (d: Db, e: NewEvent) => insertEvent(d, e);
 
 /** A signals row set to these counts and review state (a team move copies it; a second copy changes nothing). Batchable. */

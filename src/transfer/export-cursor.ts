@@ -3,7 +3,7 @@
 // bounded steps and survive a restart between any two, and a client (GET /api/admin/export?cursor=…,
 // export-resume.ts) can read it over many bounded requests and resume after a cut connection. Projects are followed by id, not by position, so a project
 // made or deleted meanwhile shifts nothing; rows made after their page was read are in the next backup.
-import { exportPage, nextProjectId, PAGE, projectRow, teamUsers, type ExportedTable } from '../db/transfer';
+import { exportPage, nextProjectId, PAGE, projectRow, teamUsers, type ExportedTable } from './queries/transfer';
 import { pageRecords, toRecord, whoOf, type ExportFilter, type Who } from './export';
 import { exportedBy, historyPage, HISTORY_STAGES, type HistoryStage } from './history';
 import type { ExportRecord } from './records';

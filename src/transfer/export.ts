@@ -2,7 +2,13 @@
 // team never sits in memory. Projects the caller may not read (others' private ones) are left out.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
-import { sessionKeysByIds, type exportPage, type ExportedTable, type projectRow, type teamUsers } from '../db/transfer';
+import {
+  sessionKeysByIds,
+  type exportPage,
+  type ExportedTable,
+  type projectRow,
+  type teamUsers,
+} from './queries/transfer';
 import { visibleProjectIds } from '../db/forget';
 import { heldRowReadable, seesHeld } from '../db/visibility';
 import { AppError } from '../lib/errors';

@@ -1,12 +1,12 @@
 // The correction history in the export and the import (issue 27): which records are superseded or merged and
 // into what, their event rows and their signals (feedback counts, review state), as `link`, `event` and `signal`
 // lines after every project's rows. An observation is named by its session's key and content hash, as a team
-// move translates ids (src/db/move-extras.ts), so the lines keep their meaning in another team. A reader's export
+// move translates ids (src/transfer/queries/move-extras.ts), so the lines keep their meaning in another team. A reader's export
 // carries a line only when every observation it names is in that export; an admin's import writes a line only
 // onto the caller's own rows (the policy's sessions, the caller as author, checked in the batch itself).
 import { redact } from '#shared/redact';
 import type { Caller } from '../db/caller';
-import { sessionsByKeys, type SessionRef } from '../db/transfer';
+import { sessionsByKeys, type SessionRef } from './queries/transfer';
 import { importedSessionKey, importSessionKey, mayImportIntoSession, mayWriteProject } from '../db/write-policy';
 import type { ExportFilter, Who } from './export';
 import {
@@ -17,7 +17,7 @@ import {
   type HistoryEnd,
   type HistoryIn,
   type ObservationRef,
-} from './queries';
+} from './queries/history';
 import type { ExportRecord } from './records';
 
 export const HISTORY_STAGES = ['links', 'events', 'signals'] as const;

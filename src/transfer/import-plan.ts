@@ -19,7 +19,7 @@ import {
   type RowBase,
   type SessionRef,
   type SummaryIn,
-} from '../db/transfer';
+} from './queries/transfer';
 import {
   authorship,
   chooseProject,
@@ -32,7 +32,7 @@ import {
 } from '../db/write-policy';
 import { AppError } from '../lib/errors';
 import { isHistory, planHistory } from './history';
-import type { HistoryIn } from './queries';
+import type { HistoryIn } from './queries/history';
 import type { ExportRecord } from './records';
 
 /** Who imports: a member writing their own rows, or the operator restoring a whole team as it was. */

@@ -5,11 +5,11 @@
 // request's part of 250 is not: src/transfer/import-job.ts). Rows are matched by project key, session key and content hash, so importing
 // the same file twice adds nothing. A part is small (MAX_IMPORT_LINES): its batch stays far under D1's
 // statements per invocation and holds the database only briefly, so other teams are served meanwhile.
-import { partStatements, writePart, type PartIds } from '../db/transfer';
+import { partStatements, writePart, type PartIds } from './queries/transfer';
 import type { TeamDbs } from '../db/shards';
 import { AppError } from '../lib/errors';
 import { planPart, type ImportCounts, type Importer, type Numbered } from './import-plan';
-import { historyStatements } from './queries';
+import { historyStatements } from './queries/history';
 import { ExportRecord } from './records';
 
 export type { ImportCounts, Importer, Numbered } from './import-plan';

@@ -2,7 +2,7 @@
 // members, then per project its project line, sessions, prompts, observations and summaries (every row, private
 // and sensitive ones too: a move takes everything), as the export's records (export.ts, `toRecord`), so that each piece is
 // restored on the new database by the import's one write path (importPart, kind `restore`).
-import { exportPage, projectRow, teamUsers } from '../db/transfer';
+import { exportPage, projectRow, teamUsers } from './queries/transfer';
 import { pageRecords, toRecord, whoOf } from './export';
 import type { ExportRecord } from './records';
 

@@ -20,7 +20,7 @@
 // other), so a session object that kept an old id can fail a turn, never file it under another team's rows.
 import * as z from 'zod';
 import { deleteSteps, deleteTeamChunk, teamProjectIds } from '../db/move';
-import { copyExtrasPage, EXTRAS_DONE, type ExtrasCursor } from '../db/move-extras';
+import { copyExtrasPage, EXTRAS_DONE, type ExtrasCursor } from './queries/move-extras';
 import { recordIdsOf } from '../db/forget';
 import {
   DIRECTORY,

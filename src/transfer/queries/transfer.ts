@@ -5,18 +5,18 @@
 // and where is the write policy's (write-policy.ts) and the planner's (src/transfer/import-plan.ts).
 import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm';
 import { tallied, type RedactionTally } from '#shared/redact';
-import { insertAudit, redactionAudit, type AuditEntry } from './audit';
-import { runBatch, type BatchItem } from './batch';
-import { db, type Db } from './client';
-import { insertObservation as insertObservationRow, insertObservationFiles, type FileRef } from './observations';
+import { insertAudit, redactionAudit, type AuditEntry } from '../../db/audit';
+import { runBatch, type BatchItem } from '../../db/batch';
+import { db, type Db } from '../../db/client';
+import { insertObservation as insertObservationRow, insertObservationFiles, type FileRef } from '../../db/observations';
 import type { ObservationContent } from '#shared/wire/records';
-import { insertProject } from './projects';
-import { observations, projects, prompts, sessions, summaries, users } from './schema';
-import { insertPrompt as insertPromptRow, sessionUpsert, type NewSessionRow } from './sessions';
-import { inJsonList, projectIdByKey, projectOfSession, sessionIdByKey } from './sqlite';
+import { insertProject } from '../../db/projects';
+import { observations, projects, prompts, sessions, summaries, users } from '../../db/schema';
+import { insertPrompt as insertPromptRow, sessionUpsert, type NewSessionRow } from '../../db/sessions';
+import { inJsonList, projectIdByKey, projectOfSession, sessionIdByKey } from '../../db/sqlite';
 import type { SummaryContent } from '#shared/wire/records';
-import { insertSummary as insertSummaryRow } from './summaries';
-import { insertUser } from './teams';
+import { insertSummary as insertSummaryRow } from '../../db/summaries';
+import { insertUser } from '../../db/teams';
 
 export const PAGE = 500;
 
@@ -277,7 +277,7 @@ export const partStatements = (w: Omit<PartWrites, 'teamId' | 'audit' | 'storedA
 /**
  * Writes a planned part in ONE D1 batch (a transaction: all of it or none of it) and answers the new rows' ids.
  * Rows name their session and project through it, so sessions and projects made in the same batch are found.
- * `after`: the caller's statements at the batch's end (an import's history lines, src/transfer/queries.ts).
+ * `after`: the caller's statements at the batch's end (an import's history lines, queries/history.ts).
  */
 export async function writePart(
   d1: D1Database,

@@ -5,11 +5,11 @@
 // rows without a key of their own (audit, events) are copied as many times as the source holds them up to the
 // page's end, minus what the target holds already; usage and signals are set, not added; links are set.
 import { and, count, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm';
-import { insertAudit } from './audit';
-import { runBatch, type BatchItem } from './batch';
-import { db, type Db } from './client';
-import { insertEventRow, putSignalRow } from './corrections';
-import { putAlias } from './project-admin';
+import { insertAudit } from '../../db/audit';
+import { runBatch, type BatchItem } from '../../db/batch';
+import { db, type Db } from '../../db/client';
+import { insertEventRow, putSignalRow } from '../../db/corrections';
+import { putAlias } from '../../db/project-admin';
 import {
   auditLog,
   observationEvents,
@@ -19,9 +19,9 @@ import {
   projectAliases,
   projects,
   sessions,
-} from './schema';
-import { inJsonList } from './sqlite';
-import { putObserverUsage } from './usage';
+} from '../../db/schema';
+import { inJsonList } from '../../db/sqlite';
+import { putObserverUsage } from '../../db/usage';
 
 /** Where copying the rows an export leaves out has got to. */
 export interface ExtrasCursor {

@@ -5,12 +5,12 @@
 // history line may name a row its own part makes, and, for an admin's import, only among the caller's own rows.
 import { and, asc, eq, gt, isNotNull, isNull, ne, or } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
-import type { BatchItem } from '../db/batch';
-import { db, type Db } from '../db/client';
-import { insertEventRows, putSignalRowsFrom } from '../db/corrections';
-import { observationEvents, observationSignals, observations, sessions } from '../db/schema';
-import { byIds, coalesce, eventCopies, scalar, signalCopy } from '../db/sqlite';
-import { sessionIdOf, type SessionRef } from '../db/transfer';
+import type { BatchItem } from '../../db/batch';
+import { db, type Db } from '../../db/client';
+import { insertEventRows, putSignalRowsFrom } from '../../db/corrections';
+import { observationEvents, observationSignals, observations, sessions } from '../../db/schema';
+import { byIds, coalesce, eventCopies, scalar, signalCopy } from '../../db/sqlite';
+import { sessionIdOf, type SessionRef } from './transfer';
 
 const qb = new QueryBuilder();
 

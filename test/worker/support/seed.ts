@@ -60,6 +60,8 @@ export interface SeedObservation {
   discoveryTokens?: number;
   authorUserId?: number;
   deviceId?: number | null;
+  /** Set to store the row as one an admin released from the hold-back (the upgrade's judge-held job leaves it be). */
+  releasedAt?: number;
 }
 
 export async function seedObservation(
@@ -78,8 +80,9 @@ export async function seedObservation(
   const createdAt = o.createdAt ?? Date.now();
   const row = await env.DB.prepare(
     `INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, subtitle, facts, narrative, concepts,
-        files_read, files_modified, cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        files_read, files_modified, cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id,
+        released_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
   )
     .bind(
       ids.teamId,
@@ -101,6 +104,7 @@ export async function seedObservation(
       hash,
       o.authorUserId ?? ids.userId,
       o.deviceId ?? ids.deviceId,
+      o.releasedAt ?? null,
     )
     .first<{ id: number }>();
   const id = row!.id;
@@ -126,13 +130,16 @@ export interface SeedSummary {
   nextSteps?: string;
   notes?: string | null;
   createdAt?: number;
+  /** As SeedObservation's. */
+  releasedAt?: number;
 }
 
 export async function seedSummary(ids: Ids, projectId: number, sessionId: number, s: SeedSummary): Promise<number> {
   const createdAt = s.createdAt ?? Date.now();
   const row = await env.DB.prepare(
     `INSERT INTO summaries (team_id, project_id, session_id, request, investigated, learned, completed, next_steps, notes, cjk_terms,
-        created_at, content_hash, author_user_id, device_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        created_at, content_hash, author_user_id, device_id, released_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        RETURNING id`,
   )
     .bind(
       ids.teamId,
@@ -149,6 +156,7 @@ export async function seedSummary(ids: Ids, projectId: number, sessionId: number
       `${sessionId}-${createdAt}-${Math.random()}`,
       ids.userId,
       ids.deviceId,
+      s.releasedAt ?? null,
     )
     .first<{ id: number }>();
   return row!.id;

@@ -1,5 +1,5 @@
-// Every renderer that shows stored text to an agent keeps the frame: records are stored straight into D1 (past the
-// hold-back, as rows written before it or released ones are) with every text field carrying the frame's closing
+// Every renderer that shows stored text to an agent keeps the frame: records are stored straight into D1 as released
+// from the hold-back (so the upgrade's judge-held job, which may run during the test, leaves them visible) with every text field carrying the frame's closing
 // marker, fake frame and system openers and instruction text; then each agent-facing output is rendered for a
 // teammate and for the author, and none may close, reopen or spoof its frame. Replacing `safeLine` with a raw join
 // in any one renderer fails this file.
@@ -40,6 +40,7 @@ describe('every agent-facing renderer keeps the frame', { timeout: 90_000 }, () 
           filesRead: ['deploy/run.sh', `deploy/${EVIL('file').replace(/\n/g, ' ')}`],
           filesModified: [EVIL('modified').replace(/\n/g, ' ')],
           createdAt: Date.now() - (3 - i) * 60_000,
+          releasedAt: Date.now(),
         }),
       );
     }
@@ -50,6 +51,7 @@ describe('every agent-facing renderer keeps the frame', { timeout: 90_000 }, () 
       completed: EVIL('completed'),
       nextSteps: EVIL('next'),
       notes: EVIL('notes'),
+      releasedAt: Date.now(),
     });
     const p = encodeURIComponent(key);
     const text = async (token: string, path: string) => {

@@ -78,11 +78,13 @@ export async function seedObservation(
     16,
   );
   const createdAt = o.createdAt ?? Date.now();
+  // released_at is named only when given: the upgrade tests seed databases from before its migration, which lack it.
+  const released = o.releasedAt === undefined ? [] : [o.releasedAt];
   const row = await env.DB.prepare(
     `INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, subtitle, facts, narrative, concepts,
-        files_read, files_modified, cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id,
-        released_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        files_read, files_modified, cjk_terms, created_at, stored_at, discovery_tokens, content_hash, author_user_id, device_id
+        ${released.length ? ', released_at' : ''})
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${released.length ? ', ?' : ''}) RETURNING id`,
   )
     .bind(
       ids.teamId,
@@ -104,7 +106,7 @@ export async function seedObservation(
       hash,
       o.authorUserId ?? ids.userId,
       o.deviceId ?? ids.deviceId,
-      o.releasedAt ?? null,
+      ...released,
     )
     .first<{ id: number }>();
   const id = row!.id;
@@ -136,10 +138,12 @@ export interface SeedSummary {
 
 export async function seedSummary(ids: Ids, projectId: number, sessionId: number, s: SeedSummary): Promise<number> {
   const createdAt = s.createdAt ?? Date.now();
+  // As seedObservation's: released_at only when given, for the upgrade tests' older schemas.
+  const released = s.releasedAt === undefined ? [] : [s.releasedAt];
   const row = await env.DB.prepare(
     `INSERT INTO summaries (team_id, project_id, session_id, request, investigated, learned, completed, next_steps, notes, cjk_terms,
-        created_at, content_hash, author_user_id, device_id, released_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        RETURNING id`,
+        created_at, content_hash, author_user_id, device_id${released.length ? ', released_at' : ''})
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${released.length ? ', ?' : ''}) RETURNING id`,
   )
     .bind(
       ids.teamId,
@@ -156,7 +160,7 @@ export async function seedSummary(ids: Ids, projectId: number, sessionId: number
       `${sessionId}-${createdAt}-${Math.random()}`,
       ids.userId,
       ids.deviceId,
-      s.releasedAt ?? null,
+      ...released,
     )
     .first<{ id: number }>();
   return row!.id;

@@ -173,6 +173,11 @@ const tombstonePrimed = (d: Db, where: SQL | undefined, at: number) =>
     )
     .onConflictDoNothing();
 
+/** Tombstones as they stand, onto another database (a team move, project ids translated): one statement each, and
+ * a page copied twice adds nothing. */
+export const copyTombstone = (d: Db, t: typeof primeTombstones.$inferInsert) =>
+  d.insert(primeTombstones).values(t).onConflictDoNothing();
+
 /** Which of `hashes` were primed into the project and forgotten since (see tombstonePrimed). */
 export async function tombstonedHashes(
   d1: D1Database | Db,

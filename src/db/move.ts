@@ -123,6 +123,7 @@ const TEAM_TABLES = [
   'observer_usage',
   'sessions',
   'project_aliases',
+  'prime_tombstones',
   'projects',
   'audit_log',
 ] as const;

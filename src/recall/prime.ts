@@ -63,8 +63,17 @@ export interface Primed {
   duplicates: number;
 }
 
-/** Project-wide content hash: the same note primed by anyone hashes the same. */
-const primeHash = async (projectId: number, n: { kind: string; title: string; text: string }) =>
+type Note = { kind: string; title: string; text: string };
+
+/**
+ * A note's content hash: the same note primed by anyone hashes the same. Looked up within the project, so the
+ * project is not part of it: a team move or a restore gives the project a new id, and a hash that held the id
+ * made every note (and every forgotten note's tombstone) new there.
+ */
+const primeHash = async (n: Note) => (await sha256Hex(['prime', n.kind, n.title, n.text].join('\u0000'))).slice(0, 16);
+
+/** The hash notes primed before 2026-12-03 were stored under (it held the project's id); still counted as known. */
+const legacyPrimeHash = async (projectId: number, n: Note) =>
   (await sha256Hex(['prime', String(projectId), n.kind, n.title, n.text].join('\u0000'))).slice(0, 16);
 
 export async function prime(env: CairnEnv, auth: AuthContext, body: PrimeBody, now: number): Promise<Primed> {
@@ -85,16 +94,18 @@ export async function prime(env: CairnEnv, auth: AuthContext, body: PrimeBody, n
   const d = db(await writableTeamDb(env, auth.teamId));
   const project = await ensureProject(d, auth, body.project, now);
   const sessionId = await manualSession(d, auth, project.id, now);
-  const hashed = await Promise.all(body.notes.map(async (n) => ({ n, hash: await primeHash(project.id, n) })));
-  const hashes = hashed.map((h) => h.hash);
+  const hashed = await Promise.all(
+    body.notes.map(async (n) => ({ n, hash: await primeHash(n), legacy: await legacyPrimeHash(project.id, n) })),
+  );
+  const hashes = hashed.flatMap((h) => [h.hash, h.legacy]);
   const known = await primedHashes(d, auth.teamId, project.id, hashes);
   // A note someone forgot stays forgotten: its tombstone (a hash, never the text) counts as already there.
   for (const h of await tombstonedHashes(d, auth.teamId, project.id, hashes)) known.add(h);
   const tally: RedactionTally = {};
   const stored: number[] = [];
   const seen = new Set<string>();
-  for (const { n, hash } of hashed) {
-    if (known.has(hash) || seen.has(hash)) continue;
+  for (const { n, hash, legacy } of hashed) {
+    if (known.has(hash) || known.has(legacy) || seen.has(hash)) continue;
     seen.add(hash);
     const files = [...new Set(n.files.map(normalizePath).filter(Boolean))];
     const place = {

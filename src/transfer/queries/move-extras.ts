@@ -1,14 +1,16 @@
 // The rows a team move copies besides the export's records (src/transfer/move-job.ts, phase `extras`): the audit
 // log, observer usage, project aliases, and the correction history of observations (superseded_by, merged_into,
-// observation_events, observation_signals). Each page is one batch on the target, and a page copied again (a
+// observation_events, observation_signals) and the tombstones of forgotten primed notes (without them the next
+// prime after a move stored what someone forgot). Each page is one batch on the target, and a page copied again (a
 // step that ran twice: its invocation died after the batch, before the job stored the cursor) adds nothing:
 // rows without a key of their own (audit, events) are copied as many times as the source holds them up to the
 // page's end, minus what the target holds already; usage and signals are set, not added; links are set.
-import { and, count, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm';
+import { and, count, eq, gt, inArray, isNotNull, lte, or } from 'drizzle-orm';
 import { insertAudit } from '../../db/audit';
 import { runBatch, type BatchItem } from '../../db/batch';
 import { db, type Db } from '../../db/client';
 import { insertEventRow, putSignalRow } from '../../db/corrections';
+import { copyTombstone } from '../../db/forget';
 import { putAlias } from '../../db/project-admin';
 import {
   auditLog,
@@ -16,6 +18,7 @@ import {
   observationSignals,
   observations,
   observerUsage,
+  primeTombstones,
   projectAliases,
   projects,
   sessions,
@@ -25,14 +28,17 @@ import { putObserverUsage } from '../../db/usage';
 
 /** Where copying the rows an export leaves out has got to. */
 export interface ExtrasCursor {
-  /** 0 audit log, 1 observer usage, 2 aliases, 3 superseded_by, 4 merged_into, 5 events, 6 signals; EXTRAS_DONE: done. */
+  /**
+   * 0 audit log, 1 observer usage, 2 aliases, 3 superseded_by, 4 merged_into, 5 events, 6 signals, 7 prime
+   * tombstones; EXTRAS_DONE: done.
+   */
   part: number;
   after: number;
-  /** Aliases (part 2) page by key: the last key copied. */
+  /** Aliases (part 2) page by key: the last key copied; tombstones (part 7) by project id (`after`) and hash. */
   afterKey?: string;
 }
 
-export const EXTRAS_DONE = 7;
+export const EXTRAS_DONE = 8;
 
 const parsedDetail = (text: string): Record<string, unknown> => {
   try {
@@ -254,7 +260,41 @@ export async function copyExtrasPage(
     );
     return next(rows.map((r) => ({ id: r.observationId })));
   }
+  if (c.part === 7) return copyTombstonesPage(src, dst, teamId, c, limit);
   return c;
+}
+
+/** A page of the team's prime tombstones by (project id, hash), onto the projects' ids on the target. */
+async function copyTombstonesPage(
+  src: Db,
+  dst: Db,
+  teamId: number,
+  c: ExtrasCursor,
+  limit: number,
+): Promise<ExtrasCursor> {
+  const t = primeTombstones;
+  const rows = await src
+    .select()
+    .from(t)
+    .where(
+      and(
+        eq(t.teamId, teamId),
+        or(gt(t.projectId, c.after), and(eq(t.projectId, c.after), gt(t.hash, c.afterKey ?? ''))),
+      ),
+    )
+    .orderBy(t.projectId, t.hash)
+    .limit(limit);
+  const moved = await translateKeyed(src, dst, teamId, projects, [...new Set(rows.map((r) => r.projectId))]);
+  await runBatch(
+    dst,
+    rows.flatMap((r) =>
+      moved.has(r.projectId) ? [copyTombstone(dst, { ...r, teamId, projectId: moved.get(r.projectId)! })] : [],
+    ),
+  );
+  const last = rows[rows.length - 1];
+  return rows.length < limit || !last
+    ? { part: EXTRAS_DONE, after: 0 }
+    : { part: 7, after: last.projectId, afterKey: last.hash };
 }
 
 /**

@@ -1,11 +1,14 @@
 // A primed note someone forgot stays forgotten: priming the project again stores the other notes' duplicates and
 // not the forgotten one, without cairn keeping its text — a tombstone holds only the note's hash, read from D1 —
-// and forgetting the project deletes the tombstones too.
+// and forgetting the project deletes the tombstones too. A team moved to another database takes its tombstones along.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity } from '../support/http';
-import { runJob } from '../support/jobs';
+import { finishJob, runJob } from '../support/jobs';
+import { startJob } from '../../../src/jobs/start';
+import { moveJob } from '../../../src/transfer/move-job';
 import { idsOf } from '../support/seed';
+import { sha256Hex } from '../../../src/lib/crypto';
 import { d1Holding, secretWord } from '../support/storage-scan';
 
 const notesFor = (a: string, b: string) => [
@@ -13,8 +16,9 @@ const notesFor = (a: string, b: string) => [
   { kind: 'commit', title: `Add the cache`, text: `Commit 1a2b3c4: Add the ${b} cache. Touched: src/cache.ts` },
 ];
 
-const tombstones = async (teamId: number) =>
-  (await env.DB.prepare('SELECT COUNT(*) AS n FROM prime_tombstones WHERE team_id = ?')
+const tombstones = async (teamId: number, d1: D1Database = env.DB) =>
+  (await d1
+    .prepare('SELECT COUNT(*) AS n FROM prime_tombstones WHERE team_id = ?')
     .bind(teamId)
     .first<{ n: number }>())!.n;
 
@@ -48,5 +52,61 @@ describe('forgetting a primed note', { timeout: 60_000 }, () => {
     const { job } = (await confirm.json()) as { job: { id: string } };
     expect((await runJob(ids.teamId, job.id)).status).toBe('done');
     expect(await tombstones(ids.teamId)).toBe(0);
+  });
+
+  it('keeps it forgotten after the team moves to another database', async () => {
+    const owner = await newIdentity({ role: 'owner' });
+    const ids = await idsOf(owner);
+    const project = `github.com/acme/${fresh('primed-moved')}`;
+    const [kept, gone] = [secretWord(), secretWord()];
+    const prime = async () =>
+      (await (
+        await call('/api/prime', { token: owner.token, json: { project, notes: notesFor(kept, gone) } })
+      ).json()) as { stored: number[]; duplicates: number };
+
+    const first = await prime();
+    expect(first.stored).toHaveLength(2);
+    const forget = await call('/api/forget', {
+      token: owner.token,
+      json: { kind: 'observation', id: first.stored[1] },
+    });
+    expect(forget.status).toBe(200);
+
+    const job = await startJob(env, moveJob, ids.teamId, { to: 'DB_1', force: false, settleMs: 0 });
+    expect((await finishJob(ids.teamId, job.id)).status).toBe('done');
+    expect(await tombstones(ids.teamId, env.DB_1)).toBe(1);
+    expect(await tombstones(ids.teamId, env.DB)).toBe(0);
+
+    // Served from the new database now: the kept note is a duplicate there, the forgotten one is not stored again.
+    expect(await prime()).toMatchObject({ stored: [], duplicates: 2 });
+    const stored = await env.DB_1.prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ?')
+      .bind(ids.teamId)
+      .first<{ n: number }>();
+    expect(stored).toEqual({ n: 1 });
+  });
+
+  it('counts a note primed under the older hash, which held the project id, as already there', async () => {
+    const owner = await newIdentity({ role: 'owner' });
+    const project = `github.com/acme/${fresh('primed-legacy')}`;
+    const notes = notesFor(secretWord(), secretWord());
+    const prime = async () =>
+      (await (await call('/api/prime', { token: owner.token, json: { project, notes } })).json()) as {
+        stored: number[];
+        duplicates: number;
+      };
+    const first = await prime();
+    expect(first.stored).toHaveLength(2);
+    // As an install before 2026-12-03 stored them: sha256(prime, project id, kind, title, text).
+    for (const [i, id] of first.stored.entries()) {
+      const row = await env.DB.prepare('SELECT project_id FROM observations WHERE id = ?')
+        .bind(id)
+        .first<{ project_id: number }>();
+      const n = notes[i]!;
+      const legacy = (
+        await sha256Hex(['prime', String(row!.project_id), n.kind, n.title, n.text].join('\u0000'))
+      ).slice(0, 16);
+      await env.DB.prepare('UPDATE observations SET content_hash = ? WHERE id = ?').bind(legacy, id).run();
+    }
+    expect(await prime()).toMatchObject({ stored: [], duplicates: 2 });
   });
 });

@@ -22,16 +22,24 @@ const tombstones = async (teamId: number, d1: D1Database = env.DB) =>
     .bind(teamId)
     .first<{ n: number }>())!.n;
 
+/** A fresh owner, a fresh project and two notes with secret words in them, and a way to prime them (again). */
+async function primedWorld(name: string) {
+  const owner = await newIdentity({ role: 'owner' });
+  const ids = await idsOf(owner);
+  const project = `github.com/acme/${fresh(name)}`;
+  const [kept, gone] = [secretWord(), secretWord()];
+  const notes = notesFor(kept, gone);
+  const prime = async () =>
+    (await (await call('/api/prime', { token: owner.token, json: { project, notes } })).json()) as {
+      stored: number[];
+      duplicates: number;
+    };
+  return { owner, ids, project, kept, gone, notes, prime };
+}
+
 describe('forgetting a primed note', { timeout: 60_000 }, () => {
   it('keeps it forgotten on the next prime with only a hash stored, and the project forget takes the hash', async () => {
-    const owner = await newIdentity({ role: 'owner' });
-    const ids = await idsOf(owner);
-    const project = `github.com/acme/${fresh('primed')}`;
-    const [kept, gone] = [secretWord(), secretWord()];
-    const prime = async () =>
-      (await (
-        await call('/api/prime', { token: owner.token, json: { project, notes: notesFor(kept, gone) } })
-      ).json()) as { stored: number[]; duplicates: number };
+    const { owner, ids, project, kept, gone, prime } = await primedWorld('primed');
 
     const first = await prime();
     expect(first.stored).toHaveLength(2);
@@ -55,14 +63,7 @@ describe('forgetting a primed note', { timeout: 60_000 }, () => {
   });
 
   it('keeps it forgotten after the team moves to another database', async () => {
-    const owner = await newIdentity({ role: 'owner' });
-    const ids = await idsOf(owner);
-    const project = `github.com/acme/${fresh('primed-moved')}`;
-    const [kept, gone] = [secretWord(), secretWord()];
-    const prime = async () =>
-      (await (
-        await call('/api/prime', { token: owner.token, json: { project, notes: notesFor(kept, gone) } })
-      ).json()) as { stored: number[]; duplicates: number };
+    const { owner, ids, prime } = await primedWorld('primed-moved');
 
     const first = await prime();
     expect(first.stored).toHaveLength(2);
@@ -86,14 +87,7 @@ describe('forgetting a primed note', { timeout: 60_000 }, () => {
   });
 
   it('counts a note primed under the older hash, which held the project id, as already there', async () => {
-    const owner = await newIdentity({ role: 'owner' });
-    const project = `github.com/acme/${fresh('primed-legacy')}`;
-    const notes = notesFor(secretWord(), secretWord());
-    const prime = async () =>
-      (await (await call('/api/prime', { token: owner.token, json: { project, notes } })).json()) as {
-        stored: number[];
-        duplicates: number;
-      };
+    const { notes, prime } = await primedWorld('primed-legacy');
     const first = await prime();
     expect(first.stored).toHaveLength(2);
     // As an install before 2026-12-03 stored them: sha256(prime, project id, kind, title, text).

@@ -153,13 +153,17 @@ const auditRow = (d: Db, teamId: number, a: ForgetAudit) =>
     at: a.at,
   });
 
+/** The one insert path of prime_tombstones: a forget's (tombstonePrimed) and a move's (copyTombstone). */
+function insertTombstones(d: Db) {
+  return d.insert(primeTombstones);
+}
+
 /**
  * A tombstone for each primed note among the observations `where` names (src/recall/prime.ts): its content hash,
  * never its text, so priming the project again does not bring back what someone forgot. The one insert path.
  */
 const tombstonePrimed = (d: Db, where: SQL | undefined, at: number) =>
-  d
-    .insert(primeTombstones)
+  insertTombstones(d)
     .select(
       d
         .select({
@@ -176,7 +180,7 @@ const tombstonePrimed = (d: Db, where: SQL | undefined, at: number) =>
 /** Tombstones as they stand, onto another database (a team move, project ids translated): one statement each, and
  * a page copied twice adds nothing. */
 export const copyTombstone = (d: Db, t: typeof primeTombstones.$inferInsert) =>
-  d.insert(primeTombstones).values(t).onConflictDoNothing();
+  insertTombstones(d).values(t).onConflictDoNothing();
 
 /** Which of `hashes` were primed into the project and forgotten since (see tombstonePrimed). */
 export async function tombstonedHashes(

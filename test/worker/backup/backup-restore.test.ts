@@ -7,6 +7,7 @@ import { storePrompt } from '../../../src/store/sessions';
 import { manifestKey, partKey } from '../../../src/backup/store';
 import { runDailyMaintenance } from '../../../src/maintenance/daily';
 import { ADMIN_SECRET, call, fresh, newIdentity } from '../support/http';
+import { comparableContext } from '../support/comparable';
 import { resetDatabases } from '../support/fresh-db';
 import { runJob } from '../support/jobs';
 import { idsOf, seedObservation, seedProject, seedSession, seedWorld } from '../support/seed';
@@ -14,16 +15,6 @@ import type { WireJob } from '../../../src/shared/jobs';
 
 const T0 = Date.parse('2026-05-04T09:00:00Z');
 const bucket = () => env.BACKUPS;
-
-/**
- * Ids differ between deployments, and device names are not in a backup (devices come back as people log in
- * again, so `@who/device` reads `@who`); everything else must not differ.
- */
-const withoutIds = (text: string) =>
-  text
-    .replace(/^(S|P)?\d+(?= )/gm, '$1N')
-    .replace(/#\d+/g, '#N')
-    .replace(/(@[A-Za-z0-9._-]+)\/[A-Za-z0-9._-]+/g, '$1');
 
 async function operator(path: string, json?: unknown, method = json === undefined ? 'GET' : 'POST') {
   return call(path, { token: ADMIN_SECRET, method, json });
@@ -104,7 +95,9 @@ describe('backups', { timeout: 60_000 }, () => {
         ).json()) as { results: { title: string }[] }
       ).results.map((r) => r.title);
     const context = async (token: string) =>
-      withoutIds(await (await call(`/api/context?project=${encodeURIComponent(w.key)}&tz=UTC`, { token })).text());
+      comparableContext(
+        await (await call(`/api/context?project=${encodeURIComponent(w.key)}&tz=UTC`, { token })).text(),
+      );
     const queries = [word, 'locale', 'server', 'retries', 'rollout traffic'];
     const before = { search: [] as string[][], context: await context(w.id.token) };
     for (const q of queries) before.search.push(await titles(w.id.token, q));

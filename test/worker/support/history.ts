@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import { mergeRows } from '../../../src/db/consolidation';
 import { call } from './http';
 import type { SeedWorld } from './seed';
+import { comparableContext } from './comparable';
 
 const T0 = Date.parse('2026-05-04T09:00:00Z');
 
@@ -48,16 +49,9 @@ export async function seedCorrections(w: SeedWorld): Promise<Corrected> {
   return { word, titles };
 }
 
-/** Ids differ between teams and deployments; everything else must not. */
-const withoutIds = (text: string) =>
-  text
-    .replace(/^(S|P)?\d+(?= )/gm, '$1N')
-    .replace(/#\d+/g, '#N')
-    .replace(/(@[A-Za-z0-9._-]+)\/[A-Za-z0-9._-]+/g, '$1');
-
 /** What `token` reads of project `key`: its context index and the titles a search for `word` finds. */
 export async function truthOf(token: string, key: string, word: string) {
-  const context = withoutIds(
+  const context = comparableContext(
     await (await call(`/api/context?project=${encodeURIComponent(key)}&tz=UTC`, { token })).text(),
   );
   const res = await call(`/api/search?q=${encodeURIComponent(word)}&project=${encodeURIComponent(key)}`, { token });

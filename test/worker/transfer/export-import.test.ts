@@ -4,6 +4,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
 import { call, fresh, newIdentity } from '../support/http';
+import { comparableContext } from '../support/comparable';
 import { importNow } from '../support/import';
 import { idsOf, seedWorld } from '../support/seed';
 
@@ -50,7 +51,6 @@ const exportOf = (token: string, project?: string) =>
   call(`/api/admin/export${project ? `?project=${encodeURIComponent(project)}` : ''}`, { token });
 const importInto = importNow;
 /** Ids differ between teams; everything else must not. */
-const withoutIds = (text: string) => text.replace(/^(S|P)?\d+(?= )/gm, '$1N').replace(/#\d+/g, '#N');
 
 describe('export and import', { timeout: 30_000 }, () => {
   it('moves a project into another team with the same search results and context index, and imports it only once', async () => {
@@ -92,7 +92,9 @@ describe('export and import', { timeout: 30_000 }, () => {
       expect(await titles(b.token), q).toEqual(there);
     }
     const context = async (token: string) =>
-      withoutIds(await (await call(`/api/context?project=${encodeURIComponent(a.key)}&tz=UTC`, { token })).text());
+      comparableContext(
+        await (await call(`/api/context?project=${encodeURIComponent(a.key)}&tz=UTC`, { token })).text(),
+      );
     const index = await context(a.id.token);
     expect(index).toContain(`Fixed the ${a.word} cache key`);
     expect(await context(b.token)).toEqual(index);

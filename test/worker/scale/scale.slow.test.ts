@@ -16,6 +16,7 @@ import { consolidateJob } from '../../../src/consolidation/job';
 import { retentionSweepJob } from '../../../src/retention/sweep-job';
 import { ftsUpkeepJob } from '../../../src/search/fts-upkeep';
 import { embedJob } from '../../../src/vectors/embed-job';
+import { judgeHeldJob } from '../../../src/hold/backfill-job';
 import { ADMIN_SECRET, call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { finishJob, lane, runJob } from '../support/jobs';
 import { importNow } from '../support/import';
@@ -83,6 +84,10 @@ beforeAll(async () => {
   ids = await idsOf(id);
   fx = await seedScale(ids, fresh('scale'), PROJECTS, PER_PROJECT);
   console.log(`scale fixture: ${JSON.stringify(fx.rows)} in ${(fx.ms / 1000).toFixed(1)} s`);
+  // The upgrade to data version 2 starts each team's judge-held job once (src/upgrade/); on these rows it holds the
+  // team's lane for 100+ steps, and the jobs below would queue behind it. It runs to its end first (same job: dedupe).
+  const held = await runJob(ids.teamId, (await startJob(env, judgeHeldJob, ids.teamId, {})).id, 5_000);
+  console.log(`judge-held on the fixture: ${held.status} in ${held.stats.steps} steps`);
 }, 1_800_000);
 
 afterAll(() => {

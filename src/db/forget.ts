@@ -160,7 +160,7 @@ function insertTombstones(d: Db) {
 
 /**
  * A tombstone for each primed note among the observations `where` names (src/recall/prime.ts): its content hash,
- * never its text, so priming the project again does not bring back what someone forgot. The one insert path.
+ * never its text, so priming the project again does not bring back what someone forgot.
  */
 const tombstonePrimed = (d: Db, where: SQL | undefined, at: number) =>
   insertTombstones(d)

@@ -1,8 +1,8 @@
 // Every renderer that shows stored text to an agent keeps the frame: records are stored straight into D1 as released
-// from the hold-back (so the upgrade's judge-held job, which may run during the test, leaves them visible) with every text field carrying the frame's closing
-// marker, fake frame and system openers and instruction text; then each agent-facing output is rendered for a
-// teammate and for the author, and none may close, reopen or spoof its frame. Replacing `safeLine` with a raw join
-// in any one renderer fails this file.
+// from the hold-back (so the upgrade's judge-held job, which may run during the test, leaves them visible) with every
+// text field carrying the frame's closing marker, fake frame and system openers and instruction text; then each
+// agent-facing output is rendered for a teammate and for the author, and none may close, reopen or spoof its frame.
+// Replacing `safeLine` with a raw join in any one renderer fails this file.
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary } from '../support/seed';

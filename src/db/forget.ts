@@ -5,7 +5,7 @@ import { and, count as countAll, eq, gt, inArray, type SQL } from 'drizzle-orm';
 import { db, type Db } from './client';
 import { insertAudit } from './audit';
 import { deleteCorrectionRows } from './corrections';
-import { boundValue, byIds, inJsonList, jsonCounts } from './sqlite';
+import { boundValue, byIds, inJsonList, jsonCounts, projectIdByKey } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, canSeeProject, type Viewer } from './visibility';
 import {
   localVectors,
@@ -153,7 +153,8 @@ const auditRow = (d: Db, teamId: number, a: ForgetAudit) =>
     at: a.at,
   });
 
-/** The one insert path of prime_tombstones: a forget's (tombstonePrimed) and a move's (copyTombstone). */
+/** The one insert path of prime_tombstones: a forget's (tombstonePrimed), a move's (copyTombstone), an import's
+ * (importTombstone). */
 function insertTombstones(d: Db) {
   return d.insert(primeTombstones);
 }
@@ -181,6 +182,37 @@ const tombstonePrimed = (d: Db, where: SQL | undefined, at: number) =>
  * a page copied twice adds nothing. */
 export const copyTombstone = (d: Db, t: typeof primeTombstones.$inferInsert) =>
   insertTombstones(d).values(t).onConflictDoNothing();
+
+/**
+ * A tombstone an import or a restore carries (a `tombstone` line of the export), into the project `project` names:
+ * by id, or by key looked up inside the batch that may make it, and then only a project `writer` may write (the
+ * write policy's rule; null: a restore). No such project: nothing is written; the same line twice adds nothing.
+ */
+export const importTombstone = (
+  d: Db,
+  teamId: number,
+  project: { id: number } | { key: string; writer: number | null },
+  hash: string,
+  at: number,
+) =>
+  insertTombstones(d)
+    .select(
+      d
+        .select({
+          teamId: projects.teamId,
+          projectId: projects.id,
+          hash: boundValue(hash).as('hash'),
+          createdAt: boundValue(at).as('created_at'),
+        })
+        .from(projects)
+        .where(
+          and(
+            eq(projects.teamId, teamId),
+            eq(projects.id, 'id' in project ? project.id : projectIdByKey(teamId, project.key, project.writer)),
+          ),
+        ),
+    )
+    .onConflictDoNothing();
 
 /** Which of `hashes` were primed into the project and forgotten since (see tombstonePrimed). */
 export async function tombstonedHashes(

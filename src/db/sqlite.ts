@@ -328,3 +328,6 @@ export const jsonCounts = (entries: Record<string, SQLWrapper | number>): SQL<st
 
 /** A bound value as a selected column (an insert…select's constant, e.g. its time). */
 export const boundValue = <T extends number | string>(v: T): SQL<T> => sql<T>`${v}`;
+
+/** A table's rowid as a column, for paging a table that has no id column of its own (prime_tombstones). */
+export const rowidOf = (table: SQLWrapper): SQL<number> => sql<number>`${table}.rowid`;

@@ -73,9 +73,11 @@ export async function exportPager(
         }
         case 'links':
         case 'events':
-        case 'signals': {
-          // The correction history, after every project's rows: a line names only observations this export holds.
-          const h = await historyPage(d1, teamId, c.at, c.after, PAGE, exportedBy(keep, covered), who);
+        case 'signals':
+        case 'tombstones': {
+          // The correction history, after every project's rows: a line names only observations (and projects) this
+          // export holds.
+          const h = await historyPage(d1, teamId, c.at, c.after, PAGE, exportedBy(keep, covered), who, covered);
           const i = HISTORY_STAGES.indexOf(c.at);
           const next: ExportCursor =
             h.after !== null

@@ -30,6 +30,7 @@ export function cursorToken(c: ExportCursor): string {
     case 'links':
     case 'events':
     case 'signals':
+    case 'tombstones':
       return `${c.at}.${c.after}`;
     default:
       return `${c.at}.${c.project}.${c.after}`;
@@ -40,7 +41,7 @@ export function cursorToken(c: ExportCursor): string {
 export function parseCursorToken(token: string): ExportCursor {
   if (token === 'start' || token === 'users') return exportStart();
   if (token === 'done') return { at: 'done' };
-  const p = /^(project|links|events|signals)\.(\d{1,15})$/.exec(token);
+  const p = /^(project|links|events|signals|tombstones)\.(\d{1,15})$/.exec(token);
   if (p) return { at: p[1] as 'project' | HistoryStage, after: Number(p[2]) };
   const s = STAGE.exec(token);
   if (s) return { at: s[1] as 'sessions', project: Number(s[2]), after: Number(s[3]) };

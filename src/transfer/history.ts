@@ -6,21 +6,31 @@
 // onto the caller's own rows (the policy's sessions, the caller as author, checked in the batch itself).
 import { redact } from '#shared/redact';
 import type { Caller } from '../db/caller';
-import { sessionsByKeys, type SessionRef } from './queries/transfer';
-import { importedSessionKey, importSessionKey, mayImportIntoSession, mayWriteProject } from '../db/write-policy';
+import { sessionsByKeys, type NewSession, type SessionRef } from './queries/transfer';
+import { projectsByKeys } from '../db/projects';
+import {
+  chooseProject,
+  importedProjectKey,
+  importedSessionKey,
+  importSessionKey,
+  mayImportIntoSession,
+  mayWriteProject,
+  shadowProjectKey,
+} from '../db/write-policy';
 import type { ExportFilter, Who } from './export';
 import {
   eventPage,
   historyEnds,
   linkPage,
   signalPage,
+  tombstonePage,
   type HistoryEnd,
   type HistoryIn,
   type ObservationRef,
 } from './queries/history';
 import type { ExportRecord } from './records';
 
-export const HISTORY_STAGES = ['links', 'events', 'signals'] as const;
+export const HISTORY_STAGES = ['links', 'events', 'signals', 'tombstones'] as const;
 export type HistoryStage = (typeof HISTORY_STAGES)[number];
 
 /** One page of a history stage: its records, the source row each came from (for resuming), and where it ends. */
@@ -35,7 +45,7 @@ const named = (e: HistoryEnd) => ({ session_key: e.sessionKey, content_hash: e.c
 
 /**
  * A page of `stage` from row `after` on. `exported(end)`: whether the export holds that observation (the
- * reader's filter and the covered projects).
+ * reader's filter and the covered projects); `covered(projectId)`: whether it covers that project.
  */
 export async function historyPage(
   d1: D1Database,
@@ -45,8 +55,20 @@ export async function historyPage(
   limit: number,
   exported: (e: HistoryEnd) => boolean,
   who: Who,
+  covered: (projectId: number) => boolean,
 ): Promise<HistoryPage> {
   const out: HistoryPage = { records: [], rowIds: [], after: null };
+  if (stage === 'tombstones') {
+    // A forgotten primed note stays forgotten where the file is imported: its hash, never its text.
+    const rows = await tombstonePage(d1, teamId, after, limit);
+    for (const r of rows) {
+      if (!covered(r.projectId)) continue;
+      out.records.push({ kind: 'tombstone', project: r.project, hash: r.hash, created_at: r.createdAt });
+      out.rowIds.push(r.row);
+    }
+    out.after = rows.length < limit ? null : rows[rows.length - 1]!.row;
+    return out;
+  }
   const ends = async (ids: number[]) => {
     const m = await historyEnds(d1, teamId, [...new Set(ids)]);
     return (id: number | null) => {
@@ -146,10 +168,50 @@ export const exportedBy =
 
 // --- import ----------------------------------------------------------------------------------------------
 
-type HistoryRecord = Extract<ExportRecord, { kind: 'link' | 'event' | 'signal' }>;
+type HistoryRecord = Extract<ExportRecord, { kind: 'link' | 'event' | 'signal' | 'tombstone' }>;
+type ObservationLine = Exclude<HistoryRecord, { kind: 'tombstone' }>;
+type TombstoneLine = Extract<HistoryRecord, { kind: 'tombstone' }>;
+type ProjectTarget = NewSession['project'];
 
 export const isHistory = (r: ExportRecord): r is HistoryRecord =>
-  r.kind === 'link' || r.kind === 'event' || r.kind === 'signal';
+  r.kind === 'link' || r.kind === 'event' || r.kind === 'signal' || r.kind === 'tombstone';
+
+/**
+ * The project each tombstone line goes into: the one this part resolved for that key (`targets`), else for a
+ * restore the key itself (looked up in the batch), else for a member the project the write policy would use for
+ * the key (chooseProject), if it exists. A tombstone never makes a project, and a line with no project is dropped.
+ */
+async function tombstoneTargets(
+  h: { team: D1Database; teamId: number },
+  caller: Caller | null,
+  lines: readonly TombstoneLine[],
+  targets: ReadonlyMap<string, ProjectTarget>,
+): Promise<HistoryIn[]> {
+  const missing = [...new Set(lines.map((r) => r.project))].filter((raw) => !targets.has(raw));
+  const resolved = new Map(targets);
+  if (caller) {
+    const stored = new Map(missing.map((raw) => [raw, importedProjectKey(raw, caller.handle)]));
+    const keys = [...stored.values()].flatMap((k) => [k, shadowProjectKey(k, caller.handle)]);
+    const found = await projectsByKeys(h.team, h.teamId, keys);
+    for (const [raw, key] of stored) {
+      const choice = chooseProject(
+        caller,
+        key,
+        {
+          byKey: found.byKey.get(key) ?? null,
+          byAlias: found.byAlias.get(key) ?? null,
+          shadow: found.byKey.get(shadowProjectKey(key, caller.handle)) ?? null,
+        },
+        'team',
+      );
+      if (choice.kind === 'use') resolved.set(raw, { id: choice.project.id });
+    }
+  } else for (const raw of missing) resolved.set(raw, { key: raw, writer: null });
+  return lines.flatMap((r): HistoryIn[] => {
+    const project = resolved.get(r.project);
+    return project ? [{ kind: 'tombstone', project, hash: r.hash, createdAt: r.created_at }] : [];
+  });
+}
 
 /**
  * The part's history lines, planned: each session key they name resolved as the part's rows resolve it (`known`:
@@ -159,11 +221,15 @@ export const isHistory = (r: ExportRecord): r is HistoryRecord =>
 export async function planHistory(
   h: { team: D1Database; teamId: number },
   caller: Caller | null,
-  lines: readonly HistoryRecord[],
+  all: readonly HistoryRecord[],
   known: ReadonlyMap<string, SessionRef>,
   members: ReadonlyMap<string, number> | null,
+  projects: ReadonlyMap<string, ProjectTarget>,
 ): Promise<HistoryIn[]> {
-  if (lines.length === 0) return [];
+  const tombstones = all.filter((r): r is TombstoneLine => r.kind === 'tombstone');
+  const lines = all.filter((r): r is ObservationLine => r.kind !== 'tombstone');
+  const buried = tombstones.length ? await tombstoneTargets(h, caller, tombstones, projects) : [];
+  if (lines.length === 0) return buried;
   const keys = new Set<string>();
   for (const r of lines) {
     keys.add(r.session_key);
@@ -229,5 +295,5 @@ export async function planHistory(
       });
     }
   }
-  return out;
+  return out.concat(buried);
 }

@@ -111,6 +111,7 @@ export async function planPart(
     part.flatMap((n) => (isHistory(n.record) ? [n.record] : [])),
     known,
     members,
+    projects.targets,
   );
   if (who.kind === 'member') {
     writes.audit = {

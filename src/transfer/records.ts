@@ -130,6 +130,17 @@ export const SignalRecord = z.object({
   updated_at: time,
 });
 
+/**
+ * A primed note someone forgot in `project` (prime_tombstones): its content hash, never its text, so priming the
+ * project again where the file is imported does not store it again.
+ */
+export const TombstoneRecord = z.object({
+  kind: z.literal('tombstone'),
+  project: text(500, 1),
+  hash: z.string().regex(/^[0-9a-f]{16,64}$/, 'expected a hex content hash'),
+  created_at: time,
+});
+
 export const ExportRecord = z.discriminatedUnion('kind', [
   ProjectRecord,
   UserRecord,
@@ -140,5 +151,6 @@ export const ExportRecord = z.discriminatedUnion('kind', [
   LinkRecord,
   EventRecord,
   SignalRecord,
+  TombstoneRecord,
 ]);
 export type ExportRecord = z.infer<typeof ExportRecord>;

@@ -1,5 +1,5 @@
 // The transfer's own statements for the correction history (src/transfer/history.ts): the export's pages of
-// superseded/merged links, observation_events and observation_signals, the observations they name (with their
+// superseded/merged links, observation_events, observation_signals and prime_tombstones, the observations they name (with their
 // session keys: the file names an observation by session key + content hash), and the statements an import
 // writes them back with. Those look each observation up by (session, content hash) inside the batch itself, so a
 // history line may name a row its own part makes, and, for an admin's import, only among the caller's own rows.
@@ -8,9 +8,17 @@ import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { BatchItem } from '../../db/batch';
 import { db, type Db } from '../../db/client';
 import { insertEventRows, putSignalRowsFrom } from '../../db/corrections';
-import { observationEvents, observationSignals, observations, sessions } from '../../db/schema';
-import { byIds, coalesce, eventCopies, scalar, signalCopy } from '../../db/sqlite';
-import { sessionIdOf, type SessionRef } from './transfer';
+import { importTombstone } from '../../db/forget';
+import {
+  observationEvents,
+  observationSignals,
+  observations,
+  primeTombstones,
+  projects,
+  sessions,
+} from '../../db/schema';
+import { byIds, coalesce, eventCopies, rowidOf, scalar, signalCopy } from '../../db/sqlite';
+import { sessionIdOf, type NewSession, type SessionRef } from './transfer';
 
 const qb = new QueryBuilder();
 
@@ -98,6 +106,22 @@ export async function historyEnds(d1: D1Database, teamId: number, ids: readonly 
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/**
+ * Tombstones of primed notes someone forgot (prime_tombstones), with their project's key, after row `after` (the
+ * table's rowid: it has no id column), by rowid.
+ */
+export async function tombstonePage(d1: D1Database, teamId: number, after: number, limit: number) {
+  const t = primeTombstones;
+  const row = rowidOf(t);
+  return db(d1)
+    .select({ row, projectId: t.projectId, project: projects.key, hash: t.hash, createdAt: t.createdAt })
+    .from(t)
+    .innerJoin(projects, and(eq(projects.id, t.projectId), eq(projects.teamId, t.teamId)))
+    .where(and(eq(t.teamId, teamId), gt(row, after)))
+    .orderBy(asc(row))
+    .limit(limit);
+}
+
 // --- import ----------------------------------------------------------------------------------------------
 
 /** An observation as a history line names it, on the target: its session, content hash, and (an admin's import) the only author it may have. */
@@ -130,7 +154,8 @@ export type HistoryIn =
       outdated: number;
       review: 'pending' | 'kept' | null;
       updatedAt: number;
-    };
+    }
+  | { kind: 'tombstone'; project: NewSession['project']; hash: string; createdAt: number };
 
 /** The observation's id as a value (NULL when the session has no such row, or not by that author). */
 const idOf = (teamId: number, r: ObservationRef) =>
@@ -151,7 +176,8 @@ const idOf = (teamId: number, r: ObservationRef) =>
 /**
  * One statement per line. A link is set (a replacement the target lacks leaves the record superseded by itself,
  * outdated with nothing in its place, as the move does; a merge into a row it lacks is left out); an event adds
- * the copies the observation lacks; signals are set. A line whose observation is not there writes nothing.
+ * the copies the observation lacks; signals are set; a tombstone is added to its project. A line whose observation
+ * (or project) is not there writes nothing.
  */
 export function historyStatements(d: Db, teamId: number, lines: readonly HistoryIn[]): BatchItem[] {
   const o = observations;
@@ -175,6 +201,7 @@ export function historyStatements(d: Db, teamId: number, lines: readonly History
         eventCopies({ ...e, teamId, observation: idOf(teamId, of), by: by === null ? null : idOf(teamId, by) }),
       );
     }
+    if (h.kind === 'tombstone') return importTombstone(d, teamId, h.project, h.hash, h.createdAt);
     const { of, kind: _k, ...v } = h;
     return putSignalRowsFrom(d, signalCopy(teamId, idOf(teamId, of), v));
   });

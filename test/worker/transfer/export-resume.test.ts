@@ -6,6 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configOf } from '../../../src/config';
 import { watchInvocations, type Usage } from '../../../src/db/meter';
 import { call, fresh, newIdentity } from '../support/http';
+import { cursorToken, parseCursorToken } from '../../../src/transfer/export-resume';
+import type { ExportCursor } from '../../../src/transfer/export-cursor';
+import { HISTORY_STAGES } from '../../../src/transfer/history';
 import { idsOf, seedProject, seedSession, type Ids } from '../support/seed';
 
 const PROJECTS = 60;
@@ -115,6 +118,18 @@ describe('the resumable export', { timeout: 120_000 }, () => {
     }
     expect(cuts).toBeGreaterThan(responses);
     expect(resumed).toEqual(plain);
+  });
+
+  it('reads back every cursor it gives out, the history stages and the tombstones included', () => {
+    const cursors: ExportCursor[] = [
+      { at: 'users' },
+      { at: 'project', after: 3 },
+      ...(['sessions', 'prompts', 'observations', 'summaries'] as const).map((at) => ({ at, project: 4, after: 9 })),
+      ...HISTORY_STAGES.map((at) => ({ at, after: 12 })),
+      { at: 'done' },
+    ];
+    for (const c of cursors) expect(parseCursorToken(cursorToken(c))).toEqual(c);
+    expect(cursorToken({ at: 'tombstones', after: 12 })).toBe('tombstones.12');
   });
 
   it("refuses a cursor it did not give out and reads nothing of another team's project a cursor names", async () => {

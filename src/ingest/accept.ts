@@ -22,10 +22,14 @@ import type { EventAck, IngestEvent } from './schemas';
 export interface IngestContext {
   env: CairnEnv;
   auth: AuthContext;
-  /** The team's database and its name (src/db/shards.ts); the name keys this isolate's id memos, so ids
-   * read from one shard are never used on another after the team moves. */
+  /** The team's database (src/db/shards.ts). */
   db: D1Database;
-  shard: string;
+  /**
+   * Its name and the time the last move put the team there (the team's write gate): keys this isolate's id memos,
+   * so ids read from one database are never used on another, nor on the same one after a move away and back
+   * (the team's rows there were deleted and copied back under new ids).
+   */
+  placement: string;
   settings: TeamSettings;
   now: number;
   /** Calls per minute one session accepts (the token's ingest limit, counted in the SessionDO). */
@@ -176,11 +180,11 @@ function skipReason(ctx: IngestContext, e: IngestEvent): string | null {
 /** The project and `sessions` row the event belongs to (created on first sight), as the DO will need them. */
 async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<EventSnapshot> {
   const { db, auth } = ctx;
-  const project = await projects.getOrLoad(`${ctx.shard}:${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () =>
+  const project = await projects.getOrLoad(`${ctx.placement}:${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () =>
     ensureProject(db, auth, e.project, ctx.now),
   );
   const sessionDbId = await sessionRows.getOrLoad(
-    `${ctx.shard}:${auth.teamId}:${auth.userId}:${e.session_id}`,
+    `${ctx.placement}:${auth.teamId}:${auth.userId}:${e.session_id}`,
     ctx.now,
     () =>
       ensureSessionRow(db, {

@@ -23,7 +23,7 @@ import {
 import type { BatchResult, EventAck } from '#shared/wire/events';
 import { shardDb, shardOf, teamDb } from '../db/shards';
 import { errorText, log } from '../lib/log';
-import { enterTeamWrite } from '../slots/enter-write';
+import { enterTeamWritePlacement } from '../slots/enter-write';
 
 /** Mounted at /api/sessions: writes need the `ingest` scope, reads `ingest` or `read` (guards in src/app.ts). */
 export const sessionRoutes = new Hono<AppEnv>();
@@ -36,14 +36,15 @@ export const eventRoutes = new Hono<AppEnv>();
  */
 async function context(c: Context<AppEnv>, sessionKeys: string[]): Promise<IngestContext> {
   const auth = c.get('auth');
-  const moved = await enterTeamWrite(c.env, auth.teamId, sessionKeys);
-  const shard = moved ?? (await shardOf(c.env, auth.teamId));
+  const placement = await enterTeamWritePlacement(c.env, auth.teamId, sessionKeys);
+  const shard = placement.shard ?? (await shardOf(c.env, auth.teamId));
   const db = shardDb(c.env, shard);
   return {
     env: c.env,
     auth,
     db,
-    shard,
+    // A team moved away and back is on the same database under new ids: the move's time tells the two apart.
+    placement: `${shard}@${placement.placedAt ?? 0}`,
     settings: await settingsFor(db, auth),
     now: Date.now(),
     ingestLimit: limitFor(c.env, auth, 'ingest'),

@@ -19,20 +19,36 @@ export function teamMoving(retryAt: number, now: number): AppError {
   );
 }
 
+/** Where the last move put a team: its database and when (both null: never moved, the shard map's answer stands). */
+export interface Placement {
+  shard: string | null;
+  placedAt: number | null;
+}
+
 /**
  * Lets a write for `sessionKeys` (none: a write outside any session) through the team's gate, or throws
- * `team_moving`. Answers the database the last move put the team on (null: the shard map's answer stands).
+ * `team_moving`. Answers where the last move put the team.
  */
+export async function enterTeamWritePlacement(
+  env: Pick<CairnEnv, 'TEAMS'>,
+  teamId: number,
+  sessionKeys: string[],
+  now = Date.now(),
+): Promise<Placement> {
+  countSubrequest();
+  const answer = await teamStub(env, teamId).enterWrite([...new Set(sessionKeys)], now);
+  if (!answer.open) throw teamMoving(answer.retryAt, now);
+  return { shard: answer.shard, placedAt: answer.placedAt };
+}
+
+/** enterTeamWrite's database alone (null: the shard map's answer stands). */
 export async function enterTeamWrite(
   env: Pick<CairnEnv, 'TEAMS'>,
   teamId: number,
   sessionKeys: string[],
   now = Date.now(),
 ): Promise<string | null> {
-  countSubrequest();
-  const answer = await teamStub(env, teamId).enterWrite([...new Set(sessionKeys)], now);
-  if (!answer.open) throw teamMoving(answer.retryAt, now);
-  return answer.shard;
+  return (await enterTeamWritePlacement(env, teamId, sessionKeys, now)).shard;
 }
 
 /** The team's database for a write that passed the gate (the move's answer first: an isolate's memo may lag). */

@@ -14,8 +14,13 @@ export const WRITE_GATE_SCHEMA = `CREATE TABLE write_gate (id INTEGER PRIMARY KE
    CREATE TABLE writers (session_key TEXT PRIMARY KEY, seen_at INTEGER NOT NULL);
    CREATE TABLE placement (id INTEGER PRIMARY KEY CHECK (id = 1), shard TEXT NOT NULL, at INTEGER NOT NULL);`;
 
-/** The gate as a writer sees it: open (with the database the last move put the team on), or closed until. */
-export type GateAnswer = { open: true; shard: string | null } | { open: false; retryAt: number };
+/**
+ * The gate as a writer sees it: open (with the database the last move put the team on and when, both null for a
+ * team never moved), or closed until.
+ */
+export type GateAnswer =
+  | { open: true; shard: string | null; placedAt: number | null }
+  | { open: false; retryAt: number };
 
 export class WriteGate {
   /** Session keys known to be listed (saves a storage write per event). */
@@ -43,8 +48,10 @@ export class WriteGate {
       );
       this.#known.add(key);
     }
-    const placed = this.sql.exec<{ shard: string }>('SELECT shard FROM placement WHERE id = 1').toArray()[0];
-    return { open: true, shard: placed?.shard ?? null };
+    const placed = this.sql
+      .exec<{ shard: string; at: number }>('SELECT shard, at FROM placement WHERE id = 1')
+      .toArray()[0];
+    return { open: true, shard: placed?.shard ?? null, placedAt: placed?.at ?? null };
   }
 
   /**

@@ -7,7 +7,14 @@ import { db as dbOf, type Db } from './client';
 import { observations, projectAliases, projects, sessions, users, type Project } from './schema';
 import { groupConcat, inJsonList, nullsLast, scalar } from './sqlite';
 import { canReadObservation, canSeeProject, type Viewer } from './visibility';
-import { chooseProject, mayWriteProject, shadowProjectKey, storedProjectKey, type KeyedProject } from './write-policy';
+import {
+  chooseFoundProject,
+  mayWriteProject,
+  projectLookupKeys,
+  shadowProjectKey,
+  storedProjectKey,
+  type KeyedProject,
+} from './write-policy';
 import { AppError } from '../lib/errors';
 
 export type ProjectRef = Pick<Project, 'id' | 'key' | 'visibility' | 'ownerUserId'>;
@@ -61,17 +68,8 @@ export async function ensureProject(
   const d = dbOf(d1);
   const key = storedProjectKey(rawKey, auth.handle);
   const shadow = shadowProjectKey(key, auth.handle);
-  const found = await projectsByKeys(d, auth.teamId, [key, shadow]);
-  const choice = chooseProject(
-    auth,
-    key,
-    {
-      byKey: found.byKey.get(key) ?? null,
-      byAlias: found.byAlias.get(key) ?? null,
-      shadow: found.byKey.get(shadow) ?? null,
-    },
-    wanted,
-  );
+  const found = await projectsByKeys(d, auth.teamId, projectLookupKeys(key, auth.handle));
+  const choice = chooseFoundProject(auth, key, found, wanted);
   if (choice.kind === 'use') return choice.project;
   if (choice.kind === 'unavailable') throw projectKeyUnavailable();
   const made = await insertOrGet(d, auth, choice.key, choice.visibility, now);

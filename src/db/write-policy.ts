@@ -94,6 +94,27 @@ export function chooseProject(
   return { kind: 'create', key: shadowProjectKey(key, caller.handle), visibility: 'private' };
 }
 
+/** The keys to look up for a write under `key` (stored form): the key itself and the caller's shadow of it. */
+export const projectLookupKeys = (key: string, handle: string): string[] => [key, shadowProjectKey(key, handle)];
+
+/** chooseProject with what a lookup of projectLookupKeys found (projectsByKeys: by key, and keys as aliases). */
+export const chooseFoundProject = (
+  caller: Pick<Caller, 'userId' | 'handle'>,
+  key: string,
+  found: { byKey: ReadonlyMap<string, KeyedProject>; byAlias: ReadonlyMap<string, KeyedProject> },
+  wanted: 'team' | 'private',
+): ProjectChoice =>
+  chooseProject(
+    caller,
+    key,
+    {
+      byKey: found.byKey.get(key) ?? null,
+      byAlias: found.byAlias.get(key) ?? null,
+      shadow: found.byKey.get(shadowProjectKey(key, caller.handle)) ?? null,
+    },
+    wanted,
+  );
+
 // --- sessions ---------------------------------------------------------------------------------------------
 
 /** Session keys only the server makes: `manual:` (what `remember` stores) and `import:` (an import's own). */

@@ -9,13 +9,13 @@ import type { Caller } from '../db/caller';
 import { sessionsByKeys, type NewSession, type SessionRef } from './queries/transfer';
 import { projectsByKeys } from '../db/projects';
 import {
-  chooseProject,
+  chooseFoundProject,
   importedProjectKey,
   importedSessionKey,
   importSessionKey,
   mayImportIntoSession,
   mayWriteProject,
-  shadowProjectKey,
+  projectLookupKeys,
 } from '../db/write-policy';
 import type { ExportFilter, Who } from './export';
 import {
@@ -191,19 +191,10 @@ async function tombstoneTargets(
   const resolved = new Map(targets);
   if (caller) {
     const stored = new Map(missing.map((raw) => [raw, importedProjectKey(raw, caller.handle)]));
-    const keys = [...stored.values()].flatMap((k) => [k, shadowProjectKey(k, caller.handle)]);
+    const keys = [...stored.values()].flatMap((k) => projectLookupKeys(k, caller.handle));
     const found = await projectsByKeys(h.team, h.teamId, keys);
     for (const [raw, key] of stored) {
-      const choice = chooseProject(
-        caller,
-        key,
-        {
-          byKey: found.byKey.get(key) ?? null,
-          byAlias: found.byAlias.get(key) ?? null,
-          shadow: found.byKey.get(shadowProjectKey(key, caller.handle)) ?? null,
-        },
-        'team',
-      );
+      const choice = chooseFoundProject(caller, key, found, 'team');
       if (choice.kind === 'use') resolved.set(raw, { id: choice.project.id });
     }
   } else for (const raw of missing) resolved.set(raw, { key: raw, writer: null });

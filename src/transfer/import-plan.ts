@@ -22,13 +22,13 @@ import {
 } from './queries/transfer';
 import {
   authorship,
-  chooseProject,
+  chooseFoundProject,
   importedProjectKey,
   importedSessionKey,
   importSessionKey,
   mayImportIntoSession,
   mayWriteProject,
-  shadowProjectKey,
+  projectLookupKeys,
 } from '../db/write-policy';
 import { AppError } from '../lib/errors';
 import { isHistory, planHistory } from './history';
@@ -171,7 +171,7 @@ async function planProjects(
   const caller = who.kind === 'member' ? who.caller : null;
   const stored = new Map([...named.keys()].map((raw) => [raw, caller ? importedProjectKey(raw, caller.handle) : raw]));
   const lookup = [
-    ...new Set([...stored.values()].flatMap((k) => (caller ? [k, shadowProjectKey(k, caller.handle)] : [k]))),
+    ...new Set([...stored.values()].flatMap((k) => (caller ? projectLookupKeys(k, caller.handle) : [k]))),
   ];
   const found = await projectsByKeys(h.team, h.teamId, lookup);
   const targets = new Map<string, ProjectTarget>();
@@ -193,16 +193,7 @@ async function planProjects(
       }
       continue;
     }
-    const choice = chooseProject(
-      caller,
-      key,
-      {
-        byKey: found.byKey.get(key) ?? null,
-        byAlias: found.byAlias.get(key) ?? null,
-        shadow: found.byKey.get(shadowProjectKey(key, caller.handle)) ?? null,
-      },
-      n.visibility,
-    );
+    const choice = chooseFoundProject(caller, key, found, n.visibility);
     if (choice.kind === 'unavailable')
       throw lineError(
         409,

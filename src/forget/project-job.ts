@@ -19,7 +19,7 @@ import {
 import { auditDetails } from '../db/audit';
 import { projectIdAfterMove } from '../db/move';
 import { earlierChunks, markTarget } from '../jobs/marks';
-import { jobTeamWrite } from '../slots/enter-write';
+import { jobTeamWrite, teamRowsDeleted } from '../slots/enter-write';
 import { JobFailure, type JobKind } from '../jobs/types';
 import type { JobProgress } from '#shared/jobs';
 import { requestFtsUpkeep } from '../search/fts-upkeep';
@@ -105,6 +105,9 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
       const target = `project:${p.projectId}`;
       const last = (await auditDetails(d, teamId, 'forget', [target], start.since ?? ctx.now)).get(target);
       const counts = last ? countsOf(last) : { ...start.counts };
+      // Said again in case the step that deleted it ended before it told the writers.
+      ctx.subrequest();
+      await teamRowsDeleted(ctx.env, teamId);
       return {
         cursor: { ...start, counts },
         done: true,
@@ -153,7 +156,7 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
         ctx.subrequest(batch.length);
         c.afterSession = batch[batch.length - 1]!.id;
       } else {
-        if (!ctx.fits({ statements: 10, subrequests: 1 })) break;
+        if (!ctx.fits({ statements: 10, subrequests: 2 })) break;
         const last = await deleteProject(d, teamId, p.projectId, {
           actorUserId: ctx.actorUserId ?? 0,
           target: `project:${p.projectId}`,
@@ -161,6 +164,8 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
           at: ctx.now,
         });
         c.counts.sessions += last.sessions;
+        ctx.subrequest();
+        await teamRowsDeleted(ctx.env, teamId);
         await requestFtsUpkeep(ctx.env, teamId);
         c.k++;
         return {

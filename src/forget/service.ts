@@ -35,7 +35,7 @@ import { forgetProjectJob } from './project-job';
 import { sessionStub } from '../session/session-do';
 // Every forget passes the team's write gate: refused with 503 team_moving while the team moves (a forget the
 // move had copied already would come back on the new database).
-import { writableTeamDb } from '../slots/enter-write';
+import { teamRowsDeleted, writableTeamDb } from '../slots/enter-write';
 import { sourcesOf } from '../db/consolidation';
 
 /** `12`, `#12` or `O12` name an observation; `S12` a summary; `P12` a prompt (as search shows them). */
@@ -163,6 +163,7 @@ export async function forgetSession(
     detail: { project_id: session.projectId, user_id: session.userId },
     at: now,
   });
+  await teamRowsDeleted(env, auth.teamId);
   await requestFtsUpkeep(env, auth.teamId);
   await dropVectors(env, auth.teamId, { ...ids, observations: [...ids.observations, ...merged] });
   await wipeSessionObject(env, auth.teamId, sessionKey);

@@ -25,9 +25,10 @@ export interface IngestContext {
   /** The team's database (src/db/shards.ts). */
   db: D1Database;
   /**
-   * Its name and the time the last move put the team there (the team's write gate): keys this isolate's id memos,
-   * so ids read from one database are never used on another, nor on the same one after a move away and back
-   * (the team's rows there were deleted and copied back under new ids).
+   * Its name, the time the last move put the team there and the team's row epoch (the team's write gate): keys this
+   * isolate's id memos, so ids read from one database are never used on another, nor on the same one after a move
+   * away and back (the team's rows there were deleted and copied back under new ids), nor after the session or
+   * project they name was forgotten.
    */
   placement: string;
   settings: TeamSettings;

@@ -43,8 +43,9 @@ async function context(c: Context<AppEnv>, sessionKeys: string[]): Promise<Inges
     env: c.env,
     auth,
     db,
-    // A team moved away and back is on the same database under new ids: the move's time tells the two apart.
-    placement: `${shard}@${placement.placedAt ?? 0}`,
+    // A team moved away and back is on the same database under new ids: the move's time tells the two apart; a
+    // forgotten session or project is gone: the row epoch tells before from after.
+    placement: `${shard}@${placement.placedAt ?? 0}#${placement.rowEpoch}`,
     settings: await settingsFor(db, auth),
     now: Date.now(),
     ingestLimit: limitFor(c.env, auth, 'ingest'),

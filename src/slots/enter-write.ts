@@ -19,10 +19,14 @@ export function teamMoving(retryAt: number, now: number): AppError {
   );
 }
 
-/** Where the last move put a team: its database and when (both null: never moved, the shard map's answer stands). */
+/**
+ * Where the last move put a team: its database and when (both null: never moved, the shard map's answer stands);
+ * and the team's row epoch, which a forget of a session or project moves.
+ */
 export interface Placement {
   shard: string | null;
   placedAt: number | null;
+  rowEpoch: number;
 }
 
 /**
@@ -38,7 +42,13 @@ export async function enterTeamWritePlacement(
   countSubrequest();
   const answer = await teamStub(env, teamId).enterWrite([...new Set(sessionKeys)], now);
   if (!answer.open) throw teamMoving(answer.retryAt, now);
-  return { shard: answer.shard, placedAt: answer.placedAt };
+  return { shard: answer.shard, placedAt: answer.placedAt, rowEpoch: answer.rowEpoch };
+}
+
+/** Tells the team's writers that sessions or projects were deleted: their memos of row ids are keyed anew. */
+export async function teamRowsDeleted(env: Pick<CairnEnv, 'TEAMS'>, teamId: number): Promise<void> {
+  countSubrequest();
+  await teamStub(env, teamId).rowsDeleted();
 }
 
 /** enterTeamWrite's database alone (null: the shard map's answer stands). */

@@ -19,7 +19,7 @@ import {
   type ObserverHealth,
   type TeamBacklog,
 } from './observer-health';
-import { WRITE_GATE_SCHEMA, WriteGate, type GateAnswer } from './write-gate';
+import { ROW_EPOCH_SCHEMA, WRITE_GATE_SCHEMA, WriteGate, type GateAnswer } from './write-gate';
 
 /** A slot not released within this time is taken back, so a turn that hangs cannot hold it forever. */
 export const SLOT_TTL_MS = 10 * 60_000;
@@ -60,6 +60,8 @@ export const TEAM_SCHEMA: DoSchemaSteps = [
    CREATE TABLE backlog (session_key TEXT PRIMARY KEY, pending INTEGER NOT NULL, oldest_at INTEGER, dead_letters INTEGER NOT NULL, reported_at INTEGER NOT NULL);`,
   // 4: the write gate a team move closes (write-gate.ts) and the sessions that wrote through it.
   WRITE_GATE_SCHEMA,
+  // 5: the row epoch a forget of a session or project moves (write-gate.ts).
+  ROW_EPOCH_SCHEMA,
 ];
 
 interface Slot {
@@ -90,6 +92,11 @@ export class TeamDO extends DurableObject<CairnEnv> {
   /** A write for these sessions (none: outside any session) may go ahead, or the team is moving. */
   async enterWrite(sessionKeys: string[], now: number = Date.now()): Promise<GateAnswer> {
     return this.#gate.enter(sessionKeys, now);
+  }
+
+  /** Sessions or projects of the team were deleted (see ROW_EPOCH_SCHEMA). */
+  async rowsDeleted(): Promise<void> {
+    this.#gate.rowsDeleted();
   }
 
   /** Closes (or renews) the gate for a move; answers the sessions to quiesce, or null while another move holds it. */

@@ -15,11 +15,17 @@ export const WRITE_GATE_SCHEMA = `CREATE TABLE write_gate (id INTEGER PRIMARY KE
    CREATE TABLE placement (id INTEGER PRIMARY KEY CHECK (id = 1), shard TEXT NOT NULL, at INTEGER NOT NULL);`;
 
 /**
+ * A count the team's objects move each time sessions or projects are deleted (a forget of a session or a project):
+ * writers key their memos of row ids by it, so no isolate keeps using the id of a row that is gone.
+ */
+export const ROW_EPOCH_SCHEMA = 'CREATE TABLE row_epoch (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);';
+
+/**
  * The gate as a writer sees it: open (with the database the last move put the team on and when, both null for a
- * team never moved), or closed until.
+ * team never moved, and the row epoch), or closed until.
  */
 export type GateAnswer =
-  | { open: true; shard: string | null; placedAt: number | null }
+  | { open: true; shard: string | null; placedAt: number | null; rowEpoch: number }
   | { open: false; retryAt: number };
 
 export class WriteGate {
@@ -51,7 +57,13 @@ export class WriteGate {
     const placed = this.sql
       .exec<{ shard: string; at: number }>('SELECT shard, at FROM placement WHERE id = 1')
       .toArray()[0];
-    return { open: true, shard: placed?.shard ?? null, placedAt: placed?.at ?? null };
+    const epoch = this.sql.exec<{ n: number }>('SELECT n FROM row_epoch WHERE id = 1').toArray()[0];
+    return { open: true, shard: placed?.shard ?? null, placedAt: placed?.at ?? null, rowEpoch: epoch?.n ?? 0 };
+  }
+
+  /** Sessions or projects of the team were deleted: memos of their ids are not to be used again. */
+  rowsDeleted(): void {
+    this.sql.exec('INSERT INTO row_epoch (id, n) VALUES (1, 1) ON CONFLICT(id) DO UPDATE SET n = n + 1');
   }
 
   /**

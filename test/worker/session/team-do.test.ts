@@ -135,9 +135,9 @@ describe('TeamDO', () => {
     await t.ping();
     await runInDurableObject(t, (_i, state) => {
       const sql = state.storage.sql;
-      // Back to version 1: what steps 3 and 4 made goes (the write gate's tables are step 4's).
+      // Back to version 1: what steps 3, 4 and 5 made goes (the write gate's tables are step 4's, its row epoch 5's).
       sql.exec(
-        'DROP TABLE observer_health; DROP TABLE backlog; DROP TABLE write_gate; DROP TABLE writers; DROP TABLE placement; UPDATE schema_version SET version = 1',
+        'DROP TABLE observer_health; DROP TABLE backlog; DROP TABLE write_gate; DROP TABLE writers; DROP TABLE placement; DROP TABLE row_epoch; UPDATE schema_version SET version = 1',
       );
       sql.exec("INSERT INTO backoff (id, until, kind) VALUES (1, ?, 'spend_cap')", until);
       migrateDoSqlite(sql, TEAM_SCHEMA);

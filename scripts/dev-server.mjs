@@ -13,6 +13,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -176,9 +177,11 @@ function migrate(persistTo, cwd) {
  * A folder of the system's temp dir holding empty databases migrated by `wrangler d1 migrations apply` for the
  * config in `cwd`, named after everything that decides their contents: that config (bindings, database ids, the
  * migrations folder), each migration's name and text, and wrangler's version. Built once into a temporary folder
- * and renamed into place: processes racing to build it each build their own and the first rename wins.
+ * and renamed into place. Processes that want it at once (the test files of a run, two at a time, each starting a
+ * server) wait for the one holding its lock instead of each building it on the same cores; a lock left by a process
+ * that died is taken over after TEMPLATE_LOCK_MS.
  */
-export function migratedTemplate(cwd) {
+export function templateDir(cwd) {
   const toml = readFileSync(path.join(cwd, 'wrangler.toml'), 'utf8');
   const migrationsDir = path.resolve(cwd, /^migrations_dir = "(.*)"$/m.exec(toml)?.[1] ?? 'migrations');
   const hash = createHash('sha256')
@@ -187,17 +190,49 @@ export function migratedTemplate(cwd) {
   for (const name of readdirSync(migrationsDir).sort()) {
     if (name.endsWith('.sql')) hash.update(name).update(readFileSync(path.join(migrationsDir, name)));
   }
-  const dir = path.join(tmpdir(), `cairn-d1-migrated-${hash.digest('hex').slice(0, 16)}`);
-  if (existsSync(path.join(dir, 'v3', 'd1'))) return dir;
+  return path.join(tmpdir(), `cairn-d1-migrated-${hash.digest('hex').slice(0, 16)}`);
+}
+
+/** The migrated template for the config in `cwd` (templateDir), built first if it is not there yet. */
+export function migratedTemplate(cwd) {
+  const dir = templateDir(cwd);
+  const built = () => existsSync(path.join(dir, 'v3', 'd1'));
+  const lock = `${dir}.lock`;
+  while (!built() && !takeLock(lock)) sleepSync(250);
+  if (built()) return dir;
   const building = mkdtempSync(`${dir}.building-`);
   try {
     migrate(building, cwd);
     renameSync(building, dir);
   } catch (err) {
     rmSync(building, { recursive: true, force: true });
-    if (!existsSync(path.join(dir, 'v3', 'd1'))) throw err;
+    if (!built()) throw err;
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
   }
   return dir;
+}
+
+/** How long a template's lock may be held before another process takes it over (its holder died). */
+const TEMPLATE_LOCK_MS = 180_000;
+
+/** Takes the lock folder `lock` (mkdir is atomic), or one older than TEMPLATE_LOCK_MS; false while another holds it. */
+function takeLock(lock) {
+  try {
+    mkdirSync(lock);
+    return true;
+  } catch {
+    try {
+      if (Date.now() - statSync(lock).mtimeMs < TEMPLATE_LOCK_MS) return false;
+      rmSync(lock, { recursive: true, force: true });
+    } catch {}
+    return false;
+  }
+}
+
+/** Blocks this thread for `ms` (applyMigrations is synchronous, as its callers are). */
+function sleepSync(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**

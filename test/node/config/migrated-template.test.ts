@@ -3,12 +3,21 @@
 // template, and a database that already holds data is migrated in place, never replaced by a copy.
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
-import { applyMigrations, migratedTemplate, QUIET_ENV, ROOT } from '../../../scripts/dev-server.mjs';
+import { applyMigrations, migratedTemplate, QUIET_ENV, ROOT, templateDir } from '../../../scripts/dev-server.mjs';
 
 const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 
@@ -63,9 +72,17 @@ describe('fresh databases copied from a migrated template', () => {
     const { cwd, migrations } = project();
     writeFileSync(path.join(migrations, '0001_notes.sql'), 'CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);');
 
+    // A lock left by a builder that died (older than the takeover time) does not stop the build.
+    const lock = `${templateDir(cwd)}.lock`;
+    mkdirSync(lock);
+    const died = new Date(Date.now() - 10 * 60_000);
+    utimesSync(lock, died, died);
+
     const first = fresh();
     applyMigrations({ persistTo: first, cwd });
     const template = migratedTemplate(cwd);
+    expect(template).toBe(templateDir(cwd));
+    expect(existsSync(lock)).toBe(false);
     made.push(template);
     expect(applied(cwd, first)).toEqual(['0001_notes.sql']);
     const second = fresh();

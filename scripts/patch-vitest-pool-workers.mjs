@@ -10,7 +10,7 @@
 // another checkout gets its own copy of the file instead of changing the other tree's. A release whose code differs
 // (the upstream fix, or a rewrite) is left alone with a warning, and vitest.config.ts refuses to share a runtime on a
 // pool that still re-wraps.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -44,6 +44,8 @@ export function poolRewrapsPrototype(text) {
 
 function main() {
   const file = join(dirname(fileURLToPath(import.meta.url)), '..', POOL_INTERNAL_FILE);
+  // An install without devDependencies (npm install --omit=dev) has no test pool: nothing to patch.
+  if (!existsSync(file)) return console.log('vitest-pool-workers: not installed; nothing to patch');
   const { text, state } = patchPoolSource(readFileSync(file, 'utf8'));
   if (state === 'already') return console.log('vitest-pool-workers: already patched');
   if (state === 'unknown')

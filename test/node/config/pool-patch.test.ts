@@ -1,7 +1,10 @@
 // The postinstall patch of @cloudflare/vitest-pool-workers (scripts/patch-vitest-pool-workers.mjs): the pool's
 // wrapper classes install their prototype Proxy once instead of once per construction, which is what lets worker
 // test files share a runtime without every request getting slower than the last (workers-sdk#15092).
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   PATCH_MARK,
@@ -68,5 +71,23 @@ describe('the vitest-pool-workers patch', () => {
     const installed = readFileSync(POOL_INTERNAL_FILE, 'utf8');
     expect(installed).toContain(PATCH_MARK);
     expect(poolRewrapsPrototype(installed)).toBe(false);
+  });
+
+  it('leaves an install without devDependencies alone instead of failing it', () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'cairn-pool-patch-'));
+    try {
+      mkdirSync(path.join(root, 'scripts'));
+      copyFileSync(
+        'scripts/patch-vitest-pool-workers.mjs',
+        path.join(root, 'scripts', 'patch-vitest-pool-workers.mjs'),
+      );
+      const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'patch-vitest-pool-workers.mjs')], {
+        encoding: 'utf8',
+      });
+      expect(run.status).toBe(0);
+      expect(run.stdout).toContain('nothing to patch');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -51,7 +51,7 @@ export async function teamRowsDeleted(env: Pick<CairnEnv, 'TEAMS'>, teamId: numb
   await teamStub(env, teamId).rowsDeleted();
 }
 
-/** enterTeamWrite's database alone (null: the shard map's answer stands). */
+/** enterTeamWritePlacement's database alone (null: the shard map's answer stands). */
 export async function enterTeamWrite(
   env: Pick<CairnEnv, 'TEAMS'>,
   teamId: number,

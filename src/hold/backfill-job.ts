@@ -3,13 +3,14 @@
 // pages of PAGE by id and marks the held ones with the write path's own rule (queries.ts). Rows stored
 // since 0017 and judged clean are read again and left as they were: the rule is pure, so judging twice changes
 // nothing. A step run again after a restart starts from the cursor (the last id done). Started by an admin
-// (POST /api/admin/jobs).
+// (POST /api/admin/jobs) and by the upgrade to data version 2. Its holds are writes: a step waits while the team
+// moves (the team's write gate), and after a move it starts over on the new database, whose rows have other ids.
 import * as z from 'zod';
 import type { JobProgress } from '#shared/jobs';
 import { HELD_KINDS } from '../db/held';
 import { judgePage } from './queries';
-import { teamDb } from '../db/shards';
 import { JobFailure, type JobKind } from '../jobs/types';
+import { jobTeamWrite } from '../slots/enter-write';
 
 /** Rows judged per read; the held ones among them are updated one statement each in one batch. */
 export const PAGE = 50;
@@ -23,13 +24,15 @@ interface Cursor {
   after: number;
   judged: number;
   held: number;
+  /** The database `after` is an id of (absent in a cursor saved before a move could happen under the job). */
+  shard?: string;
 }
 
-const progress = (c: Cursor, done = false): JobProgress => ({
+const progress = (c: Cursor, phase?: string): JobProgress => ({
   done: c.judged,
   total: null,
   unit: 'records',
-  phase: done ? 'done' : `judging ${HELD_KINDS[c.k] ?? ''} rows`,
+  phase: phase ?? `judging ${HELD_KINDS[c.k] ?? ''} rows`,
 });
 
 export const judgeHeldJob: JobKind<Params, Cursor> = {
@@ -44,12 +47,18 @@ export const judgeHeldJob: JobKind<Params, Cursor> = {
   },
   async step(ctx, _p, start) {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'Held rows belong to a team.');
-    const d = await teamDb(ctx.env, ctx.teamId);
-    const c = { ...start };
+    ctx.subrequest();
+    const pass = await jobTeamWrite(ctx.env, ctx.teamId, ctx.now);
+    if ('waitMs' in pass)
+      return { cursor: start, done: false, progress: progress(start, 'waiting for a move'), waitMs: pass.waitMs };
+    const d = pass.dbs.team;
+    // Moved since the last step: the ids are the old database's, so every kind is judged again from the start.
+    const moved = start.shard !== undefined && start.shard !== pass.shard;
+    const c: Cursor = moved ? { ...start, k: 0, after: 0, shard: pass.shard } : { ...start, shard: pass.shard };
     while (ctx.fits({ statements: 1 + PAGE })) {
       const kind = HELD_KINDS[c.k];
       if (kind === undefined)
-        return { cursor: c, done: true, progress: progress(c, true), result: { judged: c.judged, held: c.held } };
+        return { cursor: c, done: true, progress: progress(c, 'done'), result: { judged: c.judged, held: c.held } };
       const r = await judgePage(d, kind, ctx.teamId, c.after, PAGE);
       if (r.last === null) {
         c.k++;

@@ -11,13 +11,15 @@ import { forgetProjectJob } from '../../../src/forget/project-job';
 import { consolidateJob } from '../../../src/consolidation/job';
 import { retentionSweepJob } from '../../../src/retention/sweep-job';
 import { restoreJob } from '../../../src/backup/restore-job';
+import { judgeHeldJob } from '../../../src/hold/backfill-job';
+import { HOSTILE } from '../trust/hostile';
 import { configOf } from '../../../src/config';
 import { stepContext } from '../../../src/jobs/step';
 import { teamStub } from '../../../src/slots/team-do';
 import { moveJob } from '../../../src/transfer/move-job';
 import { call, fresh } from '../support/http';
 import { finishJob, runKindInline } from '../support/jobs';
-import { idsOf } from '../support/seed';
+import { idsOf, seedObservation, seedProject, seedSession } from '../support/seed';
 import { newOwner } from '../teams/support';
 import { importNow } from '../support/import';
 
@@ -255,5 +257,46 @@ describe('other changes to copied rows during a team move', { timeout: 120_000 }
     await teamStub(env, t.teamId).openWrites('test-move', null, Date.now());
     expect((await runKindInline(env, retentionSweepJob, t.teamId, sweep)).done).toBe(true);
     expect(await rowsOn(env.DB, t.teamId)).toBe(0);
+  });
+
+  it('holds a judge-held job while the gate is closed, and after a move judges every row again where the team now lives', async () => {
+    const a = await newOwner();
+    const ids = await idsOf(a);
+    const projectId = await seedProject(ids, `github.com/a/${fresh('old')}`);
+    const session = await seedSession(ids, projectId, fresh('s'));
+    // Stored straight into the table, as before the hold-back: no verdict.
+    await seedObservation(ids, projectId, session, { title: HOSTILE[0]!.title, narrative: HOSTILE[0]!.text });
+    const heldOn = async (d: D1Database) =>
+      (await d
+        .prepare('SELECT COUNT(*) AS n FROM observations WHERE team_id = ? AND held_kinds IS NOT NULL')
+        .bind(ids.teamId)
+        .first<{ n: number }>())!.n;
+    const ctx = () =>
+      stepContext({ env, jobId: 'inline', teamId: ids.teamId, actorUserId: null, budget: configOf(env).jobStep });
+
+    await teamStub(env, ids.teamId).closeWrites('test-move', Date.now());
+    const waiting = await judgeHeldJob.step(
+      ctx(),
+      {},
+      judgeHeldJob.init({}, { teamId: ids.teamId, now: Date.now() }).cursor,
+    );
+    expect(waiting).toMatchObject({ done: false });
+    expect(waiting.waitMs).toBeGreaterThan(0);
+    expect(await heldOn(env.DB)).toBe(0);
+    await teamStub(env, ids.teamId).openWrites('test-move', null, Date.now());
+
+    // A cursor saved on DB past every observation id there; then the team moves and its rows get new ids.
+    const move = await startJob(env, moveJob, ids.teamId, { to: 'DB_1', force: false, settleMs: 0 });
+    expect((await finishJob(ids.teamId, move.id)).status).toBe('done');
+    // Unjudged there too (however the copy carried it): only the job can hold it now.
+    await env.DB_1.prepare('UPDATE observations SET held_kinds = NULL WHERE team_id = ?').bind(ids.teamId).run();
+    let cursor = { k: 0, after: Number.MAX_SAFE_INTEGER, judged: 0, held: 0, shard: 'DB' };
+    for (let i = 0; i < 20; i++) {
+      const out = await judgeHeldJob.step(ctx(), {}, cursor);
+      cursor = out.cursor as typeof cursor;
+      if (out.done) break;
+    }
+    expect(cursor.held).toBe(1);
+    expect(await heldOn(env.DB_1)).toBe(1);
   });
 });

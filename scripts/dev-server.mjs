@@ -179,7 +179,7 @@ function migrate(persistTo, cwd) {
  * migrations folder), each migration's name and text, and wrangler's version. Built once into a temporary folder
  * and renamed into place. Processes that want it at once (the test files of a run, two at a time, each starting a
  * server) wait for the one holding its lock instead of each building it on the same cores; a lock left by a process
- * that died is taken over after TEMPLATE_LOCK_MS.
+ * that died is taken over at once (its pid is gone), or after TEMPLATE_LOCK_MS.
  */
 export function templateDir(cwd) {
   const toml = readFileSync(path.join(cwd, 'wrangler.toml'), 'utf8');
@@ -216,17 +216,39 @@ export function migratedTemplate(cwd) {
 /** How long a template's lock may be held before another process takes it over (its holder died). */
 const TEMPLATE_LOCK_MS = 180_000;
 
-/** Takes the lock folder `lock` (mkdir is atomic), or one older than TEMPLATE_LOCK_MS; false while another holds it. */
+/**
+ * Takes the lock folder `lock` (mkdir is atomic; the holder's pid goes in it), or one whose holder is gone: its
+ * process no longer runs (a run killed mid-build), or it is older than TEMPLATE_LOCK_MS. False while another holds it.
+ */
 function takeLock(lock) {
   try {
     mkdirSync(lock);
+    writeFileSync(path.join(lock, 'pid'), String(process.pid));
     return true;
   } catch {
     try {
-      if (Date.now() - statSync(lock).mtimeMs < TEMPLATE_LOCK_MS) return false;
+      if (!holderGone(lock) && Date.now() - statSync(lock).mtimeMs < TEMPLATE_LOCK_MS) return false;
       rmSync(lock, { recursive: true, force: true });
     } catch {}
     return false;
+  }
+}
+
+/** Whether the process named in the lock has ended (a lock without a pid yet is being taken: not gone). */
+function holderGone(lock) {
+  let pid;
+  try {
+    pid = Number(readFileSync(path.join(lock, 'pid'), 'utf8'));
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    // EPERM: it runs under another user; only ESRCH says it is gone.
+    return err?.code === 'ESRCH';
   }
 }
 

@@ -107,7 +107,12 @@ describe('fresh databases copied from a migrated template', () => {
       );
 
     writeFileSync(path.join(migrations, '0002_tags.sql'), 'CREATE TABLE tags (note INTEGER, tag TEXT);');
+    // A fresh lock whose holder's process has ended (a run killed mid-build) does not stop the build either.
+    const deadLock = `${templateDir(cwd)}.lock`;
+    mkdirSync(deadLock);
+    writeFileSync(path.join(deadLock, 'pid'), String(spawnSync(process.execPath, ['-e', '']).pid));
     made.push(migratedTemplate(cwd));
+    expect(existsSync(deadLock)).toBe(false);
     expect(migratedTemplate(cwd)).not.toBe(template);
     const third = fresh();
     applyMigrations({ persistTo: third, cwd });

@@ -1,7 +1,7 @@
 // The job mechanism (src/jobs/): a job answers at once, runs in steps that each stay within their budget,
 // resumes after its object dies mid-step, takes turns with the lane's other jobs, retries a failed step and
 // fails for good after a permanent failure; the API shows it only to its team (and a member only their own).
-import { abortAllDurableObjects, runDurableObjectAlarm } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -10,10 +10,11 @@ import { db } from '../../../src/db/client';
 import { MAX_ATTEMPTS } from '../../../src/jobs/job-do';
 import { registerJobKinds } from '../../../src/jobs/registry';
 import { startJob } from '../../../src/jobs/start';
+import type { JobRecord } from '../../../src/jobs/job-do';
 import { JobFailure, type JobKind } from '../../../src/jobs/types';
 import { call, fresh, newIdentity } from '../support/http';
-import { release, script } from '../pipeline/support';
-import { dueNow, jobOf, lane, runJob } from '../support/jobs';
+import { insideSession, release, script, send, sessionStub, toolEvent } from '../pipeline/support';
+import { finishJob, jobOf, lane, runJob } from '../support/jobs';
 import { idsOf } from '../support/seed';
 
 /** What the test kind did, by tag: the unit numbers each step applied, in order. */
@@ -78,6 +79,31 @@ registerJobKinds([testKind as unknown as JobKind<unknown, unknown>]);
 const arrived = (id: string, n: number) =>
   fetch(`${env.FAKE_LLM_URL}/__scenario/${id}?arrived=${n}`).then((r) => r.text());
 
+/**
+ * Resets the lane's object as a deploy would (`ctx.abort`): the running instance and the step it awaits are gone,
+ * and the next call starts a new instance on the same storage. Never abortAllDurableObjects: worker files share a
+ * workerd, so that would reset every other file's objects too (their turns and job steps cut off at random points,
+ * and their callers' promises rejected while another file runs).
+ */
+async function restart(teamId: number): Promise<void> {
+  await runInDurableObject(lane(teamId), (_o, state) => state.abort('restarted by the test')).catch(() => undefined);
+}
+
+/** Runs the lane's alarm until `done(job)` holds (a pending alarm of the pool's own may run the step instead). */
+async function stepUntil(
+  teamId: number,
+  id: string,
+  done: (j: JobRecord) => boolean,
+  rounds = 500,
+): Promise<JobRecord> {
+  for (let i = 0; i < rounds; i++) {
+    const j = (await jobOf(teamId, id))!;
+    if (done(j)) return j;
+    if (!(await runDurableObjectAlarm(lane(teamId)))) await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`job ${id}: not there after ${rounds} rounds`);
+}
+
 async function team() {
   const id = await newIdentity();
   const { teamId, userId } = await idsOf(id);
@@ -128,7 +154,13 @@ describe('a job', () => {
       .catch(() => undefined);
     await arrived(tag, 1);
     expect(applied.get(tag)).toEqual([0, 1, 2, 3]);
-    await abortAllDurableObjects();
+    // Another object of the runtime (this file's, or an earlier file's: worker files share a workerd).
+    const bystander = await newIdentity();
+    const sid = fresh('s');
+    await send(bystander.token, 'observations', toolEvent(sid, 'npm test'));
+    const other = sessionStub((await idsOf(bystander)).teamId, sid);
+    const before = await insideSession(other, (instance) => instance.instanceId);
+    await restart(teamId);
     // The new instance finds the step in flight and runs it again from the saved cursor (unit 3).
     expect((await jobOf(teamId, job.id))!.status).toBe('running');
     const done = await runJob(teamId, job.id);
@@ -137,6 +169,8 @@ describe('a job', () => {
     expect(applied.get(tag)).toEqual([0, 1, 2, 3, 3, 4, 5]);
     // The step that died recorded nothing; its rerun and the first step did.
     expect(done.stats.steps).toBe(2);
+    // Only the lane's object was restarted: the other object kept its instance.
+    expect(await insideSession(other, (instance) => instance.instanceId)).toBe(before);
     await release(tag);
   });
 
@@ -185,6 +219,20 @@ describe('a job', () => {
     const a = fresh('a');
     const b = fresh('b');
     order.length = 0;
+    // A job holding the lane while both are queued: otherwise the pool's own alarm may run a's first step before b
+    // exists (on a loaded machine), and a's second step is then rightly due before b's first.
+    const blocker = fresh('blocker');
+    await script(blocker, [], 0, { hold: true });
+    const jx = await startJob(env, testKind, teamId, {
+      tag: blocker,
+      units: 1,
+      perUnit: 1,
+      holdAt: 0,
+      failTimes: 0,
+      permanent: false,
+    });
+    const holding = runDurableObjectAlarm(lane(teamId)).catch(() => undefined);
+    await arrived(blocker, 1);
     const ja = await startJob(env, testKind, teamId, {
       tag: a,
       units: 3,
@@ -199,6 +247,9 @@ describe('a job', () => {
       failTimes: 0,
       permanent: false,
     });
+    await release(blocker);
+    await holding;
+    expect((await runJob(teamId, jx.id)).status).toBe('done');
     await runJob(teamId, ja.id);
     await runJob(teamId, jb.id);
     expect(order.filter((t) => t === a || t === b)).toEqual([a, b, a, b, a, b]);
@@ -214,16 +265,18 @@ describe('a job', () => {
       failTimes: 2,
       permanent: false,
     });
-    await runDurableObjectAlarm(lane(teamId));
-    const paused = (await jobOf(teamId, j1.id))!;
+    // Until its first attempt (the test's alarm, or the pool's own: whichever comes first runs it).
+    const paused = await stepUntil(teamId, j1.id, (j) => j.error !== null);
     expect(paused.status).toBe('running');
-    expect(paused.error).toEqual({ code: 'step_failed', message: 'transient failure 1' });
-    await dueNow(teamId);
-    await runDurableObjectAlarm(lane(teamId));
-    await dueNow(teamId);
-    const ok = await runJob(teamId, j1.id);
+    // The pause is 2 s: on a loaded machine the pool's alarm may have run the second attempt too by now.
+    expect(paused.error).toMatchObject({
+      code: 'step_failed',
+      message: expect.stringMatching(/^transient failure [12]$/),
+    });
+    const ok = await finishJob(teamId, j1.id);
     expect(ok.status).toBe('done');
     expect(ok.error).toBeNull();
+    expect(failures.get(flaky)).toBe(2);
 
     const doomed = await startJob(env, testKind, teamId, {
       tag: fresh('p'),
@@ -236,20 +289,18 @@ describe('a job', () => {
     expect(failed.status).toBe('failed');
     expect(failed.error).toEqual({ code: 'test_permanent', message: 'this job cannot succeed' });
 
+    const wornTag = fresh('w');
     const worn = await startJob(env, testKind, teamId, {
-      tag: fresh('w'),
+      tag: wornTag,
       units: 1,
       perUnit: 1,
       failTimes: 99,
       permanent: false,
     });
-    for (let i = 0; i < MAX_ATTEMPTS; i++) {
-      await dueNow(teamId);
-      await runDurableObjectAlarm(lane(teamId));
-    }
-    const gaveUp = (await jobOf(teamId, worn.id))!;
+    const gaveUp = await finishJob(teamId, worn.id);
     expect(gaveUp.status).toBe('failed');
     expect(gaveUp.error?.code).toBe('step_failed');
+    expect(failures.get(wornTag)).toBe(MAX_ATTEMPTS);
   });
 });
 

@@ -6,7 +6,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { RESUME_MS } from '../../../src/session/alarms';
-import { fresh, newIdentity } from '../support/http';
+import { call, fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
 import {
   arrived,
@@ -62,15 +62,27 @@ async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean): Pro
   return v;
 }
 
+/**
+ * A session whose prompt and `events` tool calls arrive in one request (one SessionDO call), so its first turn
+ * holds all of them whenever its alarm fires: sent one request at a time, the pool's own alarm (GATHER_MS after the
+ * first event) could start a turn with some of them on a loaded machine, and the rest made a second turn.
+ */
 async function startSession(events: number) {
   const id = await newIdentity();
   const { teamId } = await idsOf(id);
   const sid = fresh('s');
   const scenario = fresh('restart');
   await script(scenario, [], 0, { hold: true });
-  await send(id.token, 'init', initEvent(sid, 'Tidy the importer'));
-  for (let i = 0; i < events; i++)
-    await send(id.token, 'observations', toolEvent(sid, i === 0 ? `SCENARIO:${scenario} step-${i}` : `step-${i}`));
+  const batch = [
+    { kind: 'init', ...initEvent(sid, 'Tidy the importer') },
+    ...Array.from({ length: events }, (_, i) => ({
+      kind: 'observation',
+      ...toolEvent(sid, i === 0 ? `SCENARIO:${scenario} step-${i}` : `step-${i}`),
+    })),
+  ];
+  const res = await call('/api/events/batch', { token: id.token, json: { events: batch } });
+  const { results } = (await res.json()) as { results: { accepted?: boolean }[] };
+  expect(results.map((r) => r.accepted)).toEqual(batch.map(() => true));
   return { id, teamId, sid, scenario };
 }
 
@@ -79,8 +91,8 @@ describe('a session object restarted mid-turn', { timeout: 30_000 }, () => {
     const { id, teamId, sid, scenario } = await startSession(4);
     const turn = fireAlarm(teamId, sid);
     await arrived(scenario, 1);
-    // The turn holds the events that had gathered when it began (on a loaded machine, maybe not all four).
-    expect((await inside(teamId, sid)).status.in_flight).toBeGreaterThan(0);
+    // The turn holds all four events (they arrived in one call).
+    expect((await inside(teamId, sid)).status.in_flight).toBe(4);
 
     await restart(teamId, sid);
     // The alarm that ran the turn is cut off with it (or the one that ran it was a due alarm of the pool's own).
@@ -196,8 +208,14 @@ describe('a session object restarted mid-turn', { timeout: 30_000 }, () => {
 
 describe('the lease of a turn', () => {
   it('is held by the instance that took it: a lease another instance wrote is no live turn, and its claims are not in flight', async () => {
-    const { id, teamId, sid, scenario } = await startSession(1);
+    const id = await newIdentity();
+    const { teamId } = await idsOf(id);
+    const sid = fresh('s');
+    const scenario = fresh('restart');
     await script(scenario, []);
+    // The tool call names a prompt whose own event has not arrived: it waits for it, so no turn of this instance
+    // can claim it before the test plants the dead turn's lease and claim (however late the test gets there).
+    await send(id.token, 'observations', toolEvent(sid, `SCENARIO:${scenario} step-0`, { prompt_id: 'p-1' }));
     await runInDurableObject(sessionStub(teamId, sid), (_i, state) => {
       state.storage.sql.exec(
         "INSERT INTO lease (id, claim_id, expires_at, instance_id) VALUES (1, 'dead-turn', ?, 'an-instance-that-died')",
@@ -206,7 +224,8 @@ describe('the lease of a turn', () => {
       state.storage.sql.exec("UPDATE pending SET claim_id = 'dead-turn'");
     });
     expect((await inside(teamId, sid)).status).toMatchObject({ pending: 1, in_flight: 0 });
-    // The next alarm does not wait for that lease: it gives the claim back and observes the event.
+    // The prompt arrives; the next alarm does not wait for that lease: it gives the claim back and observes the event.
+    await send(id.token, 'init', initEvent(sid, 'Tidy the importer', { prompt_id: 'p-1' }));
     await waitFor(id.token, sid, (s) => settled(s) && s.observations_stored === 1);
     expect(await countRows(sid)).toEqual({ total: 1, distinct: 1 });
   });

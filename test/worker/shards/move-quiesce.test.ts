@@ -166,8 +166,16 @@ describe('a move while a session holds events with a forged clock', { timeout: 1
     const { b, sid: bSid } = await otherTeamOnDb1();
     const a = await teamOn('DB');
     const sid = fresh('sa');
+    // The tool calls name their prompt, which arrives only after the move: they wait for it in the session object
+    // (by the server's clock), so no turn takes them before the move, however slowly the test runs. (Without a
+    // prompt id they were observed GATHER_MS after the first arrived: on a loaded machine, before the third.)
+    const promptId = fresh('p');
     for (const cmd of ['npm run build', 'npm run lint', 'npm run test']) {
-      await send(a.token, 'observations', toolEvent(sid, cmd, { occurred_at: Date.now() - TWENTY_MIN }));
+      await send(
+        a.token,
+        'observations',
+        toolEvent(sid, cmd, { occurred_at: Date.now() - TWENTY_MIN, prompt_id: promptId }),
+      );
     }
     expect((await sessionStub(env, a.teamId, sid).status()).pending).toBe(3);
     const job = await startJob(env, moveJob, a.teamId, { to: 'DB_1', force: true, settleMs: 0 });
@@ -177,7 +185,7 @@ describe('a move while a session holds events with a forged clock', { timeout: 1
     await send(
       a.token,
       'init',
-      initEvent(sid, 'Make the build green', { occurred_at: Date.now() - TWENTY_MIN - 1_000 }),
+      initEvent(sid, 'Make the build green', { occurred_at: Date.now() - TWENTY_MIN - 1_000, prompt_id: promptId }),
     );
     await waitFor(a.token, sid, (s) => settled(s) && s.observations_stored >= 1);
     expect(await crossTeamRows(env.DB_1)).toBe(0);

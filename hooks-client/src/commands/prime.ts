@@ -2,8 +2,7 @@
 // recent commits with the files they touched, open TODO lines — sent to POST /api/prime a few notes a request.
 // Reads only what git tracks, never sends a file's contents (extract.ts keeps short excerpts, redacted), honours
 // CAIRN_EXCLUDE_PROJECTS and /cairn:pause, and is safe to repeat: the server stores a note once.
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isPathExcluded } from '#shared/glob';
 import { loadConfig, loggedInConfig, pathsFor } from '../config';
@@ -11,6 +10,7 @@ import type { Io } from '../io';
 import { call, errorText, Unreachable } from '../net/http';
 import { isSensitivePath } from '../privacy/sensitive-files';
 import { computeProjectKey } from '../project/project-key';
+import { readRegularFile } from '../repo/read';
 import { leftText, pausedAt, readPauses } from '../status/local';
 import {
   CAPS,
@@ -48,24 +48,14 @@ const git = (root: string, args: string[]): string | null => {
   return r.status === 0 && typeof r.stdout === 'string' ? r.stdout : null;
 };
 
-/** At most `max` bytes of a regular file as UTF-8, or null (missing, not a file, binary: a NUL early on). */
-function readHead(path: string, max: number): string | null {
-  try {
-    const st = statSync(path);
-    if (!st.isFile()) return null;
-    const fd = openSync(path, 'r');
-    try {
-      const buf = Buffer.alloc(Math.min(max, st.size));
-      const n = readSync(fd, buf, 0, buf.length, 0);
-      const head = buf.subarray(0, n);
-      if (head.subarray(0, 8_000).includes(0)) return null;
-      return head.toString('utf8');
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return null;
-  }
+/**
+ * At most `max` bytes of the regular file `root/rel` as UTF-8, or null (missing, a link or under one, not a regular
+ * file, binary: a NUL early on). A committed `README.md -> ~/.ssh/config` is a link: never read.
+ */
+function readHead(root: string, rel: string, max: number): string | null {
+  const head = readRegularFile(root, rel, max);
+  if (head === null || head.subarray(0, 8_000).includes(0)) return null;
+  return head.toString('utf8');
 }
 
 /** The notes of the repository at `root` (tracked files only; outside git: the folder's README only). */
@@ -80,7 +70,7 @@ export function gatherNotes(root: string): {
   const docs = pickDocs(tracked)
     .filter((p) => !isSensitivePath(p))
     .flatMap((p) => {
-      const text = readHead(join(root, p), DOC_BYTES);
+      const text = readHead(root, p, DOC_BYTES);
       const note = text === null ? null : docNote(p, text);
       return note ? [note] : [];
     });
@@ -104,7 +94,7 @@ export function gatherNotes(root: string): {
   for (const p of listed === null ? [] : tracked) {
     if (scanned >= SCAN_FILES || bytes >= SCAN_BYTES) break;
     if (NOT_SCANNED.test(p) || isSensitivePath(p)) continue;
-    const text = readHead(join(root, p), SCAN_FILE_BYTES);
+    const text = readHead(root, p, SCAN_FILE_BYTES);
     if (text === null) continue;
     scanned++;
     bytes += text.length;

@@ -10,7 +10,10 @@ import type { Io } from '../io';
 import { call, errorText, Unreachable } from '../net/http';
 import { isSensitivePath } from '../privacy/sensitive-files';
 import { computeProjectKey } from '../project/project-key';
+import type { RepoInfo } from '../repo/locate';
+import { runGit } from '../repo/git';
 import { readRegularFile } from '../repo/read';
+import { openRepo, trackedFiles } from '../repo/tracked';
 import { leftText, pausedAt, readPauses } from '../status/local';
 import {
   CAPS,
@@ -35,19 +38,6 @@ const SCAN_FILE_BYTES = 256 * 1024;
 const SCAN_FILES = 4_000;
 const SCAN_BYTES = 16 * 1024 * 1024;
 
-/** A git command's output (no shell; bounded in time and size), or null when git is missing or refused. */
-const git = (root: string, args: string[]): string | null => {
-  // child_process is loaded here, on use, as in `cairn install`: no hook pays for it.
-  const r = process.getBuiltinModule('node:child_process').spawnSync('git', args, {
-    cwd: root,
-    encoding: 'utf8',
-    maxBuffer: 32 * 1024 * 1024,
-    timeout: 15_000,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  return r.status === 0 && typeof r.stdout === 'string' ? r.stdout : null;
-};
-
 /**
  * At most `max` bytes of the regular file `root/rel` as UTF-8, or null (missing, a link or under one, not a regular
  * file, binary: a NUL early on). A committed `README.md -> ~/.ssh/config` is a link: never read.
@@ -58,15 +48,26 @@ function readHead(root: string, rel: string, max: number): string | null {
   return head.toString('utf8');
 }
 
-/** The notes of the repository at `root` (tracked files only; outside git: the folder's README only). */
-export function gatherNotes(root: string): {
+/** Bounds of the one `git log` prime runs. */
+const GIT_TIMEOUT_MS = 15_000;
+const GIT_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The notes of a checkout the client may read (repo/: tracked regular files only, git hardened), or of a folder
+ * outside git (its README only). Without a working git, a checkout gives its README too.
+ */
+export function gatherNotes(
+  at: { repo: RepoInfo } | { root: string },
+  env: Io['env'],
+): {
   notes: PrimeNote[];
   counts: Record<'docs' | 'commits' | 'todos', number>;
   scanned: number;
 } {
-  const listed = git(root, ['ls-files', '-z']);
-  const tracked =
-    listed === null ? readdirSync(root).filter((n) => /^readme/i.test(n)) : listed.split('\0').filter(Boolean);
+  const repo = 'repo' in at ? at.repo : null;
+  const root = repo ? repo.root : (at as { root: string }).root;
+  const listed = repo ? trackedFiles(repo, env) : null;
+  const tracked = listed ?? readdirSync(root).filter((n) => /^readme/i.test(n));
   const docs = pickDocs(tracked)
     .filter((p) => !isSensitivePath(p))
     .flatMap((p) => {
@@ -75,18 +76,27 @@ export function gatherNotes(root: string): {
       return note ? [note] : [];
     });
   const log =
-    listed === null
-      ? null
-      : git(root, [
-          'log',
-          '-n',
-          String(CAPS.commits),
-          '--no-merges',
-          '--no-color',
-          GIT_LOG_FORMAT,
-          '--name-only',
-          '--',
-        ]);
+    repo && listed !== null
+      ? runGit(repo, {
+          args: [
+            'log',
+            '-n',
+            String(CAPS.commits),
+            '--no-merges',
+            '--no-color',
+            '--no-show-signature',
+            '--no-mailmap',
+            '--no-ext-diff',
+            '--no-textconv',
+            GIT_LOG_FORMAT,
+            '--name-only',
+            '--',
+          ],
+          env,
+          timeoutMs: GIT_TIMEOUT_MS,
+          maxBytes: GIT_MAX_BYTES,
+        })
+      : null;
   const commits = log === null ? [] : parseGitLog(log).map(commitNote);
   const todos: { note: PrimeNote; total: number }[] = [];
   let scanned = 0;
@@ -144,7 +154,12 @@ export async function prime(args: string[], io: Io): Promise<number> {
     );
     return 1;
   }
-  const { notes, counts, scanned } = gatherNotes(root);
+  const opened = openRepo(io.cwd, io.env);
+  if (opened && 'refused' in opened) {
+    io.err(`cairn prime: ${opened.root} is not read: ${opened.refused}. Nothing sent.\n`);
+    return 1;
+  }
+  const { notes, counts, scanned } = gatherNotes(opened ?? { root }, io.env);
   const what = `${notes.length} notes from ${key} (${counts.docs} docs outlines, ${counts.commits} commits, ${counts.todos} files with TODOs; ${scanned} files scanned)`;
   if (dryRun) {
     io.out(`cairn prime --dry-run: would send ${what}:\n`);

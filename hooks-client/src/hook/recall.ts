@@ -67,9 +67,11 @@ export async function sessionStart(ctx: HookContext): Promise<HookOutput | null>
   const now = ctx.io.now();
   const compacted = ctx.input.source === 'compact' && ctx.input.sessionId !== null;
   // Branch, HEAD and recent history rank the index (records of branches that never merged come last, marked).
-  const git = await readGitView(ctx.projectRoot, Math.min(1_000, Math.max(0, ctx.deadline - now - 1_500))).catch(
-    () => null,
-  );
+  const git = await readGitView(
+    ctx.projectRoot,
+    Math.min(1_000, Math.max(0, ctx.deadline - now - 1_500)),
+    ctx.io.env,
+  ).catch(() => null);
   const timeout = Math.min(2_500, ctx.deadline - ctx.io.now());
   const [soFarFresh, context] = await Promise.all([
     compacted ? getText(ctx, soFarPath(ctx), timeout) : Promise.resolve(''),

@@ -1,8 +1,11 @@
 // The branch and HEAD commit of a checkout, read from its .git files (no `git` process: this runs on every
-// event), and at SessionStart the recent history, from one bounded `git rev-list` (no shell, a timeout).
-import { join } from 'node:path';
+// event), and at SessionStart the recent history, from one bounded `git rev-list` (repo/git.ts: hardened, no
+// shell, a timeout; only in a checkout the user owns).
 import { HISTORY_ABBREV, isBranchName, isCommitId, MAX_HISTORY_COMMITS, type GitView } from '#shared/git';
-import { findRepo, readText, type RepoInfo } from './project-key';
+import type { Io } from '../io';
+import { runGitAsync } from '../repo/git';
+import { findRepo, readGitFile, type RepoInfo } from '../repo/locate';
+import { ownershipRefusal } from '../repo/trust';
 
 export interface GitHead {
   /** null: detached HEAD, or a name outside the shared rule (then nothing is sent). */
@@ -17,13 +20,13 @@ type Dirs = Pick<RepoInfo, 'gitDir' | 'commonDir'>;
 function resolveRef(dirs: Dirs, ref: string, depth = 0): string | null {
   if (depth > 4 || !/^refs\/[^\0\s]+$/.test(ref) || ref.includes('..')) return null;
   for (const dir of [dirs.gitDir, dirs.commonDir]) {
-    const text = readText(join(dir, ref))?.trim();
+    const text = readGitFile(dir, ref)?.trim();
     if (!text) continue;
     const sym = /^ref:\s*(\S+)$/.exec(text);
     if (sym) return resolveRef(dirs, sym[1]!, depth + 1);
     return isCommitId(text) ? text : null;
   }
-  const packed = readText(join(dirs.commonDir, 'packed-refs')) ?? '';
+  const packed = readGitFile(dirs.commonDir, 'packed-refs') ?? '';
   for (const line of packed.split('\n')) {
     const sp = line.indexOf(' ');
     if (sp > 0 && line.slice(sp + 1).trimEnd() === ref) {
@@ -35,7 +38,7 @@ function resolveRef(dirs: Dirs, ref: string, depth = 0): string | null {
 }
 
 function headOf(dirs: Dirs): GitHead | null {
-  const text = readText(join(dirs.gitDir, 'HEAD'))?.trim();
+  const text = readGitFile(dirs.gitDir, 'HEAD')?.trim();
   if (!text) return null;
   if (isCommitId(text)) return { branch: null, commit: text };
   const sym = /^ref:\s*(refs\/heads\/(\S+))$/.exec(text);
@@ -55,7 +58,7 @@ export function readGitHead(cwd: string): GitHead | null {
 /** The default branch: what origin/HEAD names, else a local main or master, with the commit it points at. */
 function trunkOf(dirs: Dirs): { name: string; commit: string } | null {
   const originHead = /^ref:\s*refs\/remotes\/origin\/(\S+)$/.exec(
-    readText(join(dirs.commonDir, 'refs/remotes/origin/HEAD'))?.trim() ?? '',
+    readGitFile(dirs.commonDir, 'refs/remotes/origin/HEAD')?.trim() ?? '',
   );
   const candidates = originHead ? [originHead[1]!] : ['main', 'master'];
   for (const name of candidates) {
@@ -73,39 +76,33 @@ export const HISTORY_TIMEOUT_MS = 1_500;
  * what the server needs to tell merged work from work on branches that never merged. `git` gets only object ids
  * as arguments (no shell, nothing from the user's input); no git, a slow one or an error leave history empty.
  */
-export async function readGitView(cwd: string, timeoutMs = HISTORY_TIMEOUT_MS): Promise<GitView | null> {
+export async function readGitView(
+  cwd: string,
+  timeoutMs = HISTORY_TIMEOUT_MS,
+  env: Io['env'] = process.env,
+): Promise<GitView | null> {
   const repo = findRepo(cwd);
   const head = repo ? headOf(repo) : null;
   if (!repo || !head) return null;
   const trunk = trunkOf(repo);
   const starts = [...new Set([head.commit, trunk?.commit].filter((c): c is string => !!c))];
-  // No time left means no git at all: execFile reads a timeout of 0 as none.
-  const history = starts.length && timeoutMs >= 1 ? await revList(repo.root, starts, Math.floor(timeoutMs)) : [];
+  // Another account's checkout: its files say branch and HEAD, but no git runs in it.
+  const history = starts.length && !ownershipRefusal(repo, env) ? await revList(repo, starts, timeoutMs, env) : [];
   return { branch: head.branch, head: head.commit, trunk: trunk?.name ?? null, history };
 }
 
-function revList(cwd: string, starts: string[], timeoutMs: number): Promise<string[]> {
-  return new Promise((done) => {
-    // child_process is loaded here, on use: only SessionStart pays for it.
-    process.getBuiltinModule('node:child_process').execFile(
-      'git',
-      ['rev-list', `--max-count=${MAX_HISTORY_COMMITS}`, ...starts, '--'],
-      {
-        cwd,
-        timeout: timeoutMs,
-        maxBuffer: 64 * 1024,
-        windowsHide: true,
-        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' },
-      },
-      (err, stdout) => {
-        if (err) return done([]);
-        const ids = String(stdout)
-          .split('\n')
-          .map((l) => l.trim())
-          .filter(isCommitId)
-          .map((c) => c.slice(0, HISTORY_ABBREV));
-        done(ids.slice(0, MAX_HISTORY_COMMITS));
-      },
-    );
+async function revList(repo: RepoInfo, starts: string[], timeoutMs: number, env: Io['env']): Promise<string[]> {
+  const out = await runGitAsync(repo, {
+    args: ['rev-list', `--max-count=${MAX_HISTORY_COMMITS}`, ...starts, '--'],
+    env,
+    timeoutMs,
+    maxBytes: 64 * 1024,
   });
+  if (out === null) return [];
+  return out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(isCommitId)
+    .map((c) => c.slice(0, HISTORY_ABBREV))
+    .slice(0, MAX_HISTORY_COMMITS);
 }

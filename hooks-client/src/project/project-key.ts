@@ -1,58 +1,10 @@
-// Which project a folder belongs to: read from .git on disk (no `git` process), cached per cwd in the state dir.
+// Which project a folder belongs to: read from .git on disk (no `git` process; repo/locate.ts finds and checks
+// the repository), cached per cwd in the state dir.
 import { readFileSync, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+import { findRepo, readGitFile } from '../repo/locate';
 import { localKey, normaliseRemote } from './remote';
 import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
-
-export interface RepoInfo {
-  /** The main checkout's folder (for a worktree: the folder of the repository it belongs to). */
-  mainRoot: string;
-  /** This checkout's top level (`git rev-parse --show-toplevel`): a worktree's or submodule's own folder. */
-  root: string;
-  configPath: string;
-  /** This checkout's own git folder (a worktree's `.git/worktrees/<name>`): where its HEAD is. */
-  gitDir: string;
-  /** The folder shared by every worktree: refs, packed-refs, config. */
-  commonDir: string;
-}
-
-/** A file's text, or null when it cannot be read (absent, a folder, no permission). */
-export const readText = (p: string): string | null => {
-  try {
-    return readFileSync(p, 'utf8');
-  } catch {
-    return null;
-  }
-};
-
-/** Finds the repository enclosing `cwd`, following worktree and submodule `.git` files. */
-export function findRepo(cwd: string): RepoInfo | null {
-  let dir = resolve(cwd);
-  for (let i = 0; i < 64; i++) {
-    const dotGit = join(dir, '.git');
-    let gitDir: string | null = null;
-    try {
-      const st = statSync(dotGit);
-      if (st.isDirectory()) gitDir = dotGit;
-      else if (st.isFile()) {
-        const m = /^gitdir:\s*(.+)$/m.exec(readText(dotGit) ?? '');
-        if (m) gitDir = resolve(dir, m[1]!.trim());
-      }
-    } catch {
-      // not here; keep walking up
-    }
-    if (gitDir) {
-      const common = readText(join(gitDir, 'commondir'))?.trim();
-      const commonDir = common ? (isAbsolute(common) ? common : resolve(gitDir, common)) : gitDir;
-      const mainRoot = basename(commonDir) === '.git' ? dirname(commonDir) : dir;
-      return { mainRoot, root: dir, configPath: join(commonDir, 'config'), gitDir, commonDir };
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return null;
-    dir = parent;
-  }
-  return null;
-}
 
 /** The URL of `origin`, else of the first remote, from a git config file's text. */
 export function remoteFromConfig(text: string): string | null {
@@ -83,7 +35,7 @@ export function computeProjectKey(cwd: string): ProjectIdentity & { configPath: 
   if (!isAbsolute(cwd)) return { key: localKey(cwd), root: cwd, configPath: null };
   const repo = findRepo(cwd);
   if (!repo) return { key: localKey(cwd), root: cwd, configPath: null };
-  const remote = remoteFromConfig(readText(repo.configPath) ?? '');
+  const remote = remoteFromConfig(readGitFile(repo.commonDir, 'config') ?? '');
   return {
     key: (remote && normaliseRemote(remote)) || localKey(repo.mainRoot),
     root: repo.root,

@@ -1,7 +1,7 @@
-// The address of the sender's HTTP hook door, as both sides name it: the hook entry that install and the
-// plugin write (agents/settings-merge.ts) and the listener that checks it (sender/listen.ts).
+// The sender's HTTP hook door as both sides name it: the hook entry that install writes
+// (agents/settings-merge.ts) and the listener that checks it (sender/listen.ts). Its port and nonce live in the
+// state folder (door/state.ts).
 import { ENTRY_ENV_KEYS } from './inbox/entry';
-import type { Io } from './io';
 
 /** The environment variable Claude Code reads the secret from (listed in the hook's allowedEnvVars). */
 export const NONCE_ENV = 'CAIRN_SENDER_NONCE';
@@ -15,17 +15,6 @@ export const ENV_HEADERS: Record<(typeof ENTRY_ENV_KEYS)[number], string> = {
 };
 /** What Claude Code interpolates into the headers: only these variables, never others. */
 export const HOOK_ENV_VARS = [NONCE_ENV, 'CAIRN_INTERNAL', ...ENTRY_ENV_KEYS] as const;
-
-/**
- * The loopback port: CAIRN_SENDER_PORT, else one derived from the user id, so two people on one machine get two
- * ports (the plugin and `cairn install` both name it in the hook URL).
- */
-export function senderPort(env: Io['env']): number {
-  const n = Number(env.CAIRN_SENDER_PORT);
-  if (Number.isInteger(n) && n > 0 && n < 65_536) return n;
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  return 41_000 + (uid % 8_000);
-}
 
 /** The headers the HTTP hook sends: `$VAR` is filled in by Claude Code from the allowed variables. */
 export function hookHeaders(): Record<string, string> {

@@ -12,4 +12,6 @@ export type HookEvent =
 
 export interface HookOutput {
   hookSpecificOutput: { hookEventName: 'SessionStart' | 'UserPromptSubmit' | 'PreToolUse'; additionalContext: string };
+  /** Shown to the user by Claude Code (a warning the agent's context alone might not pass on). */
+  systemMessage?: string;
 }

@@ -101,6 +101,53 @@ export function removeOurEnv(settings: Settings): Settings {
   return next;
 }
 
+/** The client path cairn's command hooks in `settings` run (exec form `node <client> hook …`), or null. */
+function ourClientPath(settings: Settings): string | null {
+  const hooks = settings.hooks;
+  if (!hooks || typeof hooks !== 'object' || Array.isArray(hooks)) return null;
+  for (const groups of Object.values(hooks)) {
+    if (!isGroupList(groups)) continue;
+    for (const g of groups) {
+      for (const h of Array.isArray(g?.hooks) ? g.hooks : []) {
+        if (!isOurHandler(h) || h.url) continue;
+        if (Array.isArray(h.args) && typeof h.args[0] === 'string') return h.args[0];
+      }
+    }
+  }
+  return null;
+}
+
+/** Whether `settings` holds one of cairn's HTTP door handlers. */
+export function hasOurDoor(settings: Settings): boolean {
+  return JSON.stringify(settings.hooks ?? null).includes(HOOK_PATH);
+}
+
+/**
+ * The door closed in a settings file: cairn's HTTP handlers become command hooks again (exec form, the client
+ * its other hooks run) and the nonce leaves `env`. A file without a door handler is returned as it is.
+ */
+export function withoutDoor(settings: Settings): Settings {
+  if (!hasOurDoor(settings)) return removeOurEnv(settings);
+  const client = ourClientPath(settings);
+  return removeOurEnv(client ? addOurHooks(settings, client, { execForm: true }) : removeOurHooks(settings));
+}
+
+/**
+ * Another settings file that names the door, after `cairn install` re-issued it: its door handlers point at the
+ * door's port and its `env` holds the new nonce. A file without the door's nonce is returned as it is.
+ */
+export function withDoorRenewed(settings: Settings, port: number, nonce: string): Settings {
+  const env = settings.env;
+  if (!env || typeof env !== 'object' || Array.isArray(env) || !(NONCE_ENV in env)) return settings;
+  const next = addOurEnv(settings, nonce);
+  const text = JSON.stringify(next.hooks ?? null).replace(
+    /http:\/\/(?:127\.0\.0\.1|localhost):\d+\/cairn\/hook\//g,
+    `http://127.0.0.1:${port}${HOOK_PATH}`,
+  );
+  if (next.hooks !== undefined) next.hooks = JSON.parse(text) as Json;
+  return next;
+}
+
 /** The shell command the agent runs for one event (`--agent` for agents other than Claude Code). */
 export function hookCommand(clientPath: string, event: HookEvent, agent?: string): string {
   return `node "${clientPath.replace(/"/g, '\\"')}" hook ${event}${agent ? ` --agent ${agent}` : ''}`;

@@ -12,6 +12,7 @@ import {
 } from '../config';
 import { drainInbox, inboxEntries } from '../hook/drain';
 import { SENDER_LOG } from '../inbox/entry';
+import { readDoor } from '../door/state';
 import type { Io } from '../io';
 import { call, errorText, Unreachable } from '../net/http';
 import { projectKeyFor } from '../project/project-key';
@@ -171,11 +172,24 @@ export async function status(_args: string[], io: Io): Promise<number> {
   lines.push(
     `sender:  ${running ? `running (pid ${running.pid}; stop it with: cairn sender --stop)` : 'not running (hooks start it when they record a tool call)'}; log ${join(paths.stateDir, SENDER_LOG)}`,
   );
+  const door = doorLine(paths.stateDir, io.env);
+  if (door) lines.push(door);
   lines.push(
     `last error: ${state.lastError ? `${new Date(state.lastError.at).toISOString()} ${state.lastError.message}` : 'none'}`,
   );
   io.out(`${lines.join('\n')}\n`);
   return 0;
+}
+
+/** The HTTP hook door: where it listens, or that it was closed and why (door/close.ts). */
+function doorLine(stateDir: string, env: Io['env']): string | null {
+  const door = readDoor(stateDir, env);
+  if (!door) return null;
+  if (door.taken)
+    return `door:    CLOSED since ${new Date(door.taken.at).toISOString()}: ${door.taken.detail}. Its settings were given command hooks again; sessions started before keep posting there until restarted (restart Claude Code). Run \`cairn install\` to open it on a new random port with a new secret.`;
+  if (door.legacy)
+    return `door:    127.0.0.1:${door.port} (an older install: a port derived from your uid and a secret never re-issued; run \`cairn install\` again for a random port and a new secret)`;
+  return `door:    127.0.0.1:${door.port} (Claude Code's PostToolUse posts there; secret issued ${new Date(door.issuedAt).toISOString()}, ${door.settings.length} settings file${door.settings.length === 1 ? '' : 's'})`;
 }
 
 export async function flush(args: string[], io: Io): Promise<number> {

@@ -21,8 +21,8 @@ import { geminiEdits } from '../agents/gemini';
 import { opencodeEdits } from '../agents/opencode';
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
-import { senderPort } from '../hook-door';
-import { senderNonce } from '../sender/listen';
+import { renewDoorSettings } from '../door/close';
+import { forgetDoorSettings, planDoor, portOverride, writeDoor } from '../door/state';
 import { stopSender } from '../sender/sender-lock';
 import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
 import { BUNDLED } from '../version';
@@ -125,8 +125,17 @@ export async function install(args: string[], io: Io): Promise<number> {
     return 0;
   }
   const where = claudeTargets(io, paths.home, Boolean(values.project), values.settings);
-  // PostToolUse through the sender's HTTP door (no process per tool call), unless the sender is switched off.
-  const http = io.env.CAIRN_SENDER === 'off' ? null : { port: senderPort(io.env), nonce: senderNonce(paths.stateDir) };
+  // PostToolUse through the sender's HTTP door (no process per tool call), unless the sender is switched off: a
+  // random port (door/state.ts) and a new nonce every time the door's settings are written.
+  const door =
+    io.env.CAIRN_SENDER === 'off'
+      ? null
+      : await planDoor(paths.stateDir, io.now(), {
+          port: portOverride(io.env),
+          settings: { path: where.settings, ...(where.settingsRoot ? { root: where.settingsRoot } : {}) },
+          free: portFree,
+        });
+  const http = door ? { port: door.port, nonce: dry ? '<a new secret, made by install>' : door.nonce } : null;
   const edits = [
     claudeHookEdit(where, clientPath, { statusLine: !values['no-statusline'], http }),
     ...claudeCommandEdits(io.env, paths.home, clientPath),
@@ -147,6 +156,11 @@ export async function install(args: string[], io: Io): Promise<number> {
     }
   }
   if (!applyEdits(edits, io, paths, dry)) return 1;
+  if (!dry && door) {
+    writeDoor(paths.stateDir, door);
+    // Other settings files that name the door (another project's) take the new nonce too.
+    renewDoorSettings(door, where.settings, io);
+  } else if (!dry) forgetDoorSettings(paths.stateDir, where.settings);
   if (!dry) {
     if (viaCli) io.out(`cairn: registered the MCP server with \`claude mcp add-json\` (${where.scope} scope)\n`);
     io.out(`cairn: hooks run ${clientPath}. Restart Claude Code to load them.\n`);
@@ -177,6 +191,7 @@ export async function uninstall(args: string[], io: Io): Promise<number> {
     edits.push(claudeMcpEdit({ ...where, mcpFile: join(io.cwd, '.mcp.json'), mcpAt: [] }, {}));
   }
   revertEdits(edits, io, paths);
+  for (const e of edits) forgetDoorSettings(paths.stateDir, e.path);
   // Folders install made for them go too, each only when empty (a file the user put there keeps its folder).
   for (const dir of claudeCommandDirs(io.env, paths.home).flatMap((d) => [d, dirname(d)])) {
     try {
@@ -188,6 +203,15 @@ export async function uninstall(args: string[], io: Io): Promise<number> {
   // Nothing starts the background sender any more: let it send what it holds and leave now, not when idle.
   if (stopSender(paths.stateDir, io.now())) io.out('cairn: stopped the background sender.\n');
   return 0;
+}
+
+/** Whether 127.0.0.1:`port` can be bound right now (install's pick of a random port). */
+function portFree(port: number): Promise<boolean> {
+  const server = process.getBuiltinModule('node:net').createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 /** `cairn mcp-headers`: Claude Code's headersHelper for the MCP server. */

@@ -15,7 +15,6 @@ import { SENDER_HEARTBEAT_MS, SENDER_LOG } from '../inbox/entry';
 import type { Io } from '../io';
 import { replay } from '../spool/deliver';
 import { Spool } from '../spool/spool';
-import { senderPort } from '../hook-door';
 import { openHookDoor, type HookDoor } from './listen';
 import { stopSender, takeSenderLock } from './sender-lock';
 
@@ -52,15 +51,17 @@ export async function sender(args: string[], io: Io): Promise<number> {
   // Lingers only once Claude Code's HTTP hooks use it: a sender of command hooks alone leaves as before.
   let doorUsed = false;
   try {
-    door = await openHookDoor(
+    const opened = await openHookDoor(
       paths.stateDir,
-      senderPort(io.env),
+      io.env,
       () => {
         doorUsed = true;
         poke();
       },
       log,
     );
+    if ('port' in opened) door = opened;
+    else if (opened.why === 'ours') log('the HTTP hook door is held by another sender of this account');
   } catch (e) {
     log(`no HTTP hook door: ${e instanceof Error ? e.message : String(e)}`);
   }

@@ -19,6 +19,8 @@ export interface StatusFacts {
   /** Why recording is paused here ("this session, until resumed"), or null. */
   pause: string | null;
   observer: StatusCache['observer'];
+  /** This session's HTTP hook door was found held by a listener that is not cairn's (door/close.ts). */
+  doorTaken?: boolean;
 }
 
 const CODE_MAX = 40;
@@ -41,5 +43,8 @@ export function renderStatus(f: StatusFacts): string {
     `${f.backlog} waiting`,
   ];
   const state = f.pause ? `paused (${f.pause})` : observerPart(f.observer);
-  return `cairn ${f.pause ? '⏸' : f.observer?.state === 'ok' ? '●' : '○'} ${parts.join(' · ')} · ${state}`;
+  const line = `cairn ${f.pause ? '⏸' : f.observer?.state === 'ok' ? '●' : '○'} ${parts.join(' · ')} · ${state}`;
+  return f.doorTaken
+    ? `cairn ⚠ hook door taken by another program: restart Claude Code (cairn status) · ${line.slice(6)}`
+    : line;
 }

@@ -6,6 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, pathsFor } from '../config';
+import { readDoor } from '../door/state';
+import { NONCE_ENV } from '../hook-door';
 import { ENTRY_SUFFIX, INBOX_DIR } from '../inbox/entry';
 import type { Io } from '../io';
 import { call } from '../net/http';
@@ -148,6 +150,8 @@ export async function statusline(args: string[], io: Io): Promise<number> {
       ? `${pause.scope === 'session' ? 'this session' : 'this folder'}, ${leftText(pause.until, now)}`
       : null,
     observer: cache.observer,
+    // Only a session started with the door POSTs there; new sessions already use command hooks.
+    doorTaken: Boolean(io.env[NONCE_ENV] && readDoor(paths.stateDir, io.env)?.taken),
   });
   const wrapped = args[0] === '--wrap' ? decodeWrapped(args[1]) : null;
   const theirs = wrapped ? userLine(wrapped.command, stdin, io) : '';

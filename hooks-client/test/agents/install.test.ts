@@ -47,7 +47,12 @@ describe('install', () => {
     expect(s.hooks.PostToolUse[0].hooks[0].command).toContain('prettier');
     // No process per tool call: Claude Code POSTs the call to the sender's loopback door, the secret read from
     // settings env; every other event is an exec-form command (no shell).
-    const port = 41_000 + ((process.getuid?.() ?? 0) % 8_000);
+    // The door's port, chosen at random by install below every ephemeral range, and its secret: in the 0700 state
+    // folder and in the settings.
+    const door = JSON.parse(readFileSync(join(env.HOME!, '.local', 'state', 'cairn', 'door.json'), 'utf8'));
+    const port = door.port;
+    expect(port).toBeGreaterThanOrEqual(20_000);
+    expect(port).toBeLessThan(32_768);
     expect(s.hooks.PostToolUse[1]).toEqual({
       matcher: '*',
       hooks: [
@@ -65,9 +70,8 @@ describe('install', () => {
         },
       ],
     });
-    expect(s.env.CAIRN_SENDER_NONCE).toBe(
-      readFileSync(join(env.HOME!, '.local', 'state', 'cairn', 'sender.nonce'), 'utf8').trim(),
-    );
+    expect(s.env.CAIRN_SENDER_NONCE).toBe(door.nonce);
+    expect(door.settings).toEqual([{ path: settingsPath }]);
     expect(s.hooks.SessionStart[0].hooks[0]).toEqual({
       type: 'command',
       command: 'node',
@@ -96,12 +100,14 @@ describe('install', () => {
     expect(readFileSync(`${settingsPath}.cairn-backup`, 'utf8')).toBe(USER_SETTINGS);
   });
 
-  it('is idempotent: a second install changes nothing', async () => {
+  it('is idempotent but for the door’s secret: a second install re-issues it and changes nothing else', async () => {
     const { env, settingsPath } = setup();
     await install(env);
-    const once = readFileSync(settingsPath, 'utf8');
+    const once = JSON.parse(readFileSync(settingsPath, 'utf8'));
     await install(env);
-    expect(readFileSync(settingsPath, 'utf8')).toBe(once);
+    const twice = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    expect(twice.env.CAIRN_SENDER_NONCE).not.toBe(once.env.CAIRN_SENDER_NONCE);
+    expect({ ...twice, env: {} }).toEqual({ ...once, env: {} });
     expect(readFileSync(`${settingsPath}.cairn-backup`, 'utf8')).toBe(USER_SETTINGS);
   });
 

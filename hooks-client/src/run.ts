@@ -2,6 +2,7 @@
 import { agentArg } from './agents/adapters';
 import { runHook } from './hook/run-hook';
 import type { Io } from './io';
+import { terminalIo } from './util/terminal';
 import { VERSION } from './version';
 
 const USAGE = `cairn ${VERSION}: memory for coding agents
@@ -59,6 +60,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   feedback: async () => (await import('./commands/supersede')).feedback,
 };
 
+/** Commands whose output is read by a program, not a person (see run). */
+const RAW_OUTPUT = new Set(['mcp-headers', 'mcp-stdio', 'statusline']);
+
 export async function run(argv: string[], io: Io, startedAt?: number): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'hook') return runHook(rest[0] ?? '', io, startedAt, agentArg(rest.slice(1)));
@@ -71,10 +75,14 @@ export async function run(argv: string[], io: Io, startedAt?: number): Promise<n
     (command && command !== 'help' && command !== '--help' ? io.err : io.out)(USAGE);
     return command && command !== 'help' && command !== '--help' ? 2 : 0;
   }
+  // What a person reads goes through one filter: the server's and a repository's text is inert in a terminal.
+  // Machine output is left alone: the MCP bridge and headers helper speak JSON to the agent, and the status line
+  // filters the server's part itself (the user's own status line it wraps may colour its text).
+  const out = RAW_OUTPUT.has(command) ? io : terminalIo(io);
   try {
-    return await (await load())(rest, io);
+    return await (await load())(rest, out);
   } catch (e) {
-    io.err(`cairn ${command}: ${e instanceof Error ? e.message : String(e)}\n`);
+    out.err(`cairn ${command}: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
   }
 }

@@ -20,6 +20,7 @@ import { replay, type DeliveryContext } from '../spool/deliver';
 import { Spool } from '../spool/spool';
 import { runningSender } from '../sender/sender-lock';
 import { readState } from '../state';
+import { jsonText } from '../util/terminal';
 import { VERSION } from '../version';
 
 export function deliveryFor(io: Io, config: Config, paths: Paths): DeliveryContext {
@@ -181,6 +182,14 @@ export async function status(_args: string[], io: Io): Promise<number> {
   return 0;
 }
 
+function jsonOrText(text: string): string {
+  try {
+    return jsonText(JSON.parse(text) as unknown, 2);
+  } catch {
+    return text;
+  }
+}
+
 /** The HTTP hook door: where it listens, or that it was closed and why (door/close.ts). */
 function doorLine(stateDir: string, env: Io['env']): string | null {
   const door = readDoor(stateDir, env);
@@ -250,7 +259,9 @@ export async function search(args: string[], io: Io): Promise<number> {
       io.err(`cairn: search failed: ${errorText(r)}\n`);
       return 1;
     }
-    io.out(r.text.endsWith('\n') ? r.text : `${r.text}\n`);
+    // --json: the answer re-encoded, so what a terminal must not see is escaped, not dropped (the values stay).
+    const text = values.json ? jsonOrText(r.text) : r.text;
+    io.out(text.endsWith('\n') ? text : `${text}\n`);
     return 0;
   } catch (e) {
     io.err(`cairn: server not reachable (${e instanceof Unreachable ? e.reason : String(e)})\n`);

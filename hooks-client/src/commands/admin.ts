@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
+import { jsonText, termLine } from '../util/terminal';
 import { renderServerHealth, renderTeamHealth, type ServerHealthBody, type TeamHealthBody } from './health';
 
 const USAGE = `usage: cairn admin <command> [--json]
@@ -78,11 +79,14 @@ function failure(a: Answer): string {
   return `HTTP ${a.status}`;
 }
 
-/** Renders rows as aligned columns; objects in cells are shown as compact JSON. */
+/**
+ * Renders rows as aligned columns; objects in cells are shown as compact JSON. A cell is one line whatever the
+ * server stored (termLine): a key holding a newline cannot draw a row of its own.
+ */
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return '(none)\n';
   const cell = (v: unknown) =>
-    v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    termLine(v === null || v === undefined ? '-' : typeof v === 'object' ? jsonText(v) : String(v));
   const grid = [columns, ...rows.map((r) => columns.map((c) => cell(r[c])))];
   const widths = columns.map((_, i) => Math.max(...grid.map((r) => r[i]!.length)));
   return grid.map((r) => r.map((v, i) => (i === r.length - 1 ? v : v.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
@@ -458,7 +462,7 @@ export async function admin(args: string[], io: Io): Promise<number> {
       io.err(`cairn admin ${command}: ${failure(answer)}\n`);
       return 1;
     }
-    io.out(ctx.json || !answer.show ? `${JSON.stringify(answer.body, null, 2)}\n` : answer.show());
+    io.out(ctx.json || !answer.show ? `${jsonText(answer.body, 2)}\n` : answer.show());
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {

@@ -1,4 +1,6 @@
-// The status line's text. Pure: facts in, one line out.
+// The status line's text. Pure: facts in, one line out. What the server said is made inert first (termLine):
+// Claude Code draws this line in the user's terminal.
+import { termLine } from '../util/terminal';
 
 export interface StatusCache {
   /** The team's observer as the server last said (GET /api/observer/state). */
@@ -26,8 +28,9 @@ export interface StatusFacts {
 const CODE_MAX = 40;
 
 /** The observer part: ok, or the server's state with its code (never its free text: the line is short). */
-function observerPart(o: StatusCache['observer']): string {
-  if (!o) return 'server not asked yet';
+function observerPart(cached: StatusCache['observer']): string {
+  if (!cached) return 'server not asked yet';
+  const o = { ...cached, state: termLine(cached.state), code: cached.code === null ? null : termLine(cached.code) };
   if (o.state === 'ok') return 'ok';
   if (o.state === 'unreachable') return 'server unreachable';
   if (o.state.startsWith('http_')) return `server answered ${o.state.slice(5)}`;

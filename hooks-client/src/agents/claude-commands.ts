@@ -5,39 +5,63 @@
 // ~/.claude/skills/cairn-memory/, client at its absolute path), so the two cannot drift apart.
 
 /** How a command file names the client: the plugin's placeholder or an installed absolute path. */
-const run = (client: string, args: string) => `!\`node "${client.replace(/"/g, '\\"')}" ${args}\``;
+const clientCommand = (client: string, sub: string) => `node "${client.replace(/"/g, '\\"')}" ${sub}`;
+const run = (client: string, sub: string, args = '') => `!\`${clientCommand(client, sub)}${args ? ` ${args}` : ''}\``;
+
+/**
+ * The one Bash rule a command's turn is granted: exactly its own client command (`cairn status`), or that command
+ * with the user's arguments after it (`:*`, Claude Code's prefix rule). Never `Bash(node:*)`, which let the turn
+ * run any node program, `node -e …` included, without asking.
+ */
+const allowOnly = (client: string, sub: string, withArgs: boolean) =>
+  `Bash(${clientCommand(client, sub)}${withArgs ? ':*' : ''})`;
 
 // Commands that act on their own (no model turn needed) run the client through `!` and are the user's alone:
 // `disable-model-invocation` keeps the agent from running them with words of its own.
-const userOnly = (description: string, hint: string, body: string) =>
-  `---\ndescription: ${description}\nargument-hint: ${hint}\nallowed-tools: Bash(node:*)\ndisable-model-invocation: true\n---\n${body}\n`;
+const userOnly = (description: string, hint: string, client: string, sub: string, args: string, after: string) =>
+  `---\ndescription: ${description}\nargument-hint: ${hint}\nallowed-tools: ${allowOnly(client, sub, args !== '')}\ndisable-model-invocation: true\n---\n${run(client, sub, args)}\n\n${after}\n`;
 
 export function commandFiles(client: string): Record<string, string> {
   return {
     'status.md': userOnly(
       "cairn's state: server, this session's memory, the local spool, the background sender",
       '',
-      `${run(client, 'status')}\n\nThis is cairn's status, for the user to read; there is nothing to do about it unless they ask.`,
+      client,
+      'status',
+      '',
+      "This is cairn's status, for the user to read; there is nothing to do about it unless they ask.",
     ),
     'pause.md': userOnly(
       'Stop cairn recording this session (or "folder": this folder), for N hours or until /cairn:resume',
       '[hours] [folder]',
-      `${run(client, 'pause --session "${CLAUDE_SESSION_ID}" $ARGUMENTS')}\n\nTell the user in one line what cairn said.`,
+      client,
+      'pause',
+      '--session "${CLAUDE_SESSION_ID}" $ARGUMENTS',
+      'Tell the user in one line what cairn said.',
     ),
     'resume.md': userOnly(
       'Record this session (or "folder": this folder) in cairn again',
       '[folder]',
-      `${run(client, 'resume --session "${CLAUDE_SESSION_ID}" $ARGUMENTS')}\n\nTell the user in one line what cairn said.`,
+      client,
+      'resume',
+      '--session "${CLAUDE_SESSION_ID}" $ARGUMENTS',
+      'Tell the user in one line what cairn said.',
     ),
     'forget.md': userOnly(
       "Delete one record from the team's memory for good, by the id search shows (12, S12 or P12)",
       '<id>',
-      `${run(client, 'forget $ARGUMENTS')}\n\nTell the user in one line what cairn said.`,
+      client,
+      'forget',
+      '$ARGUMENTS',
+      'Tell the user in one line what cairn said.',
     ),
     'prime.md': userOnly(
       'Prime cairn memory for this project from its docs headings, recent commits and open TODOs (bounded; safe to repeat)',
       '[--dry-run]',
-      `${run(client, 'prime $ARGUMENTS')}\n\nTell the user in one line what cairn said.`,
+      client,
+      'prime',
+      '$ARGUMENTS',
+      'Tell the user in one line what cairn said.',
     ),
     'remember.md': [
       '---',

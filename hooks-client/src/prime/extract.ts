@@ -36,6 +36,9 @@ const oneLine = (s: string, max: number): string => {
 /** Redacted, one line, at most `max` characters. */
 const clean = (s: string, max: number): string => oneLine(redact(s), max);
 
+/** A repository's file path as prime names it: redacted too (a file can be named after a token). */
+const shownPath = (p: string): string => redact(p);
+
 const cap = (s: string) => (s.length <= CAPS.textChars ? s : `${s.slice(0, CAPS.textChars - 1)}…`);
 
 /**
@@ -101,7 +104,8 @@ export function firstParagraph(md: string): string {
 }
 
 /** A Markdown file's outline as one note (as many headings as fit the caps), or null when it has no headings. */
-export function docNote(path: string, md: string): PrimeNote | null {
+export function docNote(filePath: string, md: string): PrimeNote | null {
+  const path = shownPath(filePath);
   const headings = markdownHeadings(md);
   if (!headings.length) return null;
   const top = Math.min(...headings.map((h) => h.level));
@@ -154,7 +158,7 @@ export function parseGitLog(out: string): Commit[] {
 /** One commit as one note: its subject, date and the files it touched (the subject redacted). */
 export function commitNote(c: Commit): PrimeNote {
   const subject = clean(c.subject, CAPS.subjectChars) || '(no subject)';
-  const files = c.files.slice(0, CAPS.filesPerCommit);
+  const files = c.files.slice(0, CAPS.filesPerCommit).map(shownPath);
   const more = c.files.length - files.length;
   const touched = files.length ? ` Touched: ${files.join(', ')}${more > 0 ? ` (+${more} more)` : ''}.` : '';
   return { kind: 'commit', title: subject, text: cap(`Commit ${c.hash} (${c.date}): ${subject}.${touched}`), files };
@@ -180,8 +184,9 @@ export function todoLines(text: string): { items: string[]; total: number } {
   return { items, total };
 }
 
-export function todoNote(path: string, found: { items: string[]; total: number }): PrimeNote | null {
+export function todoNote(filePath: string, found: { items: string[]; total: number }): PrimeNote | null {
   if (!found.items.length) return null;
+  const path = shownPath(filePath);
   const more = found.total - found.items.length;
   const text = [...found.items.map((i) => `- ${i}`), ...(more > 0 ? [`(+${more} more in this file)`] : [])].join('\n');
   return { kind: 'todo', title: `Open TODOs in ${path} (${found.total})`, text: cap(text), files: [path] };

@@ -230,4 +230,24 @@ describe('cairn prime in a hostile repository', () => {
       chownSync(dir, 0, 0);
     },
   );
+
+  it('redacts a secret in a file’s path wherever prime names the file: titles, texts and file lists', async () => {
+    const { m, dir, g } = victim();
+    const token = ['ghp_', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'].join('');
+    mkdirSync(join(dir, 'docs'));
+    writeFileSync(join(dir, 'docs', `${token}.md`), '# Setup\n\nSteps.\n');
+    writeFileSync(join(dir, `${token}.c`), '// TODO: remove this file\n');
+    g('add', '.');
+    g('commit', '-q', '-m', 'Add setup');
+    const r = await dryRun(dir, m.env);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('[docs] docs/[REDACTED:github-token].md: Setup');
+    expect(r.out).toContain('[todo] Open TODOs in [REDACTED:github-token].c (1)');
+    expect(r.out).not.toContain(token);
+    const { gatherNotes } = await import('../../src/commands/prime');
+    const { openRepo } = await import('../../src/repo/tracked');
+    const opened = openRepo(dir, m.env);
+    const notes = gatherNotes(opened && 'repo' in opened ? opened : { root: dir }, m.env).notes;
+    expect(JSON.stringify(notes)).not.toContain(token);
+  });
 });

@@ -6,7 +6,6 @@ import { SENDER_LOCK, SENDER_SPAWNED, SENDER_STALE_MS } from '../inbox/entry';
 import { ensureSender } from '../inbox/quick';
 import type { Io } from '../io';
 import { NONCE_ENV } from '../hook-door';
-import { closeDoor } from './close';
 import { probeDoor } from './proof';
 import { endSession, noteSession, readDoor, type DoorState } from './state';
 
@@ -49,6 +48,8 @@ export async function guardDoor(
     !fresh(`${stateDir}/${SENDER_SPAWNED}`, now, STARTING_MS);
   // No sender of ours runs, so nothing of ours should listen there: whatever does must prove it holds the nonce.
   if (door && idle && (await probeDoor(door.port, door.nonce, PROBE_MS)) === 'foreign') {
+    // Loaded only here: closing the door edits settings files (agents/), which no ordinary hook needs.
+    const { closeDoor } = await import('./close');
     const closed = closeDoor(
       stateDir,
       io.env,

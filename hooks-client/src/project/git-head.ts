@@ -14,19 +14,19 @@ export interface GitHead {
   commit: string | null;
 }
 
-type Dirs = Pick<RepoInfo, 'gitDir' | 'commonDir'>;
+type Dirs = Pick<RepoInfo, 'real'>;
 
 /** A ref's commit: loose file (the worktree's own folder, then the shared one), else packed-refs; symrefs followed. */
 function resolveRef(dirs: Dirs, ref: string, depth = 0): string | null {
   if (depth > 4 || !/^refs\/[^\0\s]+$/.test(ref) || ref.includes('..')) return null;
-  for (const dir of [dirs.gitDir, dirs.commonDir]) {
-    const text = readGitFile(dir, ref)?.trim();
+  for (const dir of [dirs.real.gitDir, dirs.real.commonDir]) {
+    const text = readGitFile(dir, ref, dir)?.trim();
     if (!text) continue;
     const sym = /^ref:\s*(\S+)$/.exec(text);
     if (sym) return resolveRef(dirs, sym[1]!, depth + 1);
     return isCommitId(text) ? text : null;
   }
-  const packed = readGitFile(dirs.commonDir, 'packed-refs') ?? '';
+  const packed = readGitFile(dirs.real.commonDir, 'packed-refs', dirs.real.commonDir) ?? '';
   for (const line of packed.split('\n')) {
     const sp = line.indexOf(' ');
     if (sp > 0 && line.slice(sp + 1).trimEnd() === ref) {
@@ -38,7 +38,7 @@ function resolveRef(dirs: Dirs, ref: string, depth = 0): string | null {
 }
 
 function headOf(dirs: Dirs): GitHead | null {
-  const text = readGitFile(dirs.gitDir, 'HEAD')?.trim();
+  const text = readGitFile(dirs.real.gitDir, 'HEAD', dirs.real.gitDir)?.trim();
   if (!text) return null;
   if (isCommitId(text)) return { branch: null, commit: text };
   const sym = /^ref:\s*(refs\/heads\/(\S+))$/.exec(text);
@@ -58,7 +58,7 @@ export function readGitHead(cwd: string): GitHead | null {
 /** The default branch: what origin/HEAD names, else a local main or master, with the commit it points at. */
 function trunkOf(dirs: Dirs): { name: string; commit: string } | null {
   const originHead = /^ref:\s*refs\/remotes\/origin\/(\S+)$/.exec(
-    readGitFile(dirs.commonDir, 'refs/remotes/origin/HEAD')?.trim() ?? '',
+    readGitFile(dirs.real.commonDir, 'refs/remotes/origin/HEAD', dirs.real.commonDir)?.trim() ?? '',
   );
   const candidates = originHead ? [originHead[1]!] : ['main', 'master'];
   for (const name of candidates) {

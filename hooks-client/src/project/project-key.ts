@@ -35,7 +35,7 @@ export function computeProjectKey(cwd: string): ProjectIdentity & { configPath: 
   if (!isAbsolute(cwd)) return { key: localKey(cwd), root: cwd, configPath: null };
   const repo = findRepo(cwd);
   if (!repo) return { key: localKey(cwd), root: cwd, configPath: null };
-  const remote = remoteFromConfig(readGitFile(repo.commonDir, 'config') ?? '');
+  const remote = remoteFromConfig(readGitFile(repo.real.commonDir, 'config', repo.real.commonDir) ?? '');
   return {
     key: (remote && normaliseRemote(remote)) || localKey(repo.mainRoot),
     root: repo.root,

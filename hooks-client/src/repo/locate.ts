@@ -20,6 +20,8 @@ export interface RepoInfo {
   gitDir: string;
   /** The folder shared by every worktree: refs, packed-refs, config. */
   commonDir: string;
+  /** gitDir and commonDir with every link resolved: where readGitFile reads (no second realpath per file). */
+  real: { gitDir: string; commonDir: string };
 }
 
 /** A checkout the client does not read: `root` is its folder, `reason` says why in words for the user. */
@@ -35,18 +37,26 @@ const GIT_FILE_MAX = 16 * 1024 * 1024;
  * A git file's text (`HEAD`, a ref, `packed-refs`, `config`, `commondir`, a `.git` file), or null: absent, a link,
  * not a regular file, or past GIT_FILE_MAX. `rel` is inside `dir` (git's names, `/`-separated).
  */
-export function readGitFile(dir: string, rel: string): string | null {
-  const buf = readRegularFile(dir, rel, GIT_FILE_MAX);
+export function readGitFile(dir: string, rel: string, realDir?: string): string | null {
+  const buf = readRegularFile(dir, rel, GIT_FILE_MAX, realDir);
   return buf === null ? null : buf.toString('utf8');
 }
 
-const real = (p: string): string | null => {
-  try {
-    return realpathSync(p);
-  } catch {
-    return null;
-  }
-};
+/** Real paths, each asked of the file system once per lookup (a lookup runs on every hook event). */
+function realpaths(): (p: string) => string | null {
+  const seen = new Map<string, string | null>();
+  return (p) => {
+    let v = seen.get(p);
+    if (v !== undefined) return v;
+    try {
+      v = realpathSync.native(p);
+    } catch {
+      v = null;
+    }
+    seen.set(p, v);
+    return v;
+  };
+}
 
 /** Whether `inner` is `outer` or below it (both real paths). */
 const within = (outer: string, inner: string) =>
@@ -56,7 +66,10 @@ const within = (outer: string, inner: string) =>
  * Where `dir/.git` leads: a folder inside the checkout, or a `.git` file's target that names this checkout back.
  * null: no `.git` here. A refusal: `.git` leads elsewhere.
  */
-function gitDirOf(dir: string): { gitDir: string; linked: 'worktree' | null } | { refused: string } | null {
+function gitDirOf(
+  dir: string,
+  real: (p: string) => string | null,
+): { gitDir: string; linked: 'worktree' | null } | { refused: string } | null {
   const dotGit = join(dir, '.git');
   let st: ReturnType<typeof lstatSync>;
   try {
@@ -67,26 +80,25 @@ function gitDirOf(dir: string): { gitDir: string; linked: 'worktree' | null } | 
   const root = real(dir);
   if (!root) return null;
   if (st.isDirectory()) return { gitDir: dotGit, linked: null };
-  let target: string;
   if (st.isSymbolicLink()) {
     const to = real(dotGit);
     if (!to) return null;
-    if (within(root, to)) return { gitDir: to, linked: null };
+    if (within(root, to)) return { gitDir: dotGit, linked: null };
     return { refused: `its .git is a link to ${to}, outside the checkout` };
   }
   if (!st.isFile()) return null;
-  const m = /^gitdir:\s*(.+)$/m.exec(readGitFile(dir, '.git') ?? '');
+  const m = /^gitdir:\s*(.+)$/m.exec(readGitFile(dir, '.git', root) ?? '');
   if (!m) return null;
-  target = resolve(dir, m[1]!.trim());
+  const target = resolve(dir, m[1]!.trim());
   const to = real(target);
   if (!to) return { refused: `its .git file points at ${target}, which does not exist` };
-  if (within(root, to)) return { gitDir: to, linked: null };
+  if (within(root, to)) return { gitDir: target, linked: null };
   // A linked worktree: git wrote the path of this very .git file into the worktree's own folder.
-  const back = readGitFile(to, 'gitdir')?.trim();
-  if (back && real(resolve(to, back)) === real(dotGit)) return { gitDir: to, linked: 'worktree' };
+  const back = readGitFile(to, 'gitdir', to)?.trim();
+  if (back && real(resolve(to, back)) === real(dotGit)) return { gitDir: target, linked: 'worktree' };
   // A submodule: its repository (in the superproject's .git/modules/) names this folder as its work tree.
-  const worktree = configValues(readGitFile(to, 'config') ?? '', 'core', 'worktree').pop();
-  if (worktree && real(resolve(to, worktree)) === root) return { gitDir: to, linked: null };
+  const worktree = configValues(readGitFile(to, 'config', to) ?? '', 'core', 'worktree').pop();
+  if (worktree && real(resolve(to, worktree)) === root) return { gitDir: target, linked: null };
   return { refused: `its .git file points at ${to}, a repository outside the checkout that does not name it` };
 }
 
@@ -96,12 +108,15 @@ function gitDirOf(dir: string): { gitDir: string; linked: 'worktree' | null } | 
  */
 export function locateRepo(cwd: string): RepoInfo | RepoRefusal | null {
   let dir = resolve(cwd);
+  const real = realpaths();
   for (let i = 0; i < 64; i++) {
-    const found = gitDirOf(dir);
+    const found = gitDirOf(dir, real);
     if (found && 'refused' in found) return { refused: found.refused, root: dir };
     if (found) {
       const { gitDir } = found;
-      const common = readGitFile(gitDir, 'commondir')?.trim();
+      const realGit = real(gitDir);
+      if (!realGit) return null;
+      const common = readGitFile(gitDir, 'commondir', realGit)?.trim();
       const commonDir = common ? (isAbsolute(common) ? common : resolve(gitDir, common)) : gitDir;
       // A worktree's folder is <common>/worktrees/<name>; anything else must stay inside the checkout.
       const realCommon = real(commonDir);
@@ -109,13 +124,20 @@ export function locateRepo(cwd: string): RepoInfo | RepoRefusal | null {
       const fits =
         realCommon !== null &&
         rootReal !== null &&
-        (realCommon === real(gitDir) ||
+        (realCommon === realGit ||
           within(rootReal, realCommon) ||
-          (found.linked === 'worktree' && realCommon === real(dirname(dirname(gitDir)))));
-      if (!fits)
+          (found.linked === 'worktree' && realCommon === real(dirname(dirname(realGit)))));
+      if (!fits || !realCommon)
         return { refused: `its git folder's commondir points at ${commonDir}, outside the checkout`, root: dir };
       const mainRoot = basename(commonDir) === '.git' ? dirname(commonDir) : dir;
-      return { mainRoot, root: dir, configPath: join(commonDir, 'config'), gitDir, commonDir };
+      return {
+        mainRoot,
+        root: dir,
+        configPath: join(commonDir, 'config'),
+        gitDir,
+        commonDir,
+        real: { gitDir: realGit, commonDir: realCommon },
+      };
     }
     const parent = dirname(dir);
     if (parent === dir) return null;

@@ -20,14 +20,14 @@ export function pathSegments(rel: string): string[] | null {
 /**
  * The regular file at `root/rel`, as lstat sees it, when every folder on the way is a real folder (no link) and
  * the file itself is a regular file (not a link, FIFO, device or folder); else null. The root itself is taken
- * by its real path: the user chose it, links above it are theirs.
+ * by its real path (`realRoot` when the caller has it already): the user chose it, links above it are theirs.
  */
-export function regularFileUnder(root: string, rel: string): { path: string; stat: Stats } | null {
+export function regularFileUnder(root: string, rel: string, realRoot?: string): { path: string; stat: Stats } | null {
   const parts = pathSegments(rel);
   if (!parts) return null;
   let path: string;
   try {
-    path = realpathSync(root);
+    path = realRoot ?? realpathSync.native(root);
   } catch {
     return null;
   }
@@ -50,8 +50,8 @@ export function regularFileUnder(root: string, rel: string): { path: string; sta
  * At most `max` bytes of the regular file `root/rel` (see regularFileUnder), or null. Opened without following a
  * final link and checked to be the very file lstat saw, so a swap between the check and the open reads nothing.
  */
-export function readRegularFile(root: string, rel: string, max: number): Buffer | null {
-  const found = regularFileUnder(root, rel);
+export function readRegularFile(root: string, rel: string, max: number, realRoot?: string): Buffer | null {
+  const found = regularFileUnder(root, rel, realRoot);
   if (!found) return null;
   let fd: number;
   try {

@@ -69,7 +69,11 @@ function isTracked(repo: RepoInfo, relPath: string, env: Io['env']): boolean {
 
 /** The repository's object hash: SHA-256 when `extensions.objectFormat` says so, else SHA-1. */
 function objectFormat(repo: RepoInfo): 'sha1' | 'sha256' {
-  const v = configValues(readGitFile(repo.commonDir, 'config') ?? '', 'extensions', 'objectFormat').pop();
+  const v = configValues(
+    readGitFile(repo.real.commonDir, 'config', repo.real.commonDir) ?? '',
+    'extensions',
+    'objectFormat',
+  ).pop();
   return v?.toLowerCase() === 'sha256' ? 'sha256' : 'sha1';
 }
 

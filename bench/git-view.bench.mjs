@@ -127,7 +127,7 @@ const md = `## Branch-aware memory: what the client pays (\`npm run bench git-vi
 
 One hook process (spawn → exit) of \`cairn.cjs\`, ${N} runs each, interleaved in a new random order each round, against a
 stub server that answers at once (a 50-row index). "In a checkout": 1,000 commits on main, branch feature-y checked out;
-SessionStart reads branch, HEAD and trunk from .git files and runs \`git rev-list --max-count=200\` (execFile, no shell);
+SessionStart reads branch, HEAD and trunk from .git files and runs \`git rev-list --max-count=200\` (hooks-client/src/repo/git.ts: absolute git, no shell, every program a repository config names turned off);
 other events read HEAD from .git files. "Outside": a folder in no repository, so no git work at all (today's client).
 CPU is the node process's own user + system time (git's own CPU is not in it; wall time is). Node ${process.version}.
 

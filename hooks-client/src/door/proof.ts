@@ -3,7 +3,6 @@
 // the challenge is random and carries no secret, the nonce never crosses the wire in either direction, and an
 // answer it might get from the real door (when the real one holds the port, the squatter cannot) is for a
 // challenge no client will send again.
-import type { IncomingMessage } from 'node:http';
 
 export const CHALLENGE_PATH = '/cairn/door/challenge';
 const CHALLENGE_RE = /^[0-9a-f]{64}$/;
@@ -24,56 +23,51 @@ export async function doorProof(nonce: string, port: number, challenge: string):
 
 /**
  * What listens on 127.0.0.1:`port`: nothing (`free`), cairn's door with this nonce (`ours`), or anything else
- * (`foreign`: a listener that does not answer within `timeoutMs`, answers wrongly or is not HTTP).
+ * (`foreign`: a listener that does not answer within `timeoutMs`, answers wrongly or is not HTTP). One HTTP/1.1
+ * request over node:net, which hooks load anyway (node:http stays the sender's).
  */
 export async function probeDoor(port: number, nonce: string, timeoutMs: number): Promise<'free' | 'ours' | 'foreign'> {
   const challenge = newChallenge();
   const expected = await doorProof(nonce, port, challenge);
-  const { request } = process.getBuiltinModule('node:http');
+  const { connect } = process.getBuiltinModule('node:net');
   return new Promise((resolve) => {
     let settled = false;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const socket = connect(port, '127.0.0.1');
     const done = (v: 'free' | 'ours' | 'foreign') => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      socket.destroy();
       resolve(v);
     };
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'GET',
-        path: `${CHALLENGE_PATH}?c=${challenge}`,
-        headers: { host: `127.0.0.1:${port}`, connection: 'close' },
-        agent: false,
-      },
-      (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > 4_096) req.destroy();
-          else chunks.push(c);
-        });
-        res.on('end', () => {
-          let proof = '';
-          try {
-            proof = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { proof?: unknown }).proof ?? '');
-          } catch {
-            // not ours
-          }
-          done(res.statusCode === 200 && timingSafeEqualHex(proof, expected) ? 'ours' : 'foreign');
-        });
-        res.on('error', () => done('foreign'));
-      },
+    const timer = setTimeout(() => done('foreign'), timeoutMs);
+    socket.on('connect', () =>
+      socket.write(
+        `GET ${CHALLENGE_PATH}?c=${challenge} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+      ),
     );
-    const timer = setTimeout(() => {
-      done('foreign');
-      req.destroy();
-    }, timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) => done(e.code === 'ECONNREFUSED' ? 'free' : 'foreign'));
-    req.end();
+    socket.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > 4_096) return done('foreign');
+      chunks.push(c);
+    });
+    socket.on('end', () => done(proofIn(Buffer.concat(chunks).toString('utf8'), expected) ? 'ours' : 'foreign'));
+    socket.on('error', (e: NodeJS.ErrnoException) => done(e.code === 'ECONNREFUSED' ? 'free' : 'foreign'));
   });
+}
+
+/** Whether an HTTP answer is a 200 whose JSON body holds the expected proof. */
+function proofIn(answer: string, expected: string): boolean {
+  const split = answer.indexOf('\r\n\r\n');
+  if (split < 0 || !/^HTTP\/1\.[01] 200 /.test(answer)) return false;
+  try {
+    const proof = (JSON.parse(answer.slice(split + 4)) as { proof?: unknown }).proof;
+    return typeof proof === 'string' && timingSafeEqualHex(proof, expected);
+  } catch {
+    return false;
+  }
 }
 
 function timingSafeEqualHex(a: string, b: string): boolean {

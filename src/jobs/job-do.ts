@@ -4,8 +4,9 @@
 // returned and sets the next alarm, so every step is its own invocation with its own limits, and the jobs of
 // a lane take turns. A step's writes land before its cursor is saved: if the object dies in between (a deploy,
 // an eviction), the same step runs again from the same cursor, which every kind must make harmless
-// (src/jobs/types.ts). A new instance that finds a step marked in flight resumes at once; while a step runs, a
-// short alarm stays set, so a dead instance is noticed within STEP_LEASE_MS even if nothing calls the object.
+// (src/jobs/types.ts). A new instance that finds a step marked in flight counts that death and runs it again
+// (MAX_DEATHS in a row fail the job); while a step runs, a short alarm stays set, so a dead instance is noticed
+// within STEP_LEASE_MS even if nothing calls the object.
 import { DurableObject } from 'cloudflare:workers';
 import { configOf } from '../config';
 import { migrateDoSqlite, type DoSchemaSteps } from '../db/do-schema';
@@ -20,11 +21,18 @@ import { JobFailure, type StepBudget } from './types';
 export const STEP_LEASE_MS = 10_000;
 /** Failed attempts of one step before the job fails (with growing pauses between them). */
 export const MAX_ATTEMPTS = 6;
+/**
+ * Instances that died in one step, in a row, before the job fails. A step that uses more than 30 s of CPU or
+ * 128 MB is cut off by Cloudflare with its object, and would otherwise run again at once for ever, holding the
+ * team's lane (a forget or a backup behind it) and paying for its work each time. A deploy also kills a step
+ * (every object restarts), so one death is not enough to give up.
+ */
+export const MAX_DEATHS = 3;
 /** Parameters longer than this (an import part, up to 1 MB) are let go when their job ends. */
 const BULKY_PARAMS = 16_384;
 /** Every column but `params` (which may be large): what reading a job for the API needs. */
 const VIEW_COLUMNS = `id, kind, team_id, actor_user_id, actor, '' AS params, dedupe, status, cursor, progress, result, error, attempts, stats,
-  created_at, started_at, updated_at, finished_at, next_at, stepping_since`;
+  created_at, started_at, updated_at, finished_at, next_at, stepping_since, deaths`;
 /** Finished jobs a lane keeps for GET /api/admin/jobs. */
 const KEEP_FINISHED = 200;
 
@@ -37,6 +45,8 @@ export const JOB_SCHEMA: DoSchemaSteps = [
      next_at INTEGER, stepping_since INTEGER);
    CREATE INDEX IF NOT EXISTS jobs_next ON jobs (next_at) WHERE next_at IS NOT NULL;
    CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created_at);`,
+  // 2: instances that died inside the job's current step (reset when a step ends, either way).
+  'ALTER TABLE jobs ADD COLUMN deaths INTEGER NOT NULL DEFAULT 0',
 ];
 
 export interface StartJob {
@@ -70,6 +80,7 @@ interface JobRow extends Record<string, SqlStorageValue> {
   finished_at: number | null;
   next_at: number | null;
   stepping_since: number | null;
+  deaths: number;
 }
 
 /** A job as the API shows it, with who may read it. */
@@ -141,16 +152,42 @@ export class JobDO extends DurableObject<CairnEnv> {
   constructor(ctx: DurableObjectState, env: CairnEnv) {
     super(ctx, env);
     migrateDoSqlite(ctx.storage.sql, JOB_SCHEMA);
-    // A step marked in flight belonged to an instance that is gone: run it again now, not after its lease.
-    const orphan =
-      ctx.storage.sql.exec('SELECT 1 FROM jobs WHERE stepping_since IS NOT NULL LIMIT 1').toArray().length > 0;
-    if (orphan) {
-      ctx.storage.sql.exec(
-        'UPDATE jobs SET stepping_since = NULL, next_at = ? WHERE stepping_since IS NOT NULL',
-        Date.now(),
+    if (this.#buryDeadSteps(Date.now())) void ctx.blockConcurrencyWhile(() => ctx.storage.setAlarm(Date.now()));
+  }
+
+  /**
+   * A step marked in flight belonged to an instance that is gone (an object has one live instance): the mark,
+   * written before the step began, is the attempt, counted now. The step runs again (at once after one death, a
+   * deploy's; then after a pause) until MAX_DEATHS in a row, when its job fails and the lane goes on. Answers
+   * whether any was found.
+   */
+  #buryDeadSteps(now: number): boolean {
+    const sql = this.ctx.storage.sql;
+    const dead = sql
+      .exec<{ id: string; kind: string; deaths: number }>(
+        'SELECT id, kind, deaths FROM jobs WHERE stepping_since IS NOT NULL',
+      )
+      .toArray();
+    for (const j of dead) {
+      const deaths = j.deaths + 1;
+      const error = {
+        code: 'step_died',
+        message: `The job's object died during its step ${deaths} time(s) in a row (a step past 30 s of CPU or 128 MB of memory is cut off with its object, and so is one running during a deploy).`,
+      };
+      sql.exec(
+        'UPDATE jobs SET stepping_since = NULL, deaths = ?, error = ?, updated_at = ?, next_at = ? WHERE id = ?',
+        deaths,
+        JSON.stringify(error),
+        now,
+        now + (deaths === 1 ? 0 : retryDelayMs(deaths - 1)),
+        j.id,
       );
-      void ctx.blockConcurrencyWhile(() => ctx.storage.setAlarm(Date.now()));
+      if (deaths >= MAX_DEATHS) {
+        this.#finish(j.id, 'failed', error, now);
+        console.error('job failed', { id: j.id, kind: j.kind, ...error });
+      } else console.warn('job step died with its object; it will run again', { id: j.id, kind: j.kind, deaths });
     }
+    return dead.length > 0;
   }
 
   /** Queues a job (or answers the queued/running one with the same dedupe key) and wakes the lane. */
@@ -289,8 +326,8 @@ export class JobDO extends DurableObject<CairnEnv> {
       const stats = addStep(JSON.parse(row.stats) as JobStepStats, out.cost);
       const result = out.outcome.result === undefined ? row.result : JSON.stringify(out.outcome.result);
       sql.exec(
-        `UPDATE jobs SET cursor = ?, progress = ?, result = ?, stats = ?, attempts = 0, error = NULL, stepping_since = NULL,
-           updated_at = ?, next_at = ? WHERE id = ?`,
+        `UPDATE jobs SET cursor = ?, progress = ?, result = ?, stats = ?, attempts = 0, deaths = 0, error = NULL,
+           stepping_since = NULL, updated_at = ?, next_at = ? WHERE id = ?`,
         JSON.stringify(out.outcome.cursor ?? null),
         JSON.stringify(out.outcome.progress),
         result,
@@ -308,12 +345,12 @@ export class JobDO extends DurableObject<CairnEnv> {
           ? { code: err.code, message: err.message }
           : { code: 'step_failed', message: (err as Error).message ?? String(err) };
       if (err instanceof JobFailure || attempts >= MAX_ATTEMPTS) {
-        sql.exec('UPDATE jobs SET attempts = ?, stepping_since = NULL WHERE id = ?', attempts, row.id);
+        sql.exec('UPDATE jobs SET attempts = ?, deaths = 0, stepping_since = NULL WHERE id = ?', attempts, row.id);
         this.#finish(row.id, 'failed', error, failed);
         console.error('job failed', { id: row.id, kind: row.kind, ...error });
       } else {
         sql.exec(
-          'UPDATE jobs SET attempts = ?, error = ?, stepping_since = NULL, updated_at = ?, next_at = ? WHERE id = ?',
+          'UPDATE jobs SET attempts = ?, deaths = 0, error = ?, stepping_since = NULL, updated_at = ?, next_at = ? WHERE id = ?',
           attempts,
           JSON.stringify(error),
           failed,

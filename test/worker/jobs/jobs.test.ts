@@ -7,20 +7,23 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { db } from '../../../src/db/client';
-import { MAX_ATTEMPTS } from '../../../src/jobs/job-do';
+import { MAX_ATTEMPTS, MAX_DEATHS } from '../../../src/jobs/job-do';
+import { isFinished } from '../../../src/shared/jobs';
 import { registerJobKinds } from '../../../src/jobs/registry';
 import { startJob } from '../../../src/jobs/start';
 import type { JobRecord } from '../../../src/jobs/job-do';
 import { JobFailure, type JobKind } from '../../../src/jobs/types';
 import { call, fresh, newIdentity } from '../support/http';
 import { insideSession, release, script, send, sessionStub, toolEvent } from '../pipeline/support';
-import { finishJob, jobOf, lane, runJob } from '../support/jobs';
+import { dueNow, finishJob, jobOf, lane, runJob } from '../support/jobs';
 import { idsOf } from '../support/seed';
 
 /** What the test kind did, by tag: the unit numbers each step applied, in order. */
 const applied = new Map<string, number[]>();
 const order: string[] = [];
 const failures = new Map<string, number>();
+/** Steps begun, by tag (a step whose object died counts: it began). */
+const begun = new Map<string, number>();
 /** Tags whose hold was reached once: a rerun of the step goes through (the instance that held is gone). */
 const held = new Set<string>();
 
@@ -31,12 +34,20 @@ const Params = z.object({
   perUnit: z.number().int().min(0).default(1),
   /** At this unit, wait for the fake server's answer to scenario `tag` (held by the test until released). */
   holdAt: z.number().int().optional(),
+  /** At this unit, wait for the fake server's answer to scenario `tag` every time (the test kills the object there). */
+  dieAt: z.number().int().optional(),
   /** Throw in this many steps before succeeding. */
   failTimes: z.number().int().default(0),
   permanent: z.boolean().default(false),
   dedupe: z.string().optional(),
 });
 type Params = z.infer<typeof Params>;
+
+/** A request the fake server holds while scenario `tag` is held. */
+const scenarioCall = (tag: string): RequestInit => ({
+  method: 'POST',
+  body: JSON.stringify({ messages: [{ role: 'user', content: `SCENARIO:${tag}` }] }),
+});
 
 const testKind: JobKind<Params, { i: number }> = {
   name: 'test-units',
@@ -46,6 +57,7 @@ const testKind: JobKind<Params, { i: number }> = {
   init: (p) => ({ cursor: { i: 0 }, progress: { done: 0, total: p.units, unit: 'units' } }),
   async step(ctx, p, cursor) {
     order.push(p.tag);
+    begun.set(p.tag, (begun.get(p.tag) ?? 0) + 1);
     if (p.permanent) throw new JobFailure('test_permanent', 'this job cannot succeed');
     const failed = failures.get(p.tag) ?? 0;
     if (failed < p.failTimes) {
@@ -56,11 +68,9 @@ const testKind: JobKind<Params, { i: number }> = {
     while (i < p.units && ctx.fits({ statements: p.perUnit })) {
       if (p.holdAt === i && !held.has(p.tag)) {
         held.add(p.tag);
-        await fetch(`${env.FAKE_LLM_URL}/v1/messages`, {
-          method: 'POST',
-          body: JSON.stringify({ messages: [{ role: 'user', content: `SCENARIO:${p.tag}` }] }),
-        });
+        await fetch(`${env.FAKE_LLM_URL}/v1/messages`, scenarioCall(p.tag));
       }
+      if (p.dieAt === i) await fetch(`${env.FAKE_LLM_URL}/v1/messages`, scenarioCall(p.tag));
       for (let s = 0; s < p.perUnit; s++) await db(env.DB).run(sql`SELECT 1`);
       applied.set(p.tag, [...(applied.get(p.tag) ?? []), i]);
       i++;
@@ -172,6 +182,42 @@ describe('a job', () => {
     // Only the lane's object was restarted: the other object kept its instance.
     expect(await insideSession(other, (instance) => instance.instanceId)).toBe(before);
     await release(tag);
+  });
+
+  it('counts a step whose object dies as an attempt: after MAX_DEATHS it fails, and the lane runs the next job', async () => {
+    const { teamId } = await team();
+    const tag = fresh('t');
+    await script(tag, [], 0, { hold: true });
+    const params = { units: 3, perUnit: 1, failTimes: 0, permanent: false };
+    // Its step dies at unit 1 every time, as a step past 30 s of CPU or 128 MB would; the job behind it waits.
+    const doomed = await startJob(env, testKind, teamId, { ...params, tag, dieAt: 1 });
+    const behind = await startJob(env, testKind, teamId, { ...params, tag: fresh('b') });
+    const killer = (async () => {
+      for (let death = 1; death <= MAX_DEATHS; death++) {
+        await arrived(tag, death);
+        await restart(teamId);
+      }
+      // Any later step of the doomed job is answered (so a lane that ran it again would finish it, not hang).
+      await release(tag);
+    })();
+    // A call that meets the object as the killer resets it fails: it is made again on the next instance.
+    const finished = async (id: string) =>
+      jobOf(teamId, id).then(
+        (j) => isFinished(j!.status),
+        () => false,
+      );
+    for (let i = 0; i < 100 && !((await finished(doomed.id)) && (await finished(behind.id))); i++) {
+      await dueNow(teamId).catch(() => undefined);
+      if (!(await runDurableObjectAlarm(lane(teamId)).catch(() => true))) await new Promise((r) => setTimeout(r, 5));
+    }
+    await killer;
+    const dead = (await jobOf(teamId, doomed.id))!;
+    expect(dead.status).toBe('failed');
+    expect(dead.error?.code).toBe('step_died');
+    // Three instances began the step and died in it; no fourth began it.
+    expect(begun.get(tag)).toBe(MAX_DEATHS);
+    expect(applied.get(tag)).toEqual([0, 0, 0]);
+    expect((await jobOf(teamId, behind.id))!.status).toBe('done');
   });
 
   it('is started once per dedupe key while one is queued or running', async () => {

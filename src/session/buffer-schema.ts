@@ -42,6 +42,8 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
   'ALTER TABLE lease ADD COLUMN instance_id TEXT',
   // 4: the work after a stored turn (vectors) that has not finished yet: an instance that dies leaves it here.
   'CREATE TABLE IF NOT EXISTS after_store (id INTEGER PRIMARY KEY AUTOINCREMENT, stored TEXT NOT NULL, created_at INTEGER NOT NULL)',
+  // 5: turns an event was in when its object died (counted by the next instance; policy.ts MAX_TURN_DEATHS).
+  'ALTER TABLE pending ADD COLUMN deaths INTEGER NOT NULL DEFAULT 0',
 ];
 
 /** Columns of step 2, each added only where missing (objects written before versioning may have it). */
@@ -73,6 +75,7 @@ export interface PendingSql extends Record<string, SqlStorageValue> {
   snapshot: string;
   group_key: string;
   attempts: number;
+  deaths: number;
   last_error: string | null;
   claim_id: string | null;
   prompt_id: string | null;
@@ -92,6 +95,7 @@ export const toRow = (r: PendingSql): PendingRow => ({
   snapshot: JSON.parse(r.snapshot) as EventSnapshot,
   groupKey: r.group_key,
   attempts: r.attempts,
+  deaths: r.deaths,
   lastError: r.last_error,
   claimId: r.claim_id,
   promptId: r.prompt_id,

@@ -133,7 +133,7 @@ export class EventBuffer {
   refileCandidates(promptId: string | null, since: number): PendingRow[] {
     return this.sql
       .exec<PendingSql>(
-        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, last_error, claim_id,
+        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, deaths, last_error, claim_id,
                 prompt_id, client_seq, turn_key
            FROM pending WHERE occurred_at >= ? OR (prompt_id IS NOT NULL AND prompt_id = ?)`,
         since,
@@ -157,7 +157,7 @@ export class EventBuffer {
   overdueWaiting(cutoff: number): PendingRow[] {
     return this.sql
       .exec<PendingSql>(
-        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, last_error, claim_id,
+        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, deaths, last_error, claim_id,
                 prompt_id, client_seq, turn_key
            FROM pending WHERE prompt_number = ? AND received_at < ?`,
         WAITING,
@@ -245,7 +245,7 @@ export class EventBuffer {
   candidates(limit = CANDIDATE_LIMIT): PendingRow[] {
     return this.sql
       .exec<PendingSql>(
-        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, last_error, claim_id,
+        `SELECT seq, event_id, kind, 'null' AS payload, chars, occurred_at, prompt_number, snapshot, group_key, attempts, deaths, last_error, claim_id,
                 prompt_id, client_seq, turn_key
            FROM pending WHERE prompt_number != ? ORDER BY prompt_number, kind = 'summarize', seq LIMIT ?`,
         WAITING,
@@ -332,9 +332,24 @@ export class EventBuffer {
 
   /** Moves events that spent their retry budget to the dead-letter table; returns how many moved. */
   deadLetter(maxAttempts: number, now: number): number {
-    const rows = this.sql
-      .exec<PendingSql>('SELECT * FROM pending WHERE attempts >= ? AND claim_id IS NULL', maxAttempts)
-      .toArray();
+    return this.#toDeadLetters(
+      this.sql
+        .exec<PendingSql>('SELECT * FROM pending WHERE attempts >= ? AND claim_id IS NULL', maxAttempts)
+        .toArray(),
+      now,
+    );
+  }
+
+  /** Moves the events of a claim to the dead-letter table, `reason` as their last error; returns how many moved. */
+  deadLetterClaim(claimId: string, reason: string, now: number): number {
+    const rows = this.sql.exec<PendingSql>('SELECT * FROM pending WHERE claim_id = ?', claimId).toArray();
+    return this.#toDeadLetters(
+      rows.map((r) => ({ ...r, last_error: reason })),
+      now,
+    );
+  }
+
+  #toDeadLetters(rows: PendingSql[], now: number): number {
     for (const r of rows) {
       const payload = JSON.parse(r.payload) as { toolName?: string };
       this.sql.exec(
@@ -347,7 +362,7 @@ export class EventBuffer {
         r.snapshot,
         r.occurred_at,
         r.prompt_number,
-        r.attempts,
+        r.attempts + r.deaths,
         r.last_error,
         now,
       );
@@ -533,10 +548,12 @@ export class EventBuffer {
   /**
    * A new instance's first step: a lease taken by an earlier instance, and every claim, belong to a turn that
    * died with it. Both are given back (claims keep their turn key: that turn may have been stored, see
-   * `claim`); answers how many events were claimed.
+   * `claim`), and each claimed event counts the death: the claim, written before the observer was asked, is
+   * the durable record of that attempt. Answers how many events were claimed.
    */
   releaseDeadTurn(): number {
     this.sql.exec('DELETE FROM lease WHERE instance_id IS NOT ?', this.instance);
-    return this.releaseStaleClaims();
+    return this.sql.exec('UPDATE pending SET claim_id = NULL, deaths = deaths + 1 WHERE claim_id IS NOT NULL')
+      .rowsWritten;
   }
 }

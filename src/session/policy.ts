@@ -7,6 +7,11 @@ export const TURN_MAX_EVENTS = 20;
 export const TURN_MAX_CHARS = 48_000;
 /** Tries per event for failures that may be the event's fault; then it goes to the dead-letter table. */
 export const MAX_ATTEMPTS = 5;
+/**
+ * Turns an event was in when its object died (a turn past 30 s of CPU or 128 MB is cut off with it, every time);
+ * then it goes to the dead letters, so one such turn is sent to the (paid) observer at most this many times.
+ */
+export const MAX_TURN_DEATHS = 3;
 /** An event that failed this often is sent alone, so one poisonous event cannot sink its neighbours. */
 export const ISOLATE_AFTER = 2;
 

@@ -20,7 +20,7 @@ import { RESUME_MS, type SessionAlarms } from './alarms';
 import type { EventBuffer } from './buffer';
 import { sessionOf } from './intake';
 import { toSummaryRequest, toToolEvent, turnRecord } from './observe';
-import { planFailure, selectBatch, type FailureKind } from './policy';
+import { MAX_TURN_DEATHS, planFailure, selectBatch, type FailureKind } from './policy';
 import { Abandoned, type FaultPoint, type SessionSeams } from './seams';
 import type { PendingRow } from './types';
 import { errorText, log } from '../lib/log';
@@ -143,6 +143,11 @@ export class ObserverTurns {
         notices: [],
       });
     }
+
+    // A turn that killed its object (every instance that told it died) is not told again: its events go to the
+    // dead letters, where an admin can retry them (POST /api/admin/observer/retry) once the cause is known.
+    const deaths = Math.max(...batch.map((r) => r.deaths));
+    if (deaths >= MAX_TURN_DEATHS) return this.#buried(claimId, deaths);
 
     const outcome = await this.#observe(batch, prompt);
     if (outcome.kind !== 'failure') await this.#recovered(head.snapshot.teamId);
@@ -306,6 +311,20 @@ export class ObserverTurns {
     b.bump('turns');
     if (stored) b.bump('observations_stored', stored);
     b.set('streak', 0);
+  }
+
+  /** The events of a turn whose object died MAX_TURN_DEATHS times go to the dead letters, with the reason. */
+  #buried(claimId: string, deaths: number): void {
+    const b = this.deps.buffer();
+    const reason = `the session object died during this turn ${deaths} times (a turn past 30 s of CPU or 128 MB of memory is cut off with its object); not sent to the observer again`;
+    const events = b.deadLetterClaim(claimId, reason, Date.now());
+    b.set('last_error', reason);
+    log('error', 'an observer turn killed its session object every time; its events are dead letters', {
+      claim_id: claimId,
+      events,
+      deaths,
+      team_id: sessionOf(b)?.teamId,
+    });
   }
 
   /** Gives the claimed events back (counting the attempt when the failure says so) and backs the session off. */

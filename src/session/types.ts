@@ -98,6 +98,8 @@ export interface PendingRow {
   snapshot: EventSnapshot;
   groupKey: string;
   attempts: number;
+  /** Turns this event was in when the object died (the next instance counts them). */
+  deaths: number;
   lastError: string | null;
   claimId: string | null;
   /** The agent's own id of the prompt the event names, when the client sent one. */

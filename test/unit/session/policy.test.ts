@@ -19,6 +19,7 @@ function row(over: Partial<PendingRow> = {}): PendingRow {
     snapshot: { teamId: 1, sessionKey: 's', sessionDbId: 1, projectId: 1, projectKey: 'p', userId: 1, deviceId: null },
     groupKey: `p${promptNumber}`,
     attempts: 0,
+    deaths: 0,
     lastError: null,
     claimId: null,
     promptId: null,

@@ -6,6 +6,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { RESUME_MS } from '../../../src/session/alarms';
+import { MAX_TURN_DEATHS } from '../../../src/session/policy';
 import { call, fresh, newIdentity } from '../support/http';
 import { idsOf } from '../support/seed';
 import {
@@ -203,6 +204,30 @@ describe('a session object restarted mid-turn', { timeout: 30_000 }, () => {
     expect(after.alarm).not.toBeNull();
     expect(after.alarm!).toBeLessThanOrEqual(now + RESUME_MS);
     await release(scenario);
+  });
+});
+
+describe('a turn that kills its session object every time', { timeout: 30_000 }, () => {
+  it('is sent to the observer at most MAX_TURN_DEATHS times, then its events are dead letters with the reason', async () => {
+    const { id, teamId, sid, scenario } = await startSession(1);
+    // Each telling of the turn reaches the observer (a billed call) and the object dies while it waits, as one
+    // past 30 s of CPU or 128 MB would; any alarm may run the turn (the pool fires due alarms by itself).
+    for (let death = 1; death <= MAX_TURN_DEATHS; death++) {
+      void fireAlarm(teamId, sid);
+      await arrived(scenario, death);
+      await restart(teamId, sid);
+    }
+    // From here the observer answers at once: a turn told again would be stored.
+    await script(scenario, []);
+    await release(scenario);
+    const done = await waitFor(id.token, sid, settled);
+    expect((await recorded(scenario)).length).toBe(MAX_TURN_DEATHS);
+    expect(await countRows(sid)).toEqual({ total: 0, distinct: 0 });
+    expect(done.dead_letters).toHaveLength(1);
+    for (const d of done.dead_letters) expect(d.last_error).toMatch(/object died during this turn 3 times/);
+    // Nothing is left to tell: later alarms send nothing.
+    await runDurableObjectAlarm(sessionStub(teamId, sid));
+    expect((await recorded(scenario)).length).toBe(MAX_TURN_DEATHS);
   });
 });
 

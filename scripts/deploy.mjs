@@ -1,4 +1,4 @@
-// npm run deploy [-- --dry-run] [--yes] [--team NAME --user HANDLE] [--url URL] [--rehearse-migrations]
+// npm run deploy [-- --dry-run] [--yes] [--location HINT] [--team NAME --user HANDLE] [--url URL] [--rehearse-migrations]
 // The whole deploy, first time and every time after, and safe to run again: the D1 databases (found by name or
 // created, their ids written into wrangler.toml), the Vectorize index and its metadata indexes (before any vector
 // is inserted), the R2 bucket for backups when one is bound, missing secrets (from the environment, asked for, or
@@ -6,8 +6,10 @@
 // the first deploy the operator's team with the `cairn login` line. `--dry-run` needs no Cloudflare credentials:
 // it prints each resource, whether it exists (unknown without credentials), and the commands it would run.
 // `--rehearse-migrations` applies every migration to a throwaway D1 database and deletes it (docs/operations.md).
+// `--location` (or CAIRN_D1_LOCATION, or the answer to a prompt) is the location hint of the D1 databases it creates:
+// without one D1 puts a database near where the create request came from, a CI runner's region for Workers Builds.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
@@ -29,8 +31,18 @@ const { values: opt } = parseArgs({
     device: { type: 'string' },
     url: { type: 'string' },
     'rehearse-migrations': { type: 'boolean' },
+    location: { type: 'string' },
   },
 });
+/** D1's location hints (`wrangler d1 create --location`, the choices wrangler 4.86 accepts). */
+const LOCATIONS = {
+  wnam: 'western North America',
+  enam: 'eastern North America',
+  weur: 'western Europe',
+  eeur: 'eastern Europe',
+  apac: 'Asia-Pacific',
+  oc: 'Oceania',
+};
 const dry = Boolean(opt['dry-run']);
 const configPath = path.resolve(opt.config ?? path.join(ROOT, 'wrangler.toml'));
 const configArgs = opt.config ? ['--config', configPath] : [];
@@ -84,13 +96,38 @@ function lintOrExit(dir) {
   process.exit(1);
 }
 
+/**
+ * The location hint for new D1 databases: the flag, else CAIRN_D1_LOCATION, else (interactive, when one will be
+ * created) the operator's answer. Empty: none (D1 places it near this machine). A hint D1 does not know stops here.
+ */
+async function locationHint(willCreate) {
+  let hint = (opt.location ?? process.env.CAIRN_D1_LOCATION ?? '').trim().toLowerCase();
+  if (!hint && willCreate && interactive && !dry) {
+    const list = Object.entries(LOCATIONS)
+      .map(([k, v]) => `${k} (${v})`)
+      .join(', ');
+    hint = (await ask(`Where should the D1 databases live? ${list}; Enter: near this machine: `)).toLowerCase();
+  }
+  if (hint && !Object.hasOwn(LOCATIONS, hint)) {
+    say(
+      `Unknown D1 location "${hint}": use one of ${Object.keys(LOCATIONS).join(', ')} (--location or CAIRN_D1_LOCATION).`,
+    );
+    process.exit(1);
+  }
+  return hint;
+}
+
+/** `wrangler d1 create` arguments for `name` with the location hint, if any. */
+const d1CreateArgs = (name, hint) => ['d1', 'create', name, ...(hint ? [`--location=${hint}`] : [])];
+
 async function rehearse(config) {
   const migrations = path.resolve(path.dirname(configPath), config.d1[0]?.migrations_dir ?? 'migrations');
   const name = `cairn-rehearsal-${Date.now().toString(36)}`;
   const tmp = mkdtempSync(path.join(tmpdir(), 'cairn-rehearsal-'));
   const toml = path.join(tmp, 'wrangler.toml');
+  const hint = await locationHint(!dry);
   const steps = [
-    `wrangler d1 create ${name}`,
+    `wrangler ${d1CreateArgs(name, hint).join(' ')}`,
     `wrangler d1 migrations apply REHEARSAL --remote --config <temporary wrangler.toml naming ${name}, migrations_dir ${migrations}>`,
     'wrangler d1 execute REHEARSAL --remote --json --command "SELECT type, name FROM sqlite_master …" (every table and trigger is there)',
     `wrangler d1 delete ${name} -y`,
@@ -101,7 +138,7 @@ async function rehearse(config) {
     return;
   }
   lintOrExit(migrations);
-  await w.must(['d1', 'create', name]);
+  await w.must(d1CreateArgs(name, hint));
   try {
     const db = (await w.d1List()).find((d) => d.name === name);
     if (!db) throw new Error(`${name} was created but d1 list does not show it`);
@@ -186,9 +223,10 @@ async function main() {
   let text = readFileSync(configPath, 'utf8');
   const config = readWranglerToml(text);
   if (opt['rehearse-migrations']) return rehearse(config);
-  // Migrations a remote D1 would mishandle stop the deploy before anything is created or changed.
+  // Migrations a remote D1 would mishandle stop the deploy before anything is created or changed, and fail the
+  // dry run too: a plan that cannot be carried out is no plan.
   const migrations = path.resolve(path.dirname(configPath), config.d1[0]?.migrations_dir ?? 'migrations');
-  if (!dry) lintOrExit(migrations);
+  lintOrExit(migrations);
   const who = await w.whoami();
   const known = Boolean(who.loggedIn);
   if (!known && !dry) {
@@ -204,6 +242,7 @@ async function main() {
       : 'No Cloudflare credentials: whether each resource exists is unknown.',
   );
   const found = await discover(config, known);
+  const hint = await locationHint(found.d1.some((d) => !d.found));
 
   // The plan: each resource and its state, then every command in the order it runs.
   const state = (exists) => (exists === null ? 'unknown' : exists ? 'exists' : 'missing');
@@ -214,8 +253,14 @@ async function main() {
     say(
       `  D1 ${d.binding} (${d.database_name}): ${state(d.found === null ? null : Boolean(d.found))}${PLACEHOLDER_ID.test(d.database_id ?? '') ? ', wrangler.toml has no id yet' : ''}`,
     );
-    if (!d.found) commands.push(`npx wrangler d1 create ${d.database_name}${ifMissing(d.found)}`);
+    if (!d.found) commands.push(`npx wrangler ${d1CreateArgs(d.database_name, hint).join(' ')}${ifMissing(d.found)}`);
   }
+  if (found.d1.some((d) => !d.found))
+    say(
+      hint
+        ? `  D1 location hint for new databases: ${hint} (${LOCATIONS[hint]})`
+        : `  D1 location hint: none, so a new database is placed near where this runs (--location ${Object.keys(LOCATIONS).join('|')}, or CAIRN_D1_LOCATION)`,
+    );
   for (const v of found.vectorize) {
     say(
       `  Vectorize ${v.index_name} (${VECTOR_INDEX.dimensions} dimensions, ${VECTOR_INDEX.metric}): ${v.remake ? 'exists empty with another shape: remade' : state(v.exists)}`,
@@ -239,6 +284,9 @@ async function main() {
     say(`  R2 ${b.binding} (${b.bucket_name}): ${state(b.exists)}`);
     if (!b.exists) commands.push(`npx wrangler r2 bucket create ${b.bucket_name}${ifMissing(b.exists)}`);
   }
+  say(
+    `  migrations (${path.relative(process.cwd(), migrations) || '.'}): ${readdirSync(migrations).filter((f) => f.endsWith('.sql')).length} files, safe for a remote D1 (scripts/lint-migrations.mjs)`,
+  );
   for (const x of found.secrets) {
     const from = process.env[x.name]
       ? 'from the environment'
@@ -251,7 +299,6 @@ async function main() {
           : 'left unset';
     say(`  secret ${x.name}: ${state(x.exists)}${x.exists ? '' : ` → ${from}`} (${x.why})`);
   }
-  commands.push(`node scripts/lint-migrations.mjs ${path.relative(ROOT, migrations) || '.'}`);
   for (const d of config.d1) commands.push(`npx wrangler d1 migrations apply ${d.binding} --remote`);
   if (!opt['skip-build']) commands.push('npm run build');
   commands.push(
@@ -269,7 +316,7 @@ async function main() {
   for (const d of found.d1) {
     let id = d.found?.uuid;
     if (!d.found) {
-      await w.must(['d1', 'create', d.database_name]);
+      await w.must(d1CreateArgs(d.database_name, hint));
       id = (await w.d1List()).find((x) => x.name === d.database_name)?.uuid;
       if (!id) throw new Error(`${d.database_name} was created but d1 list does not show it`);
     }

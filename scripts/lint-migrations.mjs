@@ -2,8 +2,10 @@
 // Locally wrangler splits a file into statements itself and drops comments; remotely it sends the whole file
 // in one request and D1 splits it on its own, which goes wrong on: quotes or semicolons inside comments
 // (cloudflare/workers-sdk#4713, #3892), trigger bodies whose BEGIN/END are not upper case (wrangler's splitter
-// only closes a body on an upper-case END; #10998), CRLF line endings in trigger bodies (#14991), and
-// transaction statements (D1 runs each file in a transaction of its own and refuses BEGIN/COMMIT).
+// only closes a body on an upper-case END; #10998), CRLF line endings in trigger bodies (#14991), a CASE … END
+// inside a trigger body (the splitter ends the trigger at the CASE's END and D1 answers `incomplete input`: reported
+// in SlopDotCash/slopdotcash PR #158; write iif(), coalesce() or a WHERE clause instead), and transaction
+// statements (D1 runs each file in a transaction of its own and refuses BEGIN/COMMIT).
 //   node scripts/lint-migrations.mjs [dir]      (run by `npm run db:check`; default dir: migrations/)
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -65,7 +67,8 @@ function tokens(text) {
 
 /**
  * Problems of one migration file: `{line, rule, message}`, in file order. Rules: `crlf`, `comment-quote`,
- * `comment-semicolon`, `keyword-case` (begin/end not upper case), `transaction`.
+ * `comment-semicolon`, `keyword-case` (begin/end not upper case), `trigger-case` (CASE … END in a trigger body),
+ * `transaction`.
  */
 export function lintMigrationSql(text) {
   const problems = [];
@@ -123,6 +126,15 @@ export function lintMigrationSql(text) {
     statementStart = false;
     words.push(upper);
     if (words.length <= 4 && upper === 'TRIGGER' && words[0] === 'CREATE') inTrigger = true;
+    if (inTrigger && depth > 0 && upper === 'CASE') {
+      problems.push({
+        line: t.line,
+        rule: 'trigger-case',
+        message:
+          'CASE … END inside a trigger body: a remote D1 ends the trigger at its END (incomplete input); use iif(), coalesce() or a WHERE clause',
+      });
+    }
+    // The body's own END must still be found after it: CASE opens a level like BEGIN.
     if (inTrigger && (upper === 'BEGIN' || upper === 'CASE')) depth++;
     else if (inTrigger && upper === 'END' && depth > 0) depth--;
   }

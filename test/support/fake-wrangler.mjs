@@ -63,10 +63,19 @@ if (a === 'whoami') {
     ),
   );
 } else if (a === 'd1' && b === 'create') {
-  const d = { name: c, uuid: randomUUID() };
+  // wrangler 4.86 takes these location hints (its LOCATION_CHOICES) and refuses any other before calling the API.
+  const location = flag('location');
+  if (location !== undefined && !['weur', 'eeur', 'apac', 'oc', 'wnam', 'enam'].includes(location)) {
+    save();
+    process.stderr.write(
+      `✘ [ERROR] Invalid values:\n  Argument: location, Given: "${location}", Choices: "weur", "eeur", "apac", "oc", "wnam", "enam"\n`,
+    );
+    process.exit(1);
+  }
+  const d = { name: c, uuid: randomUUID(), location: location ?? null };
   state.d1.push(d);
   out(
-    `✅ Successfully created DB '${c}' in region WEUR\nCreated your new D1 database.\n\n[[d1_databases]]\nbinding = "DB"\ndatabase_name = "${c}"\ndatabase_id = "${d.uuid}"`,
+    `✅ Successfully created DB '${c}' in region ${(location ?? 'weur').toUpperCase()}\nCreated your new D1 database.\n\n[[d1_databases]]\nbinding = "DB"\ndatabase_name = "${c}"\ndatabase_id = "${d.uuid}"`,
   );
 } else if (a === 'd1' && b === 'delete') {
   state.d1 = state.d1.filter((d) => d.name !== c);

@@ -312,6 +312,58 @@ describe('npm run deploy', () => {
     expect(fake.read().calls).toEqual([]);
   });
 
+  it('fails the dry run too when a migration would break against a remote D1', async () => {
+    const { dir, toml } = workdir();
+    writeFileSync(
+      path.join(dir, 'migrations', '0099_bad.sql'),
+      "CREATE TABLE x (id INTEGER);\n-- the team's new table\n",
+    );
+    const { code, out } = await run(['--dry-run', '--config', toml], {});
+    expect(code).toBe(1);
+    expect(out).toContain('0099_bad.sql:2: comment-quote');
+    expect(out).not.toContain('Commands:');
+  });
+
+  it("creates the D1 databases with the operator's location hint (--location, else CAIRN_D1_LOCATION) and refuses an unknown one", async () => {
+    const env = (f: ReturnType<typeof fakeAccount>, extra: Record<string, string> = {}) => ({
+      PATH: `${f.bin}:${process.env.PATH}`,
+      FAKE_WRANGLER_STATE: f.stateFile,
+      ...extra,
+    });
+    const creates = (f: ReturnType<typeof fakeAccount>) =>
+      f
+        .read()
+        .calls.filter((c) => c.argv[0] === 'd1' && c.argv[1] === 'create')
+        .map((c) => c.argv.join(' '));
+
+    const plan = await run(['--dry-run', '--config', workdir().toml, '--location', 'weur'], {});
+    expect(plan.code, plan.out).toBe(0);
+    expect(plan.out).toContain('npx wrangler d1 create cairn --location=weur   (if missing)');
+    expect(plan.out).toContain('D1 location hint for new databases: weur (western Europe)');
+
+    const flagged = fakeAccount({ teams: 1 });
+    const a = await run(['--config', workdir().toml, '--skip-build', '--location', 'weur'], env(flagged));
+    expect(a.code, a.out).toBe(0);
+    expect(creates(flagged)).toEqual(['d1 create cairn --location=weur', 'd1 create cairn-shard-1 --location=weur']);
+    expect(flagged.read().d1.map((d) => (d as { location?: string }).location)).toEqual(['weur', 'weur']);
+
+    const configured = fakeAccount({ teams: 1 });
+    const b = await run(['--config', workdir().toml, '--skip-build'], env(configured, { CAIRN_D1_LOCATION: 'apac' }));
+    expect(b.code, b.out).toBe(0);
+    expect(creates(configured)).toEqual(['d1 create cairn --location=apac', 'd1 create cairn-shard-1 --location=apac']);
+
+    const wrong = fakeAccount({ teams: 1 });
+    const c = await run(['--config', workdir().toml, '--skip-build', '--location', 'mars'], env(wrong));
+    expect(c.code).toBe(1);
+    expect(c.out).toContain('Unknown D1 location "mars": use one of wnam, enam, weur, eeur, apac, oc');
+    expect(
+      wrong
+        .read()
+        .calls.map(cmd)
+        .filter((x) => NOT_READS.test(x)),
+    ).toEqual([]);
+  });
+
   it('rehearses the migrations on a throwaway D1 database and deletes it', async () => {
     const { toml } = workdir();
     const fake = fakeAccount();

@@ -17,7 +17,7 @@ const TRIGGER = `CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER);
 CREATE TABLE log (id INTEGER);
 CREATE TRIGGER t_ai AFTER INSERT ON t BEGIN
   INSERT INTO log (id) VALUES (new.id);
-  UPDATE t SET n = CASE WHEN new.n IS NULL THEN 0 ELSE new.n END WHERE id = new.id;
+  UPDATE t SET n = coalesce(new.n, 0) WHERE id = new.id;
 END;
 `;
 
@@ -48,6 +48,18 @@ const BAD: { name: string; sql: string; rule: string; line: number }[] = [
     line: 3,
   },
   { name: 'a lower-case end closing a trigger', sql: TRIGGER.replace(/^END;/m, 'end;'), rule: 'keyword-case', line: 6 },
+  {
+    name: 'a CASE … END inside a trigger body',
+    sql: TRIGGER.replace('coalesce(new.n, 0)', 'CASE WHEN new.n IS NULL THEN 0 ELSE new.n END'),
+    rule: 'trigger-case',
+    line: 5,
+  },
+  {
+    name: 'a lower-case case … end inside a trigger body',
+    sql: TRIGGER.replace('coalesce(new.n, 0)', 'case when new.n is null then 0 else new.n end'),
+    rule: 'trigger-case',
+    line: 5,
+  },
   { name: 'CRLF line endings', sql: TRIGGER.replace(/\n/g, '\r\n'), rule: 'crlf', line: 1 },
   { name: 'BEGIN TRANSACTION … COMMIT', sql: `BEGIN TRANSACTION;\n${TRIGGER}COMMIT;\n`, rule: 'transaction', line: 1 },
   { name: 'a bare COMMIT', sql: `${TRIGGER}COMMIT;\n`, rule: 'transaction', line: 7 },
@@ -70,8 +82,8 @@ describe('migration lint for remote D1', () => {
     expect(out).not.toContain('0001_ok.sql');
   });
 
-  it('passes quotes, semicolons and lower-case words inside strings and quoted names, and a clean trigger', () => {
-    const sql = `${TRIGGER}INSERT INTO a (s) VALUES ('it''s; -- not a comment /* nor this */ begin end');\nCREATE TABLE "weird; name" (\`end\` TEXT, [begin] TEXT);\n-- plain comment, no marks\n`;
+  it('passes quotes, semicolons and lower-case words inside strings and quoted names, a clean trigger, and CASE outside a trigger', () => {
+    const sql = `${TRIGGER}UPDATE t SET n = CASE WHEN n IS NULL THEN 0 ELSE n END;\nINSERT INTO a (s) VALUES ('it''s; -- not a comment /* nor this */ begin end');\nCREATE TABLE "weird; name" (\`end\` TEXT, [begin] TEXT);\n-- plain comment, no marks\n`;
     expect(lintMigrationSql(sql)).toEqual([]);
   });
 

@@ -132,10 +132,18 @@ export const sessions = sqliteTable(
     /** The checkout's branch and HEAD commit at the session's first event (null: unknown, e.g. older clients). */
     gitBranch: text('git_branch'),
     gitCommit: text('git_commit'),
+    /**
+     * Server time after which the session's Durable Object may empty its storage (its end arrived at
+     * `retire_after - SESSION_RETENTION_SECONDS`); null once the object has emptied itself, or before the session
+     * ended. The daily sweep wakes objects still holding text past it (an alarm whose retries ran out:
+     * src/retention/session-retire.ts).
+     */
+    retireAfter: integer('retire_after'),
   },
   (t) => [
     unique().on(t.teamId, t.sessionKey),
     index('idx_sessions_project').on(t.teamId, t.projectId, desc(t.startedAt)),
+    index('idx_sessions_retire').on(t.retireAfter, t.id).where(sql`retire_after IS NOT NULL`),
   ],
 );
 
@@ -173,11 +181,15 @@ export const prompts = sqliteTable(
     heldKinds: text('held_kinds'),
     releasedAt: integer('released_at'),
     releasedBy: integer('released_by'),
+    /** Embedding calls that refused this record alone; at MAX_EMBED_FAILURES (3) it is skipped (db/vectors.ts). */
+    embedFailures: integer('embed_failures').notNull().default(0),
   },
   (t) => [
     unique().on(t.sessionId, t.promptNumber),
     index('idx_prompts_project').on(t.teamId, t.projectId, desc(t.createdAt)),
-    index('idx_prompts_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL`),
+    // The literal 3 is MAX_EMBED_FAILURES (db/vectors.ts): a partial index serves only queries naming the constant.
+    index('idx_prompts_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND embed_failures < 3`),
+    index('idx_prompts_embed_skipped').on(t.teamId).where(sql`embed_failures >= 3`),
     // The review queue's held rows (src/hold/): few, so partial indexes on each table.
     index('idx_prompts_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
   ],
@@ -249,13 +261,18 @@ export const observations = sqliteTable(
      * Kept as provenance, out of the context index and search; undone by clearing it (its `merge` event says when).
      */
     mergedInto: integer('merged_into'),
+    /** Embedding calls that refused this record alone; at MAX_EMBED_FAILURES (3) it is skipped (db/vectors.ts). */
+    embedFailures: integer('embed_failures').notNull().default(0),
   },
   (t) => [
     unique().on(t.sessionId, t.contentHash),
     index('idx_obs_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
     index('idx_obs_team_time').on(t.teamId, desc(t.createdAt)),
     index('idx_obs_session').on(t.sessionId, t.createdAt),
-    index('idx_obs_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
+    index('idx_obs_unembedded')
+      .on(t.teamId, t.id)
+      .where(sql`embedded_at IS NULL AND deleted_at IS NULL AND embed_failures < 3`),
+    index('idx_obs_embed_skipped').on(t.teamId).where(sql`embed_failures >= 3`),
     index('idx_obs_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
     // What the visibility rule and the search filters read, by id: a keyword search checks every FTS match (10k
     // rows for common words at 100k) against the rule, and this index answers that without reading the 1–2 KB rows.
@@ -346,12 +363,17 @@ export const summaries = sqliteTable(
     heldKinds: text('held_kinds'),
     releasedAt: integer('released_at'),
     releasedBy: integer('released_by'),
+    /** Embedding calls that refused this record alone; at MAX_EMBED_FAILURES (3) it is skipped (db/vectors.ts). */
+    embedFailures: integer('embed_failures').notNull().default(0),
   },
   (t) => [
     unique().on(t.sessionId, t.contentHash),
     index('idx_summaries_project_time').on(t.teamId, t.projectId, desc(t.createdAt)),
     index('idx_summaries_turn').on(t.turnKey).where(sql`turn_key IS NOT NULL`),
-    index('idx_summaries_unembedded').on(t.teamId, t.id).where(sql`embedded_at IS NULL AND deleted_at IS NULL`),
+    index('idx_summaries_unembedded')
+      .on(t.teamId, t.id)
+      .where(sql`embedded_at IS NULL AND deleted_at IS NULL AND embed_failures < 3`),
+    index('idx_summaries_embed_skipped').on(t.teamId).where(sql`embed_failures >= 3`),
     index('idx_summaries_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
   ],
 );

@@ -331,3 +331,13 @@ export const boundValue = <T extends number | string>(v: T): SQL<T> => sql<T>`${
 
 /** A table's rowid as a column, for paging a table that has no id column of its own (prime_tombstones). */
 export const rowidOf = (table: SQLWrapper): SQL<number> => sql<number>`${table}.rowid`;
+
+/**
+ * `col < n` with n written into the statement, not bound: SQLite uses a partial index only when it can prove the
+ * query's WHERE implies the index's, and with a constant that never depends on how a parameter is bound (the
+ * unembedded indexes name `embed_failures < 3`).
+ */
+export const belowLiteral = (col: AnyColumn, n: number): SQL => sql`${col} < ${sql.raw(String(Math.trunc(n)))}`;
+
+/** `col >= n` with n written into the statement (see belowLiteral). */
+export const atLeastLiteral = (col: AnyColumn, n: number): SQL => sql`${col} >= ${sql.raw(String(Math.trunc(n)))}`;

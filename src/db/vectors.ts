@@ -4,7 +4,17 @@ import { and, asc, count, desc, eq, gt, isNull, type SQL } from 'drizzle-orm';
 import { runBatch } from './batch';
 import { db as dbOf, type Db } from './client';
 import { localVectorGenerations, localVectors, observations, prompts, summaries } from './schema';
-import { byIds, excluded, groupConcat, hexOf, inJsonList, localVectorEntry, notInJsonList } from './sqlite';
+import {
+  belowLiteral,
+  byIds,
+  excluded,
+  groupConcat,
+  hexOf,
+  inJsonList,
+  localVectorEntry,
+  notInJsonList,
+  plus,
+} from './sqlite';
 
 export type LocalVectorKind = 'observation' | 'summary' | 'prompt';
 
@@ -209,6 +219,14 @@ export async function unembeddedPrompt(
 
 const TABLES = { observation: observations, summary: summaries, prompt: prompts } as const;
 
+/**
+ * Embedding calls that may refuse a record alone before it is skipped: it leaves the records to embed (the
+ * `_unembedded` partial indexes name this number: migrations/0023) and health counts it. A record the embedder
+ * refuses every time (too long for its window, text it cannot read) would otherwise be tried first by every run.
+ */
+export const MAX_EMBED_FAILURES = 3;
+
+/** Stamps records embedded (and clears any failures they had). */
 export async function markEmbedded(
   d1: D1Database | Db,
   teamId: number,
@@ -220,32 +238,66 @@ export async function markEmbedded(
   const t = TABLES[kind];
   await dbOf(d1)
     .update(t)
-    .set({ embeddedAt: now })
+    .set({ embeddedAt: now, embedFailures: 0 })
     .where(byIds(t.id, ids, eq(t.teamId, teamId)))
     .run();
 }
 
-/** Live rows without a vector yet (each matches its table's partial `_unembedded` index). */
+/** Counts one refused embedding call against each of these records (MAX_EMBED_FAILURES of them skip it). */
+export async function markEmbedFailed(
+  d1: D1Database | Db,
+  teamId: number,
+  kind: LocalVectorKind,
+  ids: number[],
+): Promise<void> {
+  if (ids.length === 0) return;
+  const t = TABLES[kind];
+  await dbOf(d1)
+    .update(t)
+    .set({ embedFailures: plus(t.embedFailures, 1) })
+    .where(byIds(t.id, ids, eq(t.teamId, teamId)))
+    .run();
+}
+
+/**
+ * Live rows without a vector yet and not skipped (each matches its table's partial `_unembedded` index: the
+ * failure bound is written as the index's own constant, test/worker/db/query-plans.test.ts).
+ */
 const unembedded = (teamId: number, kind: LocalVectorKind): SQL | undefined => {
   if (kind === 'observation')
-    return and(eq(observations.teamId, teamId), isNull(observations.embeddedAt), isNull(observations.deletedAt));
+    return and(
+      eq(observations.teamId, teamId),
+      isNull(observations.embeddedAt),
+      isNull(observations.deletedAt),
+      belowLiteral(observations.embedFailures, MAX_EMBED_FAILURES),
+    );
   if (kind === 'summary')
-    return and(eq(summaries.teamId, teamId), isNull(summaries.embeddedAt), isNull(summaries.deletedAt));
-  return and(eq(prompts.teamId, teamId), isNull(prompts.embeddedAt));
+    return and(
+      eq(summaries.teamId, teamId),
+      isNull(summaries.embeddedAt),
+      isNull(summaries.deletedAt),
+      belowLiteral(summaries.embedFailures, MAX_EMBED_FAILURES),
+    );
+  return and(
+    eq(prompts.teamId, teamId),
+    isNull(prompts.embeddedAt),
+    belowLiteral(prompts.embedFailures, MAX_EMBED_FAILURES),
+  );
 };
 
-/** Ids of live records of one kind not yet embedded, oldest first. */
+/** Ids after `after` of live records of one kind not yet embedded (and not skipped), oldest first. */
 export async function unembeddedIds(
   d1: D1Database | Db,
   teamId: number,
   kind: LocalVectorKind,
   limit: number,
+  after = 0,
 ): Promise<number[]> {
   const t = TABLES[kind];
   const rows = await dbOf(d1)
     .select({ id: t.id })
     .from(t)
-    .where(unembedded(teamId, kind))
+    .where(and(unembedded(teamId, kind), gt(t.id, after)))
     .orderBy(asc(t.id))
     .limit(limit);
   return rows.map((r) => r.id);

@@ -2,7 +2,7 @@
 // dead letters of emptied sessions, the last retention sweep and the database size (the team's shard), the
 // budget, and the daily cron's record (the directory).
 import type { CairnEnv } from '../env';
-import { lastRetentionSweep, retiredDeadLetters } from './queries';
+import { embedSkipped, lastRetentionSweep, retiredDeadLetters } from './queries';
 import { maintenanceRunList, type MaintenanceRun } from '../db/maintenance';
 import { boundShards, directoryDb, shardDb, shardOf, teamsWithShards } from '../db/shards';
 import { teamInfo, teamSettingsText } from '../db/teams';
@@ -64,11 +64,12 @@ async function teamHealth(
 ): Promise<TeamHealthJson> {
   const d = shardDb(env, team.shard);
   const settings = parseTeamSettings(team.settings);
-  const [health, retired, sweep, budget] = await Promise.all([
+  const [health, retired, sweep, budget, skipped] = await Promise.all([
     teamStub(env, team.id).health(now),
     retiredDeadLetters(d, team.id),
     lastRetentionSweep(d, team.id),
     teamBudget(d, team.id, now, settings),
+    embedSkipped(d, team.id),
   ]);
   const observer = observerOf(env);
   return {
@@ -87,6 +88,7 @@ async function teamHealth(
       oldest_age_ms: health.backlog.oldestAt === null ? null : Math.max(0, now - health.backlog.oldestAt),
     },
     dead_letters: { retryable: health.backlog.deadLetters, retired },
+    vectors: { skipped },
     budget: budgetJson(budget),
     retention: { days: settings.retention_days ?? null, last_sweep: sweep },
     maintenance,

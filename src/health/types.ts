@@ -48,6 +48,8 @@ export interface TeamHealthJson {
   };
   events: { sessions: number; pending: number; oldest_pending_at: number | null; oldest_age_ms: number | null };
   dead_letters: { retryable: number; retired: number };
+  /** Records the embedder refused 3 times: skipped, so search finds them by keyword only. */
+  vectors: { skipped: number };
   budget: BudgetJson | null;
   retention: { days: number | null; last_sweep: { at: number; detail: Record<string, unknown> } | null };
   maintenance: MaintenanceJson[];

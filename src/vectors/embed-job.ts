@@ -1,9 +1,13 @@
 // The `embed` job: gives a team's records their vectors in bounded steps. `missing` (the default) embeds the
 // records that have none (after a failed turn indexing, an import, a move, an upgrade that added vector parts:
 // the server starts it by itself, src/jobs/ticks); `all` embeds every live record again (after the embedder
-// changed). A unit of work is one chunk of at most EMBED_CHUNK_TEXTS texts: embedded, upserted and marked
-// embedded before the next is asked for, so a step never holds more than one chunk of vectors. Repeating a
-// step is harmless: upserts replace vectors by id and `embedded_at` is only ever set.
+// changed). A unit of work is one chunk that fits one embedding call (at most EMBED_CHUNK_TEXTS texts and the
+// embedder's token bound): embedded, upserted and marked embedded before the next is asked for, so a step never
+// holds more than one chunk of vectors. A chunk the embedder refuses is split until the record it refuses is alone;
+// that record counts a failure and the job goes on (embed-pieces.ts), and both modes walk ids forward from a
+// cursor, so a run tries each record once and a record that fails stops nothing behind it. Repeating a step is
+// harmless: upserts replace vectors by id, `embedded_at` is only ever set, and a failure is counted once a run
+// (the cursor passes it).
 import * as z from 'zod';
 import { countUnembedded, countLive, liveIdsAfter, localUpsertStatements, unembeddedIds } from '../db/vectors';
 import { teamDb } from '../db/shards';
@@ -14,7 +18,8 @@ import { stepContext } from '../jobs/step';
 import type { JobProgress } from '#shared/jobs';
 import { JobFailure, type JobKind } from '../jobs/types';
 import { getVectorAdapters } from './adapters';
-import { chunkRecords, dropGone, EMBED_CHUNK_TEXTS, embedChunk, loadRecords, type RecordIds } from './index-records';
+import { EmbedPieces } from './embed-pieces';
+import { dropGone, EMBED_CHUNK_TEXTS, loadRecords, type RecordIds } from './index-records';
 import { VECTOR_KINDS } from './keys';
 import type { VectorKind } from './types';
 
@@ -30,10 +35,12 @@ type EmbedParams = z.infer<typeof EmbedParams>;
 interface EmbedCursor {
   /** Index into VECTOR_KINDS: observations, then summaries, then prompts. */
   k: number;
-  /** `all`: the last record id done of the current kind. */
+  /** The last record id worked through of the current kind. */
   after: number;
   done: number;
   total: number | null;
+  /** Records the embedder refused alone this run (absent in cursors saved before it was counted). */
+  failed?: number;
 }
 
 /** Records read per look-up (their texts, not vectors: small). */
@@ -81,22 +88,25 @@ export const embedJob: JobKind<EmbedParams, EmbedCursor> = {
       c.total = total;
     }
     // A chunk: its upsert (local index: 14 vectors a statement), marking it, dropping deleted records' vectors,
-    // and the two look-ups before it. Vectorize and the embedder are a subrequest each.
+    // and the two look-ups before it. Vectorize and the embedder are a subrequest each (and a refused chunk's
+    // halves are units of their own).
     const unit = {
       statements: localUpsertStatements(EMBED_CHUNK_TEXTS) + 6,
       subrequests: 3,
       bytes: EMBED_CHUNK_TEXTS * adapters.embedder.dimensions * 8,
     };
+    const pieces = new EmbedPieces(ctx, adapters, d, teamId, unit);
+    const result = () => ({ embedded: c.done - (c.failed ?? 0), failed: c.failed ?? 0, mode: params.mode });
     for (;;) {
       const kind = VECTOR_KINDS[c.k];
       if (kind === undefined || (params.maxRecords !== undefined && c.done >= params.maxRecords)) {
-        return { cursor: c, done: true, progress: progress(c), result: { embedded: c.done, mode: params.mode } };
+        return { cursor: c, done: true, progress: progress(c), result: result() };
       }
       if (!ctx.fits(unit)) break;
       const want = Math.min(LOAD, (params.maxRecords ?? Number.MAX_SAFE_INTEGER) - c.done);
       const ids =
         params.mode === 'missing'
-          ? await unembeddedIds(d, teamId, kind, want)
+          ? await unembeddedIds(d, teamId, kind, want, c.after)
           : await liveIdsAfter(d, teamId, kind, c.after, want);
       if (ids.length === 0) {
         c.k++;
@@ -106,17 +116,14 @@ export const embedJob: JobKind<EmbedParams, EmbedCursor> = {
       const loaded = await loadRecords(d, teamId, { [FIELD[kind]]: ids });
       await dropGone(adapters, teamId, loaded.gone);
       const records = loaded.records.sort((a, b) => a.id - b.id);
-      let first = true;
-      for (const chunk of chunkRecords(records, EMBED_CHUNK_TEXTS)) {
-        if (!first && !ctx.fits(unit)) break;
-        first = false;
-        ctx.holding(await embedChunk(adapters, d, teamId, chunk, ctx.now));
-        c.done += chunk.length;
-        c.after = chunk[chunk.length - 1]!.id;
-        await ctx.breathe();
-      }
-      // `all`: records the look-up found deleted are passed over with the chunk that follows them.
-      if (params.mode === 'all' && records.length === 0) c.after = ids[ids.length - 1]!;
+      // The look-up above was this round's unit: its first piece runs whatever the budget says.
+      const worked = await pieces.run(records, true);
+      c.done += worked.embedded + worked.failed;
+      c.failed = (c.failed ?? 0) + worked.failed;
+      if (worked.lastId !== null) c.after = worked.lastId;
+      if (worked.stopped) break;
+      // Records the look-up found deleted are passed over with the ones that follow them.
+      c.after = Math.max(c.after, ids[ids.length - 1]!);
     }
     return { cursor: c, done: false, progress: progress(c) };
   },
@@ -140,7 +147,7 @@ export async function backfillVectors(env: CairnEnv, teamId: number, limit: numb
   const d = await teamDb(env, teamId);
   let remaining = 0;
   for (const kind of VECTOR_KINDS) remaining += await countUnembedded(d, teamId, kind);
-  return { indexed: out.cursor.done, remaining };
+  return { indexed: out.cursor.done - (out.cursor.failed ?? 0), remaining };
 }
 
 /**

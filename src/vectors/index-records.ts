@@ -5,6 +5,7 @@ import type { CairnEnv } from '../env';
 import { jsonList } from '../lib/json-list';
 import { getVectorAdapters } from './adapters';
 import { MAX_FACT_VECTORS, VECTOR_KINDS } from './keys';
+import { DEFAULT_EMBED_LIMITS, groupWithin, type EmbedLimits } from './limits';
 import type { VectorAdapters, VectorKind, VectorRecord } from './types';
 import { teamDb } from '../db/shards';
 import { errorText, log } from '../lib/log';
@@ -144,22 +145,13 @@ export async function loadRecords(d: D1Database, teamId: number, ids: RecordIds)
   return out;
 }
 
-/** Records grouped so that no chunk has more than `maxTexts` texts; a record's parts stay together. */
-export function chunkRecords(records: readonly LoadedRecord[], maxTexts = EMBED_CHUNK_TEXTS): LoadedRecord[][] {
-  const chunks: LoadedRecord[][] = [];
-  let current: LoadedRecord[] = [];
-  let texts = 0;
-  for (const r of records) {
-    if (current.length && texts + r.texts.length > maxTexts) {
-      chunks.push(current);
-      current = [];
-      texts = 0;
-    }
-    current.push(r);
-    texts += r.texts.length;
-  }
-  if (current.length) chunks.push(current);
-  return chunks;
+/**
+ * Records grouped so that each chunk fits one embedding call: at most EMBED_CHUNK_TEXTS texts (or the embedder's
+ * own bound) and the embedder's estimated tokens (vectors/limits.ts); a record's parts stay together.
+ */
+export function chunkRecords(records: readonly LoadedRecord[], limits: Partial<EmbedLimits> = {}): LoadedRecord[][] {
+  const within = { ...DEFAULT_EMBED_LIMITS, ...limits };
+  return groupWithin(records, (r) => r.texts, { ...within, texts: Math.min(within.texts, EMBED_CHUNK_TEXTS) });
 }
 
 /** Removes the vectors of deleted records (every part). */
@@ -188,9 +180,26 @@ export async function embedChunk(
   chunk: readonly LoadedRecord[],
   now: number,
 ): Promise<number> {
+  return storeChunk(adapters, d, teamId, chunk, await chunkVectors(adapters, chunk), now);
+}
+
+/** The embedding call for one chunk: a vector per text, in order (none for a chunk without text). */
+export async function chunkVectors(adapters: VectorAdapters, chunk: readonly LoadedRecord[]): Promise<number[][]> {
+  const texts = chunk.flatMap((r) => r.texts);
+  return texts.length ? adapters.embedder.embed(texts) : [];
+}
+
+/** Upserts a chunk's vectors and stamps its records embedded; answers the bytes the vectors took while held. */
+export async function storeChunk(
+  adapters: VectorAdapters,
+  d: D1Database,
+  teamId: number,
+  chunk: readonly LoadedRecord[],
+  vectors: number[][],
+  now: number,
+): Promise<number> {
   const texts = chunk.flatMap((r) => r.texts);
   if (texts.length) {
-    const vectors = await adapters.embedder.embed(texts);
     let i = 0;
     const rows: VectorRecord[] = [];
     for (const r of chunk)
@@ -251,7 +260,7 @@ export async function indexRecords(
     const { records, gone } = await loadRecords(d, teamId, wanted);
     outcome.removed = await dropGone(adapters, teamId, gone);
     const now = opts.now ?? Date.now();
-    for (const chunk of chunkRecords(records)) {
+    for (const chunk of chunkRecords(records, adapters.embedder.limits)) {
       await embedChunk(adapters, d, teamId, chunk, now);
       outcome.indexed += chunk.length;
     }

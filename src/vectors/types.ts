@@ -1,5 +1,6 @@
 // The two seams of semantic search: where vectors live (VectorIndex) and how text becomes one (Embedder).
 import type { VectorKind } from './keys';
+import type { EmbedLimits } from './limits';
 
 export type { VectorKind } from './keys';
 
@@ -59,6 +60,8 @@ export interface VectorIndex {
 export interface Embedder {
   readonly name: string;
   readonly dimensions: number;
+  /** What one call may carry (vectors/limits.ts); absent: a hundred texts, no token bound. */
+  readonly limits?: EmbedLimits;
   /**
    * Similarity below which a neighbour is noise rather than a match: every document has some nearest
    * neighbour, so hybrid search keeps only vector hits at or above this score.

@@ -12,7 +12,16 @@ import { ftsRanked, observationsTouching, recordRows, recordScope } from '../../
 import { listVisibleProjects, projectsWithActivity } from '../../../src/db/projects';
 import { observationsWithContext, promptsByIds, summariesByIds } from '../../../src/db/recall';
 import { sweepRecords } from '../../../src/db/retention';
-import { markEmbedded, observationsToEmbed, promptsToEmbed, summariesToEmbed } from '../../../src/db/vectors';
+import {
+  countUnembedded,
+  markEmbedded,
+  markEmbedFailed,
+  observationsToEmbed,
+  promptsToEmbed,
+  summariesToEmbed,
+  unembeddedIds,
+} from '../../../src/db/vectors';
+import { embedSkipped } from '../../../src/health/queries';
 import type { Caller } from '../../../src/db/caller';
 import type { Viewer } from '../../../src/db/visibility';
 import { BM25_WEIGHTS } from '../../../src/search/fts-query';
@@ -118,8 +127,10 @@ describe('statements that name rows by id', () => {
     await expectLookedUpById((d1) => observationsToEmbed(d1, viewer.teamId, ids));
     await expectLookedUpById((d1) => summariesToEmbed(d1, viewer.teamId, ids));
     await expectLookedUpById((d1) => promptsToEmbed(d1, viewer.teamId, ids));
-    for (const kind of ['observation', 'summary', 'prompt'] as const)
+    for (const kind of ['observation', 'summary', 'prompt'] as const) {
       await expectLookedUpById((d1) => markEmbedded(d1, viewer.teamId, kind, ids, 1));
+      await expectLookedUpById((d1) => markEmbedFailed(d1, viewer.teamId, kind, ids));
+    }
   });
 
   it('delete forgotten and expired rows by id, with their file rows', async () => {
@@ -186,6 +197,30 @@ describe('project listings', () => {
         /SEARCH (observations|sessions) USING (COVERING )?INDEX idx_(obs_project_time|sessions_project) \(team_id=\? AND project_id=\?\)/,
       );
     }
+  });
+});
+
+describe('the records to embed', () => {
+  it('are found through the partial indexes of records to embed, skipped ones left out of them', async () => {
+    const index = {
+      observation: 'idx_obs_unembedded',
+      summary: 'idx_summaries_unembedded',
+      prompt: 'idx_prompts_unembedded',
+    };
+    for (const kind of ['observation', 'summary', 'prompt'] as const) {
+      for (const work of [
+        (d1: D1Database) => unembeddedIds(d1, viewer.teamId, kind, 100, 42),
+        (d1: D1Database) => countUnembedded(d1, viewer.teamId, kind),
+      ]) {
+        const [statement] = await statementsOf(work);
+        expect(await planOf(statement!), statement!.sql).toMatch(
+          new RegExp(`USING (COVERING )?INDEX ${index[kind]}\\b`),
+        );
+      }
+    }
+    const skipped = await statementsOf((d1) => embedSkipped(d1, viewer.teamId));
+    expect(skipped).toHaveLength(3);
+    for (const s of skipped) expect(await planOf(s), s.sql).toMatch(/USING (COVERING )?INDEX idx_\w+_embed_skipped\b/);
   });
 });
 

@@ -2,8 +2,8 @@
 // (Vectorize + Workers AI adapters) to it: what forget, retention and a move leave in the index can then be read.
 import { env } from 'cloudflare:workers';
 import type { CairnEnv } from '../../../src/env';
-import { embedText } from '../../../src/vectors/local-embedder';
 import type { VectorizeIndexBinding } from '../../../src/vectors/vectorize-index';
+import { FakeWorkersAi } from './fake-workers-ai';
 
 interface Stored {
   id: string;
@@ -62,19 +62,15 @@ export class FakeVectorize implements VectorizeIndexBinding {
   }
 }
 
-/** Workers AI's bge-m3 shape (1024 numbers a text), filled with the offline embedder's unit vectors. */
-const fakeAi = {
-  async run(_model: string, inputs: { text: string[] }) {
-    return {
-      shape: [inputs.text.length, 1024],
-      data: inputs.text.map((t) => [...embedText(t), ...new Array<number>(1024 - 256).fill(0)]),
-    };
-  },
-};
+/** One Workers AI for every test that brings none (the query-vector cache keys on the binding object). */
+const sharedAi = new FakeWorkersAi();
 
-/** The test env with the production vector adapters over `index` (CAIRN_LOCAL unset: Vectorize + Workers AI). */
-export function productionVectorEnv(index: FakeVectorize): CairnEnv {
-  return { ...env, CAIRN_LOCAL: '', VECTORS: index, AI: fakeAi } as unknown as CairnEnv;
+/**
+ * The test env with the production vector adapters over `index` (CAIRN_LOCAL unset: Vectorize + Workers AI, the
+ * latter a fake that refuses what bge-m3 documents it refuses: fake-workers-ai.ts).
+ */
+export function productionVectorEnv(index: FakeVectorize, ai: FakeWorkersAi = sharedAi): CairnEnv {
+  return { ...env, CAIRN_LOCAL: '', VECTORS: index, AI: ai } as unknown as CairnEnv;
 }
 
 /**

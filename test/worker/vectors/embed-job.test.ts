@@ -95,8 +95,8 @@ describe('chunkRecords', () => {
   });
 
   it('keeps each chunk at or under the text limit and a record whole', () => {
-    const chunks = chunkRecords([rec(1, 9), rec(2, 9), rec(3, 5)], 18);
+    const chunks = chunkRecords([rec(1, 9), rec(2, 9), rec(3, 5)], { texts: 18 });
     expect(chunks.map((c) => c.map((r) => r.id))).toEqual([[1, 2], [3]]);
-    expect(chunkRecords([rec(1, 30)], 18).map((c) => c.length)).toEqual([1]);
+    expect(chunkRecords([rec(1, 30)], { texts: 18 }).map((c) => c.length)).toEqual([1]);
   });
 });

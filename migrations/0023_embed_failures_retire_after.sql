@@ -16,5 +16,6 @@ CREATE INDEX `idx_summaries_unembedded` ON `summaries` (`team_id`,`id`) WHERE em
 ALTER TABLE `sessions` ADD `retire_after` integer;--> statement-breakpoint
 -- Sessions that ended before this column existed are each looked at once by the daily sweep, a day after their end
 -- by the client clock (the default retention), in case their object still holds text: the object decides.
-UPDATE `sessions` SET `retire_after` = `ended_at` + 86400000 WHERE `ended_at` IS NOT NULL;--> statement-breakpoint
+-- Imported sessions have no object.
+UPDATE `sessions` SET `retire_after` = `ended_at` + 86400000 WHERE `ended_at` IS NOT NULL AND `imported_at` IS NULL;--> statement-breakpoint
 CREATE INDEX `idx_sessions_retire` ON `sessions` (`retire_after`,`id`) WHERE retire_after IS NOT NULL;

@@ -16,6 +16,14 @@ export async function addDeadLetters(d1: D1Database, teamId: number, sessionKey:
     .where(and(eq(sessions.teamId, teamId), eq(sessions.sessionKey, sessionKey)));
 }
 
+/** A session's Durable Object has emptied its storage: the daily sweep of stranded objects passes it over. */
+export async function sessionRetired(d1: D1Database, teamId: number, sessionKey: string): Promise<void> {
+  await db(d1)
+    .update(sessions)
+    .set({ retireAfter: null })
+    .where(and(eq(sessions.teamId, teamId), eq(sessions.sessionKey, sessionKey)));
+}
+
 /** Rows deleted per statement: a long-kept team's first sweep is spread over several batches. */
 export const SWEEP_CHUNK = 500;
 

@@ -149,11 +149,22 @@ export async function storePrompt(d1: D1Database | Db, p: PromptInput, tally?: R
   await d.batch([count, insert]);
 }
 
-/** Marks a session ended; a later end time wins, an earlier one never moves it back. */
-export async function markSessionEnded(d1: D1Database | Db, sessionDbId: number, endedAt: number): Promise<void> {
+/**
+ * Marks a session ended; a later end time wins, an earlier one never moves it back. `retireAfter` (server time)
+ * is when its Durable Object may empty its storage: the daily sweep looks at objects past it (see schema.ts).
+ */
+export async function markSessionEnded(
+  d1: D1Database | Db,
+  sessionDbId: number,
+  endedAt: number,
+  retireAfter: number,
+): Promise<void> {
   await dbOf(d1)
     .update(sessions)
-    .set({ endedAt: maxOfNullable(sessions.endedAt, endedAt) })
+    .set({
+      endedAt: maxOfNullable(sessions.endedAt, endedAt),
+      retireAfter: maxOfNullable(sessions.retireAfter, retireAfter),
+    })
     .where(eq(sessions.id, sessionDbId))
     .run();
 }

@@ -12,6 +12,7 @@ import { redactionAudit, writeAudit } from '../db/audit';
 import { sessionStub } from '../session/session-do';
 import type { EnqueueInput, EnqueueResult, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
+import { retentionMs } from '../session/retention';
 import { serverGate, type GateSettings } from '../gate/gate';
 import { rateLimited } from '../limits/rate-limit';
 import { teamMoving } from '../slots/enter-write';
@@ -281,6 +282,12 @@ async function writeSessionRows(
       createdAt: e.occurred_at,
     });
   } else if (e.kind === 'end') {
-    await markSessionEnded(db, snapshot.sessionDbId, e.occurred_at);
+    // The object empties itself this long after the end arrives (session/retention.ts); D1 keeps when, for the sweep.
+    await markSessionEnded(
+      db,
+      snapshot.sessionDbId,
+      e.occurred_at,
+      ctx.now + retentionMs(ctx.env.SESSION_RETENTION_SECONDS),
+    );
   }
 }

@@ -7,6 +7,7 @@ import { runEnded, runStarted, type MaintenanceJob } from '../db/maintenance';
 import { directoryDb } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { applyRetention } from '../retention/sweep';
+import { startSessionRetirement } from '../retention/session-retire';
 import { startDailyFtsUpkeep } from '../search/fts-upkeep';
 import { errorText, log } from '../lib/log';
 import { startDailyBackups } from '../backup/daily';
@@ -20,7 +21,11 @@ type Part = (env: CairnEnv, now: number) => Promise<Record<string, unknown>>;
 const PARTS: [MaintenanceJob, Part][] = [
   // Checked, refilled and merged in steps by a job per shard (src/search/fts-upkeep.ts): started here.
   ['fts_check', async (env) => ({ jobs: await startDailyFtsUpkeep(env) })],
-  ['retention', async (env, now) => ({ ...(await applyRetention(env, now)) })],
+  // Teams' retention_days, and a sweep per database for ended sessions whose object still holds their text.
+  [
+    'retention',
+    async (env, now) => ({ ...(await applyRetention(env, now)), sessions: await startSessionRetirement(env, now) }),
+  ],
   // A data upgrade the first request has not started yet, else the check for records without vectors.
   [
     'upgrade_check',

@@ -427,6 +427,17 @@ export class EventBuffer {
     return n;
   }
 
+  /** No event, dead letter, prompt text, observer conversation or after-store work: nothing of the session's text. */
+  holdsNothing(): boolean {
+    const r = this.sql
+      .exec<{ n: number }>(
+        `SELECT (SELECT COUNT(*) FROM pending) + (SELECT COUNT(*) FROM dead_letters) + (SELECT COUNT(*) FROM after_store)
+              + (SELECT COUNT(*) FROM prompts WHERE text != '') AS n`,
+      )
+      .one();
+    return r.n === 0 && this.get<unknown>('conversation', null) === null;
+  }
+
   deadLetterCount(): number {
     return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM dead_letters').one().n;
   }

@@ -3,7 +3,7 @@
 // This file is the RPC surface and the storage's life; the parts live beside it: intake.ts (taking an event
 // in), turn.ts (one observer turn), alarms.ts (when the next alarm comes), buffer.ts (the storage itself).
 import { DurableObject } from 'cloudflare:workers';
-import { addDeadLetters } from '../db/retention';
+import { addDeadLetters, sessionRetired } from '../db/retention';
 import { forgetShard, shardDb, teamDb } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { IngestGate, type Admission } from './admission';
@@ -18,7 +18,7 @@ import type { SessionSeams } from './seams';
 import { ObserverTurns } from './turn';
 import type { EnqueueInput, EnqueueResult, SessionStatus } from './types';
 import { rebaseSnapshots, type MoveQuiet } from './move-hold';
-import { log } from '../lib/log';
+import { errorText, log } from '../lib/log';
 
 export class SessionDO extends DurableObject<CairnEnv> {
   #buffer: EventBuffer;
@@ -267,10 +267,41 @@ export class SessionDO extends DurableObject<CairnEnv> {
     }
     const session = sessionOf(b);
     const dead = b.deadLetterCount();
-    // Counted into D1 first: if that fails, the alarm throws and is retried with the storage still there.
-    if (session) await addDeadLetters(await teamDb(this.env, session.teamId), session.teamId, session.sessionKey, dead);
+    // Counted into D1 first: if that fails, the alarm throws and is retried with the storage still there. (An alarm
+    // retried until Cloudflare gives up leaves the storage here: the daily sweep finds it, retention/session-retire.ts.)
+    const d = session ? await teamDb(this.env, session.teamId) : null;
+    if (session && d) await addDeadLetters(d, session.teamId, session.sessionKey, dead);
     await this.#empty();
+    // Only now is the sweep's mark taken off; if this write is lost, the sweep asks an empty object once more.
+    if (session && d)
+      await sessionRetired(d, session.teamId, session.sessionKey).catch((err: unknown) =>
+        log('warn', 'session retirement not recorded in D1', { message: errorText(err) }),
+      );
     return true;
+  }
+
+  /**
+   * The daily sweep asks (retention/session-retire.ts): an ended session whose alarm gave up (Cloudflare retries a
+   * failing alarm a few times, then drops it) would keep its prompts and events here for good. Empties the storage
+   * when its retention time has passed, else makes sure an alarm comes when it is due. Answers whether the object
+   * still holds the session's text and, when it does, when it will be due (null: not while work is left, or while
+   * the session has not ended by this object's own account).
+   */
+  async sweepRetention(): Promise<{ holds: boolean; dueAt: number | null }> {
+    const now = Date.now();
+    const b = this.#buffer;
+    const step = retentionOf(b, this.#keepMs, now);
+    if (step.kind === 'empty' && !this.#moveHold(now)) {
+      await this.#retire(now);
+      return { holds: false, dueAt: null };
+    }
+    if (step.kind === 'wait') {
+      await this.#alarms.resume(now);
+      return { holds: true, dueAt: step.at };
+    }
+    if (b.holdsNothing()) return { holds: false, dueAt: null };
+    await this.#alarms.resume(now);
+    return { holds: true, dueAt: null };
   }
 
   /**

@@ -105,10 +105,12 @@ describe('session retention', { timeout: 30_000 }, () => {
       else expect(rows, table).toBe(0);
     }
     expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBeNull();
-    const row = await env.DB.prepare('SELECT dead_letters FROM sessions WHERE session_key = ?')
+    const row = await env.DB.prepare('SELECT dead_letters, retire_after FROM sessions WHERE session_key = ?')
       .bind(sid)
-      .first<{ dead_letters: number }>();
+      .first<{ dead_letters: number; retire_after: number | null }>();
     expect(row?.dead_letters).toBe(1);
+    // Emptied: the daily sweep of stranded objects (retention/session-retire.ts) passes it over.
+    expect(row?.retire_after).toBeNull();
   });
 
   it('keeps a session that has not been fully observed, and numbers the prompts of a resumed session after the old ones', async () => {

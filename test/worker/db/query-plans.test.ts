@@ -22,6 +22,7 @@ import {
   unembeddedIds,
 } from '../../../src/db/vectors';
 import { embedSkipped } from '../../../src/health/queries';
+import { sessionsToRetire } from '../../../src/retention/queries';
 import type { Caller } from '../../../src/db/caller';
 import type { Viewer } from '../../../src/db/visibility';
 import { BM25_WEIGHTS } from '../../../src/search/fts-query';
@@ -221,6 +222,17 @@ describe('the records to embed', () => {
     const skipped = await statementsOf((d1) => embedSkipped(d1, viewer.teamId));
     expect(skipped).toHaveLength(3);
     for (const s of skipped) expect(await planOf(s), s.sql).toMatch(/USING (COVERING )?INDEX idx_\w+_embed_skipped\b/);
+  });
+});
+
+describe('the sweep of stranded session objects', () => {
+  it('pages through sessions past their retire time by its index, never scanning the sessions of every team', async () => {
+    for (const after of [null, { at: 5, id: 9 }]) {
+      const [statement] = await statementsOf((d1) => sessionsToRetire(d1, 1_000, after, 20));
+      const plan = await planOf(statement!);
+      expect(plan, statement!.sql).toMatch(/SEARCH sessions USING INDEX idx_sessions_retire \(retire_after/);
+      expect(plan, statement!.sql).not.toMatch(/SCAN sessions|USE TEMP B-TREE/);
+    }
   });
 });
 

@@ -11,8 +11,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { mintDevToken, ROOT, startDevServer } from '../scripts/dev-server.mjs';
+import { mintDevToken, ROOT } from '../scripts/dev-server.mjs';
 import { checkoutBaseline, freePort } from './baseline.mjs';
+import { inD1, killTree, post, startDrillServer } from './pipeline/restart-drill.mjs';
 import { startFakeObserver } from './pipeline/server.mjs';
 import { writeSection } from './retrieval/harness.mjs';
 
@@ -22,68 +23,11 @@ const ADMIN = 'restart-bench-secret';
 const log = (...a) => console.log(new Date().toISOString().slice(11, 19), ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function start(root, port, persistTo, fakeUrl) {
-  return startDevServer({
-    root,
-    port,
-    persistTo,
-    snapshot: true,
-    processGroup: true,
-    timeoutMs: 300_000,
-    vars: {
-      CAIRN_ADMIN_SECRET: ADMIN,
-      OBSERVER_PROVIDER: 'anthropic',
-      ANTHROPIC_API_KEY: 'bench',
-      ANTHROPIC_BASE_URL: fakeUrl,
-    },
-  });
-}
-
-async function killTree(srv) {
-  const exited = new Promise((r) =>
-    srv.child.exitCode !== null || srv.child.signalCode !== null ? r() : srv.child.once('exit', r),
-  );
-  process.kill(-srv.child.pid, 'SIGKILL');
-  await exited;
-  for (let i = 0; i < 200; i++) {
-    try {
-      process.kill(-srv.child.pid, 0);
-    } catch {
-      break;
-    }
-    await sleep(50);
-  }
-  await srv.stop();
-}
-
-async function post(url, token, route, body) {
-  const res = await fetch(`${url}${route}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (res.status !== 202) throw new Error(`${route}: ${res.status} ${await res.text()}`);
-}
-
-/** D1's view of the session (the viewer's session route reads D1 only: it never wakes the session's object). */
-async function inD1(url, token, sid) {
-  const res = await fetch(`${url}/api/viewer/sessions?key=${encodeURIComponent(sid)}`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  if (res.status !== 200) return { observations: 0, summaries: 0, titles: [] };
-  const v = await res.json();
-  return {
-    observations: v.observations.length,
-    summaries: v.summaries.length,
-    titles: v.observations.map((o) => o.title ?? ''),
-  };
-}
-
 /** One drill on `root` (undefined: this tree); answers ms from the restart to everything stored, or null past the cap. */
 async function drill(name, root, form, fake) {
   const persist = mkdtempSync(path.join(tmpdir(), 'cairn-restart-bench-'));
   const port = await freePort();
-  let srv = await start(root, port, persist, fake.url);
+  let srv = await startDrillServer(root, port, persist, fake.url, ADMIN);
   try {
     const token = await mintDevToken(srv.url, ADMIN, { team: `restart-${form}`, user: 'dev', device: 'laptop' });
     const sid = `restart-${form}-${Date.now()}`;
@@ -122,7 +66,7 @@ async function drill(name, root, form, fake) {
     await killTree(srv);
     await fetch(`${fake.url}/__scenario/${scen}/release`, { method: 'POST' });
     await fetch(`${fake.url}/__scenario/${scen}`, { method: 'POST', body: JSON.stringify({ reword: true }) });
-    srv = await start(root, port, persist, fake.url);
+    srv = await startDrillServer(root, port, persist, fake.url, ADMIN);
     const restarted = Date.now();
     const expected = form === 'quiet' ? 4 : 6;
     if (form === 'busy') {

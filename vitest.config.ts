@@ -59,8 +59,9 @@ const FRESH_RUNTIME_FILES = [
   'test/worker/upgrade/upgrade-held.test.ts',
   'test/worker/backup/backup-restore.test.ts',
   'test/worker/backup/backup-history.test.ts',
-  'test/worker/**/*.slow.test.ts',
 ];
+/** The slow tier's worker files: a workerd each, like the files above, and the Paid plan (see workerProject). */
+const SLOW_WORKER_FILES = ['test/worker/**/*.slow.test.ts'];
 
 /**
  * Every other worker file, listed (an `exclude` in the project would replace the command line's, which keeps
@@ -91,8 +92,12 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations('migrations');
   // Worker tests observe through the real Anthropic SDK, answered by a scripted fake on 127.0.0.1.
   const fakeLlm = await startFakeLlm();
-  /** The worker project's settings: `name`, which files, and whether each file gets its own workerd. */
-  const workerProject = (name: string, include: string[], isolate: boolean) => ({
+  /**
+   * The worker project's settings: `name`, which files, whether each file gets its own workerd, and the Workers plan
+   * whose per-invocation budget the meter refuses to pass (src/db/meter.ts, test/worker/limits.ts): Paid's 1,000
+   * subrequests an invocation, D1 statements included.
+   */
+  const workerProject = (name: string, include: string[], isolate: boolean, plan: 'free' | 'paid') => ({
     plugins: [
       cloudflareTest({
         remoteBindings: false,
@@ -112,6 +117,9 @@ export default defineConfig(async () => {
             FAKE_LLM_URL: fakeLlm.url,
             // Longer than any test: retention tests move the session's end back instead of waiting.
             SESSION_RETENTION_SECONDS: '600',
+            CAIRN_PLAN: plan,
+            // Tests only: the subrequest past an invocation's budget throws instead of being counted and logged.
+            CAIRN_METER: 'refuse',
           },
           // The sentence model, run in this Node process and loaded on first use. Only tests that build its
           // adapter on this binding use it; every other test keeps the offline embedder (keyword search).
@@ -146,8 +154,9 @@ export default defineConfig(async () => {
       maxWorkers: 2,
       projects: [
         // Most worker files share their vitest worker's workerd (see FRESH_RUNTIME_FILES); the rest get one each.
-        workerProject('worker', sharedRuntimeFiles(), false),
-        workerProject('worker-fresh', FRESH_RUNTIME_FILES, true),
+        workerProject('worker', sharedRuntimeFiles(), false, 'paid'),
+        workerProject('worker-fresh', FRESH_RUNTIME_FILES, true, 'paid'),
+        workerProject('worker-slow', SLOW_WORKER_FILES, true, 'paid'),
         {
           test: {
             name: 'node',

@@ -41,6 +41,14 @@ const ConfigSchema = z
       (v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v),
       z.enum(['paid', 'free']).default('paid'),
     ),
+    /**
+     * Tests only (vitest.config.ts): `refuse` makes the subrequest past an invocation's budget throw instead of being
+     * counted and logged (src/db/meter.ts), so a path production would cut off fails its test.
+     */
+    CAIRN_METER: z.preprocess(
+      (v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v),
+      z.enum(['count', 'refuse']).default('count'),
+    ),
     /** D1 statements one job step may send (default 200 on Paid, 40 on Free). */
     JOB_STEP_STATEMENTS: z.preprocess(blankToUndefined, z.coerce.number().int().min(10).max(1000).optional()),
     /** Complete backups each team keeps in the BACKUPS bucket (src/backup/); older ones are deleted. */
@@ -88,19 +96,16 @@ const ConfigSchema = z
     shards: { newTeams: e.SHARD_NEW_TEAMS },
     /** The daily backup (on only when an R2 bucket is bound as BACKUPS). */
     backups: { keep: e.BACKUP_KEEP },
-    plan: {
-      name: e.CAIRN_PLAN,
-      /** D1 statements one invocation may send on this plan (Cloudflare's limit). */
-      statementsPerInvocation: e.CAIRN_PLAN === 'free' ? 50 : 1000,
-      /** Subrequests (Durable Object calls, fetches) one invocation may make. */
-      subrequestsPerInvocation: e.CAIRN_PLAN === 'free' ? 50 : 1000,
-    },
-    /** What one job step may use (src/jobs/): well inside one invocation's limits. */
+    /** The plan whose per-invocation budget the meter counts against (src/db/meter.ts: 50 on Free, 1,000 on Paid). */
+    plan: { name: e.CAIRN_PLAN },
+    meter: { refuse: e.CAIRN_METER === 'refuse' },
+    /** What one job step may use (src/jobs/): well inside one invocation's budget. */
     jobStep: {
       statements: e.JOB_STEP_STATEMENTS ?? (e.CAIRN_PLAN === 'free' ? 40 : 200),
       ms: 5_000,
       bytes: 16 * 1024 * 1024,
-      subrequests: e.CAIRN_PLAN === 'free' ? 40 : 100,
+      /** Every subrequest of the step, its D1 statements included (one pool, as the platform counts them). */
+      subrequests: e.CAIRN_PLAN === 'free' ? 40 : 300,
     },
   }));
 

@@ -23,8 +23,10 @@ export interface CairnSecrets {
   /** Per-token requests per minute (defaults 600 ingest, 120 read); teams may only lower them. */
   RATE_LIMIT_INGEST_PER_MIN?: string;
   RATE_LIMIT_READ_PER_MIN?: string;
-  /** `paid` (default) or `free`: the Workers plan, whose per-invocation limits size job steps. */
+  /** `paid` (default) or `free`: the Workers plan, whose per-invocation budget the meter counts and job steps fit. */
   CAIRN_PLAN?: string;
+  /** Tests only: `refuse` makes an invocation past its plan's subrequest budget throw (src/db/meter.ts). */
+  CAIRN_METER?: string;
   /** D1 statements a job step may send (default 200 on Paid, 40 on Free). */
   JOB_STEP_STATEMENTS?: string;
   /** Complete backups a team keeps in the BACKUPS bucket (default 7). */

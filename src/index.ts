@@ -36,13 +36,13 @@ export { JobDO } from './jobs/job-do';
 
 export default {
   fetch: (request: Request, env: CairnEnv, ctx: ExecutionContext) =>
-    metered(`fetch ${request.method} ${new URL(request.url).pathname}`, () => {
+    metered(env, `fetch ${request.method} ${new URL(request.url).pathname}`, () => {
       // After a deploy, what the new version's data needs starts by itself (src/upgrade/).
       upgradeOnce(env, ctx);
       return app.fetch(request, env, ctx);
     }),
   // Daily (wrangler.toml [triggers]): FTS indexes healed after a restore, teams' retention_days, upgrades, backups.
   scheduled(controller, env, ctx) {
-    metered('scheduled', () => ctx.waitUntil(runDailyMaintenance(env, controller.scheduledTime)));
+    metered(env, 'scheduled', () => ctx.waitUntil(runDailyMaintenance(env, controller.scheduledTime)));
   },
 } satisfies ExportedHandler<CairnEnv>;

@@ -16,6 +16,7 @@ import { exportPager, exportStart, type ExportCursor } from '../transfer/export-
 import {
   backupsToPrune,
   BACKUP_FORMAT,
+  backupBucket,
   deleteBackup,
   listBackups,
   manifestKey,
@@ -76,7 +77,7 @@ export const backupJob: JobKind<BackupParams, BackupCursor> = {
   },
   async step(ctx, params, start) {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'A backup runs for one team.');
-    const bucket = ctx.env.BACKUPS;
+    const bucket = backupBucket(ctx.env);
     if (!bucket)
       throw new JobFailure(
         'backups_off',
@@ -113,7 +114,6 @@ export const backupJob: JobKind<BackupParams, BackupCursor> = {
       if (lines.length) {
         const body = new TextEncoder().encode(lines.join(''));
         ctx.holding(bytes * 2 + body.byteLength);
-        ctx.subrequest();
         await bucket.put(partKey(name, c.parts + 1), body, {
           httpMetadata: { contentType: 'application/x-ndjson; charset=utf-8' },
         });
@@ -135,7 +135,6 @@ export const backupJob: JobKind<BackupParams, BackupCursor> = {
       bytes: c.bytes,
       records: c.records,
     };
-    ctx.subrequest(3);
     await bucket.put(manifestKey(name), JSON.stringify(manifest), {
       httpMetadata: { contentType: 'application/json' },
     });

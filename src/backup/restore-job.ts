@@ -12,7 +12,7 @@ import { importPart, MAX_IMPORT_LINES, numbered, type ImportCounts } from '../tr
 import { noCounts } from '../transfer/import-plan';
 import { ExportRecord } from '../transfer/records';
 import { startEmbedJob } from '../vectors/embed-job';
-import { BackupName, partKey, readManifest } from './store';
+import { BackupName, backupBucket, partKey, readManifest } from './store';
 
 const RestoreParams = z.object({ backup: BackupName }).strict();
 type RestoreParams = z.infer<typeof RestoreParams>;
@@ -50,16 +50,14 @@ export const restoreJob: JobKind<RestoreParams, RestoreCursor> = {
   },
   async step(ctx, params, start) {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'A restore runs for one team.');
-    const bucket = ctx.env.BACKUPS;
+    const bucket = backupBucket(ctx.env);
     if (!bucket) throw new JobFailure('backups_off', 'No R2 bucket is bound as BACKUPS on this server.');
     // Through the team's write gate: while the team moves, the restore waits (it would write on the database
     // the team is leaving, behind the move's copy).
-    ctx.subrequest();
     const pass = await jobTeamWrite(ctx.env, ctx.teamId, ctx.now);
     if ('waitMs' in pass) return { cursor: start, done: false, progress: progress(start), waitMs: pass.waitMs };
     const c: RestoreCursor = { ...start, imported: { ...start.imported } };
     if (c.parts === null) {
-      ctx.subrequest();
       const m = await readManifest(bucket, params.backup);
       if (!m)
         throw new JobFailure(
@@ -75,7 +73,6 @@ export const restoreJob: JobKind<RestoreParams, RestoreCursor> = {
     while (c.part <= c.parts) {
       if (!ctx.fits({ statements: 2 * slice + PLAN_STATEMENTS, subrequests: 1 }))
         return { cursor: c, done: false, progress: progress(c) };
-      ctx.subrequest();
       const obj = await bucket.get(partKey(params.backup, c.part));
       if (!obj)
         throw new JobFailure('backup_incomplete', `Part ${c.part} of "${params.backup}" is missing from the bucket.`);
@@ -96,7 +93,6 @@ export const restoreJob: JobKind<RestoreParams, RestoreCursor> = {
       c.part++;
       c.line = 0;
     }
-    ctx.subrequest();
     const embed = await startEmbedJob(ctx.env, ctx.teamId);
     return {
       cursor: c,

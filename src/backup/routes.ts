@@ -18,18 +18,19 @@ import { wireJob } from '../admin/jobs';
 import type { CairnEnv } from '../env';
 import { backupJob } from './backup-job';
 import { restoreJob } from './restore-job';
-import { BackupName, listBackups } from './store';
+import { BackupName, backupBucket, listBackups } from './store';
 
 const RestoreBody = z.object({ backup: BackupName }).strict();
 
 function bucketOf(env: CairnEnv): R2Bucket {
-  if (!env.BACKUPS)
+  const bucket = backupBucket(env);
+  if (!bucket)
     throw new AppError(
       409,
       'backups_off',
       'No R2 bucket is bound as BACKUPS on this server (README "Your data": Backups).',
     );
-  return env.BACKUPS;
+  return bucket;
 }
 
 async function teamOf(env: CairnEnv, raw: string): Promise<{ slug: string; id: number }> {

@@ -4,6 +4,12 @@
 // has not finished (or never will) and is neither listed as complete nor restored. Parts concatenated in order are
 // the file `cairn export` writes.
 import * as z from 'zod';
+import { counted } from '../db/meter-bindings';
+import type { CairnEnv } from '../env';
+
+/** The BACKUPS bucket, each call a counted subrequest (src/db/meter.ts); undefined when none is bound. */
+export const backupBucket = (env: Pick<CairnEnv, 'BACKUPS'>): R2Bucket | undefined =>
+  env.BACKUPS && counted(env.BACKUPS, 'r2');
 
 /** A part is cut after the page that passes this (a page is at most 500 rows, so a part stays a few MB at most). */
 export const PART_BYTES = 1_000_000;

@@ -43,7 +43,6 @@ export const consolidateJob: JobKind<Params, Cursor> = {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'A project belongs to a team.');
     const teamId = ctx.teamId;
     // Merges change rows a team move may already have copied: while the team's write gate is closed, wait.
-    ctx.subrequest();
     const pass = await jobTeamWrite(ctx.env, teamId, ctx.now);
     if ('waitMs' in pass)
       return { cursor: start, done: false, progress: progress(start, 'waiting for a move'), waitMs: pass.waitMs };

@@ -2,7 +2,7 @@
 // argument; which database holds a team is decided in one place, src/db/shards.ts (`teamDb`).
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
 import { assertDistinctColumns } from './batch';
-import { meteredD1 } from './meter';
+import { meteredD1 } from './meter-d1';
 import * as schema from './schema';
 
 export type Db = DrizzleD1Database<typeof schema> & { $client: D1Database };
@@ -13,7 +13,7 @@ const isDb = (x: D1Database | Db): x is Db => typeof (x as Db).select === 'funct
 
 /**
  * The drizzle handle for a D1 binding (one per binding, reused); a handle passes through unchanged. Its
- * statements are counted into the invocation that sends them (db/meter.ts), and its batches refuse a select
+ * statements are counted into the invocation that sends them (db/meter.ts, meter-d1.ts), and its batches refuse a select
  * with two columns of one name (db/batch.ts).
  */
 export function db(binding: D1Database | Db): Db {

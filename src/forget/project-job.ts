@@ -94,7 +94,6 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
     const teamId = ctx.teamId;
     // Through the team's write gate: while the team moves, the step waits (the lane runs the move meanwhile);
     // after a move the project has a new id where the team now lives, found by its key.
-    ctx.subrequest();
     const pass = await jobTeamWrite(ctx.env, teamId, ctx.now);
     if ('waitMs' in pass) return { cursor: start, done: false, progress: progress(p, start), waitMs: pass.waitMs };
     const d = pass.dbs.team;
@@ -106,7 +105,6 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
       const last = (await auditDetails(d, teamId, 'forget', [target], start.since ?? ctx.now)).get(target);
       const counts = last ? countsOf(last) : { ...start.counts };
       // Said again in case the step that deleted it ended before it told the writers.
-      ctx.subrequest();
       await teamRowsDeleted(ctx.env, teamId);
       return {
         cursor: { ...start, counts },
@@ -136,7 +134,6 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
           continue;
         }
         await deleteRecordVectors(adapters, teamId, { [FIELD[kind]]: ids });
-        if (adapters) ctx.subrequest(Math.ceil(ids.length / 100));
         const mark = {
           action: CHUNK_MARK,
           target: markTarget(ctx.jobId, c.chunks ?? 0),
@@ -153,7 +150,6 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
           continue;
         }
         for (const s of batch) await sessionStub(ctx.env, teamId, s.key).forgetAll();
-        ctx.subrequest(batch.length);
         c.afterSession = batch[batch.length - 1]!.id;
       } else {
         if (!ctx.fits({ statements: 10, subrequests: 2 })) break;
@@ -164,7 +160,6 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
           at: ctx.now,
         });
         c.counts.sessions += last.sessions;
-        ctx.subrequest();
         await teamRowsDeleted(ctx.env, teamId);
         await requestFtsUpkeep(ctx.env, teamId);
         c.k++;

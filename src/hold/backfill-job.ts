@@ -47,7 +47,6 @@ export const judgeHeldJob: JobKind<Params, Cursor> = {
   },
   async step(ctx, _p, start) {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'Held rows belong to a team.');
-    ctx.subrequest();
     const pass = await jobTeamWrite(ctx.env, ctx.teamId, ctx.now);
     if ('waitMs' in pass)
       return { cursor: start, done: false, progress: progress(start, 'waiting for a move'), waitMs: pass.waitMs };

@@ -10,7 +10,8 @@
 import { DurableObject } from 'cloudflare:workers';
 import { configOf } from '../config';
 import { migrateDoSqlite, type DoSchemaSteps } from '../db/do-schema';
-import { metered } from '../db/meter';
+import { invocation } from '../db/meter';
+import { countedStub, meterDurableObject } from '../db/meter-bindings';
 import type { CairnEnv } from '../env';
 import type { Json, JobProgress, JobStatus, JobStepStats, WireJob } from '#shared/jobs';
 import { jobKind } from './registry';
@@ -267,7 +268,10 @@ export class JobDO extends DurableObject<CairnEnv> {
     }
     this.#stepping = true;
     try {
-      await this.#stepOnce();
+      const row = this.#due(Date.now());
+      // One invocation per step, labelled by its kind (`job embed`): what the step sends is counted against the
+      // plan's budget. Picking the job and scheduling the next alarm use only the object's own storage.
+      if (row) await invocation(this, this.env, `job ${row.kind}`, () => this.#stepOnce(row));
     } finally {
       this.#stepping = false;
       await this.#schedule();
@@ -282,16 +286,19 @@ export class JobDO extends DurableObject<CairnEnv> {
     return configOf(this.env).jobStep;
   }
 
-  async #stepOnce(): Promise<void> {
-    const sql = this.ctx.storage.sql;
-    const now = Date.now();
-    const row = sql
+  /** The job that has waited longest among those due at `now`. */
+  #due(now: number): JobRow | undefined {
+    return this.ctx.storage.sql
       .exec<JobRow>(
         'SELECT * FROM jobs WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at, created_at LIMIT 1',
         now,
       )
       .toArray()[0];
-    if (!row) return;
+  }
+
+  async #stepOnce(row: JobRow): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    const now = Date.now();
     const kind = jobKind(row.kind);
     if (!kind) {
       this.#finish(
@@ -318,10 +325,8 @@ export class JobDO extends DurableObject<CairnEnv> {
       budget: this.#budget(),
     });
     try {
-      const out = await metered(`job ${row.kind}`, async () => {
-        const o = await kind.step(ctx, JSON.parse(row.params) as unknown, JSON.parse(row.cursor) as unknown);
-        return { outcome: o, cost: ctx.cost() };
-      });
+      const outcome = await kind.step(ctx, JSON.parse(row.params) as unknown, JSON.parse(row.cursor) as unknown);
+      const out = { outcome, cost: ctx.cost() };
       const done = Date.now();
       const stats = addStep(JSON.parse(row.stats) as JobStepStats, out.cost);
       const result = out.outcome.result === undefined ? row.result : JSON.stringify(out.outcome.result);
@@ -395,7 +400,10 @@ export class JobDO extends DurableObject<CairnEnv> {
   }
 }
 
+// Every RPC method is an invocation of its own; the alarm opens one per step itself (src/db/meter.ts).
+meterDurableObject(JobDO, 'job', ['alarm']);
+
 /** A lane: a team's (`teamId`) or the server's own (null). */
 export function jobStub(env: Pick<CairnEnv, 'JOBS'>, teamId: number | null): DurableObjectStub<JobDO> {
-  return env.JOBS.getByName(teamId === null ? 'system' : `team:${teamId}`);
+  return countedStub(env.JOBS.getByName(teamId === null ? 'system' : `team:${teamId}`), 'job');
 }

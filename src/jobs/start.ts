@@ -1,5 +1,4 @@
 // Starting and reading jobs from the Worker: the typed doors to a lane's JobDO.
-import { countSubrequest } from '../db/meter';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { jobRecord, jobStub, type JobRecord } from './job-do';
@@ -35,7 +34,6 @@ export async function startJob<P, C>(
       'invalid_job_params',
       `Bad parameters for a ${kind.name} job: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
     );
-  countSubrequest();
   return jobRecord(
     await jobStub(env, teamId).start({
       kind: kind.name,
@@ -50,7 +48,6 @@ export async function startJob<P, C>(
 /** A job of the team's lane, or null. */
 export async function findJob(env: CairnEnv, teamId: number | null, id: string): Promise<JobRecord | null> {
   if (!/^job_[0-9a-z]{1,40}$/.test(id)) return null;
-  countSubrequest();
   const j = await jobStub(env, teamId).get(id);
   return j && jobRecord(j);
 }
@@ -61,6 +58,5 @@ export async function listJobs(
   limit: number,
   kind?: string,
 ): Promise<JobRecord[]> {
-  countSubrequest();
   return (await jobStub(env, teamId).list(limit, kind)).map(jobRecord);
 }

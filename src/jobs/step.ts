@@ -1,13 +1,15 @@
 // One step's context and what it cost. The step runs inside one metered invocation (src/db/meter.ts), so its
-// D1 statements are counted where they are sent; `fits` compares that count (and time, subrequests, bytes)
-// with the step's budget before each unit of work.
-import { currentUsage } from '../db/meter';
+// D1 statements and other subrequests are counted where they are sent; `fits` compares those counts (and time,
+// bytes) with the step's budget before each unit of work.
+import { currentUsage, spent } from '../db/meter';
 import type { CairnEnv } from '../env';
 import type { StepBudget, StepContext, UnitCost } from './types';
 
 /** What one step used, kept per job (max and total) and reported with it. */
 export interface StepCost {
+  /** D1 statements. */
   statements: number;
+  /** Every subrequest, D1 statements included. */
   subrequests: number;
   ms: number;
   held: number;
@@ -44,13 +46,11 @@ export function stepContext(init: {
   let breathed = started;
   let units = 0;
   let held = 0;
-  let ownSubrequests = 0;
   const usage = () => currentUsage();
-  const used = () => ({
-    statements: usage()?.statements ?? 0,
-    subrequests: (usage()?.subrequests ?? 0) + ownSubrequests,
-    ms: clock() - started,
-  });
+  const used = () => {
+    const u = usage();
+    return { statements: u?.statements ?? 0, subrequests: u ? spent(u) : 0, ms: clock() - started };
+  };
   return {
     env: init.env,
     jobId: init.jobId,
@@ -63,7 +63,7 @@ export function stepContext(init: {
       const ok =
         units === 0 ||
         (u.statements + cost.statements <= init.budget.statements &&
-          u.subrequests + (cost.subrequests ?? 0) <= init.budget.subrequests &&
+          u.subrequests + cost.statements + (cost.subrequests ?? 0) <= init.budget.subrequests &&
           (cost.bytes ?? 0) <= init.budget.bytes &&
           u.ms < init.budget.ms);
       if (ok) units++;
@@ -77,12 +77,6 @@ export function stepContext(init: {
       const pause = Math.min(paceMax, clock() - breathed);
       if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
       breathed = clock();
-    },
-    subrequest(n = 1) {
-      // Counted on the invocation when one is open (it is, in the runner), else here.
-      const u = usage();
-      if (u) u.subrequests += n;
-      else ownSubrequests += n;
     },
     cost() {
       const u = usage();

@@ -15,13 +15,18 @@ export interface StepBudget {
   ms: number;
   /** Bytes of bulk data (vectors) held at once. */
   bytes: number;
-  /** Durable Object calls and other subrequests. */
+  /**
+   * Every subrequest: D1 statements and the others (Durable Object calls, R2, Vectorize, Workers AI, fetches),
+   * one pool as the platform counts them (src/db/meter.ts).
+   */
   subrequests: number;
 }
 
 /** What one more unit of work will cost at most. */
 export interface UnitCost {
+  /** D1 statements. */
   statements: number;
+  /** Subrequests other than D1 statements. */
   subrequests?: number;
   bytes?: number;
 }
@@ -41,12 +46,10 @@ export interface StepContext {
    * always fits (a step that did nothing would never end); a kind's unit must fit an empty budget.
    */
   fits(cost: UnitCost): boolean;
-  /** Statements, subrequests and ms this step has used so far. */
+  /** D1 statements, every subrequest (statements included) and ms this step has used so far (counted by the meter). */
   used(): { statements: number; subrequests: number; ms: number };
   /** Records that the step holds `bytes` of bulk data now (the peak is reported per step). */
   holding(bytes: number): void;
-  /** Counts a Durable Object call (or another subrequest that is not a D1 statement). */
-  subrequest(n?: number): void;
   /**
    * Pauses as long as the step worked since its last pause, at most PACE_MAX_MS: a job working through a
    * database (or, locally, the one workerd thread) that other teams' requests share leaves them room between its

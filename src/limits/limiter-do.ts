@@ -1,6 +1,7 @@
 // LimiterDO: one per token; counts requests per bucket (ingest, read) in fixed one-minute windows.
 // Counters live in memory: if the object is evicted the window restarts, which only errs towards allowing.
 import { DurableObject } from 'cloudflare:workers';
+import { countedStub, meterDurableObject } from '../db/meter-bindings';
 import type { CairnEnv } from '../env';
 import { take, type Verdict, type Window } from './window';
 
@@ -23,8 +24,11 @@ export class LimiterDO extends DurableObject<CairnEnv> {
   }
 }
 
+// Every RPC method is an invocation of its own, counted (src/db/meter.ts).
+meterDurableObject(LimiterDO, 'limiter');
+
 /** The token's limiter, typed: the one place the LIMITERS binding meets this class. */
 export function limiterStub(env: Pick<CairnEnv, 'LIMITERS'>, tokenId: number): DurableObjectStub<LimiterDO> {
   const ns = env.LIMITERS;
-  return ns.get(ns.idFromName(`token:${tokenId}`));
+  return countedStub(ns.get(ns.idFromName(`token:${tokenId}`)), 'limiter');
 }

@@ -1,5 +1,6 @@
 // HubDO: one per team; holds the viewers' event streams and fans out newly stored rows they may see.
 import { DurableObject } from 'cloudflare:workers';
+import { countedStub, meterDurableObject } from '../db/meter-bindings';
 import { getTeamSettings } from '../db/team-settings';
 import type { CairnEnv } from '../env';
 import type { FeedItem } from '#shared/wire/feed';
@@ -153,6 +154,9 @@ export class HubDO extends DurableObject<CairnEnv> {
   }
 }
 
+// Every RPC method and the alarm is an invocation of its own, counted (src/db/meter.ts).
+meterDurableObject(HubDO, 'hub');
+
 const unique = (xs: number[]) => [...new Set(xs.filter((x) => Number.isSafeInteger(x) && x > 0))].slice(0, 200);
 
 const wants = (s: Subscription, item: FeedItem) => s.projectIds === null || s.projectIds.includes(item.projectId);
@@ -160,5 +164,5 @@ const wants = (s: Subscription, item: FeedItem) => s.projectIds === null || s.pr
 /** The team's hub, typed: the one place the HUBS binding meets this class. */
 export function hubStub(env: Pick<CairnEnv, 'HUBS'>, teamId: number): DurableObjectStub<HubDO> {
   const ns = env.HUBS;
-  return ns.get(ns.idFromName(hubName(teamId)));
+  return countedStub(ns.get(ns.idFromName(hubName(teamId))), 'hub');
 }

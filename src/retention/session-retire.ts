@@ -64,7 +64,6 @@ export const sessionRetireJob: JobKind<Params, Cursor> = {
     while (ctx.fits(UNIT)) {
       const page = await sessionsToRetire(d, p.before, c.at === null ? null : { at: c.at, id: c.id }, RETIRE_PAGE);
       if (page.length === 0) return { cursor: c, done: true, progress: progress(c, 'done'), result: result(c) };
-      ctx.subrequest(page.length);
       const answers = await Promise.all(
         page.map((s) =>
           sessionStub(ctx.env, s.teamId, s.sessionKey)

@@ -82,7 +82,6 @@ export const retentionSweepJob: JobKind<Params, Cursor> = {
     const teamId = ctx.teamId;
     // A move copies rows before it deletes the old ones: a sweep meanwhile would delete a copied row on the
     // database the team is leaving only. While the team's write gate is closed, wait.
-    ctx.subrequest();
     const pass = await jobTeamWrite(ctx.env, teamId, ctx.now);
     if ('waitMs' in pass)
       return { cursor: start, done: false, progress: progress(start, 'waiting for a move'), waitMs: pass.waitMs };
@@ -116,7 +115,6 @@ export const retentionSweepJob: JobKind<Params, Cursor> = {
             at,
           });
           await requestFtsUpkeep(ctx.env, teamId);
-          ctx.subrequest();
         }
         return {
           cursor: c,
@@ -130,12 +128,6 @@ export const retentionSweepJob: JobKind<Params, Cursor> = {
       if (c.chunks !== undefined) c.chunks++;
       // Every vector of every kind and part: Vectorize holds copies of summaries and prompts too.
       await deleteRecordVectors(adapters, teamId, ids);
-      if (adapters)
-        ctx.subrequest(
-          Math.ceil(ids.observations.length / 100) +
-            Math.ceil(ids.summaries.length / 100) +
-            Math.ceil(ids.prompts.length / 100),
-        );
       add(c, gone);
     }
     return { cursor: c, done: false, progress: progress(c, 'deleting old records') };

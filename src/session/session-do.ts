@@ -3,6 +3,7 @@
 // This file is the RPC surface and the storage's life; the parts live beside it: intake.ts (taking an event
 // in), turn.ts (one observer turn), alarms.ts (when the next alarm comes), buffer.ts (the storage itself).
 import { DurableObject } from 'cloudflare:workers';
+import { countedStub, meterDurableObject } from '../db/meter-bindings';
 import { addDeadLetters, sessionRetired } from '../db/retention';
 import { forgetShard, shardDb, teamDb } from '../db/shards';
 import type { CairnEnv } from '../env';
@@ -320,6 +321,9 @@ export class SessionDO extends DurableObject<CairnEnv> {
   }
 }
 
+// Every RPC method and the alarm is an invocation of its own, counted (src/db/meter.ts).
+meterDurableObject(SessionDO, 'session');
+
 /** One SessionDO per (team, agent session). */
 export const sessionObjectName = (teamId: number, sessionKey: string) => `${teamId}:${sessionKey}`;
 
@@ -329,7 +333,7 @@ export function sessionStub(
   teamId: number,
   sessionKey: string,
 ): DurableObjectStub<SessionDO> {
-  return env.SESSIONS.getByName(sessionObjectName(teamId, sessionKey));
+  return countedStub(env.SESSIONS.getByName(sessionObjectName(teamId, sessionKey)), 'session');
 }
 
 /** Wakes the named sessions of a team (SessionDO.wake); a session that cannot be reached tries again at its own time. */

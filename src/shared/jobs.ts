@@ -23,6 +23,7 @@ export interface JobStepStats {
   ms: { max: number; total: number };
   /** Bytes of vectors (or other bulk data) one step held at once. */
   held: { max: number };
+  /** Every subrequest of a step, its D1 statements included (one pool, as the platform counts them). */
   subrequests: { max: number; total: number };
   /** The budget a step ran under. */
   budget: { statements: number; ms: number; bytes: number; subrequests: number };

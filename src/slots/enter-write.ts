@@ -1,6 +1,5 @@
 // Every write path asks the team's gate first (write-gate.ts): refused with 503 `team_moving` and a
 // Retry-After while the team moves between databases, so nothing is written under the old database's ids.
-import { countSubrequest } from '../db/meter';
 import type { CairnEnv } from '../env';
 import { directoryDb, mappedShard, shardDb, teamDb, type TeamDbs } from '../db/shards';
 import { AppError } from '../lib/errors';
@@ -39,7 +38,6 @@ export async function enterTeamWritePlacement(
   sessionKeys: string[],
   now = Date.now(),
 ): Promise<Placement> {
-  countSubrequest();
   const answer = await teamStub(env, teamId).enterWrite([...new Set(sessionKeys)], now);
   if (!answer.open) throw teamMoving(answer.retryAt, now);
   return { shard: answer.shard, placedAt: answer.placedAt, rowEpoch: answer.rowEpoch };
@@ -47,7 +45,6 @@ export async function enterTeamWritePlacement(
 
 /** Tells the team's writers that sessions or projects were deleted: their memos of row ids are keyed anew. */
 export async function teamRowsDeleted(env: Pick<CairnEnv, 'TEAMS'>, teamId: number): Promise<void> {
-  countSubrequest();
   await teamStub(env, teamId).rowsDeleted();
 }
 
@@ -81,7 +78,6 @@ export async function jobTeamWrite(
   teamId: number,
   now: number,
 ): Promise<{ dbs: TeamDbs; shard: string } | { waitMs: number }> {
-  countSubrequest();
   const answer = await teamStub(env, teamId).enterWrite([], now);
   if (!answer.open) return { waitMs: Math.max(1_000, answer.retryAt - now) };
   const shard = answer.shard ?? (await mappedShard(env, teamId));

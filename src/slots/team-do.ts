@@ -2,6 +2,7 @@
 // and the observer's health (observer-health.ts: ok, backing off, failing with probes), and the sessions'
 // backlogs as they last reported them (for health and the notices users see).
 import { migrateDoSqlite, type DoSchemaSteps } from '../db/do-schema';
+import { countedStub, meterDurableObject } from '../db/meter-bindings';
 import { DurableObject } from 'cloudflare:workers';
 import { configOf } from '../config';
 import type { CairnEnv } from '../env';
@@ -265,9 +266,12 @@ export class TeamDO extends DurableObject<CairnEnv> {
 }
 
 /** One TeamDO per team. */
+// Every RPC method is an invocation of its own, counted (src/db/meter.ts).
+meterDurableObject(TeamDO, 'team');
+
 export const teamObjectName = (teamId: number) => `team:${teamId}`;
 
 /** The team's Durable Object, typed: the one place the TEAMS binding meets this class. */
 export function teamStub(env: Pick<CairnEnv, 'TEAMS'>, teamId: number): DurableObjectStub<TeamDO> {
-  return env.TEAMS.getByName(teamObjectName(teamId));
+  return countedStub(env.TEAMS.getByName(teamObjectName(teamId)), 'team');
 }

@@ -7,7 +7,7 @@
 // cursor (ask again) or `{"kind":"end"}`. Cursor lines are the protocol's, not records: a client leaves them out of
 // the file it writes. A token is plain text (`users`, `project.12`, `observations.12.3400`, `done`) and names ids
 // only: the projects it may reach are the caller's visible ones, checked again on every request.
-import { currentUsage } from '../db/meter';
+import { currentUsage, spent } from '../db/meter';
 import { AppError } from '../lib/errors';
 import { exportStart, type ExportCursor, type ExportPager } from './export-cursor';
 import type { HistoryStage } from './history';
@@ -53,8 +53,9 @@ export function parseCursorToken(token: string): ExportCursor {
 }
 
 /**
- * The NDJSON stream of one response from `cursor`: pages while the invocation's statements (counted by the meter,
- * the request's own included) leave room for one more page within `statements`, and the bytes within RESPONSE_BYTES.
+ * The NDJSON stream of one response from `cursor`: pages while the invocation's subrequests (counted by the meter,
+ * the request's own D1 statements and calls included) leave room for one more page within `statements`, and the
+ * bytes within RESPONSE_BYTES.
  * Written by a pump started here, inside the request's invocation, so its statements count against it.
  */
 export function resumableExport(
@@ -71,7 +72,11 @@ export function resumableExport(
     let c = cursor;
     let bytes = 0;
     let pages = 0;
-    const room = () => (currentUsage()?.statements ?? 0) + PAGE_STATEMENTS <= statements && bytes < RESPONSE_BYTES;
+    const used = () => {
+      const u = currentUsage();
+      return u ? spent(u) : 0;
+    };
+    const room = () => used() + PAGE_STATEMENTS <= statements && bytes < RESPONSE_BYTES;
     while (c.at !== 'done' && (pages === 0 || room())) {
       const page = await p.page(c);
       pages++;

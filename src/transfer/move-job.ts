@@ -136,7 +136,6 @@ const STEPS: Record<
     const next = { ...c, waiting: [...c.waiting] };
     while (next.at < next.held.length && ctx.fits({ statements: 0, subrequests: 1 })) {
       const key = next.held[next.at++]!;
-      ctx.subrequest();
       const q = await sessionStub(ctx.env, teamId, key).holdForMove(c.moveId, ctx.now + HOLD_MS);
       if (!q.quiet) next.waiting.push(key);
       if (next.at % SESSIONS_PER_STEP === 0) break;
@@ -227,7 +226,6 @@ const STEPS: Record<
     const slice = all.slice(c.n, c.n + VECTOR_CHUNK);
     const byKind = { observations: [] as number[], summaries: [] as number[], prompts: [] as number[] };
     for (const [k, id] of slice) byKind[k].push(id);
-    ctx.subrequest(Math.ceil(slice.length / 100) * 3);
     await deleteRecordVectors(getVectorAdapters(ctx.env), teamId, byKind);
     const n = c.n + slice.length;
     return { c: { ...c, n, ...(n >= all.length ? { phase: 'flip' as const } : {}) } };
@@ -264,7 +262,6 @@ const STEPS: Record<
 
   async embed(ctx, p, c, teamId) {
     // The moved rows have new ids on the new database and no vectors yet: the embed job gives them theirs.
-    ctx.subrequest();
     await jobStub(ctx.env, teamId).start({
       kind: 'embed',
       params: { mode: 'missing' },
@@ -278,7 +275,6 @@ const STEPS: Record<
 
 /** Closes (or renews) the team's write gate for this move; answers the sessions that wrote through it. */
 async function gate(ctx: StepContext, teamId: number, moveId: string): Promise<string[]> {
-  ctx.subrequest();
   const sessions = await teamStub(ctx.env, teamId).closeWrites(moveId, ctx.now);
   if (sessions === null) throw new JobFailure('team_busy', 'Another move of this team is running.');
   return sessions;
@@ -294,13 +290,11 @@ async function releaseSessions(
 ) {
   let at = c.at;
   while (at < c.held.length && ctx.fits({ statements: 3, subrequests: 1 })) {
-    ctx.subrequest();
     await sessionStub(ctx.env, teamId, c.held[at++]!).releaseAfterMove(c.moveId, shard);
     if (at % SESSIONS_PER_STEP === 0) break;
   }
   if (at < c.held.length) return { c: { ...c, at } };
   const team = teamStub(ctx.env, teamId);
-  ctx.subrequest(2);
   await team.forgetWriters(c.held.filter((k) => !c.waiting.includes(k)));
   await team.openWrites(c.moveId, shard, ctx.now);
   if (then === 'abort')

@@ -81,14 +81,12 @@ export const upgradeJob: JobKind<UpgradeParams, UpgradeCursor> = {
         }
       }
       if (missing) {
-        ctx.subrequest();
         await startEmbedJob(ctx.env, teamId);
         c.embedding++;
       }
       if (judge) {
         // One per team while it runs (its dedupe key); started again by a rerun step after it ended, it judges
         // nothing new (the rule is pure).
-        ctx.subrequest();
         await startJob(ctx.env, judgeHeldJob, teamId, {});
         c.judging = (c.judging ?? 0) + 1;
       }

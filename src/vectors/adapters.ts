@@ -8,9 +8,13 @@ import type { VectorAdapters } from './types';
 import { VectorizeVectorIndex } from './vectorize-index';
 import { WorkersAiEmbedder } from './workers-ai-embedder';
 import { teamDb, vectorIdPrefix } from '../db/shards';
+import { counted, meteredFetch } from '../db/meter-bindings';
 
-/** One transport object per isolate, so the query-vector cache (keyed by it and the URL) holds across requests. */
-const globalFetch = { fetch: (input: string, init: RequestInit) => fetch(input, init) };
+/**
+ * One transport object per isolate, so the query-vector cache (keyed by it and the URL) holds across requests;
+ * each call is a subrequest of its invocation (src/db/meter.ts).
+ */
+const globalFetch = { fetch: (input: string, init: RequestInit) => meteredFetch(input, init) };
 
 /**
  * Local runs (CAIRN_LOCAL=1: wrangler dev, tests) use D1 because the Vectorize and Workers AI bindings only work
@@ -27,8 +31,9 @@ export function getVectorAdapters(env: CairnEnv): VectorAdapters | null {
   }
   if (env.VECTORS && env.AI) {
     return {
-      index: new VectorizeVectorIndex(env.VECTORS, (teamId) => vectorIdPrefix(env, teamId)),
-      embedder: new WorkersAiEmbedder(env.AI),
+      // Every Vectorize and Workers AI call is a subrequest of its invocation (src/db/meter.ts).
+      index: new VectorizeVectorIndex(counted(env.VECTORS, 'vectorize'), (teamId) => vectorIdPrefix(env, teamId)),
+      embedder: new WorkersAiEmbedder(counted(env.AI, 'ai')),
     };
   }
   return null;

@@ -81,7 +81,6 @@ export class EmbedPieces {
 
   #embedderAnswers(): Promise<boolean> {
     if (!this.#probe) {
-      this.ctx.subrequest();
       this.#probe = this.adapters.embedder.embed([PROBE_TEXT]).then(
         (v) => v.length === 1,
         () => false,

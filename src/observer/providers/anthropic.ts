@@ -1,5 +1,6 @@
 // Observer provider on the Anthropic Messages API through the official SDK, with prompt caching.
 import { BaseAnthropic } from '@anthropic-ai/sdk/client';
+import { meteredFetch } from '../../db/meter-bindings';
 import { APIConnectionError, APIError } from '@anthropic-ai/sdk/core/error';
 import { Messages, type MessageParam, type TextBlockParam } from '@anthropic-ai/sdk/resources/messages/messages';
 import {
@@ -99,6 +100,8 @@ export function createAnthropicProvider(options: AnthropicOptions): ObserverProv
       baseURL: options.baseURL || undefined,
       maxRetries: 0,
       timeout: options.timeoutMs ?? 120_000,
+      // A subrequest of the turn that calls it (src/db/meter.ts).
+      fetch: meteredFetch,
     });
 
   return {

@@ -1,5 +1,6 @@
 // Picks the observer provider from the environment: OBSERVER_PROVIDER, else anthropic with a key, else heuristic.
 import { configOf, type ConfigInput } from '../../config';
+import { counted } from '../../db/meter-bindings';
 import type { CairnEnv } from '../../env';
 import { withReadOnlyModel } from '../model-choice';
 import type { ObserverProvider } from '../types';
@@ -41,7 +42,7 @@ function createBaseProvider(env: CairnEnv): ObserverProvider {
       return createOpenAiProvider({ apiKey: openai.apiKey ?? '', baseURL: openai.baseURL ?? '', model });
     case 'workers-ai':
       return createWorkersAiProvider(
-        env.AI as unknown as { run(model: string, inputs: Record<string, unknown>): Promise<unknown> },
+        counted(env.AI!, 'ai') as unknown as { run(model: string, inputs: Record<string, unknown>): Promise<unknown> },
         model,
       );
     default:

@@ -1,4 +1,5 @@
 // Observer provider on any OpenAI-compatible chat-completions endpoint, over plain fetch.
+import { meteredFetch } from '../../db/meter-bindings';
 import {
   ObserverFailure,
   type ObserverProvider,
@@ -50,7 +51,8 @@ export function mapOpenAiError(status: number, headers: Headers, body: ErrorBody
 export function createOpenAiProvider(options: OpenAiOptions): ObserverProvider {
   const model = options.model || DEFAULT_OPENAI_MODEL;
   const url = `${options.baseURL.replace(/\/+$/, '')}/chat/completions`;
-  const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  // A subrequest of the turn that calls it (src/db/meter.ts).
+  const doFetch = options.fetch ?? meteredFetch;
 
   return {
     name: 'openai',

@@ -28,9 +28,21 @@ describe('parseConfig', () => {
       rateLimits: { ingest: 600, read: 120 },
       shards: { newTeams: ['DB'] },
       backups: { keep: 7 },
-      plan: { name: 'paid', statementsPerInvocation: 1000, subrequestsPerInvocation: 1000 },
-      jobStep: { statements: 200, ms: 5_000, bytes: 16 * 1024 * 1024, subrequests: 100 },
+      plan: { name: 'paid' },
+      meter: { refuse: false },
+      jobStep: { statements: 200, ms: 5_000, bytes: 16 * 1024 * 1024, subrequests: 300 },
     });
+  });
+
+  it('reads the plan the meter counts against, and refuses past it only when the tests ask (CAIRN_METER)', () => {
+    const free = parseConfig({ CAIRN_PLAN: ' Free ', CAIRN_METER: 'refuse' });
+    expect(free.plan).toEqual({ name: 'free' });
+    expect(free.meter).toEqual({ refuse: true });
+    // A Free step: 40 D1 statements, and 40 subrequests in all (its statements included), under the 50 of an invocation.
+    expect(free.jobStep).toMatchObject({ statements: 40, subrequests: 40 });
+    expect(parseConfig({ CAIRN_METER: 'count' }).meter.refuse).toBe(false);
+    expect(() => parseConfig({ CAIRN_METER: 'loud' })).toThrow(/CAIRN_METER/);
+    expect(() => parseConfig({ CAIRN_PLAN: 'pro' })).toThrow(/CAIRN_PLAN/);
   });
 
   it('reads SHARD_NEW_TEAMS as a list of D1 binding names, and refuses anything else', () => {

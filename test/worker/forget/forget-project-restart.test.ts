@@ -35,7 +35,7 @@ describe('forget-project job across restarts', { timeout: 60_000 }, () => {
     const jobId = fresh('job');
     const first = forgetProjectJob.init(p, { teamId: ids.teamId, now }).cursor;
     const step = (index: FakeVectorize, cursor: typeof first) =>
-      metered('job forget-project', () =>
+      metered(env, 'job forget-project', () =>
         forgetProjectJob.step(
           stepContext({
             env: productionVectorEnv(index),

@@ -140,7 +140,7 @@ describe('team retention sweep', () => {
 
     const usage: Usage[] = [];
     const stop = watchInvocations((u) => usage.push(u));
-    const report = await metered('scheduled', () => applyRetention(env, now));
+    const report = await metered(env, 'scheduled', () => applyRetention(env, now));
     stop();
     // The daily part only starts the jobs: a few statements, whatever the history.
     expect(usage[0]!.statements).toBeLessThan(10);
@@ -173,7 +173,7 @@ describe('team retention sweep', () => {
     const p = retentionSweepJob.params.parse({ before: now - 30 * DAY, days: 30 });
     let cursor = retentionSweepJob.init(p, { teamId: w.ids.teamId, now }).cursor;
     const step = () =>
-      metered('job retention-sweep', () =>
+      metered(env, 'job retention-sweep', () =>
         retentionSweepJob.step(
           stepContext({ env, jobId: 'inline', teamId: w.ids.teamId, actorUserId: null, budget }),
           p,
@@ -210,7 +210,7 @@ describe('team retention sweep', () => {
     const jobId = fresh('job');
     const first = retentionSweepJob.init(p, { teamId: w.ids.teamId, now }).cursor;
     const step = (index: FakeVectorize, cursor: typeof first) =>
-      metered('job retention-sweep', () =>
+      metered(env, 'job retention-sweep', () =>
         retentionSweepJob.step(
           stepContext({
             env: productionVectorEnv(index),

@@ -62,7 +62,7 @@ describe('a team move while another team works', { timeout: 600_000 }, () => {
         budget: configOf(env).jobStep,
         clock: () => now,
       });
-      const { out, used } = await metered('job move-team', async () => ({
+      const { out, used } = await metered(env, 'job move-team', async () => ({
         out: await moveJob.step(ctx, params, cursor),
         used: currentUsage()!,
       }));

@@ -80,7 +80,7 @@ export async function runKindInline<P, C>(
   let cursor = kind.init(p, { teamId, now: Date.now() }).cursor;
   for (let i = 0; i < maxSteps; i++) {
     const ctx = stepContext({ env: e, jobId: 'inline', teamId, actorUserId, budget: configOf(e).jobStep });
-    const out = await metered(`job ${kind.name}`, () => kind.step(ctx, p, cursor));
+    const out = await metered(e, `job ${kind.name}`, () => kind.step(ctx, p, cursor));
     if (out.done) return out;
     cursor = out.cursor;
   }

@@ -120,7 +120,7 @@ describe('import as a job', { timeout: 120_000 }, () => {
     let cursor = importJob.init(p, { teamId, now: Date.now() }).cursor;
     const step = () => {
       const ctx = stepContext({ env, jobId: 'inline', teamId, actorUserId: userId, budget: configOf(env).jobStep });
-      return metered('job import', () => importJob.step(ctx, p, cursor));
+      return metered(env, 'job import', () => importJob.step(ctx, p, cursor));
     };
     let steps = 0;
     let result: unknown = null;

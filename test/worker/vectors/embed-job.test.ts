@@ -55,7 +55,7 @@ describe('the embed job', () => {
     const statements: number[] = [];
     for (let step = 0; step < 50; step++) {
       const ctx = stepContext({ env, jobId: 'free', teamId: w.ids.teamId, actorUserId: null, budget: free });
-      const out = await metered('free step', () => embedJob.step(ctx, { mode: 'missing' }, cursor));
+      const out = await metered(env, 'free step', () => embedJob.step(ctx, { mode: 'missing' }, cursor));
       statements.push(ctx.cost().statements);
       cursor = out.cursor;
       if (out.done) break;

@@ -27,6 +27,13 @@ export const SLOT_TTL_MS = 10 * 60_000;
 /** When the team is full, a refused session asks again after about this long (slots free up at any moment). */
 const FULL_RETRY_MS = 1_500;
 
+/**
+ * Sessions woken at once when the observer works again (the longest waiting first): each is a subrequest of the
+ * invocation that wakes them, so their number must not grow with the team's (src/db/meter.ts). The others try
+ * again at their own back-off's end.
+ */
+export const WAKE_AT_ONCE = 20;
+
 /** A backlog report older than this is dropped (its session was forgotten or emptied without saying so). */
 const BACKLOG_STALE_MS = 30 * 60_000;
 /** Dead letters alone (nothing pending) stay in view this long after their session last reported. */
@@ -166,7 +173,8 @@ export class TeamDO extends DurableObject<CairnEnv> {
 
   /**
    * A probe's call went through: the observer works again. Answers the sessions that wait with work (to be
-   * woken by the caller: a TeamDO does not reach into session objects) unless the team was well already.
+   * woken by the caller: a TeamDO does not reach into session objects; at most WAKE_AT_ONCE) unless the team was
+   * well already.
    */
   async reportRecovered(now: number = Date.now()): Promise<string[]> {
     const h = this.#health();
@@ -183,7 +191,7 @@ export class TeamDO extends DurableObject<CairnEnv> {
   /**
    * The next try is due now (an admin fixed the key or raised the cap: `cairn admin observer retry`; tests:
    * time has passed). A failing observer stays failing until that try's call goes through. Answers the
-   * sessions that wait with work, for the caller to wake.
+   * sessions that wait with work, for the caller to wake (at most WAKE_AT_ONCE).
    */
   async clearBackoff(now: number = Date.now()): Promise<string[]> {
     this.#saveHealth({ ...this.#health(), until: 0 });
@@ -256,10 +264,14 @@ export class TeamDO extends DurableObject<CairnEnv> {
     return { sessions: r.sessions, pending: r.pending ?? 0, oldestAt: r.oldest, deadLetters: r.dead ?? 0 };
   }
 
+  /** The sessions that wait with work, the longest waiting first, at most WAKE_AT_ONCE. */
   #waiting(now: number): string[] {
     this.#prune(now);
     return this.ctx.storage.sql
-      .exec<{ session_key: string }>('SELECT session_key FROM backlog WHERE pending > 0')
+      .exec<{ session_key: string }>(
+        'SELECT session_key FROM backlog WHERE pending > 0 ORDER BY oldest_at, session_key LIMIT ?',
+        WAKE_AT_ONCE,
+      )
       .toArray()
       .map((r) => r.session_key);
   }

@@ -2,7 +2,7 @@
 // job kinds the job lanes run. Each entry point is one metered invocation (src/db/meter.ts).
 import app from './app';
 import type { CairnEnv } from './env';
-import { metered } from './db/meter';
+import { exemptFromFree, metered } from './db/meter';
 import { registerJobKinds } from './jobs/registry';
 import { runDailyMaintenance } from './maintenance/daily';
 import { embedJob } from './vectors/embed-job';
@@ -43,6 +43,10 @@ export default {
     }),
   // Daily (wrangler.toml [triggers]): FTS indexes healed after a restore, teams' retention_days, upgrades, backups.
   scheduled(controller, env, ctx) {
-    metered(env, 'scheduled', () => ctx.waitUntil(runDailyMaintenance(env, controller.scheduledTime)));
+    metered(env, 'scheduled', () => {
+      // Over Free's 50 subrequests at a few teams (src/db/meter.ts, exemptFromFree).
+      exemptFromFree('issue 35: the daily cron visits every team in one invocation (a dispatcher job will fan out)');
+      ctx.waitUntil(runDailyMaintenance(env, controller.scheduledTime));
+    });
   },
 } satisfies ExportedHandler<CairnEnv>;

@@ -1,20 +1,30 @@
 // The `consolidate-project` job: a project's near-duplicate observations merged in bounded steps. A unit reads a
 // page of candidate groups (same author, type, file lists and concepts: one GROUP BY statement), then for one
 // group at a time its texts (2 statements), clusters them (similarity.ts) and merges at most CLUSTERS_PER_UNIT
-// clusters (3 statements each). Every unit reads the database as it is, so a step run again after a restart
+// clusters (3 statements each; fewer when the step's budget has less room: clustersThatFit). Every unit reads the database as it is, so a step run again after a restart
 // finds the merged rows gone from the candidates and repeats nothing. Started by the daily maintenance for each
 // project with new observations, or by an admin (POST /api/admin/jobs, kind `consolidate-project`).
 import * as z from 'zod';
 import type { JobProgress } from '#shared/jobs';
 import { candidateGroups, candidateTexts, mergeRows } from '../db/consolidation';
 import { jobTeamWrite } from '../slots/enter-write';
-import { JobFailure, type JobKind } from '../jobs/types';
+import { JobFailure, type JobKind, type StepContext } from '../jobs/types';
 import { clusterNearDuplicates, GROUP_MAX, TEXT_CHARS, THRESHOLD_NO_FILES, THRESHOLD_WITH_FILES } from './similarity';
 
 /** Groups read per page. */
 const GROUPS_PER_PAGE = 20;
 /** Clusters merged per unit; a group with more is taken again in the next unit (its merged rows are gone by then). */
 export const CLUSTERS_PER_UNIT = 20;
+
+/**
+ * Clusters the next unit may merge: CLUSTERS_PER_UNIT, or as many as the step's budget has room for (2 statements
+ * and 3 a cluster), so a step on Free's 40 still merges some after the gate and the page read.
+ */
+function clustersThatFit(ctx: StepContext): number {
+  const used = ctx.used();
+  const room = Math.min(ctx.budget.statements - used.statements, ctx.budget.subrequests - used.subrequests);
+  return Math.min(CLUSTERS_PER_UNIT, Math.floor((room - 2) / 3));
+}
 
 const Params = z.object({ projectId: z.number().int().positive() }).strict();
 type Params = z.infer<typeof Params>;
@@ -60,11 +70,12 @@ export const consolidateJob: JobKind<Params, Cursor> = {
         };
       }
       for (const g of page) {
-        if (!ctx.fits({ statements: 2 + 3 * CLUSTERS_PER_UNIT }))
+        const perUnit = clustersThatFit(ctx);
+        if (perUnit < 1 || !ctx.fits({ statements: 2 + 3 * perUnit }))
           return { cursor: c, done: false, progress: progress(c, 'merging') };
         const texts = await candidateTexts(d, teamId, g.ids.slice(-GROUP_MAX * 2), TEXT_CHARS);
         const clusters = clusterNearDuplicates(texts, g.noFiles ? THRESHOLD_NO_FILES : THRESHOLD_WITH_FILES);
-        for (const cl of clusters.slice(0, CLUSTERS_PER_UNIT)) {
+        for (const cl of clusters.slice(0, perUnit)) {
           await mergeRows(d, {
             teamId,
             survivor: cl.survivor,
@@ -77,7 +88,7 @@ export const consolidateJob: JobKind<Params, Cursor> = {
           c.clusters++;
         }
         // All its clusters merged: the group is done. Otherwise the next unit reads it again, smaller.
-        if (clusters.length > CLUSTERS_PER_UNIT) {
+        if (clusters.length > perUnit) {
           c.after = g.first - 1;
           break;
         }

@@ -1,6 +1,6 @@
 // The `judge-held` job (team lane): rows stored before migration 0017 were never judged for instruction-like text,
 // so a teammate's old injection reached everyone's context. The job reads each kind's rows with no verdict in
-// pages of PAGE by id and marks the held ones with the write path's own rule (queries.ts). Rows stored
+// pages of at most PAGE by id and marks the held ones with the write path's own rule (queries.ts). Rows stored
 // since 0017 and judged clean are read again and left as they were: the rule is pure, so judging twice changes
 // nothing. A step run again after a restart starts from the cursor (the last id done). Started by an admin
 // (POST /api/admin/jobs) and by the upgrade to data version 2. Its holds are writes: a step waits while the team
@@ -9,11 +9,21 @@ import * as z from 'zod';
 import type { JobProgress } from '#shared/jobs';
 import { HELD_KINDS } from '../db/held';
 import { judgePage } from './queries';
-import { JobFailure, type JobKind } from '../jobs/types';
+import { JobFailure, type JobKind, type StepContext } from '../jobs/types';
 import { jobTeamWrite } from '../slots/enter-write';
 
 /** Rows judged per read; the held ones among them are updated one statement each in one batch. */
 export const PAGE = 50;
+
+/**
+ * Rows a read may judge in this step: PAGE, or as many as the step's budget has room for after the gate (the read
+ * and an update for every row), so a step on Free's 40 still judges a page.
+ */
+function pageThatFits(ctx: StepContext): number {
+  const used = ctx.used();
+  const room = Math.min(ctx.budget.statements - used.statements, ctx.budget.subrequests - used.subrequests);
+  return Math.min(PAGE, room - 1);
+}
 
 const Params = z.object({}).strict();
 type Params = z.infer<typeof Params>;
@@ -54,11 +64,12 @@ export const judgeHeldJob: JobKind<Params, Cursor> = {
     // Moved since the last step: the ids are the old database's, so every kind is judged again from the start.
     const moved = start.shard !== undefined && start.shard !== pass.shard;
     const c: Cursor = moved ? { ...start, k: 0, after: 0, shard: pass.shard } : { ...start, shard: pass.shard };
-    while (ctx.fits({ statements: 1 + PAGE })) {
+    const page = Math.max(1, pageThatFits(ctx));
+    while (ctx.fits({ statements: 1 + page })) {
       const kind = HELD_KINDS[c.k];
       if (kind === undefined)
         return { cursor: c, done: true, progress: progress(c, 'done'), result: { judged: c.judged, held: c.held } };
-      const r = await judgePage(d, kind, ctx.teamId, c.after, PAGE);
+      const r = await judgePage(d, kind, ctx.teamId, c.after, page);
       if (r.last === null) {
         c.k++;
         c.after = 0;

@@ -34,6 +34,7 @@ import {
 } from '../db/shards';
 import { jobStub } from '../jobs/job-do';
 import { JobFailure, type JobKind, type StepContext } from '../jobs/types';
+import { exemptFromFree } from '../db/meter';
 import { sessionStub } from '../session/session-do';
 import { teamStub } from '../slots/team-do';
 import { getVectorAdapters } from '../vectors/adapters';
@@ -332,6 +333,8 @@ export const moveJob: JobKind<MoveParams, MoveCursor> = {
   },
   async step(ctx, params, cursor) {
     if (ctx.teamId === null) throw new JobFailure('team_required', 'A move runs for one team.');
+    // Units of 110 statements (extras) and 500 vector ids (3 calls a 100) do not fit Free's 50 (src/db/meter.ts).
+    exemptFromFree('issue 35: the move steps past Free budget (its vectors phase and pages are being reworked)');
     const out = await STEPS[cursor.phase](ctx, params, cursor, ctx.teamId);
     return {
       cursor: out.c,

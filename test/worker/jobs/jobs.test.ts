@@ -6,6 +6,7 @@ import { env } from 'cloudflare:workers';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import { configOf } from '../../../src/config';
 import { db } from '../../../src/db/client';
 import { MAX_ATTEMPTS, MAX_DEATHS } from '../../../src/jobs/job-do';
 import { isFinished } from '../../../src/shared/jobs';
@@ -114,6 +115,9 @@ async function stepUntil(
   throw new Error(`job ${id}: not there after ${rounds} rounds`);
 }
 
+/** D1 statements a step may send under the plan the tests run on (40 on Free, 200 on Paid). */
+const STEP = configOf(env).jobStep.statements;
+
 async function team() {
   const id = await newIdentity();
   const { teamId, userId } = await idsOf(id);
@@ -124,15 +128,16 @@ describe('a job', () => {
   it('answers at once, queued, and runs in steps that each stay within the statement budget', async () => {
     const { teamId } = await team();
     const tag = fresh('t');
-    const job = await startJob(env, testKind, teamId, { tag, units: 10, perUnit: 45, failTimes: 0, permanent: false });
+    // Four units fit a step, a fifth does not (9 statements a unit under Free's 40: 36), so 3 steps for 10 units.
+    const perUnit = Math.floor(STEP / 4) - 1;
+    const job = await startJob(env, testKind, teamId, { tag, units: 10, perUnit, failTimes: 0, permanent: false });
     expect(job.status).toBe('queued');
     expect(job.progress).toEqual({ done: 0, total: 10, unit: 'units' });
     const done = await runJob(teamId, job.id);
     expect(done.status).toBe('done');
     expect(done.result).toEqual({ units: 10 });
-    // 45 statements a unit under a 200 budget: 4 units a step (180), so 3 steps for 10 units.
     expect(done.stats.steps).toBe(3);
-    expect(done.stats.statements.max).toBe(180);
+    expect(done.stats.statements.max).toBe(4 * perUnit);
     expect(done.stats.statements.max).toBeLessThanOrEqual(done.stats.budget.statements);
     expect(applied.get(tag)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
@@ -152,12 +157,13 @@ describe('a job', () => {
     const job = await startJob(env, testKind, teamId, {
       tag,
       units: 6,
-      perUnit: 60,
+      // Three units fit a step, a fourth does not (12 statements a unit under Free's 40).
+      perUnit: Math.floor(STEP / 3) - 1,
       holdAt: 4,
       failTimes: 0,
       permanent: false,
     });
-    // Step 1 applies units 0–2 (60 statements each under 200); step 2 applies unit 3 and waits at unit 4.
+    // Step 1 applies units 0–2; step 2 applies unit 3 and waits at unit 4.
     // (The alarms may fire by themselves meanwhile: the lane runs one step at a time either way.)
     void runDurableObjectAlarm(lane(teamId))
       .then(() => runDurableObjectAlarm(lane(teamId)))
@@ -282,14 +288,16 @@ describe('a job', () => {
     const ja = await startJob(env, testKind, teamId, {
       tag: a,
       units: 3,
-      perUnit: 150,
+      // One unit a step: two do not fit.
+      perUnit: Math.floor((STEP * 3) / 4),
       failTimes: 0,
       permanent: false,
     });
     const jb = await startJob(env, testKind, teamId, {
       tag: b,
       units: 3,
-      perUnit: 150,
+      // One unit a step: two do not fit.
+      perUnit: Math.floor((STEP * 3) / 4),
       failTimes: 0,
       permanent: false,
     });

@@ -5,8 +5,11 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { watchInvocations, spent, type Usage } from '../../../src/db/meter';
 import { teamStub, WAKE_AT_ONCE } from '../../../src/slots/team-do';
-import { call, newIdentity } from '../support/http';
-import { idsOf } from '../support/seed';
+import { judgeHeldJob, PAGE } from '../../../src/hold/backfill-job';
+import { call, fresh, newIdentity } from '../support/http';
+import { runKindInline } from '../support/jobs';
+import { idsOf, seedObservation, seedProject, seedSession } from '../support/seed';
+import { HOSTILE } from '../trust/hostile';
 import { FREE_SUBREQUESTS } from '../limits';
 
 describe('paths that stay within Free’s budget whatever the team’s size', () => {
@@ -36,5 +39,25 @@ describe('paths that stay within Free’s budget whatever the team’s size', ()
     expect(await team.clearBackoff(now)).toEqual(
       Array.from({ length: WAKE_AT_ONCE }, (_, i) => `s-${String(i).padStart(2, '0')}`),
     );
+  });
+
+  it('judges old rows in pages that fit the step even when every row of a page is held (one update each)', async () => {
+    const ids = await idsOf(await newIdentity());
+    const projectId = await seedProject(ids, `github.com/acme/${fresh('old')}`);
+    const session = await seedSession(ids, projectId, fresh('s'));
+    // A full page of instruction-like rows stored before the hold-back: a read and PAGE updates (51 statements).
+    for (let i = 0; i < PAGE; i++)
+      await seedObservation(ids, projectId, session, {
+        title: `${HOSTILE[0]!.title} ${i}`,
+        narrative: HOSTILE[0]!.text,
+      });
+    const steps: Usage[] = [];
+    const stop = watchInvocations((u) => {
+      if (u.label === 'job judge-held') steps.push(u);
+    });
+    const out = await runKindInline(env, judgeHeldJob, ids.teamId, {}).finally(stop);
+    expect(out.result).toMatchObject({ held: PAGE });
+    expect(steps.length).toBeGreaterThan(1);
+    for (const s of steps) expect(spent(s)).toBeLessThanOrEqual(FREE_SUBREQUESTS);
   });
 });

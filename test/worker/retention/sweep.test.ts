@@ -209,15 +209,17 @@ describe('team retention sweep', () => {
     const p = retentionSweepJob.params.parse({ before: now - 30 * DAY, days: 30 });
     const jobId = fresh('job');
     const first = retentionSweepJob.init(p, { teamId: w.ids.teamId, now }).cursor;
+    // Paid's step: two chunks of 500 fit one step (Free's takes one a step, and a cut between steps cuts nothing).
+    const paid = { ...env, CAIRN_PLAN: 'paid' };
     const step = (index: FakeVectorize, cursor: typeof first) =>
-      metered(env, 'job retention-sweep', () =>
+      metered(paid, 'job retention-sweep', () =>
         retentionSweepJob.step(
           stepContext({
             env: productionVectorEnv(index),
             jobId,
             teamId: w.ids.teamId,
             actorUserId: null,
-            budget: configOf(env).jobStep,
+            budget: configOf(paid).jobStep,
           }),
           p,
           cursor,

@@ -41,6 +41,15 @@ export async function normalised(res: Response, values: (string | number)[]): Pr
 export const isMissingRoute = async (res: Response) =>
   res.status === 404 && (await res.clone().text()).includes('No such route');
 
+/**
+ * Fails when the probe's route does not exist: a renamed or unmounted route answers every probe with the same
+ * 404, which would make a cross-team check pass without checking anything.
+ */
+export async function expectRoute(res: Response, probe: string): Promise<void> {
+  if (await isMissingRoute(res))
+    throw new Error(`${probe}: no such route (${res.url || 'request'}); the probe checks nothing`);
+}
+
 export interface McpResult {
   status: number;
   text: string;

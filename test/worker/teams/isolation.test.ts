@@ -3,12 +3,12 @@
 // answer must equal the answer about something that does not exist. The same walk checks that a private
 // project is invisible to a teammate until it is made team-visible.
 import { env } from 'cloudflare:workers';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { visibilityRuleUses } from '../../../src/db/visibility';
 import { storePrompt } from '../../../src/store/sessions';
 import { call, fresh, type TestIdentity } from '../support/http';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary, type Ids } from '../support/seed';
-import { isMissingRoute, mcp, mcpTools, normalised, teamSnapshot } from './isolation-support';
+import { expectRoute, mcp, mcpTools, normalised, teamSnapshot } from './isolation-support';
 import { addTeammate, newOwner } from './support';
 
 /** Everything a probe can point at. `real` targets exist in team A; `ghost` targets exist nowhere. */
@@ -219,7 +219,6 @@ let A: { owner: TestIdentity; ids: Ids; real: Target; adm: Target; mate: TestIde
 /** A team whose only project is private, so a teammate's answers carry no noise from visible memory. */
 let P: { owner: TestIdentity; priv: Target; mate: TestIdentity };
 let B: { owner: TestIdentity; ids: Ids; ownKey: string };
-const missing = new Set<string>();
 
 beforeAll(async () => {
   // Six-digit ids, so a real id can be told apart from other numbers in an answer when normalising.
@@ -258,19 +257,13 @@ beforeAll(async () => {
   P = { owner: pOwner, priv, mate: { token: pMate.token, team: pOwner.team, user: pMate.user, device: pMate.device } };
 });
 
-afterAll(() => {
-  if (missing.size)
-    console.warn(`isolation: routes not implemented yet, compared as 404 only: ${[...missing].join(', ')}`);
-});
-
 /** Runs a probe at the real target and at a ghost; the two answers must be the same. */
 async function expectIndistinguishable(p: Probe, token: string, real: Target, control?: string, g: Target = ghost()) {
   const a = await p.run(token, real);
   const z = await p.run(token, g);
-  if ((await isMissingRoute(a)) && (await isMissingRoute(z))) {
-    missing.add(p.name);
-    return;
-  }
+  // A probe whose route is gone (renamed, unmounted) proves nothing: it fails instead of passing as a 404.
+  await expectRoute(a, p.name);
+  await expectRoute(z, p.name);
   const aText = await normalised(a, valuesOf(real));
   const zText = await normalised(z, valuesOf(g));
   expect(aText, `${p.name}: answer about the real target differs from a ghost`).toBe(zText);
@@ -301,10 +294,7 @@ describe("team B's token against team A's data", () => {
       '/api/search?q=ledger%20reconciliation',
     ]) {
       const res = await call(path, { token: B.owner.token });
-      if (await isMissingRoute(res)) {
-        missing.add(path);
-        continue;
-      }
+      await expectRoute(res, path);
       const text = await res.text();
       expect(res.status, path).toBe(200);
       for (const v of [A.real.key, A.real.secret, A.adm.key, P.priv.key, A.owner.user, A.mate.user, A.owner.team])
@@ -325,7 +315,7 @@ describe("team B's token against team A's data", () => {
 
   it('finds none of it by meaning through the vector index either', async () => {
     const res = await call('/api/search?q=nightly%20payment%20ledger%20reconciliation', { token: B.owner.token });
-    if (await isMissingRoute(res)) return;
+    await expectRoute(res, 'search');
     const body = (await res.json()) as { results: { title: string }[]; total: number };
     expect(body.total).toBe(0);
     const own = (await (
@@ -350,6 +340,7 @@ describe("team B's token against team A's data", () => {
         call(p.path(t, tokenId), { token: B.owner.token, method: p.method, json: p.body?.(t, B.ownKey) });
       const a = await send(A.adm, A.mate.token_id);
       const z = await send(g, 987_654_329);
+      await expectRoute(a, p.name);
       expect(await normalised(a, valuesOf(A.adm)), p.name).toBe(await normalised(z, valuesOf(g)));
       expect(a.status, p.name).toBe(404);
     }
@@ -362,10 +353,8 @@ describe("team B's token against team A's data", () => {
     // A fresh outsider with no memory of its own: fuzzy (vector) matches against B's own rows would be noise.
     const outsider = await newOwner();
     const tools = await mcpTools(outsider.token);
-    if (!tools) {
-      missing.add('mcp');
-      return;
-    }
+    expect(tools, 'the MCP route answers tools/list').not.toBeNull();
+    if (!tools) return;
     const names = tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['search', 'timeline', 'get_observations', 'forget']));
     const idsArg = (tool: string, id: number) =>
@@ -422,14 +411,14 @@ describe('a private project and a teammate', () => {
     for (const p of READ_PROBES) await expectIndistinguishable(p, P.mate.token, P.priv, P.owner.token);
     for (const path of ['/api/projects', '/api/viewer/feed', `/api/search?q=${P.priv.secret}`]) {
       const res = await call(path, { token: P.mate.token });
-      if (await isMissingRoute(res)) continue;
+      await expectRoute(res, path);
       expect(await res.text(), path).not.toContain(P.priv.secret);
     }
   });
 
   it('is invisible to the teammate through MCP', async () => {
     const tools = await mcpTools(P.mate.token);
-    if (!tools) return;
+    expect(tools, 'the MCP route answers tools/list').not.toBeNull();
     const r = await mcp(P.mate.token, 'tools/call', { name: 'search', arguments: { query: P.priv.secret } });
     expect(r.text).not.toContain(P.priv.secret);
     const all = await mcp(P.mate.token, 'tools/call', {

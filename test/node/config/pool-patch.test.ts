@@ -33,7 +33,19 @@ const UPSTREAM = [
 ].join('\n');
 
 type Factory = (superClass: new () => object, unknownKey: (key: string) => unknown) => new () => object;
-const load = (source: string): Factory => new Function(`${source}\nreturn createProxyPrototypeClass;`)() as Factory;
+/** `source` declares createProxyPrototypeClass; the installed one also reads the module's IGNORED_KEYS. */
+const load = (source: string): Factory =>
+  new Function(`const IGNORED_KEYS = ['self'];\n${source}\nreturn createProxyPrototypeClass;`)() as Factory;
+
+/** The installed pool's own createProxyPrototypeClass, cut out of the file npm install left (and patched). */
+function installedFactorySource(): string {
+  const file = readFileSync(POOL_INTERNAL_FILE, 'utf8');
+  const start = file.indexOf('function createProxyPrototypeClass(');
+  expect(start, `createProxyPrototypeClass in ${POOL_INTERNAL_FILE}`).toBeGreaterThanOrEqual(0);
+  const end = file.indexOf('\n}\n', start);
+  expect(end).toBeGreaterThan(start);
+  return file.slice(start, end + 2);
+}
 
 /** How many times the unknown-key hook runs for one read of a key the class lacks, after `constructions` instances. */
 function trapsPerRead(source: string, constructions: number): number {
@@ -71,6 +83,10 @@ describe('the vitest-pool-workers patch', () => {
     const installed = readFileSync(POOL_INTERNAL_FILE, 'utf8');
     expect(installed).toContain(PATCH_MARK);
     expect(poolRewrapsPrototype(installed)).toBe(false);
+    // The code the worker tests run: its wrapper class answers a read through one proxy after 50 instances.
+    const factory = installedFactorySource();
+    expect(trapsPerRead(factory, 50)).toBe(1);
+    expect(trapsPerRead(factory, 1)).toBe(1);
   });
 
   it('leaves an install without devDependencies alone instead of failing it', () => {

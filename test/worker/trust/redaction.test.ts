@@ -1,12 +1,13 @@
 // Server-side redaction: secrets that reach the Worker by a route that skips the client's redaction (MCP
 // remember, import, a raw ingest call) are stored redacted, read from the D1 tables themselves, and each hit
-// is counted in the audit log by kind only.
+// is counted in the audit log by kind only; the observer model (the fake on 127.0.0.1, which records every
+// request) is never sent a tool call's input or output or an assistant message with a secret in it.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, fresh, newIdentity } from '../support/http';
 import { importNow } from '../support/import';
 import { idsOf } from '../support/seed';
-import { initEvent, send } from '../pipeline/support';
+import { base, initEvent, recorded, script, send, settled, toolEvent, waitFor } from '../pipeline/support';
 import { callTool, connect, deferredWork } from './mcp-client';
 
 // Built from parts, so no scanner takes this file for a leak.
@@ -159,5 +160,31 @@ describe('server-side redaction', { timeout: 30_000 }, () => {
     expect((await redactionAudits(teamId)).map(({ target, detail }) => ({ target, detail }))).toEqual([
       { target: 'route:ingest', detail: { kinds: KINDS } },
     ]);
+  });
+
+  it("never shows the observer model a tool call's input or output, or the last assistant message, unredacted", async () => {
+    const a = await newIdentity();
+    const sid = fresh('s');
+    const scenario = fresh('redact');
+    await script(scenario, []);
+    const word = fresh('obs');
+    expect((await send(a.token, 'init', initEvent(sid, `Deploy ${word}`))).status).toBe(202);
+    const sent = await send(a.token, 'observations', {
+      ...toolEvent(sid, 'deploy'),
+      tool_input: { command: `SCENARIO:${scenario} deploy ${word} --key ${AWS}`, env: { GITHUB_TOKEN: GITHUB } },
+      tool_response: { stdout: `deployed ${word} with ${SLACK}`, exit_code: 0 },
+    });
+    expect(sent.status).toBe(202);
+    const summary = { ...base(sid), event_id: fresh('ev'), last_assistant_message: `Done: ${word} uses ${GITHUB}.` };
+    expect((await send(a.token, 'summarize', summary)).status).toBe(202);
+    await waitFor(a.token, sid, (s) => settled(s) && s.turns >= 1);
+    // Everything the fake model received for this session, system prompt and history included.
+    const requests = await recorded(scenario);
+    expect(requests.length).toBeGreaterThanOrEqual(1);
+    const seen = JSON.stringify(requests.map((r) => r.body));
+    expect(seen).toContain(word);
+    expect(seen).toContain(`Done: ${word} uses`);
+    for (const secret of SECRETS) expect(seen).not.toContain(secret);
+    for (const kind of Object.keys(KINDS)) expect(seen).toContain(`[REDACTED:${kind}]`);
   });
 });

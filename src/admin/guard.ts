@@ -6,6 +6,7 @@ import { AppError } from '../lib/errors';
 
 export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
   const auth = c.get('auth');
+  // hasAdminPower (db/visibility.ts) is the same rule; checked in two steps here for the two refusals' codes.
   assertScope(auth, ['admin']);
   if (auth.role !== 'owner' && auth.role !== 'admin') {
     throw new AppError(403, 'not_admin', 'Only team owners and admins can administer the team.');

@@ -4,8 +4,9 @@
 // job they started (a member forgetting their own private project follows it there).
 import { Hono } from 'hono';
 import * as z from 'zod';
-import type { AppEnv, AuthContext } from '../auth/types';
-import { findJob, listJobs, startJob, wireJob } from '../jobs/start';
+import type { AppEnv } from '../auth/types';
+import { findJob, jobFor, listJobs, startJob, wireJob } from '../jobs/start';
+import { hasAdminPower } from '../db/visibility';
 
 // Other routes answer jobs in the same shape (the function lives with the job mechanism).
 export { wireJob };
@@ -13,7 +14,6 @@ import { jobKind } from '../jobs/registry';
 import { AppError } from '../lib/errors';
 import { jsonBody, query } from '../lib/validate';
 
-const isAdmin = (auth: AuthContext) => auth.role === 'admin' || auth.role === 'owner';
 const noJob = () => new AppError(404, 'not_found', 'No such job.');
 
 const ListQuery = z.object({
@@ -34,13 +34,15 @@ type StartBody = z.infer<typeof StartBody>;
 export const adminJobRoutes = new Hono<AppEnv>()
   .get('/', query(ListQuery, { blankIsAbsent: true }), async (c) => {
     const { limit, kind } = c.req.valid('query');
-    const jobs = await listJobs(c.env, c.get('auth').teamId, limit, kind);
-    return c.json({ jobs: jobs.map(wireJob) });
+    const auth = c.get('auth');
+    const jobs = await listJobs(c.env, auth.teamId, limit, kind);
+    return c.json({ jobs: jobs.map((j) => jobFor(j, auth)) });
   })
   .get('/:id', async (c) => {
-    const job = await findJob(c.env, c.get('auth').teamId, c.req.param('id'));
+    const auth = c.get('auth');
+    const job = await findJob(c.env, auth.teamId, c.req.param('id'));
     if (!job) throw noJob();
-    return c.json({ job: wireJob(job) });
+    return c.json({ job: jobFor(job, auth) });
   })
   .post('/', jsonBody(StartBody, 10_000), async (c) => {
     const { kind: name, params } = c.req.valid('json');
@@ -52,10 +54,10 @@ export const adminJobRoutes = new Hono<AppEnv>()
     return c.json({ job: wireJob(job) }, 202);
   });
 
-/** Mounted at /api/jobs: a job the caller started (admins: any of the team's). */
+/** Mounted at /api/jobs: a job the caller started (admins with an admin-scoped token: any of the team's). */
 export const ownJobRoutes = new Hono<AppEnv>().get('/:id', async (c) => {
   const auth = c.get('auth');
   const job = await findJob(c.env, auth.teamId, c.req.param('id'));
-  if (!job || (job.actorUserId !== auth.userId && !isAdmin(auth))) throw noJob();
-  return c.json({ job: wireJob(job) });
+  if (!job || (job.actorUserId !== auth.userId && !hasAdminPower(auth))) throw noJob();
+  return c.json({ job: jobFor(job, auth) });
 });

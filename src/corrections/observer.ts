@@ -1,8 +1,9 @@
 // The observer's side of corrections: the prior records a turn is shown (same files, keyword match through FTS,
 // only what the session's author may read in the same project, only current ones), and what its reply said about
-// them, stored through the same path as a person's correction with actor `observer`. The author's own records (or
-// any, when the author is an admin) are superseded; another member's record is flagged outdated for review,
-// exactly what the author could do by hand. A record the observer was not shown is never touched.
+// them, stored through the same path as a person's correction with actor `observer`. The author's own records are
+// superseded; anyone else's record is flagged outdated for review, whoever the author is: the observer acts with
+// the author's hook token (scopes ingest and read), which has no admin power even when its holder is an admin, so
+// it does what that token could do by hand. A record the observer was not shown is never touched.
 import { correctionTarget, addFeedback, supersedeRows } from '../db/corrections';
 import { activeRole } from '../db/members';
 import { relatedRecords } from '../db/related';
@@ -54,8 +55,8 @@ async function apply(
   const wanted = proposals.filter((p) => shown.includes(p.id) && p.id !== p.by).slice(0, OBSERVER_CORRECTIONS_PER_TURN);
   if (!wanted.length) return 0;
   const d = await teamDb(env, owner.teamId);
-  const role = await activeRole(d, owner.teamId, owner.userId);
-  if (role === null) return 0;
+  // A removed author's sessions change nothing (their role no longer counts; only membership does).
+  if ((await activeRole(d, owner.teamId, owner.userId)) === null) return 0;
   const viewer = await loadViewer(d, { teamId: owner.teamId, userId: owner.userId });
   let stored = 0;
   for (const p of wanted) {
@@ -70,7 +71,7 @@ async function apply(
     )
       continue;
     const reason = `observer: ${p.reason}`.slice(0, REASON_MAX);
-    if (target.authorUserId === owner.userId || role === 'admin' || role === 'owner') {
+    if (target.authorUserId === owner.userId) {
       await supersedeRows(d, {
         teamId: owner.teamId,
         id: p.id,

@@ -17,7 +17,7 @@ import {
 } from '../db/corrections';
 import { teamDb } from '../db/shards';
 import { writableTeamDb } from '../slots/enter-write';
-import { loadViewer, type Viewer } from '../db/visibility';
+import { hasAdminPower, loadViewer, type Viewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 
@@ -38,14 +38,12 @@ export const FeedbackBody = z
   .strict();
 export type FeedbackBody = z.infer<typeof FeedbackBody>;
 
-export const isAdmin = (auth: Pick<AuthContext, 'role'>) => auth.role === 'admin' || auth.role === 'owner';
-
-/** Who may supersede a record: its author, or a team admin. */
+/** Who may supersede a record: its author, or a team admin acting with an admin-scoped token. */
 export function maySupersede(
-  auth: Pick<AuthContext, 'role' | 'userId'>,
+  auth: Pick<AuthContext, 'role' | 'scopes' | 'userId'>,
   target: Pick<CorrectionTarget, 'authorUserId'>,
 ): boolean {
-  return target.authorUserId === auth.userId || isAdmin(auth);
+  return target.authorUserId === auth.userId || hasAdminPower(auth);
 }
 
 async function readable(d: D1Database, viewer: Viewer, id: number, what = 'observation'): Promise<CorrectionTarget> {
@@ -70,7 +68,7 @@ export async function checkSupersede(
     throw new AppError(
       403,
       'not_allowed',
-      `Only the author of #${id} or a team admin can supersede it; anyone can flag it (feedback "outdated" or "wrong").`,
+      `Only the author of #${id} or a team admin (with an admin-scoped token) can supersede it; anyone can flag it (feedback "outdated" or "wrong").`,
     );
   }
   if (by !== null) {

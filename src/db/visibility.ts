@@ -27,9 +27,17 @@ export interface Viewer {
 /** What the rule needs to know about who is calling: their role and the token's scopes, when known. */
 export type ViewerAuth = Pick<Caller, 'teamId' | 'userId'> & { role?: string; scopes?: readonly string[] };
 
-/** Owners and admins with an admin-scoped token read what is held back, to review and release it. */
-export const seesHeld = (auth: Pick<ViewerAuth, 'role' | 'scopes'>): boolean =>
+/**
+ * Admin power: an owner or admin acting with an `admin`-scoped token. Everything done to someone else's memory
+ * (forgetting or superseding a teammate's record or session, forgetting a team project, reading others' jobs and
+ * held rows) needs it; the role alone does not, so an admin's everyday hook or MCP token (scopes `ingest`, `read`)
+ * acts as a member would. The admin routes check the same two things (src/admin/guard.ts).
+ */
+export const hasAdminPower = (auth: Pick<ViewerAuth, 'role' | 'scopes'>): boolean =>
   (auth.role === 'owner' || auth.role === 'admin') && (auth.scopes?.includes('admin') ?? false);
+
+/** Owners and admins with an admin-scoped token read what is held back, to review and release it. */
+export const seesHeld = hasAdminPower;
 
 /** The caller as the project rule needs them. */
 export type ProjectViewer = Pick<Viewer, 'teamId' | 'userId'>;

@@ -77,6 +77,8 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
   name: 'forget-project',
   lane: 'team',
   params: Params,
+  // Its result names the project, which may be someone's private one.
+  personal: true,
   dedupe: (p) => `forget-project:${p.projectId}`,
   init: (p, { now }) => {
     const cursor: Cursor = {

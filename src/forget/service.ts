@@ -23,7 +23,7 @@ import {
 } from '../db/forget';
 import { resolveVisibleProjects } from '../db/projects';
 import { settingsFor } from '../db/team-settings';
-import { viewerOf } from '../db/visibility';
+import { hasAdminPower, viewerOf } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { getVectorAdapters } from '../vectors/adapters';
@@ -75,7 +75,6 @@ export interface Forgotten {
   job?: WireJob;
 }
 
-const isAdmin = (auth: AuthContext) => auth.role === 'admin' || auth.role === 'owner';
 const none = (): ForgetCounts => ({ observations: 0, summaries: 0, prompts: 0, sessions: 0 });
 
 /**
@@ -116,8 +115,12 @@ export async function forgetRecord(
   const row = (await canSee(d, viewer, kind, id)) ? await FINDERS[kind](d, auth.teamId, id) : null;
   const label = `${NAMES[kind]} ${kind === 'observation' ? '#' : kind === 'summary' ? 'S' : 'P'}${id}`;
   if (!row) throw new AppError(404, 'not_found', `No ${label}.`);
-  if (row.authorUserId !== auth.userId && !isAdmin(auth)) {
-    throw new AppError(403, 'not_allowed', `Only the author of the ${NAMES[kind]} or a team admin can forget it.`);
+  if (row.authorUserId !== auth.userId && !hasAdminPower(auth)) {
+    throw new AppError(
+      403,
+      'not_allowed',
+      `Only the author of the ${NAMES[kind]} or a team admin (with an admin-scoped token) can forget it.`,
+    );
   }
   const audit = {
     actorUserId: auth.userId,
@@ -150,8 +153,12 @@ export async function forgetSession(
   const session = await findSession(d, auth.teamId, sessionKey);
   const visible = session ? await projectVisible(d, auth.teamId, auth.userId, session.projectId) : false;
   if (!session || !visible) throw new AppError(404, 'not_found', 'No such session.');
-  if (session.userId !== auth.userId && !isAdmin(auth))
-    throw new AppError(403, 'not_allowed', 'Only the person who ran a session or a team admin can forget it.');
+  if (session.userId !== auth.userId && !hasAdminPower(auth))
+    throw new AppError(
+      403,
+      'not_allowed',
+      'Only the person who ran a session or a team admin (with an admin-scoped token) can forget it.',
+    );
   const ids = await recordIdsOf(d, auth.teamId, { sessionId: session.id });
   // Records of other sessions merged into this one's (src/consolidation/) are its text too: they go with it.
   const own = new Set(ids.observations);
@@ -186,9 +193,13 @@ export async function forgetProject(
   const [project] = await resolveVisibleProjects(d, auth, [key]);
   if (!project) throw new AppError(404, 'not_found', `No project "${key}".`);
   const mayDelete =
-    project.visibility === 'private' ? project.ownerUserId === auth.userId || isAdmin(auth) : isAdmin(auth);
+    project.visibility === 'private' ? project.ownerUserId === auth.userId || hasAdminPower(auth) : hasAdminPower(auth);
   if (!mayDelete)
-    throw new AppError(403, 'not_admin', 'Only a team admin (or the owner of a private project) can forget a project.');
+    throw new AppError(
+      403,
+      'not_admin',
+      'Only a team admin with an admin-scoped token (or the owner of a private project) can forget a project.',
+    );
   const counts = await countProject(d, auth.teamId, project.id);
   const total = counts.observations + counts.summaries + counts.prompts;
   if (confirm !== total) {

@@ -12,6 +12,20 @@ export function wireJob(j: JobRecord): WireJob {
   return wire;
 }
 
+/**
+ * The job as `reader` may see it: a personal kind's result and error message (they may name a private project) only
+ * for the person who started it; others get its kind, status and progress, and the error's code alone.
+ */
+export function jobFor(j: JobRecord, reader: { userId: number }): WireJob {
+  const wire = wireJob(j);
+  if (!jobKind(j.kind)?.personal || j.actorUserId === reader.userId) return wire;
+  return {
+    ...wire,
+    result: null,
+    error: wire.error && { code: wire.error.code, message: 'Only the person who started this job sees its details.' },
+  };
+}
+
 export interface JobActor {
   userId: number;
   handle: string;

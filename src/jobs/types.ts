@@ -91,6 +91,11 @@ export interface JobKind<P = unknown, C = unknown> {
   /** Whether an admin may start it with POST /api/admin/jobs (others are started by their feature's route or the server). */
   readonly adminStartable?: boolean;
   /**
+   * Its result and error may name what only its starter may see (a private project's key): anyone else who reads
+   * the job (an admin listing the team's jobs) sees its kind, status and progress, not those (jobs/start.ts `jobFor`).
+   */
+  readonly personal?: boolean;
+  /**
    * At most one queued or running job per key: starting another answers the one there (a second `embed`
    * while one runs). Null or absent: every start is a new job.
    */

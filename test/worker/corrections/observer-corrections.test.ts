@@ -192,6 +192,27 @@ describe('the observer proposes corrections', { timeout: 60_000 }, () => {
     expect(signal).toEqual({ review: 'pending', outdated: 1 });
   });
 
+  it("flags a teammate's record for review even when the session's author is an admin: the observer acts with the author's hook token", async () => {
+    const w = await world();
+    const admin = await newIdentity({ team: w.id.team, role: 'admin' });
+    const old = await seedObservation(w.ids, w.projectId, w.oldSession, {
+      title: 'Flags come from the FLAGS variable',
+      filesModified: ['src/config.ts'],
+    });
+    const turn = await editTurn(
+      w,
+      replyWith(`<supersedes id="${old}">flags.json replaced the variable</supersedes>`),
+      admin,
+    );
+
+    expect(turn.prompt).toContain(`#${old} [`);
+    // Before: an admin author's observer superseded anyone's record.
+    expect(await stateOf(old)).toEqual({ superseded_by: null });
+    expect(await eventsOf(old)).toEqual([
+      { action: 'outdated', actor: 'observer', by: null, reason: 'observer: flags.json replaced the variable' },
+    ]);
+  });
+
   it("leaves out the records this same session stored, which the observer already has in its history, and still shows older sessions' ones", async () => {
     const w = await world();
     const older = await seedObservation(w.ids, w.projectId, w.oldSession, {

@@ -22,14 +22,15 @@ import {
   manifestKey,
   PART_BYTES,
   partKey,
-  STAMP,
   stampOf,
+  readManifest,
   type Manifest,
 } from './store';
 
+// No stamp: a backup is named by the server's time when it was queued (the daily cron's scheduled time). A stamp an
+// admin could choose (one in the future) sorted past every real backup and made pruning delete those.
 const BackupParams = z
   .object({
-    stamp: z.string().regex(STAMP).optional(),
     /** Bytes a part is cut after (default PART_BYTES); smaller parts make more, smaller steps. */
     partBytes: z.number().int().min(1_000).max(16_000_000).optional(),
   })
@@ -66,7 +67,7 @@ export const backupJob: JobKind<BackupParams, BackupCursor> = {
   dedupe: () => 'backup',
   init: (params, { now }) => {
     const cursor: BackupCursor = {
-      stamp: params.stamp ?? stampOf(now),
+      stamp: stampOf(now),
       startedAt: now,
       export: exportStart(),
       parts: 0,
@@ -87,6 +88,13 @@ export const backupJob: JobKind<BackupParams, BackupCursor> = {
     if (!team) throw new JobFailure('team_gone', 'The team no longer exists.');
     const name = `${team.slug}/${start.stamp}`;
     const c: BackupCursor = { ...start, records: { ...start.records } };
+    if (c.parts === 0) {
+      // Two backups queued in the same second would share a folder: the second would overwrite the first's parts.
+      // A manifest there that is not this job's own (a step run again after its manifest landed) is another backup.
+      const there = await readManifest(bucket, name);
+      if (there && there.started_at !== c.startedAt)
+        throw new JobFailure('backup_exists', `A backup named ${name} exists; start another in a second.`);
+    }
     if (c.export.at !== 'done') {
       const pager = await exportPager(await teamDb(ctx.env, ctx.teamId), ctx.teamId, () => true);
       const lines: string[] = [];
@@ -139,7 +147,7 @@ export const backupJob: JobKind<BackupParams, BackupCursor> = {
       httpMetadata: { contentType: 'application/json' },
     });
     const keep = configOf(ctx.env).backups.keep;
-    const pruned = backupsToPrune(await listBackups(bucket, team.slug, 1000), keep);
+    const pruned = backupsToPrune(await listBackups(bucket, team.slug, 1000), keep, Date.now());
     for (const gone of pruned) await deleteBackup(bucket, gone);
     return {
       cursor: c,

@@ -13,6 +13,7 @@ export async function startDailyBackups(
   if (!env.BACKUPS) return { off: true };
   const stamp = stampOf(now);
   const teams = await teamsWithShards(env);
-  for (const t of teams) await startJob(env, backupJob, t.id, { stamp });
+  // Every team's backup is stamped with the cron's own time (server time; a backup's stamp is never a client's).
+  for (const t of teams) await startJob(env, backupJob, t.id, {}, null, { now });
   return { teams: teams.length, stamp };
 }

@@ -18,7 +18,7 @@ import { wireJob } from '../admin/jobs';
 import type { CairnEnv } from '../env';
 import { backupJob } from './backup-job';
 import { restoreJob } from './restore-job';
-import { BackupName, backupBucket, listBackups } from './store';
+import { BackupName, backupBucket, byStartedAt, listBackups } from './store';
 
 const RestoreBody = z.object({ backup: BackupName }).strict();
 
@@ -44,7 +44,7 @@ export const backupRoutes = new Hono<AppEnv>()
   .get('/:slug/backups', async (c) => {
     const bucket = bucketOf(c.env);
     const slug = parseWith(Name, c.req.param('slug'), 'not_found');
-    const list = await listBackups(bucket, slug);
+    const list = (await listBackups(bucket, slug)).sort(byStartedAt);
     return c.json({
       team: slug,
       backups: list.map((b) => ({

@@ -64,6 +64,22 @@ export interface BackupEntry {
   manifest: Manifest | null;
 }
 
+/** When a backup's stamp says it was started (ms), or NaN for a name that is not a stamp. */
+export const stampTime = (name: string): number => {
+  const stamp = name.slice(name.indexOf('/') + 1);
+  return STAMP.test(stamp) ? Date.parse(stamp.replace(/T(\d{2})-(\d{2})-(\d{2})Z$/, 'T$1:$2:$3Z')) : Number.NaN;
+};
+
+/**
+ * When the server started a backup: its manifest's `started_at` (written by the job, server time), else the time its
+ * stamp names (also the server's since stamps are no longer chosen by a caller).
+ */
+export const startedAt = (e: BackupEntry): number => e.manifest?.started_at ?? stampTime(e.name);
+
+/** Newest first by the time the server started them; names break ties. */
+export const byStartedAt = (a: BackupEntry, b: BackupEntry): number =>
+  startedAt(b) - startedAt(a) || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0);
+
 /** The team's backup folders, newest first (their manifests read: one request each, at most `limit`). */
 export async function listBackups(bucket: R2Bucket, slug: string, limit = 100): Promise<BackupEntry[]> {
   const names: string[] = [];
@@ -93,20 +109,25 @@ export async function deleteBackup(bucket: R2Bucket, name: string): Promise<void
 }
 
 /**
- * Which backups go when the team keeps `keep`: every complete one past the newest `keep`, and every unfinished
- * one older than the newest complete one (a backup that stopped half way is never finished later: the next
- * backup is a new folder). Pure: the caller lists and deletes.
+ * Which backups go when the team keeps `keep`: every complete one past the newest `keep` by the time the server
+ * started it (its manifest's `started_at`, never its name: a name stamped in the future by an earlier version
+ * would otherwise stay newest for good and push out every real backup), and every unfinished one started before
+ * the newest complete one (a backup that stopped half way is never finished later: the next backup is a new
+ * folder) or stamped after `now` (no backup this server starts is). Pure: the caller lists and deletes.
  */
-export function backupsToPrune(entries: readonly BackupEntry[], keep: number): string[] {
-  const sorted = [...entries].sort((a, b) => (a.name < b.name ? 1 : -1));
-  const newestComplete = sorted.find((e) => e.manifest !== null)?.name;
+export function backupsToPrune(entries: readonly BackupEntry[], keep: number, now: number): string[] {
+  const sorted = [...entries].sort(byStartedAt);
+  const newestComplete = sorted.find((e) => e.manifest !== null);
   let kept = 0;
   const gone: string[] = [];
   for (const e of sorted) {
     if (e.manifest !== null) {
       if (kept < keep) kept++;
       else gone.push(e.name);
-    } else if (newestComplete !== undefined && e.name < newestComplete) {
+    } else if (
+      stampTime(e.name) > now ||
+      (newestComplete !== undefined && stampTime(e.name) < startedAt(newestComplete))
+    ) {
       gone.push(e.name);
     }
   }

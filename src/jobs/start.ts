@@ -31,13 +31,17 @@ export interface JobActor {
   handle: string;
 }
 
-/** Queues a job of `kind` in the team's lane (`teamId` null: the server's own) and answers it at once. */
+/**
+ * Queues a job of `kind` in the team's lane (`teamId` null: the server's own) and answers it at once. `opts.now` is
+ * the server's own time for the job's start (the daily cron's scheduled time); nothing a client sends sets it.
+ */
 export async function startJob<P, C>(
   env: CairnEnv,
   kind: JobKind<P, C>,
   teamId: number | null,
   params: P,
   actor: JobActor | null = null,
+  opts: { now?: number } = {},
 ): Promise<JobRecord> {
   if (jobKind(kind.name) !== (kind as unknown))
     throw new Error(`job kind ${kind.name} is not registered (src/index.ts registerJobKinds)`);
@@ -55,6 +59,7 @@ export async function startJob<P, C>(
       teamId,
       actorUserId: actor?.userId ?? null,
       actor: actor?.handle ?? null,
+      now: opts.now,
     }),
   );
 }

@@ -1,6 +1,6 @@
 // Backups that restore: the backup job writes a team's memory into R2 (miniflare's local R2, the BACKUPS binding)
 // in bounded steps; the databases are then emptied and migrated again (a fresh deployment), the operator restores
-// the backup, and the team's search results and context index read as before. Retention keeps BACKUP_KEEP.
+// the backup, and the team's search results and context index read as before. (Stamps and pruning: backup-stamps.test.ts.)
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
@@ -170,25 +170,6 @@ describe('backups', { timeout: 60_000 }, () => {
     expect(second.result).toMatchObject({
       imported: { users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 },
     });
-  });
-
-  it('keeps BACKUP_KEEP complete backups a team, deleting older ones with all their parts', async () => {
-    const w = await seedWorld();
-    await w.add({ title: 'One note to back up' });
-    const names: string[] = [];
-    for (let day = 1; day <= 9; day++) {
-      const stamp = `2026-11-${String(day).padStart(2, '0')}T03-17-00Z`;
-      const res = await call('/api/admin/jobs', { token: w.id.token, json: { kind: 'backup', params: { stamp } } });
-      const job = await runJob(w.ids.teamId, ((await res.json()) as { job: WireJob }).job.id);
-      expect(job.status).toBe('done');
-      names.push(`${w.id.team}/${stamp}`);
-    }
-    const listed = (await (await operator(`/api/admin/teams/${w.id.team}/backups`)).json()) as {
-      backups: { name: string }[];
-    };
-    expect(listed.backups.map((b) => b.name)).toEqual(names.slice(2).reverse());
-    expect((await bucket().list({ prefix: `backups/${names[0]}/` })).objects).toEqual([]);
-    expect((await bucket().list({ prefix: `backups/${names[1]}/` })).objects).toEqual([]);
   });
 
   it("starts every team's backup from the daily cron when the bucket is bound", async () => {

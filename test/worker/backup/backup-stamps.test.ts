@@ -4,7 +4,9 @@
 // real backup, so each night's backup was the one pruned and the team kept none it could use.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { BACKUP_FORMAT, manifestKey, partKey, stampOf, type Manifest } from '../../../src/backup/store';
+import { backupJob } from '../../../src/backup/backup-job';
+import { BACKUP_FORMAT, manifestKey, partKey, readManifest, stampOf, type Manifest } from '../../../src/backup/store';
+import { startJob } from '../../../src/jobs/start';
 import { configOf } from '../../../src/config';
 import type { WireJob } from '../../../src/shared/jobs';
 import { ADMIN_SECRET, call } from '../support/http';
@@ -108,5 +110,22 @@ describe('backup stamps and pruning', { timeout: 60_000 }, () => {
     expect((done.result as { pruned: string[] }).pruned.sort()).toEqual([stale, ahead].sort());
     expect(await objects(stale)).toBe(0);
     expect(await objects(ahead)).toBe(0);
+  });
+
+  it("fails a second backup queued in the same second instead of writing over the first one's folder", async () => {
+    const w = await seedWorld();
+    await w.add({ title: 'A note to back up' });
+    // Both start within one second of the clock (stamps have one-second resolution).
+    const at = Math.floor(Date.now() / 1000) * 1000;
+    const first = await runJob(w.ids.teamId, (await startJob(env, backupJob, w.ids.teamId, {}, null, { now: at })).id);
+    expect(first.status).toBe('done');
+    const name = (first.result as { backup: string }).backup;
+    const kept = await readManifest(bucket(), name);
+    const second = await runJob(
+      w.ids.teamId,
+      (await startJob(env, backupJob, w.ids.teamId, {}, null, { now: at + 10 })).id,
+    );
+    expect(second).toMatchObject({ status: 'failed', error: { code: 'backup_exists' } });
+    expect(await readManifest(bucket(), name)).toEqual(kept);
   });
 });

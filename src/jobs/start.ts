@@ -52,16 +52,21 @@ export async function startJob<P, C>(
       'invalid_job_params',
       `Bad parameters for a ${kind.name} job: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
     );
-  return jobRecord(
-    await jobStub(env, teamId).start({
-      kind: kind.name,
-      params: parsed.data,
-      teamId,
-      actorUserId: actor?.userId ?? null,
-      actor: actor?.handle ?? null,
-      now: opts.now,
-    }),
-  );
+  const started = await jobStub(env, teamId).start({
+    kind: kind.name,
+    params: parsed.data,
+    teamId,
+    actorUserId: actor?.userId ?? null,
+    actor: actor?.handle ?? null,
+    now: opts.now,
+  });
+  if ('refused' in started)
+    throw new AppError(
+      429,
+      'too_many_jobs',
+      `You have ${started.open} jobs queued or running (at most ${started.limit}); start this one when one of them is done.`,
+    );
+  return jobRecord(started);
 }
 
 /** A job of the team's lane, or null. */

@@ -19,7 +19,10 @@ export const ProjectKey = z
   .trim()
   .min(1)
   .max(300)
-  .regex(/^[^\s\u0000-\u001f]+$/, 'no spaces or control characters');
+  .regex(
+    /^[^\s\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+$/,
+    'no spaces, control or bidi characters',
+  );
 
 export const RenameBody = z.object({ from: ProjectKey, to: ProjectKey }).strict();
 export type RenameBody = z.infer<typeof RenameBody>;

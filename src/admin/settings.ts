@@ -3,11 +3,11 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import { parseTeamSettings } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
-import { jsonBody, query } from '../lib/validate';
+import { jsonBody, lineField, query } from '../lib/validate';
 import { auditPage, teamSettingsText, writeTeamSettings } from '../db/teams';
 import { directoryDb, teamDb, teamDbs } from '../db/shards';
 
-const Word = z.string().trim().min(1).max(100);
+const Word = lineField(100);
 const List = (max: number) => z.array(Word).max(max);
 
 /**
@@ -27,7 +27,7 @@ export const SettingsPatch = z
     observation_types: List(50).nullable(),
     observation_concepts: List(50).nullable(),
     skipped_tools: List(200).nullable(),
-    excluded_projects: z.array(z.string().trim().min(1).max(500)).max(200).nullable(),
+    excluded_projects: z.array(lineField(500)).max(200).nullable(),
     share_sensitive: z.boolean().nullable(),
     rate_limit_ingest_per_min: z.number().int().min(1).max(100_000).nullable(),
     rate_limit_read_per_min: z.number().int().min(1).max(100_000).nullable(),

@@ -1,5 +1,6 @@
 // Admin API, people and credentials: team info, users (add, role, remove), devices (enroll), tokens
 // (list, revoke, rotate). Every lookup is scoped to the caller's team, so another team's ids are 404s.
+import { inertLine } from '#shared/inert';
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { mintToken, prepareMint } from '../auth/tokens';
@@ -47,7 +48,7 @@ export const EnrollBody = z
     user: Name.optional(),
     name: Name,
     scopes: z.array(ScopeName).min(1).max(3).optional(),
-    label: z.string().trim().max(100).optional(),
+    label: z.string().transform(inertLine).pipe(z.string().trim().max(100)).optional(),
     expires_in_days: z.number().int().min(1).max(3650).optional(),
   })
   .strict();

@@ -1,6 +1,7 @@
 // What happens to an observation after it is stored, in D1: corrections (superseded_by and its history),
 // feedback counters and the review state (observation_signals), one event row per act (observation_events).
 // Every read starts from the visibility rule; forgetting deletes these rows with the observation (db/forget.ts).
+import { inertText } from '#shared/inert';
 import {
   and,
   asc,
@@ -159,10 +160,10 @@ export async function keepRows(
 type NewEvent = typeof observationEvents.$inferInsert;
 /** The one insert path of observation_signals (every caller upserts on the observation id). */
 const intoSignals = (d: Db) => d.insert(observationSignals);
-/** The one insert path of observation_events; a reason is user text, redacted like every text that is stored. */
+/** The one insert path of observation_events; a reason is user text, inert and redacted like every text that is stored. */
 const intoEvents = (d: Db) => d.insert(observationEvents);
 const insertEvent = (d: Db, e: NewEvent) =>
-  intoEvents(d).values({ ...e, reason: e.reason == null ? null : redact(e.reason) });
+  intoEvents(d).values({ ...e, reason: e.reason == null ? null : redact(inertText(e.reason)) });
 
 /** One event row as it was stored elsewhere (a team move copies the history, src/transfer/queries/move-extras.ts). Batchable. */
 export const insertEventRow = (d: Db, e: NewEvent) => insertEvent(d, e);

@@ -1,11 +1,12 @@
 // Observations in D1: the one insert path (observer turns, `remember`, bench seeding), their file index
 // rows (forgetting deletes them: forget.ts).
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
+import { inertLine, inertText } from '#shared/inert';
 import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
 import type { Db } from './client';
 import { heldKindsOf } from './held';
-import type { ObservationContent } from '#shared/wire/records';
+import { observationType, type ObservationContent } from '#shared/wire/records';
 import { observationFiles, observations, sessions, type NewObservation } from './schema';
 import { observationFileRows } from './sqlite';
 
@@ -39,19 +40,29 @@ export interface FileRef {
 }
 
 /**
- * Secrets redacted from every text an observation stores (src/shared/redact.ts, the client's own rules): the
- * server never trusts a client to have done it. Paths are kept as sent (they key the file index rows). Pure.
+ * A file path as stored, in the observation's lists and its file index rows alike: one line, no control or bidi
+ * characters (src/shared/inert.ts), secrets redacted (a token in a path is a token). Pure.
+ */
+export const storedPath = (path: string, tally?: RedactionTally): string => redact(inertLine(path), tally);
+
+/**
+ * Every field an observation stores made inert (control and bidi characters out; one-line fields on one line) and
+ * redacted (src/shared/redact.ts, the client's own rules): the server never trusts a client or a model to have
+ * done it, whatever path the row came by. The type is one of the closed set (else the fallback). Pure.
  */
 export function redactObservation(o: ObservationContent, tally?: RedactionTally): ObservationContent {
-  const r = (s: string) => redact(s, tally);
-  const rn = (s: string | null) => (s === null ? null : r(s));
+  const line = (s: string) => redact(inertLine(s), tally);
+  const text = (s: string) => redact(inertText(s), tally);
+  const opt = (s: string | null, f: (s: string) => string) => (s === null ? null : f(s));
   return {
-    ...o,
-    title: rn(o.title),
-    subtitle: rn(o.subtitle),
-    narrative: rn(o.narrative),
-    facts: o.facts.map(r),
-    concepts: o.concepts.map(r),
+    type: observationType(inertLine(o.type)),
+    title: opt(o.title, line),
+    subtitle: opt(o.subtitle, line),
+    narrative: opt(o.narrative, text),
+    facts: o.facts.map(text),
+    concepts: o.concepts.map(line),
+    filesRead: o.filesRead.map((p) => storedPath(p, tally)),
+    filesModified: o.filesModified.map((p) => storedPath(p, tally)),
   };
 }
 
@@ -68,8 +79,13 @@ export function observationRow(
   sessionId: number | SQL<number>;
 } {
   const o = redactObservation(raw, tally);
+  const provenance = (s: string | null | undefined) => (s == null ? s : inertLine(s));
   return {
     ...place,
+    agentId: provenance(place.agentId),
+    agentType: provenance(place.agentType),
+    importedAuthor: provenance(place.importedAuthor),
+    promptId: provenance(place.promptId),
     type: o.type,
     title: o.title,
     subtitle: o.subtitle,
@@ -79,7 +95,9 @@ export function observationRow(
     filesRead: JSON.stringify(o.filesRead),
     filesModified: JSON.stringify(o.filesModified),
     cjkTerms: cjkTerms(o.title, o.subtitle, o.narrative, ...o.facts, ...o.concepts),
+    // Every field is judged, the type too (closed now, but rows stored before kept what they were sent).
     heldKinds: heldKindsOf([
+      o.type,
       o.title,
       o.subtitle,
       o.narrative,
@@ -107,7 +125,10 @@ export const insertObservation = (d: Db, place: ObservationPlace, o: Observation
       createdAt: observations.createdAt,
     });
 
-/** File index rows for the observation stored under (session, hash); existing rows are kept. Batchable. */
+/**
+ * File index rows for the observation stored under (session, hash); existing rows are kept. Paths are stored as
+ * the observation's own lists store them (storedPath). Batchable.
+ */
 export const insertObservationFiles = (
   d: Db,
   sessionId: number | SQL<number>,
@@ -116,7 +137,13 @@ export const insertObservationFiles = (
 ) =>
   d
     .insert(observationFiles)
-    .select(observationFileRows(sessionId, contentHash, files))
+    .select(
+      observationFileRows(
+        sessionId,
+        contentHash,
+        files.map((f) => ({ ...f, path: storedPath(f.path) })),
+      ),
+    )
     .onConflictDoNothing();
 
 /** The id of the observation stored under (session, hash), if any. */

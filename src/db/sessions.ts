@@ -1,5 +1,6 @@
 // Sessions and prompts in D1: the one insert path for each, the counters, and finding a visible session.
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
+import { inertLine, inertText } from '#shared/inert';
 import { redact, type RedactionTally } from '#shared/redact';
 import { cjkTerms } from '../lib/cjk';
 import { db as dbOf, type Db } from './client';
@@ -114,10 +115,18 @@ export type PromptRow = Pick<
  * (session, prompt number). Batchable; add `.returning()` to learn if it was new.
  */
 export const insertPrompt = (d: Db, row: PromptRow, tally?: RedactionTally) => {
-  const text = redact(row.text, tally);
+  const text = redact(inertText(row.text), tally);
+  const provenance = (v: string | null | undefined) => (v == null ? v : inertLine(v));
   return d
     .insert(prompts)
-    .values({ ...row, text, cjkTerms: cjkTerms(text), heldKinds: heldKindsOf([text]) })
+    .values({
+      ...row,
+      promptId: provenance(row.promptId),
+      importedAuthor: provenance(row.importedAuthor),
+      text,
+      cjkTerms: cjkTerms(text),
+      heldKinds: heldKindsOf([text]),
+    })
     .onConflictDoNothing({ target: [prompts.sessionId, prompts.promptNumber] });
 };
 

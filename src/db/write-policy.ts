@@ -2,6 +2,8 @@
 // whose name a row carries, and where an imported row goes. Every path that writes memory (ingest, `remember`,
 // the admin routes, import and the team move) decides with these functions; nothing else spells the rules out.
 // Pure: lookups are done by the callers (db/projects.ts, db/sessions.ts, src/transfer/) and handed in.
+import { inertLine } from '#shared/inert';
+import { redact } from '#shared/redact';
 import type { Caller } from './caller';
 
 // --- project keys ----------------------------------------------------------------------------------------
@@ -12,8 +14,9 @@ import type { Caller } from './caller';
  */
 export function storedProjectKey(key: string, handle: string): string {
   // `#` is the server's own separator for shadow projects (`<key>#<handle>`): a client's `#` is stored escaped,
-  // so no key a client sends can name a shadow.
-  const k = key.trim().replace(/#/g, '%23');
+  // so no key a client sends can name a shadow. A key is one inert line (no control or bidi character reaches an
+  // admin's terminal through `cairn admin projects`) and carries no secret (a remote URL's token).
+  const k = redact(inertLine(key)).trim().replace(/#/g, '%23');
   if (k.startsWith('local/') && !k.startsWith(`local/${handle}/`)) return `local/${handle}/${k.slice('local/'.length)}`;
   return k;
 }

@@ -8,6 +8,7 @@ import type { CairnEnv } from '../env';
 import { isFullyPrivate, isTaskNotificationOnly } from '#shared/tags';
 import { redact, tallied, type RedactionTally } from '#shared/redact';
 import { cleanField, serializeField } from '#shared/truncate';
+import { inertLine, inertText } from '#shared/inert';
 import { redactionAudit, writeAudit } from '../db/audit';
 import { sessionStub } from '../session/session-do';
 import type { EnqueueInput, EnqueueResult, EventSnapshot } from '../session/types';
@@ -51,9 +52,11 @@ const sessionRows = new TtlCache<number>(10 * 60_000);
 
 /**
  * Server-side cleaning (the client already did it; this copy is the authoritative one): cut, strip memory tags,
- * redact secrets (counted by kind into `tally`). Linear: each step runs over at most the field budget.
+ * take out control and bidi characters (src/shared/inert.ts), redact secrets (counted by kind into `tally`). Linear: each step runs over at most the field budget.
  */
-const cleaner = (tally: RedactionTally) => (text: string) => redact(cleanField(text), tally);
+const cleaner = (tally: RedactionTally) => (text: string) => redact(inertText(cleanField(text)), tally);
+/** A path (cwd, project root): one inert line, redacted like the tool input whose paths it relativises. */
+const pathCleaner = (tally: RedactionTally) => (path: string) => redact(inertLine(path), tally);
 
 /** One event: one SessionDO round trip (admission and enqueue together). Throws 429 past the limit. */
 export async function acceptEvent(
@@ -138,7 +141,7 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
   if (skipped) return { ack: { accepted: false, duplicate: false, skipped } };
   const snapshot = await resolveSession(ctx, e);
   const tally: RedactionTally = {};
-  const { input, promptText } = enqueueInput(e, cleaner(tally), {
+  const { input, promptText } = enqueueInput(e, cleaner(tally), pathCleaner(tally), {
     eventId: e.event_id,
     occurredAt: e.occurred_at,
     snapshot,
@@ -222,6 +225,7 @@ type EnqueueCommon = Pick<
 function enqueueInput(
   e: IngestEvent,
   clean: (text: string) => string,
+  path: (text: string) => string,
   common: EnqueueCommon,
 ): { input: EnqueueInput; promptText: string | null } {
   switch (e.kind) {
@@ -238,8 +242,8 @@ function enqueueInput(
           toolName: e.tool_name,
           toolInput: clean(serializeField(e.tool_input)),
           toolResponse: clean(serializeField(e.tool_response ?? '')),
-          cwd: e.cwd,
-          projectRoot: e.project_root ?? null,
+          cwd: path(e.cwd),
+          projectRoot: e.project_root == null ? null : path(e.project_root),
           toolUseId: e.tool_use_id ?? null,
           agentId: e.agent_id ?? null,
           agentType: e.agent_type ?? null,

@@ -3,6 +3,8 @@ import * as z from 'zod';
 import type { WireEndEvent, WireInitEvent, WireObservationEvent, WireSummarizeEvent } from '#shared/wire/events';
 import { MAX_BATCH_EVENTS } from '#shared/wire/events';
 import { isBranchName, isCommitId, MAX_BRANCH_CHARS } from '#shared/git';
+import { inertLine } from '#shared/inert';
+import { lineField } from '../lib/validate';
 import { isServerSessionKey } from '../db/write-policy';
 
 export { MAX_BATCH_EVENTS, type EventAck, type EventKind } from '#shared/wire/events';
@@ -22,7 +24,7 @@ export type OccurredAt = z.infer<typeof OccurredAt>;
 export const ToolPayload = z.union([z.record(z.string(), z.unknown()), z.string(), z.array(z.unknown())]);
 export type ToolPayload = z.infer<typeof ToolPayload>;
 
-const id = (max: number) => z.string().trim().min(1).max(max);
+const id = (max: number) => lineField(max);
 
 export const EventBase = z.object({
   event_id: id(200),
@@ -34,11 +36,11 @@ export const EventBase = z.object({
   project: id(500),
   cwd: z.string().max(4_096).default(''),
   occurred_at: OccurredAt,
-  platform: z.string().trim().min(1).max(50).default('claude-code'),
+  platform: id(50).default('claude-code'),
   /** The git top-level (or cwd) on the client: file paths under it are stored relative to it. */
   project_root: z.string().max(4_096).optional(),
   /** Claude Code's id of the prompt this event belongs to (2.1.x payloads carry it); absent from older clients. */
-  prompt_id: z.string().trim().min(1).max(200).optional(),
+  prompt_id: id(200).optional(),
   /** The client's per-machine counter: orders one machine's events even when their clocks tie. */
   client_seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   /** The checkout's branch (src/shared/git.ts rule: git's usual characters, ≤ 200) and HEAD commit (40/64 hex). */
@@ -67,9 +69,9 @@ export const ObservationEvent = EventBase.extend({
   tool_name: id(200),
   tool_input: ToolPayload.optional(),
   tool_response: ToolPayload.nullable().optional(),
-  tool_use_id: z.string().max(200).nullish(),
-  agent_id: z.string().max(200).nullish(),
-  agent_type: z.string().max(200).nullish(),
+  tool_use_id: z.string().max(200).transform(inertLine).nullish(),
+  agent_id: z.string().max(200).transform(inertLine).nullish(),
+  agent_type: z.string().max(200).transform(inertLine).nullish(),
 });
 export type ObservationEvent = z.infer<typeof ObservationEvent>;
 

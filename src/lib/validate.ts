@@ -2,10 +2,20 @@
 import { zValidator } from '@hono/zod-validator';
 import type { Context, Env, MiddlewareHandler } from 'hono';
 import * as z from 'zod';
+import { inertLine } from '#shared/inert';
 import { AppError } from './errors';
 import { assertJsonShape } from './json-limits';
 
 export const MAX_BODY_BYTES = 1_000_000;
+
+/**
+ * A one-line string a client names something by (a project or session key, an id, a tool, a glob): made inert at
+ * the edge (src/shared/inert.ts: control and bidi characters out, line ends as spaces), then trimmed and held to
+ * `min`..`max` characters. Names of people, devices and teams are refused instead (lib/names.ts): stripping one
+ * could turn it into someone else's.
+ */
+export const lineField = (max: number, min = 1) =>
+  z.string().transform(inertLine).pipe(z.string().trim().min(min).max(max));
 
 function describe(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
   const first = error.issues[0];

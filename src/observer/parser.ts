@@ -1,7 +1,7 @@
 // Tolerant parser for the observer's XML replies: observations, a summary, or a skipped summary.
 import type { Mode } from './modes';
 import type { ParsedSummary, ParseResult, ProposedCorrection } from './types';
-import type { ObservationContent } from '#shared/wire/records';
+import { FALLBACK_OBSERVATION_TYPE, type ObservationContent } from '#shared/wire/records';
 
 export interface ParseOptions {
   /**
@@ -50,8 +50,10 @@ const dedupe = (items: string[]) => [...new Set(items)];
 function parseObservation(body: string, mode: Mode): ObservationContent | null {
   const known = mode.observationTypes.map((t) => t.id);
   const emitted = field(body, 'type');
-  // A type the mode does not know is kept as written (after case folding), so nothing the model said is lost.
-  const type = emitted === null ? known[0]! : (known.find((k) => k === emitted.toLowerCase()) ?? emitted);
+  // Types are a closed set: one the mode does not know (a model's invention, or text a tool output planted in the
+  // reply) becomes the fixed fallback, never stored as written. A missing one is the mode's first type.
+  const fallback = known.includes(FALLBACK_OBSERVATION_TYPE) ? FALLBACK_OBSERVATION_TYPE : known[0]!;
+  const type = emitted === null ? known[0]! : (known.find((k) => k === emitted.trim().toLowerCase()) ?? fallback);
   const concepts = dedupe(
     list(body, 'concepts', 'concept')
       .map((c) => c.split(':')[0]!.trim())

@@ -11,6 +11,7 @@ import { manualSessionKey, mayWriteLiveSession } from '../db/write-policy';
 import { settingsFor } from '../db/team-settings';
 import type { CairnEnv } from '../env';
 import { writableTeamDb } from '../slots/enter-write';
+import { lineField } from '../lib/validate';
 import { AppError } from '../lib/errors';
 import { observationHash } from '../store/hash';
 import { normalizePath } from './file-context';
@@ -22,7 +23,7 @@ import { viewerOf } from '../db/visibility';
 import { checkSupersede } from '../corrections/service';
 
 export const RememberInput = z.object({
-  project: z.string().trim().min(1, 'give the project key').max(300),
+  project: lineField(300),
   text: z.string().trim().min(1, 'say what to remember').max(8000, 'at most 8000 characters'),
   title: z.string().trim().max(200).optional(),
   type: z.string().trim().max(60).optional(),

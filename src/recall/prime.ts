@@ -19,7 +19,7 @@ import type { CairnEnv } from '../env';
 import { serverGate, type GateSettings } from '../gate/gate';
 import { sha256Hex } from '../lib/crypto';
 import { AppError } from '../lib/errors';
-import { jsonBody } from '../lib/validate';
+import { jsonBody, lineField } from '../lib/validate';
 import { writableTeamDb } from '../slots/enter-write';
 import { normalizePath } from './file-context';
 import { manualSession } from './memory-writes';
@@ -34,7 +34,7 @@ export const PrimeKind = z.enum(['docs', 'commit', 'todo']);
 export type PrimeKind = z.infer<typeof PrimeKind>;
 
 export const PrimeBody = z.object({
-  project: z.string().trim().min(1, 'give the project key').max(300),
+  project: lineField(300),
   notes: z
     .array(
       z.object({

@@ -31,11 +31,11 @@ export function renderSearchText(res: SearchResponse, offset = 0): string {
   const lines = [`${from}-${to} of ${res.total} (mode ${res.mode}); full records: get_observations ids=…${others}`];
   for (const r of res.results) {
     // Stored text, fenced: no tag, frame marker or invisible character reaches the agent (src/shared/fence.ts).
-    const title = neutralizePrefix(r.title ?? '(untitled)', 2_000)
-      .replace(/\s+/g, ' ')
-      .trim();
+    // Every stored field, the type and the author too: rows stored before types were a closed set keep theirs.
+    const line = (s: string, max: number) => neutralizePrefix(s, max).replace(/\s+/g, ' ').trim();
+    const title = line(r.title ?? '(untitled)', 2_000);
     lines.push(
-      `${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${r.type}  ${title}  (${neutralizePrefix(r.projectKey, 300)}, @${r.author}, ~${r.tokens} tok)${correctionNote(r)}`,
+      `${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${line(r.type, 60)}  ${title}  (${line(r.projectKey, 300)}, @${line(r.author, 200)}, ~${r.tokens} tok)${correctionNote(r)}`,
     );
   }
   return `${lines.join('\n')}\n`;

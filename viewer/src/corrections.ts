@@ -1,5 +1,6 @@
 // The correction controls under a record (supersede with a reason, flag wrong / outdated / useful). Renderers
 // take callbacks; main.ts wires them to the API. The admins' review queue is review.ts.
+import { inertText } from '#shared/inert';
 import type { ObservationRecord } from './api';
 import { h, on } from './dom';
 import type { Key } from './i18n';
@@ -42,7 +43,7 @@ export function correctionControls(t: Translate, actions: CorrectionActions): HT
   const run = (work: () => Promise<string>) => {
     message.textContent = '…';
     void work().then((m) => {
-      message.textContent = m;
+      message.textContent = inertText(m);
     });
   };
   const button = (id: string, label: string, fn: () => void) => {

@@ -1,4 +1,7 @@
-// Tiny DOM builder: every piece of data becomes a Text node or an attribute value, never parsed HTML.
+// Tiny DOM builder: every piece of data becomes a Text node or an attribute value, never parsed HTML, and none
+// carries a control or bidi character (src/shared/inert.ts): a right-to-left override in a stored title would
+// otherwise reorder what the page shows.
+import { inertText } from '#shared/inert';
 export type Child = Node | string | number | null | undefined | false;
 
 export interface Props {
@@ -18,8 +21,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(
     // Event handler attributes would turn data into code; handlers are attached with on() instead.
     if (/^on/i.test(k)) throw new Error(`refusing attribute ${k}`);
     if (k === 'class') el.className = v;
-    else if (k === 'text') el.textContent = v;
-    else el.setAttribute(k, v);
+    else if (k === 'text') el.textContent = inertText(v);
+    else el.setAttribute(k, inertText(v));
   }
   append(el, ...children);
   return el;
@@ -28,7 +31,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 export function append(parent: Node, ...children: Child[]): void {
   for (const c of children) {
     if (c === null || c === undefined || c === false) continue;
-    parent.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    parent.appendChild(
+      typeof c === 'string' || typeof c === 'number' ? document.createTextNode(inertText(String(c))) : c,
+    );
   }
 }
 

@@ -1,4 +1,5 @@
 // The viewer app: sign-in, project and filters, feed with live updates, search, record and session views.
+import { inertText } from '#shared/inert';
 import {
   Api,
   ApiError,
@@ -187,7 +188,7 @@ async function loadMemoryState(): Promise<void> {
   if (!el || !state.api) return;
   try {
     const s = await state.api.get<{ notice: string | null }>('/api/observer/state');
-    el.textContent = s.notice ?? '';
+    el.textContent = inertText(s.notice ?? '');
     el.hidden = !s.notice;
   } catch {
     el.hidden = true;

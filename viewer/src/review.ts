@@ -1,6 +1,7 @@
 // The admins' review queue in the detail pane: records flagged or superseded (confirm / restore / keep), records
 // held back as instruction-like text (release: teammates see them from then on) and what consolidation merged
 // (undo within its window). Every text is set as text (dom.ts), never parsed.
+import { inertText } from '#shared/inert';
 import type { Api } from './api';
 import { h, on } from './dom';
 import type { Key } from './i18n';
@@ -100,7 +101,7 @@ function card(
     const b = h('button', { class: 'secondary', type: 'button', 'data-action': name, text });
     on(b, 'click', () => {
       void act().then((m) => {
-        message.textContent = m;
+        message.textContent = inertText(m);
         li.remove();
       });
     });

@@ -1,4 +1,5 @@
 // The sign-in card: asks for a token, and keeps the form busy while the caller checks it.
+import { inertText } from '#shared/inert';
 import { h, on } from './dom';
 import type { Key } from './i18n';
 
@@ -52,7 +53,7 @@ export function signInScreen(
     submit.textContent = t('signingIn');
     void check(token, remember.checked).then((err) => {
       if (err === null) return;
-      error.textContent = err;
+      error.textContent = inertText(err);
       submit.disabled = false;
       submit.textContent = t('signIn');
     });

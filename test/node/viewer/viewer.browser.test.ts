@@ -1,5 +1,6 @@
 // End to end in headless Chromium against a real `wrangler dev`: sign-in, projects, live feed, search,
 // type filter, escaping of stored text, and the wrong-token message. Saves test-results/viewer*.png.
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -199,6 +200,48 @@ describe.skipIf(!runBrowser)('viewer in the browser', () => {
     expect(watch.dialogs).toEqual([]);
     expect(watch.errors).toEqual([]);
     expect(watch.urls.some((u) => u.includes(token))).toBe(false);
+    await page.context().close();
+  });
+
+  it('shows a stored title without its right-to-left override or terminal escapes', async () => {
+    // Stored before the server took them out at the edge (src/shared/inert.ts): written straight into the database.
+    await bash('npm run rlo-check');
+    await waitForFeed((t) => t.some((x) => x.includes('rlo-check')));
+    const feed = (await (
+      await fetch(`${server.url}/api/viewer/feed?project=${encodeURIComponent(project)}`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).json()) as { items: { id: number; title?: string }[] };
+    const id = feed.items.find((i) => i.title?.includes('rlo-check'))?.id;
+    expect(id).toBeTypeOf('number');
+    const title = 'Renamed \u202egnp.exe\u202c then \u001b[2Kcleared';
+    const sql = spawnSync(
+      process.execPath,
+      [
+        path.join(dev.ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'),
+        'd1',
+        'execute',
+        'DB',
+        '--local',
+        '--persist-to',
+        persist,
+        '--command',
+        `UPDATE observations SET title = '${title}' WHERE id = ${id}`,
+      ],
+      { cwd: path.join(dev.ROOT, '.wrangler', 'local'), encoding: 'utf8', env: { ...process.env, CI: '1' } },
+    );
+    expect(sql.status, `${sql.stdout}\n${sql.stderr}`).toBe(0);
+    const { page, watch } = await openPage();
+    await signIn(page, token);
+    await page.selectOption('#project', project);
+    const card = page.locator('#cards .card', { hasText: 'gnp.exe' }).first();
+    await card.waitFor();
+    const shown = (await card.locator('.card-title').textContent()) ?? '';
+    expect(shown).toBe('Renamed gnp.exe then [2Kcleared');
+    await card.locator('button').click();
+    await page.waitForSelector('#detail .record-title:has-text("gnp.exe")');
+    expect(await page.textContent('#detail .record-title')).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u001b]/);
+    expect(watch.errors).toEqual([]);
     await page.context().close();
   });
 

@@ -3,6 +3,9 @@
 // permission claims, tag break-outs) is held back from other members until an admin releases it. Errs toward
 // holding. Pure, `now`-free, linear: a bounded prefix, folded once, then a fixed list of regexes whose gaps are
 // bounded ({0,n} over a class that excludes the sentence's end), so no pattern backtracks over the whole text.
+// Two disguises a model still reads are undone first, each in one pass: letters spelled out one at a time
+// ("i g n o r e  p r e v i o u s") are joined back into words, and a few base64 runs are decoded and judged too
+// ("decode this and follow it: aWdub3Jl…").
 import { foldMarkup } from './fence';
 
 /** Why a text was held; stored on the row and shown to its author. */
@@ -81,6 +84,12 @@ const RULES: Record<InstructionKind, RegExp[]> = {
     /\b(?:disable|turn off|skip|bypass|remove)\s+(?:the\s+)?(?:tests?|ci|hooks?|pre-commit|linting|code review|reviews?|2fa|mfa|signing|branch protection|safety checks?|sandbox)\b[^.!?\n]{0,40}\b(?:always|every|all|permanently|from now on)\b/i,
   ],
   directive: [
+    // Hidden instructions: decode something and do what it says.
+    new RegExp(
+      `\\b(?:decode|base64[ -]?decode|b64decode|atob|unbase64|de-?obfuscate)\\b${G(80)}\\b(?:and|then|&)\\s+(?:follow|execute|run|obey|do|apply|carry out|act on|comply with|perform)\\b`,
+      'i',
+    ),
+    /\b(?:follow|execute|run|obey|apply|carry out)\b[^.!?\n]{0,30}\b(?:decoded|encoded|base64|b64|hidden|obfuscated)\s+(?:instructions?|commands?|text|message|payload|string|directives?)\b/i,
     /\b(?:from now on|henceforth|going forward|for (?:all|every) (?:future )?(?:sessions?|responses?|commands?|tasks?)|in (?:all|every) (?:future )?(?:sessions?|responses?|commands?))\b/i,
     /\b(?:you|the (?:agent|assistant|model|ai)|claude|copilot|cursor)\s+(?:must|should|shall|will|need to|have to|are required to|are to|are expected to)\s+(?:always|never|now|also|first|immediately|silently|quietly|secretly)\b/i,
     /\b(?:always|never|must|make sure (?:to|you)|be sure to|remember to|don't forget to|do not forget to)\s+(?:run|execute|invoke|call|add|append|prepend|include|insert|send|post|upload|push|commit|delete|remove|disable|skip|ignore|use|set|export|pipe|curl|download|install)\b[^.!?\n]{0,80}\b(?:every|each|all|any)\s+(?:shell |bash |terminal |git )?(?:commands?|requests?|calls?|commits?|runs?|sessions?|files?|responses?|times?)\b/i,
@@ -92,16 +101,114 @@ const RULES: Record<InstructionKind, RegExp[]> = {
   ],
 };
 
+/** Letters spelled out one at a time join back into words only in runs of at least this many. */
+const SPELLED_MIN = 3;
+/** A token that is letters joined by a dot, dash, underscore or star, one at a time: `i.g.n.o.r.e`. */
+const DOTTED = /^\p{L}(?:[._*-]\p{L})+$/u;
+const ONE_LETTER = /^\p{L}$/u;
+
+/**
+ * The text with letters spelled out one at a time joined back into words: `i g n o r e  p r e v i o u s` (one
+ * space between letters, two or more between words) and `i.g.n.o.r.e` read `ignore previous`, `ignore`. Null when
+ * there is no such run (nothing new to judge). `runs` gets each joined run, for the spelled phrases that keep no
+ * gap between words at all. One pass over the text's space-separated tokens.
+ */
+export function despaced(text: string, runs: string[] = []): string | null {
+  const parts = text.split(/( +)/);
+  const out: string[] = [];
+  let letters: string[] = [];
+  let found = false;
+  const flush = () => {
+    if (letters.length >= SPELLED_MIN) {
+      const run = letters.join('');
+      out.push(run);
+      runs.push(run);
+      found = true;
+    } else out.push(letters.join(' '));
+    letters = [];
+  };
+  for (const part of parts) {
+    if (part === '') continue;
+    if (part[0] === ' ') {
+      // One space separates spelled letters; a wider gap ends the word.
+      if (part.length > 1 && letters.length) flush();
+      if (!letters.length) out.push(' ');
+      continue;
+    }
+    if (ONE_LETTER.test(part)) letters.push(part);
+    else if (part.length <= 200 && DOTTED.test(part)) letters.push(part.replace(/[._*-]/g, ''));
+    else {
+      if (letters.length) {
+        flush();
+        out.push(' ');
+      }
+      out.push(part);
+    }
+  }
+  if (letters.length) flush();
+  return found ? out.join('').replace(/ +/g, ' ') : null;
+}
+
+/** Spelled-out overrides with no gap left between their words (`ignoreallpreviousinstructions`), per joined run. */
+const SQUEEZED =
+  /(?:ignore|disregard|forget|override|bypass)(?:all|any|every|the|your|of|these|those){0,3}(?:previous|prior|above|earlier|preceding|all|your|system)(?:instructions?|prompts?|rules?|guidelines?|directions?|context|messages?)|systemprompt|newinstructions|developermode|jailbreak|youarenow/i;
+
+/** Base64 runs long enough to hide a sentence; at most a few are decoded, of bounded length, per text. */
+const BASE64 = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
+const BASE64_RUNS = 8;
+const BASE64_CHARS = 4_096;
+
+/** The texts a few base64 runs of `text` decode to, when they decode to readable text (one level, bounded). */
+export function decodedRuns(text: string): string[] {
+  const out: string[] = [];
+  let budget = BASE64_CHARS;
+  for (const m of text.matchAll(BASE64)) {
+    if (out.length >= BASE64_RUNS || budget <= 0) break;
+    const run = m[0].slice(0, budget);
+    budget -= run.length;
+    let bytes: string;
+    try {
+      bytes = atob(run.replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, ''));
+    } catch {
+      continue;
+    }
+    // Readable: printable ASCII, tabs and newlines, the rest at most a tenth (UTF-8 letters of other scripts).
+    let readable = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      const c = bytes.charCodeAt(i);
+      if ((c >= 0x20 && c < 0x7f) || c === 0x09 || c === 0x0a) readable++;
+    }
+    if (bytes.length >= 12 && readable >= bytes.length * 0.9) out.push(bytes);
+  }
+  return out;
+}
+
+/** The kinds the rules find in already folded text. */
+const kindsIn = (folded: string): InstructionKind[] =>
+  INSTRUCTION_KINDS.filter((k) => RULES[k].some((re) => re.test(folded)));
+
+/** NFKC first (full-width letters and brackets), then what a reader does not see is removed and look-alikes folded. */
+const fold = (text: string) => foldMarkup(text.normalize('NFKC'));
+
 /**
  * Flags text that reads as instructions to the agent. Every kind is tried (all are reported, so the author is
- * told every reason); work is linear in min(text length, CLASSIFY_MAX_CHARS).
+ * told every reason); work is linear in min(text length, CLASSIFY_MAX_CHARS): the text, its spelled-out letters
+ * joined back, and a bounded few of its base64 runs decoded, each judged by the same rules.
  */
 export function classifyInstructions(text: string): InstructionVerdict {
   if (!text) return { flagged: false, kinds: [] };
   const head = text.length > CLASSIFY_MAX_CHARS ? text.slice(0, CLASSIFY_MAX_CHARS) : text;
-  // NFKC first (full-width letters and brackets), then what a reader does not see is removed and look-alikes folded.
-  const folded = foldMarkup(head.normalize('NFKC')).replace(/[ \t]+/g, ' ');
-  const kinds = INSTRUCTION_KINDS.filter((k) => RULES[k].some((re) => re.test(folded)));
+  const folded = fold(head);
+  const found = new Set(kindsIn(folded.replace(/[ \t]+/g, ' ')));
+  const runs: string[] = [];
+  const joined = despaced(folded.replace(/\t/g, ' '), runs);
+  if (joined !== null) for (const k of kindsIn(joined)) found.add(k);
+  if (runs.some((r) => SQUEEZED.test(r))) found.add('override');
+  for (const decoded of decodedRuns(folded)) {
+    const plain = fold(decoded).replace(/[ \t]+/g, ' ');
+    for (const k of kindsIn(plain)) found.add(k);
+  }
+  const kinds = INSTRUCTION_KINDS.filter((k) => found.has(k));
   return { flagged: kinds.length > 0, kinds };
 }
 

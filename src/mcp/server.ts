@@ -24,6 +24,7 @@ import { renderSearchText } from '../search/render';
 import { promptRecords, summaryRecords } from '../search/records';
 import { searchObservations } from '../search/search';
 import { indexObservations } from '../vectors/index-records';
+import { neutralizePrefix } from '#shared/fence';
 import { INSTRUCTIONS, SERVER_NAME, SERVER_VERSION } from './instructions';
 import { renderRecords } from './render-records';
 import { errorText, log } from '../lib/log';
@@ -294,7 +295,7 @@ function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): 
           ? ` It supersedes ${saved.superseded.map((id) => `#${id}`).join(', ')}.`
           : '';
         return text(
-          `${saved.duplicate ? 'Already remembered' : 'Remembered'} as #${saved.id} in ${saved.project}.${corrected}`,
+          `${saved.duplicate ? 'Already remembered' : 'Remembered'} as #${saved.id} in ${neutralizePrefix(saved.project, 300)}.${corrected}`,
         );
       }),
   );

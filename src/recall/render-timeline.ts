@@ -74,7 +74,7 @@ export function renderTimeline(input: TimelineRenderInput): string {
       day = d;
     }
     const who = item.author !== input.viewer ? ` @${item.author}` : '';
-    const where = projects.size > 1 ? ` [${item.project}]` : '';
+    const where = projects.size > 1 ? ` [${safeLine(item.project, 300, '')}]` : '';
     const mark = item.anchor ? '  <= anchor' : '';
     const clock = clockOf(item.at, timeZone);
     if (item.kind === 'summary') {

@@ -207,24 +207,42 @@ describe('stored text is inert', { timeout: 60_000 }, () => {
     expect(row).toEqual({ type: 'discovery', title: 'Renamed fdp.exe[2K' });
   });
 
-  it('neutralises a type and title stored before the rule when search and MCP show them', async () => {
+  it('neutralises a type, title and project key stored before the rule when search, the timeline and MCP show them', async () => {
     const a = await newIdentity();
     const ids = await idsOf(a);
     const word = fresh('legacy');
     const projectId = await seedProject(ids, `github.com/acme/${word}`);
+    const at = Date.now() - 60_000;
     const id = await seedObservation(ids, projectId, await seedSession(ids, projectId, fresh('s')), {
       title: `Legacy ${word} ${RLO}note${ERASE}`,
+      createdAt: at,
     });
-    // A row written before types were closed, straight into D1.
+    // Another project's row, so a timeline spanning both names each row's project.
+    const otherId = await seedProject(ids, `github.com/acme/${word}-other`);
+    await seedObservation(ids, otherId, await seedSession(ids, otherId, fresh('s')), {
+      title: `Other ${word}`,
+      createdAt: at + 1,
+    });
+    // A row and a key written before types were closed and keys made inert, straight into D1.
     await env.DB.prepare('UPDATE observations SET type = ? WHERE id = ?').bind(HOSTILE_TYPE, id).run();
+    await env.DB.prepare('UPDATE projects SET key = ? WHERE id = ?')
+      .bind(`github.com/acme/${word}${ERASE}${OSC52}`, projectId)
+      .run();
     const text = await (await call(`/api/search?q=${word}&format=text`, { token: a.token })).text();
     expect(text).toContain(`#${id}`);
     expect(text).not.toMatch(CONTROL);
     expect(text).not.toMatch(/<\/?(?:cairn-context|system)/);
+    // A timeline around a time spans projects and names each row's.
+    const timeline = await (
+      await call(`/api/timeline?anchor=${new Date(at).toISOString()}&format=text`, { token: a.token })
+    ).text();
+    expect(timeline).toContain(`[github.com/acme/${word} [2K`);
+    expect(timeline).not.toMatch(CONTROL);
     const client = await connect(a.token);
     const answers = [
       textOf(await callTool(client, 'search', { query: word })),
       textOf(await callTool(client, 'get_observations', { ids: [id] })),
+      textOf(await callTool(client, 'timeline', { anchor: id })),
     ];
     await client.close();
     for (const answer of answers) {

@@ -114,7 +114,6 @@ const ONE_LETTER = /^\p{L}$/u;
  * gap between words at all. One pass over the text's space-separated tokens.
  */
 export function despaced(text: string, runs: string[] = []): string | null {
-  const parts = text.split(/( +)/);
   const out: string[] = [];
   let letters: string[] = [];
   let found = false;
@@ -127,23 +126,28 @@ export function despaced(text: string, runs: string[] = []): string | null {
     } else out.push(letters.join(' '));
     letters = [];
   };
-  for (const part of parts) {
-    if (part === '') continue;
-    if (part[0] === ' ') {
+  // One pass over runs of spaces and the tokens between them.
+  for (let i = 0; i < text.length; ) {
+    let j = i;
+    if (text[i] === ' ') {
+      while (j < text.length && text[j] === ' ') j++;
       // One space separates spelled letters; a wider gap ends the word.
-      if (part.length > 1 && letters.length) flush();
+      if (j - i > 1 && letters.length) flush();
       if (!letters.length) out.push(' ');
-      continue;
-    }
-    if (ONE_LETTER.test(part)) letters.push(part);
-    else if (part.length <= 200 && DOTTED.test(part)) letters.push(part.replace(/[._*-]/g, ''));
-    else {
-      if (letters.length) {
-        flush();
-        out.push(' ');
+    } else {
+      while (j < text.length && text[j] !== ' ') j++;
+      const token = text.slice(i, j);
+      if (token.length <= 2 && ONE_LETTER.test(token)) letters.push(token);
+      else if (token.length <= 200 && DOTTED.test(token)) letters.push(token.replace(/[._*-]/g, ''));
+      else {
+        if (letters.length) {
+          flush();
+          out.push(' ');
+        }
+        out.push(token);
       }
-      out.push(part);
     }
+    i = j;
   }
   if (letters.length) flush();
   return found ? out.join('').replace(/ +/g, ' ') : null;

@@ -2,9 +2,11 @@
 // job kinds the job lanes run. Each entry point is one metered invocation (src/db/meter.ts).
 import app from './app';
 import type { CairnEnv } from './env';
-import { exemptFromFree, metered } from './db/meter';
+import { metered } from './db/meter';
 import { registerJobKinds } from './jobs/registry';
-import { runDailyMaintenance } from './maintenance/daily';
+import { startDailyMaintenance } from './maintenance/daily';
+import { dailyDispatchJob } from './maintenance/dispatch-job';
+import { dailyTeamJob } from './maintenance/team-job';
 import { embedJob } from './vectors/embed-job';
 import { backupJob } from './backup/backup-job';
 import { restoreJob } from './backup/restore-job';
@@ -24,7 +26,7 @@ import { sessionRetireJob } from './retention/session-retire';
 // Every kind of job this Worker runs (src/jobs/types.ts says how to write one; NOTES: how to add one).
 registerJobKinds([embedJob, ftsUpkeepJob, moveJob, backupJob, restoreJob, upgradeJob, forgetProjectJob, importJob]);
 registerJobKinds([consolidateJob, judgeHeldJob]);
-registerJobKinds([retentionSweepJob, sessionRetireJob]);
+registerJobKinds([retentionSweepJob, sessionRetireJob, dailyDispatchJob, dailyTeamJob]);
 // The observer's corrections need search's query builder and the supersede path (features): plugged in here.
 registerObserverCorrections(observerCorrectionsImpl);
 
@@ -41,12 +43,9 @@ export default {
       upgradeOnce(env, ctx);
       return app.fetch(request, env, ctx);
     }),
-  // Daily (wrangler.toml [triggers]): FTS indexes healed after a restore, teams' retention_days, upgrades, backups.
+  // Daily (wrangler.toml [triggers]): starts the dispatcher job that runs the day's maintenance server-wide and for
+  // every team in bounded steps (src/maintenance/): one Durable Object call here, whatever the number of teams.
   scheduled(controller, env, ctx) {
-    metered(env, 'scheduled', () => {
-      // Over Free's 50 subrequests at a few teams (src/db/meter.ts, exemptFromFree).
-      exemptFromFree('issue 35: the daily cron visits every team in one invocation (a dispatcher job will fan out)');
-      ctx.waitUntil(runDailyMaintenance(env, controller.scheduledTime));
-    });
+    metered(env, 'scheduled', () => ctx.waitUntil(startDailyMaintenance(env, controller.scheduledTime)));
   },
 } satisfies ExportedHandler<CairnEnv>;

@@ -1,19 +1,12 @@
-// The daily cron's backup part: with an R2 bucket bound as BACKUPS, a backup job for every team (each writes
-// its team in bounded steps, src/backup/backup-job.ts); without one, nothing (backups are off).
-import { teamsWithShards } from '../db/shards';
+// The daily backup of one team: with an R2 bucket bound as BACKUPS, a backup job in the team's lane (it writes the
+// team in bounded steps, src/backup/backup-job.ts), started by the team's daily job (src/maintenance/team-job.ts);
+// without one, nothing (backups are off).
 import type { CairnEnv } from '../env';
 import { startJob } from '../jobs/start';
 import { backupJob } from './backup-job';
-import { stampOf } from './store';
 
-export async function startDailyBackups(
-  env: CairnEnv,
-  now: number,
-): Promise<{ off: true } | { teams: number; stamp: string }> {
-  if (!env.BACKUPS) return { off: true };
-  const stamp = stampOf(now);
-  const teams = await teamsWithShards(env);
-  // Every team's backup is stamped with the cron's own time (server time; a backup's stamp is never a client's).
-  for (const t of teams) await startJob(env, backupJob, t.id, {}, null, { now });
-  return { teams: teams.length, stamp };
+/** The team's backup job stamped with the run's own time (server time; or the one still running); null when backups are off. */
+export async function startTeamBackup(env: CairnEnv, teamId: number, now: number): Promise<string | null> {
+  if (!env.BACKUPS) return null;
+  return (await startJob(env, backupJob, teamId, {}, null, { now })).id;
 }

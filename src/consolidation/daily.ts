@@ -1,25 +1,28 @@
-// The daily cron's consolidation part: a `consolidate-project` job for every project that got observations in the
-// last day (each job is bounded per step; a project with nothing new is left as the last run left it).
+// The daily consolidation of one team: a `consolidate-project` job for each project that got observations in the
+// last day (each job bounded per step; a project with nothing new is left as the last run left it), started a page
+// at a time by the team's daily job (src/maintenance/team-job.ts).
 import { activeProjects } from '../db/consolidation';
-import { teamDb, teamsWithShards } from '../db/shards';
+import { teamDb } from '../db/shards';
 import type { CairnEnv } from '../env';
 import { startJob } from '../jobs/start';
 import { consolidateJob } from './job';
 
 /** Projects started per team per day at most. */
-const PROJECTS_PER_TEAM = 200;
+export const PROJECTS_PER_TEAM = 200;
 const DAY_MS = 24 * 3_600_000;
 
-export async function startDailyConsolidation(
+/**
+ * Starts the jobs of up to `limit` active projects after `afterProjectId` (one statement, a Durable Object call
+ * each); answers how many and the last project started (the next page goes on after it), `more` when the page was full.
+ */
+export async function startConsolidationPage(
   env: CairnEnv,
+  teamId: number,
   now: number,
-): Promise<{ teams: number; projects: number }> {
-  const teams = await teamsWithShards(env);
-  let projects = 0;
-  for (const t of teams) {
-    const ids = await activeProjects(await teamDb(env, t.id), t.id, now - DAY_MS - 3_600_000, PROJECTS_PER_TEAM);
-    for (const projectId of ids) await startJob(env, consolidateJob, t.id, { projectId });
-    projects += ids.length;
-  }
-  return { teams: teams.length, projects };
+  afterProjectId: number,
+  limit: number,
+): Promise<{ started: number; last: number; more: boolean }> {
+  const ids = await activeProjects(await teamDb(env, teamId), teamId, now - DAY_MS - 3_600_000, limit, afterProjectId);
+  for (const projectId of ids) await startJob(env, consolidateJob, teamId, { projectId });
+  return { started: ids.length, last: ids.at(-1) ?? afterProjectId, more: ids.length === limit };
 }

@@ -1,7 +1,7 @@
 // Consolidation in D1 (src/consolidation/ decides what is a near-duplicate): candidate groups of a project (same
 // author, type, files and concepts), their texts, the merge of sources into the record that stands for them
 // (merged_into, one `merge` event each, an audit row), the merges to review, and their exact undo.
-import { and, count, desc, eq, gt, gte, isNotNull, isNull, min, notInArray, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, gte, isNotNull, isNull, min, notInArray, type SQL } from 'drizzle-orm';
 import { alias, QueryBuilder, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { insertAudit } from './audit';
 import { db as dbOf, type Db } from './client';
@@ -282,17 +282,28 @@ export function notMerged(teamId: number, id: AnySQLiteColumn = observations.id)
   );
 }
 
-/** Projects of a team with observations from `since` on (the daily consolidation's candidates), at most `limit`. */
+/**
+ * Projects of a team with observations from `since` on (the daily consolidation's candidates): at most `limit`, in id
+ * order after `afterProjectId` (the team's daily job pages through them).
+ */
 export async function activeProjects(
   d1: D1Database | Db,
   teamId: number,
   since: number,
   limit: number,
+  afterProjectId = 0,
 ): Promise<number[]> {
   const rows = await dbOf(d1)
     .selectDistinct({ id: observations.projectId })
     .from(observations)
-    .where(and(eq(observations.teamId, teamId), gte(observations.createdAt, since)))
+    .where(
+      and(
+        eq(observations.teamId, teamId),
+        gte(observations.createdAt, since),
+        gt(observations.projectId, afterProjectId),
+      ),
+    )
+    .orderBy(asc(observations.projectId))
     .limit(limit);
   return rows.map((r) => r.id);
 }

@@ -7,7 +7,7 @@
 // A shard also keeps a copy of its teams' directory rows (teams, users, devices, same ids), because memory rows
 // reference them (foreign keys) and name their authors (joins). The directory stays the source: every write
 // to those rows goes there first and then refreshes the copy (`writeTeam`, `syncTeamCopy` in db/teams.ts).
-import { count, eq, ne } from 'drizzle-orm';
+import { count, eq, gt, ne } from 'drizzle-orm';
 import { configOf, ConfigError } from '../config';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
@@ -116,7 +116,7 @@ export function chooseShard(open: readonly string[], teamsOn: ReadonlyMap<string
 }
 
 /** Teams per shard (the directory's count is every team without a map row), `teamId` itself not counted. */
-async function teamsPerShard(dir: Db, teamId: number): Promise<Map<string, number>> {
+async function teamsPerShard(dir: Db, teamId = 0): Promise<Map<string, number>> {
   const [all, mapped] = await dir.batch([
     dir.select({ n: count() }).from(teams).where(ne(teams.id, teamId)),
     dir
@@ -176,14 +176,23 @@ export async function setTeamShard(env: ShardEnv, teamId: number, shard: string,
   memo.delete(teamId);
 }
 
-/** Every team with the shard it lives on (the retention sweep visits each on its own database). */
+/** How many teams each shard holds (two statements, whatever the number of teams). */
+export function teamCountsByShard(env: ShardEnv): Promise<Map<string, number>> {
+  return teamsPerShard(db(env.DB));
+}
+
+/** Up to `limit` teams with an id above `afterId`, ascending, each with the shard it lives on (one statement). */
 export async function teamsWithShards(
   env: ShardEnv,
+  afterId: number,
+  limit: number,
 ): Promise<{ id: number; slug: string; settings: string; shard: string }[]> {
   const rows = await db(env.DB)
     .select({ id: teams.id, slug: teams.slug, settings: teams.settings, shard: teamShards.shard })
     .from(teams)
     .leftJoin(teamShards, eq(teamShards.teamId, teams.id))
-    .orderBy(teams.id);
+    .where(gt(teams.id, afterId))
+    .orderBy(teams.id)
+    .limit(limit);
   return rows.map((r) => ({ id: r.id, slug: r.slug, settings: r.settings, shard: r.shard ?? DIRECTORY }));
 }

@@ -204,6 +204,17 @@ export async function teamIdBySlug(d1: D1Database | Db, slug: string): Promise<n
   return row?.id;
 }
 
+/** Up to `limit` team ids above `afterId`, ascending (the daily dispatcher pages through every team by id). */
+export async function teamIdsAfter(d1: D1Database | Db, afterId: number, limit: number): Promise<number[]> {
+  const rows = await dbOf(d1)
+    .select({ id: teams.id })
+    .from(teams)
+    .where(gt(teams.id, afterId))
+    .orderBy(asc(teams.id))
+    .limit(limit);
+  return rows.map((r) => r.id);
+}
+
 /** The first team with an id above `afterId`, or null (jobs that visit every team page through them by id). */
 export async function nextTeamId(d1: D1Database | Db, afterId: number): Promise<number | null> {
   const row = await dbOf(d1)

@@ -1,10 +1,11 @@
 // A team's health assembled from where each part lives: the observer's state and the sessions' backlog (TeamDO),
 // dead letters of emptied sessions, the last retention sweep and the database size (the team's shard), the
 // budget, and the daily cron's record (the directory).
+import { configOf } from '../config';
 import type { CairnEnv } from '../env';
 import { embedSkipped, lastRetentionSweep, retiredDeadLetters } from './queries';
 import { maintenanceRunList, type MaintenanceRun } from '../db/maintenance';
-import { boundShards, directoryDb, shardDb, shardOf, teamsWithShards } from '../db/shards';
+import { boundShards, directoryDb, shardDb, shardOf, teamCountsByShard, teamsWithShards } from '../db/shards';
 import { teamInfo, teamSettingsText } from '../db/teams';
 import { databaseBytes } from '../db/sqlite';
 import { parseTeamSettings } from '../db/team-settings';
@@ -113,22 +114,46 @@ export async function healthOfTeam(env: CairnEnv, teamId: number, now: number): 
   return teamHealth(env, team, runs.map(maintenanceJson), shard, now);
 }
 
-/** GET /api/admin/teams/health: every team and every database, for the operator. */
-export async function healthOfServer(env: CairnEnv, now: number): Promise<OperatorHealthJson> {
-  const [teams, runs, shards] = await Promise.all([
-    teamsWithShards(env),
+/** Teams a page of GET /api/admin/teams/health holds at most. */
+export const OPERATOR_PAGE_MAX = 50;
+
+/**
+ * The page size a request gets. A team costs a TeamDO call and five reads (six with a spend budget set: dead
+ * letters, the last sweep, skipped vectors' three counts, the spend), the page four reads more
+ * (test/worker/health/health-routes.test.ts counts them): Free's 50 queries and subrequests an invocation take 6
+ * teams; Paid takes 20 by default and up to 50 when asked (~350).
+ */
+export function operatorPageLimit(env: CairnEnv, asked: number | undefined): number {
+  const free = configOf(env).plan.name === 'free';
+  return Math.min(free ? 6 : OPERATOR_PAGE_MAX, asked ?? (free ? 6 : 20));
+}
+
+/**
+ * GET /api/admin/teams/health: every database and a page of teams (by id, after `afterId`), for the operator. What
+ * one request costs grows with `limit` (a TeamDO call and a few small reads per team), never with the number of
+ * teams: the shards' team counts are two statements; `next_cursor` names the page after this one (null: the last).
+ */
+export async function healthOfServer(
+  env: CairnEnv,
+  now: number,
+  page: { afterId: number; limit: number },
+): Promise<OperatorHealthJson> {
+  const [rows, runs, shards, counts] = await Promise.all([
+    teamsWithShards(env, page.afterId, page.limit + 1),
     maintenanceRunList(directoryDb(env)),
     Promise.all(boundShards(env).map((b) => shardJson(env, b))),
+    teamCountsByShard(env),
   ]);
-  const maintenance = runs.map(maintenanceJson);
+  const teams = rows.slice(0, page.limit);
   const byBinding = new Map(shards.map((s) => [s.binding, s]));
+  // One team at a time: each view is a Durable Object call and a few small reads.
   const teamViews = [];
-  // One team at a time: each view is a Durable Object call and a few small reads, and a server has few teams.
   for (const t of teams)
     teamViews.push(await teamHealth(env, t, [], byBinding.get(t.shard) ?? (await shardJson(env, t.shard)), now));
   return {
     teams: teamViews,
-    shards: shards.map((s) => ({ ...s, teams: teams.filter((t) => t.shard === s.binding).length })),
-    maintenance,
+    next_cursor: rows.length > page.limit ? String(teams.at(-1)!.id) : null,
+    shards: shards.map((s) => ({ ...s, teams: counts.get(s.binding) ?? 0 })),
+    maintenance: runs.map(maintenanceJson),
   };
 }

@@ -3,11 +3,12 @@
 import { Hono } from 'hono';
 import { writeAudit } from '../audit/audit';
 import type { AppEnv } from '../auth/types';
-import { exemptFromFree } from '../db/meter';
 import { teamDb } from '../db/shards';
 import { wakeSessions } from '../session/session-do';
 import { teamStub } from '../slots/team-do';
-import { healthOfServer, healthOfTeam, observerStateJson } from './report';
+import * as z from 'zod';
+import { query } from '../lib/validate';
+import { healthOfServer, healthOfTeam, OPERATOR_PAGE_MAX, observerStateJson, operatorPageLimit } from './report';
 
 /** Mounted at /api/admin/health (admin guard at the mount). */
 export const adminHealthRoutes = new Hono<AppEnv>().get('/', async (c) =>
@@ -40,9 +41,18 @@ export const observerStateRoutes = new Hono<AppEnv>().get('/', async (c) =>
   c.json(observerStateJson(await teamStub(c.env, c.get('auth').teamId).health(Date.now()))),
 );
 
-/** Mounted at /api/admin/teams/health behind the operator's secret (CAIRN_ADMIN_SECRET). */
-export const operatorHealthRoutes = new Hono<AppEnv>().get('/', async (c) => {
-  // Three or four calls per team in one request: past Free's 50 subrequests at a dozen teams (src/db/meter.ts).
-  exemptFromFree('issue 35: operator health reads every team in one request (to be paged through teams)');
-  return c.json(await healthOfServer(c.env, Date.now()));
+/** `?cursor=` (the `next_cursor` of the page before) and `?limit=` (teams a page: operatorPageLimit). */
+const OperatorHealthQuery = z.object({
+  cursor: z
+    .string()
+    .regex(/^\d{1,15}$/, 'cursor: the next_cursor of the page before')
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(OPERATOR_PAGE_MAX).optional(),
+});
+
+/** Mounted at /api/admin/teams/health behind the operator's secret (CAIRN_ADMIN_SECRET): a page of teams a request. */
+export const operatorHealthRoutes = new Hono<AppEnv>().get('/', query(OperatorHealthQuery), async (c) => {
+  const q = c.req.valid('query');
+  const page = { afterId: Number(q.cursor ?? 0), limit: operatorPageLimit(c.env, q.limit) };
+  return c.json(await healthOfServer(c.env, Date.now(), page));
 });

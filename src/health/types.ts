@@ -56,9 +56,11 @@ export interface TeamHealthJson {
   shard: ShardJson;
 }
 
-/** The operator's view (GET /api/admin/teams/health, CAIRN_ADMIN_SECRET). */
+/** The operator's view (GET /api/admin/teams/health, CAIRN_ADMIN_SECRET): every database and a page of teams. */
 export interface OperatorHealthJson {
   teams: TeamHealthJson[];
+  /** `?cursor=` of the next page of teams; null on the last. */
+  next_cursor: string | null;
   shards: (ShardJson & { teams: number })[];
   maintenance: MaintenanceJson[];
 }

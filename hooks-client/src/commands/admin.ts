@@ -31,7 +31,7 @@ const USAGE = `usage: cairn admin <command> [--json]
   audit [--limit <n>] [--action <name>]
   health                                    the observer's state, the backlog, dead letters, budget, retention,
                                             the daily cron and the database's size
-  health --operator                         every team and database (needs CAIRN_ADMIN_SECRET)
+  health --operator [--cursor N] [--limit N] every database and a page of teams (needs CAIRN_ADMIN_SECRET)
   observer retry                            try the observer again now (after fixing its key or raising a cap)
   held                                      records held back from teammates as instruction-like text
   release <12|#12|S12|P12>…                 let held records reach teammates' context (after reading them)
@@ -336,7 +336,10 @@ const HANDLERS: Record<string, Handler> = {
     if (flags.operator) {
       const secret = ctx.io.env.CAIRN_ADMIN_SECRET;
       if (!secret) throw new UsageError('health --operator needs the operator secret in CAIRN_ADMIN_SECRET');
-      const a = await request(ctx, 'GET', '/api/admin/teams/health', undefined, secret);
+      const q = new URLSearchParams();
+      if (typeof flags.cursor === 'string') q.set('cursor', flags.cursor);
+      if (typeof flags.limit === 'string') q.set('limit', flags.limit);
+      const a = await request(ctx, 'GET', `/api/admin/teams/health${q.size ? `?${q}` : ''}`, undefined, secret);
       return { ...a, show: () => renderServerHealth(a.body as ServerHealthBody) };
     }
     const a = await request(ctx, 'GET', '/api/admin/health');
@@ -423,6 +426,7 @@ export async function admin(args: string[], io: Io): Promise<number> {
         label: { type: 'string' },
         'expires-days': { type: 'string' },
         limit: { type: 'string' },
+        cursor: { type: 'string' },
         action: { type: 'string' },
         team: { type: 'string' },
         device: { type: 'string' },

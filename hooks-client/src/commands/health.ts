@@ -47,6 +47,8 @@ export interface TeamHealthBody {
 
 export interface ServerHealthBody {
   teams?: TeamHealthBody[];
+  /** The next page of teams (`--cursor`); null or absent on the last. */
+  next_cursor?: string | null;
   shards?: Shard[];
   maintenance?: Maintenance[];
 }
@@ -130,6 +132,9 @@ export function renderServerHealth(h: ServerHealthBody): string {
         `${t.dead_letters?.retryable ?? 0} dead letters; on ${t.shard?.binding ?? '?'}`,
     );
   }
-  if (!(h.teams ?? []).length) lines.push('  (none yet: npm run deploy creates the first)');
+  if (!(h.teams ?? []).length && !h.next_cursor) lines.push('  (none yet: npm run deploy creates the first)');
+  // Digits only (a team id): anything else from the server is not printed.
+  if (h.next_cursor && /^\d{1,15}$/.test(h.next_cursor))
+    lines.push(`  more teams: cairn admin health --operator --cursor ${h.next_cursor}`);
   return `${lines.join('\n')}\n`;
 }

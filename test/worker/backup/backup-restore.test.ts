@@ -5,11 +5,11 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
 import { manifestKey, partKey } from '../../../src/backup/store';
-import { runDailyMaintenance } from '../../../src/maintenance/daily';
+import { startDailyMaintenance } from '../../../src/maintenance/daily';
 import { ADMIN_SECRET, call, fresh, newIdentity } from '../support/http';
 import { comparableContext } from '../support/comparable';
 import { resetDatabases } from '../support/fresh-db';
-import { runJob } from '../support/jobs';
+import { finishJob, runJob, runOpenJobs } from '../support/jobs';
 import { idsOf, seedObservation, seedProject, seedSession, seedWorld } from '../support/seed';
 import type { WireJob } from '../../../src/shared/jobs';
 
@@ -176,7 +176,11 @@ describe('backups', { timeout: 60_000 }, () => {
     const w = await seedWorld();
     await w.add({ title: 'Cron backup note' });
     const now = Date.parse('2026-12-01T03:17:00Z');
-    await runDailyMaintenance(env, now);
+    // The cron starts the dispatcher, which starts each team's daily job, which starts the team's backup (this
+    // runtime is the file's own: the dispatcher walks only its teams).
+    const dispatcher = await startDailyMaintenance(env, now);
+    expect((await finishJob(null, dispatcher!)).status).toBe('done');
+    await runOpenJobs(w.ids.teamId, 'daily-team');
     const jobs = (await (await call('/api/admin/jobs?kind=backup', { token: w.id.token })).json()) as {
       jobs: WireJob[];
     };

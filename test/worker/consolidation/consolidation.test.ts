@@ -3,11 +3,11 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { consolidateJob } from '../../../src/consolidation/job';
-import { startDailyConsolidation } from '../../../src/consolidation/daily';
 import { watchInvocations, type Usage } from '../../../src/db/meter';
 import { listJobs } from '../../../src/jobs/start';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { runKindInline, runOpenJobs } from '../support/jobs';
+import { runTeamDay } from '../support/daily';
 import { idsOf, seedObservation, seedProject, seedSession, type Ids, type SeedObservation } from '../support/seed';
 
 interface World {
@@ -230,15 +230,15 @@ describe('consolidation', { timeout: 60_000 }, () => {
     expect(merged?.n).toBe(groups);
   });
 
-  it('is started by the daily maintenance for each project that got observations that day', async () => {
+  it("is started by the team's daily job for each project that got observations that day", async () => {
     const w = await world();
     const a = await seedObservation(w.ids, w.projectId, w.session, {
       ...skew('by more than'),
       createdAt: Date.now() - 60_000,
     });
     const b = await seedObservation(w.ids, w.projectId, w.session, { ...skew('by over'), createdAt: Date.now() });
-    const started = await startDailyConsolidation(env, Date.now());
-    expect(started.projects).toBeGreaterThanOrEqual(1);
+    const day = await runTeamDay(w.ids.teamId);
+    expect(day.result).toMatchObject({ consolidate: 1 });
     expect((await listJobs(env, w.ids.teamId, 20, 'consolidate-project')).length).toBe(1);
     await runOpenJobs(w.ids.teamId, 'consolidate-project');
     expect(await mergedInto(a)).toBe(b);

@@ -6,7 +6,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { consolidateJob } from '../../../src/consolidation/job';
-import { applyRetention } from '../../../src/retention/sweep';
+import { startTeamRetention } from '../../../src/retention/sweep';
 import { indexObservations } from '../../../src/vectors/index-records';
 import { call, fresh, newIdentity } from '../support/http';
 import { runKindInline, runOpenJobs } from '../support/jobs';
@@ -63,8 +63,8 @@ describe('retention sweep of merged records', { timeout: 90_000 }, () => {
     expect(
       (await call('/api/admin/settings', { token: owner.token, method: 'PATCH', json: { retention_days: 30 } })).status,
     ).toBe(200);
-    const report = await applyRetention(env, now);
-    const [sweep] = (await runOpenJobs(ids.teamId, 'retention-sweep')).filter((j) => report.jobs.includes(j.id));
+    const started = await startTeamRetention(env, ids.teamId, JSON.stringify({ retention_days: 30 }), now);
+    const [sweep] = (await runOpenJobs(ids.teamId, 'retention-sweep')).filter((j) => j.id === started);
     expect(sweep?.result).toMatchObject({ observations: 2, restored: 1 });
 
     // What passed the retention period is gone from every table, the FTS index and the local vectors.

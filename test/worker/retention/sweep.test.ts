@@ -1,19 +1,20 @@
 // Team retention: with `retention_days` set, the daily sweep deletes older observations, summaries and
-// prompts from every table and index; newer ones, and teams without the setting, keep everything. The daily part
-// starts a `retention-sweep` job per team, which deletes in steps within the step budget.
+// prompts from every table and index; newer ones, and teams without the setting, keep everything. The team's daily
+// job starts a `retention-sweep` job for it, which deletes in steps within the step budget.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { storePrompt } from '../../../src/store/sessions';
-import { applyRetention } from '../../../src/retention/sweep';
+import { startTeamRetention } from '../../../src/retention/sweep';
 import { indexObservations } from '../../../src/vectors/index-records';
 import { call, fresh } from '../support/http';
 import { CuttingVectorize, FakeVectorize, productionVectorEnv } from '../support/fake-vectorize';
 import { lane, runJob, runOpenJobs } from '../support/jobs';
 import { configOf } from '../../../src/config';
-import { metered, watchInvocations, type Usage } from '../../../src/db/meter';
+import { metered } from '../../../src/db/meter';
 import { stepContext } from '../../../src/jobs/step';
 import { retentionSweepJob } from '../../../src/retention/sweep-job';
 import { seedWorld, type SeedWorld } from '../support/seed';
+import { runTeamDay } from '../support/daily';
 
 const DAY = 86_400_000;
 // Ends in a digit: FTS5's porter stemmer rewrites endings like -s or -ed, and the segment check below looks for
@@ -74,7 +75,7 @@ describe('team retention sweep', () => {
     const set = await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 30 } });
     expect(set.status).toBe(200);
 
-    await applyRetention(env, now);
+    await startTeamRetention(env, w.ids.teamId, JSON.stringify({ retention_days: 30 }), now);
     const [sweep] = await runOpenJobs(w.ids.teamId, 'retention-sweep');
     // The index segments: within the upkeep cycle the sweep asked for.
     await runOpenJobs(null, 'fts-upkeep');
@@ -105,10 +106,8 @@ describe('team retention sweep', () => {
     const w = await seedWorld();
     const old = word();
     await seedAged(w, old, Date.now() - 4_000 * DAY, 1);
-    const report = await applyRetention(env, Date.now());
-    await runOpenJobs(w.ids.teamId, 'retention-sweep');
+    expect(await startTeamRetention(env, w.ids.teamId, '{}', Date.now())).toBeNull();
     expect(await lane(w.ids.teamId).list(10, 'retention-sweep')).toEqual([]);
-    expect(report.jobs.length).toBe(report.teams);
     expect(await holding(old)).toContain('observations');
   });
 
@@ -138,16 +137,12 @@ describe('team retention sweep', () => {
       (await call('/api/admin/settings', { token: w.id.token, method: 'PATCH', json: { retention_days: 30 } })).status,
     ).toBe(200);
 
-    const usage: Usage[] = [];
-    const stop = watchInvocations((u) => usage.push(u));
-    const report = await metered(env, 'scheduled', () => applyRetention(env, now));
-    stop();
-    // The daily part only starts the jobs: a few statements, whatever the history.
-    expect(usage[0]!.statements).toBeLessThan(10);
-    expect(report.jobs.length).toBeGreaterThanOrEqual(1);
-    const mine = (await lane(w.ids.teamId).list(10, 'retention-sweep')).find((j) => report.jobs.includes(j.id));
-    expect(mine).toBeDefined();
-    const job = await runJob(w.ids.teamId, mine!.id);
+    const day = await runTeamDay(w.ids.teamId, now);
+    // The team's daily job only starts the sweep: a few statements, whatever the history.
+    expect(day.stats.statements.max).toBeLessThan(10);
+    const started = (day.result as { retention: string | null }).retention;
+    expect(started).not.toBeNull();
+    const job = await runJob(w.ids.teamId, started!);
     expect(job.status).toBe('done');
     expect(job.result).toMatchObject({ observations: 1200, days: 30 });
     expect(job.stats.statements.max).toBeLessThanOrEqual(configOf(env).jobStep.statements);

@@ -1,6 +1,6 @@
 // The D1 side of moving a team between shards (src/transfer/move-job.ts runs the move): finding rows by key on
 // the new database and emptying the old one of the team (what the export does not carry: move-extras.ts).
-import { and, eq, max, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, lt, max, or, type SQL } from 'drizzle-orm';
 import { inJsonList, teamChunkDelete } from './sqlite';
 import { runBatch } from './batch';
 import { db } from './client';
@@ -161,4 +161,47 @@ export async function projectIdAfterMove(
     .from(projects)
     .where(and(eq(projects.teamId, teamId), or(eq(projects.id, id), eq(projects.key, key))));
   return (rows.find((r) => r.id === id && r.key === key) ?? rows.find((r) => r.key === key))?.id ?? null;
+}
+
+/** The record tables whose rows have vectors (a move deletes the old database's ones, src/transfer/move-job.ts). */
+export type RecordTable = 'observations' | 'summaries' | 'prompts';
+const RECORD_TABLES = { observations, summaries, prompts } as const;
+
+/** Where a walk through one project's records of one table is: the last row given out (newest first). */
+export interface RecordMark {
+  at: number;
+  id: number;
+}
+
+/**
+ * Up to `limit` ids of one project's records of `table`, newest first, after `from`: a keyset on the project's
+ * time index (team, project, created_at DESC, and the row id the index ends with), so a page reads about the
+ * rows it answers however large the team, and however its ids interleave with other teams' on a shared database
+ * (a walk by id would read every other team's rows in between). Two reads in one batch: the rest of `from`'s
+ * millisecond by id (an index seek; one `created_at <= at AND (… OR id > …)` read re-read every row of a
+ * millisecond shared by many rows, as an import's are), then older rows.
+ */
+export async function projectRecordPage(
+  d1: D1Database,
+  teamId: number,
+  table: RecordTable,
+  projectId: number,
+  from: RecordMark | null,
+  limit: number,
+): Promise<RecordMark[]> {
+  const t = RECORD_TABLES[table];
+  const d = db(d1);
+  const page = (where: SQL | undefined) =>
+    d
+      .select({ at: t.createdAt, id: t.id })
+      .from(t)
+      .where(and(eq(t.teamId, teamId), eq(t.projectId, projectId), where))
+      .orderBy(desc(t.createdAt), asc(t.id))
+      .limit(limit);
+  if (from === null) return page(undefined);
+  const [ties, older] = await d.batch([
+    page(and(eq(t.createdAt, from.at), gt(t.id, from.id))),
+    page(lt(t.createdAt, from.at)),
+  ]);
+  return [...ties, ...older].slice(0, limit);
 }

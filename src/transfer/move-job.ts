@@ -19,9 +19,15 @@
 // Every row stored anywhere must name a session and a project of its own team (migration 0015 refuses any
 // other), so a session object that kept an old id can fail a turn, never file it under another team's rows.
 import * as z from 'zod';
-import { deleteSteps, deleteTeamChunk, teamProjectIds } from '../db/move';
+import {
+  deleteSteps,
+  deleteTeamChunk,
+  projectRecordPage,
+  teamProjectIds,
+  type RecordMark,
+  type RecordTable,
+} from '../db/move';
 import { copyExtrasPage, EXTRAS_DONE, type ExtrasCursor } from './queries/move-extras';
-import { recordIdsOf } from '../db/forget';
 import {
   DIRECTORY,
   SHARD_MEMO_MS,
@@ -56,8 +62,9 @@ const SESSIONS_PER_STEP = 40;
 export const MOVE_PIECE = 60;
 /** Rows one delete statement takes (each observation also deletes its FTS row). */
 const DELETE_CHUNK = 200;
-/** Old record ids whose vectors go per step. */
-const VECTOR_CHUNK = 500;
+/** Old record ids whose vectors go per unit: one Vectorize call (1 + 8 fact vectors each, ≤ 1,000 ids a call). */
+export const VECTOR_PAGE = 100;
+const VECTOR_TABLES: readonly RecordTable[] = ['observations', 'summaries', 'prompts'];
 
 export const MoveParams = z
   .object({
@@ -92,8 +99,10 @@ export interface MoveCursor {
   waiting: string[];
   /** Index into `held` of the next session to ask (quiesce, release). */
   at: number;
-  /** Phase-specific position: a table number (clear, drop), an offset (vectors). */
+  /** Phase-specific position: a table number (clear, drop). */
   n: number;
+  /** The vectors phase: project (index into `projectIds`), table (VECTOR_TABLES) and the last row done. */
+  vec: { p: number; t: number; from: RecordMark | null };
   copy: CopyCursor;
   projectIds: number[];
   extras: ExtrasCursor;
@@ -212,24 +221,31 @@ const STEPS: Record<
     // A page: ≤ 100 rows in one batch and ≤ 6 reads; a page done again (a step run twice) adds nothing.
     while (e.part < EXTRAS_DONE && ctx.fits({ statements: 110 }))
       e = await copyExtrasPage(shardDb(ctx.env, c.from!), shardDb(ctx.env, p.to), teamId, e, 100);
-    return { c: { ...c, extras: e, ...(e.part >= EXTRAS_DONE ? { phase: 'vectors' as const, n: 0 } : {}) } };
+    return {
+      c: {
+        ...c,
+        extras: e,
+        ...(e.part >= EXTRAS_DONE ? { phase: 'vectors' as const, vec: { p: 0, t: 0, from: null } } : {}),
+      },
+    };
   },
 
   async vectors(ctx, _p, c, teamId) {
     await gate(ctx, teamId, c.moveId);
     // The old rows' vectors go while the team still routes to the old database (their ids are that database's).
-    const ids = await recordIdsOf(shardDb(ctx.env, c.from!), teamId, {});
-    const all = [
-      ...ids.observations.map((id) => ['observations', id] as const),
-      ...ids.summaries.map((id) => ['summaries', id] as const),
-      ...ids.prompts.map((id) => ['prompts', id] as const),
-    ];
-    const slice = all.slice(c.n, c.n + VECTOR_CHUNK);
-    const byKind = { observations: [] as number[], summaries: [] as number[], prompts: [] as number[] };
-    for (const [k, id] of slice) byKind[k].push(id);
-    await deleteRecordVectors(getVectorAdapters(ctx.env), teamId, byKind);
-    const n = c.n + slice.length;
-    return { c: { ...c, n, ...(n >= all.length ? { phase: 'flip' as const } : {}) } };
+    // A page at a time, by a cursor over each project's records: a step reads about the ids it deletes.
+    const source = shardDb(ctx.env, c.from!);
+    let v = c.vec;
+    while (v.p < c.projectIds.length && ctx.fits({ statements: 2, subrequests: 1 })) {
+      const table = VECTOR_TABLES[v.t]!;
+      const page = await projectRecordPage(source, teamId, table, c.projectIds[v.p]!, v.from, VECTOR_PAGE);
+      if (page.length) {
+        await deleteRecordVectors(getVectorAdapters(ctx.env), teamId, { [table]: page.map((r) => r.id) });
+      }
+      if (page.length === VECTOR_PAGE) v = { ...v, from: page[page.length - 1]! };
+      else v = v.t + 1 < VECTOR_TABLES.length ? { p: v.p, t: v.t + 1, from: null } : { p: v.p + 1, t: 0, from: null };
+    }
+    return { c: { ...c, vec: v, ...(v.p >= c.projectIds.length ? { phase: 'flip' as const } : {}) } };
   },
 
   async flip(ctx, p, c, teamId) {
@@ -322,6 +338,7 @@ export const moveJob: JobKind<MoveParams, MoveCursor> = {
       waiting: [],
       at: 0,
       n: 0,
+      vec: { p: 0, t: 0, from: null },
       copy: COPY_START,
       projectIds: [],
       extras: { part: 0, after: 0 },

@@ -5,7 +5,7 @@
 // step that ran twice: its invocation died after the batch, before the job stored the cursor) adds nothing:
 // rows without a key of their own (audit, events) are copied as many times as the source holds them up to the
 // page's end, minus what the target holds already; usage and signals are set, not added; links are set.
-import { and, count, eq, gt, inArray, isNotNull, lte, or } from 'drizzle-orm';
+import { and, count, eq, gt, isNotNull, lte, or } from 'drizzle-orm';
 import { insertAudit } from '../../db/audit';
 import { runBatch, type BatchItem } from '../../db/batch';
 import { db, type Db } from '../../db/client';
@@ -365,7 +365,8 @@ async function copyEvents(src: Db, dst: Db, teamId: number, after: number, limit
       .where(
         and(
           eq(e.teamId, teamId),
-          inArray(e.observationId, ids.length ? ids : [-1]),
+          // One JSON parameter for the list: a page of 100 rows names up to 100 observations (D1 binds ≤ 100).
+          inJsonList(e.observationId, ids.length ? ids : [-1]),
           upTo === null ? undefined : lte(e.id, upTo),
         ),
       )

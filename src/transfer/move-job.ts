@@ -112,6 +112,16 @@ export interface MoveCursor {
   reason: string | null;
 }
 
+/** Which count a copied record adds to. */
+const KIND_COUNT: Partial<Record<string, keyof ImportCounts>> = {
+  user: 'users',
+  project: 'projects',
+  session: 'sessions',
+  prompt: 'prompts',
+  observation: 'observations',
+  summary: 'summaries',
+};
+
 const zero = (): ImportCounts => ({ users: 0, projects: 0, sessions: 0, prompts: 0, observations: 0, summaries: 0 });
 
 const progressOf = (c: MoveCursor) => ({
@@ -206,8 +216,10 @@ const STEPS: Record<
     while (ctx.fits({ statements: 2 * MOVE_PIECE + 12 })) {
       const piece = await nextRecords(source, teamId, c.projectIds, cursor, MOVE_PIECE);
       if (piece.records.length) {
-        const r = await importPart(target, { kind: 'restore' }, numbered(piece.records), ctx.now);
-        for (const k of Object.keys(counts) as (keyof ImportCounts)[]) counts[k] += r.counts[k];
+        await importPart(target, { kind: 'restore' }, numbered(piece.records), ctx.now);
+        // What the piece carried, stored now or by an earlier run of this step (what importPart answers counts only
+        // rows it added: a step run again after its batch landed would report none of them).
+        for (const r of piece.records) if (r.kind in KIND_COUNT) counts[KIND_COUNT[r.kind]!]++;
       }
       cursor = piece.cursor;
       if (piece.done) return { c: { ...c, copy: cursor, counts, phase: 'extras', extras: { part: 0, after: 0 } } };

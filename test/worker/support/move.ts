@@ -44,40 +44,173 @@ export interface MoveStep {
 
 /**
  * Runs the `move-team` job's steps in this test's invocation with `e` (each step metered, as the lane runs it,
- * with a clock that jumps over its waits), calling `each` after every step; answers the steps. `each` may run
- * the team's writes between two steps (they land wherever the team is at that moment).
+ * on a clock that runs and jumps over the waits between steps), calling `each` after every step; answers the
+ * steps. `each` may run the team's writes between two steps (they land wherever the team is at that moment).
+ * `repeat` runs a phase's steps twice each, as after a death between a step's writes and its saved cursor.
  */
 export async function moveSteps(
   e: CairnEnv,
   teamId: number,
   input: Partial<MoveParams> & { to: string },
   each: (step: MoveStep, i: number) => Promise<void> | void = () => {},
-  maxSteps = 5_000,
+  opts: { maxSteps?: number; repeat?: (phase: MoveCursor['phase']) => boolean } = {},
 ): Promise<MoveStep[]> {
+  const maxSteps = opts.maxSteps ?? 5_000;
   const params = moveJob.params.parse({ settleMs: 0, ...input });
-  let now = Date.now();
-  let { cursor } = moveJob.init(params, { teamId, now });
+  // Real time plus the waits jumped over: a step's own pauses (`breathe`) and budget see time pass.
+  let skew = 0;
+  const clock = () => Date.now() + skew;
+  let { cursor } = moveJob.init(params, { teamId, now: clock() });
   const steps: MoveStep[] = [];
   for (let i = 0; i < maxSteps; i++) {
-    const ctx = stepContext({
-      env: e,
-      jobId: 'inline',
-      teamId,
-      actorUserId: null,
-      budget: configOf(e).jobStep,
-      clock: () => now,
-    });
     const phase = cursor.phase;
-    const step = await metered(e, 'job move-team', async () => ({
-      phase,
-      out: await moveJob.step(ctx, params, cursor),
-      used: currentUsage()!,
-    }));
+    const run = () => {
+      const ctx = stepContext({
+        env: e,
+        jobId: 'inline',
+        teamId,
+        actorUserId: null,
+        budget: configOf(e).jobStep,
+        clock,
+      });
+      return metered(e, 'job move-team', async () => ({
+        phase,
+        out: await moveJob.step(ctx, params, cursor),
+        used: currentUsage()!,
+      }));
+    };
+    // `repeat`: the step's invocation died after its writes landed, before the lane saved its cursor; the lane
+    // runs it again from the same cursor, and that run's outcome is the one kept.
+    if (opts.repeat?.(phase)) await run();
+    const step = await run();
     steps.push(step);
     await each(step, i);
     if (step.out.done) return steps;
     cursor = step.out.cursor;
-    now = Math.max(now + (step.out.waitMs ?? 0) + 1, Date.now());
+    skew += (step.out.waitMs ?? 0) + 1;
   }
   throw new Error(`the move did not finish in ${maxSteps} steps`);
+}
+
+/** Every table a team's memory lives in on a shard, for counting what a move carried. */
+export const TEAM_TABLES = [
+  'projects',
+  'project_aliases',
+  'sessions',
+  'prompts',
+  'observations',
+  'observation_files',
+  'summaries',
+  'observation_events',
+  'observation_signals',
+  'prime_tombstones',
+  'audit_log',
+  'observer_usage',
+] as const;
+
+/** How many rows of the team each table of `d` holds. */
+export async function teamCounts(d: D1Database, teamId: number): Promise<Record<string, number>> {
+  const rows = await d.batch(
+    TEAM_TABLES.map((t) => d.prepare(`SELECT COUNT(*) AS n FROM ${t} WHERE team_id = ?`).bind(teamId)),
+  );
+  return Object.fromEntries(TEAM_TABLES.map((t, i) => [t, (rows[i]!.results[0] as { n: number }).n]));
+}
+
+/**
+ * A team's memory of every kind straight into `d` (one statement per kind): per project a session with `n`
+ * observations (a file row each; every third superseded by the next, every fifth primed), prompts and
+ * summaries, with events, signals, aliases, tombstones, audit and usage rows. Answers the session keys.
+ */
+export async function seedMemory(
+  d: D1Database,
+  ids: { teamId: number; userId: number },
+  word: string,
+  opts: { projects?: number; n?: number } = {},
+): Promise<{ projects: string[]; sessions: string[] }> {
+  const out = { projects: [] as string[], sessions: [] as string[] };
+  const n = opts.n ?? 50;
+  for (let p = 0; p < (opts.projects ?? 2); p++) {
+    const key = `github.com/${word}/project-${p}`;
+    const sessionKey = `${word}-session-${p}`;
+    out.projects.push(key);
+    out.sessions.push(sessionKey);
+    const pid = (await d
+      .prepare("INSERT INTO projects (team_id, key, visibility, created_at) VALUES (?, ?, 'team', 1) RETURNING id")
+      .bind(ids.teamId, key)
+      .first<{ id: number }>())!.id;
+    const sid = (await d
+      .prepare(
+        'INSERT INTO sessions (team_id, session_key, project_id, user_id, prompt_count, started_at) VALUES (?, ?, ?, ?, 3, 1) RETURNING id',
+      )
+      .bind(ids.teamId, sessionKey, pid, ids.userId)
+      .first<{ id: number }>())!.id;
+    const series = (upTo: number) =>
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${upTo})`;
+    await d.batch([
+      d
+        .prepare(
+          `${series(n)} INSERT INTO observations (team_id, project_id, session_id, prompt_number, type, title, narrative, facts, files_read, created_at, stored_at, content_hash, author_user_id, source)
+           SELECT ?1, ?2, ?3, 1, 'discovery', ?4 || ' fact ' || i, 'the ' || ?4 || ' cache needs key ' || i, '["a fact"]', '["src/f' || i || '.ts"]', 1000 + i, 1000 + i, ?4 || '-h' || i, ?5,
+                  CASE WHEN i % 5 = 0 THEN 'prime' ELSE 'observer' END FROM n`,
+        )
+        .bind(ids.teamId, pid, sid, word, ids.userId),
+      d
+        .prepare(
+          `INSERT INTO observation_files (observation_id, team_id, project_id, path, kind)
+           SELECT id, team_id, project_id, json_extract(files_read, '$[0]'), 'read' FROM observations WHERE session_id = ?`,
+        )
+        .bind(sid),
+      d
+        .prepare(
+          `UPDATE observations SET superseded_by = (SELECT o2.id FROM observations o2 WHERE o2.session_id = observations.session_id AND o2.content_hash = ?2 || '-h' || (CAST(substr(observations.content_hash, length(?2) + 3) AS INTEGER) + 1))
+           WHERE session_id = ?1 AND CAST(substr(content_hash, length(?2) + 3) AS INTEGER) % 3 = 0 AND CAST(substr(content_hash, length(?2) + 3) AS INTEGER) < ?3`,
+        )
+        .bind(sid, word, n),
+      d
+        .prepare(
+          `INSERT INTO observation_events (team_id, observation_id, action, by_observation_id, actor_user_id, actor, reason, created_at)
+           SELECT team_id, id, 'supersede', superseded_by, ?2, 'user', 'replaced', 2000 FROM observations WHERE session_id = ?1 AND superseded_by IS NOT NULL`,
+        )
+        .bind(sid, ids.userId),
+      d
+        .prepare(
+          `INSERT INTO observation_signals (observation_id, team_id, fetched, useful, wrong, outdated, review, updated_at)
+           SELECT id, team_id, 3, 1, 0, 0, NULL, 3000 FROM observations WHERE session_id = ? AND id % 2 = 0`,
+        )
+        .bind(sid),
+      d
+        .prepare(
+          `${series(3)} INSERT INTO prompts (team_id, project_id, session_id, prompt_number, text, created_at, author_user_id)
+           SELECT ?, ?, ?, i, 'the ' || ? || ' prompt ' || i, 900 + i, ? FROM n`,
+        )
+        .bind(ids.teamId, pid, sid, word, ids.userId),
+      d
+        .prepare(
+          `${series(2)} INSERT INTO summaries (team_id, project_id, session_id, prompt_number, request, learned, created_at, content_hash, author_user_id)
+           SELECT ?, ?, ?, i, 'the ' || ? || ' request ' || i, 'learned ' || i, 1500 + i, ? || '-s' || i, ? FROM n`,
+        )
+        .bind(ids.teamId, pid, sid, word, word, ids.userId),
+      d
+        .prepare(
+          `${series(3)} INSERT INTO project_aliases (team_id, key, project_id, created_at) SELECT ?, ? || '-old-' || i, ?, 1 FROM n`,
+        )
+        .bind(ids.teamId, key, pid),
+      d
+        .prepare(
+          `${series(2)} INSERT INTO prime_tombstones (team_id, project_id, hash, created_at) SELECT ?, ?, printf('%016x', ?3 * 100 + i), 1 FROM n`,
+        )
+        .bind(ids.teamId, pid, pid),
+      d
+        .prepare(
+          `${series(3)} INSERT INTO audit_log (team_id, actor_user_id, action, target, detail, created_at) SELECT ?, ?, 'seed', 'x' || i, '{}', 4000 + i FROM n`,
+        )
+        .bind(ids.teamId, ids.userId),
+      d
+        .prepare(
+          `${series(2)} INSERT INTO observer_usage (team_id, day, session_id, model, calls, input_tokens, output_tokens) SELECT ?, '2026-05-0' || i, ?, 'm', i, 10 * i, i FROM n`,
+        )
+        .bind(ids.teamId, sid),
+    ]);
+  }
+  return out;
 }

@@ -10,7 +10,7 @@ import { AppError, notFound } from '../lib/errors';
 import { jsonBody } from '../lib/validate';
 import { keyOwner, mergeProjects, renameProject, rowsOfProject, setProjectVisibility } from '../db/project-admin';
 import { teamDb } from '../db/shards';
-import { writableTeamDb } from '../slots/enter-write';
+import { movingRefusal, writableTeamDb } from '../slots/enter-write';
 
 const SMALL_BODY = 10_000;
 
@@ -85,6 +85,9 @@ export const adminProjectRoutes = new Hono<AppEnv>()
       target: `project:${body.to}`,
       detail: { from: p.key, to: body.to },
       at: now,
+    }).catch((err: unknown) => {
+      // While a move copies the team its project keys stay as they are (D1 refuses the change): 503 team_moving.
+      throw movingRefusal(err, now);
     });
     return c.json({ project: { key: body.to, previous: p.key } });
   })

@@ -126,6 +126,9 @@ const TEAM_TABLES = [
   'prime_tombstones',
   'projects',
   'audit_log',
+  // A move's change log and its switch (migration 0024): last, after every delete that the log could note.
+  'move_changes',
+  'move_tracking',
 ] as const;
 /** The shard's copy of the team's directory rows, after its memory. */
 const COPY_TABLES = ['devices', 'users'] as const;

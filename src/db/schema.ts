@@ -554,6 +554,33 @@ export const observationSignals = sqliteTable(
   (t) => [index('idx_obs_signals_review').on(t.teamId, t.review).where(sql`review IS NOT NULL`)],
 );
 
+/**
+ * A team move's change log (src/transfer/move-job.ts, copy first): while `move_tracking` holds a live row for a
+ * team on a database, the triggers of migrations/0024_move_changes.sql note every insert, update and delete of
+ * that team's rows there (which table, the row's id, and for a row deleted the keys that name it on another
+ * database: a session key with a content hash or a prompt number, a project or alias key). The move copies while
+ * the team writes, then copies what the log names; never the rows' text. `until` is the tracking's lease (ms
+ * epoch; the triggers compare it with the database's clock): a move that died stops being tracked by itself.
+ */
+export const moveTracking = sqliteTable('move_tracking', {
+  teamId: integer('team_id').primaryKey(),
+  moveId: text('move_id').notNull(),
+  until: integer('until').notNull(),
+});
+
+export const moveChanges = sqliteTable(
+  'move_changes',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id').notNull(),
+    tbl: text('tbl').notNull(),
+    rowId: integer('row_id'),
+    k1: text('k1'),
+    k2: text('k2'),
+  },
+  (t) => [index('idx_move_changes_team').on(t.teamId, t.seq)],
+);
+
 /** Every table above, for the schema-drift test. */
 /**
  * Primed notes someone forgot (src/recall/prime.ts): the note's content hash (sha256 of the project id, kind, title and
@@ -592,6 +619,8 @@ export const allTables = {
   observationEvents,
   observationSignals,
   primeTombstones,
+  moveTracking,
+  moveChanges,
 };
 
 export type Team = typeof teams.$inferSelect;

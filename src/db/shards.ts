@@ -91,10 +91,12 @@ export async function mappedShard(env: ShardEnv, teamId: number): Promise<string
   return row?.shard ?? DIRECTORY;
 }
 
-/** What the team's vector ids start with in a shared vector index: nothing on `DB`, `DB_1:` on `DB_1`, … */
+/** What vector ids of rows on `shard` start with in a shared vector index: nothing on `DB`, `DB_1:` on `DB_1`, … */
+export const shardVectorPrefix = (shard: string): string => (shard === DIRECTORY ? '' : `${shard}:`);
+
+/** What the team's vector ids start with (its database's prefix, shardVectorPrefix). */
 export async function vectorIdPrefix(env: ShardEnv, teamId: number): Promise<string> {
-  const shard = await shardOf(env, teamId);
-  return shard === DIRECTORY ? '' : `${shard}:`;
+  return shardVectorPrefix(await shardOf(env, teamId));
 }
 
 /** The database of `teamId`'s memory: the one function that routes a team-scoped query. */

@@ -33,8 +33,9 @@ import { startJob, wireJob } from '../jobs/start';
 import type { WireJob } from '#shared/jobs';
 import { forgetProjectJob } from './project-job';
 import { sessionStub } from '../session/session-do';
-// Every forget passes the team's write gate: refused with 503 team_moving while the team moves (a forget the
-// move had copied already would come back on the new database).
+// Every forget passes the team's write gate: refused with 503 team_moving while a move has the team's writes
+// closed (its last round copies what is left); before that the move's change log carries a forget to the new
+// database.
 import { teamRowsDeleted, writableTeamDb } from '../slots/enter-write';
 import { sourcesOf } from '../db/consolidation';
 

@@ -1,9 +1,11 @@
 // Every write path asks the team's gate first (write-gate.ts): refused with 503 `team_moving` and a
-// Retry-After while the team moves between databases, so nothing is written under the old database's ids.
+// Retry-After while a move of the team between databases has its writes closed (its last round), so nothing is
+// written under the old database's ids once the move copies what is left.
 import type { CairnEnv } from '../env';
 import { directoryDb, mappedShard, shardDb, teamDb, type TeamDbs } from '../db/shards';
 import { AppError } from '../lib/errors';
 import { teamStub } from './team-do';
+import { GATE_RETRY_MS } from './write-gate';
 
 /** The refusal every write path answers while its team moves. */
 export function teamMoving(retryAt: number, now: number): AppError {
@@ -16,6 +18,17 @@ export function teamMoving(retryAt: number, now: number): AppError {
       'retry-after': String(seconds),
     },
   );
+}
+
+/**
+ * A write D1 refused because its team is being moved (a trigger of migration 0024: a project's key does not change
+ * while a move copies the team, the other database knows projects by key) as the gate's own refusal; any other
+ * error as it is.
+ */
+export function movingRefusal(err: unknown, now = Date.now()): unknown {
+  const text = (e: unknown): string =>
+    e instanceof Error ? `${e.message} ${e.cause === undefined ? '' : text(e.cause)}` : String(e);
+  return /\bteam_moving\b/.test(text(err)) ? teamMoving(now + GATE_RETRY_MS, now) : err;
 }
 
 /**

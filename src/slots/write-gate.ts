@@ -1,7 +1,8 @@
-// The team's write gate, kept by its TeamDO: while a team moves between databases (src/transfer/move-job.ts)
-// no write path (ingest, `remember`, import) takes anything for it, and the move knows which session objects
-// may hold buffered events: every session that wrote through the gate is listed here until a move finds it
-// quiet. The gate is a lease the move renews each step: a move that dies opens it again by itself.
+// The team's write gate, kept by its TeamDO: for the last round of a team's move between databases
+// (src/transfer/move-job.ts: it copies with the gate open, then closes it for what changed meanwhile) no write
+// path (ingest, `remember`, import, …) takes anything for it, and the move knows which session objects may hold
+// buffered events: every session that wrote through the gate is listed here until a move finds it quiet. The gate
+// is a lease the move renews each step: a move that dies opens it again by itself.
 
 /** How long a closed gate lasts without the move renewing it. */
 export const GATE_LEASE_MS = 2 * 60_000;

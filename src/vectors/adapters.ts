@@ -7,7 +7,7 @@ import { SentenceEmbedder } from './sentence-embedder';
 import type { VectorAdapters } from './types';
 import { VectorizeVectorIndex } from './vectorize-index';
 import { WorkersAiEmbedder } from './workers-ai-embedder';
-import { teamDb, vectorIdPrefix } from '../db/shards';
+import { shardDb, shardVectorPrefix, teamDb, vectorIdPrefix } from '../db/shards';
 import { counted, meteredFetch } from '../db/meter-bindings';
 
 /**
@@ -33,6 +33,24 @@ export function getVectorAdapters(env: CairnEnv): VectorAdapters | null {
     return {
       // Every Vectorize and Workers AI call is a subrequest of its invocation (src/db/meter.ts).
       index: new VectorizeVectorIndex(counted(env.VECTORS, 'vectorize'), (teamId) => vectorIdPrefix(env, teamId)),
+      embedder: new WorkersAiEmbedder(counted(env.AI, 'ai')),
+    };
+  }
+  return null;
+}
+
+/**
+ * The index as it holds the vectors of rows on `shard`, whichever database the team is on now: a team move deletes
+ * the old database's vectors after the map names the new one (their ids are the old rows', under its prefix).
+ * Writes nothing new; null where there is no index.
+ */
+export function getVectorAdaptersOn(env: CairnEnv, shard: string): VectorAdapters | null {
+  const config = configOf(env);
+  if (config.local)
+    return { index: new LocalVectorIndex(async () => shardDb(env, shard)), embedder: new LocalEmbedder() };
+  if (env.VECTORS && env.AI) {
+    return {
+      index: new VectorizeVectorIndex(counted(env.VECTORS, 'vectorize'), async () => shardVectorPrefix(shard)),
       embedder: new WorkersAiEmbedder(counted(env.AI, 'ai')),
     };
   }

@@ -34,9 +34,25 @@ export interface ExtrasCursor {
    */
   part: number;
   after: number;
-  /** Aliases (part 2) page by key: the last key copied; tombstones (part 7) by project id (`after`) and hash. */
+  /**
+   * Usage (part 1) pages by session (`after`) and day and model (`afterKey`); aliases (part 2) by key: the last key
+   * copied; tombstones (part 7) by project id (`after`) and hash.
+   */
   afterKey?: string;
+  /**
+   * The audit log (part 0) and the events (part 5) up to these ids only: a move copying while the team writes
+   * takes events up to where its change log began (a later event may name a record the copy has not reached; the
+   * log's rounds copy it after that record), and each round of the log both up to where the round began.
+   */
+  auditUpTo?: number;
+  eventsUpTo?: number;
 }
+
+/** The cursor's bounds, kept from part to part. */
+const bounds = (c: ExtrasCursor) => ({
+  ...(c.auditUpTo === undefined ? {} : { auditUpTo: c.auditUpTo }),
+  ...(c.eventsUpTo === undefined ? {} : { eventsUpTo: c.eventsUpTo }),
+});
 
 export const EXTRAS_DONE = 8;
 
@@ -148,12 +164,20 @@ export async function copyExtrasPage(
 ): Promise<ExtrasCursor> {
   const [src, dst] = [db(from), db(to)];
   const next = (rows: { id: number }[]): ExtrasCursor =>
-    rows.length < limit ? { part: c.part + 1, after: 0 } : { part: c.part, after: rows[rows.length - 1]!.id };
+    rows.length < limit
+      ? { ...bounds(c), part: c.part + 1, after: 0 }
+      : { ...bounds(c), part: c.part, after: rows[rows.length - 1]!.id };
   if (c.part === 0) {
     const rows = await src
       .select()
       .from(auditLog)
-      .where(and(eq(auditLog.teamId, teamId), gt(auditLog.id, c.after)))
+      .where(
+        and(
+          eq(auditLog.teamId, teamId),
+          gt(auditLog.id, c.after),
+          c.auditUpTo === undefined ? undefined : lte(auditLog.id, c.auditUpTo),
+        ),
+      )
       .orderBy(auditLog.id)
       .limit(limit);
     if (rows.length) {
@@ -197,25 +221,38 @@ export async function copyExtrasPage(
     return next(rows);
   }
   if (c.part === 1) {
-    // Pages by session id: a session's usage rows (one a day and model) come together. Each row is set to the
-    // source's counts, so a page copied twice counts once.
+    // Pages by (session, day, model), the table's key: a session with more rows than a page (a long one, or a
+    // small page on Free) is carried whole across pages (paging by session alone skipped the rest of its rows).
+    // Each row is set to the source's counts, so a page copied twice counts once.
+    const u = observerUsage;
+    const [day, model] = (c.afterKey ?? '\u0000').split('\u0000') as [string, string];
     const rows = await src
       .select()
-      .from(observerUsage)
-      .where(and(eq(observerUsage.teamId, teamId), gt(observerUsage.sessionId, c.after)))
-      .orderBy(observerUsage.sessionId)
+      .from(u)
+      .where(
+        and(
+          eq(u.teamId, teamId),
+          c.afterKey === undefined
+            ? gt(u.sessionId, c.after)
+            : or(
+                gt(u.sessionId, c.after),
+                and(eq(u.sessionId, c.after), or(gt(u.day, day), and(eq(u.day, day), gt(u.model, model)))),
+              ),
+        ),
+      )
+      .orderBy(u.sessionId, u.day, u.model)
       .limit(limit);
-    const last = rows[rows.length - 1]?.sessionId;
-    const whole = rows.length < limit ? rows : rows.filter((r) => r.sessionId !== last);
-    const page = whole.length ? whole : rows;
-    const moved = await translateKeyed(src, dst, teamId, sessions, [...new Set(page.map((r) => r.sessionId))]);
+    const moved = await translateKeyed(src, dst, teamId, sessions, [...new Set(rows.map((r) => r.sessionId))]);
     await runBatch(
       dst,
-      page.flatMap(({ teamId: _t, sessionId, ...u }) =>
-        moved.has(sessionId) ? [putObserverUsage(dst, { ...u, teamId, sessionId: moved.get(sessionId)! })] : [],
+      rows.flatMap(({ teamId: _t, sessionId, ...row }) =>
+        moved.has(sessionId) ? [putObserverUsage(dst, { ...row, teamId, sessionId: moved.get(sessionId)! })] : [],
       ),
     );
-    return rows.length < limit ? { part: 2, after: 0 } : { part: 1, after: page[page.length - 1]!.sessionId };
+    const last = rows[rows.length - 1];
+    return rows.length < limit || !last
+      ? { ...bounds(c), part: 2, after: 0 }
+      : { ...bounds(c), part: 1, after: last.sessionId, afterKey: `${last.day}\u0000${last.model}` };
   }
   if (c.part === 2) {
     // Every alias, a page at a time by key (an upsert each: a page copied twice changes nothing).
@@ -232,11 +269,13 @@ export async function copyExtrasPage(
         moved.has(a.projectId) ? [putAlias(dst, teamId, a.key, moved.get(a.projectId)!, a.createdAt)] : [],
       ),
     );
-    return rows.length < limit ? { part: 3, after: 0 } : { part: 2, after: 0, afterKey: rows[rows.length - 1]!.key };
+    return rows.length < limit
+      ? { ...bounds(c), part: 3, after: 0 }
+      : { ...bounds(c), part: 2, after: 0, afterKey: rows[rows.length - 1]!.key };
   }
   if (c.part === 3 || c.part === 4)
     return next(await copyLinks(src, dst, teamId, c.part === 3 ? 'supersededBy' : 'mergedInto', c.after, limit));
-  if (c.part === 5) return next(await copyEvents(src, dst, teamId, c.after, limit));
+  if (c.part === 5) return next(await copyEvents(src, dst, teamId, c.after, limit, c.eventsUpTo));
   if (c.part === 6) {
     const rows = await src
       .select()
@@ -293,8 +332,8 @@ async function copyTombstonesPage(
   );
   const last = rows[rows.length - 1];
   return rows.length < limit || !last
-    ? { part: EXTRAS_DONE, after: 0 }
-    : { part: 7, after: last.projectId, afterKey: last.hash };
+    ? { ...bounds(c), part: EXTRAS_DONE, after: 0 }
+    : { ...bounds(c), part: 7, after: last.projectId, afterKey: last.hash };
 }
 
 /**
@@ -335,12 +374,19 @@ async function copyLinks(
 }
 
 /** The history rows of moved observations, ids translated (a replacing record that did not move: none). */
-async function copyEvents(src: Db, dst: Db, teamId: number, after: number, limit: number): Promise<{ id: number }[]> {
+async function copyEvents(
+  src: Db,
+  dst: Db,
+  teamId: number,
+  after: number,
+  limit: number,
+  upTo: number | undefined,
+): Promise<{ id: number }[]> {
   const e = observationEvents;
   const rows = await src
     .select()
     .from(e)
-    .where(and(eq(e.teamId, teamId), gt(e.id, after)))
+    .where(and(eq(e.teamId, teamId), gt(e.id, after), upTo === undefined ? undefined : lte(e.id, upTo)))
     .orderBy(e.id)
     .limit(limit);
   if (rows.length === 0) return rows;

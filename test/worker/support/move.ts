@@ -214,3 +214,42 @@ export async function seedMemory(
   }
   return out;
 }
+
+/**
+ * The team's memory on `d` as what survives a move: every row named by keys, not ids (a record by its session's key
+ * and its content hash or number, a link by what it points at), sorted. Two databases holding the same memory
+ * answer the same lists.
+ */
+export async function teamDigest(d: D1Database, teamId: number): Promise<Record<string, string[]>> {
+  const rec = (t: string, key: string, text: string) =>
+    `SELECT s.session_key || '|' || r.${key} || '|' || p.key || '|' || coalesce(r.held_kinds, '') || '|' || coalesce(r.released_at, '') || '|' || coalesce(r.released_by, '') || '|' || coalesce(r.${text}, '') AS k
+       FROM ${t} r JOIN sessions s ON s.id = r.session_id JOIN projects p ON p.id = r.project_id WHERE r.team_id = ?1`;
+  const obsKey = (alias: string) =>
+    `(SELECT s2.session_key || '/' || o2.content_hash FROM observations o2 JOIN sessions s2 ON s2.id = o2.session_id WHERE o2.id = ${alias})`;
+  const queries: Record<string, string> = {
+    projects:
+      "SELECT key || '|' || visibility || '|' || coalesce(owner_user_id, '') AS k FROM projects WHERE team_id = ?1",
+    aliases:
+      "SELECT a.key || '|' || p.key AS k FROM project_aliases a JOIN projects p ON p.id = a.project_id WHERE a.team_id = ?1",
+    sessions: `SELECT s.session_key || '|' || p.key || '|' || s.prompt_count || '|' || coalesce(s.ended_at, '') || '|' || s.user_id AS k
+       FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.team_id = ?1`,
+    prompts: rec('prompts', 'prompt_number', 'text'),
+    observations: rec('observations', 'content_hash', 'title'),
+    summaries: rec('summaries', 'content_hash', 'request'),
+    links: `SELECT ${obsKey('o.id')} || '|' || coalesce(${obsKey('o.superseded_by')}, '') || '|' || coalesce(${obsKey('o.merged_into')}, '') AS k
+       FROM observations o WHERE o.team_id = ?1 AND (o.superseded_by IS NOT NULL OR o.merged_into IS NOT NULL)`,
+    files:
+      "SELECT (SELECT s.session_key FROM sessions s WHERE s.id = o.session_id) || '|' || o.content_hash || '|' || f.path || '|' || f.kind || '|' || f.project_id = o.project_id AS k FROM observation_files f JOIN observations o ON o.id = f.observation_id WHERE f.team_id = ?1",
+    events: `SELECT ${obsKey('e.observation_id')} || '|' || e.action || '|' || coalesce(${obsKey('e.by_observation_id')}, '') || '|' || coalesce(e.reason, '') || '|' || e.created_at AS k FROM observation_events e WHERE e.team_id = ?1`,
+    signals: `SELECT ${obsKey('g.observation_id')} || '|' || g.fetched || '|' || g.useful || '|' || g.wrong || '|' || g.outdated || '|' || coalesce(g.review, '') AS k FROM observation_signals g WHERE g.team_id = ?1`,
+    tombstones:
+      "SELECT p.key || '|' || t.hash AS k FROM prime_tombstones t JOIN projects p ON p.id = t.project_id WHERE t.team_id = ?1",
+    // Usage of a session forgotten since names no session: a move carries none of it (there is no row to name).
+    usage:
+      "SELECT s.session_key || '|' || u.day || '|' || u.model || '|' || u.calls || '|' || u.input_tokens AS k FROM observer_usage u JOIN sessions s ON s.id = u.session_id WHERE u.team_id = ?1",
+    audit: "SELECT action || '|' || coalesce(target, '') || '|' || created_at AS k FROM audit_log WHERE team_id = ?1",
+  };
+  const names = Object.keys(queries);
+  const results = await d.batch(names.map((n) => d.prepare(queries[n]!).bind(teamId)));
+  return Object.fromEntries(names.map((n, i) => [n, (results[i]!.results as { k: string }[]).map((r) => r.k).sort()]));
+}

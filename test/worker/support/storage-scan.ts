@@ -12,26 +12,28 @@ export const secretWord = () => `qzx${Date.now().toString(36)}${Math.random().to
  * random part) is sure to be stored contiguously, so storage is scanned for that. */
 const tail = (word: string) => word.slice(-7);
 
-/** Every user table and column of D1 (FTS shadow tables included) whose text contains `word`. */
-export async function d1Holding(word: string): Promise<string[]> {
-  const tables = await env.DB.prepare(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%'",
-  ).all<{ name: string }>();
+/** Every user table and column of a D1 database (FTS shadow tables included; `DB` unless named) whose text contains `word`. */
+export async function d1Holding(word: string, d: D1Database = env.DB): Promise<string[]> {
+  const tables = await d
+    .prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%'",
+    )
+    .all<{ name: string }>();
   const hits: string[] = [];
   for (const { name } of tables.results) {
     if (/_fts$/.test(name)) continue; // the virtual tables read their content tables, scanned on their own
-    const cols = await env.DB.prepare('SELECT name FROM pragma_table_info(?)').bind(name).all<{ name: string }>();
+    const cols = await d.prepare('SELECT name FROM pragma_table_info(?)').bind(name).all<{ name: string }>();
     for (const { name: col } of cols.results) {
-      const row = await env.DB.prepare(
-        `SELECT COUNT(*) AS n FROM "${name}" WHERE instr(lower(CAST("${col}" AS TEXT)), ?) > 0`,
-      )
+      const row = await d
+        .prepare(`SELECT COUNT(*) AS n FROM "${name}" WHERE instr(lower(CAST("${col}" AS TEXT)), ?) > 0`)
         .bind(tail(word))
         .first<{ n: number }>();
       if ((row?.n ?? 0) > 0) hits.push(`${name}.${col}`);
     }
   }
   for (const fts of ['observations_fts', 'summaries_fts', 'prompts_fts']) {
-    const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${fts} WHERE ${fts} MATCH ?`)
+    const row = await d
+      .prepare(`SELECT COUNT(*) AS n FROM ${fts} WHERE ${fts} MATCH ?`)
       .bind(`"${word}"`)
       .first<{ n: number }>();
     if ((row?.n ?? 0) > 0) hits.push(`${fts} MATCH`);

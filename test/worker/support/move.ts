@@ -1,6 +1,7 @@
 // A team move run to its end inside the test (the `move-team` job's own steps, one after another, with a clock
 // that jumps over the waits between them), for tests that need the move done with an environment of their own
 // (a spied Vectorize binding). The moved rows are embedded the same way, by the `embed` job's steps.
+import { env } from 'cloudflare:workers';
 import { configOf } from '../../../src/config';
 import { currentUsage, metered, type Usage } from '../../../src/db/meter';
 import type { CairnEnv } from '../../../src/env';
@@ -8,6 +9,7 @@ import { stepContext } from '../../../src/jobs/step';
 import type { JobKind, StepOutcome } from '../../../src/jobs/types';
 import { moveJob, type MoveCursor, type MoveParams } from '../../../src/transfer/move-job';
 import { embedJob } from '../../../src/vectors/embed-job';
+import { runOpenJobs } from './jobs';
 
 async function runInline<P, C>(e: CairnEnv, kind: JobKind<P, C>, teamId: number, params: P): Promise<unknown> {
   let now = Date.now();
@@ -31,6 +33,16 @@ async function runInline<P, C>(e: CairnEnv, kind: JobKind<P, C>, teamId: number,
 
 export async function moveNow(e: CairnEnv, teamId: number, to: string, force = false): Promise<unknown> {
   const result = await runInline(e, moveJob, teamId, { to, force, settleMs: 0 });
+  // The move started an `embed` job in the team's lane, which runs with the lane's own environment (the local
+  // index): it ends first, then the moved rows are embedded again with `e`'s, as that job would in production
+  // (racing it left some rows embedded locally and skipped by the job run here).
+  await runOpenJobs(teamId, 'embed');
+  const d = (env as unknown as Record<string, D1Database>)[to]!;
+  await d.batch(
+    ['observations', 'summaries', 'prompts'].map((t) =>
+      d.prepare(`UPDATE ${t} SET embedded_at = NULL WHERE team_id = ?`).bind(teamId),
+    ),
+  );
   await runInline(e, embedJob, teamId, { mode: 'missing' });
   return result;
 }

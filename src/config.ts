@@ -49,6 +49,11 @@ const ConfigSchema = z
       (v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v),
       z.enum(['count', 'refuse']).default('count'),
     ),
+    /**
+     * Benchmarks only: ms waited before every D1 round trip (src/db/latency.ts), standing in for the distance
+     * between a Worker and its database; honoured only with CAIRN_LOCAL=1.
+     */
+    CAIRN_BENCH_D1_LATENCY_MS: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(10_000).optional()),
     /** D1 statements one job step may send (default 200 on Paid, 40 on Free). */
     JOB_STEP_STATEMENTS: z.preprocess(blankToUndefined, z.coerce.number().int().min(10).max(1000).optional()),
     /** Complete backups each team keeps in the BACKUPS bucket (src/backup/); older ones are deleted. */
@@ -75,6 +80,8 @@ const ConfigSchema = z
   .transform((e) => ({
     /** wrangler dev and tests: the local vector index and embedder instead of Vectorize + Workers AI. */
     local: e.CAIRN_LOCAL === '1',
+    /** Benchmarks only: ms waited before each D1 round trip (0: none; never outside local runs). */
+    benchD1LatencyMs: e.CAIRN_LOCAL === '1' ? (e.CAIRN_BENCH_D1_LATENCY_MS ?? 0) : 0,
     /**
      * Local runs only: where the sentence model started beside the local stack answers (scripts/sentence-embedder.mjs).
      * Unset, local search has no semantic channel and is keyword search.

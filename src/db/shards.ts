@@ -12,6 +12,7 @@ import { configOf, ConfigError } from '../config';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { db, type Db } from './client';
+import { withLatency } from './latency';
 import { teams, teamShards } from './schema';
 import { syncTeamCopy, type TeamDbs } from './teams';
 
@@ -48,6 +49,17 @@ export function boundShards(env: ShardEnv): readonly string[] {
   return names;
 }
 
+/** Every binding the data layer gets, as the settings want it (a benchmark's injected latency: db/latency.ts). */
+function bound(env: ShardEnv, binding: D1Database): D1Database {
+  let ms = 0;
+  try {
+    ms = configOf(env as Parameters<typeof configOf>[0]).benchD1LatencyMs;
+  } catch {
+    // Settings that do not parse answer `invalid_config` where they are needed; a binding is still a binding.
+  }
+  return withLatency(binding, ms);
+}
+
 /** The D1 binding of the shard named `shard`; 503 `shard_unbound` when the Worker has no such binding. */
 export function shardDb(env: ShardEnv, shard: string): D1Database {
   const binding = SHARD_NAME.test(shard) ? (env as Record<string, unknown>)[shard] : undefined;
@@ -57,14 +69,14 @@ export function shardDb(env: ShardEnv, shard: string): D1Database {
       'shard_unbound',
       `This team's database (${shard}) is not bound to the server; the operator must add it to wrangler.toml.`,
     );
-  return binding;
+  return bound(env, binding);
 }
 
 /** Every bound database, the directory first (maintenance that visits each: FTS healing). */
 export const allShardDbs = (env: ShardEnv): D1Database[] => boundShards(env).map((s) => shardDb(env, s));
 
 /** The directory database (teams, members, tokens, the shard map). */
-export const directoryDb = (env: ShardEnv): D1Database => env.DB;
+export const directoryDb = (env: ShardEnv): D1Database => bound(env, env.DB);
 
 /** The name of the shard holding `teamId`, from this isolate's memo when fresh. */
 export async function shardOf(env: ShardEnv, teamId: number, now = Date.now()): Promise<string> {
@@ -83,7 +95,7 @@ export function forgetShard(teamId: number): void {
 
 /** The shard the map names for `teamId` (the directory when it names none), read now. */
 export async function mappedShard(env: ShardEnv, teamId: number): Promise<string> {
-  const row = await db(env.DB)
+  const row = await db(directoryDb(env))
     .select({ shard: teamShards.shard })
     .from(teamShards)
     .where(eq(teamShards.teamId, teamId))
@@ -147,7 +159,7 @@ export function openShards(env: ShardEnv): string[] {
  * there. A team that already has a place keeps it. Answers the shard's name.
  */
 export async function placeTeam(env: ShardEnv, teamId: number, now: number): Promise<string> {
-  const dir = db(env.DB);
+  const dir = db(directoryDb(env));
   const placed = await dir
     .select({ shard: teamShards.shard })
     .from(teamShards)
@@ -165,8 +177,8 @@ export async function placeTeam(env: ShardEnv, teamId: number, now: number): Pro
  * team's directory rows. Moves its rows nothing: src/db/move.ts does that around this call.
  */
 export async function setTeamShard(env: ShardEnv, teamId: number, shard: string, now: number): Promise<void> {
-  await syncTeamCopy({ teamId, dir: env.DB, team: shardDb(env, shard) });
-  const dir = db(env.DB);
+  await syncTeamCopy({ teamId, dir: directoryDb(env), team: shardDb(env, shard) });
+  const dir = db(directoryDb(env));
   if (shard === DIRECTORY) await dir.delete(teamShards).where(eq(teamShards.teamId, teamId)).run();
   else {
     await dir
@@ -189,7 +201,7 @@ export async function teamsWithShards(
   afterId: number,
   limit: number,
 ): Promise<{ id: number; slug: string; settings: string; shard: string }[]> {
-  const rows = await db(env.DB)
+  const rows = await db(directoryDb(env))
     .select({ id: teams.id, slug: teams.slug, settings: teams.settings, shard: teamShards.shard })
     .from(teams)
     .leftJoin(teamShards, eq(teamShards.teamId, teams.id))

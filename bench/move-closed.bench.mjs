@@ -9,10 +9,10 @@
 // (its notes by text). "after" is this checkout (copy first, writes closed for the tail); "before" is the commit
 // before copy-first (BENCH_MOVE_BEFORE_REF, default the parent of the commit that built it), given this checkout's
 // latency seam (src/db/latency.ts with its hooks in src/db/shards.ts and src/config.ts) so it is measured the same.
-// BENCH_MOVE_ROWS, BENCH_MOVE_LATENCY_MS and BENCH_MOVE_VARIANTS=after,before change the run. Writes the
-// "move-closed" section of BENCHMARKS.md.
+// BENCH_MOVE_ROWS, BENCH_MOVE_LATENCY_MS and BENCH_MOVE_VARIANTS=after,before change the run; each variant's
+// results also go to $TMPDIR/move-closed-<variant>.json. Writes the "move-closed" section of BENCHMARKS.md.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { checkoutBaseline } from './baseline.mjs';
@@ -204,8 +204,12 @@ async function variant(name, root) {
   }
 }
 
-const results = [];
-for (const v of VARIANTS) {
+// BENCH_MOVE_RESULTS=a.json,b.json: write the section from earlier runs' results (variants run in separate
+// processes, side by side) instead of running anything.
+const results = process.env.BENCH_MOVE_RESULTS
+  ? process.env.BENCH_MOVE_RESULTS.split(',').flatMap((f) => JSON.parse(readFileSync(f, 'utf8')))
+  : [];
+for (const v of process.env.BENCH_MOVE_RESULTS ? [] : VARIANTS) {
   if (v === 'after') results.push(await variant('after', undefined));
   else if (v === 'before') {
     const ref = beforeRef();
@@ -218,6 +222,7 @@ for (const v of VARIANTS) {
     }
   }
   log(results.at(-1));
+  writeFileSync(path.join(tmpdir(), `move-closed-${v}.json`), JSON.stringify([results.at(-1)]));
 }
 
 const row = (r) =>

@@ -72,6 +72,12 @@ export interface StartJob {
   /** The starter's handle, shown with the job. */
   actor: string | null;
   now?: number;
+  /**
+   * Its first step runs no sooner than this (ms epoch). A start that finds the same job still queued (dedupe) moves
+   * that job's first step to this time if it is later: work that should wait until a burst of starts is over (the
+   * embed job an import's parts start, each part again) waits for the last of them.
+   */
+  notBefore?: number;
 }
 
 interface JobRow extends Record<string, SqlStorageValue> {
@@ -229,7 +235,16 @@ export class JobDO extends DurableObject<CairnEnv> {
           dedupe,
         )
         .toArray()[0];
-      if (open) return view(open);
+      if (open) {
+        if (open.status === 'queued' && input.notBefore !== undefined)
+          sql.exec(
+            'UPDATE jobs SET next_at = ? WHERE id = ? AND next_at < ?',
+            input.notBefore,
+            open.id,
+            input.notBefore,
+          );
+        return view(this.#row(open.id)!);
+      }
     }
     if (input.actorUserId !== null) {
       const open = sql
@@ -258,7 +273,7 @@ export class JobDO extends DurableObject<CairnEnv> {
       JSON.stringify(emptyStats(this.#budget())),
       now,
       now,
-      now,
+      Math.max(now, input.notBefore ?? now),
     );
     await this.#schedule();
     return view(this.#row(id)!);

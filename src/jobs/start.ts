@@ -34,6 +34,8 @@ export interface JobActor {
 /**
  * Queues a job of `kind` in the team's lane (`teamId` null: the server's own) and answers it at once. `opts.now` is
  * the server's own time for the job's start (the daily cron's scheduled time); nothing a client sends sets it.
+ * `opts.notBefore`: its first step waits until then, and a start that finds the same job still queued moves it there
+ * (job-do.ts).
  */
 export async function startJob<P, C>(
   env: CairnEnv,
@@ -41,7 +43,7 @@ export async function startJob<P, C>(
   teamId: number | null,
   params: P,
   actor: JobActor | null = null,
-  opts: { now?: number } = {},
+  opts: { now?: number; notBefore?: number } = {},
 ): Promise<JobRecord> {
   if (jobKind(kind.name) !== (kind as unknown))
     throw new Error(`job kind ${kind.name} is not registered (src/index.ts registerJobKinds)`);
@@ -59,6 +61,7 @@ export async function startJob<P, C>(
     actorUserId: actor?.userId ?? null,
     actor: actor?.handle ?? null,
     now: opts.now,
+    ...(opts.notBefore === undefined ? {} : { notBefore: opts.notBefore }),
   });
   if ('refused' in started)
     throw new AppError(

@@ -152,8 +152,12 @@ export async function backfillVectors(env: CairnEnv, teamId: number, limit: numb
 
 /**
  * Queues the team's embed job for its missing vectors (or answers the one already queued) on the server's own
- * behalf: after a restore, and when an upgrade or the daily check finds records without vectors. Its id.
+ * behalf: after a restore or an import, and when an upgrade or the daily check finds records without vectors. Its
+ * id. `notBefore`: its first step waits until then, and a later start with a later time moves a still-queued job
+ * there (an import's parts: the vectors follow the last part instead of competing with the next one).
  */
-export async function startEmbedJob(env: CairnEnv, teamId: number): Promise<string> {
-  return (await startJob(env, embedJob, teamId, { mode: 'missing' })).id;
+export async function startEmbedJob(env: CairnEnv, teamId: number, notBefore?: number): Promise<string> {
+  return (
+    await startJob(env, embedJob, teamId, { mode: 'missing' }, null, notBefore === undefined ? {} : { notBefore })
+  ).id;
 }

@@ -266,6 +266,35 @@ describe('a job', () => {
     await runJob(teamId, third.id);
   });
 
+  it('waits for its notBefore, and a start that finds it still queued moves it later, never earlier', async () => {
+    const { teamId } = await team();
+    const tag = fresh('t');
+    const key = fresh('k');
+    const params = { tag, units: 1, perUnit: 1, failTimes: 0, permanent: false, dedupe: key };
+    const nextAt = (id: string) =>
+      runInDurableObject(lane(teamId), async (_o, state) =>
+        state.storage.sql.exec<{ next_at: number | null }>('SELECT next_at FROM jobs WHERE id = ?', id).one(),
+      ).then((r) => r.next_at);
+    const soon = Date.now() + 60_000;
+    const first = await startJob(env, testKind, teamId, params, null, { notBefore: soon });
+    expect(await nextAt(first.id)).toBe(soon);
+    // The lane's alarm finds nothing due: the job does not run before its time.
+    await runDurableObjectAlarm(lane(teamId));
+    expect((await jobOf(teamId, first.id))!).toMatchObject({ status: 'queued', stats: { steps: 0 } });
+    expect(applied.get(tag)).toBeUndefined();
+    const later = await startJob(env, testKind, teamId, params, null, { notBefore: soon + 30_000 });
+    expect(later.id).toBe(first.id);
+    expect(await nextAt(first.id)).toBe(soon + 30_000);
+    await startJob(env, testKind, teamId, params, null, { notBefore: soon });
+    expect(await nextAt(first.id)).toBe(soon + 30_000);
+    // A start without a time answers the queued job and leaves its time alone.
+    await startJob(env, testKind, teamId, params);
+    expect(await nextAt(first.id)).toBe(soon + 30_000);
+    await dueNow(teamId);
+    expect((await runJob(teamId, first.id)).status).toBe('done');
+    expect(applied.get(tag)).toEqual([0]);
+  });
+
   it('takes turns with the other jobs of its lane, one step each', async () => {
     const { teamId } = await team();
     const a = fresh('a');

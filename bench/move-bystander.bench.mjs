@@ -137,10 +137,17 @@ async function main() {
     const bystander = await mintDevToken(url, secret, { team: 'bystanders', user: 'carol', device: 'carol-box' });
     for (const [i, part] of parts().entries()) {
       const r = await send(url, mover, 'POST', '/api/admin/import', undefined, part);
-      if (r.status !== 202) throw new Error(`import part ${i}: ${r.status} ${r.text}`);
-      const job = await follow(url, mover, `/api/jobs/${JSON.parse(r.text).job.id}`);
-      if (job.status !== 'done') throw new Error(`import part ${i}: ${JSON.stringify(job)}`);
+      // 200: stored in the request; 202: a job writes the rest (a server before issue 35's import, or Workers Free).
+      if (r.status !== 200 && r.status !== 202) throw new Error(`import part ${i}: ${r.status} ${r.text}`);
+      if (r.status === 202) {
+        const job = await follow(url, mover, `/api/jobs/${JSON.parse(r.text).job.id}`);
+        if (job.status !== 'done') throw new Error(`import part ${i}: ${JSON.stringify(job)}`);
+      }
     }
+    // Since issue 35 the import leaves the vectors to the team's embed job (after the last part): it runs here, before
+    // the bystander's first round, as the import's own embedding did before.
+    const imported = JSON.parse((await send(url, mover, 'GET', '/api/admin/jobs?kind=embed&limit=1')).text).jobs[0];
+    if (imported) await follow(url, mover, `/api/admin/jobs/${imported.id}`);
     log(`mover has ${OBSERVATIONS} observations`);
     const before = [];
     for (let i = 0; i < BEFORE_ROUNDS; i++) before.push(...(await round(url, bystander, i)));

@@ -1,8 +1,8 @@
 // POST /api/admin/import: an NDJSON export (or a part of one) into the caller's team, and the operator's
 // restore of a whole team (the team move). Every line is parsed and checked, then the whole part is planned
 // with the write policy by reads alone (src/transfer/import-plan.ts), then written in ONE batch: what one call
-// is given is stored completely or not at all (the import job calls it a piece of ≤ 90 records at a time, so a
-// request's part of 250 is not: src/transfer/import-job.ts). Rows are matched by project key, session key and content hash, so importing
+// is given is stored completely or not at all (the request and the import job call it a piece of ≤ 90 records at a
+// time, so a request's part of 250 is not: src/transfer/import-write.ts). Rows are matched by project key, session key and content hash, so importing
 // the same file twice adds nothing. A part is small (MAX_IMPORT_LINES): its batch stays far under D1's
 // statements per invocation and holds the database only briefly, so other teams are served meanwhile.
 import { partStatements, writePart, type PartIds } from './queries/transfer';

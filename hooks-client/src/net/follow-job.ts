@@ -1,6 +1,7 @@
 // Following a server job (GET /api/jobs/:id) with a progress bar on stderr until it is finished: `cairn forget
-// --project`, each part of `cairn import`. A line is written when the progress changes (on a terminal it is
-// redrawn in place). A poll that fails is tried again: the job goes on without the client.
+// --project`, each part of `cairn import` a server leaves to a job. A line is written when the progress changes (on
+// a terminal it is redrawn in place). A poll that fails is tried again: the job goes on without the client; a poll
+// refused by the token's read limit (429) waits as long as the server asks.
 import { isFinished, progressLine, type WireJob } from '#shared/jobs';
 import type { Io } from '../io';
 import { call, errorText } from './http';
@@ -37,6 +38,14 @@ export async function followJob(first: WireJob, io: Io, opts: FollowOptions): Pr
         device: opts.device ?? undefined,
         timeoutMs: 30_000,
       });
+      if (r.status === 429) {
+        // The token's read limit: wait as long as the server says, which is not a failure of the job or the link.
+        const after = Number(r.headers['retry-after']);
+        await new Promise((res) =>
+          setTimeout(res, Math.min(65_000, Number.isFinite(after) && after > 0 ? after * 1000 : pollMs)),
+        );
+        continue;
+      }
       if (r.status !== 200) throw new Error(errorText(r));
       job = (JSON.parse(r.text) as { job: WireJob }).job;
       failures = 0;

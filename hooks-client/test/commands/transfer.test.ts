@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ndjsonParts, progressBar } from '../../src/commands/transfer';
+import { ndjsonParts, paceMs, progressBar } from '../../src/commands/transfer';
 import { run } from '../../src/run';
 import { fakeServer, machine, memIo, tempDir, type FakeServer } from '../support';
 
@@ -30,6 +30,14 @@ const job = (id: string, status: string, done: number, total: number, extra: Rec
   stats: {},
   ...extra,
 });
+/** From the next job poll on, refuse polls with 429 (Retry-After: 1 s) for this many ms; how many were refused. */
+let pollsRefusedFor = 0;
+let refusedUntil = 0;
+let refusedPolls = 0;
+/** Import requests still to refuse with 429 (Retry-After: 1 s); the rate-limit headers of a stored part; the embed job it names. */
+let busy = 0;
+let limitHeaders: Record<string, string> = {};
+let embedJob: string | null = null;
 /** The server's resumable export, as GET /api/admin/export?cursor= answers it: cursor tokens here are line numbers. */
 let exported = LINES;
 /** Responses still to cut off mid-line (the socket destroyed), then responses still to refuse with 503. */
@@ -84,6 +92,16 @@ beforeAll(async () => {
       return true;
     }
     if (req.path.startsWith('/api/jobs/job_')) {
+      if (pollsRefusedFor > 0) {
+        refusedUntil = Date.now() + pollsRefusedFor;
+        pollsRefusedFor = 0;
+      }
+      if (Date.now() < refusedUntil) {
+        refusedPolls++;
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+        res.end(JSON.stringify({ error: { code: 'rate_limited', message: 'Too many read requests; retry in 1s.' } }));
+        return true;
+      }
       const id = req.path.slice('/api/jobs/'.length);
       const n = (polls.get(id) ?? 0) + 1;
       polls.set(id, n);
@@ -106,10 +124,22 @@ beforeAll(async () => {
       return true;
     }
     if (req.path === '/api/admin/import') {
+      if (busy > 0) {
+        busy--;
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+        res.end(JSON.stringify({ error: { code: 'rate_limited', message: 'Too many read requests; retry in 1s.' } }));
+        return true;
+      }
       imported.push(req.body);
       const n = req.body.trim().split('\n').length;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ records: n, imported: { users: n, projects: 0 } }));
+      res.writeHead(200, { 'content-type': 'application/json', ...limitHeaders });
+      res.end(
+        JSON.stringify({
+          records: n,
+          imported: { users: n, projects: 0 },
+          ...(embedJob ? { embed_job: embedJob } : {}),
+        }),
+      );
       return true;
     }
     return false;
@@ -194,6 +224,71 @@ describe('cairn export and import --ndjson', () => {
     expect(io.stdout).toContain('imported 5 records: new 5 users, 0 projects');
   });
 
+  it('sends each part once and asks nothing else when the server stores it in the request, then says the vectors follow', async () => {
+    const file = join(tempDir('cairn-import-'), 'team.ndjson');
+    writeFileSync(
+      file,
+      `${Array.from({ length: 600 }, (_, i) => JSON.stringify({ kind: 'user', handle: `u${i}`, role: 'member', created_at: i })).join('\n')}\n`,
+    );
+    imported.length = 0;
+    embedJob = 'job_embed1';
+    const before = fake.requests.length;
+    try {
+      const io = memIo({ env: machine(fake.url).env });
+      expect(await run(['import', '--ndjson', file], io)).toBe(0);
+      // Three parts of ≤ 250 records: three round trips, no job polled, no wait between them.
+      expect(fake.requests.slice(before).map((r) => r.path)).toEqual([
+        '/api/admin/import',
+        '/api/admin/import',
+        '/api/admin/import',
+      ]);
+      expect(io.stdout).toContain('imported 600 records: new 600 users');
+      expect(io.stderr).toContain('their vectors follow in the background (job job_embed1)');
+      expect(io.stderr).not.toContain('pausing');
+    } finally {
+      embedJob = null;
+    }
+  });
+
+  it('waits as long as a 429 asks and sends the same part again', async () => {
+    const file = join(tempDir('cairn-import-'), 'team.ndjson');
+    writeFileSync(file, `${LINES.join('\n')}\n`);
+    imported.length = 0;
+    busy = 1;
+    const before = fake.requests.length;
+    const io = memIo({ env: machine(fake.url).env });
+    expect(await run(['import', '--ndjson', file], io)).toBe(0);
+    expect(busy).toBe(0);
+    expect(fake.requests.slice(before).map((r) => r.path)).toEqual(['/api/admin/import', '/api/admin/import']);
+    expect(imported).toEqual([`${LINES.join('\n')}\n`]);
+    expect(io.stderr).toContain('the server asks to wait 1 s (429 rate_limited');
+    expect(io.stdout).toContain('imported 5 records: new 5 users');
+  });
+
+  it("leaves a quarter of the token's read limit in each minute to its sessions", async () => {
+    const h = (limit: number, remaining: number) =>
+      new Headers({ 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(remaining) });
+    const minute = Date.parse('2026-12-03T10:00:00Z');
+    // 30 of 120 left: the next part waits for the next one-minute window (the limiter's, on the server's clock).
+    expect(paceMs(h(120, 30), minute + 59_000)).toBe(1_500);
+    expect(paceMs(h(120, 31), minute + 59_000)).toBe(0);
+    expect(paceMs(new Headers(), minute)).toBe(0);
+    const file = join(tempDir('cairn-import-'), 'team.ndjson');
+    writeFileSync(
+      file,
+      `${Array.from({ length: 300 }, (_, i) => JSON.stringify({ kind: 'user', handle: `u${i}`, role: 'member', created_at: i })).join('\n')}\n`,
+    );
+    limitHeaders = { 'x-ratelimit-limit': '8', 'x-ratelimit-remaining': '2' };
+    try {
+      const io = memIo({ env: machine(fake.url).env, now: () => minute + 59_800 });
+      expect(await run(['import', '--ndjson', file], io)).toBe(0);
+      // After the first part only: the last part needs no pause.
+      expect(io.stderr.match(/pausing 1 s/g)).toHaveLength(1);
+    } finally {
+      limitHeaders = {};
+    }
+  });
+
   it("follows each part's import job to its end before sending the next part, and sums what the jobs stored", async () => {
     const file = join(tempDir('cairn-import-'), 'team.ndjson');
     writeFileSync(
@@ -222,6 +317,25 @@ describe('cairn export and import --ndjson', () => {
       expect(io.stdout).toContain('imported 300 records: new 298 observations, 0 projects');
     } finally {
       jobEnd = null;
+    }
+  });
+
+  it("waits out the token's read limit while following a part's job instead of giving the job up", async () => {
+    const file = join(tempDir('cairn-import-'), 'team.ndjson');
+    writeFileSync(file, `${LINES.join('\n')}\n`);
+    imported.length = 0;
+    jobEnd = 'done';
+    // Refused for 0.5 s: polling every 5 ms that is ~100 refusals, past the 30 failed polls a client gives up after.
+    pollsRefusedFor = 500;
+    refusedPolls = 0;
+    try {
+      const io = memIo({ env: { ...machine(fake.url).env, CAIRN_JOB_POLL_MS: '5' } });
+      expect(await run(['import', '--ndjson', file], io)).toBe(0);
+      expect(refusedPolls).toBe(1);
+      expect(io.stdout).toContain('imported 5 records');
+    } finally {
+      jobEnd = null;
+      refusedUntil = 0;
     }
   });
 

@@ -116,6 +116,7 @@ async function writeStep(ctx: StepContext, p: Params, c: Cursor): Promise<number
         now: ctx.now,
         nextSize: () => (ctx.fits({ statements: pieceCost(size), subrequests: 1 }) ? size : 0),
         earlier: { target: (next) => `import:${ctx.jobId}:${next}`, since: c.since ?? 0 },
+        between: () => ctx.breathe(),
       },
       at,
     );

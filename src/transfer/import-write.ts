@@ -8,6 +8,7 @@
 import { auditDetail } from '../db/audit';
 import type { Caller } from '../db/caller';
 import { currentUsage, spent } from '../db/meter';
+import { PACE_MAX_MS } from '../jobs/step';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { writableTeamDbs } from '../slots/enter-write';
@@ -55,6 +56,11 @@ export interface PieceRun {
    * earlier run.
    */
   earlier: { target: (next: number) => string; since: number } | null;
+  /**
+   * Called between two pieces: a pause that lets other teams' statements run between this import's batches on the
+   * database (and, locally, the one workerd thread) they share (a job step's `breathe`; `pacer` in a request).
+   */
+  between: () => Promise<void>;
 }
 
 /**
@@ -91,8 +97,22 @@ export async function writePieces(run: PieceRun, at: Written): Promise<'moving' 
       throw err;
     }
     at.next += piece.length;
+    if (at.next < run.lines.length) await run.between();
   }
   return null;
+}
+
+/**
+ * A request's `between`: pauses as long as the import worked since the last pause, at most PACE_MAX_MS (as a job
+ * step's `breathe`), so a search of another team waits for one batch of this import, not for one batch per statement.
+ */
+export function pacer(clock: () => number = Date.now): () => Promise<void> {
+  let last = clock();
+  return async () => {
+    const pause = Math.min(PACE_MAX_MS, clock() - last);
+    if (pause > 0) await new Promise((r) => setTimeout(r, pause));
+    last = clock();
+  };
 }
 
 /** Subrequests (D1 statements included) a request keeps back for what follows its writes: starting a job or two. */

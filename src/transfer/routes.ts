@@ -19,7 +19,7 @@ import { importJob } from './import-job';
 import { teamDb } from '../db/shards';
 import { noCounts } from './import-plan';
 import { PLAN_SUBREQUESTS } from '../db/meter';
-import { embedLater, requestPieces, writePieces, type Written } from './import-write';
+import { embedLater, pacer, requestPieces, writePieces, type Written } from './import-write';
 
 export const transferRoutes = new Hono<AppEnv>()
   .get('/export', async (c) => {
@@ -77,6 +77,7 @@ export const transferRoutes = new Hono<AppEnv>()
         now: Date.now(),
         nextSize: requestPieces(PLAN_SUBREQUESTS[configOf(c.env).plan.name]),
         earlier: null,
+        between: pacer(),
       },
       at,
     );

@@ -19,6 +19,7 @@ import { eventRoutes, sessionRoutes } from './ingest/routes';
 import { installRoutes } from './install/routes';
 import { forgetRoutes } from './forget/routes';
 import { correctionRoutes, reviewRoutes } from './corrections/routes';
+import { versionRoutes } from './versions/routes';
 import { mergeRoutes } from './consolidation/routes';
 import { adminHealthRoutes, observerAdminRoutes, observerStateRoutes, operatorHealthRoutes } from './health/routes';
 import { errorBody, handleError } from './lib/errors';
@@ -74,11 +75,11 @@ const TOKEN_MOUNTS: Mount[] = [
   { at: '/api/forget', guards: [requireScope('ingest')], routes: forgetRoutes },
   // A repository's first notes (cairn prime): a write, counted in the ingest bucket (limits/rate-limit.ts).
   { at: '/api/prime', guards: [requireScope('ingest')], routes: primeRoutes },
-  // Supersede and feedback write with `ingest`; a record's history may also be read with `read`.
+  // Supersede, feedback, edit and revert write with `ingest`; a record's history and diffs may also be read with `read`.
   {
     at: '/api/corrections',
     guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
-    routes: correctionRoutes,
+    routes: new Hono<AppEnv>().route('/', correctionRoutes).route('/', versionRoutes),
   },
   // A job the caller started (forget of their private project, an export): any device token.
   { at: '/api/jobs', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: ownJobRoutes },

@@ -2,9 +2,9 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../auth/types';
-import { jsonBody, parseWith, query } from '../lib/validate';
+import { jsonBody, parseWith } from '../lib/validate';
 import { decide, queueFor, ReviewBody } from './review';
-import { FeedbackBody, giveFeedback, historyFor, supersede, SupersedeBody } from './service';
+import { FeedbackBody, giveFeedback, supersede, SupersedeBody } from './service';
 
 /** Mounted at /api/corrections (reads: `read` or `ingest`; writes: `ingest`, declared in src/app.ts). */
 export const correctionRoutes = new Hono<AppEnv>();
@@ -17,24 +17,6 @@ correctionRoutes.post('/supersede', jsonBody(SupersedeBody, 10_000), async (c) =
 correctionRoutes.post('/feedback', jsonBody(FeedbackBody, 10_000), async (c) => {
   const done = await giveFeedback(c.env, c.get('auth'), c.req.valid('json'), Date.now());
   return c.json(done);
-});
-
-const HistoryQuery = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
-
-correctionRoutes.get('/history', query(HistoryQuery), async (c) => {
-  const h = await historyFor(c.env, c.get('auth'), c.req.valid('query').id);
-  return c.json({
-    id: h.id,
-    superseded_by: h.supersededBy,
-    history: h.history.map((e) => ({
-      action: e.action,
-      by: e.by,
-      actor: e.actor,
-      who: e.who,
-      reason: e.reason,
-      at: new Date(e.at).toISOString(),
-    })),
-  });
 });
 
 /** Mounted at /api/admin/review, under the admin guard (src/app.ts). */

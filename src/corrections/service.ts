@@ -8,12 +8,10 @@ import {
   addFeedback,
   bumpFetched,
   correctionTarget,
-  historyOf,
   supersedeRows,
   type CorrectionActor,
   type CorrectionTarget,
   type FeedbackKind,
-  type HistoryEntry,
 } from '../db/corrections';
 import { teamDb } from '../db/shards';
 import { writableTeamDb } from '../slots/enter-write';
@@ -145,15 +143,4 @@ export async function giveFeedback(
 export async function recordFetched(env: CairnEnv, auth: AuthContext, ids: number[], now: number): Promise<void> {
   if (!ids.length) return;
   await bumpFetched(await teamDb(env, auth.teamId), auth.teamId, ids, now);
-}
-
-/** A readable record's history (corrections, feedback, reviews), oldest first. */
-export async function historyFor(
-  env: CairnEnv,
-  auth: AuthContext,
-  id: number,
-): Promise<{ id: number; supersededBy: number | null; history: HistoryEntry[] }> {
-  const d = await teamDb(env, auth.teamId);
-  const target = await readable(d, await loadViewer(d, auth), id);
-  return { id, supersededBy: target.supersededBy, history: await historyOf(d, auth.teamId, id) };
 }

@@ -21,7 +21,7 @@ import { redact } from '#shared/redact';
 import { insertAudit } from './audit';
 import { db as dbOf, type Db } from './client';
 import { observationEvents, observationSignals, observations, projects, users } from './schema';
-import { byIds, excluded, fetchedSignalRows, inJsonList, plus } from './sqlite';
+import { byIds, excluded, fetchedSignalRows, inJsonList, plus, versionEventRow } from './sqlite';
 import { canReadObservation, type Viewer } from './visibility';
 
 export type FeedbackKind = 'wrong' | 'outdated' | 'useful';
@@ -197,6 +197,14 @@ export const putSignalRowsFrom = (d: Db, rows: SQL) =>
 export const insertEventRows = (d: Db, rows: SQL) => intoEvents(d).select(rows);
 
 /**
+ * A version of observation `e.id` (an edit, a revert: src/versions/) written only while `when` holds of the
+ * record, so it lands exactly when the update beside it in the batch does. The reason is redacted like every
+ * stored text; `changes` is the record's own text, stored as the one insert stored it. Batchable.
+ */
+export const insertVersionRow = (d: Db, e: Parameters<typeof versionEventRow>[0], when: SQL | undefined) =>
+  insertEventRows(d, versionEventRow({ ...e, reason: e.reason == null ? null : redact(e.reason) }, when));
+
+/**
  * Feedback from one person: counted once per person and kind (a repeat answers `counted: false`). `wrong` and
  * `outdated` put the record up for review (out of the context index until an admin decides); `useful` counts.
  */
@@ -299,34 +307,6 @@ export function notPendingReview(teamId: number, id: AnySQLiteColumn = observati
       .from(observationSignals)
       .where(and(eq(observationSignals.teamId, teamId), eq(observationSignals.review, 'pending'))),
   );
-}
-
-export interface HistoryEntry {
-  action: string;
-  by: number | null;
-  actor: string;
-  who: string | null;
-  reason: string | null;
-  at: number;
-}
-
-/** An observation's history, oldest first (at most `limit`). The caller checked the record is readable. */
-export async function historyOf(d1: D1Database | Db, teamId: number, id: number, limit = 50): Promise<HistoryEntry[]> {
-  const e = observationEvents;
-  return dbOf(d1)
-    .select({
-      action: e.action,
-      by: e.byObservationId,
-      actor: e.actor,
-      who: users.handle,
-      reason: e.reason,
-      at: e.createdAt,
-    })
-    .from(e)
-    .leftJoin(users, eq(users.id, e.actorUserId))
-    .where(and(eq(e.observationId, id), eq(e.teamId, teamId)))
-    .orderBy(asc(e.id))
-    .limit(limit);
 }
 
 export interface QueueRow {

@@ -7,7 +7,8 @@ import { classifyInstructions, recordText } from '#shared/instructions';
 import { insertAudit } from './audit';
 import { db as dbOf, type Db } from './client';
 import { observations, projects, prompts, summaries, users } from './schema';
-import { byIds } from './sqlite';
+import { insertEventRows } from './corrections';
+import { byIds, releaseEventRows } from './sqlite';
 
 /** `held_kinds` for a row whose texts are `parts`: the kinds joined by commas, or null when nothing was flagged. Pure, linear. */
 export function heldKindsOf(parts: readonly (string | null | undefined)[]): string | null {
@@ -105,7 +106,16 @@ export async function releaseHeld(
       )
       .returning({ id: t.id });
   };
-  const [o, s, p] = await d.batch([release('observation'), release('summary'), release('prompt')]);
+  // Each observation let out gets a version (`release`), written before the update that lets it out.
+  const [, o, s, p] = await d.batch([
+    insertEventRows(
+      d,
+      releaseEventRows({ teamId: a.teamId, ids: a.ids.observation, actorUserId: a.actorUserId, at: a.at }),
+    ),
+    release('observation'),
+    release('summary'),
+    release('prompt'),
+  ]);
   const released: HeldIds = {
     observation: o.map((r) => r.id),
     summary: s.map((r) => r.id),

@@ -109,6 +109,44 @@ export function observationRow(
   };
 }
 
+/** The columns an edit rewrites (src/versions/): the record's text, and what the insert derives from it. */
+export type ContentColumns = Pick<
+  NewObservation,
+  'title' | 'subtitle' | 'narrative' | 'facts' | 'concepts' | 'filesRead' | 'filesModified' | 'cjkTerms' | 'heldKinds'
+>;
+
+/**
+ * An edit's new text as the one insert would store it (observationRow: redaction, the CJK terms, the hold-back's
+ * judgement), so an edited record is cleaned and judged exactly like a new one. Pure.
+ */
+export function contentColumns(raw: ObservationContent, tally?: RedactionTally): ContentColumns {
+  const row = observationRow(
+    { teamId: 0, projectId: 0, sessionId: 0, authorUserId: 0, createdAt: 0, storedAt: 0, contentHash: '' },
+    raw,
+    tally,
+  );
+  return {
+    title: row.title,
+    subtitle: row.subtitle,
+    narrative: row.narrative,
+    facts: row.facts,
+    concepts: row.concepts,
+    filesRead: row.filesRead,
+    filesModified: row.filesModified,
+    cjkTerms: row.cjkTerms,
+    heldKinds: row.heldKinds,
+  };
+}
+
+/**
+ * Deletes an observation's file index rows (an edit of its files writes them again), only while `onlyIf` holds (a
+ * condition on the batch's earlier writes). Batchable.
+ */
+export const deleteObservationFiles = (d: Db, teamId: number, id: number, onlyIf?: SQL) =>
+  d
+    .delete(observationFiles)
+    .where(and(eq(observationFiles.teamId, teamId), eq(observationFiles.observationId, id), onlyIf));
+
 /**
  * The one observation INSERT, idempotent per (session, content hash): answers the new row's id, type, title
  * and time, or nothing when the same content was already stored. Batchable.

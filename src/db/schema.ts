@@ -499,9 +499,10 @@ export const maintenanceRuns = sqliteTable('maintenance_runs', {
 });
 
 /**
- * What happened to an observation after it was stored, oldest first: corrections (`supersede`, `restore`),
- * feedback (`wrong`, `outdated`, `useful`) and an admin's review (`keep`). Who, when and why; deleted with the
- * observation when it is forgotten (a reason may repeat its text). src/corrections/ writes it.
+ * What happened to an observation after it was stored, oldest first: its versions. Edits and reverts (with the
+ * text they changed), corrections (`supersede`, `restore`), feedback (`wrong`, `outdated`, `useful`), merges,
+ * releases and an admin's review (`keep`). Who, when and why; deleted with the observation when it is forgotten (a
+ * reason or an edit's `changes` may repeat its text). src/corrections/ writes it; version n+1 is the n-th row by id.
  */
 export const observationEvents = sqliteTable(
   'observation_events',
@@ -522,6 +523,13 @@ export const observationEvents = sqliteTable(
     actor: text('actor').notNull().default('user'),
     reason: text('reason'),
     createdAt: integer('created_at').notNull(),
+    /**
+     * What the act changed in the record's own text (an edit, a revert): JSON `{field: {from, to}}` for each of
+     * title, subtitle, narrative, facts, concepts, files_read, files_modified that changed (lists as lists). Null for
+     * acts that change only its state (supersede, flags, merges, reviews: src/corrections/versions-model.ts derives
+     * those from `action` and `by_observation_id`). Every row is a version of the record; creation is version 1.
+     */
+    changes: text('changes'),
   },
   (t) => [
     index('idx_obs_events_obs').on(t.observationId, t.id),

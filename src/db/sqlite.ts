@@ -239,7 +239,7 @@ export const joinedPrefix = (cols: AnyColumn[], chars: number): SQL<string> =>
 
 /**
  * Rows for `observation_events` in its column order (id, team, observation, action, by, actor user, actor, reason,
- * created): one `action` event for each of the team's observations among `ids` whose merged_into is `mergedInto`
+ * created, changes): one `action` event for each of the team's observations among `ids` whose merged_into is `mergedInto`
  * (null: none), so a merge or its undo is written in one statement whatever its size.
  */
 export const mergeEventRows = (e: {
@@ -252,9 +252,18 @@ export const mergeEventRows = (e: {
   reason: string;
   at: number;
 }): SQL =>
-  sql`SELECT NULL, ${observations.teamId}, ${observations.id}, ${e.action}, ${e.by}, ${e.actorUserId}, 'consolidation', ${e.reason}, ${e.at} FROM ${observations}
+  sql`SELECT NULL, ${observations.teamId}, ${observations.id}, ${e.action}, ${e.by}, ${e.actorUserId}, 'consolidation', ${e.reason}, ${e.at}, NULL FROM ${observations}
        WHERE ${observations.id} IN (SELECT value FROM json_each(${JSON.stringify(e.ids)})) AND +${observations.teamId} = ${e.teamId}
          AND ${e.mergedInto === null ? sql`${observations.mergedInto} IS NULL` : sql`${observations.mergedInto} = ${e.mergedInto}`}`;
+
+/**
+ * `release` event rows (observation_events column order) for the team's observations among `ids` still held and
+ * not released: a release is a version of each record it lets out (src/db/held.ts, in the release's batch).
+ */
+export const releaseEventRows = (e: { teamId: number; ids: readonly number[]; actorUserId: number; at: number }): SQL =>
+  sql`SELECT NULL, ${observations.teamId}, ${observations.id}, 'release', NULL, ${e.actorUserId}, 'user', NULL, ${e.at}, NULL FROM ${observations}
+       WHERE ${observations.id} IN (SELECT value FROM json_each(${JSON.stringify(e.ids)})) AND +${observations.teamId} = ${e.teamId}
+         AND ${observations.heldKinds} IS NOT NULL AND ${observations.releasedAt} IS NULL AND ${observations.deletedAt} IS NULL`;
 
 /**
  * `unmerge` event rows (observation_events column order) for the team's observations merged into one of
@@ -269,7 +278,7 @@ export const restoreEventRows = (e: {
   reason: string;
   at: number;
 }): SQL =>
-  sql`SELECT NULL, ${observations.teamId}, ${observations.id}, 'unmerge', ${observations.mergedInto}, NULL, 'retention', ${e.reason}, ${e.at} FROM ${observations}
+  sql`SELECT NULL, ${observations.teamId}, ${observations.id}, 'unmerge', ${observations.mergedInto}, NULL, 'retention', ${e.reason}, ${e.at}, NULL FROM ${observations}
        WHERE ${observations.teamId} = ${e.teamId} AND ${observations.mergedInto} IS NOT NULL
          AND ${observations.mergedInto} IN (SELECT value FROM json_each(${JSON.stringify(e.survivors)}))
          AND +${observations.createdAt} >= ${e.since}`;
@@ -297,15 +306,40 @@ export const eventCopies = (e: {
   reason: string | null;
   at: number;
   count: number;
+  /** What the act changed in the record's text (JSON), null for acts on its state. */
+  changes: string | null;
 }): SQL => {
   const ev = observationEvents;
   const copies = JSON.stringify(Array.from({ length: e.count }, (_, i) => i));
-  return sql`SELECT NULL, ${e.teamId}, o.id, ${e.action}, ${e.by}, ${e.actorUserId}, ${e.actor}, ${e.reason}, ${e.at}
+  return sql`SELECT NULL, ${e.teamId}, o.id, ${e.action}, ${e.by}, ${e.actorUserId}, ${e.actor}, ${e.reason}, ${e.at}, ${e.changes}
         FROM ${oneId(e.observation)}, json_each(${copies}) j
        WHERE o.id IS NOT NULL AND j.value >= (SELECT COUNT(*) FROM ${ev} WHERE ${ev.observationId} = o.id
          AND ${ev.action} = ${e.action} AND ${ev.byObservationId} IS ${e.by} AND ${ev.actorUserId} IS ${e.actorUserId}
-         AND ${ev.actor} = ${e.actor} AND ${ev.reason} IS ${e.reason} AND ${ev.createdAt} = ${e.at})`;
+         AND ${ev.actor} = ${e.actor} AND ${ev.reason} IS ${e.reason} AND ${ev.createdAt} = ${e.at}
+         AND ${ev.changes} IS ${e.changes})`;
 };
+
+/**
+ * One observation_events row (its column order) for the team's observation `e.id`, only while `when` holds of the
+ * row (a version written in the same batch as the update it records, conditional on the text it found: a
+ * concurrent edit makes both write nothing, src/versions/queries.ts).
+ */
+export const versionEventRow = (
+  e: {
+    teamId: number;
+    id: number;
+    action: string;
+    by: number | null;
+    actorUserId: number | null;
+    actor: string;
+    reason: string | null;
+    at: number;
+    changes: string | null;
+  },
+  when: SQL | undefined,
+): SQL =>
+  sql`SELECT NULL, ${observations.teamId}, ${observations.id}, ${e.action}, ${e.by}, ${e.actorUserId}, ${e.actor}, ${e.reason}, ${e.at}, ${e.changes}
+        FROM ${observations} WHERE ${observations.id} = ${e.id} AND ${observations.teamId} = ${e.teamId}${when ? sql` AND ${when}` : sql``}`;
 
 /** A row for observation_signals with these counts, for the observation `observation` names (none if none). */
 export const signalCopy = (

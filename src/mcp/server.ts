@@ -28,6 +28,7 @@ import { neutralizePrefix } from '#shared/fence';
 import { INSTRUCTIONS, SERVER_NAME, SERVER_VERSION } from './instructions';
 import { renderRecords } from './render-records';
 import { errorText, log } from '../lib/log';
+import { registerVersionTools } from './version-tools';
 
 export interface McpDeps {
   /** Runs work after the answer (vector upsert/removal); Workers pass ctx.waitUntil. */
@@ -101,6 +102,17 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
   registerSupersede(server, ctx);
   registerFeedback(server, ctx);
   registerForget(server, ctx);
+  // A record's versions: history (read), edit and revert (the ingest scope).
+  registerVersionTools(server, {
+    env,
+    auth,
+    defer: (w) => deps.defer(w),
+    now: () => deps.now(),
+    text,
+    guarded,
+    requireWrite,
+    observationId,
+  });
   return server;
 }
 

@@ -5,6 +5,7 @@
 // carries a line only when every observation it names is in that export; an admin's import writes a line only
 // onto the caller's own rows (the policy's sessions, the caller as author, checked in the batch itself).
 import { redact } from '#shared/redact';
+import { parseChanges, type FieldValue } from '../versions/model';
 import type { Caller } from '../db/caller';
 import { sessionsByKeys, type NewSession, type SessionRef } from './queries/transfer';
 import { projectsByKeys } from '../db/projects';
@@ -126,6 +127,7 @@ export async function historyPage(
         reason: r.reason,
         created_at: r.createdAt,
         count: 1,
+        changes: r.changes === null ? null : (JSON.parse(r.changes) as Record<string, { from: unknown; to: unknown }>),
       };
       const k = JSON.stringify({ ...record, id: r.observationId });
       const seen = grouped.get(k);
@@ -172,6 +174,21 @@ type HistoryRecord = Extract<ExportRecord, { kind: 'link' | 'event' | 'signal' |
 type ObservationLine = Exclude<HistoryRecord, { kind: 'tombstone' }>;
 type TombstoneLine = Extract<HistoryRecord, { kind: 'tombstone' }>;
 type ProjectTarget = NewSession['project'];
+
+/**
+ * An edit's `changes` as the import stores them: only the record's text fields, each value as the one insert
+ * stores text (redacted; lists of strings), or null when nothing is left (src/versions/model.ts reads them).
+ */
+function importedChanges(raw: Record<string, { from: unknown; to: unknown }> | null | undefined): string | null {
+  if (!raw) return null;
+  const parsed = parseChanges(JSON.stringify(raw));
+  if (!parsed) return null;
+  const clean = (v: FieldValue): FieldValue =>
+    v === null ? null : Array.isArray(v) ? v.map((x) => redact(x)) : redact(v);
+  const out: Record<string, { from: FieldValue; to: FieldValue }> = {};
+  for (const [f, c] of Object.entries(parsed)) out[f] = { from: clean(c.from), to: clean(c.to) };
+  return Object.keys(out).length ? JSON.stringify(out) : null;
+}
 
 export const isHistory = (r: ExportRecord): r is HistoryRecord =>
   r.kind === 'link' || r.kind === 'event' || r.kind === 'signal' || r.kind === 'tombstone';
@@ -272,6 +289,7 @@ export async function planHistory(
         reason: r.reason === null ? null : redact(r.reason),
         at: r.created_at,
         count: r.count,
+        changes: importedChanges(r.changes),
       });
     } else {
       out.push({

@@ -119,6 +119,11 @@ export const EventRecord = z.object({
   reason: text(4_000).nullable(),
   created_at: time,
   count: z.number().int().min(1).max(1_000),
+  /** What an edit or a revert changed in the record's text (`{field: {from, to}}`); absent in older files. */
+  changes: z
+    .record(z.string(), z.object({ from: z.unknown(), to: z.unknown() }))
+    .nullable()
+    .optional(),
 });
 const counter = z.number().int().nonnegative().max(1_000_000_000);
 /** An observation's feedback counts and review state (`pending`: flagged, out of the context index). */

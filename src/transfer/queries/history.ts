@@ -47,6 +47,7 @@ export async function eventPage(d1: D1Database, teamId: number, after: number, l
       actor: e.actor,
       reason: e.reason,
       createdAt: e.createdAt,
+      changes: e.changes,
     })
     .from(e)
     .where(and(eq(e.teamId, teamId), gt(e.observationId, after)))
@@ -144,6 +145,8 @@ export type HistoryIn =
       reason: string | null;
       at: number;
       count: number;
+      /** What it changed in the record's text (JSON, as stored), null for acts on its state. */
+      changes: string | null;
     }
   | {
       kind: 'signal';

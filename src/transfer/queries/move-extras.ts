@@ -403,6 +403,7 @@ async function copyEvents(
     actor: e.actor,
     reason: e.reason,
     createdAt: e.createdAt,
+    changes: e.changes,
   };
   const grouped = (d: Db, ids: number[], upTo: number | null) =>
     d
@@ -437,7 +438,18 @@ async function copyEvents(
     actor: string;
     reason: string | null;
     createdAt: number;
-  }) => JSON.stringify([r.observationId, r.action, r.byObservationId, r.actorUserId, r.actor, r.reason, r.createdAt]);
+    changes: string | null;
+  }) =>
+    JSON.stringify([
+      r.observationId,
+      r.action,
+      r.byObservationId,
+      r.actorUserId,
+      r.actor,
+      r.reason,
+      r.createdAt,
+      r.changes,
+    ]);
   const [s, t] = await Promise.all([
     grouped(src, [...new Set(rows.map((r) => r.observationId))], rows[rows.length - 1]!.id),
     grouped(dst, [...new Set(onTarget.map((r) => r.observationId))], null),

@@ -119,6 +119,7 @@ const LAYERS: [string, string[]][] = [
       'src/health',
       'src/maintenance',
       'src/corrections',
+      'src/versions',
       'src/backup',
       'src/upgrade',
       'src/hold',

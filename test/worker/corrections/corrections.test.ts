@@ -161,20 +161,24 @@ describe('corrections', () => {
       reason: 'The rule changed in the March release',
     });
     expect(textOf(r)).toContain(`#${old} is superseded by #${fix}`);
+    // The correction is a version of the record (issue 38): its creation is version 1, the correction version 2.
     const h = (await (await call(`/api/corrections/history?id=${old}`, { token: t.c.token })).json()) as {
       superseded_by: number;
-      history: { action: string; by: number; who: string; reason: string; at: string }[];
+      versions: { version: number; action: string; by: number; who: string; reason: string; at: string }[];
     };
     expect(h.superseded_by).toBe(fix);
-    expect(h.history).toEqual([
+    expect(h.versions).toEqual([
+      expect.objectContaining({ version: 1, action: 'create', who: t.a.user }),
       expect.objectContaining({
+        version: 2,
         action: 'supersede',
         by: fix,
         who: t.a.user,
         reason: 'The rule changed in the March release',
+        state: { superseded_by: { from: null, to: fix } },
       }),
     ]);
-    expect(Date.parse(h.history[0]!.at)).toBeGreaterThan(0);
+    expect(Date.parse(h.versions[1]!.at)).toBeGreaterThan(0);
     const audit = await env.DB.prepare(
       "SELECT detail FROM audit_log WHERE action = 'observation.supersede' AND target = ?",
     )

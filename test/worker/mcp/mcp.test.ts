@@ -74,17 +74,20 @@ beforeAll(async () => {
 });
 
 describe('MCP server', () => {
-  it('initializes with our instructions and lists the seven tools', async () => {
+  it('initializes with our instructions and lists the ten tools', async () => {
     const client = await connect(me.token);
     expect(client.getServerVersion()?.name).toBe('cairn');
     expect(client.getInstructions()).toContain('search(query)');
     expect(client.getInstructions()).toContain('get_observations');
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      'edit',
       'feedback',
       'forget',
       'get_observations',
+      'history',
       'remember',
+      'revert',
       'search',
       'supersede',
       'timeline',

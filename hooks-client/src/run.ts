@@ -30,6 +30,10 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
                                                      delete from the team's memory for good
   cairn supersede <12> [--by <13>] --reason "…"      mark a record outdated (replaced by #13); author or admin
   cairn feedback <12> wrong|outdated|useful [--reason "…"]   flag a record for review, or say it helped
+  cairn history <12> [--diff <from>[:<to>]] [--json] every version of a record: who, when, why, what changed
+  cairn edit <12> [--title …] [--narrative …] [--fact …]… [--concept …]… [--file …]… [--reason …]
+                                                     change a record's text (a new version); author or admin
+  cairn revert <12> --to <version> [--reason "…"]    put a record back as it was at that version
   cairn admin …
   cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|pre-compact|session-end> [--agent claude-code|codex|gemini|cursor|opencode]
 `;
@@ -58,6 +62,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   prime: async () => (await import('./commands/prime')).prime,
   supersede: async () => (await import('./commands/supersede')).supersede,
   feedback: async () => (await import('./commands/supersede')).feedback,
+  history: async () => (await import('./commands/versions')).history,
+  edit: async () => (await import('./commands/versions')).edit,
+  revert: async () => (await import('./commands/versions')).revert,
 };
 
 /** Commands whose output is read by a program, not a person (see run). */

@@ -19,6 +19,7 @@ import { signInScreen } from './sign-in';
 import { SPEND_DAYS, spendPanel, type UsageReport } from './spend';
 import { correctionControls, correctionStatus, type FeedbackKind } from './corrections';
 import { reviewActions, reviewPanel, type MergeItem, type ReviewQueue } from './review';
+import { editForm, historyPanel, versionButtons, type Diff, type RecordHistory } from './versions';
 import {
   detailHeader,
   feedCard,
@@ -384,7 +385,10 @@ function openItem(item: FeedItem, push = false): void {
       const detail = observationDetail(ctx(), rec, () => void openSession({ key: rec.session }));
       const status = correctionStatus(t, rec);
       if (status) detail.insertBefore(status, detail.children[2] ?? null);
-      detail.append(correctionControls(t, correctionActions(rec.id)));
+      detail.append(
+        versionButtons(t, { history: () => void openHistory(rec.id), edit: () => openEdit(rec) }),
+        correctionControls(t, correctionActions(rec.id)),
+      );
       showDetail(detail, true);
     }, handle);
 }
@@ -444,6 +448,55 @@ function correctionActions(id: number) {
           correctionError,
         ),
   };
+}
+
+// ---- versions -------------------------------------------------------------------------------------------
+
+/** What a refused edit or revert says: who may, for a 403; else the usual messages. */
+function versionError(e: unknown): string {
+  if (e instanceof ApiError && e.status === 403) return t('versionDenied');
+  return correctionError(e);
+}
+
+/** A record's versions in the detail pane, with a diff of each against now and revert. */
+async function openHistory(id: number): Promise<void> {
+  showDetail(h('p', { class: 'empty', text: t('loading') }), true);
+  try {
+    const hist = await state.api!.get<RecordHistory>('/api/corrections/history', { id: String(id) });
+    state.detail.pop();
+    showDetail(
+      historyPanel(t, hist, {
+        diff: (from) =>
+          state.api!.get<Diff>('/api/corrections/diff', { id: String(id), from: String(from) }).catch(versionError),
+        revert: (to) =>
+          state
+            .api!.post<{ version: number; changed: string[] }>('/api/corrections/revert', { id, to })
+            .then(
+              (r) =>
+                r.changed.length
+                  ? t('versionReverted', { n: id, v: to, w: r.version })
+                  : t('versionUnchanged', { n: id, v: to }),
+              versionError,
+            ),
+      }),
+      true,
+    );
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404)
+      showDetail(h('p', { class: 'empty', text: t('notAvailable') }), true);
+    else handle(e);
+  }
+}
+
+function openEdit(rec: ObservationRecord): void {
+  showDetail(
+    editForm(t, rec, (fields) =>
+      state
+        .api!.post<{ version: number; changed: string[] }>('/api/corrections/edit', { id: rec.id, ...fields })
+        .then((r) => (r.changed.length ? t('editSaved', { n: rec.id, v: r.version }) : t('editNothing')), versionError),
+    ),
+    true,
+  );
 }
 
 /** The review queue in the detail pane (admins); anyone else gets the spend panel's sentence. */

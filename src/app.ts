@@ -21,6 +21,7 @@ import { forgetRoutes } from './forget/routes';
 import { correctionRoutes, reviewRoutes } from './corrections/routes';
 import { versionRoutes } from './versions/routes';
 import { mergeRoutes } from './consolidation/routes';
+import { proposalRoutes } from './proposals/routes';
 import { adminHealthRoutes, observerAdminRoutes, observerStateRoutes, operatorHealthRoutes } from './health/routes';
 import { errorBody, handleError } from './lib/errors';
 import { runWithRequestLog } from './lib/log';
@@ -115,7 +116,8 @@ const TOKEN_MOUNTS: Mount[] = [
       .route('/observer', observerAdminRoutes)
       .route('/review', reviewRoutes)
       .route('/release', releaseRoutes)
-      .route('/merges', mergeRoutes),
+      .route('/merges', mergeRoutes)
+      .route('/proposals', proposalRoutes),
   },
   // The MCP transport parses the raw body itself: cap it here.
   { at: '/mcp', guards: [requireScope('read'), bodyCap()], routes: mcpRoutes },

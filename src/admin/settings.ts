@@ -34,6 +34,7 @@ export const SettingsPatch = z
     observer_budget_tokens_per_day: z.number().int().min(1).max(1e12).nullable(),
     observer_budget_tokens_per_month: z.number().int().min(1).max(1e12).nullable(),
     retention_days: z.number().int().min(1).max(36_500).nullable(),
+    consolidation: z.enum(['auto', 'review']).nullable(),
   })
   .partial()
   .strict();

@@ -6,7 +6,8 @@
 // project with new observations, or by an admin (POST /api/admin/jobs, kind `consolidate-project`).
 import * as z from 'zod';
 import type { JobProgress } from '#shared/jobs';
-import { candidateGroups, candidateTexts, mergeRows } from '../db/consolidation';
+import { candidateGroups, candidateTexts, mergeRows, proposeMergeRows } from '../db/consolidation';
+import { getTeamSettings } from '../db/team-settings';
 import { jobTeamWrite } from '../slots/enter-write';
 import { JobFailure, type JobKind, type StepContext } from '../jobs/types';
 import { clusterNearDuplicates, GROUP_MAX, TEXT_CHARS, THRESHOLD_NO_FILES, THRESHOLD_WITH_FILES } from './similarity';
@@ -35,6 +36,8 @@ interface Cursor {
   groups: number;
   merged: number;
   clusters: number;
+  /** Sources put in the review queue instead of merged (consolidation: review). */
+  proposed?: number;
 }
 
 const progress = (c: Cursor, phase: string): JobProgress => ({ done: c.groups, total: null, unit: 'groups', phase });
@@ -57,6 +60,8 @@ export const consolidateJob: JobKind<Params, Cursor> = {
     if ('waitMs' in pass)
       return { cursor: start, done: false, progress: progress(start, 'waiting for a move'), waitMs: pass.waitMs };
     const d = pass.dbs.team;
+    // consolidation: review (issue 38): each cluster waits in the review queue as a proposal instead of merging.
+    const review = (await getTeamSettings(pass.dbs.dir, teamId)).consolidation === 'review';
     const c: Cursor = { ...start };
     for (;;) {
       if (!ctx.fits({ statements: 1 })) break;
@@ -66,7 +71,7 @@ export const consolidateJob: JobKind<Params, Cursor> = {
           cursor: c,
           done: true,
           progress: progress(c, 'done'),
-          result: { groups: c.groups, clusters: c.clusters, merged: c.merged },
+          result: { groups: c.groups, clusters: c.clusters, merged: c.merged, proposed: c.proposed ?? 0 },
         };
       }
       for (const g of page) {
@@ -76,15 +81,20 @@ export const consolidateJob: JobKind<Params, Cursor> = {
         const texts = await candidateTexts(d, teamId, g.ids.slice(-GROUP_MAX * 2), TEXT_CHARS);
         const clusters = clusterNearDuplicates(texts, g.noFiles ? THRESHOLD_NO_FILES : THRESHOLD_WITH_FILES);
         for (const cl of clusters.slice(0, perUnit)) {
-          await mergeRows(d, {
+          const act = {
             teamId,
             survivor: cl.survivor,
             sources: cl.sources,
             similarity: cl.similarity,
             actorUserId: ctx.actorUserId,
             at: ctx.now,
-          });
-          c.merged += cl.sources.length;
+          };
+          if (review) await proposeMergeRows(d, act);
+          else {
+            await mergeRows(d, act);
+            c.merged += cl.sources.length;
+          }
+          if (review) c.proposed = (c.proposed ?? 0) + cl.sources.length;
           c.clusters++;
         }
         // All its clusters merged: the group is done. Otherwise the next unit reads it again, smaller.

@@ -3,11 +3,15 @@
 // them, stored through the same path as a person's correction with actor `observer`. The author's own records are
 // superseded; anyone else's record is flagged outdated for review, whoever the author is: the observer acts with
 // the author's hook token (scopes ingest and read), which has no admin power even when its holder is an admin, so
-// it does what that token could do by hand. A record the observer was not shown is never touched.
+// it does what that token could do by hand. A record the observer was not shown is never touched. With the team's
+// `consolidation` setting at `review`, each correction waits in the review queue as a proposal instead (src/proposals/).
 import { correctionTarget, addFeedback, supersedeRows } from '../db/corrections';
 import { activeRole } from '../db/members';
 import { relatedRecords } from '../db/related';
-import { teamDb } from '../db/shards';
+import { db } from '../db/client';
+import { proposeSupersede } from '../db/proposals';
+import { directoryDb, teamDb } from '../db/shards';
+import { getTeamSettings } from '../db/team-settings';
 import { loadViewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import type { ObserverCorrections, TurnOwner } from '../observer/corrections-port';
@@ -58,6 +62,8 @@ async function apply(
   // A removed author's sessions change nothing (their role no longer counts; only membership does).
   if ((await activeRole(d, owner.teamId, owner.userId)) === null) return 0;
   const viewer = await loadViewer(d, { teamId: owner.teamId, userId: owner.userId });
+  // consolidation: review (issue 38): the observer's corrections wait for an admin instead of applying.
+  const review = (await getTeamSettings(directoryDb(env), owner.teamId)).consolidation === 'review';
   let stored = 0;
   for (const p of wanted) {
     // Read again now: the record may have been forgotten, moved or corrected since the turn was shown it.
@@ -71,7 +77,10 @@ async function apply(
     )
       continue;
     const reason = `observer: ${p.reason}`.slice(0, REASON_MAX);
-    if (target.authorUserId === owner.userId) {
+    if (review) {
+      const at = { teamId: owner.teamId, id: p.id, by: p.by, reason, actorUserId: owner.userId, at: now };
+      await proposeSupersede(db(d), at).run();
+    } else if (target.authorUserId === owner.userId) {
       await supersedeRows(d, {
         teamId: owner.teamId,
         id: p.id,

@@ -11,6 +11,7 @@ import type { CairnEnv } from '../env';
 import { forgetRecord } from '../forget/service';
 import { heldItems, type HeldItem } from '../hold/routes';
 import { AppError } from '../lib/errors';
+import { proposalsFor, type ProposalItem } from '../proposals/service';
 import { REASON_MAX } from './service';
 
 export const QUEUE_LIMIT = 50;
@@ -41,7 +42,7 @@ export interface QueueItem {
 export async function queueFor(
   env: CairnEnv,
   auth: AuthContext,
-): Promise<{ flagged: QueueItem[]; superseded: QueueItem[]; held: HeldItem[] }> {
+): Promise<{ flagged: QueueItem[]; superseded: QueueItem[]; held: HeldItem[]; proposals: ProposalItem[] }> {
   const d = await teamDb(env, auth.teamId);
   const q = await reviewQueue(d, await loadViewer(d, auth), QUEUE_LIMIT);
   const reasons = await latestReasons(
@@ -76,6 +77,8 @@ export async function queueFor(
     flagged: q.flagged.map(item('flagged')),
     superseded: q.superseded.map(item('superseded')),
     held: await heldItems(d, auth.teamId, QUEUE_LIMIT),
+    // Waiting for a decision (consolidation: review): POST /api/admin/proposals/:id.
+    proposals: await proposalsFor(env, auth),
   };
 }
 

@@ -6,6 +6,8 @@ import { alias, QueryBuilder, type AnySQLiteColumn } from 'drizzle-orm/sqlite-co
 import { insertAudit } from './audit';
 import { db as dbOf, type Db } from './client';
 import { insertEventRows, notPendingReview } from './corrections';
+import { notProposedForMerge, proposeMerge } from './proposals';
+import { runBatch, type BatchItem } from './batch';
 import { observationEvents, observations } from './schema';
 import { byIds, inJsonList, joinedPrefix, jsonGroupIds, jsonSetKey, mergeEventRows } from './sqlite';
 import { canReadObservation, type Viewer } from './visibility';
@@ -27,6 +29,8 @@ const mergeable = (teamId: number, projectId: number) =>
     isNull(observations.supersededBy),
     isNull(observations.mergedInto),
     notPendingReview(teamId),
+    // A source of a merge waiting for an admin (consolidation: review) is decided there, not merged again.
+    notProposedForMerge(teamId),
   );
 
 /**
@@ -100,16 +104,18 @@ export interface MergeAct {
   similarity: number;
   actorUserId: number | null;
   at: number;
+  /** The version's reason when it is not the similarity's (an accepted proposal keeps its own). */
+  reason?: string;
 }
 
 /**
  * Merges `sources` into `survivor` in one batch (3 statements): each source still mergeable gets merged_into and
  * a `merge` event; one audit row. A source that changed meanwhile (superseded, merged, forgotten) is left alone.
  */
-export async function mergeRows(d1: D1Database | Db, m: MergeAct): Promise<void> {
+export async function mergeRows(d1: D1Database | Db, m: MergeAct, also: readonly BatchItem[] = []): Promise<void> {
   const d = dbOf(d1);
-  const reason = `near-duplicate of #${m.survivor} (similarity ${m.similarity.toFixed(2)})`;
-  await d.batch([
+  const reason = m.reason ?? mergeReason(m.survivor, m.similarity);
+  await runBatch(d, [
     d
       .update(observations)
       .set({ mergedInto: m.survivor })
@@ -146,8 +152,26 @@ export async function mergeRows(d1: D1Database | Db, m: MergeAct): Promise<void>
       detail: { sources: m.sources.length },
       at: m.at,
     }),
+    ...also,
   ]);
 }
+
+/** A cluster put in the review queue instead (consolidation: review): one proposal row per source, nothing else changes. */
+export async function proposeMergeRows(d1: D1Database | Db, m: MergeAct): Promise<void> {
+  const d = dbOf(d1);
+  await proposeMerge(d, {
+    teamId: m.teamId,
+    survivor: m.survivor,
+    ids: m.sources,
+    reason: mergeReason(m.survivor, m.similarity),
+    actorUserId: m.actorUserId,
+    at: m.at,
+  }).run();
+}
+
+/** What a merge's version says (and a merge proposal's reason). */
+export const mergeReason = (survivor: number, similarity: number) =>
+  `near-duplicate of #${survivor} (similarity ${similarity.toFixed(2)})`;
 
 export interface MergeRow {
   survivor: number;

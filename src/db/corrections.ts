@@ -19,6 +19,7 @@ import {
 import { alias, QueryBuilder, type AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { redact } from '#shared/redact';
 import { insertAudit } from './audit';
+import { runBatch, type BatchItem } from './batch';
 import { db as dbOf, type Db } from './client';
 import { observationEvents, observationSignals, observations, projects, users } from './schema';
 import { byIds, excluded, fetchedSignalRows, inJsonList, plus, versionEventRow } from './sqlite';
@@ -71,9 +72,13 @@ export interface SupersedeAct {
  * Marks `id` superseded, in one batch with its event row and an audit row (the audit row holds no reason: it
  * outlives a forgotten record). Outdated without a replacement is stored as superseded by itself.
  */
-export async function supersedeRows(d1: D1Database | Db, a: SupersedeAct): Promise<void> {
+export async function supersedeRows(
+  d1: D1Database | Db,
+  a: SupersedeAct,
+  also: readonly BatchItem[] = [],
+): Promise<void> {
   const d = dbOf(d1);
-  await d.batch([
+  await runBatch(d, [
     d
       .update(observations)
       .set({ supersededBy: a.by ?? a.id })
@@ -96,6 +101,7 @@ export async function supersedeRows(d1: D1Database | Db, a: SupersedeAct): Promi
       detail: { by: a.by, actor: a.actor },
       at: a.at,
     }),
+    ...also,
   ]);
 }
 

@@ -589,6 +589,43 @@ export const moveChanges = sqliteTable(
   (t) => [index('idx_move_changes_team').on(t.teamId, t.seq)],
 );
 
+/**
+ * Changes waiting for an admin (issue 38, team setting `consolidation: review`): a merge consolidation found, a
+ * correction the observer proposed. One row per record a proposal would change: a merge is one row per source
+ * (`by_observation_id` the record that would stand for it, the group), a correction one row (`supersede`: replaced
+ * by `by_observation_id`). Accepting applies it as versions of those records;
+ * discarding deletes the rows and leaves nothing. A forgotten record takes every proposal naming it along (ON
+ * DELETE CASCADE, both columns), whatever path forgets it. src/proposals/ writes it.
+ */
+export const proposals = sqliteTable(
+  'proposals',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id')
+      .notNull()
+      .references(() => teams.id),
+    kind: text('kind', { enum: ['merge', 'supersede'] }).notNull(),
+    observationId: integer('observation_id')
+      .notNull()
+      .references(() => observations.id, { onDelete: 'cascade' }),
+    byObservationId: integer('by_observation_id').references(() => observations.id, { onDelete: 'cascade' }),
+    /** Why, in cairn's words (a merge's similarity) or the observer's (its reason, redacted like every stored text). */
+    reason: text('reason'),
+    /** `consolidation` or `observer`. */
+    actor: text('actor').notNull(),
+    /** The job's starter or the session's user, when known. */
+    actorUserId: integer('actor_user_id'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    // One waiting proposal of a kind per record: a run that finds the same change again adds nothing.
+    unique().on(t.teamId, t.kind, t.observationId),
+    index('idx_proposals_by').on(t.byObservationId),
+    index('idx_proposals_obs').on(t.observationId),
+    check('proposals_kind', sql`kind IN ('merge','supersede')`),
+  ],
+);
+
 /** Every table above, for the schema-drift test. */
 /**
  * Primed notes someone forgot (src/recall/prime.ts): the note's content hash (sha256 of the project id, kind, title and
@@ -629,6 +666,7 @@ export const allTables = {
   primeTombstones,
   moveTracking,
   moveChanges,
+  proposals,
 };
 
 export type Team = typeof teams.$inferSelect;

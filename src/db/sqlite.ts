@@ -257,6 +257,23 @@ export const mergeEventRows = (e: {
          AND ${e.mergedInto === null ? sql`${observations.mergedInto} IS NULL` : sql`${observations.mergedInto} = ${e.mergedInto}`}`;
 
 /**
+ * `proposals` rows (its column order) for a merge waiting for review: one per source among `ids` that is still
+ * mergeable (current, not merged, not forgotten) and is not `survivor`. One statement whatever the cluster.
+ */
+export const mergeProposalRows = (p: {
+  teamId: number;
+  survivor: number;
+  ids: readonly number[];
+  reason: string;
+  actorUserId: number | null;
+  at: number;
+}): SQL =>
+  sql`SELECT NULL, ${observations.teamId}, 'merge', ${observations.id}, ${p.survivor}, ${p.reason}, 'consolidation', ${p.actorUserId}, ${p.at} FROM ${observations}
+       WHERE ${observations.id} IN (SELECT value FROM json_each(${JSON.stringify(p.ids)})) AND +${observations.teamId} = ${p.teamId}
+         AND ${observations.id} <> ${p.survivor} AND ${observations.mergedInto} IS NULL AND ${observations.supersededBy} IS NULL
+         AND ${observations.deletedAt} IS NULL`;
+
+/**
  * `release` event rows (observation_events column order) for the team's observations among `ids` still held and
  * not released: a release is a version of each record it lets out (src/db/held.ts, in the release's batch).
  */

@@ -34,6 +34,8 @@ export const TeamSettings = z
     observer_budget_tokens_per_month: z.number().int().positive().optional(),
     /** Observations, summaries and prompts older than this many days are deleted daily (absent = kept). */
     retention_days: z.number().int().min(1).max(36_500).optional(),
+    /** `review`: consolidation's merges and the observer's corrections wait for an admin (src/proposals/); absent = auto. */
+    consolidation: z.enum(['auto', 'review']).optional(),
   })
   .passthrough();
 export type TeamSettings = z.infer<typeof TeamSettings>;

@@ -140,6 +140,13 @@ const en = {
   editSave: 'Save as a new version',
   editNothing: 'Nothing changed.',
   editSaved: 'Saved: #{n} is version {v} now.',
+  reviewProposals: 'Proposed changes (waiting for you)',
+  proposalMerge: 'would merge {ids} into {into}: they leave search and the context index',
+  proposalSupersede: 'would mark {id} superseded by {by}',
+  proposalAccept: 'Accept',
+  proposalDiscard: 'Discard',
+  proposalAccepted: 'Accepted: {ids} changed.',
+  proposalDiscarded: 'Discarded: {ids} as they were.',
 } as const;
 
 export type Key = keyof typeof en;
@@ -282,6 +289,13 @@ const zh: Record<Key, string> = {
   editSave: '保存为新版本',
   editNothing: '没有改动。',
   editSaved: '已保存：#{n} 现在是版本 {v}。',
+  reviewProposals: '待你决定的修改',
+  proposalMerge: '将把 {ids} 合并到 {into}：它们会离开搜索和上下文索引',
+  proposalSupersede: '将把 {id} 标记为被 {by} 取代',
+  proposalAccept: '接受',
+  proposalDiscard: '放弃',
+  proposalAccepted: '已接受：{ids} 已更改。',
+  proposalDiscarded: '已放弃：{ids} 保持原样。',
 };
 
 const TYPE_LABELS: Record<Lang, Record<string, string>> = {

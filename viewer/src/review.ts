@@ -1,6 +1,7 @@
 // The admins' review queue in the detail pane: records flagged or superseded (confirm / restore / keep), records
 // held back as instruction-like text (release: teammates see them from then on) and what consolidation merged
-// (undo within its window). Every text is set as text (dom.ts), never parsed.
+// (undo within its window), and proposals waiting for a decision (consolidation: review): accept applies them as
+// versions, discard leaves nothing. Every text is set as text (dom.ts), never parsed.
 import { inertText } from '#shared/inert';
 import type { Api } from './api';
 import { h, on } from './dom';
@@ -40,10 +41,22 @@ export interface MergeItem {
   undoable: boolean;
 }
 
+/** A change waiting for a decision (consolidation: review; GET /api/admin/review `proposals`). */
+export interface ProposalItem {
+  id: number;
+  kind: 'merge' | 'supersede';
+  record: { id: number; title: string | null };
+  sources?: { id: number; title: string | null }[];
+  by?: { id: number; title: string | null };
+  reason: string | null;
+  actor: string;
+}
+
 export interface ReviewQueue {
   flagged: QueueItem[];
   superseded: QueueItem[];
   held?: HeldItem[];
+  proposals?: ProposalItem[];
 }
 
 export type Decision = 'confirm' | 'restore' | 'keep';
@@ -53,6 +66,7 @@ export interface ReviewActions {
   decide(id: number, d: Decision): Promise<string>;
   release(item: HeldItem): Promise<string>;
   undo(id: number): Promise<string>;
+  proposal(item: ProposalItem, decision: 'accept' | 'discard'): Promise<string>;
 }
 
 const DECISION_KEY: Record<Decision, Key> = { confirm: 'reviewConfirm', restore: 'reviewRestore', keep: 'reviewKeep' };
@@ -83,6 +97,14 @@ export function reviewActions(api: Api, t: Translate, failed: (e: unknown) => st
       api
         .post<{ restored: number[] }>(`/api/admin/merges/${id}/undo`, {})
         .then((r) => t('reviewUndone', { n: id, k: r.restored.length }), failed),
+    proposal: (item, decision) =>
+      api.post<{ records: number[] }>(`/api/admin/proposals/${item.id}`, { decision }).then(
+        (r) =>
+          t(decision === 'accept' ? 'proposalAccepted' : 'proposalDiscarded', {
+            ids: r.records.map((n) => `#${n}`).join(', '),
+          }),
+        failed,
+      ),
   };
 }
 
@@ -167,6 +189,25 @@ export function reviewPanel(
       m.undoable ? [['undo', t('reviewUndo'), () => act.undo(m.id)]] : [],
       message,
     );
+  const proposed = (p: ProposalItem): HTMLElement => {
+    const one = (r: { id: number; title: string | null }) => `#${r.id} ${r.title ?? ''}`.trim();
+    const would =
+      p.kind === 'merge'
+        ? t('proposalMerge', { ids: (p.sources ?? []).map(one).join(' · '), into: `#${p.record.id}` })
+        : t('proposalSupersede', { id: `#${p.record.id}`, by: p.by ? one(p.by) : '' });
+    return card(
+      { 'data-proposal': String(p.id) },
+      `${p.kind} · ${p.actor}`,
+      one(p.record),
+      would,
+      p.reason ?? '',
+      [
+        ['accept', t('proposalAccept'), () => act.proposal(p, 'accept')],
+        ['discard', t('proposalDiscard'), () => act.proposal(p, 'discard')],
+      ],
+      message,
+    );
+  };
   const part = <T>(id: string, title: string, items: readonly T[], render: (x: T) => HTMLElement) =>
     items.length
       ? h(
@@ -177,12 +218,15 @@ export function reviewPanel(
         )
       : null;
   const heldItems = queue.held ?? [];
-  const empty = !queue.flagged.length && !queue.superseded.length && !heldItems.length && !merges.length;
+  const proposals = queue.proposals ?? [];
+  const empty =
+    !queue.flagged.length && !queue.superseded.length && !heldItems.length && !merges.length && !proposals.length;
   return h(
     'article',
     { class: 'record', id: 'review' },
     h('h2', { class: 'record-title', text: t('reviewTitle') }),
     empty ? h('p', { class: 'empty', text: t('reviewEmpty') }) : null,
+    part('review-proposals', t('reviewProposals'), proposals, proposed),
     part('review-held', t('reviewHeld'), heldItems, held),
     part('review-flagged', t('reviewFlagged'), queue.flagged, queued),
     part('review-superseded', t('reviewSuperseded'), queue.superseded, queued),

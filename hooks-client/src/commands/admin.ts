@@ -5,6 +5,7 @@ import { loadConfig, pathsFor } from '../config';
 import type { Io } from '../io';
 import { jsonText, termLine } from '../util/terminal';
 import { renderServerHealth, renderTeamHealth, type ServerHealthBody, type TeamHealthBody } from './health';
+import { renderReview, reviewDecision, type ReviewBody } from './admin-review';
 
 const USAGE = `usage: cairn admin <command> [--json]
 
@@ -35,6 +36,9 @@ const USAGE = `usage: cairn admin <command> [--json]
   observer retry                            try the observer again now (after fixing its key or raising a cap)
   held                                      records held back from teammates as instruction-like text
   release <12|#12|S12|P12>…                 let held records reach teammates' context (after reading them)
+  review                                    proposals waiting for a decision (consolidation: review), with what
+                                            each would change; counts of flagged, superseded and held records
+  review accept <proposal> | review discard <proposal>
 `;
 
 class UsageError extends Error {}
@@ -387,6 +391,24 @@ const HANDLERS: Record<string, Handler> = {
       show: () =>
         (done.length ? `released ${done.join(', ')}: teammates' context includes them from now on\n` : '') +
         (missed.length ? `not held (released already, forgotten or unknown): ${missed.join(', ')}\n` : ''),
+    };
+  },
+
+  async review(ctx, args) {
+    if (args.length === 0) {
+      const a = await request(ctx, 'GET', '/api/admin/review');
+      return { ...a, show: () => renderReview(a.body as ReviewBody) };
+    }
+    const d = reviewDecision(args);
+    if (!d) throw new UsageError('review accept <proposal> or review discard <proposal>');
+    const a = await request(ctx, 'POST', `/api/admin/proposals/${d.id}`, { decision: d.decision });
+    const records = ((a.body as { records?: number[] }).records ?? []).map((n) => `#${n}`).join(', ');
+    return {
+      ...a,
+      show: () =>
+        d.decision === 'accept'
+          ? `proposal ${d.id} accepted: ${records} changed (cairn history shows the new versions)\n`
+          : `proposal ${d.id} discarded: ${records} as they were\n`,
     };
   },
 

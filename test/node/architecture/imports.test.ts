@@ -120,6 +120,7 @@ const LAYERS: [string, string[]][] = [
       'src/maintenance',
       'src/corrections',
       'src/versions',
+      'src/proposals',
       'src/backup',
       'src/upgrade',
       'src/hold',

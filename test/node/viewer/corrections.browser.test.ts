@@ -1,7 +1,9 @@
 // The viewer's correction controls and review queue in headless Chromium against a real `wrangler dev`: a member
 // flags a teammate's record wrong with a reason (it leaves the context index), is told they cannot supersede it,
 // its author supersedes it with a reason, and an admin restores the flagged one from the review queue; an admin
-// releases a member's held-back record and undoes a consolidation merge from the same queue.
+// releases a member's held-back record and undoes a consolidation merge from the same queue; with the team's
+// consolidation set to review, a merge waits in the queue as a proposal, saying what it would change, until the
+// admin accepts it (merged, a version of the source) or discards it (nothing changes).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -109,6 +111,23 @@ afterAll(async () => {
   if (persist) rmSync(persist, { recursive: true, force: true });
 });
 
+async function patchSettings(body: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${server.url}/api/admin/settings`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${owner}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+}
+
+const mergedInto = async (id: number) => {
+  const h = await getJson<{ versions: { action: string; state: { merged_into?: { to: number } } }[] }>(
+    owner,
+    `/api/corrections/history?id=${id}`,
+  );
+  return h.versions.filter((v) => v.action === 'merge').map((v) => v.state.merged_into?.to);
+};
+
 describe.skipIf(!runBrowser)('corrections in the viewer', () => {
   it('lets a member flag a record wrong, an author supersede one, and an admin restore from the review queue', async () => {
     const flaggedTitle = `Staging listens on 8080 ${randomUUID().slice(0, 6)}`;
@@ -192,5 +211,55 @@ describe.skipIf(!runBrowser)('corrections in the viewer', () => {
     ).toBeUndefined();
     expect(o.watch.errors).toEqual([]);
     await o.page.context().close();
+  });
+
+  it('shows a proposed merge with what it would change; accepted it is a version of the source, discarded nothing changes', async () => {
+    await patchSettings({ consolidation: 'review' });
+    try {
+      const tag = randomUUID().slice(0, 6);
+      const words = `The nightly export ${tag} job writes the orders table to the warehouse bucket as parquet files, partitions them by day, keeps ninety days, and pages the data team when a partition is missing or empty`;
+      const a1 = await remember(author, `Nightly export writes orders ${tag}`, `${words}.`);
+      const a2 = await remember(author, `Nightly export writes orders ${tag}`, `${words}, as it did before.`);
+      await consolidate();
+      expect(await mergedInto(a1)).toEqual([]);
+      const { proposals } = await getJson<{ proposals: { id: number; sources: { id: number }[] }[] }>(
+        owner,
+        '/api/admin/proposals',
+      );
+      const p = proposals.find((x) => x.sources.some((s) => s.id === a1))!;
+
+      const o = await openPage(browser, server.url);
+      await signIn(o.page, owner);
+      await o.page.click('#review-open');
+      const card = o.page.locator(`[data-proposal="${p.id}"]`);
+      await card.waitFor();
+      expect(await card.textContent()).toContain(`would merge #${a1}`);
+      expect(await card.textContent()).toContain(`into #${a2}`);
+      await card.locator('button[data-action="accept"]').click();
+      await expect.poll(() => o.page.textContent('#review-message'), POLL).toContain(`Accepted: #${a1} changed`);
+      expect(await mergedInto(a1)).toEqual([a2]);
+
+      // Another pair, discarded: nothing changes, and the proposal is gone.
+      const other = `Every Monday the digest ${tag} mailer collects the past week of merged pull requests per repository, groups them by label, renders one summary email per team owner and retries delivery three times before it logs the bounce for the ops channel`;
+      const b1 = await remember(author, `Weekly digest mails owners ${tag}`, `${other}.`);
+      const b2 = await remember(author, `Weekly digest mails owners ${tag}`, `${other}, still.`);
+      await consolidate();
+      await o.page.click('#review-open');
+      const next = (
+        await getJson<{ proposals: { id: number; sources: { id: number }[] }[] }>(owner, '/api/admin/proposals')
+      ).proposals.find((x) => x.sources.some((s) => s.id === b1))!;
+      const card2 = o.page.locator(`[data-proposal="${next.id}"]`);
+      await card2.waitFor();
+      await card2.locator('button[data-action="discard"]').click();
+      await expect.poll(() => o.page.textContent('#review-message'), POLL).toContain(`Discarded: #${b1} as they were`);
+      expect(await mergedInto(b1)).toEqual([]);
+      const left = await getJson<{ proposals: { sources: { id: number }[] }[] }>(owner, '/api/admin/proposals');
+      expect(left.proposals.filter((x) => x.sources.some((s) => s.id === b1 || s.id === b2))).toEqual([]);
+      expect(b2).toBeGreaterThan(0);
+      expect(o.watch.errors).toEqual([]);
+      await o.page.context().close();
+    } finally {
+      await patchSettings({ consolidation: null });
+    }
   });
 });

@@ -49,7 +49,7 @@ function workerDependencyImports(): string[] {
  * Worker files that each need a workerd of their own. The other worker files share their vitest worker's workerd
  * (isolate: false; two vitest workers, so two runtimes at most): a file's start (workerd, socket, importing src/index,
  * migrations) is paid once a runtime instead of once a file, and the files see each other's rows and Durable Objects,
- * which they already tolerate (fresh names, `fresh()`). Four of these drop and rebuild
+ * which they already tolerate (fresh names, `fresh()`). Five of these drop and rebuild
  * the databases (resetDatabases), so ids start again from 1 while the shared isolate still holds memos keyed by the
  * old ids (shard memo, token memo), and they count job-lane rows that earlier files' upgrades left in the shared
  * JobDO; daily-fanout runs the daily dispatcher, which visits every team the database holds (in a shared runtime,
@@ -61,6 +61,7 @@ const FRESH_RUNTIME_FILES = [
   'test/worker/backup/backup-restore.test.ts',
   'test/worker/backup/backup-history.test.ts',
   'test/worker/maintenance/daily-fanout.test.ts',
+  'test/worker/upgrade/reader-role.test.ts',
 ];
 /** The slow tier's worker files: a workerd each, like the files above, and the Paid plan (see workerProject). */
 const SLOW_WORKER_FILES = ['test/worker/**/*.slow.test.ts'];

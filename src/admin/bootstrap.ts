@@ -24,7 +24,7 @@ export const BootstrapBody = z.object({
   team: Name,
   user: Name,
   device: Name.optional(),
-  role: z.enum(['owner', 'admin', 'member']).optional(),
+  role: z.enum(['owner', 'admin', 'member', 'reader']).optional(),
 });
 export type BootstrapBody = z.infer<typeof BootstrapBody>;
 
@@ -60,7 +60,10 @@ export const bootstrapRoutes = new Hono<AppEnv>()
     // A placement rule naming an unbound database fails here, before anything is written.
     openShards(c.env);
     const ids = await ensureTeamUserDevice(directoryDb(c.env), body, now);
-    const scopes = ids.role === 'member' ? (['ingest', 'read'] as const) : (['ingest', 'read', 'admin'] as const);
+    const scopes =
+      ids.role === 'owner' || ids.role === 'admin'
+        ? (['ingest', 'read', 'admin'] as const)
+        : (['ingest', 'read'] as const);
     const minted = await mintToken(
       directoryDb(c.env),
       { teamId: ids.teamId, userId: ids.userId, deviceId: ids.deviceId, scopes: [...scopes], label: 'bootstrap' },

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import { parseTeamSettings } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
+import { Name } from '../lib/names';
 import { jsonBody, lineField, query } from '../lib/validate';
 import { auditPage, teamSettingsText, writeTeamSettings } from '../db/teams';
 import { directoryDb, teamDb, teamDbs } from '../db/shards';
@@ -35,6 +36,19 @@ export const SettingsPatch = z
     observer_budget_tokens_per_month: z.number().int().min(1).max(1e12).nullable(),
     retention_days: z.number().int().min(1).max(36_500).nullable(),
     consolidation: z.enum(['auto', 'review']).nullable(),
+    project_writers: z
+      .record(
+        z
+          .string()
+          .trim()
+          .min(1)
+          .max(500)
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: a project key is one printable line
+          .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'a project key is one printable line'),
+        z.array(Name).max(200),
+      )
+      .refine((r) => Object.keys(r).length <= 100, 'at most 100 projects')
+      .nullable(),
   })
   .partial()
   .strict();

@@ -34,7 +34,7 @@ import { purgeProject } from '../forget/service';
 const SMALL_BODY = 10_000;
 const DAY = 86_400_000;
 
-export const RoleName = z.enum(['owner', 'admin', 'member']);
+export const RoleName = z.enum(['owner', 'admin', 'member', 'reader']);
 export const ScopeName = z.enum(['ingest', 'read', 'admin']);
 
 export const AddUserBody = z.object({ handle: Name, role: RoleName.default('member') }).strict();
@@ -216,7 +216,7 @@ export const adminUserRoutes = new Hono<AppEnv>()
     const user = await activeUser(db, auth.teamId, body.user ?? auth.handle);
     assertCanManage(auth.role, user.role);
     const scopes: Scope[] = [...new Set(body.scopes ?? (['ingest', 'read'] as Scope[]))];
-    if (scopes.includes('admin') && user.role === 'member') {
+    if (scopes.includes('admin') && user.role !== 'owner' && user.role !== 'admin') {
       throw new AppError(400, 'scope_not_allowed', 'Only owners and admins can hold the "admin" scope.');
     }
     const now = Date.now();

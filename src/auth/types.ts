@@ -4,7 +4,8 @@ import type { TeamSettings } from '../db/team-settings';
 import type { CairnEnv } from '../env';
 
 export type Scope = 'ingest' | 'read' | 'admin';
-export type Role = 'owner' | 'admin' | 'member';
+/** `reader` (issue 38): reads the team's memory, writes only to their own private projects (db/write-policy.ts). */
+export type Role = 'owner' | 'admin' | 'member' | 'reader';
 
 export interface AuthContext extends Caller {
   tokenId: number;

@@ -9,4 +9,6 @@ export interface Caller {
   handle: string;
   /** The team's settings when already read with the token (see settingsFor). */
   settings?: TeamSettings;
+  /** Their role in the team when known (a token's caller): the write policy's `reader` rule reads it. */
+  role?: string;
 }

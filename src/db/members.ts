@@ -90,7 +90,10 @@ export async function addUser(
   await writeTeam(h, [write], [insertAudit(dbOf(h.team), audit)]);
 }
 
-/** Changes a member's role; a member cannot hold admin credentials, so demotion strips `admin` from their tokens. */
+/**
+ * Changes a member's role; a member or reader cannot hold admin credentials, so demotion strips `admin` from their
+ * tokens.
+ */
 export async function setRole(h: TeamDbs, userId: number, role: User['role'], audit: AuditEntry): Promise<void> {
   const d = dbOf(h.dir);
   const strip = d
@@ -99,7 +102,10 @@ export async function setRole(h: TeamDbs, userId: number, role: User['role'], au
     .where(and(eq(tokens.userId, userId), hasListItem(tokens.scopes, 'admin')));
   await writeTeam(
     h,
-    [d.update(users).set({ role }).where(eq(users.id, userId)), ...(role === 'member' ? [strip] : [])],
+    [
+      d.update(users).set({ role }).where(eq(users.id, userId)),
+      ...(role === 'member' || role === 'reader' ? [strip] : []),
+    ],
     [insertAudit(dbOf(h.team), audit)],
   );
 }

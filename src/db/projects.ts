@@ -64,14 +64,20 @@ export async function ensureProject(
   rawKey: string,
   now: number,
   wanted: 'team' | 'private' = 'team',
+  /** Throws to refuse the project (the write policy's writeRefusal), before a new one is made. */
+  allow: (p: ProjectRef) => void = () => {},
 ): Promise<ProjectRef> {
   const d = dbOf(d1);
   const key = storedProjectKey(rawKey, auth.handle);
   const shadow = shadowProjectKey(key, auth.handle);
   const found = await projectsByKeys(d, auth.teamId, projectLookupKeys(key, auth.handle));
   const choice = chooseFoundProject(auth, key, found, wanted);
-  if (choice.kind === 'use') return choice.project;
+  if (choice.kind === 'use') {
+    allow(choice.project);
+    return choice.project;
+  }
   if (choice.kind === 'unavailable') throw projectKeyUnavailable();
+  allow({ id: 0, key: choice.key, visibility: choice.visibility, ownerUserId: auth.userId });
   const made = await insertOrGet(d, auth, choice.key, choice.visibility, now);
   if (choice.key === shadow) {
     // Only the server makes `#` keys, so this holds; checked because a write must never land elsewhere.

@@ -22,13 +22,14 @@ export const users = sqliteTable(
       .notNull()
       .references(() => teams.id),
     handle: text('handle').notNull(),
-    role: text('role', { enum: ['owner', 'admin', 'member'] })
+    /** `reader` (issue 38): reads the team's memory; writes only their own private projects (db/write-policy.ts). */
+    role: text('role', { enum: ['owner', 'admin', 'member', 'reader'] })
       .notNull()
       .default('member'),
     createdAt: integer('created_at').notNull(),
     removedAt: integer('removed_at'),
   },
-  (t) => [unique().on(t.teamId, t.handle), check('users_role', sql`role IN ('owner','admin','member')`)],
+  (t) => [unique().on(t.teamId, t.handle), check('users_role', sql`role IN ('owner','admin','member','reader')`)],
 );
 
 export const devices = sqliteTable(

@@ -36,6 +36,8 @@ export const TeamSettings = z
     retention_days: z.number().int().min(1).max(36_500).optional(),
     /** `review`: consolidation's merges and the observer's corrections wait for an admin (src/proposals/); absent = auto. */
     consolidation: z.enum(['auto', 'review']).optional(),
+    /** Project key → the handles that may put records into it (db/write-policy.ts writeRefusal). */
+    project_writers: z.record(z.string(), z.array(z.string())).optional(),
   })
   .passthrough();
 export type TeamSettings = z.infer<typeof TeamSettings>;

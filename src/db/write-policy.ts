@@ -4,6 +4,7 @@
 // Pure: lookups are done by the callers (db/projects.ts, db/sessions.ts, src/transfer/) and handed in.
 import { inertLine } from '#shared/inert';
 import { redact } from '#shared/redact';
+import { AppError } from '../lib/errors';
 import type { Caller } from './caller';
 
 // --- project keys ----------------------------------------------------------------------------------------
@@ -58,6 +59,47 @@ export interface ProjectAccess {
 /** A caller writes into team projects and their own private ones, never into another's private project. */
 export const mayWriteProject = (caller: Pick<Caller, 'userId'>, p: ProjectAccess): boolean =>
   p.visibility === 'team' || p.ownerUserId === caller.userId;
+
+/**
+ * Who may put records into a project (issue 38), on top of mayWriteProject: a `reader` puts none into the team's
+ * projects, and the team setting `project_writers` (`{project key: [handles]}`) lets only the members it lists put
+ * records into that project. A person's own private project is theirs whatever the role or list: their personal
+ * memory is never blocked. Every path that stores records asks it (ingest: the event is skipped; remember, prime,
+ * import, edit and revert: 403), so a listed project's records come only from its writers.
+ */
+export type WriteRefusal = 'reader' | 'not_a_writer';
+
+export function writeRefusal(
+  writer: Pick<Caller, 'userId' | 'handle' | 'role'>,
+  project: ProjectAccess & { key: string },
+  writers: Readonly<Record<string, readonly string[]>> | undefined,
+): WriteRefusal | null {
+  if (project.visibility === 'private' && project.ownerUserId === writer.userId) return null;
+  if (writer.role === 'reader') return 'reader';
+  const list = writers?.[project.key];
+  return list && !list.includes(writer.handle) ? 'not_a_writer' : null;
+}
+
+/** writeRefusal as the 403 a request answers. */
+export function assertMayWrite(
+  writer: Pick<Caller, 'userId' | 'handle' | 'role'>,
+  project: ProjectAccess & { key: string },
+  writers: Readonly<Record<string, readonly string[]>> | undefined,
+): void {
+  const refusal = writeRefusal(writer, project, writers);
+  if (refusal === 'reader')
+    throw new AppError(
+      403,
+      'reader_role',
+      `Readers do not write to the team's projects (${project.key}); your own private projects are yours to write.`,
+    );
+  if (refusal === 'not_a_writer')
+    throw new AppError(
+      403,
+      'not_a_project_writer',
+      `Records in ${project.key} come only from the members its admins listed (project_writers); ask an admin to add you.`,
+    );
+}
 
 /** A project found by key, as the policy needs it. */
 export interface KeyedProject extends ProjectAccess {

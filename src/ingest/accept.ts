@@ -2,6 +2,7 @@
 // session, hand to the SessionDO, and record what D1 must know at once (prompt rows, session end).
 import type { AuthContext } from '../auth/types';
 import { ensureProject, type ProjectRef } from '../db/projects';
+import { writeRefusal, type WriteRefusal } from '../db/write-policy';
 import type { TeamSettings } from '../db/team-settings';
 import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
@@ -140,6 +141,9 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
   const skipped = skipReason(ctx, e);
   if (skipped) return { ack: { accepted: false, duplicate: false, skipped } };
   const snapshot = await resolveSession(ctx, e);
+  // The write policy (issue 38): a reader's events, and a non-writer's in a project with project_writers, are not
+  // taken (no session row, no prompt, nothing buffered); their own private projects are theirs.
+  if ('refused' in snapshot) return { ack: { accepted: false, duplicate: false, skipped: snapshot.refused } };
   const tally: RedactionTally = {};
   const { input, promptText } = enqueueInput(e, cleaner(tally), pathCleaner(tally), {
     eventId: e.event_id,
@@ -182,12 +186,34 @@ function skipReason(ctx: IngestContext, e: IngestEvent): string | null {
   return null;
 }
 
-/** The project and `sessions` row the event belongs to (created on first sight), as the DO will need them. */
-async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<EventSnapshot> {
+class Refused extends Error {
+  constructor(readonly reason: WriteRefusal) {
+    super(reason);
+  }
+}
+
+/**
+ * The project and `sessions` row the event belongs to (created on first sight), as the DO will need them; or why
+ * the write policy refuses the project (checked before a project is made, and again on a memoised one: the role
+ * and the list come with this request's token).
+ */
+async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<EventSnapshot | { refused: WriteRefusal }> {
   const { db, auth } = ctx;
-  const project = await projects.getOrLoad(`${ctx.placement}:${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () =>
-    ensureProject(db, auth, e.project, ctx.now),
-  );
+  const refusal = (p: ProjectRef) => writeRefusal(auth, p, ctx.settings.project_writers);
+  let project: ProjectRef;
+  try {
+    project = await projects.getOrLoad(`${ctx.placement}:${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () =>
+      ensureProject(db, auth, e.project, ctx.now, 'team', (p) => {
+        const r = refusal(p);
+        if (r) throw new Refused(r);
+      }),
+    );
+  } catch (err) {
+    if (err instanceof Refused) return { refused: err.reason };
+    throw err;
+  }
+  const refused = refusal(project);
+  if (refused) return { refused };
   const sessionDbId = await sessionRows.getOrLoad(
     `${ctx.placement}:${auth.teamId}:${auth.userId}:${e.session_id}`,
     ctx.now,

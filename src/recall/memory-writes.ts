@@ -7,7 +7,7 @@ import { db, type Db } from '../db/client';
 import { insertObservation, insertObservationFiles, observationIdByHash } from '../db/observations';
 import { ensureProject } from '../db/projects';
 import { upsertSession } from '../db/sessions';
-import { manualSessionKey, mayWriteLiveSession } from '../db/write-policy';
+import { assertMayWrite, manualSessionKey, mayWriteLiveSession } from '../db/write-policy';
 import { settingsFor } from '../db/team-settings';
 import type { CairnEnv } from '../env';
 import { writableTeamDb } from '../slots/enter-write';
@@ -113,7 +113,10 @@ export async function remember(
   const supersedes = [...new Set(input.supersedes ?? [])];
   const viewer = viewerOf(auth, settings);
   for (const id of supersedes) await checkSupersede(shard, viewer, auth, id, null);
-  const project = await ensureProject(d, auth, input.project, now);
+  // The write policy: readers and, where the team lists a project's writers, everyone else write nothing there.
+  const project = await ensureProject(d, auth, input.project, now, 'team', (p) =>
+    assertMayWrite(auth, p, settings.project_writers),
+  );
   const sessionId = await manualSession(d, auth, project.id, now);
   const title = input.title || oneLine(input.text, 80);
   const narrative = input.text;

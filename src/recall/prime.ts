@@ -13,6 +13,7 @@ import { db } from '../db/client';
 import { insertObservation, insertObservationFiles, primedHashes } from '../db/observations';
 import { tombstonedHashes } from '../db/forget';
 import { ensureProject } from '../db/projects';
+import { assertMayWrite } from '../db/write-policy';
 import { settingsFor } from '../db/team-settings';
 import { directoryDb } from '../db/shards';
 import type { CairnEnv } from '../env';
@@ -92,7 +93,10 @@ export async function prime(env: CairnEnv, auth: AuthContext, body: PrimeBody, n
   };
   // Through the team's write gate: refused (503 team_moving) while the team moves between databases.
   const d = db(await writableTeamDb(env, auth.teamId));
-  const project = await ensureProject(d, auth, body.project, now);
+  // The write policy: readers and, where the team lists a project's writers, everyone else prime nothing there.
+  const project = await ensureProject(d, auth, body.project, now, 'team', (p) =>
+    assertMayWrite(auth, p, settings.project_writers),
+  );
   const sessionId = await manualSession(d, auth, project.id, now);
   const hashed = await Promise.all(
     body.notes.map(async (n) => ({ n, hash: await primeHash(n), legacy: await legacyPrimeHash(project.id, n) })),

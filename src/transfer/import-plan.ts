@@ -3,6 +3,7 @@
 // writes the plan in one batch. Two importers: a team member (an admin's POST /api/admin/import), whose rows
 // are all their own, and the operator restoring a whole team verbatim (the team move).
 import type { Caller } from '../db/caller';
+import { getTeamSettings } from '../db/team-settings';
 import { projectsByKeys } from '../db/projects';
 import { syncTeamCopy, type TeamDbs } from '../db/shards';
 import {
@@ -28,6 +29,7 @@ import {
   importSessionKey,
   mayImportIntoSession,
   mayWriteProject,
+  writeRefusal,
   projectLookupKeys,
 } from '../db/write-policy';
 import { AppError } from '../lib/errors';
@@ -66,7 +68,7 @@ type Of<K extends ExportRecord['kind']> = Extract<ExportRecord, { kind: K }>;
 type RowRecord = Of<'prompt' | 'observation' | 'summary'>;
 type ProjectTarget = NewSession['project'];
 
-const lineError = (status: 400 | 409, code: string, line: number, what: string) =>
+const lineError = (status: 400 | 403 | 409, code: string, line: number, what: string) =>
   new AppError(status, code, `Line ${line}: ${what}`);
 
 /** Plans a part: what to write and what it adds. Reads only, except the members a restore adds first. */
@@ -128,8 +130,8 @@ export async function planPart(
 
 /** A restore makes the members its lines name that the team lacks (on the directory, copied to the shard). */
 async function restoreMembers(h: TeamDbs, part: Numbered[], counts: ImportCounts): Promise<Map<string, number>> {
-  const wanted = new Map<string, { role: 'owner' | 'admin' | 'member'; createdAt: number }>();
-  const want = (handle: string | null, at: number, role: 'owner' | 'admin' | 'member' = 'member') => {
+  const wanted = new Map<string, { role: 'owner' | 'admin' | 'member' | 'reader'; createdAt: number }>();
+  const want = (handle: string | null, at: number, role: 'owner' | 'admin' | 'member' | 'reader' = 'member') => {
     if (handle !== null && !wanted.has(handle)) wanted.set(handle, { role, createdAt: at });
   };
   for (const { record: r } of part) if (r.kind === 'user') want(r.handle, r.created_at, r.role);
@@ -176,6 +178,7 @@ async function planProjects(
   const found = await projectsByKeys(h.team, h.teamId, lookup);
   const targets = new Map<string, ProjectTarget>();
   const creates = new Map<string, NewProject>();
+  let writers: Readonly<Record<string, readonly string[]>> | undefined;
   for (const [raw, n] of named) {
     const key = stored.get(raw)!;
     if (!caller) {
@@ -201,6 +204,23 @@ async function planProjects(
         n.line,
         `the project key "${raw}" cannot be used; rename the project in the file.`,
       );
+    // The write policy's project_writers (issue 38): an import puts records only where the importer may. The list
+    // is read once a part, and only when a team project is named (an importer is an admin, never a reader).
+    const into =
+      choice.kind === 'use'
+        ? choice.project
+        : { key: choice.key, visibility: choice.visibility, ownerUserId: caller.userId };
+    if (into.visibility === 'team' || into.ownerUserId !== caller.userId) {
+      writers ??= caller.settings?.project_writers ?? (await getTeamSettings(h.dir, h.teamId)).project_writers ?? {};
+      const refused = writeRefusal(caller, into, writers);
+      if (refused)
+        throw lineError(
+          403,
+          refused === 'reader' ? 'reader_role' : 'not_a_project_writer',
+          n.line,
+          `records in "${into.key}" come only from the members its admins listed (project_writers).`,
+        );
+    }
     if (choice.kind === 'use') targets.set(raw, { id: choice.project.id });
     else {
       targets.set(raw, { key: choice.key, writer: caller.userId });

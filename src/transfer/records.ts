@@ -41,7 +41,7 @@ export const ProjectRecord = z.object({
 export const UserRecord = z.object({
   kind: z.literal('user'),
   handle: Name,
-  role: z.enum(['owner', 'admin', 'member']),
+  role: z.enum(['owner', 'admin', 'member', 'reader']),
   created_at: time,
 });
 export const SessionRecord = z.object({

@@ -7,7 +7,7 @@ import { insertAudit, type AuditEntry } from '../db/audit';
 import { db as dbOf } from '../db/client';
 import { insertVersionRow } from '../db/corrections';
 import { deleteObservationFiles, insertObservationFiles, type ContentColumns, type FileRef } from '../db/observations';
-import { observationEvents, observations, users } from '../db/schema';
+import { observationEvents, observations, projects, users } from '../db/schema';
 import { scalar } from '../db/sqlite';
 import { canReadObservation, type Viewer } from '../db/visibility';
 import { parseChanges, type HistoryRow } from './model';
@@ -32,6 +32,8 @@ export interface VersionTarget {
   type: string;
   stored: StoredColumns;
   mergedInto: number | null;
+  /** Its project as the write policy needs it (project_writers, a reader's own projects). */
+  project: { key: string; visibility: 'team' | 'private'; ownerUserId: number | null };
 }
 
 export async function versionTarget(d1: D1Database, viewer: Viewer, id: number): Promise<VersionTarget | null> {
@@ -56,15 +58,21 @@ export async function versionTarget(d1: D1Database, viewer: Viewer, id: number):
       filesModified: o.filesModified,
       supersededBy: o.supersededBy,
       mergedInto: o.mergedInto,
+      projectKey: projects.key,
+      visibility: projects.visibility,
+      ownerUserId: projects.ownerUserId,
     })
     .from(o)
+    .innerJoin(projects, eq(projects.id, o.projectId))
     .leftJoin(users, eq(users.id, o.authorUserId))
     .where(and(eq(o.id, id), canReadObservation(viewer)))
     .get();
   if (!row) return null;
   const { title, subtitle, narrative, facts, concepts, filesRead, filesModified, supersededBy, ...rest } = row;
+  const { projectKey, visibility, ownerUserId, ...record } = rest;
   return {
-    ...rest,
+    ...record,
+    project: { key: projectKey, visibility, ownerUserId },
     stored: { title, subtitle, narrative, facts, concepts, filesRead, filesModified, supersededBy },
   };
 }

@@ -10,7 +10,8 @@ import { tallied, type RedactionTally } from '#shared/redact';
 import { redactionAudit, type AuditEntry } from '../db/audit';
 import { contentColumns } from '../db/observations';
 import { teamDb } from '../db/shards';
-import { settingsFor } from '../db/team-settings';
+import { settingsFor, type TeamSettings } from '../db/team-settings';
+import { assertMayWrite } from '../db/write-policy';
 import { hasAdminPower, viewerOf } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
@@ -120,9 +121,16 @@ async function load(d: D1Database, auth: AuthContext, id: number): Promise<Loade
   return { d, target, rows };
 }
 
-/** Who may change a record's text or revert it: its author, or an admin acting with an admin-scoped token. */
-function assertMayChange(auth: AuthContext, target: VersionTarget): void {
-  if (target.authorUserId === auth.userId || hasAdminPower(auth)) return;
+/**
+ * Who may change a record's text or revert it: its author, or an admin acting with an admin-scoped token; and
+ * the write policy's writers of its project (a reader, or someone the project's project_writers leave out, puts
+ * no text into it).
+ */
+function assertMayChange(auth: AuthContext, target: VersionTarget, settings: TeamSettings): void {
+  if (target.authorUserId === auth.userId || hasAdminPower(auth)) {
+    assertMayWrite(auth, target.project, settings.project_writers);
+    return;
+  }
   throw new AppError(
     403,
     'not_allowed',
@@ -244,7 +252,7 @@ export async function editRecord(env: CairnEnv, auth: AuthContext, input: EditBo
   // Through the team's write gate: refused (503 team_moving) while the team moves between databases.
   const d = await writableTeamDb(env, auth.teamId);
   const l = await load(d, auth, input.id);
-  assertMayChange(auth, l.target);
+  assertMayChange(auth, l.target, await settingsFor(d, auth));
   assertRoom(l.rows, input.id);
   if (input.concepts) await assertConcepts(env, d, auth, input.concepts);
   const current = contentOf(l.target.stored);
@@ -272,7 +280,7 @@ export async function revertRecord(
 ): Promise<Changed & { reverted_to: number }> {
   const d = await writableTeamDb(env, auth.teamId);
   const l = await load(d, auth, input.id);
-  assertMayChange(auth, l.target);
+  assertMayChange(auth, l.target, await settingsFor(d, auth));
   assertRoom(l.rows, input.id);
   const latest = l.rows.length + 1;
   if (input.to > latest)

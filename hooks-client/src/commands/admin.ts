@@ -9,12 +9,13 @@ import { renderReview, reviewDecision, type ReviewBody } from './admin-review';
 
 const USAGE = `usage: cairn admin <command> [--json]
 
-  team create --team <slug> --user <handle> [--device <name>] [--role owner|admin|member]
+  team create --team <slug> --user <handle> [--device <name>] [--role owner|admin|member|reader]
                                             (operator: needs CAIRN_ADMIN_SECRET; prints the first token)
   whoami
   users                                     list members
-  users add <handle> [--role member|admin|owner]
-  users role <handle> <member|admin|owner>
+  users add <handle> [--role member|admin|owner|reader]
+  users role <handle> <member|admin|owner|reader>
+                                            a reader reads the team's memory, writes only to their own projects
   users remove <handle>                     also revokes all their tokens
   devices                                   list devices
   devices enroll <name> [--user <handle>] [--scopes ingest,read] [--label <text>] [--expires-days <n>]
@@ -29,6 +30,7 @@ const USAGE = `usage: cairn admin <command> [--json]
   settings                                  show team settings
   settings set <key>=<value>…               value is JSON (30, true, ["Bash"]) or a plain string
   settings unset <key>…
+                                            project_writers={"<project key>":["<handle>",…]}: who may write there
   audit [--limit <n>] [--action <name>]
   health                                    the observer's state, the backlog, dead letters, budget, retention,
                                             the daily cron and the database's size

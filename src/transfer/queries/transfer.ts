@@ -173,7 +173,7 @@ export async function memberIds(d1: D1Database, teamId: number): Promise<Map<str
 export async function addMissingMembers(
   d1: D1Database,
   teamId: number,
-  handles: ReadonlyMap<string, { role: 'owner' | 'admin' | 'member'; createdAt: number }>,
+  handles: ReadonlyMap<string, { role: 'owner' | 'admin' | 'member' | 'reader'; createdAt: number }>,
 ): Promise<number> {
   const d = db(d1);
   const known = await memberIds(d1, teamId);

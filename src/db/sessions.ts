@@ -23,6 +23,7 @@ export type NewSessionRow = Pick<
   | 'importedAuthor'
   | 'gitBranch'
   | 'gitCommit'
+  | 'retireAfter'
 > & {
   projectId: number | SQL<number>;
 };

@@ -80,6 +80,7 @@ export const toRecord = {
     git_commit: s.gitCommit,
     imported_at: s.importedAt,
     imported_author: s.importedAuthor,
+    retire_after: s.retireAfter,
   }),
   prompt: (r: Row<'prompts'>, keyOf: KeyOf, who: Who): ExportRecord => ({
     kind: 'prompt',

@@ -304,6 +304,7 @@ async function planSessions(
             userId: memberId(members!, r.user),
             importedAt: r.imported_at ?? null,
             importedAuthor: r.imported_author ?? null,
+            retireAfter: r.retire_after ?? null,
           }),
     });
     targets.set(key, { ref: { key: stored, userId: caller ? caller.userId : null }, existing: null });

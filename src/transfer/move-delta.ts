@@ -122,7 +122,7 @@ function planOf(page: Page, there: Awaited<ReturnType<typeof idsByKeys>>, teamId
     const { userId, platform, promptCount, startedAt, endedAt, deadLetters, importedAt, importedAuthor } = s;
     plan.sessions.push({
       ...{ id, projectId, userId, platform, promptCount, startedAt, endedAt, deadLetters, importedAt },
-      ...{ importedAuthor, gitBranch: s.gitBranch, gitCommit: s.gitCommit },
+      ...{ importedAuthor, gitBranch: s.gitBranch, gitCommit: s.gitCommit, retireAfter: s.retireAfter },
     });
   }
   for (const t of RECORD_TABLES) {

@@ -56,6 +56,9 @@ export const SessionRecord = z.object({
   ...git,
   imported_at: time.nullable().optional(),
   imported_author: text(200).nullable().optional(),
+  /** When the session's object should have emptied itself (the session-retire job's order); a restore and a move
+   * keep it, an admin's import of someone's file does not (its sessions never had an object here). */
+  retire_after: time.nullable().optional(),
 });
 const inSession = {
   session_key: text(200, 1),

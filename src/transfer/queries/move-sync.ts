@@ -139,6 +139,7 @@ type SessionState = Pick<
   | 'importedAuthor'
   | 'gitBranch'
   | 'gitCommit'
+  | 'retireAfter'
 >;
 
 /** What changes on a stored record: its project (a merge), the hold-back's verdict and release, its links. */

@@ -33,6 +33,8 @@ export interface TeamHealthBody {
   observer?: Observer;
   events?: { sessions: number; pending: number; oldest_age_ms: number | null };
   dead_letters?: { retryable: number; retired: number };
+  /** Records the embedder refused 3 times: found by keyword search only. */
+  vectors?: { skipped: number };
   budget?: {
     per_day: number | null;
     per_month: number | null;
@@ -99,6 +101,9 @@ export function renderTeamHealth(h: TeamHealthBody): string {
     lines.push(
       `dead letters: ${h.dead_letters.retryable} retryable (POST /api/sessions/<id>/dead-letters/retry), ${h.dead_letters.retired} in emptied sessions`,
     );
+  const skipped = h.vectors?.skipped;
+  if (typeof skipped === 'number' && skipped > 0)
+    lines.push(`vectors: ${skipped} record(s) the embedder refused 3 times; search finds them by keyword only`);
   const b = h.budget;
   lines.push(
     b

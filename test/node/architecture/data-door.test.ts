@@ -12,11 +12,12 @@ const SRC = path.join(ROOT, 'src');
 /**
  * Where SQL text may be written: the FTS5 statements (MATCH, bm25), SQLite fragments drizzle has no builder
  * for (json_each lists, scalar functions, an index hint), the schema (generated columns) and the Durable
- * Objects' schema migrator (their own SQLite, not D1), and the meter's D1 face (it forwards statements, counting them).
+ * Objects' schema migrator (their own SQLite, not D1), the meter's D1 face (it forwards statements, counting them) and the benchmarks' latency face (it forwards them after a wait).
  */
 const SQL_TEXT_MODULES = [
   'src/db/do-schema.ts',
   'src/db/fts.ts',
+  'src/db/latency.ts',
   'src/db/meter-d1.ts',
   'src/db/schema.ts',
   'src/db/sqlite.ts',

@@ -28,6 +28,7 @@ describe('parseConfig', () => {
       rateLimits: { ingest: 600, read: 120 },
       shards: { newTeams: ['DB'] },
       backups: { keep: 7 },
+      benchD1LatencyMs: 0,
       plan: { name: 'paid' },
       meter: { refuse: false },
       jobStep: { statements: 200, ms: 5_000, bytes: 16 * 1024 * 1024, subrequests: 300 },

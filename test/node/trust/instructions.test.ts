@@ -17,6 +17,9 @@ const jsonl = <T>(name: string): T[] =>
 const rate = (hit: number, n: number) => `${hit}/${n} = ${((100 * hit) / n).toFixed(1)}%`;
 const flagged = (texts: string[]) => texts.filter((t) => classifyInstructions(t).flagged);
 
+/** The forms a test plants on purpose: the canonical override phrase and our own frames' closing tags. */
+const PLANTED = /\bignore (?:all )?previous instructions\b|<\/(?:cairn-context|prior_records)>/i;
+
 /** Observation-like strings the repo's own tests store (titles, narratives, facts, requests): engineering notes. */
 function ownFixtureTexts(): string[] {
   const out = new Set<string>();
@@ -31,7 +34,9 @@ function ownFixtureTexts(): string[] {
   for (const f of [...walk(path.join(ROOT, 'test')), ...walk(path.join(ROOT, 'hooks-client/test'))]) {
     for (const m of readFileSync(f, 'utf8').matchAll(re)) out.add(m[1]!.replace(/\\'/g, "'"));
   }
-  return [...out];
+  // Tests elsewhere store hostile text on purpose (a break-out of a frame, "ignore previous instructions"): those are
+  // injections, not engineering notes, and holding them is right; they are left out of the false-hold rate.
+  return [...out].filter((t) => !PLANTED.test(t));
 }
 
 describe('instruction classifier', () => {

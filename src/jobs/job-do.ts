@@ -231,7 +231,7 @@ export class JobDO extends DurableObject<CairnEnv> {
     if (dedupe !== null) {
       const open = sql
         .exec<JobRow>(
-          `SELECT ${VIEW_COLUMNS} FROM jobs WHERE dedupe = ? AND status IN ('queued', 'running') LIMIT 1`,
+          `SELECT ${VIEW_COLUMNS} FROM jobs WHERE dedupe = ? AND status IN (${kind.afterRunning ? "'queued'" : "'queued', 'running'"}) LIMIT 1`,
           dedupe,
         )
         .toArray()[0];

@@ -100,6 +100,12 @@ export interface JobKind<P = unknown, C = unknown> {
    * while one runs). Null or absent: every start is a new job.
    */
   dedupe?(params: P): string | null;
+  /**
+   * With a dedupe key: a start that finds the same job already running queues one more (at most one waits), instead
+   * of answering the running one. For a job asked for after a change whose running copy may already be past it: an
+   * FTS upkeep cycle merging a later index than the one a forget just wrote delete markers into.
+   */
+  readonly afterRunning?: boolean;
   /** The cursor before the first step, and the progress to show until it runs. */
   init(params: P, ctx: { teamId: number | null; now: number }): { cursor: C; progress: JobProgress };
   step(ctx: StepContext, params: P, cursor: C): Promise<StepOutcome<C>>;

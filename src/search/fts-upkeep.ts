@@ -75,6 +75,8 @@ export const ftsUpkeepJob: JobKind<Params, Cursor> = {
   lane: 'system',
   params: Params,
   dedupe: (p) => `fts-upkeep:${p.shard}:${p.check ? 'check' : 'merge'}`,
+  // A cycle already running may have merged an index before the delete that asks for this one: queue another.
+  afterRunning: true,
   init: (p) => {
     const cursor: Cursor = {
       phase: p.check ? 'check' : 'merge',
@@ -157,7 +159,8 @@ export const ftsUpkeepJob: JobKind<Params, Cursor> = {
   },
 };
 
-/** Asks for an upkeep cycle of the shard holding a team (after a delete); answers the queued or running one. */
+/** Asks for an upkeep cycle of the shard holding a team (after a delete); answers the queued one, or queues one
+ * behind a running cycle (which may already be past the index the delete wrote into). */
 export async function requestFtsUpkeep(env: CairnEnv, teamId: number): Promise<JobRecord> {
   return startJob(env, ftsUpkeepJob, null, { shard: await shardOf(env, teamId), check: false });
 }

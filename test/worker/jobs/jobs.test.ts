@@ -84,7 +84,13 @@ const testKind: JobKind<Params, { i: number }> = {
     };
   },
 };
-registerJobKinds([testKind as unknown as JobKind<unknown, unknown>]);
+/** The same units, asked for after a change: a start that finds one running queues one more (fts-upkeep's rule). */
+const afterRunningKind: JobKind<Params, { i: number }> = {
+  ...testKind,
+  name: 'test-after-running',
+  afterRunning: true,
+};
+registerJobKinds([testKind, afterRunningKind] as unknown as JobKind<unknown, unknown>[]);
 
 /** Resolves once the fake server has seen `n` requests of the scenario. */
 const arrived = (id: string, n: number) =>
@@ -264,6 +270,28 @@ describe('a job', () => {
     });
     expect(third.id).not.toBe(first.id);
     await runJob(teamId, third.id);
+  });
+
+  it('queues one more behind a running job of a kind asked for after a change, and at most one', async () => {
+    const { teamId } = await team();
+    const tag = fresh('t');
+    await script(tag, [], 0, { hold: true });
+    const key = fresh('k');
+    const params = { tag, units: 2, perUnit: 1, failTimes: 0, permanent: false, dedupe: key };
+    const first = await startJob(env, afterRunningKind, teamId, { ...params, holdAt: 0 });
+    const stepping = runDurableObjectAlarm(lane(teamId)).catch(() => undefined);
+    await arrived(tag, 1);
+    // The running job may be past what this start was asked for: another is queued behind it.
+    const second = await startJob(env, afterRunningKind, teamId, params);
+    expect(second.id).not.toBe(first.id);
+    expect(second.status).toBe('queued');
+    // A queued one already covers any later change: it is answered.
+    const third = await startJob(env, afterRunningKind, teamId, params);
+    expect(third.id).toBe(second.id);
+    await release(tag);
+    await stepping;
+    expect((await runJob(teamId, first.id)).status).toBe('done');
+    expect((await runJob(teamId, second.id)).status).toBe('done');
   });
 
   it('waits for its notBefore, and a start that finds it still queued moves it later, never earlier', async () => {

@@ -18,6 +18,7 @@ import {
   summaries,
   primeTombstones,
 } from './schema';
+import { deleteProjectCheckouts } from './evidence';
 
 /** A memory row the caller named, with what the permission check needs. */
 export interface ForgettableRow {
@@ -487,6 +488,7 @@ export async function deleteProject(
     d.delete(projectAliases).where(and(eq(projectAliases.teamId, teamId), eq(projectAliases.projectId, projectId))),
     d.delete(projects).where(and(eq(projects.teamId, teamId), eq(projects.id, projectId))),
     d.delete(primeTombstones).where(and(eq(primeTombstones.teamId, teamId), eq(primeTombstones.projectId, projectId))),
+    deleteProjectCheckouts(d, teamId, projectId),
   ]);
   return { observations: o.length, summaries: s.length, prompts: p.length, sessions: se.length };
 }

@@ -6,6 +6,7 @@ import { runBatch } from './batch';
 import { db } from './client';
 import {
   auditLog,
+  checkouts,
   devices,
   localVectors,
   observationEvents,
@@ -74,6 +75,7 @@ export async function deleteTeamRows(d1: D1Database, teamId: number, opts: { cop
     d.delete(projectAliases).where(eq(projectAliases.teamId, teamId)),
     d.delete(projects).where(eq(projects.teamId, teamId)),
     d.delete(primeTombstones).where(eq(primeTombstones.teamId, teamId)),
+    d.delete(checkouts).where(eq(checkouts.teamId, teamId)),
     d.delete(auditLog).where(eq(auditLog.teamId, teamId)),
     ...(opts.copies
       ? [
@@ -124,6 +126,8 @@ const TEAM_TABLES = [
   'sessions',
   'project_aliases',
   'prime_tombstones',
+  // Not copied by a move: the project ids change, and each device's next SessionStart reports its checkout again.
+  'checkouts',
   'projects',
   'audit_log',
   // A move's change log and its switch (migration 0024): last, after every delete that the log could note.

@@ -9,6 +9,7 @@ import { heldKindsOf } from './held';
 import { observationType, type ObservationContent } from '#shared/wire/records';
 import { observationFiles, observations, sessions, type NewObservation } from './schema';
 import { observationFileRows } from './sqlite';
+import { namesIn } from '#shared/names';
 
 /** Where and by whom it is filed, and its bookkeeping. The project may be read at store time (sqlite.ts). */
 export type ObservationPlace = { projectId: number | SQL<number>; sessionId: number | SQL<number> } & Pick<
@@ -37,6 +38,10 @@ export type ObservationPlace = { projectId: number | SQL<number>; sessionId: num
 export interface FileRef {
   path: string;
   kind: 'read' | 'modified';
+  /** Evidence ids of the file when the record was made (schema.ts observationFiles), when the client sent them. */
+  blob?: string | null;
+  ws?: string | null;
+  base?: string | null;
 }
 
 /**
@@ -67,8 +72,8 @@ export function redactObservation(o: ObservationContent, tally?: RedactionTally)
 }
 
 /**
- * The row for `o` at `place`: secrets redacted, JSON lists (stored as JSON text), the CJK bigrams for FTS and
- * the hold-back's kinds (held.ts) derived here, nowhere else. `tally` counts the redactions by kind (for the audit log).
+ * The row for `o` at `place`: secrets redacted, JSON lists (stored as JSON text), the CJK bigrams for FTS, the
+ * names it cites (src/shared/names.ts) and the hold-back's kinds (held.ts) derived here, nowhere else. `tally` counts the redactions by kind (for the audit log).
  */
 export function observationRow(
   place: ObservationPlace,
@@ -95,6 +100,7 @@ export function observationRow(
     filesRead: JSON.stringify(o.filesRead),
     filesModified: JSON.stringify(o.filesModified),
     cjkTerms: cjkTerms(o.title, o.subtitle, o.narrative, ...o.facts, ...o.concepts),
+    names: JSON.stringify(namesIn([o.title, o.subtitle, o.narrative, ...o.facts])),
     // Every field is judged, the type too (closed now, but rows stored before kept what they were sent).
     heldKinds: heldKindsOf([
       o.type,

@@ -262,6 +262,11 @@ export const observations = sqliteTable(
      * Kept as provenance, out of the context index and search; undone by clearing it (its `merge` event says when).
      */
     mergedInto: integer('merged_into'),
+    /**
+     * The identifiers its text cites (src/shared/names.ts; JSON list, at most 16): what a reader's checkout is
+     * checked for when the code it cites changed (src/shared/evidence.ts). Derived in the one insert.
+     */
+    names: text('names').notNull().default('[]'),
     /** Embedding calls that refused this record alone; at MAX_EMBED_FAILURES (3) it is skipped (db/vectors.ts). */
     embedFailures: integer('embed_failures').notNull().default(0),
   },
@@ -314,6 +319,14 @@ export const observationFiles = sqliteTable(
     basename: text('basename').generatedAlwaysAs(sql`(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1))`, {
       mode: 'virtual',
     }),
+    /**
+     * Evidence (src/shared/evidence.ts): the git blob id of the file's content when the record was made, its
+     * whitespace-insensitive id, and for a changed file its blob id before the change (the git index's). NULL: not
+     * known (older rows and clients, a path no tool call of the turn named, a file outside the repository).
+     */
+    blob: text('blob'),
+    ws: text('ws'),
+    base: text('base'),
   },
   (t) => [
     primaryKey({ columns: [t.observationId, t.path, t.kind] }),
@@ -644,6 +657,38 @@ export const primeTombstones = sqliteTable(
   (t) => [primaryKey({ columns: [t.teamId, t.projectId, t.hash] })],
 );
 
+/**
+ * A reader's checkout as its device last reported it for a project (src/evidence/checkout.ts): the entries of the
+ * files and branches the server asked about, keyed by hashes (src/shared/evidence.ts: no path, branch or name in
+ * the clear), the digest they were reported under, and what tool events of its sessions changed since (`overlay`,
+ * cleared by the next report). Every record read for that device is judged against it. `device_id` 0: a token
+ * without a device.
+ */
+export const checkouts = sqliteTable(
+  'checkouts',
+  {
+    teamId: integer('team_id').notNull(),
+    projectId: integer('project_id').notNull(),
+    userId: integer('user_id').notNull(),
+    deviceId: integer('device_id').notNull().default(0),
+    head: text('head'),
+    branch: text('branch'),
+    trunk: text('trunk'),
+    /** Abbreviated commits reachable from HEAD or the trunk, comma-separated (src/shared/git.ts GitView). */
+    history: text('history').notNull().default(''),
+    digest: text('digest').notNull(),
+    entries: text('entries').notNull().default('{}'),
+    overlay: text('overlay').notNull().default('{}'),
+    reportedAt: integer('reported_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.teamId, t.projectId, t.userId, t.deviceId] }),
+    // A reader's checkouts of every project (search and MCP judge records of any project), and a state by digest.
+    index('idx_checkouts_owner').on(t.teamId, t.userId, t.deviceId),
+    index('idx_checkouts_digest').on(t.teamId, t.projectId, t.digest),
+  ],
+);
+
 export const allTables = {
   teams,
   users,
@@ -668,6 +713,7 @@ export const allTables = {
   moveTracking,
   moveChanges,
   proposals,
+  checkouts,
 };
 
 export type Team = typeof teams.$inferSelect;

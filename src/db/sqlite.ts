@@ -40,17 +40,25 @@ export const maxOfNullable = (col: AnyColumn, value: number): SQL<number> =>
 export const jsonField = (col: AnyColumn, path: string): SQL<unknown> => sql`json_extract(${col}, ${path})`;
 
 /**
- * Rows (observation id, team, project, path, kind) for `observation_files`, one per element of `files`,
- * taken from the observation stored under (session, content hash). The files travel as ONE JSON parameter, so
- * an observation with many paths still binds three parameters; looking the id up by hash lets the rows go in
- * the same batch as the observation itself (and completes rows of an observation an earlier attempt stored).
+ * Rows (observation id, team, project, path, kind, blob, ws, base) for `observation_files`, one per element of
+ * `files`, taken from the observation stored under (session, content hash). The files travel as ONE JSON
+ * parameter, so an observation with many paths still binds three parameters; looking the id up by hash lets the
+ * rows go in the same batch as the observation itself (and completes rows of an observation an earlier attempt
+ * stored).
  */
 export const observationFileRows = (
   sessionId: number | SQL<number>,
   contentHash: string,
-  files: readonly { path: string; kind: 'read' | 'modified' }[],
+  files: readonly {
+    path: string;
+    kind: 'read' | 'modified';
+    blob?: string | null;
+    ws?: string | null;
+    base?: string | null;
+  }[],
 ): SQL =>
-  sql`SELECT ${observations.id}, ${observations.teamId}, ${observations.projectId}, json_extract(j.value, '$.path'), json_extract(j.value, '$.kind')
+  sql`SELECT ${observations.id}, ${observations.teamId}, ${observations.projectId}, json_extract(j.value, '$.path'), json_extract(j.value, '$.kind'),
+             json_extract(j.value, '$.blob'), json_extract(j.value, '$.ws'), json_extract(j.value, '$.base')
         FROM ${observations}, json_each(${JSON.stringify(files)}) j
        WHERE ${observations.sessionId} = ${sessionId} AND ${observations.contentHash} = ${contentHash}`;
 
@@ -392,3 +400,6 @@ export const belowLiteral = (col: AnyColumn, n: number): SQL => sql`${col} < ${s
 
 /** `col >= n` with n written into the statement (see belowLiteral). */
 export const atLeastLiteral = (col: AnyColumn, n: number): SQL => sql`${col} >= ${sql.raw(String(Math.trunc(n)))}`;
+/** `json_patch(col, patch)`: a JSON-object column with `patch`'s keys set (RFC 7396 merge), bound as ONE parameter. */
+export const jsonPatch = (col: AnyColumn, patch: Readonly<Record<string, unknown>>): SQL<string> =>
+  sql<string>`json_patch(${col}, ${JSON.stringify(patch)})`;

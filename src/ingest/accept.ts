@@ -273,6 +273,16 @@ function enqueueInput(
           toolUseId: e.tool_use_id ?? null,
           agentId: e.agent_id ?? null,
           agentType: e.agent_type ?? null,
+          ...(e.file_ids?.length
+            ? {
+                fileIds: e.file_ids.map((f) => ({
+                  path: f.path,
+                  blob: f.blob,
+                  ws: f.ws ?? null,
+                  base: f.base ?? null,
+                })),
+              }
+            : {}),
         },
         promptText: null,
       };

@@ -5,6 +5,8 @@ import { MAX_BATCH_EVENTS } from '#shared/wire/events';
 import { isBranchName, isCommitId, MAX_BRANCH_CHARS } from '#shared/git';
 import { inertLine } from '#shared/inert';
 import { lineField } from '../lib/validate';
+import { MAX_EVENT_FILE_IDS } from '#shared/wire/events';
+import { isBlobId, isWsId } from '#shared/evidence';
 import { isServerSessionKey } from '../db/write-policy';
 
 export { MAX_BATCH_EVENTS, type EventAck, type EventKind } from '#shared/wire/events';
@@ -64,6 +66,25 @@ export const InitEvent = EventBase.extend({
 });
 export type InitEvent = z.infer<typeof InitEvent>;
 
+const blobId = z.string().max(64).refine(isBlobId, 'expected a blob id (40 or 64 lower-case hex digits)');
+
+/** The ids of one file the call read or changed (src/shared/evidence.ts); a path as stored: relative, no `..`. */
+export const FileId = z.object({
+  path: z
+    .string()
+    .trim()
+    .min(1)
+    .max(1_000)
+    .refine(
+      (p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p) && !p.split('/').includes('..') && !p.includes('\0'),
+      'expected a relative path',
+    ),
+  blob: blobId.nullable(),
+  ws: z.string().max(16).refine(isWsId, 'expected 16 lower-case hex digits').optional(),
+  base: blobId.nullish(),
+});
+export type FileId = z.infer<typeof FileId>;
+
 export const ObservationEvent = EventBase.extend({
   kind: z.literal('observation').default('observation'),
   tool_name: id(200),
@@ -72,6 +93,7 @@ export const ObservationEvent = EventBase.extend({
   tool_use_id: z.string().max(200).transform(inertLine).nullish(),
   agent_id: z.string().max(200).transform(inertLine).nullish(),
   agent_type: z.string().max(200).transform(inertLine).nullish(),
+  file_ids: z.array(FileId).max(MAX_EVENT_FILE_IDS).optional(),
 });
 export type ObservationEvent = z.infer<typeof ObservationEvent>;
 

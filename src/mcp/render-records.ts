@@ -2,7 +2,12 @@
 import { DATA_NOTICE, neutralize } from '#shared/fence';
 import { dayAndClock } from '../recall/format';
 import { iconFor, type RecallMode } from '../recall/mode';
-import type { ObservationRecord, PromptRecord, SummaryRecord } from '#shared/wire/records';
+import type { ObservationRecord, PromptRecord, SummaryRecord, WireEvidence } from '#shared/wire/records';
+import { evidenceLabel, type EvidenceReason } from '#shared/evidence';
+
+/** `Evidence: changed (code changed: …)`: the record's line saying how its code stands in the caller's checkout. */
+const recordEvidenceLine = (e: WireEvidence): string =>
+  `E${evidenceLabel({ value: e.value, reasons: e.reasons as EvidenceReason[], missingNames: e.missing_names }).slice(1)}`;
 
 export interface OtherRecords {
   summaries: SummaryRecord[];
@@ -27,6 +32,7 @@ export function renderRecords(
       `#${r.id} ${iconFor(mode, r.type)} ${n(r.type)} · ${dayAndClock(Date.parse(r.createdAt), timeZone)} ${timeZone} · ${n(r.project)} · @${r.author}${device}`,
     );
     out.push(`Title: ${n(r.title ?? 'Untitled')}`);
+    if (r.evidence) out.push(n(recordEvidenceLine(r.evidence)));
     if (r.supersededBy != null) {
       out.push(
         r.supersededBy === r.id

@@ -29,6 +29,10 @@ import { INSTRUCTIONS, SERVER_NAME, SERVER_VERSION } from './instructions';
 import { renderRecords } from './render-records';
 import { errorText, log } from '../lib/log';
 import { registerVersionTools } from './version-tools';
+import { EVIDENCE_VALUES } from '#shared/evidence';
+import type { WireEvidence } from '#shared/wire/records';
+import { recordRef } from '../search/render';
+import { wireEvidence } from '../evidence/checkout';
 
 export interface McpDeps {
   /** Runs work after the answer (vector upsert/removal); Workers pass ctx.waitUntil. */
@@ -39,6 +43,28 @@ export interface McpDeps {
 const text = (t: string, isError = false): CallToolResult => ({
   content: [{ type: 'text', text: t }],
   ...(isError ? { isError: true } : {}),
+});
+
+/** A text answer with the same facts as structured content (MCP `structuredContent`, checked by `outputSchema`). */
+const textAnd = (t: string, structured: Record<string, unknown>): CallToolResult => ({
+  content: [{ type: 'text', text: t }],
+  structuredContent: structured,
+});
+
+/** Each record's evidence against the caller's last reported checkout of its project (src/shared/evidence.ts). */
+const EvidenceOut = z.object({
+  ref: z.string(),
+  evidence: z.enum(EVIDENCE_VALUES),
+  reasons: z.array(z.string()),
+  missing_names: z.array(z.string()),
+});
+type EvidenceOut = z.infer<typeof EvidenceOut>;
+
+const evidenceOut = (ref: string, e: WireEvidence): EvidenceOut => ({
+  ref,
+  evidence: e.value,
+  reasons: e.reasons,
+  missing_names: e.missing_names,
 });
 
 /** Tool failures become readable tool errors (the agent can correct itself); unknown ones are logged. */
@@ -154,6 +180,7 @@ function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
         limit: z.number().int().min(1).max(100).optional().describe('Results per page (default 20).'),
         offset: z.number().int().min(0).max(900).optional().describe('Skip this many results (paging).'),
       },
+      outputSchema: { results: z.array(EvidenceOut) },
       annotations: READ_ONLY,
     },
     (a) =>
@@ -172,7 +199,17 @@ function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
           offset: a.offset,
           kind: a.kind,
         });
-        return text(renderSearchText(res, a.offset ?? 0));
+        const results = res.results.map((r) =>
+          r.kind === 'observation'
+            ? evidenceOut(recordRef(r.kind, r.id), wireEvidence(r.evidence))
+            : {
+                ref: recordRef(r.kind, r.id),
+                evidence: 'unknown' as const,
+                reasons: ['no_evidence'],
+                missing_names: [],
+              },
+        );
+        return textAnd(renderSearchText(res, a.offset ?? 0), { results });
       }),
   );
 }
@@ -205,6 +242,7 @@ function registerTimeline(server: McpServer, { env, auth, deps }: ToolContext): 
           .describe(`Records after the anchor (default ${DEFAULT_DEPTH}).`),
         project: oneOrMany.describe('Stay within these project key(s).'),
       },
+      outputSchema: { items: z.array(EvidenceOut) },
       annotations: READ_ONLY,
     },
     (a) =>
@@ -220,7 +258,12 @@ function registerTimeline(server: McpServer, { env, auth, deps }: ToolContext): 
         // The anchor is what the session came for: counted as fetched (feedback, src/corrections/).
         if (result.anchor.kind === 'observation' && result.anchor.id !== null)
           deps.defer(recordFetched(env, auth, [result.anchor.id], deps.now()));
-        return text(renderTimeline({ result, mode, viewer: auth.handle, timeZone: 'UTC' }));
+        const items = result.items.map((i) =>
+          i.kind === 'observation'
+            ? evidenceOut(`#${i.id}`, wireEvidence(i.evidence))
+            : { ref: `S${i.id}`, evidence: 'unknown' as const, reasons: ['no_evidence'], missing_names: [] },
+        );
+        return textAnd(renderTimeline({ result, mode, viewer: auth.handle, timeZone: 'UTC' }), { items });
       }),
   );
 }
@@ -238,6 +281,7 @@ function registerGetObservations(server: McpServer, { env, auth, deps }: ToolCon
       inputSchema: {
         ids: z.array(RecordRef).min(1).max(MAX_IDS).describe('Observation ids (12), "S12" summaries, "P12" prompts.'),
       },
+      outputSchema: { records: z.array(EvidenceOut) },
       annotations: READ_ONLY,
     },
     (a) =>
@@ -263,7 +307,8 @@ function registerGetObservations(server: McpServer, { env, auth, deps }: ToolCon
             deps.now(),
           ),
         );
-        return text(renderRecords(records, missing, mode, 'UTC', { summaries, prompts }));
+        const structured = records.map((r) => evidenceOut(`#${r.id}`, r.evidence ?? wireEvidence(undefined)));
+        return textAnd(renderRecords(records, missing, mode, 'UTC', { summaries, prompts }), { records: structured });
       }),
   );
 }

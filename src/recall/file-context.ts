@@ -3,7 +3,7 @@ import type { FileHistoryRow } from './records';
 import { clockOf, dayAndClock, dayOf, safeLine } from './format';
 import { iconFor, type RecallMode } from './mode';
 import { DATA_NOTICE } from '#shared/fence';
-import { by, CONTEXT_CLOSE, CONTEXT_OPEN } from './render-context';
+import { by, CONTEXT_CLOSE, CONTEXT_OPEN, evidenceTag } from './render-context';
 
 export const FILE_CONTEXT_TOP = 15;
 
@@ -106,7 +106,7 @@ export function renderFileContext(input: FileContextInput): string {
     }
     const who = by(input.viewer, r.author, r.device);
     out.push(
-      `${r.id} ${clockOf(r.createdAt, timeZone)} ${iconFor(mode, r.type)} ${safeLine(r.title, 160, 'Untitled')}${who}`,
+      `${r.id} ${clockOf(r.createdAt, timeZone)} ${iconFor(mode, r.type)} ${safeLine(r.title, 160, 'Untitled')}${evidenceTag(r.evidence)}${who}`,
     );
   }
   out.push(

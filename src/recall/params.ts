@@ -9,6 +9,8 @@ import {
   MAX_HISTORY_COMMITS,
 } from '#shared/git';
 import { isTimeZone } from './format';
+import { isBlobId, isWsId } from '#shared/evidence';
+import { MAX_CHECKOUT_ENTRIES } from '#shared/wire/checkout';
 
 /** A value that may arrive once or repeated (also comma-separated for project keys); blanks dropped. */
 const keys = (max: number) =>
@@ -51,6 +53,14 @@ const branchName = z
   .max(MAX_BRANCH_CHARS)
   .refine(isBranchName, { message: 'expected a git branch name (letters, digits, . _ / + @ # -)' });
 
+const commitId = z
+  .string()
+  .max(64)
+  .refine(isCommitId, { message: 'expected a full commit id (40 or 64 lower-case hex digits)' });
+const historyList = z.array(z.string()).refine((v) => v.length <= MAX_HISTORY_COMMITS && v.every(isHistoryAbbrev), {
+  message: `expected at most ${MAX_HISTORY_COMMITS} commits of ${HISTORY_ABBREV} lower-case hex digits`,
+});
+
 export const ContextQuery = z.object({
   project,
   observations: int(0, 500),
@@ -59,22 +69,76 @@ export const ContextQuery = z.object({
   tz: timeZone,
   /** The caller's checkout (src/shared/git.ts GitView): ranks rows of branches that never merged last, marked. */
   branch: branchName.optional(),
-  head: z
-    .string()
-    .max(64)
-    .refine(isCommitId, { message: 'expected a full commit id (40 or 64 lower-case hex digits)' })
-    .optional(),
+  head: commitId.optional(),
   trunk: branchName.optional(),
   history: z
     .string()
     .max(MAX_HISTORY_COMMITS * (HISTORY_ABBREV + 1))
     .optional()
     .transform((v) => (v ? v.split(',') : []))
-    .refine((v) => v.length <= MAX_HISTORY_COMMITS && v.every(isHistoryAbbrev), {
-      message: `expected at most ${MAX_HISTORY_COMMITS} comma-separated commits of ${HISTORY_ABBREV} lower-case hex digits`,
-    }),
+    .pipe(historyList),
 });
 export type ContextQuery = z.infer<typeof ContextQuery>;
+
+const digest = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 digest (64 lower-case hex digits)');
+const entryKey = z.string().regex(/^[fb][0-9a-f]{14}$/, 'expected an entry key (f or b and 14 hex digits)');
+/** `-`, `<blob>:<ws>:<name keys>` (src/shared/evidence.ts fileEntry) or `0`/`1`/`d` for a branch. */
+const entryValue = z
+  .string()
+  .max(64 + 1 + 16 + 1 + 16 * 15)
+  .refine(
+    (v) => {
+      if (v === '-' || v === '0' || v === '1' || v === 'd') return true;
+      const [blob = '', ws = '', names = '', ...rest] = v.split(':');
+      return (
+        rest.length === 0 &&
+        isBlobId(blob) &&
+        (ws === '' || isWsId(ws)) &&
+        (names === '' || names === '?' || names.split(',').every((n) => /^[0-9a-f]{14}$/.test(n)))
+      );
+    },
+    { message: 'expected -, 0, 1, d or <blob>:<ws>:<name keys>' },
+  );
+
+/** The checkout report (src/shared/wire/checkout.ts WireCheckoutReport). */
+export const CheckoutReport = z
+  .object({
+    digest,
+    base: digest.optional(),
+    set: z
+      .record(entryKey, entryValue)
+      .refine((v) => Object.keys(v).length <= MAX_CHECKOUT_ENTRIES, {
+        message: `at most ${MAX_CHECKOUT_ENTRIES} entries`,
+      })
+      .optional(),
+    drop: z.array(entryKey).max(MAX_CHECKOUT_ENTRIES).optional(),
+  })
+  .refine((r) => r.drop === undefined || r.base !== undefined, { message: 'drop needs a base' });
+export type CheckoutReport = z.infer<typeof CheckoutReport>;
+
+const count = (max: number) => z.number().int().min(0).max(max).optional();
+
+/** POST /api/context: the query of GET /api/context as JSON, and the checkout report. */
+export const ContextBody = z.object({
+  project: z
+    .union([z.string(), z.array(z.string())])
+    .transform((v) => [v].flat())
+    .pipe(project),
+  observations: count(500),
+  sessions: count(100),
+  full: count(50),
+  tz: timeZone,
+  git: z
+    .object({
+      branch: branchName.nullish(),
+      head: commitId.nullish(),
+      trunk: branchName.nullish(),
+      history: historyList.optional(),
+    })
+    .nullish(),
+  checkout: CheckoutReport.optional(),
+});
+export type ContextBody = z.infer<typeof ContextBody>;
 
 export const FileContextQuery = z.object({
   project,
@@ -83,7 +147,15 @@ export const FileContextQuery = z.object({
     .transform((v) => v.map((s) => s.trim()).filter(Boolean))
     .refine((v) => v.length > 0 && v.length <= 10, { message: 'give 1 to 10 path values' }),
   cwd: z.string().max(1024).optional(),
+  /** Older clients: the file's mtime (notes older than it are withheld). Newer ones send the file's ids instead. */
   mtime: int(0, 8.64e15),
+  /** The file's ids as it is now (src/shared/evidence.ts): its notes are judged against them. */
+  blob: z
+    .string()
+    .max(64)
+    .refine(isBlobId, { message: 'expected a blob id (40 or 64 lower-case hex digits)' })
+    .optional(),
+  ws: z.string().max(16).refine(isWsId, { message: 'expected 16 lower-case hex digits' }).optional(),
   tz: timeZone,
 });
 export type FileContextQuery = z.infer<typeof FileContextQuery>;

@@ -8,6 +8,7 @@ import { readTokens } from './format';
 import type { RecallMode } from './mode';
 import type { ObservationContent, ObservationRecord, ProjectSummary } from '#shared/wire/records';
 import type { ContextObservation, ContextSummary } from './render-context';
+import type { Judgement } from '#shared/evidence';
 
 /**
  * Runs a newest-first query once per project (see src/db/recall.ts for why one project at a time) and
@@ -69,6 +70,8 @@ export interface FileHistoryRow extends Pick<ObservationContent, 'type' | 'title
   createdAt: number;
   author: string;
   device?: string | null;
+  /** Its evidence against the reader's checkout and the file as it is now (src/shared/evidence.ts). */
+  evidence?: Judgement | null;
 }
 
 /** Observations (newest first, at most `limit`) whose read or modified files include one of `paths`. */

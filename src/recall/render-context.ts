@@ -1,5 +1,6 @@
 // Pure renderer of the session-start context index: rows in, plain text out (no I/O, `now` passed in).
 import { DATA_NOTICE, FRAME_NAME, neutralizePrefix } from '#shared/fence';
+import { evidenceNote, type Judgement } from '#shared/evidence';
 import type { SummaryContent } from '#shared/wire/records';
 import { jsonList } from '../lib/json-list';
 import { clockOf, dayAndClock, dayOf, safeLine, readTokens, thousands } from './format';
@@ -31,6 +32,8 @@ export interface ContextObservation {
   held?: string | null;
   /** How it was stored (`observer`, `remember`, `prime`, …): primed notes are marked, so they read as a repository's outline. */
   source?: string | null;
+  /** Its evidence against the reader's checkout (src/shared/evidence.ts); a changed row is marked `(code changed…)`. */
+  evidence?: Judgement | null;
 }
 
 export interface ContextSummary extends Omit<SummaryContent, 'notes'> {
@@ -86,6 +89,19 @@ const UNMERGED_TITLE_MAX = 40;
 const BRANCH_MAX = 24;
 /** The legend's entry for the mark, shown only when a row carries one. */
 export const UNMERGED_LEGEND = '⎇=unmerged branch';
+
+/** A changed row keeps a shorter title, so its mark costs the index little. */
+const CHANGED_TITLE_MAX = 60;
+const CHANGED_NOTE_MAX = 110;
+
+/**
+ * ` (code changed…)` on a row whose cited code changed since it was recorded (the names it cites are the record's
+ * own text: fenced and short); nothing for a current or unknown row.
+ */
+export const evidenceTag = (j: Judgement | null | undefined): string => {
+  const note = j ? evidenceNote(j) : '';
+  return note ? ` (${safeLine(note, CHANGED_NOTE_MAX)})` : '';
+};
 
 /** ` ⎇name` on a row recorded on a branch that never merged into the caller's (names are client text: fenced, short). */
 const branchTag = (mark: string | null | undefined): string =>
@@ -224,8 +240,10 @@ export function renderContext(input: ContextInput): string {
       continue;
     }
     const o = row.o;
-    const title = safeLine(o.title, o.branchMark ? UNMERGED_TITLE_MAX : TITLE_MAX, 'Untitled');
-    const who = `${primedMark(o.source)}${branchTag(o.branchMark)}${heldMark(o.held)}${by(input.viewer, o.author, o.device)}`;
+    const changed = evidenceTag(o.evidence);
+    const titleMax = o.branchMark ? UNMERGED_TITLE_MAX : changed ? CHANGED_TITLE_MAX : TITLE_MAX;
+    const title = safeLine(o.title, titleMax, 'Untitled');
+    const who = `${changed}${primedMark(o.source)}${branchTag(o.branchMark)}${heldMark(o.held)}${by(input.viewer, o.author, o.device)}`;
     if (row.full) {
       out.push(`**${o.id}** ${shown} ${iconFor(mode, o.type)} **${title}**${who}`);
       // Indented: a body line can never pass for a row, a day or the frame's own lines.

@@ -1,6 +1,7 @@
 // Pure parts of the timeline: reading an anchor string, and rendering items around it as text.
 import { clockOf, dayOf, safeLine } from './format';
 import { iconFor, type RecallMode } from './mode';
+import { evidenceLabel, type Judgement } from '#shared/evidence';
 
 export type Anchor =
   | { kind: 'observation'; id: number }
@@ -36,6 +37,8 @@ export type TimelineItem =
       author: string;
       tokens: number;
       anchor: boolean;
+      /** Its evidence against the reader's checkout (absent: not judged). */
+      evidence?: Judgement;
     }
   | { kind: 'summary'; id: number; at: number; request: string; project: string; author: string; anchor: boolean };
 
@@ -83,7 +86,7 @@ export function renderTimeline(input: TimelineRenderInput): string {
       );
     } else {
       out.push(
-        `${item.id} ${clock} ${iconFor(mode, item.type)} ${safeLine(item.title, 120, 'Untitled')} (~${item.tokens}t)${who}${where}${mark}`,
+        `${item.id} ${clock} ${iconFor(mode, item.type)} ${safeLine(item.title, 120, 'Untitled')} (~${item.tokens}t)${who}${where}  ${safeLine(evidenceLabel(item.evidence), 200)}${mark}`,
       );
     }
   }

@@ -3,9 +3,11 @@ import { Hono } from 'hono';
 import { settingsFor } from '../db/team-settings';
 import { viewerOf } from '../db/visibility';
 import type { AppEnv } from '../auth/types';
-import { query } from '../lib/validate';
+import { jsonBody, query } from '../lib/validate';
+import type { WireContextAnswer } from '#shared/wire/checkout';
 import { recallMode, modeIdFor } from './mode';
 import {
+  ContextBody,
   ContextQuery,
   DEFAULT_DEPTH,
   FileContextQuery,
@@ -16,6 +18,7 @@ import {
 import { listProjects } from './records';
 import { renderTimeline, type TimelineResult } from './render-timeline';
 import {
+  contextAnswer,
   contextText,
   fileContextText,
   observationRecords,
@@ -24,6 +27,7 @@ import {
   sessionSoFar,
   timelineFor,
 } from './service';
+import { wireEvidence } from '../evidence/checkout';
 import { directoryDb, teamDb } from '../db/shards';
 
 // Each router is mounted at its prefix (scope `read`, declared in src/app.ts).
@@ -53,6 +57,41 @@ contextRoutes.get('/', query(ContextQuery, { lists: ['project'] }), async (c) =>
   return c.text(text);
 });
 
+/** A report's largest body: every entry at its longest, with room for the rest of the request. */
+const CONTEXT_BODY_BYTES = 400_000;
+
+/**
+ * The index with the checkout report (docs/contracts.md, Recall): answers the index and what the server now holds
+ * of the device's checkout and wants reported next time (src/shared/wire/checkout.ts).
+ */
+contextRoutes.post('/', jsonBody(ContextBody, CONTEXT_BODY_BYTES), async (c) => {
+  const b = c.req.valid('json');
+  const git = b.git
+    ? {
+        branch: b.git.branch ?? null,
+        head: b.git.head ?? null,
+        trunk: b.git.trunk ?? null,
+        history: b.git.history ?? [],
+      }
+    : null;
+  const r = await contextAnswer(c.env, c.get('auth'), {
+    projects: b.project,
+    observations: b.observations,
+    sessions: b.sessions,
+    full: b.full,
+    timeZone: b.tz,
+    now: Date.now(),
+    git: git && (git.branch || git.head || git.history.length) ? git : null,
+    checkout: b.checkout,
+  });
+  const answer: WireContextAnswer = {
+    text: r.text,
+    checkout: r.exchange?.checkout ?? { digest: null, need: false, unreported: 0 },
+    watch: r.exchange?.watch ?? { files: [], branches: [] },
+  };
+  return c.json(answer);
+});
+
 contextRoutes.get('/file', query(FileContextQuery, { lists: ['project', 'path'] }), async (c) => {
   const q = c.req.valid('query');
   const text = await fileContextText(c.env, c.get('auth'), {
@@ -60,6 +99,8 @@ contextRoutes.get('/file', query(FileContextQuery, { lists: ['project', 'path'] 
     paths: q.path,
     cwd: q.cwd,
     mtime: q.mtime,
+    blob: q.blob,
+    ws: q.ws,
     timeZone: q.tz,
     now: Date.now(),
   });
@@ -107,6 +148,7 @@ export function timelineJson(r: TimelineResult) {
             author: i.author,
             tokens: i.tokens,
             anchor: i.anchor,
+            evidence: wireEvidence(i.evidence),
           }
         : {
             kind: i.kind,

@@ -21,8 +21,12 @@ import { directoryDb, teamDb } from '../db/shards';
 import { sessionRecordOf } from '../db/recall';
 import { findVisibleSession } from '../db/sessions';
 import { renderSessionSoFar } from './render-session';
-import { preferMerged, type BranchedRow } from './branches';
+import { preferMerged, type BranchedRow } from '../evidence/branches';
 import type { GitView } from '#shared/git';
+import { contextEvidence, type ContextEvidence } from './context-evidence';
+import { judgeStored, wireEvidence } from '../evidence/checkout';
+import { fileEntry, fileKey } from '#shared/evidence';
+import type { CheckoutReport } from './params';
 
 export const DEFAULT_CONTEXT_OBSERVATIONS = 50;
 export const DEFAULT_CONTEXT_SESSIONS = 10;
@@ -70,10 +74,15 @@ export interface ContextOptions {
   now: number;
   /** The caller's checkout, when its client sent it: rows of branches that never merged here come last, marked. */
   git?: GitView | null;
+  /** The checkout report of POST /api/context (src/recall/context-evidence.ts). */
+  checkout?: CheckoutReport;
 }
 
-/** With a checkout to judge by, twice the rows are read so that unmerged ones can give way (bounded by the route's 500). */
-const candidates = (limit: number, git: GitView | null | undefined) => (git ? Math.min(limit * 2, 1_000) : limit);
+/**
+ * With a checkout to judge by, twice the rows are read so that unmerged and gone ones can give way (bounded by the
+ * route's 500).
+ */
+const candidates = (limit: number, widen: boolean) => (widen ? Math.min(limit * 2, 1_000) : limit);
 
 /**
  * Rows a summary's branch is judged by: its observations (a session's own commit is its first event's, older than
@@ -84,15 +93,30 @@ function summaryTips(observations: readonly BranchedRow[], summaries: readonly B
   return [...observations, ...summaries.filter((s) => !seen.has(s.gitBranch))];
 }
 
+export interface ContextAnswer {
+  text: string;
+  /** Set when the request carried a checkout report. */
+  exchange: ContextEvidence['exchange'];
+}
+
 export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOptions): Promise<string> {
+  return (await contextAnswer(env, auth, o)).text;
+}
+
+/**
+ * The session-start index: the newest rows of the projects, each observation judged against the caller's checkout
+ * (a `gone` one leaves the index, a changed one is marked), rows of branches that never merged here last.
+ */
+export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: ContextOptions): Promise<ContextAnswer> {
   const { d, viewer, settings, mode } = await scopeOf(env, auth);
   const projects = await resolveVisibleProjects(d, auth, o.projects);
   const ids = projects.map((p) => p.id);
   const obsLimit = o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS;
   const sumLimit = o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS;
+  const widen = !!o.git || !!o.checkout;
   const [observations, summaries, budget, memory] = await Promise.all([
-    contextObservations(d, viewer, ids, narrowedMode(mode, settings), candidates(obsLimit, o.git)),
-    contextSummaries(d, viewer, ids, candidates(sumLimit, o.git)),
+    contextObservations(d, viewer, ids, narrowedMode(mode, settings), candidates(obsLimit, widen)),
+    contextSummaries(d, viewer, ids, candidates(sumLimit, !!o.git)),
     // Read only for teams that set an observer budget.
     hasBudget(settings) ? teamBudget(d, auth.teamId, o.now, settings) : null,
     // Whether memory is paused, delayed or behind (slots/observer-health.ts); the index is served without it
@@ -102,9 +126,13 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
       .then((h) => h.notice)
       .catch(() => null),
   ]);
-  return renderContext({
+  const ev = await contextEvidence(d, auth, ids, observations, o.git ?? null, o.checkout, o.now);
+  const judged = observations
+    .map((r) => ({ ...r, evidence: ev.judged.get(r.id) ?? null }))
+    .filter((r) => r.evidence?.value !== 'gone');
+  const text = renderContext({
     projects: projects.length ? projects.map((p) => p.key) : o.projects,
-    observations: preferMerged(observations, o.git ?? null, obsLimit),
+    observations: preferMerged(judged, o.git ?? null, obsLimit, observations),
     summaries: preferMerged(summaries, o.git ?? null, sumLimit, summaryTips(observations, summaries)),
     mode,
     viewer: auth.handle,
@@ -113,13 +141,18 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
     timeZone: o.timeZone,
     notice: [memory, budget ? budgetNotice(budget) : null].filter(Boolean).join(' ') || null,
   });
+  return { text, exchange: ev.exchange };
 }
 
 export interface FileContextOptions {
   projects: string[];
   paths: string[];
   cwd?: string;
+  /** Older clients: notes older than the file's mtime are withheld. */
   mtime?: number;
+  /** The file's ids now (newer clients): every note is judged, the file's own entry taken from them. */
+  blob?: string;
+  ws?: string;
   timeZone: string;
   now: number;
 }
@@ -134,9 +167,21 @@ export async function fileContextText(env: CairnEnv, auth: AuthContext, o: FileC
     projects.map((p) => p.id),
     candidates.all,
   );
-  if (!rows.length || changedSince(rows, o.mtime)) return '';
-  const scored = scoreFileHistory(rows, candidates.all);
-  const shown = candidates.relative[0] ?? candidates.all[0] ?? o.paths[0] ?? '';
+  if (!rows.length || (!o.blob && changedSince(rows, o.mtime))) return '';
+  const rel = candidates.relative[0];
+  // The file being read is reported as it is now; the rest of each note's files as the device last reported them.
+  const now = o.blob && rel ? { [fileKey(rel)]: fileEntry({ blob: o.blob, ws: o.ws ?? null, missing: null }) } : {};
+  const judged = await judgeStored(
+    d,
+    auth,
+    rows.map((r) => r.id),
+    () => now,
+  );
+  const kept = rows
+    .map((r) => ({ ...r, evidence: judged.get(r.id) ?? null }))
+    .filter((r) => r.evidence?.value !== 'gone');
+  const scored = scoreFileHistory(kept, candidates.all);
+  const shown = rel ?? candidates.all[0] ?? o.paths[0] ?? '';
   return renderFileContext({ path: shown, rows: scored, mode, viewer: auth.handle, now: o.now, timeZone: o.timeZone });
 }
 
@@ -159,12 +204,11 @@ export async function promptContextText(
   });
   // Superseded and flagged records rank last in search; the prompt's context leaves them out.
   const current = found.results.filter((r) => r.supersededBy == null && !r.flagged);
-  const records = await observationsByIds(
-    d,
-    viewer,
-    current.map((r) => r.id),
-  );
-  return renderPromptContext({ records, mode, viewer: auth.handle, timeZone: o.timeZone });
+  const ids = current.map((r) => r.id);
+  const [records, evidence] = await Promise.all([observationsByIds(d, viewer, ids), judgeStored(d, auth, ids)]);
+  // Notes on code that is gone from the checkout are left out; changed ones are marked.
+  const kept = records.filter((r) => evidence.get(r.id)?.value !== 'gone');
+  return renderPromptContext({ records: kept, evidence, mode, viewer: auth.handle, timeZone: o.timeZone });
 }
 
 export interface TimelineOptions {
@@ -205,7 +249,16 @@ export async function timelineFor(
     throw new AppError(400, 'anchor_required', 'Give an anchor (id, S<id> or ISO time) or a query q to pick one.');
   }
   const result = await loadTimeline(d, viewer, { anchor, before: o.before, after: o.after, projectIds });
-  return { result, mode };
+  const evidence = await judgeStored(
+    d,
+    auth,
+    result.items.filter((i) => i.kind === 'observation').map((i) => i.id),
+  );
+  const items = result.items.map((i) => {
+    const ev = i.kind === 'observation' ? evidence.get(i.id) : undefined;
+    return ev ? { ...i, evidence: ev } : i;
+  });
+  return { result: { ...result, items }, mode };
 }
 
 /** Parses `1,2,3` (or an array) into distinct positive ids; 400 `invalid_ids` for anything else. */
@@ -230,7 +283,8 @@ export async function observationRecords(
   ids: number[],
 ): Promise<{ records: ObservationRecord[]; mode: RecallMode }> {
   const { d, viewer, mode } = await scopeOf(env, auth);
-  return { records: await observationsByIds(d, viewer, ids), mode };
+  const [records, evidence] = await Promise.all([observationsByIds(d, viewer, ids), judgeStored(d, auth, ids)]);
+  return { records: records.map((r) => ({ ...r, evidence: wireEvidence(evidence.get(r.id)) })), mode };
 }
 
 export const SESSION_SO_FAR_ROWS = 60;

@@ -1,5 +1,6 @@
 // Compact text form of search results for agents: one line per result, id first, cheap to read.
 import { neutralizePrefix } from '#shared/fence';
+import { evidenceLabel } from '#shared/evidence';
 import type { RecordKind } from './params';
 import type { SearchResponse } from './search';
 
@@ -34,8 +35,10 @@ export function renderSearchText(res: SearchResponse, offset = 0): string {
     // Every stored field, the type and the author too: rows stored before types were a closed set keep theirs.
     const line = (s: string, max: number) => neutralizePrefix(s, max).replace(/\s+/g, ' ').trim();
     const title = line(r.title ?? '(untitled)', 2_000);
+    // Observations say how their evidence stands in the caller's checkout (its names are stored text: fenced).
+    const evidence = r.kind === 'observation' ? `  ${line(evidenceLabel(r.evidence), 300)}` : '';
     lines.push(
-      `${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${line(r.type, 60)}  ${title}  (${line(r.projectKey, 300)}, @${line(r.author, 200)}, ~${r.tokens} tok)${correctionNote(r)}`,
+      `${recordRef(r.kind, r.id)}  ${shortTime(r.createdAt)}  ${line(r.type, 60)}  ${title}  (${line(r.projectKey, 300)}, @${line(r.author, 200)}, ~${r.tokens} tok)${correctionNote(r)}${evidence}`,
     );
   }
   return `${lines.join('\n')}\n`;

@@ -10,6 +10,7 @@ import type { SearchKind } from './params';
 import { renderSearchText } from './render';
 import { searchObservations } from './search';
 import { errorText, log } from '../lib/log';
+import { wireEvidence } from '../evidence/checkout';
 
 /** Mounted at /api/search (scope `read`). */
 export const searchRoutes = new Hono<AppEnv>();
@@ -66,6 +67,8 @@ searchRoutes.get('/', async (c) => {
       // Present only on corrected or flagged records, so answers about current ones keep their shape.
       ...(r.supersededBy != null ? { superseded_by: r.supersededBy } : {}),
       ...(r.flagged ? { flagged: true } : {}),
+      // Observations: how their evidence stands in the caller's checkout (src/shared/evidence.ts).
+      ...(r.kind === 'observation' ? { evidence: wireEvidence(r.evidence) } : {}),
     })),
     total: res.total,
     mode: res.mode,

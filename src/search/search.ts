@@ -34,6 +34,8 @@ import { reciprocalRankFusion } from './rrf';
 import { teamDb } from '../db/shards';
 import { signalsOf, type RecordSignal } from '../db/corrections';
 import { applyCorrections } from './corrections-rank';
+import { judgeStored } from '../evidence/checkout';
+import type { Judgement } from '#shared/evidence';
 
 /** One result: the record's row (db/fts.ts) and its score. */
 export interface SearchResult extends RecordRow {
@@ -43,7 +45,18 @@ export interface SearchResult extends RecordRow {
   score: number;
   /** Flagged wrong or outdated and not yet reviewed (observations). */
   flagged?: boolean;
+  /**
+   * Observations: its evidence against the caller's last reported checkout of its project (src/shared/evidence.ts);
+   * a `gone` one ranks after every other.
+   */
+  evidence?: Judgement;
 }
+
+/** Judges observation ids for the caller (src/evidence/checkout.ts judgeStored). */
+type Judge = (ids: number[]) => Promise<ReadonlyMap<number, Judgement>>;
+
+/** How far down the list records are judged: gone ones there go after the rest of it (a page's worth and more). */
+const JUDGED_HEAD = 200;
 
 export interface SearchResponse {
   results: SearchResult[];
@@ -132,6 +145,19 @@ const toResult = (kind: RecordKind, r: RecordRow, score: number): SearchResult =
   ...r,
   score: Math.round(score * 1e5) / 1e5,
 });
+
+/** A listing's observations with their evidence, gone ones after the rest of the page. */
+async function judged(listing: Promise<SearchResponse>, judge: Judge): Promise<SearchResponse> {
+  const res = await listing;
+  const evidence = await judge(res.results.filter((r) => r.kind === 'observation').map((r) => r.id));
+  if (!evidence.size) return res;
+  const results = res.results.map((r) => {
+    const ev = r.kind === 'observation' ? evidence.get(r.id) : undefined;
+    return ev ? { ...r, evidence: ev } : r;
+  });
+  const gone = (r: SearchResult) => r.evidence?.value === 'gone';
+  return { ...res, results: [...results.filter((r) => !gone(r)), ...results.filter(gone)] };
+}
 
 /** Filters without a query: newest first; several kinds are merged by time. */
 async function filterOnly(db: D1Database, p: SearchParams, scopes: RecordScope[]): Promise<SearchResponse> {
@@ -309,16 +335,21 @@ async function pageOf(
   offset: number,
   want: number,
   tm: Record<string, number> | undefined,
+  judge: Judge,
 ): Promise<SearchResult[]> {
-  const merged: Pick[] =
+  const fused: Pick[] =
     rankings.length === 1
-      ? rankings[0]!.items.slice(0, Math.max(want, DIVERSIFY.window)).map((it) => ({ ranking: rankings[0]!, ...it }))
-      : reciprocalRankFusion(rankings.map((rk, i) => rk.items.map((it) => `${i}:${it.id}`)))
-          .slice(0, Math.max(want, DIVERSIFY.window))
-          .map((f) => {
-            const [i, id] = f.id.split(':').map(Number) as [number, number];
-            return { ranking: rankings[i]!, id, score: f.score };
-          });
+      ? rankings[0]!.items.map((it) => ({ ranking: rankings[0]!, ...it }))
+      : reciprocalRankFusion(rankings.map((rk, i) => rk.items.map((it) => `${i}:${it.id}`))).map((f) => {
+          const [i, id] = f.id.split(':').map(Number) as [number, number];
+          return { ranking: rankings[i]!, id, score: f.score };
+        });
+  const head = fused.slice(0, Math.max(JUDGED_HEAD, want));
+  const isObs = (x: Pick) => x.ranking.scope.kind === 'observation';
+  const evidence = await timed(tm, 'evidence', judge(head.filter(isObs).map((x) => x.id)));
+  const gone = (x: Pick) => isObs(x) && evidence.get(x.id)?.value === 'gone';
+  // Records whose every cited file is gone from the caller's checkout go after the rest (kept: search finds them).
+  const merged = [...head.filter((x) => !gone(x)), ...head.filter(gone)].slice(0, Math.max(want, DIVERSIFY.window));
   const needed = [...merged.slice(0, DIVERSIFY.window), ...merged.slice(Math.max(offset, DIVERSIFY.window), want)];
   await timed(
     tm,
@@ -334,7 +365,16 @@ async function pageOf(
   const page = ordered.slice(offset, want).flatMap((x) => {
     const row = x.ranking.rows.get(x.id);
     const flagged = x.ranking.signals?.get(x.id)?.review === 'pending';
-    return row ? [{ ...toResult(x.ranking.scope.kind, row, x.score), ...(flagged ? { flagged } : {}) }] : [];
+    const ev = isObs(x) ? evidence.get(x.id) : undefined;
+    return row
+      ? [
+          {
+            ...toResult(x.ranking.scope.kind, row, x.score),
+            ...(flagged ? { flagged } : {}),
+            ...(ev ? { evidence: ev } : {}),
+          },
+        ]
+      : [];
   });
   // A deferred near-duplicate keeps its own score only where that does not rise above the row before it.
   for (let i = 1; i < page.length; i++) page[i]!.score = Math.min(page[i]!.score, page[i - 1]!.score);
@@ -357,9 +397,10 @@ export async function searchObservations(
   const tm = deps.timings;
   // The team's database (its shard, src/db/shards.ts): every statement of this search goes there.
   const db = await teamDb(env, auth.teamId);
+  const judge: Judge = (ids) => judgeStored(db, auth, ids);
   if (!p.q) {
     const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
-    return scopes.length === 0 ? { results: [], total: 0, mode: 'fts' } : filterOnly(db, p, scopes);
+    return scopes.length === 0 ? { results: [], total: 0, mode: 'fts' } : judged(filterOnly(db, p, scopes), judge);
   }
   // Digit-only dates leave the words; when nothing else is left, the query is searched as typed.
   const named = namedDays(p.q, deps.now ?? Date.now());
@@ -376,10 +417,13 @@ export async function searchObservations(
   const scopes = await timed(tm, 'scope', scopesFor(db, auth, p));
   if (scopes.length === 0) return { results: [], total: 0, mode: 'fts' };
   if (window && dayOnly)
-    return filterOnly(
-      db,
-      p,
-      scopes.map((s) => storedWithin(s, window.since, window.until)),
+    return judged(
+      filterOnly(
+        db,
+        p,
+        scopes.map((s) => storedWithin(s, window.since, window.until)),
+      ),
+      judge,
     );
   if (!terms) return { results: [], total: 0, mode: 'fts' }; // not reached (checked above); narrows the type
 
@@ -397,7 +441,7 @@ export async function searchObservations(
     .filter((s) => s.kind === 'observation')
     .map((s) => rankObservations(db, auth, p, s, r, side, deps));
   const byKind = await Promise.all([...obs, ...text]);
-  const results = await pageOf(db, byKind, p.offset, want, tm);
+  const results = await pageOf(db, byKind, p.offset, want, tm, judge);
   return {
     results,
     total: byKind.reduce((n, k) => n + k.total, 0),

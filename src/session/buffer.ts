@@ -219,6 +219,7 @@ export class EventBuffer {
             agentId: e.agentId,
             agentType: e.agentType,
             ...git,
+            ...(e.fileIds?.length ? { fileIds: e.fileIds } : {}),
           }
         : { lastAssistantMessage: e.lastAssistantMessage, agentId: e.agentId ?? null, agentType: null, ...git };
     this.sql.exec(

@@ -2,7 +2,7 @@
 import { relativeToRoots } from '#shared/paths';
 import type { ParsedSummary, SummaryRequest, ToolEvent } from '../observer/types';
 import type { ObservationContent } from '#shared/wire/records';
-import type { TurnContext, TurnRecord } from '../store/turn-store';
+import type { FileIds, TurnContext, TurnRecord } from '../store/turn-store';
 import { observationTimes } from './policy';
 import type { PendingRow } from './types';
 
@@ -47,6 +47,22 @@ export function turnContext(head: PendingRow): TurnContext {
   };
 }
 
+/**
+ * The evidence ids of every file the batch's calls named, by root-relative path: the content as of the batch's last
+ * call that saw the file, and the content before the batch's first change to it (its `base`).
+ */
+export function batchFileIds(batch: readonly PendingRow[]): FileIds {
+  const out: FileIds = {};
+  for (const r of batch) {
+    for (const f of r.payload.fileIds ?? []) {
+      const seen = out[f.path];
+      const base = seen && seen.base !== undefined ? seen.base : f.base;
+      out[f.path] = { blob: f.blob, ws: f.ws ?? null, ...(base !== undefined ? { base } : {}) };
+    }
+  }
+  return out;
+}
+
 export function turnRecord(
   batch: readonly PendingRow[],
   observations: ObservationContent[],
@@ -80,6 +96,7 @@ export function turnRecord(
     })),
     summary: summary ? { summary, createdAt: (summaryRow ?? last).occurredAt } : null,
     discoveryTokens: tokens,
+    fileIds: batchFileIds(batch),
     generationId: ids.generationId,
     turnKey: ids.turnKey,
     storedAt: ids.storedAt,

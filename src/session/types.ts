@@ -38,8 +38,18 @@ export interface InitInput extends Common {
   private: boolean;
 }
 
+/** A file's evidence ids as a tool event carried them (src/shared/wire/events.ts WireFileId). */
+export interface FileIdAt {
+  path: string;
+  blob: string | null;
+  ws?: string | null;
+  base?: string | null;
+}
+
 export interface ObservationInput extends Common {
   kind: 'observation';
+  /** Absent from older clients and events buffered before evidence. */
+  fileIds?: FileIdAt[];
   toolName: string;
   toolInput: string;
   toolResponse: string;
@@ -85,6 +95,8 @@ export interface PendingPayload {
   /** Absent in events buffered before branch-aware memory. */
   gitBranch?: string | null;
   gitCommit?: string | null;
+  /** Absent in events buffered before evidence (issue 34) and from older clients. */
+  fileIds?: FileIdAt[];
 }
 
 export interface PendingRow {

@@ -3,7 +3,7 @@
 import { redactionAudit, insertAudit } from '../db/audit';
 import { runBatch, type BatchItem } from '../db/batch';
 import { db, type Db } from '../db/client';
-import { insertObservation, insertObservationFiles } from '../db/observations';
+import { insertObservation, insertObservationFiles, type FileRef } from '../db/observations';
 import { projectAtStoreTime } from '../db/sqlite';
 import { insertSummary } from '../db/summaries';
 import type { StoredNotice } from '../live/hub-do';
@@ -11,6 +11,8 @@ import type { ParsedSummary } from '../observer/types';
 import type { ObservationContent } from '#shared/wire/records';
 import { tallied, type RedactionTally } from '#shared/redact';
 import { observationHash, summaryHash } from './hash';
+import { overlayCheckout } from '../db/evidence';
+import { fileEntry, fileKey } from '#shared/evidence';
 
 /** Where a turn's rows are filed: the snapshot taken when its events were enqueued. */
 export interface TurnContext {
@@ -29,8 +31,13 @@ export interface TurnContext {
   gitCommit?: string | null;
 }
 
+/** A file's evidence ids by root-relative path, as the turn's tool events carried them (src/shared/evidence.ts). */
+export type FileIds = Record<string, { blob: string | null; ws: string | null; base?: string | null }>;
+
 export interface TurnRecord {
   context: TurnContext;
+  /** The ids of files the turn's calls named (absent: none, or an older buffered turn). */
+  fileIds?: FileIds;
   /** createdAt = when the underlying tool call happened, not when the observer answered. */
   observations: { observation: ObservationContent; createdAt: number }[];
   summary: { summary: ParsedSummary; createdAt: number } | null;
@@ -57,15 +64,29 @@ export interface StoredTurn {
 
 const MAX_PATH_CHARS = 1_000;
 
-/** Read and modified paths of one observation as index rows, cleaned and without repeats. */
-export function fileRows(o: ObservationContent): { path: string; kind: 'read' | 'modified' }[] {
-  const out: { path: string; kind: 'read' | 'modified' }[] = [];
+/**
+ * Read and modified paths of one observation as index rows, cleaned and without repeats, each with the evidence
+ * ids the turn's calls carried for it (a modified file's `base` only on its `modified` row).
+ */
+export function fileRows(o: ObservationContent, ids: FileIds = {}): FileRef[] {
+  const out: FileRef[] = [];
   const seen = new Set<string>();
   const add = (raw: string, kind: 'read' | 'modified') => {
     const path = raw.trim();
     if (!path || path.length > MAX_PATH_CHARS || seen.has(`${kind}\u0000${path}`)) return;
     seen.add(`${kind}\u0000${path}`);
-    out.push({ path, kind });
+    const id = Object.hasOwn(ids, path) ? ids[path] : undefined;
+    out.push(
+      id
+        ? {
+            path,
+            kind,
+            blob: id.blob,
+            ws: id.ws,
+            ...(kind === 'modified' && id.base !== undefined ? { base: id.base } : {}),
+          }
+        : { path, kind },
+    );
   };
   for (const p of o.filesModified) add(p, 'modified');
   for (const p of o.filesRead) add(p, 'read');
@@ -140,7 +161,7 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
         tally,
       ),
     );
-    const files = fileRows(o);
+    const files = fileRows(o, turn.fileIds);
     if (files.length) plan.queries.push(insertObservationFiles(d, c.sessionDbId, contentHash, files));
   }
   const summary = turn.summary;
@@ -166,6 +187,17 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
   }
   if (tallied(tally))
     plan.queries.push(insertAudit(d, redactionAudit(c.teamId, c.authorUserId, 'observer', tally, turn.storedAt)));
+  // What the turn's calls saw of the device's files is what its checkout holds now (until its next report).
+  const seen = Object.entries(turn.fileIds ?? {});
+  if (seen.length)
+    plan.queries.push(
+      overlayCheckout(
+        d,
+        { teamId: c.teamId, userId: c.authorUserId, deviceId: c.deviceId ?? 0 },
+        c.projectId,
+        Object.fromEntries(seen.map(([path, id]) => [fileKey(path), fileEntry({ ...id, missing: null })])),
+      ),
+    );
   return plan;
 }
 

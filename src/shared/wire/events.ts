@@ -39,6 +39,22 @@ export interface WireInitEvent extends WireEventBase {
   private?: boolean;
 }
 
+/** Ids sent with a tool event per file it read or changed (at most MAX_EVENT_FILE_IDS). */
+export const MAX_EVENT_FILE_IDS = 20;
+
+/**
+ * The ids of one file a tool call read or changed, taken when the event happened (src/shared/evidence.ts): never
+ * its content. `blob` null: the file did not exist; `base`: for a changed file, its blob id in the git index (the
+ * content before the change), null when it was not there.
+ */
+export interface WireFileId {
+  /** Relative to `project_root`, `/` separators. */
+  path: string;
+  blob: string | null;
+  ws?: string;
+  base?: string | null;
+}
+
 export interface WireObservationEvent extends WireEventBase {
   kind?: 'observation';
   tool_name: string;
@@ -47,6 +63,8 @@ export interface WireObservationEvent extends WireEventBase {
   tool_use_id?: string | null;
   agent_id?: string | null;
   agent_type?: string | null;
+  /** Older clients, calls that touch no file and files outside the repository send none. */
+  file_ids?: WireFileId[];
 }
 
 export interface WireSummarizeEvent extends WireEventBase {

@@ -51,6 +51,17 @@ export interface SummaryContent {
   notes: string | null;
 }
 
+/**
+ * A record's evidence against the caller's checkout (src/shared/evidence.ts judgeEvidence), as every read of a
+ * record hands it out: `current`, `changed` (with why, and the names it cites that no longer occur), `gone`,
+ * `unknown`.
+ */
+export interface WireEvidence {
+  value: 'current' | 'changed' | 'gone' | 'unknown';
+  reasons: string[];
+  missing_names: string[];
+}
+
 /** A full observation as the API hands it out (`GET /api/observations`, MCP `get_observations`). */
 export interface ObservationRecord extends ObservationContent {
   id: number;
@@ -67,6 +78,8 @@ export interface ObservationRecord extends ObservationContent {
   tokens: number;
   /** The record that replaces it; its own id when it was marked outdated with nothing in its place; null when current. */
   supersededBy: number | null;
+  /** Its evidence against the caller's last reported checkout of its project (absent where not judged). */
+  evidence?: WireEvidence;
 }
 
 /** A session summary as search and MCP hand it out (`S12`). */

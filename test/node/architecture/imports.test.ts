@@ -142,6 +142,7 @@ const LAYERS: [string, string[]][] = [
       'src/auth',
       'src/audit',
       'src/jobs',
+      'src/evidence',
     ],
   ],
   ['data', ['src/db']],

@@ -1,7 +1,7 @@
 // Pure: judging rows against the caller's checkout, and what the marks cost the index's token budget.
 import { describe, expect, it } from 'vitest';
 import type { GitView } from '#shared/git';
-import { judgeRows, preferMerged, type BranchedRow } from '../../../src/recall/branches';
+import { judgeRows, preferMerged, type BranchedRow } from '../../../src/evidence/branches';
 import { recallMode } from '../../../src/recall/mode';
 import { renderContext, type ContextObservation, type ContextSummary } from '../../../src/recall/render-context';
 

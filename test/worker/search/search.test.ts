@@ -256,7 +256,7 @@ describe('GET /api/search', () => {
     expect(new Set(pages.flat()).size).toBe(7);
   });
 
-  it('renders format=text as one line per result with the id first', async () => {
+  it('renders format=text as one line per result with the id first and its evidence last', async () => {
     const w = await world();
     const id = await w.add({ title: 'Webhook retries use exponential backoff', type: 'decision' });
     const res = await call(`/api/search?q=webhook&format=text`, { token: w.id.token });
@@ -266,7 +266,7 @@ describe('GET /api/search', () => {
     expect(lines[0]).toMatch(/^1-1 of 1 \(mode (hybrid|fts)\)/);
     expect(lines[1]).toMatch(
       new RegExp(
-        `^#${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  decision  Webhook retries use exponential backoff  \\(${w.key}, @${w.id.user}, ~\\d+ tok\\)$`,
+        `^#${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  decision  Webhook retries use exponential backoff  \\(${w.key}, @${w.id.user}, ~\\d+ tok\\)  evidence: unknown$`,
       ),
     );
   });

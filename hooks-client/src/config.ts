@@ -25,6 +25,11 @@ export interface Config {
   skipTools: string[];
   /** Per-prompt recall injection on UserPromptSubmit (off by default: it costs a round trip per prompt). */
   promptContext: boolean;
+  /**
+   * Evidence (issue 34): blob ids of the files a tool call read or changed go with its event, and SessionStart
+   * reports the checkout's state of the files memory cites. `CAIRN_EVIDENCE=off` sends neither.
+   */
+  evidence: boolean;
   spoolMaxEvents: number;
   spoolMaxBytes: number;
 }
@@ -125,6 +130,9 @@ export function loadConfig(env: Io['env'], paths: Paths): Config {
     skipTools: list(env.CAIRN_SKIP_TOOLS) ?? strList(file.skipTools) ?? DEFAULT_SKIP_TOOLS,
     promptContext:
       bool(env.CAIRN_PROMPT_CONTEXT) ?? (typeof file.promptContext === 'boolean' ? file.promptContext : false),
+    evidence:
+      (env.CAIRN_EVIDENCE === undefined ? undefined : !/^(0|false|no|off)$/i.test(env.CAIRN_EVIDENCE.trim())) ??
+      (typeof file.evidence === 'boolean' ? file.evidence : true),
     spoolMaxEvents:
       int(env.CAIRN_SPOOL_MAX_EVENTS) ?? (typeof file.spoolMaxEvents === 'number' ? file.spoolMaxEvents : 5_000),
     spoolMaxBytes:

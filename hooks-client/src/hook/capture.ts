@@ -14,6 +14,7 @@ import { duringPrivatePrompt, notePrompt } from './prompt-log';
 import { localTimeZone } from './recall';
 import { bumpSessionFact, readPauses, resumedAt } from '../status/local';
 import { noteSeenCall, seenCalls } from './seen-calls';
+import { eventFileIds } from './evidence';
 
 const MIN_PROMPT_FOR_RECALL = 20;
 
@@ -81,6 +82,9 @@ async function recordToolCall(ctx: HookContext, response: unknown): Promise<null
   if (input.toolUseId) fields.tool_use_id = input.toolUseId;
   if (input.agentId) fields.agent_id = input.agentId;
   if (input.agentType) fields.agent_type = input.agentType;
+  // The ids of the files it read or changed, as they are now (never their content): the record's evidence.
+  const ids = eventFileIds(ctx, input.toolName, input.toolInput);
+  if (ids) fields.file_ids = ids;
   if (await record(ctx, makeEvent(ctx, 'observation', fields, input.toolUseId)))
     noteSeenCall(ctx.paths.stateDir, input.sessionId, input.toolUseId);
   return null;

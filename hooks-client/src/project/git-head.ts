@@ -1,6 +1,8 @@
 // The branch and HEAD commit of a checkout, read from its .git files (no `git` process: this runs on every
 // event), and at SessionStart the recent history, from one bounded `git rev-list` (repo/git.ts: hardened, no
 // shell, a timeout; only in a checkout the user owns).
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { HISTORY_ABBREV, isBranchName, isCommitId, MAX_HISTORY_COMMITS, type GitView } from '#shared/git';
 import type { Io } from '../io';
 import { runGitAsync } from '../repo/git';
@@ -105,4 +107,42 @@ async function revList(repo: RepoInfo, starts: string[], timeoutMs: number, env:
     .filter(isCommitId)
     .map((c) => c.slice(0, HISTORY_ABBREV))
     .slice(0, MAX_HISTORY_COMMITS);
+}
+
+/**
+ * Which of `names` exist in the checkout's repository as a local branch or a remote-tracking one (any remote), read
+ * from ref files and packed-refs (no process). A name outside the shared branch rule is never looked up.
+ */
+export function branchesPresent(repo: Dirs, names: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  const wanted = names.filter(isBranchName);
+  if (!wanted.length) return out;
+  const common = repo.real.commonDir;
+  let remotes: string[] = [];
+  try {
+    remotes = readdirSync(join(common, 'refs', 'remotes')).filter((r) => isBranchName(r) && !r.includes('/'));
+  } catch {
+    // no remotes
+  }
+  // Packed refs: local branches by ref, remote-tracking ones by name (whichever remote).
+  const packed = new Set<string>();
+  const packedRemote = new Set<string>();
+  for (const line of (readGitFile(common, 'packed-refs', common) ?? '').split('\n')) {
+    const sp = line.indexOf(' ');
+    if (sp <= 0 || line.startsWith('#') || line.startsWith('^')) continue;
+    const ref = line.slice(sp + 1).trimEnd();
+    packed.add(ref);
+    const remote = /^refs\/remotes\/[^/]+\/(.+)$/.exec(ref);
+    if (remote) packedRemote.add(remote[1]!);
+  }
+  for (const name of wanted) {
+    const loose = [`refs/heads/${name}`, ...remotes.map((r) => `refs/remotes/${r}/${name}`)];
+    if (
+      packed.has(`refs/heads/${name}`) ||
+      packedRemote.has(name) ||
+      loose.some((ref) => isCommitId(readGitFile(common, ref, common)?.trim() ?? ''))
+    )
+      out.add(name);
+  }
+  return out;
 }

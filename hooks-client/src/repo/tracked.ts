@@ -68,7 +68,7 @@ function isTracked(repo: RepoInfo, relPath: string, env: Io['env']): boolean {
 }
 
 /** The repository's object hash: SHA-256 when `extensions.objectFormat` says so, else SHA-1. */
-function objectFormat(repo: RepoInfo): 'sha1' | 'sha256' {
+export function objectFormat(repo: Pick<RepoInfo, 'real'>): 'sha1' | 'sha256' {
   const v = configValues(
     readGitFile(repo.real.commonDir, 'config', repo.real.commonDir) ?? '',
     'extensions',
@@ -81,6 +81,96 @@ function objectFormat(repo: RepoInfo): 'sha1' | 'sha256' {
 export const BLOB_MAX_BYTES = 64 * 1024 * 1024;
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
+
+/** A hash object; node:crypto is loaded here on use only, the one place the client loads it (build.test). */
+export const newHash = (algorithm: 'sha1' | 'sha256') => process.getBuiltinModule('node:crypto').createHash(algorithm);
+
+/**
+ * The ids of a file's bytes, fed in chunks: git's blob id (hash of `blob <size>\0<bytes>`) and, when asked, the
+ * whitespace-insensitive id of src/shared/evidence.ts (SHA-1 of the bytes without ASCII whitespace, 16 hex).
+ */
+export class FileHasher {
+  readonly #blob: ReturnType<typeof newHash>;
+  readonly #ws: ReturnType<typeof newHash> | null;
+  constructor(size: number, algorithm: 'sha1' | 'sha256', ws: boolean) {
+    this.#blob = newHash(algorithm).update(`blob ${size}\0`);
+    this.#ws = ws ? newHash('sha1') : null;
+  }
+  update(chunk: Uint8Array): void {
+    this.#blob.update(chunk);
+    if (!this.#ws) return;
+    const kept = Buffer.allocUnsafe(chunk.length);
+    let n = 0;
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i]!;
+      if (b !== 0x20 && (b < 0x09 || b > 0x0d)) kept[n++] = b;
+    }
+    this.#ws.update(kept.subarray(0, n));
+  }
+  digest(): { blob: string; ws: string | null } {
+    return { blob: this.#blob.digest('hex'), ws: this.#ws ? this.#ws.digest('hex').slice(0, 16) : null };
+  }
+}
+
+/** The ids of `bytes` (tests, benches): blob id and whitespace-insensitive id. */
+export function idsOfBytes(bytes: Uint8Array, algorithm: 'sha1' | 'sha256' = 'sha1'): { blob: string; ws: string } {
+  const h = new FileHasher(bytes.length, algorithm, true);
+  h.update(bytes);
+  const { blob, ws } = h.digest();
+  return { blob, ws: ws! };
+}
+
+export interface FileRead {
+  blob: string;
+  /** With `ws`: the whitespace-insensitive id; else null. */
+  ws: string | null;
+  /** With `keep`: the bytes (evidence looks names up in them, on this machine); else null. */
+  bytes: Buffer | null;
+}
+
+/**
+ * The ids of the regular file `relPath` (`/`-separated) of the checkout `repo` as it is now, computed in process
+ * from its bytes (SHA-1 or the repository's SHA-256: `git hash-object --no-filters`), tracked or not; null for
+ * anything but a regular file reached without a link, larger than `maxBytes`, or changed while it was read. The
+ * one reading of a file for its ids: blobIdOf (tracked files) and evidence (hooks-client/src/hook/evidence.ts).
+ */
+export function fileIdsUnder(
+  repo: Pick<RepoInfo, 'root' | 'real'>,
+  relPath: string,
+  opts: { ws?: boolean; keep?: boolean; maxBytes?: number } = {},
+): FileRead | null {
+  const found = regularFileUnder(repo.root, relPath);
+  if (!found || found.stat.size > (opts.maxBytes ?? BLOB_MAX_BYTES)) return null;
+  let fd: number;
+  try {
+    fd = openSync(found.path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.ino !== found.stat.ino || st.dev !== found.stat.dev) return null;
+    const hash = new FileHasher(st.size, objectFormat(repo), opts.ws === true);
+    // Kept bytes are read whole (≤ maxBytes); otherwise in chunks of at most 1 MB.
+    const buf = Buffer.allocUnsafe(opts.keep ? st.size || 1 : Math.min(st.size, 1024 * 1024) || 1);
+    let done = 0;
+    while (done < st.size) {
+      const at = opts.keep ? done : 0;
+      const n = readSync(fd, buf, at, Math.min(buf.length - at, st.size - done), done);
+      if (n <= 0) return null;
+      hash.update(buf.subarray(at, at + n));
+      done += n;
+    }
+    // More bytes than stat said: the file grew while it was read.
+    if (readSync(fd, Buffer.allocUnsafe(1), 0, 1, done) !== 0) return null;
+    const { blob, ws } = hash.digest();
+    return { blob, ws, bytes: opts.keep ? buf.subarray(0, st.size) : null };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * The git blob id of the tracked regular file `relPath` (`/`-separated) of the checkout at `root`, computed in
@@ -99,34 +189,5 @@ export function blobIdOf(root: string, relPath: string, env: Io['env'] = process
     return null;
   }
   if (!isTracked(repo, relPath, env)) return null;
-  const found = regularFileUnder(repo.root, relPath);
-  if (!found || found.stat.size > BLOB_MAX_BYTES) return null;
-  let fd: number;
-  try {
-    fd = openSync(found.path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.ino !== found.stat.ino || st.dev !== found.stat.dev) return null;
-    // node:crypto on use only: the hook path never loads it.
-    const hash = process.getBuiltinModule('node:crypto').createHash(objectFormat(repo));
-    hash.update(`blob ${st.size}\0`);
-    const buf = Buffer.allocUnsafe(Math.min(st.size, 1024 * 1024) || 1);
-    let done = 0;
-    while (done < st.size) {
-      const n = readSync(fd, buf, 0, Math.min(buf.length, st.size - done), done);
-      if (n <= 0) return null;
-      hash.update(buf.subarray(0, n));
-      done += n;
-    }
-    // More bytes than stat said: the file grew while it was read.
-    if (readSync(fd, buf, 0, 1, done) !== 0) return null;
-    return hash.digest('hex');
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
+  return fileIdsUnder(repo, relPath)?.blob ?? null;
 }

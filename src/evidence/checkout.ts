@@ -2,7 +2,14 @@
 // device reports the state of what its candidate records cite (the watch) at SessionStart, then only a digest
 // while nothing changed; each reader (index, prompt and file context, search, MCP) judges the records it is about
 // to use against the device's stored state with the pure rule of src/shared/evidence.ts.
-import { canonicalEntries, judgeEvidence, type CheckoutEntries, type Judgement } from '#shared/evidence';
+import {
+  branchKey,
+  canonicalEntries,
+  fileKey,
+  judgeEvidence,
+  type CheckoutEntries,
+  type Judgement,
+} from '#shared/evidence';
 import type { GitView } from '#shared/git';
 import type { WireEvidence } from '#shared/wire/records';
 import { isPathName } from '#shared/names';
@@ -139,13 +146,13 @@ export async function keepCheckout(
 
 /**
  * What the server asks the device to report next: the files the candidates cite (newest record first; each with the
- * identifiers of the records citing it), the files their text names, and the branches of candidates from branches
- * that never merged here. Bounded by MAX_WATCH_*.
+ * identifiers of the records citing it), the files their text names, and for candidates from branches that never
+ * merged here only their branch. Bounded by MAX_WATCH_*.
  */
 export function watchOf(
   ordered: readonly number[],
   evidence: ReadonlyMap<number, StoredEvidence>,
-  unmergedBranches: Iterable<string> = [],
+  unmerged: ReadonlySet<number> = new Set(),
 ): WireWatch {
   const files = new Map<string, Set<string>>();
   const add = (path: string, names: readonly string[]) => {
@@ -157,20 +164,28 @@ export function watchOf(
     }
     for (const n of names) if (set.size < MAX_WATCH_NAMES) set.add(n);
   };
+  const branches = new Set<string>();
   for (const id of ordered) {
     const ev = evidence.get(id);
-    if (!ev || !ev.files.length) continue;
+    if (!ev) continue;
+    // Unmerged work is judged by its branch (still there, or deleted), not by files it changed elsewhere.
+    if (unmerged.has(id)) {
+      if (ev.gitBranch && branches.size < MAX_WATCH_BRANCHES) branches.add(ev.gitBranch);
+      continue;
+    }
     const idents = ev.names.filter((n) => !isPathName(n));
     for (const f of ev.files) add(f.path, idents);
     for (const n of ev.names) if (isPathName(n)) add(n, []);
   }
-  const branches = [...new Set(unmergedBranches)].slice(0, MAX_WATCH_BRANCHES);
-  return { files: [...files].map(([path, names]) => ({ path, names: [...names] })), branches };
+  return { files: [...files].map(([path, names]) => ({ path, names: [...names] })), branches: [...branches] };
 }
 
-/** How many watched files the state says nothing about. */
-export function unreported(watch: WireWatch, entries: CheckoutEntries, key: (path: string) => string): number {
-  return watch.files.filter((f) => entries[key(f.path)] === undefined).length;
+/** How many watched files and branches the state says nothing about. */
+export function unreported(watch: WireWatch, entries: CheckoutEntries): number {
+  return (
+    watch.files.filter((f) => entries[fileKey(f.path)] === undefined).length +
+    watch.branches.filter((b) => entries[branchKey(b)] === undefined).length
+  );
 }
 
 /** Judges each id for `owner` against the state of its project (null: none known), lineage from `unmerged`. */

@@ -1,6 +1,6 @@
 // The context index's evidence (issue 34): the checkout report of a SessionStart applied to the device's stored
 // checkout, every candidate judged against it, and the watch (what to report next time) built from the candidates.
-import { fileKey, type CheckoutEntries, type Judgement } from '#shared/evidence';
+import type { CheckoutEntries, Judgement } from '#shared/evidence';
 import type { GitView } from '#shared/git';
 import type { WireContextAnswer, WireWatch } from '#shared/wire/checkout';
 import type { AuthContext } from '../auth/types';
@@ -62,12 +62,12 @@ export async function contextEvidence(
       if (applied.changed || !row || !sameGit(gitViewOf(row), git))
         await keepCheckout(d, owner, target, applied, git, now);
     }
-    const watch = watchOf(newestFirst(rows), evidence, branchesOf(rows, unmerged));
+    const watch = watchOf(newestFirst(rows), evidence, unmerged);
     exchange = {
       checkout: {
         digest: applied?.digest ?? row?.digest ?? null,
         need: !applied,
-        unreported: unreported(watch, states.get(target) ?? {}, fileKey),
+        unreported: unreported(watch, states.get(target) ?? {}),
       },
       watch,
     };
@@ -102,8 +102,4 @@ function unmergedIds(
   if (!view) return out;
   for (const [r, j] of judgeRows(rows, view)) if (j.lineage === 'unmerged') out.add(r.id);
   return out;
-}
-
-function branchesOf(rows: readonly BranchedRow[], unmerged: ReadonlySet<number>): string[] {
-  return rows.filter((r) => unmerged.has(r.id) && r.gitBranch).map((r) => r.gitBranch!);
 }

@@ -14,8 +14,9 @@ export type Evidence = (typeof EVIDENCE_VALUES)[number];
  * Why a record is judged as it is. `code_changed`: a cited file's content differs; `files_gone`: a cited file is
  * absent; `names_missing`: names it cites occur in none of its files now; `reverted`: a file it changed is back to
  * its content before the change; `branch_deleted`: recorded on a branch that was deleted without merging;
- * `no_evidence`: the record has no file ids (older rows, no repository); `no_checkout`: the reader's checkout is
- * not known for its files.
+ * `unmerged`: recorded on a branch whose work never reached the reader's (its files differ for that reason alone:
+ * lineage, which the index marks `⎇name`, not code); `no_evidence`: the record has no file ids (older rows, no
+ * repository); `no_checkout`: the reader's checkout is not known for its files.
  */
 export const EVIDENCE_REASONS = [
   'code_changed',
@@ -23,6 +24,7 @@ export const EVIDENCE_REASONS = [
   'names_missing',
   'reverted',
   'branch_deleted',
+  'unmerged',
   'no_evidence',
   'no_checkout',
 ] as const;
@@ -139,22 +141,26 @@ export interface JudgeContext {
 
 const UNKNOWN_NO_EVIDENCE: Judgement = { value: 'unknown', reasons: ['no_evidence'], missingNames: [] };
 const UNKNOWN_NO_CHECKOUT: Judgement = { value: 'unknown', reasons: ['no_checkout'], missingNames: [] };
+const UNKNOWN_UNMERGED: Judgement = { value: 'unknown', reasons: ['unmerged'], missingNames: [] };
 
 /**
  * Judges one record against a checkout (null: none known). Every cited file unchanged → `current` (content equal up
  * to whitespace counts as unchanged: a formatter run does not make a note wrong); a cited file changed or absent →
  * `changed` (every cited file absent → `gone`); files the checkout says nothing about are left out; nothing known →
  * `unknown`. A changed record also says which of its names occur in none of its existing files. A record from a
- * branch deleted without merging is at least `changed`. Linear in the record's files and names.
+ * branch deleted without merging is `changed` (`branch_deleted`); one from a branch that never merged but still
+ * exists is `unknown` (`unmerged`): its ⎇ mark says it. Linear in the record's files and names.
  */
 export function judgeEvidence(
   rec: RecordEvidence,
   checkout: CheckoutEntries | null,
   ctx: JudgeContext = {},
 ): Judgement {
+  if (branchDeleted(rec, checkout, ctx)) return changedBy(['branch_deleted']);
+  // Work of a branch that never merged here differs from this checkout by lineage, not because its code changed.
+  if (ctx.unmerged) return UNKNOWN_UNMERGED;
   const cited = uniqueCited(rec.files);
-  const deleted = branchDeleted(rec, checkout, ctx);
-  if (!cited.length) return deleted ? changedBy(['branch_deleted']) : UNKNOWN_NO_EVIDENCE;
+  if (!cited.length) return UNKNOWN_NO_EVIDENCE;
   if (!checkout) return UNKNOWN_NO_CHECKOUT;
   let same = 0;
   let changed = 0;
@@ -173,16 +179,15 @@ export function judgeEvidence(
     else if (f.base && now.blob === f.base) reverted++;
     else changed++;
   }
-  if (same + changed + reverted + gone === 0) return deleted ? changedBy(['branch_deleted']) : UNKNOWN_NO_CHECKOUT;
+  if (same + changed + reverted + gone === 0) return UNKNOWN_NO_CHECKOUT;
   if (gone === cited.length) return { value: 'gone', reasons: ['files_gone'], missingNames: [] };
-  if (changed + reverted + gone === 0) return deleted ? changedBy(['branch_deleted']) : current();
+  if (changed + reverted + gone === 0) return current();
   const reasons: EvidenceReason[] = [];
   if (changed) reasons.push('code_changed');
   if (gone) reasons.push('files_gone');
   if (reverted) reasons.push('reverted');
   const missingNames = namesMissing(rec, present, checkout);
   if (missingNames.length) reasons.push('names_missing');
-  if (deleted) reasons.push('branch_deleted');
   return { value: 'changed', reasons, missingNames };
 }
 

@@ -28,19 +28,25 @@ const SOURCE_EXT = new Set(
 /** Words that look like code but say nothing about this repository's code. */
 const COMMON = new Set(['node_modules', 'package.json', 'package-lock.json']);
 
-/** Whether a name is a file path (checked by existence) rather than an identifier (checked by occurrence). */
+/**
+ * Whether a name is a file path (checked by existence under the repository's top level) rather than an identifier
+ * (checked by occurrence): a relative path with a folder. A bare file name (`config.ts`) says where nothing is.
+ */
 export function isPathName(name: string): boolean {
-  if (name.startsWith('/') || name.startsWith('../')) return false;
-  if (PATH_WITH_DIR.test(name)) return true;
-  const ext = FILE_NAME.exec(name)?.[1];
-  return !!ext && SOURCE_EXT.has(ext.toLowerCase());
+  return !name.startsWith('/') && !name.startsWith('../') && PATH_WITH_DIR.test(name);
 }
 
+/** `config.ts`: a file's name without its folder (not a name: it cannot be looked up; `ky.extend` is not one). */
+const isBareFileName = (name: string): boolean => {
+  const ext = FILE_NAME.exec(name)?.[1];
+  return !!ext && SOURCE_EXT.has(ext.toLowerCase());
+};
+
 /**
- * What a token is as a name, or null: a flag (`--dry-run`), a route (`/api/context`), a relative file path
- * (`src/config.ts`, `config.ts`), or an identifier that looks like code (camelCase, PascalCase with two humps,
- * snake_case, or anything called: `parse()`); of a member access (`this.retryCount`) its last part. Plain words,
- * numbers, versions, URLs and absolute paths are not names.
+ * What a token is as a name, or null: a flag (`--dry-run`), a route (`/api/context`), a relative file path with a
+ * folder (`src/config.ts`), or an identifier that looks like code (camelCase, PascalCase with two humps, snake_case,
+ * or anything called: `parse()`); of a member access (`this.retryCount`) its last part. Plain words, numbers,
+ * versions, URLs, bare file names and absolute paths are not names.
  */
 export function nameOf(token: string): string | null {
   let t = token.replace(/[.:,;-]+$/, '');
@@ -51,7 +57,7 @@ export function nameOf(token: string): string | null {
   if (FLAG.test(t) || ROUTE.test(t)) return t;
   const path = t.replace(/^\.\//, '');
   if (isPathName(path)) return path;
-  if (t.includes('/')) return null;
+  if (t.includes('/') || isBareFileName(path)) return null;
   const last = t.slice(t.lastIndexOf('.') + 1);
   if (last.length < MIN_NAME_CHARS || !IDENT.test(last)) return null;
   if (CAMEL.test(last) || PASCAL.test(last) || SNAKE.test(last)) return last;

@@ -126,14 +126,19 @@ describe('judgeEvidence', () => {
     });
     expect(evidenceNote(judgeEvidence(r, state, { unmerged: true }))).toBe('code changed: branch deleted unmerged');
     expect(judgeEvidence(r, state, { unmerged: false }).value).toBe('current');
-    expect(judgeEvidence(r, { ...state, [branchKey('spike/cache')]: '1' }, { unmerged: true }).value).toBe('current');
+    // Still there: its work differs from this checkout by lineage (the ⎇ mark), so its code is not judged.
+    expect(judgeEvidence(r, { ...state, [branchKey('spike/cache')]: '1' }, { unmerged: true })).toEqual({
+      value: 'unknown',
+      reasons: ['unmerged'],
+      missingNames: [],
+    });
     expect(judgeEvidence(rec({ files: [], branch: 'spike/cache' }), state, { unmerged: true }).value).toBe('changed');
   });
 
   it('calls a branch this checkout never had deleted only for a record made on this device', () => {
     const r = rec({ branch: 'spike/cache' });
     const state: CheckoutEntries = { ...file('src/config.ts', A), [branchKey('spike/cache')]: '0' };
-    expect(judgeEvidence(r, state, { unmerged: true }).value).toBe('current');
+    expect(judgeEvidence(r, state, { unmerged: true }).reasons).toEqual(['unmerged']);
     expect(judgeEvidence(r, state, { unmerged: true, recordedHere: true }).reasons).toEqual(['branch_deleted']);
   });
 

@@ -31,7 +31,8 @@ describe('namesIn', () => {
 
   it('tells file paths from identifiers', () => {
     expect(isPathName('src/config.ts')).toBe(true);
-    expect(isPathName('config.ts')).toBe(true);
+    expect(isPathName('config.ts')).toBe(false);
+    expect(nameOf('config.ts')).toBeNull();
     expect(isPathName('parseConfig')).toBe(false);
     expect(isPathName('/api/context')).toBe(false);
   });

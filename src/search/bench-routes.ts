@@ -32,6 +32,10 @@ const SeedObservation = z.object({
   concepts: z.array(z.string().max(60)).max(10).default([]),
   files_read: z.array(z.string().max(300)).max(20).default([]),
   files_modified: z.array(z.string().max(300)).max(20).default([]),
+  /** Evidence ids by path (bench/evidence-cost.bench.mjs): stored on the file rows as a tool event's would be. */
+  file_ids: z
+    .record(z.string().max(300), z.object({ blob: z.string().max(64), ws: z.string().max(16).nullish() }))
+    .optional(),
   created_at: z.number().int().positive(),
 });
 export type SeedObservation = z.infer<typeof SeedObservation>;
@@ -92,9 +96,11 @@ benchRoutes.post('/seed', jsonBody(SeedBody, 5_000_000), async (c) => {
   await runBatch(
     d,
     body.observations.flatMap((o, i) => {
+      const ids = (path: string) =>
+        o.file_ids?.[path] ? { blob: o.file_ids[path].blob, ws: o.file_ids[path].ws ?? null } : {};
       const files = [
-        ...o.files_read.map((path) => ({ path, kind: 'read' as const })),
-        ...o.files_modified.map((path) => ({ path, kind: 'modified' as const })),
+        ...o.files_read.map((path) => ({ path, kind: 'read' as const, ...ids(path) })),
+        ...o.files_modified.map((path) => ({ path, kind: 'modified' as const, ...ids(path) })),
       ];
       return files.length ? [insertObservationFiles(d, sessionId, `${stamp}-${i}`, files)] : [];
     }),

@@ -18,17 +18,22 @@ import {
   watchOf,
 } from '../evidence/checkout';
 import type { CheckoutReport } from './params';
+import { sha256Hex } from '../lib/crypto';
 
 export interface ContextEvidence {
   judged: Map<number, Judgement>;
   /** Set when the request carried a report: what the answer says of it, and what to report next time. */
-  exchange: { checkout: WireContextAnswer['checkout']; watch: WireWatch } | null;
+  exchange: { checkout: WireContextAnswer['checkout']; watch: WireWatch | null; watchDigest: string } | null;
 }
 
 const NONE: ContextEvidence = { judged: new Map(), exchange: null };
 
+/** Whether the stored git view is the request's (none sent = the empty view the row keeps for it). */
 const sameGit = (a: GitView, b: GitView | null) =>
-  !!b && a.branch === b.branch && a.head === b.head && a.trunk === b.trunk && a.history.join() === b.history.join();
+  a.branch === (b?.branch ?? null) &&
+  a.head === (b?.head ?? null) &&
+  a.trunk === (b?.trunk ?? null) &&
+  a.history.join() === (b?.history ?? []).join();
 
 /**
  * Judges `rows` (the index's candidates) for the caller. With a `report` (POST /api/context) it applies to
@@ -63,13 +68,16 @@ export async function contextEvidence(
         await keepCheckout(d, owner, target, applied, git, now);
     }
     const watch = watchOf(newestFirst(rows), evidence, unmerged);
+    const watchDigest = await sha256Hex(JSON.stringify(watch));
     exchange = {
       checkout: {
         digest: applied?.digest ?? row?.digest ?? null,
         need: !applied,
         unreported: unreported(watch, states.get(target) ?? {}),
       },
-      watch,
+      // Sent only when it is not the watch the client already holds.
+      watch: report.watch === watchDigest ? null : watch,
+      watchDigest,
     };
   }
   const judged = judgeAll(

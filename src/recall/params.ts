@@ -104,6 +104,7 @@ const entryValue = z
 export const CheckoutReport = z
   .object({
     digest,
+    watch: digest.optional(),
     base: digest.optional(),
     set: z
       .record(entryKey, entryValue)

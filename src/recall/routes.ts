@@ -87,7 +87,8 @@ contextRoutes.post('/', jsonBody(ContextBody, CONTEXT_BODY_BYTES), async (c) => 
   const answer: WireContextAnswer = {
     text: r.text,
     checkout: r.exchange?.checkout ?? { digest: null, need: false, unreported: 0 },
-    watch: r.exchange?.watch ?? { files: [], branches: [] },
+    watch: r.exchange ? r.exchange.watch : { files: [], branches: [] },
+    watch_digest: r.exchange?.watchDigest ?? '',
   };
   return c.json(answer);
 });

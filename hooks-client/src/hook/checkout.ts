@@ -6,7 +6,11 @@
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { branchKey, canonicalEntries, evidenceKey, fileEntry, fileKey } from '#shared/evidence';
-import type { WireCheckoutReport, WireWatch } from '#shared/wire/checkout';
+import type { GitView } from '#shared/git';
+import type { WireCheckoutReport, WireContextAnswer, WireContextRequest, WireWatch } from '#shared/wire/checkout';
+import { call } from '../net/http';
+import type { HookContext } from './context';
+import { localTimeZone } from './recall';
 import { branchesPresent } from '../project/git-head';
 import { readFileIds } from './evidence';
 import type { RepoInfo } from '../repo/locate';
@@ -14,6 +18,9 @@ import { newHash } from '../repo/tracked';
 import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
 
 type Entries = Record<string, string>;
+
+/** Caches whose file memory changed since they were read (written back only then). */
+const dirty = new WeakSet<CheckoutCache>();
 
 /** A file's entry as last computed, and what it was computed from. */
 interface Seen {
@@ -27,6 +34,8 @@ interface Seen {
 
 export interface CheckoutCache {
   watch: WireWatch;
+  /** The server's digest of `watch` (sent back so an unchanged watch is not sent again). */
+  watchDigest: string | null;
   /** The state the server last acknowledged (its digest equals the answer's). */
   acked: { digest: string; entries: Entries } | null;
   files: Record<string, Seen>;
@@ -34,7 +43,13 @@ export interface CheckoutCache {
   branches: string[];
 }
 
-const EMPTY: CheckoutCache = { watch: { files: [], branches: [] }, acked: null, files: {}, branches: [] };
+const EMPTY: CheckoutCache = {
+  watch: { files: [], branches: [] },
+  watchDigest: null,
+  acked: null,
+  files: {},
+  branches: [],
+};
 
 const cacheFile = (stateDir: string, root: string) =>
   join(stateDir, 'checkouts', `${newHash('sha256').update(root).digest('hex').slice(0, 24)}.json`);
@@ -44,6 +59,7 @@ export function readCheckoutCache(stateDir: string, root: string): CheckoutCache
     const raw = JSON.parse(readFileSync(cacheFile(stateDir, root), 'utf8')) as Partial<CheckoutCache>;
     return {
       watch: raw.watch && Array.isArray(raw.watch.files) ? raw.watch : EMPTY.watch,
+      watchDigest: typeof raw.watchDigest === 'string' ? raw.watchDigest : null,
       acked: raw.acked ?? null,
       files: raw.files ?? {},
       branches: Array.isArray(raw.branches) ? raw.branches : [],
@@ -88,6 +104,7 @@ function fileState(repo: RepoInfo, path: string, names: readonly string[], cache
         });
   if (st && read) cache.files[path] = { ...st, names: sig, entry };
   else delete cache.files[path];
+  dirty.add(cache);
   return entry;
 }
 
@@ -119,4 +136,68 @@ export function reportFor(entries: Entries, acked: CheckoutCache['acked'], whole
   for (const [k, v] of Object.entries(entries)) if (acked.entries[k] !== v) set[k] = v;
   const drop = Object.keys(acked.entries).filter((k) => !(k in entries));
   return { digest, base: acked.digest, set, ...(drop.length ? { drop } : {}) };
+}
+
+/** Time a second context request needs at least (else the first answer is used). */
+const RETRY_MIN_MS = 600;
+
+/**
+ * The index through POST /api/context with the checkout report, asked once more when the server wants the whole
+ * state or names files or branches it was not told about (while time is left; the first answer is an index all the
+ * same). Null when the server does not answer the route (an older server: the caller asks GET /api/context).
+ */
+export async function contextWithReport(
+  ctx: HookContext,
+  repo: RepoInfo,
+  git: GitView | null,
+  timeoutMs: number,
+): Promise<string | null> {
+  const until = ctx.io.now() + timeoutMs;
+  const cache = readCheckoutCache(ctx.paths.stateDir, repo.root);
+  const before = JSON.stringify([cache.acked?.digest, cache.watchDigest, cache.branches]);
+  let whole = false;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const entries = checkoutEntries(repo, cache.watch, cache);
+    const checkout = {
+      ...reportFor(entries, cache.acked, whole),
+      ...(cache.watchDigest ? { watch: cache.watchDigest } : {}),
+    };
+    const body: WireContextRequest = { project: ctx.project, tz: localTimeZone(), git, checkout };
+    const answer = await postContext(ctx, body, until - ctx.io.now());
+    if (!answer) return attempt ? '' : null;
+    cache.acked = answer.checkout.digest === checkout.digest ? { digest: checkout.digest, entries } : null;
+    const changed = answer.watch !== null && answer.watch_digest !== cache.watchDigest;
+    if (answer.watch) {
+      cache.watch = answer.watch;
+      cache.watchDigest = answer.watch_digest;
+    }
+    const again = answer.checkout.need || (answer.checkout.unreported > 0 && changed);
+    if (attempt === 0 && again && until - ctx.io.now() > RETRY_MIN_MS) {
+      whole = answer.checkout.need;
+      continue;
+    }
+    // Written only when something changed: most sessions start on a state already reported.
+    if (dirty.has(cache) || JSON.stringify([cache.acked?.digest, cache.watchDigest, cache.branches]) !== before)
+      writeCheckoutCache(ctx.paths.stateDir, repo.root, cache);
+    return answer.text;
+  }
+  return '';
+}
+
+async function postContext(
+  ctx: HookContext,
+  body: WireContextRequest,
+  timeoutMs: number,
+): Promise<WireContextAnswer | null> {
+  const { url, token, device } = ctx.delivery;
+  if (!url || !token) return null;
+  try {
+    const r = await call(url, '/api/context', { method: 'POST', body, token, device, timeoutMs, maxBytes: 400_000 });
+    if (r.status !== 200) return null;
+    const a = JSON.parse(r.text) as WireContextAnswer;
+    const watchOk = a.watch === null || (typeof a.watch === 'object' && Array.isArray(a.watch.files));
+    return typeof a.text === 'string' && a.checkout && watchOk && typeof a.watch_digest === 'string' ? a : null;
+  } catch {
+    return null;
+  }
 }

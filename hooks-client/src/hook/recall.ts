@@ -11,8 +11,7 @@ import { readState, updateState } from '../state';
 import { cutToFit, inject, MAX_CONTEXT_CHARS, type HookContext } from './context';
 import type { HookOutput } from '../hook-events';
 import { bumpSessionFact } from '../status/local';
-import type { WireContextAnswer, WireContextRequest } from '#shared/wire/checkout';
-import { checkoutEntries, readCheckoutCache, reportFor, writeCheckoutCache } from './checkout';
+import { contextWithReport } from './checkout';
 import { checkoutOf, readFileIds, relativePath } from './evidence';
 import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
 
@@ -57,57 +56,14 @@ function soFarPath(ctx: HookContext): string {
 }
 
 /**
- * The index: with evidence on in a git checkout, POST /api/context with the checkout report (src/hook/checkout.ts),
- * once more when the server asks for the whole state or names files it was not told about; otherwise (or from a
- * server without the route) GET /api/context as before.
+ * The index: with evidence on in a git checkout, POST /api/context with the checkout report (hook/checkout.ts);
+ * otherwise, or from a server without that route, GET /api/context as before.
  */
 async function indexText(ctx: HookContext, git: GitView | null, timeoutMs: number): Promise<string> {
   const repo = ctx.config.evidence && git ? checkoutOf(ctx.projectRoot, ctx.io.env) : null;
-  if (!repo) return getText(ctx, contextPath(ctx.project, git), timeoutMs);
   const until = ctx.io.now() + timeoutMs;
-  const cache = readCheckoutCache(ctx.paths.stateDir, repo.root);
-  let watch = cache.watch;
-  let whole = false;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const entries = checkoutEntries(repo, watch, cache);
-    const checkout = reportFor(entries, cache.acked, whole);
-    const body: WireContextRequest = { project: ctx.project, tz: localTimeZone(), git, checkout };
-    const answer = await postContext(ctx, body, until - ctx.io.now());
-    if (!answer) return attempt ? '' : getText(ctx, contextPath(ctx.project, git), until - ctx.io.now());
-    cache.acked = answer.checkout.digest === checkout.digest ? { digest: checkout.digest, entries } : null;
-    const changed = JSON.stringify(answer.watch) !== JSON.stringify(watch);
-    cache.watch = answer.watch;
-    const again = answer.checkout.need || (answer.checkout.unreported > 0 && changed);
-    // A second request only while there is time for it; the first answer is an index all the same.
-    if (attempt === 0 && again && until - ctx.io.now() > RETRY_MIN_MS) {
-      whole = answer.checkout.need;
-      watch = answer.watch;
-      continue;
-    }
-    writeCheckoutCache(ctx.paths.stateDir, repo.root, cache);
-    return answer.text;
-  }
-  return '';
-}
-
-/** Time a second context request needs at least (else the first answer is used). */
-const RETRY_MIN_MS = 600;
-
-async function postContext(
-  ctx: HookContext,
-  body: WireContextRequest,
-  timeoutMs: number,
-): Promise<WireContextAnswer | null> {
-  const { url, token, device } = ctx.delivery;
-  if (!url || !token) return null;
-  try {
-    const r = await call(url, '/api/context', { method: 'POST', body, token, device, timeoutMs, maxBytes: 400_000 });
-    if (r.status !== 200) return null;
-    const a = JSON.parse(r.text) as WireContextAnswer;
-    return typeof a.text === 'string' && a.checkout && a.watch && Array.isArray(a.watch.files) ? a : null;
-  } catch {
-    return null;
-  }
+  const reported = repo ? await contextWithReport(ctx, repo, git, timeoutMs) : null;
+  return reported ?? getText(ctx, contextPath(ctx.project, git), until - ctx.io.now());
 }
 
 /** GET /api/context with the checkout's git view (docs/contracts.md: branch, head, trunk, history). */

@@ -187,10 +187,12 @@ describe('the checkout report at SessionStart', () => {
       const body = req.json as unknown as WireContextRequest;
       got.push(body);
       const needed = need();
+      const watchDigest = 'a'.repeat(64);
       const answer: WireContextAnswer = {
         text: '<cairn-context>\nindex\n</cairn-context>',
         checkout: { digest: needed ? null : body.checkout!.digest, need: needed, unreported: 0 },
-        watch,
+        watch: body.checkout?.watch === watchDigest ? null : watch,
+        watch_digest: watchDigest,
       };
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(answer));
@@ -223,7 +225,8 @@ describe('the checkout report at SessionStart', () => {
     });
     expect(got[1]!.git).toMatchObject({ branch: 'main', head: git(dir, 'rev-parse', 'HEAD') });
     await hook('session-start', { cwd: dir, source: 'startup' }, env);
-    expect(got[2]!.checkout).toEqual({ digest: got[1]!.checkout!.digest });
+    // A bare digest, and the digest of the watch it holds (the server then does not send the watch again).
+    expect(got[2]!.checkout).toEqual({ digest: got[1]!.checkout!.digest, watch: 'a'.repeat(64) });
     writeFileSync(join(dir, 'src', 'config.ts'), 'export function loadSettings() {}\n');
     await hook('session-start', { cwd: dir, source: 'startup' }, env);
     const changed = got[3]!.checkout!;
@@ -245,7 +248,7 @@ describe('the checkout report at SessionStart', () => {
     await hook('session-start', { cwd: dir, source: 'startup' }, env);
     needs = 1;
     await hook('session-start', { cwd: dir, source: 'startup' }, env);
-    expect(got.at(-2)!.checkout).toEqual({ digest: got[1]!.checkout!.digest });
+    expect(got.at(-2)!.checkout).toEqual({ digest: got[1]!.checkout!.digest, watch: 'a'.repeat(64) });
     expect(got.at(-1)!.checkout!.set).toEqual(got[1]!.checkout!.set);
   });
 

@@ -26,6 +26,8 @@ export interface WireWatch {
  */
 export interface WireCheckoutReport {
   digest: string;
+  /** The digest of the watch the client holds (`watch_digest` of an earlier answer): an unchanged watch is not sent. */
+  watch?: string;
   base?: string;
   set?: Record<string, string>;
   drop?: string[];
@@ -53,5 +55,8 @@ export interface WireContextAnswer {
     /** Cited files of the candidates the held state says nothing about: reporting them again judges more records. */
     unreported: number;
   };
-  watch: WireWatch;
+  /** What to report next time; null when it is the watch the request named (`checkout.watch`). */
+  watch: WireWatch | null;
+  /** SHA-256 hex of the watch's JSON: the client sends it back as `checkout.watch`. */
+  watch_digest: string;
 }

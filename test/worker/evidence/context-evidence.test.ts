@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalEntries, evidenceKey, fileEntry, fileKey, type CheckoutEntries } from '../../../src/shared/evidence';
 import type { WireContextAnswer } from '../../../src/shared/wire/checkout';
 import { sha256Hex } from '../../../src/lib/crypto';
+import { watchInvocations, type Usage } from '../../../src/db/meter';
 import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { idsOf, seedProject, seedSession, type Ids } from '../support/seed';
 import { blob, seedCited, ws } from './support';
@@ -76,7 +77,7 @@ describe('POST /api/context with a checkout report', () => {
     expect(lineOf(body.text, w.rows.util!)).toMatch(/The retry helper doubles its wait$/);
     expect(body.checkout).toEqual({ digest: await digestOf(state), need: false, unreported: 0 });
     // What to report next: every cited file, with the identifiers of the records citing it; newest record first.
-    expect(body.watch.files).toEqual([
+    expect(body.watch!.files).toEqual([
       { path: 'src/util.ts', names: [] },
       { path: 'src/old.ts', names: [] },
       { path: 'src/config.ts', names: ['parseConfig'] },
@@ -88,7 +89,16 @@ describe('POST /api/context with a checkout report', () => {
     const { body } = await ask(w, { digest: await digestOf({}), set: {} });
     for (const id of Object.values(w.rows)) expect(lineOf(body.text, id)).not.toMatch(/code changed/);
     expect(body.checkout.unreported).toBe(3);
-    expect(body.watch.files.map((f) => f.path).sort()).toEqual(['src/config.ts', 'src/old.ts', 'src/util.ts']);
+    expect(body.watch!.files.map((f) => f.path).sort()).toEqual(['src/config.ts', 'src/old.ts', 'src/util.ts']);
+  });
+
+  it('sends the watch only when it is not the one the client holds', async () => {
+    const w = await world();
+    const first = await ask(w, { digest: await digestOf({}), set: {} });
+    expect(first.body.watch).not.toBeNull();
+    const again = await ask(w, { digest: await digestOf({}), watch: first.body.watch_digest });
+    expect(again.body.watch).toBeNull();
+    expect(again.body.watch_digest).toBe(first.body.watch_digest);
   });
 
   it('takes a bare digest for the state it holds, and asks for the whole state when it holds none', async () => {
@@ -174,6 +184,49 @@ describe('POST /api/context with a checkout report', () => {
     expect(row).not.toBeNull();
     const stored = JSON.stringify(row);
     for (const text of ['config', 'old.ts', 'parseConfig', 'src/']) expect(stored).not.toContain(text);
+  });
+
+  it('checks 200 candidates with 2 statements more than the plain index, and writes nothing for a bare digest', async () => {
+    const w = await world();
+    const session = await seedSession(w.ids, w.projectId, fresh('s'), T0);
+    for (let i = 0; i < 197; i++)
+      await seedCited(w.ids, w.projectId, session, {
+        title: `handler${i} trims its input`,
+        files: [{ path: `src/m${i}.ts`, blob: A, kind: 'read' }],
+        createdAt: T0 + 1_000_000 + i,
+      });
+    const state = changedState();
+    const digest = await digestOf(state);
+    await ask(w, { digest, set: state });
+    const reportedAt = () =>
+      env.DB.prepare('SELECT reported_at AS at FROM checkouts WHERE team_id = ? AND project_id = ?')
+        .bind(w.ids.teamId, w.projectId)
+        .first<{ at: number }>();
+    const before = await reportedAt();
+    const seen: Usage[] = [];
+    const stop = watchInvocations((u) => seen.push(u));
+    const statements = async (run: () => Promise<unknown>) => {
+      seen.length = 0;
+      await run();
+      return seen.filter((u) => u.label.startsWith('fetch ')).reduce((n, u) => n + u.statements, 0);
+    };
+    const mate = await newIdentity({ team: w.me.team });
+    // Both tokens known to the isolate first: a token's first use reads it (not what is compared here).
+    await call(`/api/context?project=${encodeURIComponent(w.key)}`, { token: mate.token });
+    const plain = await statements(() =>
+      call(`/api/context?project=${encodeURIComponent(w.key)}&observations=100`, { token: mate.token }),
+    );
+    const checked = await statements(async () => {
+      const res = await call('/api/context', {
+        token: w.me.token,
+        json: { project: w.key, observations: 100, checkout: { digest } },
+      });
+      expect(((await res.json()) as WireContextAnswer).checkout.need).toBe(false);
+    });
+    stop();
+    // The candidates' evidence, one batch of two statements whatever their number; the device's row is read by both.
+    expect(checked - plain).toBe(2);
+    expect(await reportedAt()).toEqual(before);
   });
 
   it.each([

@@ -7,6 +7,7 @@ import {
   canonicalEntries,
   fileKey,
   judgeEvidence,
+  namesCitedFile,
   type CheckoutEntries,
   type Judgement,
 } from '#shared/evidence';
@@ -175,7 +176,7 @@ export function watchOf(
     }
     const idents = ev.names.filter((n) => !isPathName(n));
     for (const f of ev.files) add(f.path, idents);
-    for (const n of ev.names) if (isPathName(n)) add(n, []);
+    for (const n of ev.names) if (isPathName(n) && !namesCitedFile(n, ev.files)) add(n, []);
   }
   return { files: [...files].map(([path, names]) => ({ path, names: [...names] })), branches: [...branches] };
 }

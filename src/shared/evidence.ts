@@ -210,10 +210,9 @@ function uniqueCited(files: readonly CitedFile[]): CitedFile[] {
  * file contains (said only when every present cited file had its names checked: otherwise nothing is known).
  */
 function namesMissing(rec: RecordEvidence, present: readonly FileState[], checkout: CheckoutEntries): string[] {
-  const cited = new Set(rec.files.map((f) => f.path));
   const checked = present.length > 0 && present.every((p) => p.missing !== null);
   return rec.names.filter((n) => {
-    if (isPathName(n)) return !cited.has(n) && checkout[fileKey(n)] === '-';
+    if (isPathName(n)) return !namesCitedFile(n, rec.files) && checkout[fileKey(n)] === '-';
     if (!checked) return false;
     const k = evidenceKey(n);
     return present.every((p) => p.missing!.has(k));
@@ -225,6 +224,14 @@ function namesMissing(rec: RecordEvidence, present: readonly FileState[], checko
  * no longer has it, or never has it although the record was made on this very device (a teammate's branch that
  * was never pushed is not called deleted: only its ⎇ mark says it never merged).
  */
+/**
+ * Whether a path the text names is one of the record's own files: the same path, or its tail (`src/generated.ts` for
+ * `packages/ua-blocker/src/generated.ts`: a path written relative to a package folder).
+ */
+export function namesCitedFile(name: string, files: readonly { path: string }[]): boolean {
+  return files.some((f) => f.path === name || f.path.endsWith(`/${name}`));
+}
+
 function branchDeleted(rec: RecordEvidence, checkout: CheckoutEntries | null, ctx: JudgeContext): boolean {
   if (!ctx.unmerged || !rec.branch || !checkout) return false;
   const v = checkout[branchKey(rec.branch)];

@@ -25,8 +25,45 @@ const SOURCE_EXT = new Set(
     ' ',
   ),
 );
-/** Words that look like code but say nothing about this repository's code. */
-const COMMON = new Set(['node_modules', 'package.json', 'package-lock.json']);
+/**
+ * Words that look like code but say nothing about this repository's code: product and platform names written like
+ * identifiers (a record's "Fix types for TypeScript 4.4" cites no `TypeScript` in the code; measured on public
+ * history, bench/evidence-replay.bench.mjs).
+ */
+const COMMON = new Set([
+  'node_modules',
+  'package.json',
+  'package-lock.json',
+  'TypeScript',
+  'JavaScript',
+  'CoffeeScript',
+  'GitHub',
+  'GitLab',
+  'BitBucket',
+  'PostgreSQL',
+  'MySQL',
+  'SQLite',
+  'MongoDB',
+  'DynamoDB',
+  'GraphQL',
+  'OAuth',
+  'YouTube',
+  'LinkedIn',
+  'PayPal',
+  'WordPress',
+  'macOS',
+  'iOS',
+  'iPhone',
+  'iPad',
+  'tvOS',
+  'watchOS',
+  'iPadOS',
+  'VSCode',
+  'IntelliJ',
+  'PyPI',
+  'NuGet',
+  'DevTools',
+]);
 
 /**
  * Whether a name is a file path (checked by existence under the repository's top level) rather than an identifier

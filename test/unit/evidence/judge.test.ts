@@ -142,10 +142,14 @@ describe('judgeEvidence', () => {
     expect(judgeEvidence(r, state, { unmerged: true, recordedHere: true }).reasons).toEqual(['branch_deleted']);
   });
 
-  it('checks a file path the text names by its existence', () => {
+  it('checks a file path the text names by its existence, unless it names one of its own files', () => {
     const r = rec({ names: ['src/legacy.ts', 'parseConfig'] });
     const state = { ...file('src/config.ts', B, null, []), ...file('src/legacy.ts', null) };
     expect(judgeEvidence(r, state).missingNames).toEqual(['src/legacy.ts']);
+    // Written relative to a package folder: the record's own packages/web/src/config.ts.
+    const pkg = rec({ files: [{ path: 'packages/web/src/config.ts', blob: A }], names: ['src/config.ts'] });
+    const pkgState = { ...file('packages/web/src/config.ts', B, null, []), ...file('src/config.ts', null) };
+    expect(judgeEvidence(pkg, pkgState).missingNames).toEqual([]);
   });
 
   it('labels a judgement for search and MCP lines', () => {

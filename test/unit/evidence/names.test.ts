@@ -25,7 +25,17 @@ describe('namesIn', () => {
     expect(nameOf('ky.extend()')).toBe('extend');
     expect(nameOf('ky.extend')).toBeNull();
     expect(nameOf('Object.keys')).toBeNull();
-    for (const plain of ['the', 'README', 'Fixed', '1.2.3', 'https://example.com/a.ts', '/home/ada/x.ts'])
+    for (const plain of [
+      'the',
+      'README',
+      'Fixed',
+      '1.2.3',
+      'https://example.com/a.ts',
+      '/home/ada/x.ts',
+      'TypeScript',
+      'GitHub',
+      'macOS',
+    ])
       expect(nameOf(plain)).toBeNull();
   });
 

@@ -11,8 +11,8 @@
 //   CAIRN_REPLAY_REPO=/path/to/a/git/dir npm run bench evidence-replay
 //
 // The repository is read from the path given (a clone or a bare git dir); nothing is fetched and nothing of it is
-// committed here. Without CAIRN_REPLAY_REPO the bench says so and does nothing. BENCH_REPLAY_FROM / _COMMITS /
-// _AHEAD pick the window (defaults: records from the 200 commits that end 60 commits before the tip, judged at the tip).
+// committed here. Without CAIRN_REPLAY_REPO the bench says so and does nothing. BENCH_REPLAY_COMMITS / _AHEAD pick
+// the window (defaults: records from the 200 commits that end 60 commits before the tip, judged 10 and 60 commits on).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +28,11 @@ if (!REPO) {
   process.exit(0);
 }
 const COMMITS = Number(process.env.BENCH_REPLAY_COMMITS ?? 200);
-const AHEAD = Number(process.env.BENCH_REPLAY_AHEAD ?? 60);
+const AHEADS = (process.env.BENCH_REPLAY_AHEAD ?? '10,60')
+  .split(',')
+  .map(Number)
+  .sort((a, b) => a - b);
+const AHEAD = AHEADS.at(-1);
 const MAX_FILES = 20;
 const SAMPLE = 12;
 
@@ -41,10 +45,10 @@ const gitText = (...args) => git(...args).toString();
 
 // cairn's own code, bundled from its source: the judge, the names rule, the client's checkout report and ids.
 const entry = `
-export { judgeEvidence, evidenceNote } from '#shared/evidence';
+export { judgeEvidence, evidenceNote, namesCitedFile } from '#shared/evidence';
 export { namesIn, isPathName } from '#shared/names';
 export { checkoutEntries } from './hooks-client/src/hook/checkout.ts';
-export { wsIdOfBytes } from './hooks-client/src/project/blob-id.ts';
+export { idsOfBytes } from './hooks-client/src/repo/tracked.ts';
 `;
 const bundled = await build({
   stdin: { contents: entry, resolveDir: path.resolve('.'), loader: 'ts' },
@@ -60,9 +64,8 @@ const cairn = await import(
 
 const all = gitText('rev-list', '--first-parent', '--reverse', 'HEAD').trim().split('\n');
 const end = all.length - 1 - AHEAD;
-const from = Number(process.env.BENCH_REPLAY_FROM ?? Math.max(1, end - COMMITS + 1));
+const from = Math.max(1, end - COMMITS + 1);
 const window = all.slice(from, end + 1);
-const target = all.at(-1);
 const name = path.basename(REPO.replace(/\/(repo|\.git)\/?$/, '')) || REPO;
 
 /** What a commit touched: files added or changed (not deleted, not binary), with their added line counts. */
@@ -121,84 +124,99 @@ for (const commit of window) {
       added: f.added,
       blob: blobAt(commit, f.path),
       base: blobAt(`${commit}^`, f.path),
-      ws: cairn.wsIdOfBytes(git('show', `${commit}:${f.path}`)),
+      ws: cairn.idsOfBytes(git('show', `${commit}:${f.path}`)).ws,
     })),
   });
 }
 
-// The checkout moved forward: the target commit's files in a plain folder (git archive: no work tree is touched).
-const checkout = mkdtempSync(path.join(tmpdir(), 'cairn-replay-'));
-execFileSync('sh', ['-c', `git --git-dir "${REPO}" archive ${target} | tar -x -C "${checkout}"`]);
-
-// The watch the server would send (src/evidence/checkout.ts watchOf, no bound here: every record is judged).
-const watch = new Map();
-for (const r of records) {
-  const idents = r.names.filter((n) => !cairn.isPathName(n));
-  for (const f of r.files) watch.set(f.path, [...new Set([...(watch.get(f.path) ?? []), ...idents])].slice(0, 16));
-  for (const n of r.names) if (cairn.isPathName(n) && !watch.has(n)) watch.set(n, []);
+/** Every record judged at `target` (cairn's report of that commit's files, cairn's rule) and against the diffs. */
+function judgeAt(target) {
+  const checkout = mkdtempSync(path.join(tmpdir(), 'cairn-replay-'));
+  execFileSync('sh', ['-c', `git --git-dir "${REPO}" archive ${target} | tar -x -C "${checkout}"`]);
+  // The watch the server would send (src/evidence/checkout.ts watchOf, no bound here: every record is judged).
+  const watch = new Map();
+  for (const r of records) {
+    const idents = r.names.filter((n) => !cairn.isPathName(n));
+    for (const f of r.files) watch.set(f.path, [...new Set([...(watch.get(f.path) ?? []), ...idents])].slice(0, 16));
+    for (const n of r.names)
+      if (cairn.isPathName(n) && !cairn.namesCitedFile(n, r.files) && !watch.has(n)) watch.set(n, []);
+  }
+  // The archive is a plain folder: the client's repository door is given it as a checkout of its own.
+  const repo = { root: checkout, real: { gitDir: checkout, commonDir: checkout } };
+  const entries = cairn.checkoutEntries(
+    repo,
+    { files: [...watch].map(([p, names]) => ({ path: p, names })), branches: [] },
+    { watch: { files: [], branches: [] }, watchDigest: null, acked: null, files: {}, branches: [] },
+  );
+  const judged = records.map((r) => {
+    const j = cairn.judgeEvidence({ files: r.files, names: r.names }, entries);
+    const truths = r.files.map((f) => ({ file: f.path, ...survives(r.commit, target, f.path, f.added) }));
+    return {
+      r,
+      j,
+      truths,
+      wrong: truths.some((t) => t.lost > 0),
+      mostly: truths.some((t) => t.lost * 2 >= Math.max(1, t.added) && t.lost > 0),
+      marked: j.value === 'changed' || j.value === 'gone',
+    };
+  });
+  rmSync(checkout, { recursive: true, force: true });
+  return judged;
 }
-const entries = cairn.checkoutEntries(
-  { root: checkout, commonDir: path.join(checkout, '.no-git') },
-  { files: [...watch].map(([p, names]) => ({ path: p, names })), branches: [] },
-  { watch: { files: [], branches: [] }, acked: null, files: {}, branches: [] },
-);
 
-/** Ground truth from the diffs: does every line the commit added to the file survive at the target? */
-function survives(commit, file, added) {
-  if (!blobAt(target, file)) return { ok: false, why: 'file gone' };
-  if (added === 0) return { ok: true, why: 'no added lines' };
+/** Ground truth from the diffs: how many of the lines the commit added to the file do not survive at `target`. */
+function survives(commit, target, file, added) {
+  if (!blobAt(target, file)) return { added, lost: Math.max(1, added), why: 'file gone' };
+  if (added === 0) return { added, lost: 0, why: 'no added lines' };
   if (!gitText('log', '--format=%H', `${commit}..${target}`, '--', file).trim())
-    return { ok: true, why: 'not touched since' };
+    return { added, lost: 0, why: 'not touched since' };
   const blame = gitText('blame', '-w', '--porcelain', target, '--', file);
   const kept = blame.split('\n').filter((l) => l.startsWith(`${commit} `)).length;
-  return kept >= added
-    ? { ok: true, why: 'its lines survive' }
-    : { ok: false, why: `${added - kept}/${added} of its lines changed` };
+  const lost = Math.max(0, added - kept);
+  return { added, lost, why: lost ? `${lost}/${added} of its lines changed` : 'its lines survive' };
 }
 
-let wrong = 0;
-let marked = 0;
-let both = 0;
-let namesMarked = 0;
-let namesRight = 0;
-let goneMarked = 0;
-let goneRight = 0;
-const judged = [];
-for (const r of records) {
-  const j = cairn.judgeEvidence({ files: r.files, names: r.names }, entries);
-  const truths = r.files.map((f) => ({ file: f.path, ...survives(r.commit, f.path, f.added) }));
-  const isWrong = truths.some((t) => !t.ok);
-  const isMarked = j.value === 'changed' || j.value === 'gone';
-  wrong += isWrong ? 1 : 0;
-  marked += isMarked ? 1 : 0;
-  both += isWrong && isMarked ? 1 : 0;
-  if (j.reasons.includes('names_missing')) {
-    namesMarked++;
-    namesRight += isWrong ? 1 : 0;
-  }
-  if (j.value === 'gone') {
-    goneMarked++;
-    goneRight += isWrong ? 1 : 0;
-  }
-  judged.push({ r, j, truths, isWrong, isMarked });
-}
-rmSync(checkout, { recursive: true, force: true });
+const horizons = AHEADS.map((ahead) => {
+  const target = all[Math.min(all.length - 1, end + ahead)];
+  return { ahead, target, judged: judgeAt(target) };
+});
 
 const pct = (a, b) => (b ? `${((100 * a) / b).toFixed(0)}% (${a}/${b})` : 'n/a');
-const unchangedFiles = judged.filter((x) => x.j.value === 'current').length;
-// A sample to read by hand: marked-but-right, wrong-but-unmarked, and names-missing ones, evenly from the window.
+const count = (xs, f) => xs.filter(f).length;
+const stat = (judged, truth) => {
+  const wrong = count(judged, (x) => x[truth]);
+  const marked = count(judged, (x) => x.marked);
+  const both = count(judged, (x) => x[truth] && x.marked);
+  const names = judged.filter((x) => x.j.reasons.includes('names_missing'));
+  const gone = judged.filter((x) => x.j.value === 'gone');
+  return { wrong, marked, both, names, gone };
+};
+const rows = horizons.flatMap(({ ahead, target, judged }) =>
+  ['wrong', 'mostly'].map((truth) => {
+    const s = stat(judged, truth);
+    return `| ${ahead} (${target.slice(0, 7)}) | ${truth === 'wrong' ? 'any added line' : 'half or more'} | ${s.wrong} | ${s.marked} | **${pct(s.both, s.wrong)}** | **${pct(s.both, s.marked)}** | ${pct(
+      count(s.names, (x) => x[truth]),
+      s.names.length,
+    )} | ${pct(
+      count(s.gone, (x) => x[truth]),
+      s.gone.length,
+    )} | ${count(judged, (x) => x.j.value === 'current')} |`;
+  }),
+);
+// A sample to read by hand, from the farthest horizon: marked but right, wrong but unmarked, names gone.
+const far = horizons.at(-1).judged;
 const pick = (list, n) => list.filter((_, i) => i % Math.max(1, Math.floor(list.length / n)) === 0).slice(0, n);
 const sample = [
   ...pick(
-    judged.filter((x) => x.isMarked && !x.isWrong),
+    far.filter((x) => x.marked && !x.mostly),
     SAMPLE / 3,
   ),
   ...pick(
-    judged.filter((x) => !x.isMarked && x.isWrong),
+    far.filter((x) => !x.marked && x.wrong),
     SAMPLE / 3,
   ),
   ...pick(
-    judged.filter((x) => x.j.reasons.includes('names_missing')),
+    far.filter((x) => x.j.reasons.includes('names_missing')),
     SAMPLE / 3,
   ),
 ];
@@ -210,7 +228,7 @@ const sampleRows = sample.map(
       .slice(
         0,
         60,
-      )} | ${x.j.value}${x.j.missingNames.length ? `: ${x.j.missingNames.join(', ')} gone` : ''} | ${x.isWrong ? 'wrong' : 'right'}: ${x.truths
+      )} | ${x.j.value}${x.j.missingNames.length ? `: ${x.j.missingNames.join(', ')} gone` : ''} | ${x.mostly ? 'wrong' : x.wrong ? 'partly' : 'right'}: ${x.truths
       .map((t) => `${path.basename(t.file)} ${t.why}`)
       .join('; ')
       .slice(0, 90)} |`,
@@ -219,26 +237,20 @@ const md = `## Evidence on a public repository's history (\`CAIRN_REPLAY_REPO=�
 
 ${name}: ${records.length} records, one per first-parent commit ${from}–${end} of ${all.length} (those touching a text file), each
 citing the files its commit added or changed (at most ${MAX_FILES}) with their blob ids at that commit, and the names of its
-subject and of the identifiers its added lines define. The checkout then moves ${all.length - 1 - end} commits forward to
-${target.slice(0, 7)}, and each record is judged there by cairn's own report and rule. "Wrong" (from the diffs): a line the
-commit added to a cited file no longer survives at ${target.slice(0, 7)} (\`git blame -w\`), or the file is gone.
+subject and of the identifiers its added lines define. The checkout then moves forward, and each record is judged there
+by cairn's own report (\`checkoutEntries\`) and rule (\`judgeEvidence\`). From the diffs, a record became wrong when lines
+its commit added to a cited file no longer survive there (\`git blame -w\`; a gone file loses them all): any of them
+(strict), or at least half of a file's (the record's point is gone). "Marked" is \`changed\` or \`gone\`.
 
-| | |
-|---|---|
-| records | ${records.length} |
-| became wrong (diffs) | ${wrong} |
-| marked (changed or gone) | ${marked} |
-| recall: wrong records marked | **${pct(both, wrong)}** |
-| precision: marked records that are wrong | **${pct(both, marked)}** |
-| marked with names gone: wrong | ${pct(namesRight, namesMarked)} |
-| gone (every cited file deleted): wrong | ${pct(goneRight, goneMarked)} |
-| current (every cited file unchanged up to whitespace) | ${unchangedFiles} |
+| commits ahead | wrong when | wrong | marked | recall | precision | names gone → wrong | gone → wrong | current |
+|---|---|---|---|---|---|---|---|---|
+${rows.join('\n')}
 
-Sample (${sample.length}: marked but right, wrong but unmarked, names gone):
+Sample (${sample.length}, at ${horizons.at(-1).target.slice(0, 7)}: marked but right, wrong but unmarked, names gone):
 
 | commit | subject | files | judged | diffs say |
 |---|---|---|---|---|
 ${sampleRows.join('\n')}
 `;
-writeSection('evidence-replay', md);
+writeSection(`evidence-replay-${name.replace(/[^\w.-]+/g, '-')}`, md);
 console.log(md);

@@ -5,9 +5,9 @@ import type { GitView } from '#shared/git';
 import type { WireContextAnswer, WireWatch } from '#shared/wire/checkout';
 import type { AuthContext } from '../auth/types';
 import { judgeRows, type BranchedRow } from '../evidence/branches';
+import type { CheckoutRow } from '../db/evidence';
 import {
   applyReport,
-  checkoutsOf,
   evidenceOf,
   gitViewOf,
   judgeAll,
@@ -39,11 +39,13 @@ const sameGit = (a: GitView, b: GitView | null) =>
  * Judges `rows` (the index's candidates) for the caller. With a `report` (POST /api/context) it applies to
  * `projectIds[0]`, the one project the request names, and is stored when it says something new; without, the
  * device's stored checkouts are used (a client that never reported is answered as before: every row unknown).
+ * `stored` is the device's checkouts of `projectIds` (checkoutsOf), read by the caller beside the candidates.
  */
 export async function contextEvidence(
   d: D1Database,
   auth: Pick<AuthContext, 'teamId' | 'userId' | 'deviceId'>,
   projectIds: readonly number[],
+  stored: readonly CheckoutRow[],
   rows: readonly BranchedRow[],
   git: GitView | null,
   report: CheckoutReport | undefined,
@@ -52,7 +54,6 @@ export async function contextEvidence(
   const owner = ownerOf(auth);
   const ids = rows.map((r) => r.id);
   // Without a report, the evidence rows are read only when some checkout is stored.
-  const stored = await checkoutsOf(d, owner, projectIds);
   if (!report && !stored.length) return NONE;
   const evidence = await evidenceOf(d, auth.teamId, ids);
   const states = new Map<number, CheckoutEntries>(stored.map((r) => [r.projectId, stateOf(r)]));

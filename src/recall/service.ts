@@ -24,7 +24,7 @@ import { renderSessionSoFar } from './render-session';
 import { preferMerged, type BranchedRow } from '../evidence/branches';
 import type { GitView } from '#shared/git';
 import { contextEvidence, type ContextEvidence } from './context-evidence';
-import { judgeStored, wireEvidence } from '../evidence/checkout';
+import { checkoutsOf, judgeStored, ownerOf, wireEvidence } from '../evidence/checkout';
 import { fileEntry, fileKey } from '#shared/evidence';
 import type { CheckoutReport } from './params';
 
@@ -114,9 +114,11 @@ export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: Context
   const obsLimit = o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS;
   const sumLimit = o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS;
   const widen = !!o.git || !!o.checkout;
-  const [observations, summaries, budget, memory] = await Promise.all([
+  const [observations, summaries, stored, budget, memory] = await Promise.all([
     contextObservations(d, viewer, ids, narrowedMode(mode, settings), candidates(obsLimit, widen)),
     contextSummaries(d, viewer, ids, candidates(sumLimit, !!o.git)),
+    // The device's checkouts, beside the candidates rather than after them (one round trip less).
+    checkoutsOf(d, ownerOf(auth), ids),
     // Read only for teams that set an observer budget.
     hasBudget(settings) ? teamBudget(d, auth.teamId, o.now, settings) : null,
     // Whether memory is paused, delayed or behind (slots/observer-health.ts); the index is served without it
@@ -126,7 +128,7 @@ export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: Context
       .then((h) => h.notice)
       .catch(() => null),
   ]);
-  const ev = await contextEvidence(d, auth, ids, observations, o.git ?? null, o.checkout, o.now);
+  const ev = await contextEvidence(d, auth, ids, stored, observations, o.git ?? null, o.checkout, o.now);
   const judged = observations
     .map((r) => ({ ...r, evidence: ev.judged.get(r.id) ?? null }))
     .filter((r) => r.evidence?.value !== 'gone');

@@ -118,12 +118,21 @@ export function observationRow(
 /** The columns an edit rewrites (src/versions/): the record's text, and what the insert derives from it. */
 export type ContentColumns = Pick<
   NewObservation,
-  'title' | 'subtitle' | 'narrative' | 'facts' | 'concepts' | 'filesRead' | 'filesModified' | 'cjkTerms' | 'heldKinds'
+  | 'title'
+  | 'subtitle'
+  | 'narrative'
+  | 'facts'
+  | 'concepts'
+  | 'filesRead'
+  | 'filesModified'
+  | 'cjkTerms'
+  | 'names'
+  | 'heldKinds'
 >;
 
 /**
- * An edit's new text as the one insert would store it (observationRow: redaction, the CJK terms, the hold-back's
- * judgement), so an edited record is cleaned and judged exactly like a new one. Pure.
+ * An edit's new text as the one insert would store it (observationRow: redaction, the CJK terms, the names it cites,
+ * the hold-back's judgement), so an edited record is cleaned and judged exactly like a new one. Pure.
  */
 export function contentColumns(raw: ObservationContent, tally?: RedactionTally): ContentColumns {
   const row = observationRow(
@@ -140,6 +149,7 @@ export function contentColumns(raw: ObservationContent, tally?: RedactionTally):
     filesRead: row.filesRead,
     filesModified: row.filesModified,
     cjkTerms: row.cjkTerms,
+    names: row.names,
     heldKinds: row.heldKinds,
   };
 }

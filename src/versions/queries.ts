@@ -15,7 +15,7 @@ import { parseChanges, type HistoryRow } from './model';
 const qb = new QueryBuilder();
 
 /** The stored columns an edit or a revert may change. */
-export type StoredColumns = Required<Omit<ContentColumns, 'cjkTerms' | 'heldKinds'>> & {
+export type StoredColumns = Required<Omit<ContentColumns, 'cjkTerms' | 'names' | 'heldKinds'>> & {
   supersededBy: number | null;
 };
 
@@ -123,8 +123,8 @@ export interface VersionWrite {
   target: Pick<VersionTarget, 'id' | 'sessionId' | 'contentHash'>;
   /** What the record holds now, for each column the version changes. */
   before: Partial<StoredColumns>;
-  /** The new values (the text as the one insert would store it), with its CJK terms and hold-back verdict. */
-  after: Partial<StoredColumns> & Pick<ContentColumns, 'cjkTerms' | 'heldKinds'>;
+  /** The new values (the text as the one insert would store it), with its CJK terms, names and hold-back verdict. */
+  after: Partial<StoredColumns> & Pick<ContentColumns, 'cjkTerms' | 'names' | 'heldKinds'>;
   /** New file index rows when the files changed. */
   files: FileRef[] | null;
   event: {
@@ -148,13 +148,15 @@ export interface VersionWrite {
 export async function writeVersion(d1: D1Database, w: VersionWrite): Promise<boolean> {
   const d = dbOf(d1);
   const when = holding(w.before);
-  const { cjkTerms, heldKinds, ...columns } = w.after;
+  const { cjkTerms, names, heldKinds, ...columns } = w.after;
   const text = Object.keys(columns).some((k) => k !== 'supersededBy');
   const set = {
     ...columns,
     ...(text
       ? {
           cjkTerms,
+          // The identifiers evidence checks (src/shared/names.ts) are the new text's.
+          names,
           heldKinds,
           embeddedAt: null,
           embedFailures: 0,

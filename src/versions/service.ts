@@ -224,7 +224,7 @@ async function applyVersion(
     teamId: auth.teamId,
     target,
     before,
-    after: { ...after, cjkTerms: cleaned.cjkTerms, heldKinds: cleaned.heldKinds },
+    after: { ...after, cjkTerms: cleaned.cjkTerms, names: cleaned.names, heldKinds: cleaned.heldKinds },
     files: filesChanged
       ? [
           ...next.files_read.map((path) => ({ path, kind: 'read' as const })),

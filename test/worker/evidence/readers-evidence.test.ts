@@ -15,6 +15,7 @@ import { BASE, call, fresh, newIdentity, type TestIdentity } from '../support/ht
 import { idsOf, seedProject, seedSession } from '../support/seed';
 import { script, send, settled, waitFor } from '../pipeline/support';
 import { blob, seedCited } from './support';
+import { json, remember, send as sendAs } from '../versions/support';
 
 const T0 = Date.parse('2026-06-02T09:00:00Z');
 const A = blob('a');
@@ -200,6 +201,27 @@ describe('evidence from tool events', () => {
     const c = await connect(me.token);
     const full = await tool(c, 'get_observations', { ids: [rows.results[0]!.id] });
     expect(full.structuredContent?.records[0]?.evidence).toBe('current');
+  });
+
+  it('takes an edited record’s names from its new text, so evidence checks the identifiers it names now', async () => {
+    const me = await newIdentity();
+    const project = `github.com/acme/${fresh('names')}`;
+    const id = await remember(me.token, project, 'Start-up order', 'Call parseConfig before loadPlugins.');
+    const names = async () =>
+      JSON.parse(
+        (await env.DB.prepare('SELECT names FROM observations WHERE id = ?').bind(id).first<{ names: string }>())!
+          .names,
+      ) as string[];
+    expect(await names()).toEqual(expect.arrayContaining(['parseConfig', 'loadPlugins']));
+    await json(
+      await sendAs('/api/corrections/edit', {
+        token: me.token,
+        json: { id, narrative: 'Call readSettings first.', reason: 'renamed' },
+      }),
+    );
+    const after = await names();
+    expect(after).toContain('readSettings');
+    expect(after).not.toContain('parseConfig');
   });
 
   it.each([

@@ -176,7 +176,7 @@ describe('renderSearchText', () => {
       3,
     );
     expect(text).toBe(
-      '4-4 of 7 (mode hybrid); full records: get_observations ids=…\n#42  2026-01-02 03:04  bugfix  Fix the parser  (github.com/a/b, @ana, ~120 tok)\n',
+      '4-4 of 7 (mode hybrid); full records: get_observations ids=…\n#42  2026-01-02 03:04  bugfix  Fix the parser  (github.com/a/b, @ana, ~120 tok)  evidence: unknown\n',
     );
     expect(renderSearchText({ results: [], total: 0, mode: 'fts' })).toBe('No matches (mode fts).\n');
   });

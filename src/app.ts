@@ -28,6 +28,7 @@ import { runWithRequestLog } from './lib/log';
 import { bodyCap } from './limits/body-limit';
 import { rateLimit } from './limits/rate-limit';
 import { mcpRoutes } from './mcp/routes';
+import { memoryRoutes } from './personal/routes';
 import { contextRoutes, observationRoutes, projectRoutes, timelineRoutes } from './recall/routes';
 import { primeRoutes } from './recall/prime';
 import { benchRoutes } from './search/bench-routes';
@@ -81,6 +82,12 @@ const TOKEN_MOUNTS: Mount[] = [
     at: '/api/corrections',
     guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
     routes: new Hono<AppEnv>().route('/', correctionRoutes).route('/', versionRoutes),
+  },
+  // A person's own memory and `cairn remember`: writes with `ingest`, the owner's export with `read` too.
+  {
+    at: '/api/memory',
+    guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
+    routes: memoryRoutes,
   },
   // A job the caller started (forget of their private project, an export): any device token.
   { at: '/api/jobs', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: ownJobRoutes },

@@ -26,6 +26,9 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn import --ndjson <file>                       a cairn export into this team (safe to repeat)
   cairn import --claude-mem [db] [--map NAME=KEY]…   claude-mem's history (default ~/.claude-mem/claude-mem.db)
   cairn export --output <file> [--project <key>]     the team's memory as NDJSON (admins)
+  cairn export --personal --output <file>            your own (personal) memory as NDJSON
+  cairn remember [--personal] "…"                    a note for this project's memory, or your own (--personal:
+                                                     your sessions in every project, nobody else's)
   cairn forget <12|S12|P12> | --session <id> | --project <key> [--confirm N]
                                                      delete from the team's memory for good
   cairn supersede <12> [--by <13>] --reason "…"      mark a record outdated (replaced by #13); author or admin
@@ -65,6 +68,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   history: async () => (await import('./commands/versions')).history,
   edit: async () => (await import('./commands/versions')).edit,
   revert: async () => (await import('./commands/versions')).revert,
+  remember: async () => (await import('./commands/remember')).remember,
 };
 
 /** Commands whose output is read by a program, not a person (see run). */

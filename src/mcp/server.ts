@@ -276,11 +276,19 @@ function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): 
       title: 'Remember',
       description:
         'Save something worth keeping for later sessions and teammates (a decision, a gotcha, a how-to) as an observation of a project. ' +
-        'Saving the same text twice stores it once.',
+        'With scope "personal" it is the user\'s own memory instead (a preference or rule of theirs: "I use pnpm", "answer in French"): ' +
+        "no project needed, it reaches their sessions in every project and nobody else's. Saving the same text twice stores it once.",
       inputSchema: {
         project: z
           .string()
-          .describe('Project key, as in the first line of the context index (e.g. github.com/acme/widgets).'),
+          .optional()
+          .describe(
+            'Project key, as in the first line of the context index (e.g. github.com/acme/widgets). Not needed with scope personal.',
+          ),
+        scope: z
+          .enum(['project', 'personal'])
+          .optional()
+          .describe("project (default): the team's memory of the project; personal: the user's own, in every project."),
         text: z.string().describe('What to remember, self-contained: it will be read without this conversation.'),
         title: z.string().optional().describe('Short title; defaults to the start of text.'),
         type: z.string().optional().describe('Observation type (default discovery), e.g. decision, bugfix, feature.'),
@@ -306,8 +314,9 @@ function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): 
         const corrected = saved.superseded.length
           ? ` It supersedes ${saved.superseded.map((id) => `#${id}`).join(', ')}.`
           : '';
+        const where = saved.scope === 'personal' ? 'your personal memory' : neutralizePrefix(saved.project, 300);
         return text(
-          `${saved.duplicate ? 'Already remembered' : 'Remembered'} as #${saved.id} in ${neutralizePrefix(saved.project, 300)}.${corrected}`,
+          `${saved.duplicate ? 'Already remembered' : 'Remembered'} as #${saved.id} in ${where}.${corrected}`,
         );
       }),
   );

@@ -18,7 +18,9 @@ import { renderPromptContext } from './render-prompt';
 import { parseAnchor, type Anchor, type TimelineResult } from './render-timeline';
 import { loadTimeline } from './timeline';
 import { directoryDb, teamDb } from '../db/shards';
-import { sessionRecordOf } from '../db/recall';
+import { personalNotesOf, sessionRecordOf } from '../db/recall';
+import { personalProjectKey } from '../db/write-policy';
+import { PERSONAL_NOTES_MAX, personalLines } from './render-personal';
 import { findVisibleSession } from '../db/sessions';
 import { renderSessionSoFar } from './render-session';
 import { preferMerged, type BranchedRow } from './branches';
@@ -90,7 +92,7 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
   const ids = projects.map((p) => p.id);
   const obsLimit = o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS;
   const sumLimit = o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS;
-  const [observations, summaries, budget, memory] = await Promise.all([
+  const [observations, summaries, budget, memory, personal] = await Promise.all([
     contextObservations(d, viewer, ids, narrowedMode(mode, settings), candidates(obsLimit, o.git)),
     contextSummaries(d, viewer, ids, candidates(sumLimit, o.git)),
     // Read only for teams that set an observer budget.
@@ -101,8 +103,11 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
       .health(o.now)
       .then((h) => h.notice)
       .catch(() => null),
+    // The caller's own memory follows them into every project (only theirs: the rule reads their user id).
+    personalNotesOf(d, viewer, personalProjectKey(auth.handle), PERSONAL_NOTES_MAX),
   ]);
   return renderContext({
+    personal: personalLines(personal),
     projects: projects.length ? projects.map((p) => p.key) : o.projects,
     observations: preferMerged(observations, o.git ?? null, obsLimit),
     summaries: preferMerged(summaries, o.git ?? null, sumLimit, summaryTips(observations, summaries)),

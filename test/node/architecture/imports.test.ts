@@ -125,6 +125,7 @@ const LAYERS: [string, string[]][] = [
       'src/upgrade',
       'src/hold',
       'src/consolidation',
+      'src/personal',
     ],
   ],
   [

@@ -29,6 +29,7 @@ import { bodyCap } from './limits/body-limit';
 import { rateLimit } from './limits/rate-limit';
 import { mcpRoutes } from './mcp/routes';
 import { memoryRoutes } from './personal/routes';
+import { handoffRoutes } from './handoff/routes';
 import { contextRoutes, observationRoutes, projectRoutes, timelineRoutes } from './recall/routes';
 import { primeRoutes } from './recall/prime';
 import { benchRoutes } from './search/bench-routes';
@@ -88,6 +89,12 @@ const TOKEN_MOUNTS: Mount[] = [
     at: '/api/memory',
     guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
     routes: memoryRoutes,
+  },
+  // Continue anywhere: a session's handoff (`read` or `ingest`) and handoff notes (`ingest`).
+  {
+    at: '/api/handoff',
+    guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
+    routes: handoffRoutes,
   },
   // A job the caller started (forget of their private project, an export): any device token.
   { at: '/api/jobs', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: ownJobRoutes },

@@ -31,6 +31,9 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
                                                      your sessions in every project, nobody else's)
   cairn forget <12|S12|P12> | --session <id> | --project <key> [--confirm N]
                                                      delete from the team's memory for good
+  cairn continue <session id> | --last               the next agent session in this checkout starts where that
+                                                     session stopped (yours on another machine, or a teammate's)
+  cairn handoff [--session ID] "…"                   a note for whoever continues a session of yours
   cairn supersede <12> [--by <13>] --reason "…"      mark a record outdated (replaced by #13); author or admin
   cairn feedback <12> wrong|outdated|useful [--reason "…"]   flag a record for review, or say it helped
   cairn history <12> [--diff <from>[:<to>]] [--json] every version of a record: who, when, why, what changed
@@ -69,6 +72,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   edit: async () => (await import('./commands/versions')).edit,
   revert: async () => (await import('./commands/versions')).revert,
   remember: async () => (await import('./commands/remember')).remember,
+  continue: async () => (await import('./commands/continue')).continueSession,
+  handoff: async () => (await import('./commands/continue')).handoffNote,
 };
 
 /** Commands whose output is read by a program, not a person (see run). */

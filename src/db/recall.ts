@@ -2,10 +2,11 @@
 // the visibility rule (src/db/visibility.ts). Newest-first reads take ONE project at a time: `project_id = ?`
 // lets SQLite walk the (team, project, time) index and stop after `limit` rows, where an IN-list would scan
 // the whole team's time index.
-import { and, count, desc, eq, inArray, isNull, or } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, ne, or } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import { devices, observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
 import { notPendingReview } from './corrections';
+import { TODOS_SOURCE } from './observations';
 import { byIds, inJsonList, jsonListIntersects, whileUnreleased } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, type Viewer } from './visibility';
 
@@ -52,6 +53,8 @@ export async function contextObservationsOf(
         isNull(observations.supersededBy),
         isNull(observations.mergedInto),
         notPendingReview(viewer.teamId),
+        // A session's open todos are its state, not something learned: its handoff shows them.
+        ne(observations.source, TODOS_SOURCE),
         inJsonList(observations.type, types),
         or(eq(observations.concepts, '[]'), jsonListIntersects(observations.concepts, concepts)),
       ),

@@ -9,6 +9,7 @@ import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { forgetRecord, parseRecordRef } from '../forget/service';
 import { remember, RememberInput } from '../recall/memory-writes';
+import { handoffFor } from '../handoff/service';
 import {
   FeedbackBody,
   giveFeedback,
@@ -97,6 +98,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
   registerSearch(server, ctx);
   registerTimeline(server, ctx);
   registerGetObservations(server, ctx);
+  registerContinueSession(server, ctx);
   // Writing: both need the ingest scope.
   registerRemember(server, ctx);
   registerSupersede(server, ctx);
@@ -264,6 +266,41 @@ function registerGetObservations(server: McpServer, { env, auth, deps }: ToolCon
           ),
         );
         return text(renderRecords(records, missing, mode, 'UTC', { summaries, prompts }));
+      }),
+  );
+}
+
+/** Continue anywhere: where a session (the caller's own on another machine, or a teammate's) stopped. */
+function registerContinueSession(server: McpServer, { env, auth, deps }: ToolContext): void {
+  server.registerTool(
+    'continue_session',
+    {
+      title: 'Continue a session',
+      description:
+        'Pick up a coding session where it stopped, on another machine or from a teammate: what it was asked, what it did and ' +
+        "decided, its unfinished todos and handoff notes, and the branch and commit it was at. Give session (the agent's session id, " +
+        "yours or a teammate's of a team project), or last=true with project for your own latest session there.",
+      inputSchema: {
+        session: z.string().max(200).optional().describe("The agent's session id to continue."),
+        last: z.boolean().optional().describe('Your own latest session in project (on any device).'),
+        project: z.string().max(500).optional().describe('Project key, as in the context index (needed with last).'),
+      },
+      annotations: READ_ONLY,
+    },
+    (a) =>
+      guarded(async () => {
+        if (a.session ? a.last : !(a.last && a.project))
+          throw new AppError(400, 'invalid_arguments', 'Give session, or last=true with project.');
+        const h = await handoffFor(env, auth, {
+          session: a.session,
+          last: a.last === true,
+          project: a.project,
+          checkout: null,
+          timeZone: 'UTC',
+          maxChars: 6_000,
+          now: deps.now(),
+        });
+        return text(h.text || `Session ${h.session} has nothing stored yet.`);
       }),
   );
 }

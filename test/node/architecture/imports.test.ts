@@ -126,6 +126,7 @@ const LAYERS: [string, string[]][] = [
       'src/hold',
       'src/consolidation',
       'src/personal',
+      'src/handoff',
     ],
   ],
   [

@@ -30,6 +30,7 @@ import { rateLimit } from './limits/rate-limit';
 import { mcpRoutes } from './mcp/routes';
 import { memoryRoutes } from './personal/routes';
 import { handoffRoutes } from './handoff/routes';
+import { standupRoutes } from './digest/routes';
 import { contextRoutes, observationRoutes, projectRoutes, timelineRoutes } from './recall/routes';
 import { primeRoutes } from './recall/prime';
 import { benchRoutes } from './search/bench-routes';
@@ -96,6 +97,8 @@ const TOKEN_MOUNTS: Mount[] = [
     guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
     routes: handoffRoutes,
   },
+  // What I (or the team) did in a window: `cairn standup`.
+  { at: '/api/standup', guards: [requireScope('read')], routes: standupRoutes },
   // A job the caller started (forget of their private project, an export): any device token.
   { at: '/api/jobs', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: ownJobRoutes },
   { at: '/api/context', guards: [requireScope('read')], routes: contextRoutes },

@@ -34,6 +34,8 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn continue <session id> | --last               the next agent session in this checkout starts where that
                                                      session stopped (yours on another machine, or a teammate's)
   cairn handoff [--session ID] "…"                   a note for whoever continues a session of yours
+  cairn standup [--since 1d] [--team] [--project <key>] [--json]
+                                                     what you (or the team) did, by project and person, with ids
   cairn supersede <12> [--by <13>] --reason "…"      mark a record outdated (replaced by #13); author or admin
   cairn feedback <12> wrong|outdated|useful [--reason "…"]   flag a record for review, or say it helped
   cairn history <12> [--diff <from>[:<to>]] [--json] every version of a record: who, when, why, what changed
@@ -74,6 +76,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   remember: async () => (await import('./commands/remember')).remember,
   continue: async () => (await import('./commands/continue')).continueSession,
   handoff: async () => (await import('./commands/continue')).handoffNote,
+  standup: async () => (await import('./commands/standup')).standup,
 };
 
 /** Commands whose output is read by a program, not a person (see run). */

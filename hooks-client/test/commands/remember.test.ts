@@ -101,3 +101,25 @@ describe('cairn export --personal', () => {
     expect(existsSync(`${out}.resume`)).toBe(false);
   });
 });
+
+describe('cairn standup', () => {
+  it('asks for the window, scope and project given, as text in the local time zone, and prints the answer', async () => {
+    fake.handler = (req, res) => {
+      if (!req.path.startsWith('/api/standup')) return false;
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('Standup · team · …\n## github.com/acme/widgets\n  @ana\n    #12 feature: Token bucket\n');
+      return true;
+    };
+    const r = await cairn('standup', '--since', '2w', '--team', '--project', 'github.com/acme/widgets');
+    expect(r.code).toBe(0);
+    const asked = new URL(r.sent!.path, 'http://x').searchParams;
+    expect(Object.fromEntries(asked)).toMatchObject({
+      since: '2w',
+      team: '1',
+      project: 'github.com/acme/widgets',
+      format: 'text',
+    });
+    expect(r.out).toContain('#12 feature: Token bucket');
+    expect((await cairn('standup', '--weekly')).code).toBe(2);
+  });
+});

@@ -127,6 +127,7 @@ const LAYERS: [string, string[]][] = [
       'src/consolidation',
       'src/personal',
       'src/handoff',
+      'src/digest',
     ],
   ],
   [

@@ -16,6 +16,7 @@ const NEEDS: { prefix: string; need: (method: string) => Need }[] = [
   { prefix: '/api/corrections', need: (m) => (m === 'GET' ? 'ingest-or-read' : 'ingest') },
   { prefix: '/api/memory', need: (m) => (m === 'GET' ? 'ingest-or-read' : 'ingest') },
   { prefix: '/api/handoff', need: (m) => (m === 'GET' ? 'ingest-or-read' : 'ingest') },
+  { prefix: '/api/standup', need: () => 'read' },
   { prefix: '/api/jobs', need: (m) => (m === 'GET' ? 'ingest-or-read' : 'ingest') },
   { prefix: '/api/context', need: () => 'read' },
   { prefix: '/api/timeline', need: () => 'read' },

@@ -51,10 +51,9 @@ export async function continueSession(args: string[], io: Io): Promise<number> {
   if (!config) return 1;
   const here = projectFor(io.cwd, paths.stateDir, io.now());
   const git = await readGitView(here.root, 1_000, io.env).catch(() => null);
-  // The JSON form of the same block the next SessionStart asks for, so what is promised here is what it gets.
-  const path = session
-    ? handoffPath(session, git).replace('format=text', 'format=json')
-    : `/api/handoff?${new URLSearchParams({ last: '1', project: here.key, format: 'json' }).toString()}`;
+  // The JSON form of the same block the next SessionStart asks for, so what is promised here is what it gets (with
+  // this checkout's branch and commit, for --last too: it says whether this checkout is where the session was).
+  const path = handoffPath(session ?? { last: here.key }, git).replace('format=text', 'format=json');
   let h: HandoffAnswer;
   try {
     const r = await call(config.url, path, { token: config.token, device: config.device, timeoutMs: 20_000 });

@@ -67,9 +67,14 @@ export function contextPath(project: string, git: GitView | null): string {
 /** Of the injection budget, what a handoff (`cairn continue`) may take; the index gets the rest. */
 export const HANDOFF_MAX_CHARS = 3_500;
 
-/** GET /api/handoff of a session as the block, with this checkout's git view (docs/contracts.md). */
-export function handoffPath(session: string, git: GitView | null): string {
-  const q = new URLSearchParams({ session, format: 'text', tz: localTimeZone(), max_chars: String(HANDOFF_MAX_CHARS) });
+/** GET /api/handoff of a session (or of your latest one in a project: `--last`) as the block, with this checkout's git view. */
+export function handoffPath(which: string | { last: string }, git: GitView | null): string {
+  const q = new URLSearchParams({
+    ...(typeof which === 'string' ? { session: which } : { last: '1', project: which.last }),
+    format: 'text',
+    tz: localTimeZone(),
+    max_chars: String(HANDOFF_MAX_CHARS),
+  });
   if (git?.branch) q.set('branch', git.branch);
   if (git?.head) q.set('head', git.head);
   if (git?.history.length) q.set('history', git.history.join(','));

@@ -1,6 +1,7 @@
 // Continue anywhere on the client (issue 36): Stop sends the agent's open todos from its transcript; `cairn continue`
 // makes the checkout's next SessionStart (once) start with a session's handoff; `cairn handoff` writes a note into
 // the checkout's latest session. Against a fake API on 127.0.0.1; transcripts in Claude Code 2.1.332's shapes.
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -180,6 +181,30 @@ describe('cairn continue', () => {
 
     const second = (await hook('session-start', { cwd, session_id: 'sess-c', source: 'startup' }, env))!;
     expect(second.hookSpecificOutput.additionalContext).not.toContain('cairn handoff');
+  });
+
+  it("asks for --last with this checkout's branch and commit, so the answer says whether it is where the session was", async () => {
+    const { env } = machine(server.url);
+    const cwd = tempDir();
+    const git = (...args: string[]) =>
+      execFileSync(
+        'git',
+        ['-c', 'user.name=A', '-c', 'user.email=a@example.com', '-c', 'commit.gpgsign=false', ...args],
+        {
+          cwd,
+          encoding: 'utf8',
+        },
+      ).trim();
+    git('init', '-q', '-b', 'limiter');
+    writeFileSync(join(cwd, 'a.txt'), 'a\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'a');
+    const head = git('rev-parse', 'HEAD');
+    expect((await cairn(env, cwd, 'continue', '--last')).code).toBe(0);
+    const asked = new URL(server.requests.filter((q) => q.path.startsWith('/api/handoff')).at(-1)!.path, 'http://x');
+    expect(asked.searchParams.get('last')).toBe('1');
+    expect(asked.searchParams.get('branch')).toBe('limiter');
+    expect(asked.searchParams.get('head')).toBe(head);
   });
 
   it('injects the block it was given when the server cannot be asked at session start', async () => {

@@ -392,3 +392,10 @@ export const belowLiteral = (col: AnyColumn, n: number): SQL => sql`${col} < ${s
 
 /** `col >= n` with n written into the statement (see belowLiteral). */
 export const atLeastLiteral = (col: AnyColumn, n: number): SQL => sql`${col} >= ${sql.raw(String(Math.trunc(n)))}`;
+
+/** `col + 1` while `key` still holds `value`, else 1: a count of attempts that starts again with a new key. */
+export const countWhileSame = (col: AnyColumn, key: AnyColumn, value: string): SQL<number> =>
+  sql<number>`CASE WHEN ${key} = ${value} THEN ${col} + 1 ELSE 1 END`;
+
+/** The column's value, or `value` when it is NULL (keeps the first time something happened). */
+export const firstOf = (col: AnyColumn, value: number): SQL<number> => sql<number>`COALESCE(${col}, ${value})`;

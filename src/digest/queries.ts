@@ -1,10 +1,13 @@
 // The team's day in D1 (issue 36): summaries and observations stored in a window, as a reader may read them (the one
-// visibility rule: a member for `cairn standup`, every member at once for the digest), newest first and bounded.
+// visibility rule: a member for `cairn standup`, every member at once for the digest), newest first and bounded. And
+// the digest's record per team on the directory (`digest_runs`): the period it last tried, how many attempts that
+// took, when one last went out and up to when it covered, and the failure while it fails (GET /api/admin/health).
 import { and, desc, eq, gte, isNull, lt, notInArray, notLike } from 'drizzle-orm';
 import { db as dbOf, type Db } from '../db/client';
 import { HANDOFF_SOURCE, TODOS_SOURCE } from '../db/observations';
 import { PERSONAL_PREFIX } from '../db/write-policy';
-import { observations, projects, summaries, users } from '../db/schema';
+import { digestRuns, observations, projects, summaries, users } from '../db/schema';
+import { countWhileSame, firstOf } from '../db/sqlite';
 import { canReadObservation, canReadSummary, type Viewer } from '../db/visibility';
 
 export interface DayWindow {
@@ -87,3 +90,47 @@ export async function dayRows(d1: D1Database | Db, v: Viewer, w: DayWindow) {
 }
 
 export type DayRows = Awaited<ReturnType<typeof dayRows>>;
+
+// --- the digest's record -------------------------------------------------------------------------------------
+
+export type DigestRun = typeof digestRuns.$inferSelect;
+
+export async function digestRun(d1: D1Database | Db, teamId: number): Promise<DigestRun | null> {
+  return (await dbOf(d1).select().from(digestRuns).where(eq(digestRuns.teamId, teamId)).get()) ?? null;
+}
+
+/**
+ * One attempt at `period`, the one write of `digest_runs`: counted (attempts start again at a new period); a failure
+ * keeps its error (never the digest's text) and since when the digest fails, a success clears both and moves what was
+ * sent up to `until`.
+ */
+export async function recordDigestAttempt(
+  d1: D1Database | Db,
+  teamId: number,
+  a: { period: string; at: number } & ({ error: string } | { sentUntil: number }),
+): Promise<void> {
+  const failed = 'error' in a;
+  const outcome = failed
+    ? { lastError: a.error, failingSince: firstOf(digestRuns.failingSince, a.at) }
+    : { lastError: null, failingSince: null, lastOkAt: a.at, sentPeriod: a.period, sentUntil: a.sentUntil };
+  await dbOf(d1)
+    .insert(digestRuns)
+    .values({
+      teamId,
+      period: a.period,
+      attempts: 1,
+      lastAttemptAt: a.at,
+      ...(failed
+        ? { lastError: a.error, failingSince: a.at }
+        : { lastOkAt: a.at, sentPeriod: a.period, sentUntil: a.sentUntil }),
+    })
+    .onConflictDoUpdate({
+      target: digestRuns.teamId,
+      set: {
+        period: a.period,
+        attempts: countWhileSame(digestRuns.attempts, digestRuns.period, a.period),
+        lastAttemptAt: a.at,
+        ...outcome,
+      },
+    });
+}

@@ -13,6 +13,8 @@ import { teamBudget } from '../observer/spend';
 import type { ObserverHealth } from '../slots/observer-health';
 import { teamStub } from '../slots/team-do';
 import { budgetJson, observerOf } from '../usage/routes';
+import { digestSchedule } from '../digest/schedule';
+import { digestRun } from '../digest/queries';
 import {
   D1_LIMIT_BYTES,
   type MaintenanceJson,
@@ -65,12 +67,14 @@ async function teamHealth(
 ): Promise<TeamHealthJson> {
   const d = shardDb(env, team.shard);
   const settings = parseTeamSettings(team.settings);
-  const [health, retired, sweep, budget, skipped] = await Promise.all([
+  const schedule = digestSchedule(settings);
+  const [health, retired, sweep, budget, skipped, digest] = await Promise.all([
     teamStub(env, team.id).health(now),
     retiredDeadLetters(d, team.id),
     lastRetentionSweep(d, team.id),
     teamBudget(d, team.id, now, settings),
     embedSkipped(d, team.id),
+    schedule ? digestRun(directoryDb(env), team.id) : null,
   ]);
   const observer = observerOf(env);
   return {
@@ -94,6 +98,17 @@ async function teamHealth(
     retention: { days: settings.retention_days ?? null, last_sweep: sweep },
     maintenance,
     shard,
+    digest: schedule
+      ? {
+          schedule,
+          period: digest?.period ?? null,
+          attempts: digest?.attempts ?? 0,
+          last_attempt_at: digest?.lastAttemptAt ?? null,
+          last_sent_at: digest?.lastOkAt ?? null,
+          failing_since: digest?.failingSince ?? null,
+          error: digest?.lastError ?? null,
+        }
+      : null,
   };
 }
 

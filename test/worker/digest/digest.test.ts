@@ -12,6 +12,7 @@ import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { finishJob, jobOf, lane } from '../support/jobs';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary } from '../support/seed';
 import { json } from '../teams/support';
+import { runTeamDay } from '../support/daily';
 
 const HOUR = 3_600_000;
 
@@ -159,6 +160,23 @@ describe('the team digest', () => {
     const ok = (await health(t.owner)).digest!;
     expect(ok).toMatchObject({ error: null, failing_since: null, attempts: 3 });
     expect(ok.last_sent_at).not.toBeNull();
+  });
+
+  it("is started by the team's own daily job (the cron's fan-out), and not for a team without a webhook", async () => {
+    const hook = fresh('hook');
+    const t = await teamWithDay(hook);
+    const day = await runTeamDay(t.teamId, t.now);
+    expect(day.status, JSON.stringify(day.error)).toBe('done');
+    const id = (day.result as { digest: string | null }).digest;
+    expect(id).toEqual(expect.any(String));
+    expect((await finishJob(t.teamId, id!)).result).toMatchObject({
+      outcome: 'sent',
+      period: digestPeriod('daily', t.now),
+    });
+    expect(await posts(hook)).toHaveLength(1);
+    const none = await newIdentity({ role: 'owner' });
+    const quiet = await runTeamDay((await idsOf(none)).teamId, t.now);
+    expect(quiet.result).toMatchObject({ digest: null });
   });
 
   it('is not started without a webhook, and weekly only on Mondays', async () => {

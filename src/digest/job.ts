@@ -57,7 +57,12 @@ export const digestJob: JobKind<Params, { tried: number }> = {
     const url = settings.digest_webhook_url;
     if (!url) return done({ period: p.period, outcome: 'off' });
     const refused = webhookRefusal(url, configOf(ctx.env).local);
-    if (refused) throw new JobFailure('invalid_webhook', `digest_webhook_url: ${refused}.`);
+    if (refused) {
+      // A URL stored before this configuration (a local run's loopback receiver in production): shown, not retried.
+      const error = `digest_webhook_url: ${refused}`;
+      await recordDigestAttempt(dir, teamId, { period: p.period, at: Date.now(), error });
+      throw new JobFailure('invalid_webhook', `${error}.`);
+    }
     const run = await digestRun(dir, teamId);
     if (run?.sentPeriod === p.period) return done({ period: p.period, outcome: 'already_sent' });
     const period = digestSchedule(settings) === 'weekly' ? 7 * DAY : DAY;

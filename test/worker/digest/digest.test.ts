@@ -191,6 +191,22 @@ describe('the team digest', () => {
     expect((await finishJob(t.teamId, id!)).result).toMatchObject({ period: '2026-W50', outcome: 'sent' });
   });
 
+  it('fails, shown in health, for a stored webhook this configuration refuses, and posts nothing', async () => {
+    const t = await newIdentity({ role: 'owner' });
+    const teamId = (await idsOf(t)).teamId;
+    // Stored past the settings route (as a local run's receiver would be after a deploy): plain http elsewhere.
+    await env.DB.prepare('UPDATE teams SET settings = ? WHERE id = ?')
+      .bind(JSON.stringify({ digest_webhook_url: 'http://hooks.example.com/x' }), teamId)
+      .run();
+    const job = await finishJob(teamId, (await startDigest(teamId, Date.now()))!);
+    expect(job.status).toBe('failed');
+    expect(job.error?.code).toBe('invalid_webhook');
+    expect((await health(t)).digest).toMatchObject({
+      attempts: 1,
+      error: expect.stringContaining('digest_webhook_url'),
+    });
+  });
+
   it('takes only an https webhook (or 127.0.0.1 in local runs) and never shows the URL back', async () => {
     const t = await newIdentity({ role: 'owner' });
     const patch = (url: string) =>

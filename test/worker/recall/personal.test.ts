@@ -143,6 +143,22 @@ describe('personal memory', () => {
     expect((await remember(a.token, { scope: 'team', text: 'x' })).status).toBe(400);
   });
 
+  it("is a reader's to write, though a reader writes nothing to the team's projects (the one write policy)", async () => {
+    const { a } = await people();
+    const handle = fresh('reader');
+    const reader = await addTeammate(a, handle, { role: 'reader' });
+    const refused = await remember(reader.token, { project: repo(), text: 'a team note' });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('reader_role');
+    const mine = await json<Saved>(
+      await remember(reader.token, { scope: 'personal', text: 'I read, never write (okapi-3)' }),
+      201,
+    );
+    expect(mine.scope).toBe('personal');
+    expect(await context(reader.token, repo())).toContain('okapi-3');
+    expect(await context(a.token, repo())).not.toContain('okapi-3');
+  });
+
   it('is redacted like everything else and saving it twice stores it once', async () => {
     const { a } = await people();
     const key = `AKIA${'Q'.repeat(12)}7EXM`;

@@ -2,7 +2,7 @@
 // visibility rule: a member for `cairn standup`, every member at once for the digest), newest first and bounded. And
 // the digest's record per team on the directory (`digest_runs`): the period it last tried, how many attempts that
 // took, when one last went out and up to when it covered, and the failure while it fails (GET /api/admin/health).
-import { and, desc, eq, gte, isNull, lt, notInArray, notLike } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull, lt, notInArray, notLike } from 'drizzle-orm';
 import { db as dbOf, type Db } from '../db/client';
 import { HANDOFF_SOURCE, TODOS_SOURCE } from '../db/observations';
 import { PERSONAL_PREFIX } from '../db/write-policy';
@@ -97,6 +97,17 @@ export type DigestRun = typeof digestRuns.$inferSelect;
 
 export async function digestRun(d1: D1Database | Db, teamId: number): Promise<DigestRun | null> {
   return (await dbOf(d1).select().from(digestRuns).where(eq(digestRuns.teamId, teamId)).get()) ?? null;
+}
+
+/** The records of a page of teams (≤ 50 ids: the operator's health page), one statement, by team id. */
+export async function digestRunsOf(d1: D1Database | Db, teamIds: readonly number[]): Promise<Map<number, DigestRun>> {
+  if (!teamIds.length) return new Map();
+  const rows = await dbOf(d1)
+    .select()
+    .from(digestRuns)
+    .where(inArray(digestRuns.teamId, [...teamIds]))
+    .all();
+  return new Map(rows.map((r) => [r.teamId, r]));
 }
 
 /**

@@ -14,7 +14,7 @@ import type { ObserverHealth } from '../slots/observer-health';
 import { teamStub } from '../slots/team-do';
 import { budgetJson, observerOf } from '../usage/routes';
 import { digestSchedule } from '../digest/schedule';
-import { digestRun } from '../digest/queries';
+import { digestRun, digestRunsOf, type DigestRun } from '../digest/queries';
 import {
   D1_LIMIT_BYTES,
   type MaintenanceJson,
@@ -64,6 +64,8 @@ async function teamHealth(
   maintenance: MaintenanceJson[],
   shard: ShardJson,
   now: number,
+  /** The team's digest record when the caller read it with its page's (undefined: read here when it has a webhook). */
+  digestRecord?: DigestRun | null,
 ): Promise<TeamHealthJson> {
   const d = shardDb(env, team.shard);
   const settings = parseTeamSettings(team.settings);
@@ -74,7 +76,7 @@ async function teamHealth(
     lastRetentionSweep(d, team.id),
     teamBudget(d, team.id, now, settings),
     embedSkipped(d, team.id),
-    schedule ? digestRun(directoryDb(env), team.id) : null,
+    schedule && digestRecord === undefined ? digestRun(directoryDb(env), team.id) : (digestRecord ?? null),
   ]);
   const observer = observerOf(env);
   return {
@@ -134,9 +136,9 @@ export const OPERATOR_PAGE_MAX = 50;
 
 /**
  * The page size a request gets. A team costs a TeamDO call and five reads (six with a spend budget set: dead
- * letters, the last sweep, skipped vectors' three counts, the spend), the page four reads more
- * (test/worker/health/health-routes.test.ts counts them): Free's 50 queries and subrequests an invocation take 6
- * teams; Paid takes 20 by default and up to 50 when asked (~350).
+ * letters, the last sweep, skipped vectors' three counts, the spend), the page four reads more, and one for its
+ * teams' digest records when one has a webhook (test/worker/health/health-routes.test.ts counts them): Free's 50
+ * queries and subrequests an invocation take 6 teams; Paid takes 20 by default and up to 50 when asked (~350).
  */
 export function operatorPageLimit(env: CairnEnv, asked: number | undefined): number {
   const free = configOf(env).plan.name === 'free';
@@ -160,11 +162,23 @@ export async function healthOfServer(
     teamCountsByShard(env),
   ]);
   const teams = rows.slice(0, page.limit);
+  // The page's digest records in one read (none without a webhook), not one a team: 6 teams stay within Free's 50.
+  const withDigest = teams.filter((t) => digestSchedule(parseTeamSettings(t.settings))).map((t) => t.id);
+  const digests = await digestRunsOf(directoryDb(env), withDigest);
   const byBinding = new Map(shards.map((s) => [s.binding, s]));
   // One team at a time: each view is a Durable Object call and a few small reads.
   const teamViews = [];
   for (const t of teams)
-    teamViews.push(await teamHealth(env, t, [], byBinding.get(t.shard) ?? (await shardJson(env, t.shard)), now));
+    teamViews.push(
+      await teamHealth(
+        env,
+        t,
+        [],
+        byBinding.get(t.shard) ?? (await shardJson(env, t.shard)),
+        now,
+        digests.get(t.id) ?? null,
+      ),
+    );
   return {
     teams: teamViews,
     next_cursor: rows.length > page.limit ? String(teams.at(-1)!.id) : null,

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { startTeamDigest } from '../../../src/digest/job';
 import { digestPeriod } from '../../../src/digest/schedule';
 import { teamSettingsText } from '../../../src/db/teams';
-import { call, fresh, newIdentity, type TestIdentity } from '../support/http';
+import { ADMIN_SECRET, call, fresh, newIdentity, type TestIdentity } from '../support/http';
 import { finishJob, jobOf, lane } from '../support/jobs';
 import { idsOf, seedObservation, seedProject, seedSession, seedSummary } from '../support/seed';
 import { json } from '../teams/support';
@@ -153,6 +153,11 @@ describe('the team digest', () => {
     expect(failing.error).toBe('the webhook answered 500');
     expect(failing.failing_since).not.toBeNull();
     expect(failing.attempts).toBe(1);
+    // The operator's view of the team (its page's digest records read at once) says the same.
+    const op = await json<{ teams: Health[] }>(
+      await call(`/api/admin/teams/health?cursor=${t.teamId - 1}&limit=1`, { token: ADMIN_SECRET }),
+    );
+    expect(op.teams[0]!.digest).toMatchObject({ error: 'the webhook answered 500', attempts: 1 });
     expect((await jobOf(t.teamId, id))!.status).not.toBe('failed');
     const job = await finishJob(t.teamId, id);
     expect(job.status).toBe('done');

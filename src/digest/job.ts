@@ -18,7 +18,7 @@ import { JobFailure, type JobKind } from '../jobs/types';
 import { errorText } from '../lib/log';
 import { dayRows, digestRun, recordDigestAttempt } from './queries';
 import { groupDay, renderSlackDigest } from './render';
-import { webhookRefusal } from './webhook';
+import { maskedWebhook, webhookRefusal } from './webhook';
 import { DAY, digestPeriod, digestSchedule } from './schedule';
 
 /** How far back a digest reaches at most when earlier ones failed (the rest was the previous week's news). */
@@ -99,7 +99,8 @@ export const digestJob: JobKind<Params, { tried: number }> = {
       await res.body?.cancel();
       if (res.status < 200 || res.status >= 300) failure = `the webhook answered ${res.status}`;
     } catch (err) {
-      failure = `the webhook could not be reached: ${errorText(err).slice(0, 200)}`;
+      // The URL is a credential: never in the record an admin reads, whatever the runtime's message quotes of it.
+      failure = `the webhook could not be reached: ${errorText(err).split(url).join(maskedWebhook(url)).slice(0, 200)}`;
     }
     if (failure) {
       await recordDigestAttempt(dir, teamId, { period: p.period, at: Date.now(), error: failure });

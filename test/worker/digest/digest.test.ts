@@ -196,6 +196,24 @@ describe('the team digest', () => {
     expect((await finishJob(t.teamId, id!)).result).toMatchObject({ period: '2026-W50', outcome: 'sent' });
   });
 
+  it('shows a receiver it cannot reach in health without the URL, which is a credential', async () => {
+    const t = await teamWithDay(fresh('hook'));
+    const secret = fresh('T000-B000-SECRET');
+    await json(
+      await call('/api/admin/settings', {
+        token: t.owner.token,
+        method: 'PATCH',
+        json: { digest_webhook_url: `http://127.0.0.1:1/services/${secret}` },
+      }),
+    );
+    const id = (await startDigest(t.teamId, t.now))!;
+    await firstFailure(t.teamId, id);
+    const shown = JSON.stringify(await health(t.owner));
+    expect(shown).toContain('the webhook could not be reached');
+    expect(shown).not.toContain(secret);
+    expect(JSON.stringify(await jobOf(t.teamId, id))).not.toContain(secret);
+  });
+
   it('fails, shown in health, for a stored webhook this configuration refuses, and posts nothing', async () => {
     const t = await newIdentity({ role: 'owner' });
     const teamId = (await idsOf(t)).teamId;

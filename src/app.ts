@@ -28,6 +28,9 @@ import { runWithRequestLog } from './lib/log';
 import { bodyCap } from './limits/body-limit';
 import { rateLimit } from './limits/rate-limit';
 import { mcpRoutes } from './mcp/routes';
+import { memoryRoutes } from './personal/routes';
+import { handoffRoutes } from './handoff/routes';
+import { standupRoutes } from './digest/routes';
 import { contextRoutes, observationRoutes, projectRoutes, timelineRoutes } from './recall/routes';
 import { primeRoutes } from './recall/prime';
 import { benchRoutes } from './search/bench-routes';
@@ -82,6 +85,20 @@ const TOKEN_MOUNTS: Mount[] = [
     guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
     routes: new Hono<AppEnv>().route('/', correctionRoutes).route('/', versionRoutes),
   },
+  // A person's own memory and `cairn remember`: writes with `ingest`, the owner's export with `read` too.
+  {
+    at: '/api/memory',
+    guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
+    routes: memoryRoutes,
+  },
+  // Continue anywhere: a session's handoff (`read` or `ingest`) and handoff notes (`ingest`).
+  {
+    at: '/api/handoff',
+    guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })],
+    routes: handoffRoutes,
+  },
+  // What I (or the team) did in a window: `cairn standup`.
+  { at: '/api/standup', guards: [requireScope('read')], routes: standupRoutes },
   // A job the caller started (forget of their private project, an export): any device token.
   { at: '/api/jobs', guards: [scopeByMethod({ read: ['ingest', 'read'], write: ['ingest'] })], routes: ownJobRoutes },
   { at: '/api/context', guards: [requireScope('read')], routes: contextRoutes },

@@ -22,11 +22,12 @@ import { consolidateJob } from './consolidation/job';
 import { judgeHeldJob } from './hold/backfill-job';
 import { retentionSweepJob } from './retention/sweep-job';
 import { sessionRetireJob } from './retention/session-retire';
+import { digestJob } from './digest/job';
 
 // Every kind of job this Worker runs (src/jobs/types.ts says how to write one; NOTES: how to add one).
 registerJobKinds([embedJob, ftsUpkeepJob, moveJob, backupJob, restoreJob, upgradeJob, forgetProjectJob, importJob]);
 registerJobKinds([consolidateJob, judgeHeldJob]);
-registerJobKinds([retentionSweepJob, sessionRetireJob, dailyDispatchJob, dailyTeamJob]);
+registerJobKinds([retentionSweepJob, sessionRetireJob, dailyDispatchJob, dailyTeamJob, digestJob]);
 // The observer's corrections need search's query builder and the supersede path (features): plugged in here.
 registerObserverCorrections(observerCorrectionsImpl);
 

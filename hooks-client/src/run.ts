@@ -26,8 +26,16 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn import --ndjson <file>                       a cairn export into this team (safe to repeat)
   cairn import --claude-mem [db] [--map NAME=KEY]…   claude-mem's history (default ~/.claude-mem/claude-mem.db)
   cairn export --output <file> [--project <key>]     the team's memory as NDJSON (admins)
+  cairn export --personal --output <file>            your own (personal) memory as NDJSON
+  cairn remember [--personal] "…"                    a note for this project's memory, or your own (--personal:
+                                                     your sessions in every project, nobody else's)
   cairn forget <12|S12|P12> | --session <id> | --project <key> [--confirm N]
                                                      delete from the team's memory for good
+  cairn continue <session id> | --last               the next agent session in this checkout starts where that
+                                                     session stopped (yours on another machine, or a teammate's)
+  cairn handoff [--session ID] "…"                   a note for whoever continues a session of yours
+  cairn standup [--since 1d] [--team] [--project <key>] [--json]
+                                                     what you (or the team) did, by project and person, with ids
   cairn supersede <12> [--by <13>] --reason "…"      mark a record outdated (replaced by #13); author or admin
   cairn feedback <12> wrong|outdated|useful [--reason "…"]   flag a record for review, or say it helped
   cairn history <12> [--diff <from>[:<to>]] [--json] every version of a record: who, when, why, what changed
@@ -65,6 +73,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   history: async () => (await import('./commands/versions')).history,
   edit: async () => (await import('./commands/versions')).edit,
   revert: async () => (await import('./commands/versions')).revert,
+  remember: async () => (await import('./commands/remember')).remember,
+  continue: async () => (await import('./commands/continue')).continueSession,
+  handoff: async () => (await import('./commands/continue')).handoffNote,
+  standup: async () => (await import('./commands/standup')).standup,
 };
 
 /** Commands whose output is read by a program, not a person (see run). */

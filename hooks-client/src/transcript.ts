@@ -176,3 +176,72 @@ export function lastPromptToolCalls(jsonl: string, sessionId: string): ImportedE
   }
   return start < 0 ? [] : events.slice(start + 1).filter((e) => e.kind === 'observation');
 }
+
+/** An unfinished todo of the agent's own list, as the summarize event carries it (`todos`). */
+export interface TranscriptTodo {
+  text: string;
+  status: 'pending' | 'in_progress';
+}
+
+const TODO_STATUSES = new Set(['pending', 'in_progress', 'completed']);
+const MAX_TODOS = 30;
+const MAX_TODO_TEXT = 300;
+
+/**
+ * The agent's unfinished todos as the transcript leaves them (Claude Code 2.1.332: the latest TodoWrite list, or the
+ * tasks its TaskCreate/TaskUpdate calls made and changed; sdk-tools.d.ts of the pinned CLI). Null when the transcript
+ * holds no todo tool call at all (nothing to say), [] when every todo is done. Subagents' lines are not the session's
+ * list. Linear in the text.
+ */
+export function openTodos(jsonl: string): TranscriptTodo[] | null {
+  let list: { text: string; status: string }[] | null = null;
+  const tasks = new Map<string, { text: string; status: string }>();
+  const creates = new Map<string, string>();
+  let seen = false;
+  for (const raw of jsonl.split('\n')) {
+    const l = raw.trim() ? parseLine(raw) : null;
+    if (!l || l.isSidechain) continue;
+    const content = l.message?.content;
+    if (!Array.isArray(content)) continue;
+    if (roleOf(l) === 'assistant') {
+      for (const b of content) {
+        if (b?.type !== 'tool_use' || typeof b.name !== 'string') continue;
+        const input = (b.input ?? {}) as Record<string, unknown>;
+        if (b.name === 'TodoWrite' && Array.isArray(input.todos)) {
+          seen = true;
+          list = input.todos.flatMap((t) => {
+            const o = (t ?? {}) as Record<string, unknown>;
+            return typeof o.content === 'string' && typeof o.status === 'string'
+              ? [{ text: o.content, status: o.status }]
+              : [];
+          });
+        } else if (b.name === 'TaskCreate' && typeof input.subject === 'string' && b.id) {
+          seen = true;
+          creates.set(b.id, input.subject);
+        } else if (b.name === 'TaskUpdate' && typeof input.taskId === 'string') {
+          seen = true;
+          const task = tasks.get(input.taskId);
+          if (!task) continue;
+          if (input.status === 'deleted') tasks.delete(input.taskId);
+          else if (typeof input.status === 'string') task.status = input.status;
+          if (typeof input.subject === 'string') task.text = input.subject;
+        }
+      }
+      continue;
+    }
+    // A TaskCreate's id is in its result (toolUseResult.task.id).
+    for (const b of content) {
+      if (b?.type !== 'tool_result' || !b.tool_use_id || !creates.has(b.tool_use_id)) continue;
+      const subject = creates.get(b.tool_use_id)!;
+      creates.delete(b.tool_use_id);
+      const task = (l.toolUseResult as { task?: { id?: unknown } } | undefined)?.task;
+      if (typeof task?.id === 'string') tasks.set(task.id, { text: subject, status: 'pending' });
+    }
+  }
+  if (!seen) return null;
+  const all = [...(list ?? []), ...tasks.values()];
+  return all
+    .filter((t) => TODO_STATUSES.has(t.status) && t.status !== 'completed' && t.text.trim())
+    .slice(0, MAX_TODOS)
+    .map((t) => ({ text: t.text.trim().slice(0, MAX_TODO_TEXT), status: t.status as TranscriptTodo['status'] }));
+}

@@ -7,6 +7,9 @@ import { Name } from '../lib/names';
 import { jsonBody, lineField, query } from '../lib/validate';
 import { auditPage, teamSettingsText, writeTeamSettings } from '../db/teams';
 import { directoryDb, teamDb, teamDbs } from '../db/shards';
+import { configOf } from '../config';
+import { AppError } from '../lib/errors';
+import { maskedSettings, webhookRefusal } from '../digest/webhook';
 
 const Word = lineField(100);
 const List = (max: number) => z.array(Word).max(max);
@@ -49,6 +52,9 @@ export const SettingsPatch = z
       )
       .refine((r) => Object.keys(r).length <= 100, 'at most 100 projects')
       .nullable(),
+    /** The digest's receiver (https; http on 127.0.0.1 only in local runs: checked with the config) and schedule. */
+    digest_webhook_url: z.string().trim().min(1).max(2_000).nullable(),
+    digest_schedule: z.enum(['daily', 'weekly']).nullable(),
   })
   .partial()
   .strict();
@@ -92,11 +98,16 @@ interface AuditRow {
 }
 
 export const adminSettingsRoutes = new Hono<AppEnv>()
-  .get('/settings', async (c) => c.json({ settings: await readSettings(directoryDb(c.env), c.get('auth').teamId) }))
+  .get('/settings', async (c) =>
+    c.json({ settings: maskedSettings(await readSettings(directoryDb(c.env), c.get('auth').teamId)) }),
+  )
 
   .patch('/settings', jsonBody(SettingsPatch, 100_000), async (c) => {
     const auth = c.get('auth');
     const patch = c.req.valid('json');
+    const url = patch.digest_webhook_url;
+    const refused = typeof url === 'string' ? webhookRefusal(url, configOf(c.env).local) : null;
+    if (refused) throw new AppError(400, 'invalid_webhook', `digest_webhook_url: ${refused}.`);
     const h = await teamDbs(c.env, auth.teamId);
     const next = applySettingsPatch(await readSettings(h.dir, auth.teamId), patch);
     const now = Date.now();
@@ -105,10 +116,11 @@ export const adminSettingsRoutes = new Hono<AppEnv>()
       actorUserId: auth.userId,
       action: 'settings.update',
       target: 'team',
-      detail: { changed: patch },
+      // The webhook URL is a credential: the audit row names its host only.
+      detail: { changed: maskedSettings(patch) },
       at: now,
     });
-    return c.json({ settings: next });
+    return c.json({ settings: maskedSettings(next) });
   })
 
   .get('/audit', query(AuditQuery), async (c) => {

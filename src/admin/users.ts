@@ -25,7 +25,8 @@ import {
   type TokenRow,
   type UserRow,
 } from '../db/members';
-import { directoryDb, syncTeamCopy, teamDbs } from '../db/shards';
+import { directoryDb, syncTeamCopy, teamDb, teamDbs } from '../db/shards';
+import { personalMemoryCounts } from '../db/projects';
 import { ensureDevice, teamInfo } from '../db/teams';
 import { Name } from '../lib/names';
 import { privateProjectsOf } from '../db/forget';
@@ -124,7 +125,13 @@ export const adminUserRoutes = new Hono<AppEnv>()
   })
 
   .get('/users', async (c) => {
-    return c.json({ users: await listUsers(directoryDb(c.env), c.get('auth').teamId) });
+    const teamId = c.get('auth').teamId;
+    const [list, personal] = await Promise.all([
+      listUsers(directoryDb(c.env), teamId),
+      personalMemoryCounts(await teamDb(c.env, teamId), teamId),
+    ]);
+    // A member's personal memory is theirs: admins see how many notes it holds, never a note.
+    return c.json({ users: list.map((u) => ({ ...u, personal_memories: personal.get(u.handle) ?? 0 })) });
   })
 
   .post('/users', jsonBody(AddUserBody, SMALL_BODY), async (c) => {

@@ -5,6 +5,7 @@ import { and, count as countAll, eq, gt, inArray, type SQL } from 'drizzle-orm';
 import { db, type Db } from './client';
 import { insertAudit } from './audit';
 import { deleteCorrectionRows } from './corrections';
+import { notPersonal } from './projects';
 import { boundValue, byIds, inJsonList, jsonCounts, projectIdByKey } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, canSeeProject, type Viewer } from './visibility';
 import {
@@ -505,12 +506,15 @@ export async function privateProjectsOf(
     .where(and(eq(projects.teamId, teamId), eq(projects.ownerUserId, userId), eq(projects.visibility, 'private')));
 }
 
-/** Ids of every project the user may read (team projects and their own private ones). */
+/**
+ * Ids of every project a team export by the user covers: team projects and their own private ones, never a personal
+ * memory (theirs is in their own export, GET /api/memory/personal/export).
+ */
 export async function visibleProjectIds(d1: D1Database, teamId: number, userId: number): Promise<number[]> {
   const rows = await db(d1)
     .select({ id: projects.id })
     .from(projects)
-    .where(canSeeProject({ teamId, userId }))
+    .where(and(canSeeProject({ teamId, userId }), notPersonal()))
     .orderBy(projects.id);
   return rows.map((r) => r.id);
 }

@@ -35,6 +35,13 @@ export type ObservationPlace = { projectId: number | SQL<number>; sessionId: num
   | 'releasedBy'
 >;
 
+/**
+ * Sources of rows a live session gets without the observer (src/store/session-notes.ts): its open todos at each Stop
+ * (left out of the context index: they are a session's state, shown by its handoff) and handoff notes.
+ */
+export const TODOS_SOURCE = 'todos';
+export const HANDOFF_SOURCE = 'handoff';
+
 export interface FileRef {
   path: string;
   kind: 'read' | 'modified';

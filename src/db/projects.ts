@@ -1,6 +1,6 @@
 // Project identity: which projects a caller's keys name (through the one visibility rule), and creating one
 // on first ingest.
-import { and, count, desc, eq, inArray, isNull, max, ne, or } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, like, max, ne, notLike, or } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Caller } from './caller';
 import { db as dbOf, type Db } from './client';
@@ -10,6 +10,8 @@ import { canReadObservation, canSeeProject, type Viewer } from './visibility';
 import {
   chooseFoundProject,
   mayWriteProject,
+  personalProjectKey,
+  PERSONAL_PREFIX,
   projectLookupKeys,
   shadowProjectKey,
   storedProjectKey,
@@ -67,8 +69,34 @@ export async function ensureProject(
   /** Throws to refuse the project (the write policy's writeRefusal), before a new one is made. */
   allow: (p: ProjectRef) => void = () => {},
 ): Promise<ProjectRef> {
-  const d = dbOf(d1);
-  const key = storedProjectKey(rawKey, auth.handle);
+  return ensureStoredProject(dbOf(d1), auth, storedProjectKey(rawKey, auth.handle), now, wanted, allow);
+}
+
+/**
+ * The caller's personal memory (`#personal/<handle>`, private, theirs), made on first use through the same write
+ * policy as any project: a row under that key that is not the caller's private project is never written into.
+ */
+export async function ensurePersonalProject(
+  d1: D1Database | Db,
+  auth: Caller,
+  now: number,
+  allow: (p: ProjectRef) => void = () => {},
+): Promise<ProjectRef> {
+  const p = await ensureStoredProject(dbOf(d1), auth, personalProjectKey(auth.handle), now, 'private', allow);
+  if (p.visibility !== 'private' || p.ownerUserId !== auth.userId || p.key !== personalProjectKey(auth.handle))
+    throw projectKeyUnavailable();
+  return p;
+}
+
+/** ensureProject for a key already in stored form (a client's key, or one only the server makes). */
+async function ensureStoredProject(
+  d: Db,
+  auth: Caller,
+  key: string,
+  now: number,
+  wanted: 'team' | 'private',
+  allow: (p: ProjectRef) => void,
+): Promise<ProjectRef> {
   const shadow = shadowProjectKey(key, auth.handle);
   const found = await projectsByKeys(d, auth.teamId, projectLookupKeys(key, auth.handle));
   const choice = chooseFoundProject(auth, key, found, wanted);
@@ -223,7 +251,8 @@ export async function listVisibleProjects(d1: D1Database | Db, auth: Caller) {
     })
     .from(projects)
     .leftJoin(users, eq(users.id, projects.ownerUserId))
-    .where(canSeeProject(auth))
+    // An admin view: a person's own memory is in none (admins see counts: personalMemoryCounts).
+    .where(and(canSeeProject(auth), notPersonal()))
     .orderBy(nullsLast(lastActivity), desc(lastActivity), projects.key);
   return rows.map((p) => ({ ...p, aliases: p.aliases ? p.aliases.split(' ') : [] }));
 }
@@ -238,4 +267,64 @@ export async function projectsWithActivity(d1: D1Database | Db, viewer: Viewer) 
     .where(canSeeProject(viewer))
     .groupBy(projects.id)
     .orderBy(nullsLast(last), desc(last), projects.key);
+}
+
+/** Projects that are not someone's personal memory (team views: the admin's project list, the team export). */
+export const notPersonal = () => notLike(projects.key, `${PERSONAL_PREFIX}%`);
+
+/**
+ * How many current notes each member keeps in their personal memory, by handle: what admins see of it (counts, never
+ * text). One statement.
+ */
+export async function personalMemoryCounts(d1: D1Database | Db, teamId: number): Promise<Map<string, number>> {
+  const rows = await dbOf(d1)
+    .select({ key: projects.key, n: count(observations.id) })
+    .from(projects)
+    .leftJoin(
+      observations,
+      and(
+        eq(observations.teamId, projects.teamId),
+        eq(observations.projectId, projects.id),
+        isNull(observations.deletedAt),
+      ),
+    )
+    .where(and(eq(projects.teamId, teamId), like(projects.key, `${PERSONAL_PREFIX}%`)))
+    .groupBy(projects.id);
+  return new Map(rows.map((r) => [r.key.slice(PERSONAL_PREFIX.length), r.n]));
+}
+
+/** The caller's personal project, when they have one (reads only). */
+export async function personalProjectOf(d1: D1Database | Db, auth: Caller): Promise<ProjectRef | null> {
+  const row = await dbOf(d1)
+    .select(REF)
+    .from(projects)
+    .where(
+      and(
+        eq(projects.teamId, auth.teamId),
+        eq(projects.key, personalProjectKey(auth.handle)),
+        eq(projects.visibility, 'private'),
+        eq(projects.ownerUserId, auth.userId),
+      ),
+    )
+    .get();
+  return row ?? null;
+}
+
+/**
+ * ensurePersonalProject for a member known by id (an observer turn knows its author's id, not their handle): the
+ * handle is read from the team's member rows on this database (a shard keeps a copy). Null when the member is gone.
+ */
+export async function ensureMemberPersonalProject(
+  d1: D1Database | Db,
+  teamId: number,
+  userId: number,
+  now: number,
+): Promise<ProjectRef | null> {
+  const d = dbOf(d1);
+  const member = await d
+    .select({ handle: users.handle })
+    .from(users)
+    .where(and(eq(users.teamId, teamId), eq(users.id, userId), isNull(users.removedAt)))
+    .get();
+  return member ? ensurePersonalProject(d, { teamId, userId, handle: member.handle }, now) : null;
 }

@@ -2,10 +2,11 @@
 // the visibility rule (src/db/visibility.ts). Newest-first reads take ONE project at a time: `project_id = ?`
 // lets SQLite walk the (team, project, time) index and stop after `limit` rows, where an IN-list would scan
 // the whole team's time index.
-import { and, count, desc, eq, isNull, or } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, ne, or } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import { devices, observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
 import { notPendingReview } from './corrections';
+import { TODOS_SOURCE } from './observations';
 import { byIds, inJsonList, jsonListIntersects, whileUnreleased } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, type Viewer } from './visibility';
 
@@ -52,6 +53,8 @@ export async function contextObservationsOf(
         isNull(observations.supersededBy),
         isNull(observations.mergedInto),
         notPendingReview(viewer.teamId),
+        // A session's open todos are its state, not something learned: its handoff shows them.
+        ne(observations.source, TODOS_SOURCE),
         inJsonList(observations.type, types),
         or(eq(observations.concepts, '[]'), jsonListIntersects(observations.concepts, concepts)),
       ),
@@ -237,4 +240,43 @@ export async function sessionRecordOf(d1: D1Database | Db, viewer: Viewer, sessi
       .get(),
   ]);
   return { observations: rows, total: total?.n ?? 0, summary: summary ?? null };
+}
+
+/**
+ * The caller's personal memory (their `#personal/<handle>` project), newest first: what the context index shows
+ * of it in every project. One statement; the project is found by its key and owner inside it, so a caller without
+ * personal notes costs nothing more. Superseded, merged and flagged notes are left out, as in the index.
+ */
+export async function personalNotesOf(d1: D1Database | Db, viewer: Viewer, personalKey: string, limit: number) {
+  const own = dbOf(d1)
+    .select({ id: projects.id })
+    .from(projects)
+    .where(
+      and(
+        eq(projects.teamId, viewer.teamId),
+        eq(projects.key, personalKey),
+        eq(projects.ownerUserId, viewer.userId),
+        eq(projects.visibility, 'private'),
+      ),
+    );
+  return dbOf(d1)
+    .select({
+      id: observations.id,
+      createdAt: observations.createdAt,
+      title: observations.title,
+      narrative: observations.narrative,
+      held: stillHeld(observations),
+    })
+    .from(observations)
+    .where(
+      and(
+        inArray(observations.projectId, own),
+        canReadObservation(viewer),
+        isNull(observations.supersededBy),
+        isNull(observations.mergedInto),
+        notPendingReview(viewer.teamId),
+      ),
+    )
+    .orderBy(desc(observations.createdAt), desc(observations.id))
+    .limit(limit);
 }

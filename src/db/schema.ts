@@ -689,6 +689,25 @@ export const checkouts = sqliteTable(
   ],
 );
 
+/**
+ * The team's digest (src/digest/, issue 36), one row per team on the directory: the period it last tried and how many
+ * attempts that took, when one last went out and up to when it covered, and the failure while it fails (an error
+ * text, never the digest's content). GET /api/admin/health shows it.
+ */
+export const digestRuns = sqliteTable('digest_runs', {
+  teamId: integer('team_id')
+    .primaryKey()
+    .references(() => teams.id),
+  period: text('period').notNull(),
+  attempts: integer('attempts').notNull().default(0),
+  lastAttemptAt: integer('last_attempt_at'),
+  lastOkAt: integer('last_ok_at'),
+  lastError: text('last_error'),
+  failingSince: integer('failing_since'),
+  sentPeriod: text('sent_period'),
+  sentUntil: integer('sent_until'),
+});
+
 export const allTables = {
   teams,
   users,
@@ -714,6 +733,7 @@ export const allTables = {
   moveChanges,
   proposals,
   checkouts,
+  digestRuns,
 };
 
 export type Team = typeof teams.$inferSelect;

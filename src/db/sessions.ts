@@ -8,6 +8,8 @@ import { heldKindsOf } from './held';
 import { prompts, sessions, type Session } from './schema';
 import { maxOf, maxOfNullable, projectAtStoreTime, projectOrItsAlias } from './sqlite';
 import { visibleProjectIds, type ProjectViewer } from './visibility';
+import { manualSessionKey, mayWriteLiveSession } from './write-policy';
+import { AppError } from '../lib/errors';
 
 export type NewSessionRow = Pick<
   typeof sessions.$inferInsert,
@@ -58,6 +60,37 @@ export async function upsertSession(
   }).get();
   if (!row) throw new Error('session row vanished');
   return row;
+}
+
+/**
+ * The caller's manual session of a project (made on first use): where remembered, primed and personal notes are
+ * filed (`manual:<project>:<user>`, a key only the server makes). A row under that key that is not the caller's own
+ * live session of that project is never borrowed (409 session_conflict).
+ */
+export async function manualSession(
+  d1: D1Database | Db,
+  caller: { teamId: number; userId: number; deviceId: number | null },
+  projectId: number,
+  now: number,
+): Promise<number> {
+  const manual = await upsertSession(d1, {
+    teamId: caller.teamId,
+    sessionKey: manualSessionKey(projectId, caller.userId),
+    projectId,
+    userId: caller.userId,
+    deviceId: caller.deviceId,
+    platform: 'manual',
+    startedAt: now,
+  });
+  // Clients cannot send `manual:` ids (400 at the edge); a row made before that rule is never borrowed.
+  if (!mayWriteLiveSession(caller, manual) || manual.projectId !== projectId) {
+    throw new AppError(
+      409,
+      'session_conflict',
+      'The session that holds remembered notes for this project belongs to someone else.',
+    );
+  }
+  return manual.id;
 }
 
 /** The id of session `key` when it is in a project the caller may see; undefined otherwise (other teams' too). */

@@ -403,3 +403,10 @@ export const atLeastLiteral = (col: AnyColumn, n: number): SQL => sql`${col} >= 
 /** `json_patch(col, patch)`: a JSON-object column with `patch`'s keys set (RFC 7396 merge), bound as ONE parameter. */
 export const jsonPatch = (col: AnyColumn, patch: Readonly<Record<string, unknown>>): SQL<string> =>
   sql<string>`json_patch(${col}, ${JSON.stringify(patch)})`;
+
+/** `col + 1` while `key` still holds `value`, else 1: a count of attempts that starts again with a new key. */
+export const countWhileSame = (col: AnyColumn, key: AnyColumn, value: string): SQL<number> =>
+  sql<number>`CASE WHEN ${key} = ${value} THEN ${col} + 1 ELSE 1 END`;
+
+/** The column's value, or `value` when it is NULL (keeps the first time something happened). */
+export const firstOf = (col: AnyColumn, value: number): SQL<number> => sql<number>`COALESCE(${col}, ${value})`;

@@ -38,6 +38,9 @@ export const TeamSettings = z
     consolidation: z.enum(['auto', 'review']).optional(),
     /** Project key → the handles that may put records into it (db/write-policy.ts writeRefusal). */
     project_writers: z.record(z.string(), z.array(z.string())).optional(),
+    /** The team's digest (src/digest/): posted to this Slack-compatible webhook, daily (default) or weekly. */
+    digest_webhook_url: z.string().min(1).max(2_000).optional(),
+    digest_schedule: z.enum(['daily', 'weekly']).optional(),
   })
   .passthrough();
 export type TeamSettings = z.infer<typeof TeamSettings>;

@@ -52,6 +52,18 @@ export function viewerOf(auth: ViewerAuth, settings: TeamSettings): Viewer {
   };
 }
 
+/**
+ * What every member of the team may read, and so what may go where every member (or anyone they share it with) sees
+ * it, such as the team's digest: the rule for a reader who owns nothing (no user has id 0). Team projects only, no
+ * held row that is not released, `sensitive` rows only when the team shares them.
+ */
+export const everyMember = (teamId: number, settings: Pick<TeamSettings, 'share_sensitive'>): Viewer => ({
+  teamId,
+  userId: 0,
+  shareSensitive: settings.share_sensitive === true,
+  seesHeld: false,
+});
+
 /** Resolves the sensitive-sharing setting (read with the token); pass the Viewer to the builders below. */
 export async function loadViewer(d1: D1Database, auth: ViewerAuth & Pick<Caller, 'settings'>): Promise<Viewer> {
   return viewerOf(auth, await settingsFor(d1, auth));

@@ -34,9 +34,18 @@ export const isReservedProjectKey = (key: string): boolean => key.trim().startsW
  */
 export const shadowProjectKey = (key: string, handle: string) => `${key}#${handle}`;
 
-/** A new project's visibility: `local/…` keys are always private, others as asked. */
+/**
+ * A person's own memory (issue 36): one private project per member, `#personal/<handle>`, made by the server only
+ * (a client's `#` is stored escaped, so no key a client sends names it; a handle has no `#` or `/`, so it never
+ * reads as a shadow key either). It follows its owner into every project's context and is in no team view.
+ */
+export const PERSONAL_PREFIX = '#personal/';
+export const personalProjectKey = (handle: string): string => `${PERSONAL_PREFIX}${handle}`;
+export const isPersonalProjectKey = (key: string): boolean => key.startsWith(PERSONAL_PREFIX);
+
+/** A new project's visibility: `local/…` and personal keys are always private, others as asked. */
 export const newProjectVisibility = (storedKey: string, wanted: 'team' | 'private'): 'team' | 'private' =>
-  storedKey.startsWith('local/') ? 'private' : wanted;
+  storedKey.startsWith('local/') || isPersonalProjectKey(storedKey) ? 'private' : wanted;
 
 /**
  * The key an imported project line names, as the importer's own: their own shadow (`<key>#<their handle>`, as
@@ -46,6 +55,8 @@ export const newProjectVisibility = (storedKey: string, wanted: 'team' | 'privat
 export function importedProjectKey(key: string, handle: string): string {
   const own = `#${handle}`;
   const k = key.trim();
+  // Someone's personal memory (their own export of it) becomes the importer's own personal memory.
+  if (isPersonalProjectKey(k)) return personalProjectKey(handle);
   return storedProjectKey(k.endsWith(own) && k.length > own.length ? k.slice(0, -own.length) : k, handle);
 }
 

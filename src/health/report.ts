@@ -13,6 +13,8 @@ import { teamBudget } from '../observer/spend';
 import type { ObserverHealth } from '../slots/observer-health';
 import { teamStub } from '../slots/team-do';
 import { budgetJson, observerOf } from '../usage/routes';
+import { digestSchedule } from '../digest/schedule';
+import { digestRun, digestRunsOf, type DigestRun } from '../digest/queries';
 import {
   D1_LIMIT_BYTES,
   type MaintenanceJson,
@@ -62,15 +64,19 @@ async function teamHealth(
   maintenance: MaintenanceJson[],
   shard: ShardJson,
   now: number,
+  /** The team's digest record when the caller read it with its page's (undefined: read here when it has a webhook). */
+  digestRecord?: DigestRun | null,
 ): Promise<TeamHealthJson> {
   const d = shardDb(env, team.shard);
   const settings = parseTeamSettings(team.settings);
-  const [health, retired, sweep, budget, skipped] = await Promise.all([
+  const schedule = digestSchedule(settings);
+  const [health, retired, sweep, budget, skipped, digest] = await Promise.all([
     teamStub(env, team.id).health(now),
     retiredDeadLetters(d, team.id),
     lastRetentionSweep(d, team.id),
     teamBudget(d, team.id, now, settings),
     embedSkipped(d, team.id),
+    schedule && digestRecord === undefined ? digestRun(directoryDb(env), team.id) : (digestRecord ?? null),
   ]);
   const observer = observerOf(env);
   return {
@@ -94,6 +100,17 @@ async function teamHealth(
     retention: { days: settings.retention_days ?? null, last_sweep: sweep },
     maintenance,
     shard,
+    digest: schedule
+      ? {
+          schedule,
+          period: digest?.period ?? null,
+          attempts: digest?.attempts ?? 0,
+          last_attempt_at: digest?.lastAttemptAt ?? null,
+          last_sent_at: digest?.lastOkAt ?? null,
+          failing_since: digest?.failingSince ?? null,
+          error: digest?.lastError ?? null,
+        }
+      : null,
   };
 }
 
@@ -119,9 +136,9 @@ export const OPERATOR_PAGE_MAX = 50;
 
 /**
  * The page size a request gets. A team costs a TeamDO call and five reads (six with a spend budget set: dead
- * letters, the last sweep, skipped vectors' three counts, the spend), the page four reads more
- * (test/worker/health/health-routes.test.ts counts them): Free's 50 queries and subrequests an invocation take 6
- * teams; Paid takes 20 by default and up to 50 when asked (~350).
+ * letters, the last sweep, skipped vectors' three counts, the spend), the page four reads more, and one for its
+ * teams' digest records when one has a webhook (test/worker/health/health-routes.test.ts counts them): Free's 50
+ * queries and subrequests an invocation take 6 teams; Paid takes 20 by default and up to 50 when asked (~350).
  */
 export function operatorPageLimit(env: CairnEnv, asked: number | undefined): number {
   const free = configOf(env).plan.name === 'free';
@@ -145,11 +162,23 @@ export async function healthOfServer(
     teamCountsByShard(env),
   ]);
   const teams = rows.slice(0, page.limit);
+  // The page's digest records in one read (none without a webhook), not one a team: 6 teams stay within Free's 50.
+  const withDigest = teams.filter((t) => digestSchedule(parseTeamSettings(t.settings))).map((t) => t.id);
+  const digests = await digestRunsOf(directoryDb(env), withDigest);
   const byBinding = new Map(shards.map((s) => [s.binding, s]));
   // One team at a time: each view is a Durable Object call and a few small reads.
   const teamViews = [];
   for (const t of teams)
-    teamViews.push(await teamHealth(env, t, [], byBinding.get(t.shard) ?? (await shardJson(env, t.shard)), now));
+    teamViews.push(
+      await teamHealth(
+        env,
+        t,
+        [],
+        byBinding.get(t.shard) ?? (await shardJson(env, t.shard)),
+        now,
+        digests.get(t.id) ?? null,
+      ),
+    );
   return {
     teams: teamViews,
     next_cursor: rows.length > page.limit ? String(teams.at(-1)!.id) : null,

@@ -54,6 +54,19 @@ export interface TeamHealthJson {
   retention: { days: number | null; last_sweep: { at: number; detail: Record<string, unknown> } | null };
   maintenance: MaintenanceJson[];
   shard: ShardJson;
+  /** The team's digest (src/digest/): null when it set no webhook. `error` and `failing_since` while it fails. */
+  digest: DigestHealthJson | null;
+}
+
+export interface DigestHealthJson {
+  schedule: 'daily' | 'weekly';
+  /** The period last tried (`2026-12-04`, `2026-W49`), and how many attempts it took so far. */
+  period: string | null;
+  attempts: number;
+  last_attempt_at: number | null;
+  last_sent_at: number | null;
+  failing_since: number | null;
+  error: string | null;
 }
 
 /** The operator's view (GET /api/admin/teams/health, CAIRN_ADMIN_SECRET): every database and a page of teams. */

@@ -15,12 +15,13 @@ import { sessionStub } from '../session/session-do';
 import type { EnqueueInput, EnqueueResult, EventSnapshot } from '../session/types';
 import { ensureSessionRow, markSessionEnded, storePrompt } from '../store/sessions';
 import { retentionMs } from '../session/retention';
+import { storeSessionNote, TODOS_SOURCE, todosContent } from '../store/session-notes';
 import { serverGate, type GateSettings } from '../gate/gate';
 import { rateLimited } from '../limits/rate-limit';
 import { teamMoving } from '../slots/enter-write';
 import type { Verdict } from '../limits/window';
 import { TtlCache } from './cache';
-import type { EventAck, IngestEvent } from './schemas';
+import type { EventAck, IngestEvent, SummarizeEvent } from './schemas';
 
 export interface IngestContext {
   env: CairnEnv;
@@ -160,6 +161,10 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
     finish: async (result) => {
       // Also done for repeats: if an earlier attempt died after the DO accepted it, this completes the write.
       await writeSessionRows(ctx, e, snapshot, result.promptNumber, promptText);
+      // The agent's open todos at this Stop, for a handoff; never those of a Stop the session did not take (a
+      // private prompt's, a subagent's): the same rows written again are found by their content hash.
+      if (e.kind === 'summarize' && e.todos !== undefined && result.accepted && !result.skipped)
+        await storeOpenTodos(ctx, e, snapshot, result.promptNumber, cleaner(tally));
       // Counted once, by the call that stored the event (a repeat finds nothing new to count).
       if (result.accepted && !result.duplicate && tallied(tally)) {
         await writeAudit(ctx.db, redactionAudit(ctx.auth.teamId, ctx.auth.userId, 'ingest', tally, ctx.now));
@@ -299,6 +304,37 @@ function enqueueInput(
     case 'end':
       return { input: { ...common, kind: 'end' }, promptText: null };
   }
+}
+
+async function storeOpenTodos(
+  ctx: IngestContext,
+  e: SummarizeEvent,
+  snapshot: EventSnapshot,
+  promptNumber: number,
+  clean: (text: string) => string,
+): Promise<void> {
+  const todos = (e.todos ?? [])
+    .map((t) => ({ text: clean(t.text).replace(/\s+/g, ' ').trim(), status: t.status }))
+    .filter((t) => t.text !== '');
+  await storeSessionNote(
+    ctx.db,
+    {
+      teamId: ctx.auth.teamId,
+      projectId: snapshot.projectId,
+      sessionDbId: snapshot.sessionDbId,
+      authorUserId: ctx.auth.userId,
+      deviceId: ctx.auth.deviceId,
+      promptNumber,
+      promptId: e.prompt_id ?? null,
+      createdAt: e.occurred_at,
+      gitBranch: e.git_branch ?? null,
+      gitCommit: e.git_commit ?? null,
+    },
+    TODOS_SOURCE,
+    todosContent(todos),
+    'ingest',
+    ctx.now,
+  );
 }
 
 /** The D1 rows an event completes: the prompt of an init (its text only when not private), the end of a session. */

@@ -1,7 +1,7 @@
 // Wire shapes of the ingest API (zod at the edge); one name for each schema and its type.
 import * as z from 'zod';
 import type { WireEndEvent, WireInitEvent, WireObservationEvent, WireSummarizeEvent } from '#shared/wire/events';
-import { MAX_BATCH_EVENTS } from '#shared/wire/events';
+import { MAX_BATCH_EVENTS, MAX_TODO_CHARS, MAX_WIRE_TODOS } from '#shared/wire/events';
 import { isBranchName, isCommitId, MAX_BRANCH_CHARS } from '#shared/git';
 import { inertLine } from '#shared/inert';
 import { lineField } from '../lib/validate';
@@ -101,6 +101,16 @@ export const SummarizeEvent = EventBase.extend({
   kind: z.literal('summarize').default('summarize'),
   last_assistant_message: z.string().default(''),
   agent_id: z.string().max(200).nullish(),
+  /** The agent's unfinished todos at this Stop (stored as the session's `todos` row: src/store/session-notes.ts). */
+  todos: z
+    .array(
+      z.object({
+        text: z.string().trim().min(1).max(MAX_TODO_CHARS),
+        status: z.enum(['pending', 'in_progress']),
+      }),
+    )
+    .max(MAX_WIRE_TODOS)
+    .optional(),
 });
 export type SummarizeEvent = z.infer<typeof SummarizeEvent>;
 

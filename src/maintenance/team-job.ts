@@ -1,5 +1,6 @@
 // One team's part of the daily run (`daily-team`, the team's lane), started for every team by the dispatcher
-// (dispatch-job.ts): the team's retention sweep when it sets retention_days, its backup when a bucket is bound, and a
+// (dispatch-job.ts): the team's retention sweep when it sets retention_days, its digest when it set a webhook
+// (src/digest/job.ts), its backup when a bucket is bound, and a
 // consolidation job for each project that got observations in the last day (a page of projects a unit, at most
 // PROJECTS_PER_TEAM a day). It only starts jobs, each in the same lane and each bounded per step itself, so a step
 // here is a few statements and at most a page of Durable Object calls, whatever the size of the team. Every start is
@@ -14,18 +15,20 @@ import { teamSettingsText } from '../db/teams';
 import type { JobProgress } from '#shared/jobs';
 import { JobFailure, type JobKind, type UnitCost } from '../jobs/types';
 import { startTeamRetention } from '../retention/sweep';
+import { startTeamDigest } from '../digest/job';
 
 const Params = z.object({ at: z.number().int().nonnegative() }).strict();
 type Params = z.infer<typeof Params>;
 
-type Part = 'retention' | 'backup' | 'consolidate' | 'done';
-const PARTS: Part[] = ['retention', 'backup', 'consolidate', 'done'];
+type Part = 'retention' | 'digest' | 'backup' | 'consolidate' | 'done';
+const PARTS: Part[] = ['retention', 'digest', 'backup', 'consolidate', 'done'];
 
 export interface TeamDayCursor {
   part: Part;
   /** Consolidation: the last project started (the next page goes on after it). */
   after: number;
   retention: string | null;
+  digest: string | null;
   backup: string | null;
   /** Consolidation jobs started. */
   projects: number;
@@ -37,6 +40,7 @@ export const PROJECTS_PER_UNIT = 20;
 /** What a unit of each part costs at most: the settings read (retention), the shard look-up and the page (consolidate). */
 const COST: Record<Exclude<Part, 'done'>, UnitCost> = {
   retention: { statements: 1, subrequests: 1 },
+  digest: { statements: 1, subrequests: 1 },
   backup: { statements: 0, subrequests: 1 },
   consolidate: { statements: 2, subrequests: PROJECTS_PER_UNIT },
 };
@@ -57,7 +61,14 @@ export const dailyTeamJob: JobKind<Params, TeamDayCursor> = {
   params: Params,
   dedupe: (p) => `daily-team:${dayOf(p.at)}`,
   init: () => {
-    const cursor: TeamDayCursor = { part: 'retention', after: 0, retention: null, backup: null, projects: 0 };
+    const cursor: TeamDayCursor = {
+      part: 'retention',
+      after: 0,
+      retention: null,
+      digest: null,
+      backup: null,
+      projects: 0,
+    };
     return { cursor, progress: progress(cursor) };
   },
   async step(ctx, p, start) {
@@ -68,6 +79,10 @@ export const dailyTeamJob: JobKind<Params, TeamDayCursor> = {
       if (c.part === 'retention') {
         const settings = (await teamSettingsText(directoryDb(ctx.env), teamId)) ?? '{}';
         c.retention = await startTeamRetention(ctx.env, teamId, settings, p.at);
+        c.part = 'digest';
+      } else if (c.part === 'digest') {
+        const settings = (await teamSettingsText(directoryDb(ctx.env), teamId)) ?? '{}';
+        c.digest = await startTeamDigest(ctx.env, teamId, settings, p.at);
         c.part = 'backup';
       } else if (c.part === 'backup') {
         c.backup = await startTeamBackup(ctx.env, teamId, p.at);
@@ -86,7 +101,15 @@ export const dailyTeamJob: JobKind<Params, TeamDayCursor> = {
       done,
       progress: progress(c),
       ...(done
-        ? { result: { day: dayOf(p.at), retention: c.retention, backup: c.backup, consolidate: c.projects } }
+        ? {
+            result: {
+              day: dayOf(p.at),
+              retention: c.retention,
+              digest: c.digest,
+              backup: c.backup,
+              consolidate: c.projects,
+            },
+          }
         : {}),
     };
   },

@@ -12,4 +12,4 @@ Pull details in small steps, cheapest first:
 
 The context index shown at session start already lists recent ids: start from it before searching. Project keys look like github.com/org/repo and appear in that index's first line.
 
-remember(project, text) saves something the user asks you to keep. forget(id) removes an observation; only its author or a team admin may do that.`;
+remember(project, text) saves something the user asks you to keep; remember(scope="personal", text) keeps a preference or rule of the user's own (it follows them into every project, nobody else sees it). forget(id) removes an observation; only its author or a team admin may do that.`;

@@ -9,6 +9,7 @@ import { AppError } from '../lib/errors';
 import { parseWith } from '../lib/validate';
 import { forgetRecord, parseRecordRef } from '../forget/service';
 import { remember, RememberInput } from '../recall/memory-writes';
+import { handoffFor } from '../handoff/service';
 import {
   FeedbackBody,
   giveFeedback,
@@ -123,6 +124,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
   registerSearch(server, ctx);
   registerTimeline(server, ctx);
   registerGetObservations(server, ctx);
+  registerContinueSession(server, ctx);
   // Writing: both need the ingest scope.
   registerRemember(server, ctx);
   registerSupersede(server, ctx);
@@ -313,6 +315,41 @@ function registerGetObservations(server: McpServer, { env, auth, deps }: ToolCon
   );
 }
 
+/** Continue anywhere: where a session (the caller's own on another machine, or a teammate's) stopped. */
+function registerContinueSession(server: McpServer, { env, auth, deps }: ToolContext): void {
+  server.registerTool(
+    'continue_session',
+    {
+      title: 'Continue a session',
+      description:
+        'Pick up a coding session where it stopped, on another machine or from a teammate: what it was asked, what it did and ' +
+        "decided, its unfinished todos and handoff notes, and the branch and commit it was at. Give session (the agent's session id, " +
+        "yours or a teammate's of a team project), or last=true with project for your own latest session there.",
+      inputSchema: {
+        session: z.string().max(200).optional().describe("The agent's session id to continue."),
+        last: z.boolean().optional().describe('Your own latest session in project (on any device).'),
+        project: z.string().max(500).optional().describe('Project key, as in the context index (needed with last).'),
+      },
+      annotations: READ_ONLY,
+    },
+    (a) =>
+      guarded(async () => {
+        if (a.session ? a.last : !(a.last && a.project))
+          throw new AppError(400, 'invalid_arguments', 'Give session, or last=true with project.');
+        const h = await handoffFor(env, auth, {
+          session: a.session,
+          last: a.last === true,
+          project: a.project,
+          checkout: null,
+          timeZone: 'UTC',
+          maxChars: 6_000,
+          now: deps.now(),
+        });
+        return text(h.text || `Session ${h.session} has nothing stored yet.`);
+      }),
+  );
+}
+
 /** Saves a note as an observation; idempotent on its text. */
 function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): void {
   server.registerTool(
@@ -321,11 +358,19 @@ function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): 
       title: 'Remember',
       description:
         'Save something worth keeping for later sessions and teammates (a decision, a gotcha, a how-to) as an observation of a project. ' +
-        'Saving the same text twice stores it once.',
+        'With scope "personal" it is the user\'s own memory instead (a preference or rule of theirs: "I use pnpm", "answer in French"): ' +
+        "no project needed, it reaches their sessions in every project and nobody else's. Saving the same text twice stores it once.",
       inputSchema: {
         project: z
           .string()
-          .describe('Project key, as in the first line of the context index (e.g. github.com/acme/widgets).'),
+          .optional()
+          .describe(
+            'Project key, as in the first line of the context index (e.g. github.com/acme/widgets). Not needed with scope personal.',
+          ),
+        scope: z
+          .enum(['project', 'personal'])
+          .optional()
+          .describe("project (default): the team's memory of the project; personal: the user's own, in every project."),
         text: z.string().describe('What to remember, self-contained: it will be read without this conversation.'),
         title: z.string().optional().describe('Short title; defaults to the start of text.'),
         type: z.string().optional().describe('Observation type (default discovery), e.g. decision, bugfix, feature.'),
@@ -351,8 +396,9 @@ function registerRemember(server: McpServer, { env, auth, deps }: ToolContext): 
         const corrected = saved.superseded.length
           ? ` It supersedes ${saved.superseded.map((id) => `#${id}`).join(', ')}.`
           : '';
+        const where = saved.scope === 'personal' ? 'your personal memory' : neutralizePrefix(saved.project, 300);
         return text(
-          `${saved.duplicate ? 'Already remembered' : 'Remembered'} as #${saved.id} in ${neutralizePrefix(saved.project, 300)}.${corrected}`,
+          `${saved.duplicate ? 'Already remembered' : 'Remembered'} as #${saved.id} in ${where}.${corrected}`,
         );
       }),
   );

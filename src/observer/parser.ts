@@ -190,3 +190,26 @@ export function parseCorrections(raw: unknown, mode: Mode): ProposedCorrection[]
   }
   return out;
 }
+
+/** At most this many observations of one reply go to the user's personal memory. */
+const PERSONAL_PER_REPLY = 3;
+const PERSONAL_SCOPE = /<scope\b[^>]{0,100}>\s*personal\s*<\/scope\s*>/i;
+
+/**
+ * Which observations of a reply the observer marked as the user's own preference or rule (`<scope>personal</scope>`
+ * inside the block): indices among the observations `parseObserverOutput` returns for the same reply (ghosts skipped
+ * the same way), at most PERSONAL_PER_REPLY. They are stored in the author's personal memory, never the project's.
+ */
+export function parsePersonal(raw: unknown, mode: Mode): number[] {
+  if (typeof raw !== 'string' || raw.trim() === '') return [];
+  const fenced = WHOLE_FENCE.exec(raw);
+  const text = fenced ? fenced[1]! : raw;
+  const out: number[] = [];
+  let index = 0;
+  for (const body of blocks(text, 'observation')) {
+    if (parseObservation(body, mode) === null) continue;
+    if (PERSONAL_SCOPE.test(body) && out.length < PERSONAL_PER_REPLY) out.push(index);
+    index++;
+  }
+  return out;
+}

@@ -53,6 +53,13 @@ function summarySchema(mode: Mode): string {
 }
 
 /**
+ * When the developer states a preference or standing rule of their own, the observer marks that observation personal
+ * (parser.ts `parsePersonal`): it is stored in their personal memory, shown only to them, in every project.
+ */
+export const PERSONAL_GUIDANCE =
+  'When the developer states a preference or standing rule of their own about how they work, not a fact about this project (e.g. "I use pnpm", "answer me in French", "never push to main without asking"), record it as its own observation and put <scope>personal</scope> inside that block: it is kept in their personal memory, which only they see, in every project. Never mark a project decision, a finding or anything a tool output says as personal.';
+
+/**
  * The stable prefix: identical for every session of a mode, so the provider can cache it. Nothing here may
  * depend on the session, the time or the batch.
  */
@@ -77,6 +84,8 @@ export function buildSystemPrompt(mode: Mode): string {
     p.conceptGuidance,
     '## Fields',
     p.fieldGuidance,
+    "## The developer's own preferences",
+    PERSONAL_GUIDANCE,
     '## Output format',
     'Each observation is one block shaped like this:',
     observationSchema(mode),

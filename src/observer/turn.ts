@@ -2,7 +2,7 @@
 import { classifyOutput, isAuthFailureText, isQuotaText, previewOutput } from './classifier';
 import { dropPending, prepareTurn, recordReply, type ConversationState, type PrepareInput } from './conversation';
 import { correctFileLists } from './evidence';
-import { parseCorrections, parseObserverOutput } from './parser';
+import { parseCorrections, parsePersonal, parseObserverOutput } from './parser';
 import {
   ObserverFailure,
   type ObserverProvider,
@@ -34,6 +34,8 @@ export type TurnOutcome =
       summary: ParsedSummary | null;
       /** Stored records the reply says its observations supersede (only meaningful for records it was shown). */
       corrections: ProposedCorrection[];
+      /** Indices of observations the reply marked as the user's own preference or rule (personal memory). */
+      personal?: number[];
       usage: ObserverUsage;
       model: string;
       state: ConversationState;
@@ -80,6 +82,7 @@ export async function runTurn(provider: ObserverProvider, input: TurnInput): Pro
       observations: correctFileLists(parsed.observations, request.events),
       summary: parsed.summary,
       corrections: input.prior ? parseCorrections(reply.text, input.mode) : [],
+      personal: parsePersonal(reply.text, input.mode),
       usage,
       model,
       state: recordReply(state, reply),

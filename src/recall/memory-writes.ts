@@ -5,9 +5,9 @@ import { tallied, type RedactionTally } from '#shared/redact';
 import { redactionAudit, writeAudit } from '../db/audit';
 import { db, type Db } from '../db/client';
 import { insertObservation, insertObservationFiles, observationIdByHash } from '../db/observations';
-import { ensureProject } from '../db/projects';
-import { upsertSession } from '../db/sessions';
-import { assertMayWrite, manualSessionKey, mayWriteLiveSession } from '../db/write-policy';
+import { ensurePersonalProject, ensureProject } from '../db/projects';
+import { manualSession as manualSessionOf } from '../db/sessions';
+import { assertMayWrite, type ProjectAccess } from '../db/write-policy';
 import { settingsFor } from '../db/team-settings';
 import type { CairnEnv } from '../env';
 import { writableTeamDb } from '../slots/enter-write';
@@ -22,35 +22,48 @@ import { supersedeRows } from '../db/corrections';
 import { viewerOf } from '../db/visibility';
 import { checkSupersede } from '../corrections/service';
 
-export const RememberInput = z.object({
-  project: lineField(300),
-  text: z.string().trim().min(1, 'say what to remember').max(8000, 'at most 8000 characters'),
-  title: z.string().trim().max(200).optional(),
-  type: z.string().trim().max(60).optional(),
-  concepts: z.array(z.string().trim().min(1).max(60)).max(10).optional(),
-  facts: z.array(z.string().trim().min(1).max(1000)).max(20).optional(),
-  files: z.array(z.string().trim().min(1).max(1024)).max(20).optional(),
-  /** Observations this note corrects: each is marked superseded by it (its author or an admin may). */
-  supersedes: z
-    .array(
-      z
-        .union([
-          z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-          z
-            .string()
-            .trim()
-            .regex(/^#?\d{1,15}$/, 'supersedes: observation ids such as 12'),
-        ])
-        .transform(Number),
-    )
-    .max(10)
-    .optional(),
-});
+export const RememberInput = z
+  .object({
+    /** The project the note belongs to; not needed (and ignored) for a personal note. */
+    project: lineField(300).optional(),
+    /**
+     * `personal`: the caller's own memory (a preference, a rule of theirs), kept in their personal project: it reaches
+     * their sessions in every project on every device, and nobody else's.
+     */
+    scope: z.enum(['project', 'personal']).default('project'),
+    text: z.string().trim().min(1, 'say what to remember').max(8000, 'at most 8000 characters'),
+    title: z.string().trim().max(200).optional(),
+    type: z.string().trim().max(60).optional(),
+    concepts: z.array(z.string().trim().min(1).max(60)).max(10).optional(),
+    facts: z.array(z.string().trim().min(1).max(1000)).max(20).optional(),
+    files: z.array(z.string().trim().min(1).max(1024)).max(20).optional(),
+    /** Observations this note corrects: each is marked superseded by it (its author or an admin may). */
+    supersedes: z
+      .array(
+        z
+          .union([
+            z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+            z
+              .string()
+              .trim()
+              .regex(/^#?\d{1,15}$/, 'supersedes: observation ids such as 12'),
+          ])
+          .transform(Number),
+      )
+      .max(10)
+      .optional(),
+  })
+  .refine((r) => r.scope === 'personal' || r.project !== undefined, {
+    message: 'give the project key (or scope: personal)',
+    path: ['project'],
+  });
 export type RememberInput = z.infer<typeof RememberInput>;
 
 export interface Remembered {
   id: number;
   project: string;
+  /** Where it went: the project's memory or the caller's own. */
+  scope: 'project' | 'personal';
   duplicate: boolean;
   /** The observations it superseded. */
   superseded: number[];
@@ -74,26 +87,8 @@ export async function modeFields(env: CairnEnv, auth: AuthContext, wanted: { typ
 }
 
 /** The caller's manual session of the project (made on first use): where remembered and primed notes are filed. */
-export async function manualSession(d: Db, auth: AuthContext, projectId: number, now: number): Promise<number> {
-  const manual = await upsertSession(d, {
-    teamId: auth.teamId,
-    sessionKey: manualSessionKey(projectId, auth.userId),
-    projectId,
-    userId: auth.userId,
-    deviceId: auth.deviceId,
-    platform: 'manual',
-    startedAt: now,
-  });
-  // Clients cannot send `manual:` ids (400 at the edge); a row made before that rule is never borrowed.
-  if (!mayWriteLiveSession(auth, manual) || manual.projectId !== projectId) {
-    throw new AppError(
-      409,
-      'session_conflict',
-      'The session that holds remembered notes for this project belongs to someone else.',
-    );
-  }
-  return manual.id;
-}
+export const manualSession = (d: Db, auth: AuthContext, projectId: number, now: number): Promise<number> =>
+  manualSessionOf(d, auth, projectId, now);
 
 /**
  * Stores what the agent was asked to remember as an observation (source `remember`), deduplicated by content
@@ -113,10 +108,13 @@ export async function remember(
   const supersedes = [...new Set(input.supersedes ?? [])];
   const viewer = viewerOf(auth, settings);
   for (const id of supersedes) await checkSupersede(shard, viewer, auth, id, null);
-  // The write policy: readers and, where the team lists a project's writers, everyone else write nothing there.
-  const project = await ensureProject(d, auth, input.project, now, 'team', (p) =>
-    assertMayWrite(auth, p, settings.project_writers),
-  );
+  // The write policy: readers and, where the team lists a project's writers, everyone else write nothing there (a
+  // member's own private projects, their personal memory among them, are theirs to write).
+  const allow = (p: ProjectAccess & { key: string }) => assertMayWrite(auth, p, settings.project_writers);
+  const project =
+    input.scope === 'personal'
+      ? await ensurePersonalProject(d, auth, now, allow)
+      : await ensureProject(d, auth, input.project ?? '', now, 'team', allow);
   const sessionId = await manualSession(d, auth, project.id, now);
   const title = input.title || oneLine(input.text, 80);
   const narrative = input.text;
@@ -175,5 +173,5 @@ export async function remember(
       at: now,
     });
   }
-  return { id, project: project.key, duplicate: !inserted, superseded };
+  return { id, project: project.key, scope: input.scope, duplicate: !inserted, superseded };
 }

@@ -78,6 +78,8 @@ export interface ContextInput {
   timeZone: string;
   /** A line about the memory itself (e.g. the observer budget is spent), shown under the header. */
   notice?: string | null;
+  /** The caller's personal memory, already rendered (render-personal.ts): shown first, in every project. */
+  personal?: readonly string[];
 }
 
 const TITLE_MAX = 90;
@@ -131,11 +133,16 @@ function header(input: Pick<ContextInput, 'projects' | 'now' | 'timeZone'>): str
 }
 
 /** Text shown when a project has nothing stored yet (or nothing the mode lets through). */
-export function renderWelcome(input: Pick<ContextInput, 'projects' | 'now' | 'timeZone' | 'notice'>): string {
+export function renderWelcome(
+  input: Pick<ContextInput, 'projects' | 'now' | 'timeZone' | 'notice' | 'personal'>,
+): string {
+  const personal = input.personal ?? [];
   return [
     CONTEXT_OPEN,
     header(input),
+    ...(personal.length ? [DATA_NOTICE] : []),
     ...(input.notice ? [`Note: ${input.notice}`] : []),
+    ...personal,
     'Nothing is stored for this project yet. cairn is recording this session; from the next session on,',
     'an index of what you and your teammates learned here will appear at this spot.',
     CONTEXT_CLOSE,
@@ -210,6 +217,7 @@ export function renderContext(input: ContextInput): string {
     header(input),
     DATA_NOTICE,
     ...(input.notice ? [`Note: ${input.notice}`] : []),
+    ...(input.personal ?? []),
     [
       'Legend: S=session',
       ...icons,

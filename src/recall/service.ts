@@ -18,7 +18,9 @@ import { renderPromptContext } from './render-prompt';
 import { parseAnchor, type Anchor, type TimelineResult } from './render-timeline';
 import { loadTimeline } from './timeline';
 import { directoryDb, teamDb } from '../db/shards';
-import { sessionRecordOf } from '../db/recall';
+import { personalNotesOf, sessionRecordOf } from '../db/recall';
+import { personalProjectKey } from '../db/write-policy';
+import { PERSONAL_NOTES_MAX, personalLines } from './render-personal';
 import { findVisibleSession } from '../db/sessions';
 import { renderSessionSoFar } from './render-session';
 import { preferMerged, type BranchedRow } from '../evidence/branches';
@@ -114,7 +116,7 @@ export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: Context
   const obsLimit = o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS;
   const sumLimit = o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS;
   const widen = !!o.git || !!o.checkout;
-  const [observations, summaries, stored, budget, memory] = await Promise.all([
+  const [observations, summaries, stored, budget, memory, personal] = await Promise.all([
     contextObservations(d, viewer, ids, narrowedMode(mode, settings), candidates(obsLimit, widen)),
     contextSummaries(d, viewer, ids, candidates(sumLimit, !!o.git)),
     // The device's checkouts, beside the candidates rather than after them (one round trip less).
@@ -127,12 +129,15 @@ export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: Context
       .health(o.now)
       .then((h) => h.notice)
       .catch(() => null),
+    // The caller's own memory follows them into every project (only theirs: the rule reads their user id).
+    personalNotesOf(d, viewer, personalProjectKey(auth.handle), PERSONAL_NOTES_MAX),
   ]);
   const ev = await contextEvidence(d, auth, ids, stored, observations, o.git ?? null, o.checkout, o.now);
   const judged = observations
     .map((r) => ({ ...r, evidence: ev.judged.get(r.id) ?? null }))
     .filter((r) => r.evidence?.value !== 'gone');
   const text = renderContext({
+    personal: personalLines(personal),
     projects: projects.length ? projects.map((p) => p.key) : o.projects,
     observations: preferMerged(judged, o.git ?? null, obsLimit, observations),
     summaries: preferMerged(summaries, o.git ?? null, sumLimit, summaryTips(observations, summaries)),

@@ -15,6 +15,7 @@ import { runTurn, type TurnOutcome } from '../observer/turn';
 import { ObserverFailure, type ObserverProvider, type ToolEvent } from '../observer/types';
 import { teamStub } from '../slots/team-do';
 import { storeTurn, type TurnContext } from '../store/turn-store';
+import { personalPlace } from '../store/personal';
 import type { AfterStoreRunner } from './after-store-work';
 import { RESUME_MS, type SessionAlarms } from './alarms';
 import type { EventBuffer } from './buffer';
@@ -233,8 +234,15 @@ export class ObserverTurns {
         storedAt: Date.now(),
       },
     );
+    const shard = await teamDb(this.deps.env, record.context.teamId);
+    // What the developer said about themselves goes to their personal memory (made on first use), never the project.
+    if (outcome.personal?.length) {
+      const c = record.context;
+      const author = { teamId: c.teamId, userId: c.authorUserId, deviceId: c.deviceId };
+      record.personal = { indices: outcome.personal, place: await personalPlace(shard, author, record.storedAt) };
+    }
     this.#seam('before-store');
-    const stored = await storeTurn(await teamDb(this.deps.env, record.context.teamId), record);
+    const stored = await storeTurn(shard, record);
     this.#seam('after-store');
     this.#confirm(claimId, outcome.state, stored.observationIds.length);
     this.deps.afterStore.start(stored);

@@ -47,6 +47,11 @@ export interface TurnRecord {
   /** Names the turn (the claim that first took its events); a replay of a stored turn is recognised by it. */
   turnKey: string | null;
   storedAt: number;
+  /**
+   * Observations the observer marked as the author's own preference or rule (their indices) and where they go: the
+   * author's personal project and its manual session (store/personal.ts). Never filed under the session's project.
+   */
+  personal?: { indices: number[]; place: { projectId: number; sessionDbId: number } | null } | null;
 }
 
 export interface StoredTurn {
@@ -119,6 +124,8 @@ export async function storeTurn(d1: D1Database | Db, turn: TurnRecord): Promise<
 interface TurnPlan {
   queries: BatchItem[];
   observationAt: number[];
+  /** The project each observation was filed in (the session's, or the author's personal one). */
+  observationProject: number[];
   summaryAt: number | null;
 }
 
@@ -135,25 +142,40 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
     promptId: c.promptId,
     turnKey: turn.turnKey,
   };
-  const plan: TurnPlan = { queries: [], observationAt: [], summaryAt: null };
+  const plan: TurnPlan = { queries: [], observationAt: [], observationProject: [], summaryAt: null };
+  const personal = turn.personal && turn.personal.indices.length ? turn.personal : null;
   // The observer may repeat a secret it was shown (a client that skipped redaction): counted, then stored redacted.
   const tally: RedactionTally = {};
   const tokens = spreadTokens(turn.discoveryTokens, turn.observations.length);
-  for (const [i, { observation: o, createdAt }] of turn.observations.entries()) {
-    const contentHash = await observationHash(c.sessionDbId, o);
+  for (const [i, { observation: seen, createdAt }] of turn.observations.entries()) {
+    // A personal note is about the person, not the checkout: no files, no branch, its own session (so the same
+    // preference stated in two sessions is stored once).
+    const mine = personal?.indices.includes(i) ?? false;
+    const own = mine ? personal!.place : null;
+    if (mine && !own) {
+      // Its author is no longer a member: a personal note has nowhere to go, and never goes to the project.
+      plan.observationAt.push(-1);
+      plan.observationProject.push(c.projectId);
+      continue;
+    }
+    const o = own ? { ...seen, filesRead: [], filesModified: [] } : seen;
+    const sessionId = own ? own.sessionDbId : c.sessionDbId;
+    const contentHash = await observationHash(sessionId, o);
     plan.observationAt.push(plan.queries.length);
+    plan.observationProject.push(own ? own.projectId : c.projectId);
     plan.queries.push(
       insertObservation(
         d,
         {
           ...place,
+          ...(own ? { projectId: own.projectId, sessionId, promptNumber: 0, promptId: null } : {}),
           agentId: c.agentId,
           agentType: c.agentType,
           generationId: turn.generationId,
           createdAt,
           storedAt: turn.storedAt,
-          gitBranch: c.gitBranch ?? null,
-          gitCommit: c.gitCommit ?? null,
+          gitBranch: own ? null : (c.gitBranch ?? null),
+          gitCommit: own ? null : (c.gitCommit ?? null),
           discoveryTokens: tokens[i] ?? 0,
           contentHash,
         },
@@ -162,7 +184,7 @@ async function planTurn(d: Db, turn: TurnRecord): Promise<TurnPlan> {
       ),
     );
     const files = fileRows(o, turn.fileIds);
-    if (files.length) plan.queries.push(insertObservationFiles(d, c.sessionDbId, contentHash, files));
+    if (files.length) plan.queries.push(insertObservationFiles(d, sessionId, contentHash, files));
   }
   const summary = turn.summary;
   if (summary && isStorableSummary(summary.summary)) {
@@ -214,7 +236,11 @@ function storedFrom(turn: TurnRecord, plan: TurnPlan, results: unknown[]): Store
     notices: [],
   };
   const firstRow = <R>(at: number) => (results[at] as R[] | undefined)?.[0];
-  for (const at of plan.observationAt) {
+  for (const [i, at] of plan.observationAt.entries()) {
+    if (at < 0) {
+      stored.observationIdsByIndex!.push(null);
+      continue;
+    }
     const row = firstRow<{ id: number; type: string; title: string | null; createdAt: number }>(at);
     stored.observationIdsByIndex!.push(row?.id ?? null);
     if (!row) {
@@ -224,7 +250,7 @@ function storedFrom(turn: TurnRecord, plan: TurnPlan, results: unknown[]): Store
     stored.observationIds.push(row.id);
     stored.notices.push({
       kind: 'observation',
-      projectId: c.projectId,
+      projectId: plan.observationProject[i] ?? c.projectId,
       id: row.id,
       sessionId: c.sessionDbId,
       type: row.type,

@@ -5,6 +5,8 @@
 //   POST /__scenario/<id>/release   (answers the held requests; later ones are answered at once)
 //   GET  /__scenario/<id>  → {requests: RecordedRequest[]}
 //   GET  /__scenario/<id>?arrived=<n>   (the same, answered once n requests have arrived: no polling)
+//   POST /__webhook/<id>   a Slack-compatible webhook receiver: recorded in scenario <id>, answered by its next
+//                          scripted status (default 200 `ok`)
 // `hold` keeps every request of the scenario unanswered until released: a test sees a turn in flight for as
 // long as it needs, instead of hoping a delay outlasts its own steps on a loaded machine. `reword` makes the
 // default observer tell the same calls differently on every request (its titles and narratives name the
@@ -146,6 +148,25 @@ export async function startFakeLlm(port = 0) {
         const n = Number(url.searchParams.get('arrived') ?? 0);
         if (s.requests.length < n) await new Promise<void>((answer) => s.arrivals.push({ n, answer }));
         return send(res, 200, { requests: s.requests, pending: s.responses.length });
+      }
+      // A Slack-compatible incoming webhook (the team digest): posts are recorded under the scenario named in the path
+      // and answered `ok`, or with the status the scenario's next scripted response names.
+      const hook = /^\/__webhook\/([\w-]+)$/.exec(url.pathname);
+      if (hook && req.method === 'POST') {
+        const s = scenario(hook[1]!);
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+        let body: unknown = raw;
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          // kept as text
+        }
+        s.requests.push({ path: url.pathname, at: Date.now(), headers, body });
+        s.arrivals = s.arrivals.filter((w) => (s.requests.length >= w.n ? (w.answer(), false) : true));
+        const status = s.responses.shift()?.status ?? 200;
+        res.writeHead(status, { 'content-type': 'text/plain' });
+        return res.end(status === 200 ? 'ok' : 'invalid_payload');
       }
       const isAnthropic = url.pathname.endsWith('/v1/messages');
       const isOpenAi = url.pathname.endsWith('/chat/completions');

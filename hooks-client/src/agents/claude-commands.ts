@@ -1,5 +1,5 @@
 // Claude Code slash commands (/cairn:status, /cairn:pause, /cairn:resume, /cairn:forget, /cairn:remember,
-// /cairn:prime) and
+// /cairn:prime, /cairn:handoff) and
 // the skill that tells the agent when and how to use memory: one text per file, for the plugin (commands/,
 // skills/ at its root, client at ${CLAUDE_PLUGIN_ROOT}) and for `cairn install` (~/.claude/commands/cairn/,
 // ~/.claude/skills/cairn-memory/, client at its absolute path), so the two cannot drift apart.
@@ -63,6 +63,26 @@ export function commandFiles(client: string): Record<string, string> {
       '$ARGUMENTS',
       'Tell the user in one line what cairn said.',
     ),
+    // The agent writes the note (it knows the session), then runs exactly the client's handoff command with it.
+    'handoff.md': [
+      '---',
+      'description: Write a handoff note for whoever continues this session (your other machine, a teammate)',
+      'argument-hint: [what the note must say]',
+      `allowed-tools: ${allowOnly(client, 'handoff', true)}`,
+      '---',
+      'Write a handoff note for whoever continues this session on another machine or as a teammate: at most 12 short lines,',
+      'facts only, no secrets: what the user asked, what was done, what was decided and why, what is still open (next',
+      'steps, unfinished todos, failing tests), and anything that would surprise the next person.',
+      '',
+      '$ARGUMENTS',
+      '',
+      'Save it with this one command, the note as one quoted argument:',
+      '',
+      `${clientCommand(client, 'handoff')} --session "\${CLAUDE_SESSION_ID}" "<the note>"`,
+      '',
+      'Tell the user in one line what cairn said.',
+      '',
+    ].join('\n'),
     'remember.md': [
       '---',
       'description: Save something to cairn memory for this project (a decision, a gotcha, a correction)',
@@ -110,6 +130,13 @@ When a record is wrong or outdated, say so to the user, then record the correct 
 (a short title, the correct statement, why) and \`supersedes: [<old id>]\`: the old record then leaves the
 index and ranks below its correction. When the correction is already stored, \`supersede\` with
 \`{id: <old>, by: <new>, reason}\` links the two. Only the user deletes a record (\`/cairn:forget <id>\`).
+
+## Continuing a session, and the user's own memory
+- A \`# cairn handoff\` block at the start is where another session stopped (the user's, on another machine, or a
+  teammate's): read its Open items and "Where it was" before anything else. \`continue_session(last=true,
+  project=…)\` fetches the user's latest session of a project; \`/cairn:handoff\` writes a note for whoever continues.
+- "Yours: personal memory" lists what the user said about how they work, in every project. When they state such a
+  preference ("I use pnpm"), keep it with \`remember(scope="personal", text=…)\`, not in the project's memory.
 
 ## What not to do
 - Do not search for every prompt: the index at the start is often enough.

@@ -162,7 +162,10 @@ const HANDLERS: Record<string, Handler> = {
         ...u,
         removed_at: when(u.removed_at),
       }));
-      return { ...a, show: () => table(rows, ['handle', 'role', 'devices', 'active_tokens', 'removed_at']) };
+      return {
+        ...a,
+        show: () => table(rows, ['handle', 'role', 'devices', 'active_tokens', 'personal_memories', 'removed_at']),
+      };
     }
     if (sub === 'add') {
       const a = await request(ctx, 'POST', '/api/admin/users', {

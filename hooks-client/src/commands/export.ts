@@ -60,12 +60,14 @@ class HttpRefusal extends Error {}
 export async function exportNdjson(args: string[], io: Io): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { project: { type: 'string' }, output: { type: 'string', short: 'o' } },
+    options: { project: { type: 'string' }, output: { type: 'string', short: 'o' }, personal: { type: 'boolean' } },
   });
-  if (!values.output) {
-    io.err('usage: cairn export --output <file.ndjson> [--project <key>]\n');
+  if (!values.output || (values.personal && values.project !== undefined)) {
+    io.err('usage: cairn export --output <file.ndjson> [--project <key> | --personal]\n');
     return 2;
   }
+  // Your own memory: no admin needed, and it is in no team export.
+  if (values.personal) return (await import('./remember')).exportPersonal(values.output, io);
   const config = loggedInConfig(io, pathsFor(io.env));
   if (!config) return 1;
   const output = values.output;

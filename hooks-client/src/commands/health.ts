@@ -45,6 +45,14 @@ export interface TeamHealthBody {
   retention?: { days: number | null; last_sweep: { at: number; detail: Record<string, unknown> } | null };
   maintenance?: Maintenance[];
   shard?: Shard;
+  digest?: {
+    schedule: string;
+    period: string | null;
+    attempts: number;
+    last_sent_at: number | null;
+    failing_since: number | null;
+    error: string | null;
+  } | null;
 }
 
 export interface ServerHealthBody {
@@ -114,6 +122,13 @@ export function renderTeamHealth(h: TeamHealthBody): string {
   if (r)
     lines.push(
       `retention: ${r.days ? `${r.days} days` : 'keep everything'}${r.last_sweep ? `; last sweep ${when(r.last_sweep.at)} ${JSON.stringify(r.last_sweep.detail)}` : ''}`,
+    );
+  const g = h.digest;
+  if (g)
+    lines.push(
+      g.error
+        ? `digest: ${g.schedule}, FAILING since ${when(g.failing_since)} (${g.period}, ${g.attempts} attempts): ${g.error}; last sent ${when(g.last_sent_at)}`
+        : `digest: ${g.schedule}, last sent ${when(g.last_sent_at)}`,
     );
   if (h.shard) lines.push(`database ${shardLine(h.shard)}`);
   lines.push(...cronLines(h.maintenance ?? []));

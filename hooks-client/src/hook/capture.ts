@@ -6,7 +6,7 @@ import { metadataOnly } from '../privacy/sensitive-files';
 import { stripMemoryTags } from '#shared/tags';
 import { deliver } from '../spool/deliver';
 import type { SpooledEvent } from '../spool/spool';
-import { lastAssistantText, lastPromptToolCalls } from '../transcript';
+import { lastAssistantText, lastPromptToolCalls, openTodos } from '../transcript';
 import { toolSkipped } from './gate';
 import { inject, makeEvent, type HookContext } from './context';
 import type { HookOutput } from '../hook-events';
@@ -149,7 +149,14 @@ export async function stop(ctx: HookContext): Promise<null> {
   const raw = input.lastAssistantMessage ?? lastAssistantText(transcript);
   const message = scrubText(raw);
   if (!message) return null;
-  await record(ctx, makeEvent(ctx, 'summarize', { last_assistant_message: message }, message));
+  // The agent's unfinished todos, so that a session continued elsewhere knows what is open (Claude Code's
+  // transcript; other agents keep none cairn can read). Scrubbed like every text that leaves the machine.
+  const todos = ctx.platform === 'claude-code' ? openTodos(transcript) : null;
+  const open = todos?.map((t) => ({ text: scrubText(t.text), status: t.status })).filter((t) => t.text) ?? null;
+  await record(
+    ctx,
+    makeEvent(ctx, 'summarize', { last_assistant_message: message, ...(open ? { todos: open } : {}) }, message),
+  );
   return null;
 }
 

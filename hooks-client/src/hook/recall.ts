@@ -14,6 +14,7 @@ import { bumpSessionFact } from '../status/local';
 import { contextWithReport } from './checkout';
 import { checkoutOf, readFileIds, relativePath } from './evidence';
 import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
+import { noteLastSession, takePendingHandoff } from '../handoff/state';
 
 /** Files smaller than this are cheaper to read than any note about them. */
 export const FILE_CONTEXT_MIN_BYTES = 1_500;
@@ -76,6 +77,23 @@ export function contextPath(project: string, git: GitView | null): string {
   return `/api/context?${q.toString()}`;
 }
 
+/** Of the injection budget, what a handoff (`cairn continue`) may take; the index gets the rest. */
+export const HANDOFF_MAX_CHARS = 3_500;
+
+/** GET /api/handoff of a session (or of your latest one in a project: `--last`) as the block, with this checkout's git view. */
+export function handoffPath(which: string | { last: string }, git: GitView | null): string {
+  const q = new URLSearchParams({
+    ...(typeof which === 'string' ? { session: which } : { last: '1', project: which.last }),
+    format: 'text',
+    tz: localTimeZone(),
+    max_chars: String(HANDOFF_MAX_CHARS),
+  });
+  if (git?.branch) q.set('branch', git.branch);
+  if (git?.head) q.set('head', git.head);
+  if (git?.history.length) q.set('history', git.history.join(','));
+  return `/api/handoff?${q.toString()}`;
+}
+
 export async function sessionStart(ctx: HookContext): Promise<HookOutput | null> {
   const now = ctx.io.now();
   const compacted = ctx.input.source === 'compact' && ctx.input.sessionId !== null;
@@ -86,20 +104,31 @@ export async function sessionStart(ctx: HookContext): Promise<HookOutput | null>
     ctx.io.env,
   ).catch(() => null);
   const timeout = Math.min(2_500, ctx.deadline - ctx.io.now());
-  const [soFarFresh, context] = await Promise.all([
+  // `cairn continue` in this checkout: this session (once) starts with that session's handoff, read again now so
+  // it says whether this checkout is where that session was.
+  const pending = compacted ? null : takePendingHandoff(ctx.paths.stateDir, ctx.projectRoot, now);
+  if (ctx.input.sessionId && !compacted)
+    noteLastSession(ctx.paths.stateDir, ctx.projectRoot, {
+      session: ctx.input.sessionId,
+      project: ctx.project,
+      at: now,
+    });
+  const [soFarFresh, context, handoffFresh] = await Promise.all([
     compacted ? getText(ctx, soFarPath(ctx), timeout) : Promise.resolve(''),
     indexText(ctx, git, timeout),
+    pending ? getText(ctx, handoffPath(pending.session, git), timeout) : Promise.resolve(''),
   ]);
   // The server may be unreachable right after a compaction: PreCompact kept the block it was given.
   const soFar = compacted ? soFarFresh || readText(soFarFile(ctx.paths.stateDir, ctx.input.sessionId!)) : '';
+  const handoff = pending ? (handoffFresh.trim() || pending.text).slice(0, HANDOFF_MAX_CHARS) : '';
   // A new session is a good moment to empty the spool, in whatever time is left.
   if (ctx.delivery.spool.hasPending()) await replay(ctx.delivery, ctx.deadline);
   const warning = spoolWarning(ctx);
   // One budget for all of it: the block first (it is this session's thread), the index in what is left.
-  const head = [warning, soFar.slice(0, SO_FAR_MAX_CHARS)].filter(Boolean).join('\n\n');
+  const head = [warning, soFar.slice(0, SO_FAR_MAX_CHARS), handoff].filter(Boolean).join('\n\n');
   const index = cutToFit(context.trim(), MAX_CONTEXT_CHARS - head.length - 2);
-  if (soFar || context.trim()) bumpSessionFact(ctx.paths.stateDir, ctx.input.sessionId, 'recalled');
-  return inject('SessionStart', [head, index].filter(Boolean).join('\n\n'));
+  if (soFar || handoff || context.trim()) bumpSessionFact(ctx.paths.stateDir, ctx.input.sessionId, 'recalled');
+  return inject('SessionStart', joinFrames([head, index].filter(Boolean).join('\n\n')));
 }
 
 /**
@@ -180,4 +209,13 @@ export async function preToolUse(ctx: HookContext): Promise<HookOutput | null> {
   const text = await getText(ctx, `/api/context/file?${q.toString()}`, ctx.deadline - ctx.io.now());
   if (text.trim()) bumpSessionFact(ctx.paths.stateDir, input.sessionId, 'recalled');
   return inject('PreToolUse', text);
+}
+
+/**
+ * A handoff and the index are each one `<cairn-context>` frame: side by side, the first one's closing line and the
+ * second one's opening line go, so the agent is shown one frame (guardFrame would otherwise neutralise both markers
+ * as text inside it). Only a closing line directly followed by an opening line is joined.
+ */
+export function joinFrames(text: string): string {
+  return text.replace(/\n<\/cairn-context>\n\n<cairn-context>\n/g, '\n');
 }

@@ -10,7 +10,8 @@ function parts(file: string): { rules: string[]; runs: string[] } {
   const front = /^---\n([\s\S]*?)\n---\n/.exec(file)![1]!;
   const tools = /^allowed-tools: (.*)$/m.exec(front)?.[1] ?? '';
   const rules = [...tools.matchAll(/Bash\((.*?)\)(?:,|$)/g)].map((m) => m[1]!);
-  const runs = [...file.matchAll(/^!`(.*)`$/gm)].map((m) => m[1]!);
+  // `!` lines run the client themselves; a model-invoked command (handoff) shows the agent the one line to run.
+  const runs = [...file.matchAll(/^!`(.*)`$/gm), ...file.matchAll(/^(node ".*)$/gm)].map((m) => m[1]!);
   return { rules, runs };
 }
 
@@ -23,6 +24,7 @@ describe('the slash commands’ allowed tools', () => {
       const files = Object.entries(commandFiles(client)).filter(([, f]) => f.includes('allowed-tools'));
       expect(files.map(([name]) => name).sort()).toEqual([
         'forget.md',
+        'handoff.md',
         'pause.md',
         'prime.md',
         'resume.md',
@@ -35,7 +37,10 @@ describe('the slash commands’ allowed tools', () => {
         expect(rules[0], name).toMatch(new RegExp(`^node "${client.replace(/[$.{}/]/g, '\\$&')}" ${sub}(:\\*)?$`));
         // What the command runs, with the user's arguments in, is allowed …
         for (const line of runs) {
-          const filled = line.replace('$ARGUMENTS', '2 folder').replace('${CLAUDE_SESSION_ID}', 'sess-1');
+          const filled = line
+            .replace('$ARGUMENTS', '2 folder')
+            .replace('${CLAUDE_SESSION_ID}', 'sess-1')
+            .replace('<the note>', 'Stopped before the Redis store');
           expect(allows(rules[0]!, filled), `${name}: ${filled}`).toBe(true);
         }
         // … and nothing else the turn might try.

@@ -71,7 +71,22 @@ export interface WireSummarizeEvent extends WireEventBase {
   kind?: 'summarize';
   last_assistant_message?: string;
   agent_id?: string | null;
+  /**
+   * The agent's unfinished todos as its transcript holds them at this Stop (Claude Code's TodoWrite list or its
+   * Task tools), for a handoff to another machine: absent when the agent kept none, [] when all are done.
+   */
+  todos?: WireTodo[];
 }
+
+/** One unfinished todo of the agent's list. */
+export interface WireTodo {
+  text: string;
+  status: 'pending' | 'in_progress';
+}
+
+/** Todos a summarize event carries at most, and characters of each. */
+export const MAX_WIRE_TODOS = 30;
+export const MAX_TODO_CHARS = 300;
 
 export interface WireEndEvent extends WireEventBase {
   kind?: 'end';

@@ -125,6 +125,9 @@ const LAYERS: [string, string[]][] = [
       'src/upgrade',
       'src/hold',
       'src/consolidation',
+      'src/personal',
+      'src/handoff',
+      'src/digest',
     ],
   ],
   [

@@ -1,7 +1,7 @@
 // Parser behaviour: observations, summaries, skip markers, fences, ghosts, types and concepts.
 import { describe, expect, it } from 'vitest';
 import { loadMode, type Mode } from '../../../src/observer/modes';
-import { parseObserverOutput } from '../../../src/observer/parser';
+import { parseObserverOutput, parsePersonal } from '../../../src/observer/parser';
 
 // A small vocabulary so the fallback type is easy to see: the first listed type, bugfix.
 const base = loadMode('code');
@@ -262,5 +262,28 @@ describe('parsing summaries', () => {
 
   it.each([[''], ['   \n  '], [undefined], [42]])('rejects %j', (raw) => {
     expect(parse(raw).valid).toBe(false);
+  });
+});
+
+describe("the developer's own preferences", () => {
+  const obs = (title: string, extra = '') =>
+    `<observation><type>discovery</type><title>${title}</title>${extra}</observation>`;
+
+  it('marks the observations that carry <scope>personal</scope>, by their index among the parsed ones', () => {
+    const reply = [
+      obs('Build uses turbo'),
+      '<observation><type>discovery</type></observation>', // a ghost: not counted
+      obs('Prefers tabs', '<scope> Personal </scope>'),
+      obs('Team scope', '<scope>project</scope>'),
+    ].join('\n');
+    expect(observations(reply).map((o) => o.title)).toEqual(['Build uses turbo', 'Prefers tabs', 'Team scope']);
+    expect(parsePersonal(reply, mode)).toEqual([1]);
+  });
+
+  it('takes at most three a reply, and nothing from prose', () => {
+    const reply = [1, 2, 3, 4, 5].map((i) => obs(`Rule ${i}`, '<scope>personal</scope>')).join('');
+    expect(parsePersonal(reply, mode)).toEqual([0, 1, 2]);
+    expect(parsePersonal('I like <scope>personal</scope> things', mode)).toEqual([]);
+    expect(parsePersonal(undefined, mode)).toEqual([]);
   });
 });

@@ -74,13 +74,14 @@ beforeAll(async () => {
 });
 
 describe('MCP server', () => {
-  it('initializes with our instructions and lists the ten tools', async () => {
+  it('initializes with our instructions and lists the eleven tools', async () => {
     const client = await connect(me.token);
     expect(client.getServerVersion()?.name).toBe('cairn');
     expect(client.getInstructions()).toContain('search(query)');
     expect(client.getInstructions()).toContain('get_observations');
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      'continue_session',
       'edit',
       'feedback',
       'forget',

@@ -147,6 +147,9 @@ const READ_PROBES: Probe[] = [
   get('session status', (t) => `/api/sessions/${enc(t.sessionKey)}/status`),
   get('viewer feed by project', (t) => `/api/viewer/feed?project=${enc(t.key)}`),
   get('viewer session', (t) => `/api/viewer/sessions/${t.sessionId}`),
+  get('handoff by session', (t) => `/api/handoff?session=${enc(t.sessionKey)}`),
+  get('handoff as text', (t) => `/api/handoff?session=${enc(t.sessionKey)}&format=text`),
+  get('handoff of the latest session', (t) => `/api/handoff?last=1&project=${enc(t.key)}`),
 ];
 
 /** Ingest probes reuse A's session ids, event ids and project keys, but carry none of A's words (they become B's own memory). */

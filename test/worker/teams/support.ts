@@ -30,7 +30,12 @@ export interface Enrolled {
 export async function addTeammate(
   owner: TestIdentity,
   handle: string,
-  opts: { role?: 'owner' | 'admin' | 'member'; device?: string; scopes?: string[]; expires_in_days?: number } = {},
+  opts: {
+    role?: 'owner' | 'admin' | 'member' | 'reader';
+    device?: string;
+    scopes?: string[];
+    expires_in_days?: number;
+  } = {},
 ): Promise<Enrolled> {
   const added = await call('/api/admin/users', { token: owner.token, json: { handle, role: opts.role ?? 'member' } });
   if (added.status !== 201 && added.status !== 409) throw new Error(`add user: ${added.status} ${await added.text()}`);

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../auth/types';
 import { jsonBody, parseWith } from '../lib/validate';
+import { promote, PromoteBody } from './promote';
 import { decide, queueFor, ReviewBody } from './review';
 import { FeedbackBody, giveFeedback, supersede, SupersedeBody } from './service';
 
@@ -17,6 +18,10 @@ correctionRoutes.post('/supersede', jsonBody(SupersedeBody, 10_000), async (c) =
 correctionRoutes.post('/feedback', jsonBody(FeedbackBody, 10_000), async (c) => {
   const done = await giveFeedback(c.env, c.get('auth'), c.req.valid('json'), Date.now());
   return c.json(done);
+});
+
+correctionRoutes.post('/promote', jsonBody(PromoteBody, 10_000), async (c) => {
+  return c.json(await promote(c.env, c.get('auth'), c.req.valid('json'), Date.now()));
 });
 
 /** Mounted at /api/admin/review, under the admin guard (src/app.ts). */

@@ -304,15 +304,77 @@ export async function signalsOf(
   );
 }
 
-/** Rows pending review (flagged wrong or outdated) are out of the context index: `id NOT IN (…)` over the partial index. */
+/**
+ * Review states that keep a record out of the context index, file context, per-prompt context and consolidation
+ * (search still finds it): `pending` (flagged wrong or outdated, not yet reviewed) and `promoted` (written into the
+ * repository's own instruction file by `cairn promote`, which carries it from then on).
+ */
+export const OUT_OF_INDEX = ['pending', 'promoted'] as const;
+
+/** Rows pending review or promoted are out of the context index: `id NOT IN (…)` over the partial index. */
 export function notPendingReview(teamId: number, id: AnySQLiteColumn = observations.id): SQL {
   return notInArray(
     id,
     qb
       .select({ id: observationSignals.observationId })
       .from(observationSignals)
-      .where(and(eq(observationSignals.teamId, teamId), eq(observationSignals.review, 'pending'))),
+      .where(and(eq(observationSignals.teamId, teamId), inArray(observationSignals.review, [...OUT_OF_INDEX]))),
   );
+}
+
+/** What promoting needs to know of each of `ids` the viewer may read (one statement; others are absent). */
+export async function promoteTargets(d1: D1Database | Db, viewer: Viewer, ids: number[]) {
+  if (!ids.length) return [];
+  const o = observations;
+  const s = observationSignals;
+  return dbOf(d1)
+    .select({
+      id: o.id,
+      authorUserId: o.authorUserId,
+      supersededBy: o.supersededBy,
+      mergedInto: o.mergedInto,
+      review: s.review,
+    })
+    .from(o)
+    .leftJoin(s, eq(s.observationId, o.id))
+    .where(byIds(o.id, ids, canReadObservation(viewer)));
+}
+
+/**
+ * Marks each of `ids` promoted (review state `promoted`: out of the context index, still searchable), each with a
+ * `promote` version, and one audit row naming the ids (never text), in one batch: 2 statements a record + 1.
+ */
+export async function promoteRows(
+  d1: D1Database | Db,
+  a: { teamId: number; ids: number[]; actorUserId: number; reason: string; at: number },
+): Promise<void> {
+  if (!a.ids.length) return;
+  const d = dbOf(d1);
+  await runBatch(d, [
+    ...a.ids.flatMap((id) => [
+      intoSignals(d)
+        .values({ observationId: id, teamId: a.teamId, review: 'promoted', updatedAt: a.at })
+        .onConflictDoUpdate({ target: observationSignals.observationId, set: { review: 'promoted', updatedAt: a.at } }),
+      insertEvent(d, {
+        teamId: a.teamId,
+        observationId: id,
+        action: 'promote',
+        byObservationId: null,
+        actorUserId: a.actorUserId,
+        actor: 'user',
+        reason: a.reason,
+        createdAt: a.at,
+      }),
+    ]),
+    insertAudit(d, {
+      teamId: a.teamId,
+      actorUserId: a.actorUserId,
+      action: 'observation.promote',
+      target: `observations:${a.ids.length}`,
+      detail: { ids: a.ids },
+      at: a.at,
+    }),
+  ]);
 }
 
 export interface QueueRow {

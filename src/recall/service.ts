@@ -209,8 +209,9 @@ export async function promptContextText(
     project: o.projects,
     limit: PROMPT_CONTEXT_LIMIT,
   });
-  // Superseded and flagged records rank last in search; the prompt's context leaves them out.
-  const current = found.results.filter((r) => r.supersededBy == null && !r.flagged);
+  // Superseded and flagged records rank last in search; the prompt's context leaves them out, and promoted ones
+  // (the repository's instruction file carries them).
+  const current = found.results.filter((r) => r.supersededBy == null && !r.flagged && !r.promoted);
   const ids = current.map((r) => r.id);
   const [records, evidence] = await Promise.all([observationsByIds(d, viewer, ids), judgeStored(d, auth, ids)]);
   // Notes on code that is gone from the checkout are left out; changed ones are marked.

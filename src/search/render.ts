@@ -17,10 +17,15 @@ const PREFIX: Record<RecordKind, string> = { observation: '#', summary: 'S', pro
 /** How a result is named in text: `#12` observation, `S12` session summary, `P12` user prompt. */
 export const recordRef = (kind: RecordKind, id: number) => `${PREFIX[kind]}${id}`;
 
-/** ` [superseded by #N]`, ` [outdated]` or ` [flagged for review]` after a result line; empty for a current record. */
-export function correctionNote(r: { id: number; supersededBy?: number | null; flagged?: boolean }): string {
+/** ` [superseded by #N]`, ` [outdated]`, ` [flagged for review]` or ` [promoted]` after a result line; empty for a current record. */
+export function correctionNote(r: {
+  id: number;
+  supersededBy?: number | null;
+  flagged?: boolean;
+  promoted?: boolean;
+}): string {
   if (r.supersededBy != null) return r.supersededBy === r.id ? ' [outdated]' : ` [superseded by #${r.supersededBy}]`;
-  return r.flagged ? ' [flagged for review]' : '';
+  return r.flagged ? ' [flagged for review]' : r.promoted ? ' [promoted]' : '';
 }
 
 /** Renders results as `#id|S<id>|P<id>  time  type  title  (project, @author, ~N tok)` lines plus a one-line header. */

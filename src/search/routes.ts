@@ -64,9 +64,10 @@ searchRoutes.get('/', async (c) => {
       author: r.author,
       tokens: r.tokens,
       score: r.score,
-      // Present only on corrected or flagged records, so answers about current ones keep their shape.
+      // Present only on corrected, flagged or promoted records, so answers about current ones keep their shape.
       ...(r.supersededBy != null ? { superseded_by: r.supersededBy } : {}),
       ...(r.flagged ? { flagged: true } : {}),
+      ...(r.promoted ? { promoted: true } : {}),
       // Observations: how their evidence stands in the caller's checkout (src/shared/evidence.ts).
       ...(r.kind === 'observation' ? { evidence: wireEvidence(r.evidence) } : {}),
     })),

@@ -45,6 +45,8 @@ export interface SearchResult extends RecordRow {
   score: number;
   /** Flagged wrong or outdated and not yet reviewed (observations). */
   flagged?: boolean;
+  /** Written into the repository's instruction file (`cairn promote`): out of the context index, still found here. */
+  promoted?: boolean;
   /**
    * Observations: its evidence against the caller's last reported checkout of its project (src/shared/evidence.ts);
    * a `gone` one ranks after every other.
@@ -364,13 +366,14 @@ async function pageOf(
   const ordered = diversify(merged, (x) => x.ranking.rows.get(x.id)?.title ?? '');
   const page = ordered.slice(offset, want).flatMap((x) => {
     const row = x.ranking.rows.get(x.id);
-    const flagged = x.ranking.signals?.get(x.id)?.review === 'pending';
+    const review = x.ranking.signals?.get(x.id)?.review;
+    const mark = review === 'pending' ? { flagged: true } : review === 'promoted' ? { promoted: true } : {};
     const ev = isObs(x) ? evidence.get(x.id) : undefined;
     return row
       ? [
           {
             ...toResult(x.ranking.scope.kind, row, x.score),
-            ...(flagged ? { flagged } : {}),
+            ...mark,
             ...(ev ? { evidence: ev } : {}),
           },
         ]

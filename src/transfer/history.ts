@@ -153,7 +153,7 @@ export async function historyPage(
       useful: r.useful,
       wrong: r.wrong,
       outdated: r.outdated,
-      review: r.review === 'pending' || r.review === 'kept' ? r.review : null,
+      review: r.review === 'pending' || r.review === 'kept' || r.review === 'promoted' ? r.review : null,
       updated_at: r.updatedAt,
     });
     out.rowIds.push(r.observationId);

@@ -137,7 +137,7 @@ export const SignalRecord = z.object({
   useful: counter,
   wrong: counter,
   outdated: counter,
-  review: z.enum(['pending', 'kept']).nullable(),
+  review: z.enum(['pending', 'kept', 'promoted']).nullable(),
   updated_at: time,
 });
 

@@ -155,7 +155,7 @@ export type HistoryIn =
       useful: number;
       wrong: number;
       outdated: number;
-      review: 'pending' | 'kept' | null;
+      review: 'pending' | 'kept' | 'promoted' | null;
       updatedAt: number;
     }
   | { kind: 'tombstone'; project: NewSession['project']; hash: string; createdAt: number };

@@ -42,6 +42,9 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn edit <12> [--title …] [--narrative …] [--fact …]… [--concept …]… [--file …]… [--reason …]
                                                      change a record's text (a new version); author or admin
   cairn revert <12> --to <version> [--reason "…"]    put a record back as it was at that version
+  cairn promote <12> [<40>…] [--to AGENTS.md|CLAUDE.md]
+                                                     a patch adding the records as rules to the repository's
+                                                     instruction file (you apply it); they leave the context index
   cairn admin …
   cairn hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|post-tool-use-failure|stop|pre-compact|session-end> [--agent claude-code|codex|gemini|cursor|opencode]
 `;
@@ -77,6 +80,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   continue: async () => (await import('./commands/continue')).continueSession,
   handoff: async () => (await import('./commands/continue')).handoffNote,
   standup: async () => (await import('./commands/standup')).standup,
+  promote: async () => (await import('./commands/promote')).promote,
 };
 
 /** Commands whose output is read by a program, not a person (see run). */

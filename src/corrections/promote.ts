@@ -6,10 +6,13 @@
 import * as z from 'zod';
 import type { AuthContext } from '../auth/types';
 import { promoteRows, promoteTargets } from '../db/corrections';
+import { resolveVisibleProjects } from '../db/projects';
+import { teamDb } from '../db/shards';
 import { hasAdminPower, loadViewer } from '../db/visibility';
 import type { CairnEnv } from '../env';
 import { AppError } from '../lib/errors';
 import { writableTeamDb } from '../slots/enter-write';
+import { promoteCandidates } from './queries';
 
 /** Records a promote may name: one batch of 2 statements each (+1) stays far inside an invocation's budget. */
 export const PROMOTE_MAX = 20;
@@ -69,4 +72,40 @@ export async function promote(env: CairnEnv, auth: AuthContext, input: PromoteBo
     at: now,
   });
   return { promoted: fresh, already: ids.filter((id) => !fresh.includes(id)), to: input.to };
+}
+
+export const CandidatesQuery = z.object({
+  project: z.string().min(1).max(500),
+  limit: z.coerce.number().int().min(1).max(PROMOTE_MAX).default(10),
+});
+export type CandidatesQuery = z.infer<typeof CandidatesQuery>;
+
+export interface Candidate {
+  id: number;
+  title: string | null;
+  author: string;
+  time: string;
+  useful: number;
+  fetched: number;
+}
+
+/**
+ * What the caller could promote in `project` (`/cairn:promote` asks the agent to choose among these): records used
+ * most and marked useful, never contradicted; a member's own, an admin's (admin scope) anyone's. 404 for a
+ * project the caller cannot see.
+ */
+export async function candidates(env: CairnEnv, auth: AuthContext, q: CandidatesQuery): Promise<Candidate[]> {
+  const d = await teamDb(env, auth.teamId);
+  const [project] = await resolveVisibleProjects(d, auth, [q.project]);
+  if (!project) throw new AppError(404, 'project_not_found', `No project ${q.project} you may read.`);
+  const viewer = await loadViewer(d, auth);
+  const rows = await promoteCandidates(d, viewer, project.id, hasAdminPower(auth) ? null : auth.userId, q.limit);
+  return rows.map((r) => ({
+    id: r.id,
+    title: r.title,
+    author: r.author,
+    time: new Date(r.createdAt).toISOString(),
+    useful: r.useful,
+    fetched: r.fetched,
+  }));
 }

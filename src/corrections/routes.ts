@@ -2,8 +2,8 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../auth/types';
-import { jsonBody, parseWith } from '../lib/validate';
-import { promote, PromoteBody } from './promote';
+import { jsonBody, parseWith, query } from '../lib/validate';
+import { candidates, CandidatesQuery, promote, PromoteBody } from './promote';
 import { decide, queueFor, ReviewBody } from './review';
 import { FeedbackBody, giveFeedback, supersede, SupersedeBody } from './service';
 
@@ -22,6 +22,10 @@ correctionRoutes.post('/feedback', jsonBody(FeedbackBody, 10_000), async (c) => 
 
 correctionRoutes.post('/promote', jsonBody(PromoteBody, 10_000), async (c) => {
   return c.json(await promote(c.env, c.get('auth'), c.req.valid('json'), Date.now()));
+});
+
+correctionRoutes.get('/promote/candidates', query(CandidatesQuery), async (c) => {
+  return c.json({ candidates: await candidates(c.env, c.get('auth'), c.req.valid('query')) });
 });
 
 /** Mounted at /api/admin/review, under the admin guard (src/app.ts). */

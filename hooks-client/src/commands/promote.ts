@@ -15,12 +15,15 @@ import { readInstructionFile } from '../repo/instruction-file';
 import { isRefusal, locateRepo } from '../repo/locate';
 import { ownershipRefusal } from '../repo/trust';
 import { ensurePrivateDir, safeUnlink, safeWriteFile } from '../util/safe-write';
+import { computeProjectKey } from '../project/project-key';
 import { observationId } from './supersede';
 
 const USAGE = `usage: cairn promote <12> [<40>…] [--to AGENTS.md|CLAUDE.md]
        writes a patch that adds the records as rules to the repository's instruction file (default: the one
        there, else AGENTS.md), inside cairn's block; apply it yourself (git apply). The records leave the
        context index (the file carries them) and stay searchable. Their author or a team admin may.
+       cairn promote --candidates [--project <key>]
+       this project's records used most and marked useful, never contradicted, that you may promote
 `;
 /** As the server takes at once (src/corrections/promote.ts PROMOTE_MAX). */
 const MAX_IDS = 20;
@@ -44,8 +47,15 @@ export async function promote(args: string[], io: Io): Promise<number> {
     args,
     allowPositionals: true,
     strict: false,
-    options: { to: { type: 'string' } },
+    options: { to: { type: 'string' }, candidates: { type: 'boolean' }, project: { type: 'string' } },
   });
+  if (values.candidates) {
+    if (positionals.length || values.to !== undefined) {
+      io.err(USAGE);
+      return 2;
+    }
+    return listCandidates(io, typeof values.project === 'string' ? values.project : computeProjectKey(io.cwd).key);
+  }
   const ids = positionals.map(observationId);
   const to = values.to;
   if (
@@ -113,6 +123,43 @@ export async function promote(args: string[], io: Io): Promise<number> {
         `  ${out}\n` +
         `  git -C ${repo.root} apply ${out}\n`,
     );
+    return 0;
+  } catch (e) {
+    return fail(io, `server not reachable (${e instanceof Unreachable ? e.reason : String(e)})`);
+  }
+}
+
+interface Candidate {
+  id: number;
+  title: string | null;
+  author: string;
+  useful: number;
+  fetched: number;
+}
+
+/** The server's candidates for this project, one line each (printed through the terminal filter, run.ts). */
+async function listCandidates(io: Io, project: string): Promise<number> {
+  const config = loggedInConfig(io, pathsFor(io.env));
+  if (!config) return 1;
+  try {
+    const r = await request(
+      { url: config.url, token: config.token, device: config.device },
+      `/api/corrections/promote/candidates?project=${encodeURIComponent(project)}`,
+    );
+    if (r.status !== 200) return fail(io, errorText(r));
+    const list = (JSON.parse(r.text) as { candidates: Candidate[] }).candidates;
+    if (!list.length) {
+      io.out(
+        `cairn: nothing in ${project} to promote yet (no record of yours used or marked useful and never flagged).\n`,
+      );
+      return 0;
+    }
+    io.out(`Candidates in ${project} (used most, marked useful, never contradicted):\n`);
+    for (const c of list)
+      io.out(
+        `  #${c.id}  useful ${c.useful} · used ${c.fetched}  ${(c.title ?? '(untitled)').slice(0, 200)}  (@${c.author})\n`,
+      );
+    io.out('Promote with: cairn promote <id> [<id>…] [--to AGENTS.md|CLAUDE.md]\n');
     return 0;
   } catch (e) {
     return fail(io, `server not reachable (${e instanceof Unreachable ? e.reason : String(e)})`);

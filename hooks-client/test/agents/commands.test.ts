@@ -27,6 +27,7 @@ describe('the slash commands’ allowed tools', () => {
         'handoff.md',
         'pause.md',
         'prime.md',
+        'promote.md',
         'resume.md',
         'status.md',
       ]);
@@ -40,7 +41,8 @@ describe('the slash commands’ allowed tools', () => {
           const filled = line
             .replace('$ARGUMENTS', '2 folder')
             .replace('${CLAUDE_SESSION_ID}', 'sess-1')
-            .replace('<the note>', 'Stopped before the Redis store');
+            .replace('<the note>', 'Stopped before the Redis store')
+            .replace('<the ids>', '12 40');
           expect(allows(rules[0]!, filled), `${name}: ${filled}`).toBe(true);
         }
         // … and nothing else the turn might try.

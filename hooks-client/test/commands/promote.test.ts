@@ -46,6 +46,21 @@ beforeAll(async () => {
       send(200, { observations: ids.flatMap((id) => (records.has(id) ? [records.get(id)] : [])) });
       return true;
     }
+    if (req.path.startsWith('/api/corrections/promote/candidates?')) {
+      send(200, {
+        candidates: [
+          {
+            id: 7,
+            title: 'Run lint before push\u001b[2J',
+            author: 'ana',
+            useful: 3,
+            fetched: 9,
+            time: '2026-01-01T00:00:00Z',
+          },
+        ],
+      });
+      return true;
+    }
     if (req.path === '/api/corrections/promote') {
       const ids = (req.json?.ids ?? []) as number[];
       if (ids.includes(403))
@@ -210,5 +225,14 @@ describe('cairn promote', () => {
     const outside = await promote(tempDir('cairn-norepo-'), '12');
     expect([outside.code, outside.sent.length]).toEqual([1, 0]);
     expect(outside.err).toContain('not in a git repository');
+  });
+
+  it('lists the candidates of the project named, through the terminal filter', async () => {
+    const r = await promote(repo(), '--candidates', '--project', 'github.com/acme/x');
+    expect(r.code, r.err).toBe(0);
+    expect(r.sent.map((s) => s.path)).toEqual(['/api/corrections/promote/candidates?project=github.com%2Facme%2Fx']);
+    expect(r.out).toContain('#7  useful 3 · used 9  Run lint before push');
+    expect(r.out).not.toContain('\u001b');
+    expect((await promote(repo(), '--candidates', '12')).code).toBe(2);
   });
 });

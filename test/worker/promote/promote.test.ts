@@ -5,7 +5,7 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fresh, newIdentity, type TestIdentity } from '../support/http';
-import { errorCode, json, remember, send } from '../versions/support';
+import { errorCode, json, remember, send, tool } from '../versions/support';
 
 interface Team {
   owner: TestIdentity;
@@ -166,5 +166,40 @@ describe('promote', { timeout: 60_000 }, () => {
       .bind(id)
       .first<{ n: number }>();
     expect(left!.n).toBe(0);
+  });
+
+  it('lists as candidates the records used most and marked useful, never contradicted, that the caller may promote', async () => {
+    const project = `github.com/acme/${fresh('cand')}`;
+    const note = (token: string, title: string) => remember(token, project, `${title} ${fresh('n')}`, `${title}.`);
+    const [useful, fetched, flagged, unused, promoted, mates] = [
+      await note(t.a.token, 'Useful'),
+      await note(t.a.token, 'Fetched'),
+      await note(t.a.token, 'Flagged'),
+      await note(t.a.token, 'Unused'),
+      await note(t.a.token, 'Promoted'),
+      await note(t.c.token, 'Mates'),
+    ];
+    const feedback = async (id: number, kind: string) =>
+      json(await send('/api/corrections/feedback', { token: t.c.token, json: { id, kind } }));
+    await feedback(useful, 'useful');
+    await feedback(flagged, 'useful');
+    await feedback(flagged, 'wrong');
+    await feedback(promoted, 'useful');
+    await feedback(mates, 'useful');
+    expect((await tool(t.c.token, 'get_observations', { ids: [fetched] })).isError).toBeFalsy();
+    await json(await promote(t.a.token, { ids: [promoted] }));
+    const list = async (token: string) =>
+      (
+        await json<{ candidates: { id: number }[] }>(
+          await send(`/api/corrections/promote/candidates?project=${q(project)}`, { token }),
+        )
+      ).candidates.map((c) => c.id);
+    expect(await list(t.a.token)).toEqual([useful, fetched]);
+    expect(await list(t.owner.token)).toEqual([mates, useful, fetched]);
+    expect(unused).toBeGreaterThan(0);
+    const unknown = await send(`/api/corrections/promote/candidates?project=${q('github.com/acme/none')}`, {
+      token: t.a.token,
+    });
+    expect([unknown.status, await errorCode(unknown)]).toEqual([404, 'project_not_found']);
   });
 });

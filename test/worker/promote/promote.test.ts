@@ -5,6 +5,7 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fresh, newIdentity, type TestIdentity } from '../support/http';
+import { importNow } from '../support/import';
 import { errorCode, json, remember, send, tool } from '../versions/support';
 
 interface Team {
@@ -201,5 +202,25 @@ describe('promote', { timeout: 60_000 }, () => {
       token: t.a.token,
     });
     expect([unknown.status, await errorCode(unknown)]).toEqual([404, 'project_not_found']);
+  });
+
+  it('carries the promoted state and its version through an export into another team', async () => {
+    const word = fresh('numbat').replace(/-/g, '');
+    const project = `github.com/acme/${fresh('moved')}`;
+    const title = `Pin the ${word} toolchain`;
+    const id = await remember(t.a.token, project, title, `The ${word} toolchain is pinned in .tool-versions.`);
+    await json(await promote(t.a.token, { ids: [id] }));
+    const ndjson = await (await send(`/api/admin/export?project=${q(project)}`, { token: t.owner.token })).text();
+    const b = await newIdentity({ user: t.a.user });
+    expect((await importNow(b.token, ndjson)).status).toBe(200);
+    const onB = await json<Found>(await send(`/api/search?q=${word}&mode=fts`, { token: b.token }));
+    expect(onB.results).toHaveLength(1);
+    expect(onB.results[0]).toMatchObject({ promoted: true });
+    const context = await (await send(`/api/context?project=${q(project)}`, { token: b.token })).text();
+    expect(context).not.toContain(title);
+    const h = await json<{ versions: { action: string }[] }>(
+      await send(`/api/corrections/history?id=${onB.results[0]!.id}`, { token: b.token }),
+    );
+    expect(h.versions.map((v) => v.action)).toEqual(['create', 'promote']);
   });
 });

@@ -312,7 +312,7 @@ describe('slash commands and the skill', () => {
     const pause = readFileSync(join(claude, 'commands', 'cairn', 'pause.md'), 'utf8');
     expect(pause).toContain('!`node "/opt/cairn/cairn.cjs" pause --session "${CLAUDE_SESSION_ID}" $ARGUMENTS`');
     expect(pause).toContain('disable-model-invocation: true');
-    for (const f of ['status.md', 'resume.md', 'forget.md', 'remember.md', 'prime.md', 'handoff.md'])
+    for (const f of ['status.md', 'resume.md', 'forget.md', 'remember.md', 'prime.md', 'handoff.md', 'promote.md'])
       expect(existsSync(join(claude, 'commands', 'cairn', f)), f).toBe(true);
     expect(readFileSync(join(claude, 'skills', 'cairn-memory', 'SKILL.md'), 'utf8')).toMatch(
       /^---\nname: cairn-memory\ndescription: /,

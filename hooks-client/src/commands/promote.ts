@@ -102,7 +102,10 @@ export async function promote(args: string[], io: Io): Promise<number> {
     // The patch first: a promote the server refuses takes it away again, and a promoted record always has one.
     const paths = pathsFor(io.env);
     const dir = join(paths.stateDir, 'promote');
-    const out = join(dir, `${basename(repo.root)}-${wanted.join('-')}-${io.now()}.patch`);
+    const name = basename(repo.root)
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .slice(0, 60);
+    const out = join(dir, `${name}-${wanted.join('-')}-${io.now()}.patch`);
     if (patch) {
       ensurePrivateDir(paths.stateDir);
       safeWriteFile(out, patch, { root: paths.stateDir });
@@ -121,7 +124,7 @@ export async function promote(args: string[], io: Io): Promise<number> {
       `cairn: ${names} promoted: they leave the team's context index and stay searchable.\n` +
         `The change to ${file} (${next.rules} rules in cairn's block) is a patch for you to read and apply:\n` +
         `  ${out}\n` +
-        `  git -C ${repo.root} apply ${out}\n`,
+        `  git -C ${shellWord(repo.root)} apply ${shellWord(out)}\n`,
     );
     return 0;
   } catch (e) {
@@ -165,6 +168,9 @@ async function listCandidates(io: Io, project: string): Promise<number> {
     return fail(io, `server not reachable (${e instanceof Unreachable ? e.reason : String(e)})`);
   }
 }
+
+/** `s` as one word a POSIX shell reads back as `s`: as it is when plain, else single-quoted. */
+const shellWord = (s: string) => (/^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
 function fail(io: Io, message: string): number {
   io.err(`cairn promote: ${message}\n`);

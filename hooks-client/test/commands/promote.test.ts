@@ -17,8 +17,8 @@ const git = (cwd: string, ...args: string[]) =>
     env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
   }).trim();
 
-function repo(files: Record<string, string> = {}): string {
-  const dir = join(tempDir('cairn-promote-'), 'r');
+function repo(files: Record<string, string> = {}, name = 'r'): string {
+  const dir = join(tempDir('cairn-promote-'), name);
   mkdirSync(dir, { recursive: true });
   git(dir, 'init', '-q');
   writeFileSync(join(dir, 'README.md'), '# R\n');
@@ -234,5 +234,16 @@ describe('cairn promote', () => {
     expect(r.out).toContain('#7  useful 3 · used 9  Run lint before push');
     expect(r.out).not.toContain('\u001b');
     expect((await promote(repo(), '--candidates', '12')).code).toBe(2);
+  });
+
+  it('prints an apply line a shell runs as it is, whatever the checkout is called', async () => {
+    rec(51, 'Quote paths in scripts');
+    const dir = repo({}, "it's a repo $(touch pwned)");
+    const r = await promote(dir, '51');
+    expect(r.code, r.err).toBe(0);
+    const line = /^ {2}(git -C .*)$/m.exec(r.out)![1]!;
+    execFileSync('sh', ['-c', line], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
+    expect(readFileSync(join(dir, 'AGENTS.md'), 'utf8')).toContain('- Quote paths in scripts (cairn #51)');
+    expect(existsSync(join(dir, 'pwned'))).toBe(false);
   });
 });

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import { parseTeamSettings } from '../db/team-settings';
 import type { AppEnv } from '../auth/types';
+import { CAPTURE_MODES } from '#shared/capture';
 import { Name } from '../lib/names';
 import { jsonBody, lineField, query } from '../lib/validate';
 import { auditPage, teamSettingsText, writeTeamSettings } from '../db/teams';
@@ -13,6 +14,20 @@ import { maskedSettings, webhookRefusal } from '../digest/webhook';
 
 const Word = lineField(100);
 const List = (max: number) => z.array(Word).max(max);
+/** `{project key: value}` for at most 100 projects (project_writers, capture_projects). */
+const PerProject = <T extends z.ZodType>(value: T) =>
+  z
+    .record(
+      z
+        .string()
+        .trim()
+        .min(1)
+        .max(500)
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: a project key is one printable line
+        .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'a project key is one printable line'),
+      value,
+    )
+    .refine((r) => Object.keys(r).length <= 100, 'at most 100 projects');
 
 /**
  * Every key an admin may set, strictly checked. `null` removes a key (back to the server default).
@@ -39,19 +54,9 @@ export const SettingsPatch = z
     observer_budget_tokens_per_month: z.number().int().min(1).max(1e12).nullable(),
     retention_days: z.number().int().min(1).max(36_500).nullable(),
     consolidation: z.enum(['auto', 'review']).nullable(),
-    project_writers: z
-      .record(
-        z
-          .string()
-          .trim()
-          .min(1)
-          .max(500)
-          // biome-ignore lint/suspicious/noControlCharactersInRegex: a project key is one printable line
-          .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'a project key is one printable line'),
-        z.array(Name).max(200),
-      )
-      .refine((r) => Object.keys(r).length <= 100, 'at most 100 projects')
-      .nullable(),
+    project_writers: PerProject(z.array(Name).max(200)).nullable(),
+    capture: z.enum(CAPTURE_MODES).nullable(),
+    capture_projects: PerProject(z.enum(CAPTURE_MODES)).nullable(),
     /** The digest's receiver (https; http on 127.0.0.1 only in local runs: checked with the config) and schedule. */
     digest_webhook_url: z.string().trim().min(1).max(2_000).nullable(),
     digest_schedule: z.enum(['daily', 'weekly']).nullable(),

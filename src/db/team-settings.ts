@@ -1,5 +1,6 @@
 // Per-team settings stored as JSON in teams.settings: read tolerantly, one schema for every key we know.
 import * as z from 'zod';
+import { CAPTURE_MODES } from '#shared/capture';
 import { eq } from 'drizzle-orm';
 import type { Caller } from './caller';
 import { db as dbOf, type Db } from './client';
@@ -41,6 +42,9 @@ export const TeamSettings = z
     /** The team's digest (src/digest/): posted to this Slack-compatible webhook, daily (default) or weekly. */
     digest_webhook_url: z.string().min(1).max(2_000).optional(),
     digest_schedule: z.enum(['daily', 'weekly']).optional(),
+    /** Whether sessions are recorded (#shared/capture.ts): the team's mode, and per project key its own. */
+    capture: z.enum(CAPTURE_MODES).optional(),
+    capture_projects: z.record(z.string(), z.enum(CAPTURE_MODES)).optional(),
   })
   .passthrough();
 export type TeamSettings = z.infer<typeof TeamSettings>;

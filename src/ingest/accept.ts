@@ -2,7 +2,8 @@
 // session, hand to the SessionDO, and record what D1 must know at once (prompt rows, session end).
 import type { AuthContext } from '../auth/types';
 import { ensureProject, type ProjectRef } from '../db/projects';
-import { writeRefusal, type WriteRefusal } from '../db/write-policy';
+import { storedProjectKey, writeRefusal, type WriteRefusal } from '../db/write-policy';
+import { capturePolicy } from '#shared/capture';
 import type { TeamSettings } from '../db/team-settings';
 import { modeIdFor } from '../recall/mode';
 import type { CairnEnv } from '../env';
@@ -143,7 +144,8 @@ async function prepare(ctx: IngestContext, e: IngestEvent): Promise<Prepared> {
   if (skipped) return { ack: { accepted: false, duplicate: false, skipped } };
   const snapshot = await resolveSession(ctx, e);
   // The write policy (issue 38): a reader's events, and a non-writer's in a project with project_writers, are not
-  // taken (no session row, no prompt, nothing buffered); their own private projects are theirs.
+  // taken (no session row, no prompt, nothing buffered); their own private projects are theirs. Nor are anyone's
+  // in a project whose capture policy is `off`.
   if ('refused' in snapshot) return { ack: { accepted: false, duplicate: false, skipped: snapshot.refused } };
   const tally: RedactionTally = {};
   const { input, promptText } = enqueueInput(e, cleaner(tally), pathCleaner(tally), {
@@ -191,8 +193,11 @@ function skipReason(ctx: IngestContext, e: IngestEvent): string | null {
   return null;
 }
 
+/** Why the project takes none of the caller's events: the write policy, or the admins' capture policy `off`. */
+type Refusal = WriteRefusal | 'capture_off';
+
 class Refused extends Error {
-  constructor(readonly reason: WriteRefusal) {
+  constructor(readonly reason: Refusal) {
     super(reason);
   }
 }
@@ -202,9 +207,16 @@ class Refused extends Error {
  * the write policy refuses the project (checked before a project is made, and again on a memoised one: the role
  * and the list come with this request's token).
  */
-async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<EventSnapshot | { refused: WriteRefusal }> {
+async function resolveSession(ctx: IngestContext, e: IngestEvent): Promise<EventSnapshot | { refused: Refusal }> {
   const { db, auth } = ctx;
-  const refusal = (p: ProjectRef) => writeRefusal(auth, p, ctx.settings.project_writers);
+  // Capture `off` (issue 38) for the key the client sent or the project it resolves to (a renamed project's old
+  // key, the caller's shadow of it): asked before a project is made, so an old client that ignores the policy
+  // leaves no row at all.
+  const sent = storedProjectKey(e.project, auth.handle);
+  const captureOff = (p: ProjectRef) =>
+    capturePolicy(ctx.settings, [sent, p.key.replace(/#[^#]*$/, '')]) === 'off' ? 'capture_off' : null;
+  const refusal = (p: ProjectRef): Refusal | null =>
+    writeRefusal(auth, p, ctx.settings.project_writers) ?? captureOff(p);
   let project: ProjectRef;
   try {
     project = await projects.getOrLoad(`${ctx.placement}:${auth.teamId}:${auth.userId}:${e.project}`, ctx.now, () =>

@@ -1,5 +1,6 @@
 // Recall API: context index, file context, prompt context, timeline, full records, project list.
 import { Hono } from 'hono';
+import { CAPTURE_HEADER } from '#shared/capture';
 import { settingsFor } from '../db/team-settings';
 import { viewerOf } from '../db/visibility';
 import type { AppEnv } from '../auth/types';
@@ -42,7 +43,7 @@ export const projectRoutes = new Hono<AppEnv>();
 
 contextRoutes.get('/', query(ContextQuery, { lists: ['project'] }), async (c) => {
   const q = c.req.valid('query');
-  const text = await contextText(c.env, c.get('auth'), {
+  const { text, capture } = await contextAnswer(c.env, c.get('auth'), {
     projects: q.project,
     observations: q.observations,
     sessions: q.sessions,
@@ -54,6 +55,8 @@ contextRoutes.get('/', query(ContextQuery, { lists: ['project'] }), async (c) =>
         ? { branch: q.branch ?? null, head: q.head ?? null, trunk: q.trunk ?? null, history: q.history }
         : null,
   });
+  // The checkout's capture mode (issue 38): the hooks client keeps it and records nothing while it is `off`.
+  c.header(CAPTURE_HEADER, capture);
   return c.text(text);
 });
 
@@ -90,6 +93,7 @@ contextRoutes.post('/', jsonBody(ContextBody, CONTEXT_BODY_BYTES), async (c) => 
     watch: r.exchange ? r.exchange.watch : { files: [], branches: [] },
     watch_digest: r.exchange?.watchDigest ?? '',
   };
+  c.header(CAPTURE_HEADER, r.capture);
   return c.json(answer);
 });
 

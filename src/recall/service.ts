@@ -29,6 +29,8 @@ import { contextEvidence, type ContextEvidence } from './context-evidence';
 import { checkoutsOf, judgeStored, ownerOf, wireEvidence } from '../evidence/checkout';
 import { fileEntry, fileKey } from '#shared/evidence';
 import type { CheckoutReport } from './params';
+import { capturePolicy, type CaptureMode } from '#shared/capture';
+import { storedProjectKey } from '../db/write-policy';
 
 export const DEFAULT_CONTEXT_OBSERVATIONS = 50;
 export const DEFAULT_CONTEXT_SESSIONS = 10;
@@ -99,6 +101,11 @@ export interface ContextAnswer {
   text: string;
   /** Set when the request carried a checkout report. */
   exchange: ContextEvidence['exchange'];
+  /**
+   * The capture mode of the projects asked (issue 38: the admins' policy for the keys asked and the projects they
+   * resolve to, #shared/capture.ts), which the route sends as a header.
+   */
+  capture: CaptureMode;
 }
 
 export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOptions): Promise<string> {
@@ -136,6 +143,10 @@ export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: Context
   const judged = observations
     .map((r) => ({ ...r, evidence: ev.judged.get(r.id) ?? null }))
     .filter((r) => r.evidence?.value !== 'gone');
+  const capture = capturePolicy(settings, [
+    ...o.projects.map((k) => storedProjectKey(k, auth.handle)),
+    ...projects.map((p) => p.key.replace(/#[^#]*$/, '')),
+  ]);
   const text = renderContext({
     personal: personalLines(personal),
     projects: projects.length ? projects.map((p) => p.key) : o.projects,
@@ -148,7 +159,7 @@ export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: Context
     timeZone: o.timeZone,
     notice: [memory, budget ? budgetNotice(budget) : null].filter(Boolean).join(' ') || null,
   });
-  return { text, exchange: ev.exchange };
+  return { text, exchange: ev.exchange, capture };
 }
 
 export interface FileContextOptions {

@@ -31,6 +31,8 @@ const USAGE = `usage: cairn admin <command> [--json]
   settings set <key>=<value>…               value is JSON (30, true, ["Bash"]) or a plain string
   settings unset <key>…
                                             project_writers={"<project key>":["<handle>",…]}: who may write there
+                                            capture=on|ask|off, capture_projects={"<project key>":"off"}:
+                                            whether sessions are recorded (a project's own mode wins)
   audit [--limit <n>] [--action <name>]
   health                                    the observer's state, the backlog, dead letters, budget, retention,
                                             the daily cron and the database's size

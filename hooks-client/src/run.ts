@@ -18,6 +18,7 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn pause [--session ID | --folder PATH] [--hours N]
                                                      stop recording a session or folder (default: this folder)
   cairn resume [--session ID | --folder PATH]        record it again
+  cairn capture [on|off]                             answer whether this checkout's sessions are recorded
   cairn statusline                                   Claude Code's status line (reads its JSON on stdin)
   cairn prime [--dry-run]                            first notes from this repository's docs headings,
                                                      recent commits and open TODOs (safe to repeat)
@@ -69,6 +70,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   forget: async () => (await import('./commands/forget')).forget,
   pause: async () => (await import('./commands/pause')).pause,
   resume: async () => (await import('./commands/pause')).resume,
+  capture: async () => (await import('./commands/capture')).capture,
   statusline: async () => (await import('./status/statusline')).statusline,
   prime: async () => (await import('./commands/prime')).prime,
   supersede: async () => (await import('./commands/supersede')).supersede,

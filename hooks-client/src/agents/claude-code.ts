@@ -148,7 +148,9 @@ export function claudeCommandEdits(env: Io['env'], home: string, clientPath: str
 const isOurCommandFile = (text: string): boolean =>
   /^---\nname: cairn-memory\n/.test(text) ||
   (/^---\ndescription: /.test(text) &&
-    /cairn(?:\.[cm]?js)?" (?:status|pause|resume|forget|prime|handoff|promote)\b|the cairn `remember` tool/.test(text));
+    /cairn(?:\.[cm]?js)?" (?:status|pause|resume|capture|forget|prime|handoff|promote)\b|the cairn `remember` tool/.test(
+      text,
+    ));
 
 /** The folders the command and skill files live in: removed on uninstall when that left them empty. */
 export const claudeCommandDirs = (env: Io['env'], home: string): string[] => {

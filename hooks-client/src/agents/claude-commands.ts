@@ -1,5 +1,5 @@
-// Claude Code slash commands (/cairn:status, /cairn:pause, /cairn:resume, /cairn:forget, /cairn:remember,
-// /cairn:prime, /cairn:handoff, /cairn:promote) and
+// Claude Code slash commands (/cairn:status, /cairn:pause, /cairn:resume, /cairn:capture, /cairn:forget,
+// /cairn:remember, /cairn:prime, /cairn:handoff, /cairn:promote) and
 // the skill that tells the agent when and how to use memory: one text per file, for the plugin (commands/,
 // skills/ at its root, client at ${CLAUDE_PLUGIN_ROOT}) and for `cairn install` (~/.claude/commands/cairn/,
 // ~/.claude/skills/cairn-memory/, client at its absolute path), so the two cannot drift apart.
@@ -45,6 +45,14 @@ export function commandFiles(client: string): Record<string, string> {
       client,
       'resume',
       '--session "${CLAUDE_SESSION_ID}" $ARGUMENTS',
+      'Tell the user in one line what cairn said.',
+    ),
+    'capture.md': userOnly(
+      "Answer whether cairn records this checkout's sessions in the team's memory (on or off; kept for this checkout)",
+      'on|off',
+      client,
+      'capture',
+      '$ARGUMENTS',
       'Tell the user in one line what cairn said.',
     ),
     'forget.md': userOnly(

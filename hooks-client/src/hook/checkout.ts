@@ -3,6 +3,7 @@
 // then as changes against what the server acknowledged, then as a bare digest while nothing changed. Files whose
 // size, mtime and inode did not change since they were last read are not read again. Kept per checkout in the
 // state folder (owner-only), never sent anywhere else.
+import { captureHeard, noteServerMode } from './capture-policy';
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { branchKey, canonicalEntries, evidenceKey, fileEntry, fileKey } from '#shared/evidence';
@@ -194,6 +195,7 @@ async function postContext(
   try {
     const r = await call(url, '/api/context', { method: 'POST', body, token, device, timeoutMs, maxBytes: 400_000 });
     if (r.status !== 200) return null;
+    noteServerMode(ctx.paths.stateDir, ctx.projectRoot, captureHeard(r.headers), ctx.io.now());
     const a = JSON.parse(r.text) as WireContextAnswer;
     const watchOk = a.watch === null || (typeof a.watch === 'object' && Array.isArray(a.watch.files));
     return typeof a.text === 'string' && a.checkout && watchOk && typeof a.watch_digest === 'string' ? a : null;

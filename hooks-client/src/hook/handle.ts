@@ -11,6 +11,7 @@ import { pausedAt, readPauses } from '../status/local';
 import { postToolUse, postToolUseFailure, sessionEnd, stop, userPromptSubmit } from './capture';
 import type { HookEvent, HookOutput } from '../hook-events';
 import { BUDGET_MS, type HookContext } from './context';
+import { askOnce, askReason, checkoutMode, isCaptureCommand, readCapture } from './capture-policy';
 import { gate0 } from './gate';
 import { parseHookInput } from './input';
 import { preCompact, preToolUse, sessionStart } from './recall';
@@ -96,6 +97,23 @@ export async function handleHook(
     // recorded while it lasts (judged at the event's own time: drained entries carry when their hook ran).
     if (RECORDING.has(hookEvent) && pausedAt(readPauses(paths.stateDir), input.sessionId, input.cwd, io.now()))
       return 0;
+    // The capture policy (issue 38): the admins' mode for this checkout as its last session start heard it, with the
+    // person's own answer. `off`, or `ask` not yet answered: nothing of the session is sent (the end neither: it
+    // would make a session row); the first prompt of an unanswered session is blocked to ask.
+    if (RECORDING.has(hookEvent) || hookEvent === 'session-end') {
+      const mode = checkoutMode(readCapture(paths.stateDir), projectRoot);
+      if (mode !== 'on') {
+        const ask =
+          mode === 'ask' &&
+          hookEvent === 'user-prompt-submit' &&
+          !opts.spoolOnly &&
+          adapter.platform === 'claude-code' &&
+          !isCaptureCommand(input.prompt) &&
+          askOnce(paths.stateDir, input.sessionId, io.now());
+        if (ask) io.out(`${JSON.stringify(blockToAsk(projectRoot))}\n`);
+        return 0;
+      }
+    }
     const ctx: HookContext = {
       event: hookEvent,
       io,
@@ -128,3 +146,6 @@ export async function handleHook(
   }
   return 0;
 }
+
+/** Claude Code's block decision for UserPromptSubmit: the prompt is not run, the reason is shown to the user. */
+export const blockToAsk = (root: string) => ({ decision: 'block' as const, reason: askReason(root) });

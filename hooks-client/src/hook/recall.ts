@@ -2,6 +2,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { call } from '../net/http';
+import { captureHeard, noteServerMode } from './capture-policy';
 import { isSensitivePath } from '../privacy/sensitive-files';
 import { readGitView } from '../project/git-head';
 import type { GitView } from '#shared/git';
@@ -26,6 +27,20 @@ async function getText(ctx: HookContext, path: string, timeoutMs: number): Promi
   try {
     const r = await call(url, path, { token, device, timeoutMs, maxBytes: 200_000 });
     return r.status === 200 ? r.text : '';
+  } catch {
+    return '';
+  }
+}
+
+/** GET /api/context: the index, and the capture mode sent with it kept for the checkout (issue 38). */
+async function getIndex(ctx: HookContext, path: string, timeoutMs: number): Promise<string> {
+  const { url, token, device } = ctx.delivery;
+  if (!url || !token) return '';
+  try {
+    const r = await call(url, path, { token, device, timeoutMs, maxBytes: 200_000 });
+    if (r.status !== 200) return '';
+    noteServerMode(ctx.paths.stateDir, ctx.projectRoot, captureHeard(r.headers), ctx.io.now());
+    return r.text;
   } catch {
     return '';
   }
@@ -64,7 +79,7 @@ async function indexText(ctx: HookContext, git: GitView | null, timeoutMs: numbe
   const repo = ctx.config.evidence && git ? checkoutOf(ctx.projectRoot, ctx.io.env) : null;
   const until = ctx.io.now() + timeoutMs;
   const reported = repo ? await contextWithReport(ctx, repo, git, timeoutMs) : null;
-  return reported ?? getText(ctx, contextPath(ctx.project, git), until - ctx.io.now());
+  return reported ?? getIndex(ctx, contextPath(ctx.project, git), until - ctx.io.now());
 }
 
 /** GET /api/context with the checkout's git view (docs/contracts.md: branch, head, trunk, history). */

@@ -68,10 +68,18 @@ export async function runHook(event: string, io: Io, startedAt = io.now(), agent
 }
 
 /** Claude Code's answer for SessionStart or UserPromptSubmit with `notice` first in its context and shown to the user. */
-function withNotice(printed: string, event: string, notice: string): HookOutput {
+function withNotice(
+  printed: string,
+  event: string,
+  notice: string,
+): HookOutput | { decision: 'block'; reason: string } {
   let context = '';
   try {
-    context = (JSON.parse(printed) as HookOutput).hookSpecificOutput.additionalContext ?? '';
+    const out = JSON.parse(printed) as HookOutput & { decision?: unknown; reason?: unknown };
+    // A prompt blocked to ask about capture (hook/capture-policy.ts) stays blocked; the notice joins its reason.
+    if (out.decision === 'block' && typeof out.reason === 'string')
+      return { decision: 'block', reason: `${out.reason}\n\n${notice}` };
+    context = out.hookSpecificOutput.additionalContext ?? '';
   } catch {
     // nothing was printed
   }

@@ -21,6 +21,8 @@ export interface StatusFacts {
   /** Why recording is paused here ("this session, until resumed"), or null. */
   pause: string | null;
   observer: StatusCache['observer'];
+  /** The capture policy for this checkout when it is not `on` (hook/capture-policy.ts): nothing is recorded / asked. */
+  capture?: 'off' | 'ask' | null;
   /** This session's HTTP hook door was found held by a listener that is not cairn's (door/close.ts). */
   doorTaken?: boolean;
 }
@@ -45,8 +47,15 @@ export function renderStatus(f: StatusFacts): string {
     `${f.recalled} recalled`,
     `${f.backlog} waiting`,
   ];
-  const state = f.pause ? `paused (${f.pause})` : observerPart(f.observer);
-  const line = `cairn ${f.pause ? '⏸' : f.observer?.state === 'ok' ? '●' : '○'} ${parts.join(' · ')} · ${state}`;
+  const state = f.pause
+    ? `paused (${f.pause})`
+    : f.capture === 'off'
+      ? 'capture off'
+      : f.capture === 'ask'
+        ? 'capture asks: /cairn:capture on|off'
+        : observerPart(f.observer);
+  const stopped = f.pause || f.capture === 'off';
+  const line = `cairn ${stopped ? '⏸' : f.observer?.state === 'ok' && !f.capture ? '●' : '○'} ${parts.join(' · ')} · ${state}`;
   return f.doorTaken
     ? `cairn ⚠ hook door taken by another program: restart Claude Code (cairn status) · ${line.slice(6)}`
     : line;

@@ -13,6 +13,8 @@ import type { Io } from '../io';
 import { call } from '../net/http';
 import { Spool } from '../spool/spool';
 import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
+import { checkoutMode, readCapture } from '../hook/capture-policy';
+import { projectFor } from '../project/project-key';
 import { leftText, pausedAt, readPauses, readSessionFacts } from './local';
 import { renderStatus, type StatusCache } from './render';
 
@@ -130,6 +132,16 @@ export function decodeWrapped(b64: string | undefined): { command: string } | nu
   }
 }
 
+/** The capture policy of the checkout the status line is drawn for, when it is not `on` (files only, no process). */
+function captureHere(stateDir: string, cwd: string, now: number): 'off' | 'ask' | null {
+  try {
+    const mode = checkoutMode(readCapture(stateDir), projectFor(cwd, stateDir, now).root);
+    return mode === 'on' ? null : mode;
+  } catch {
+    return null;
+  }
+}
+
 export async function statusline(args: string[], io: Io): Promise<number> {
   const paths = pathsFor(io.env);
   const stdin = await io.readStdin();
@@ -150,6 +162,7 @@ export async function statusline(args: string[], io: Io): Promise<number> {
       ? `${pause.scope === 'session' ? 'this session' : 'this folder'}, ${leftText(pause.until, now)}`
       : null,
     observer: cache.observer,
+    capture: captureHere(paths.stateDir, input.cwd, now),
     // Only a session started with the door POSTs there; new sessions already use command hooks.
     doorTaken: Boolean(io.env[NONCE_ENV] && readDoor(paths.stateDir, io.env)?.taken),
   });

@@ -23,6 +23,7 @@ describe('the slash commands’ allowed tools', () => {
     it(`grant exactly the client command each runs (${client.startsWith('$') ? 'plugin' : 'cairn install'})`, () => {
       const files = Object.entries(commandFiles(client)).filter(([, f]) => f.includes('allowed-tools'));
       expect(files.map(([name]) => name).sort()).toEqual([
+        'capture.md',
         'forget.md',
         'handoff.md',
         'pause.md',

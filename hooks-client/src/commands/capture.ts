@@ -1,8 +1,8 @@
 // `cairn capture [on|off]` (and /cairn:capture from inside Claude Code): the person's answer to whether sessions in
-// this checkout are recorded, kept on this machine (hook/capture-policy.ts). It answers a team's `ask`, and `off`
+// this checkout are recorded, kept on this machine (status/capture.ts). It answers a team's `ask`, and `off`
 // opts this checkout out under any policy; it never lifts the admins' `off`. Without a word: what applies here.
 import { pathsFor } from '../config';
-import { answerCapture, checkoutMode, readCapture } from '../hook/capture-policy';
+import { answerCapture, checkoutMode, readCapture } from '../status/capture';
 import type { Io } from '../io';
 import { projectFor } from '../project/project-key';
 

@@ -3,7 +3,7 @@
 // then as changes against what the server acknowledged, then as a bare digest while nothing changed. Files whose
 // size, mtime and inode did not change since they were last read are not read again. Kept per checkout in the
 // state folder (owner-only), never sent anywhere else.
-import { captureHeard, noteServerMode } from './capture-policy';
+import { captureHeard, noteServerMode } from '../status/capture';
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { branchKey, canonicalEntries, evidenceKey, fileEntry, fileKey } from '#shared/evidence';

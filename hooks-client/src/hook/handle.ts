@@ -11,7 +11,7 @@ import { pausedAt, readPauses } from '../status/local';
 import { postToolUse, postToolUseFailure, sessionEnd, stop, userPromptSubmit } from './capture';
 import type { HookEvent, HookOutput } from '../hook-events';
 import { BUDGET_MS, type HookContext } from './context';
-import { askOnce, askReason, checkoutMode, isCaptureCommand, readCapture } from './capture-policy';
+import { askOnce, askReason, checkoutMode, isCaptureCommand, readCapture } from '../status/capture';
 import { gate0 } from './gate';
 import { parseHookInput } from './input';
 import { preCompact, preToolUse, sessionStart } from './recall';

@@ -2,7 +2,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { call } from '../net/http';
-import { captureHeard, noteServerMode } from './capture-policy';
+import { captureHeard, noteServerMode } from '../status/capture';
 import { isSensitivePath } from '../privacy/sensitive-files';
 import { readGitView } from '../project/git-head';
 import type { GitView } from '#shared/git';

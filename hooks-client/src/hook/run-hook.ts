@@ -76,7 +76,7 @@ function withNotice(
   let context = '';
   try {
     const out = JSON.parse(printed) as HookOutput & { decision?: unknown; reason?: unknown };
-    // A prompt blocked to ask about capture (hook/capture-policy.ts) stays blocked; the notice joins its reason.
+    // A prompt blocked to ask about capture (status/capture.ts) stays blocked; the notice joins its reason.
     if (out.decision === 'block' && typeof out.reason === 'string')
       return { decision: 'block', reason: `${out.reason}\n\n${notice}` };
     context = out.hookSpecificOutput.additionalContext ?? '';

@@ -21,7 +21,7 @@ export interface StatusFacts {
   /** Why recording is paused here ("this session, until resumed"), or null. */
   pause: string | null;
   observer: StatusCache['observer'];
-  /** The capture policy for this checkout when it is not `on` (hook/capture-policy.ts): nothing is recorded / asked. */
+  /** The capture policy for this checkout when it is not `on` (status/capture.ts): nothing is recorded / asked. */
   capture?: 'off' | 'ask' | null;
   /** This session's HTTP hook door was found held by a listener that is not cairn's (door/close.ts). */
   doorTaken?: boolean;

@@ -13,7 +13,7 @@ import type { Io } from '../io';
 import { call } from '../net/http';
 import { Spool } from '../spool/spool';
 import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
-import { checkoutMode, readCapture } from '../hook/capture-policy';
+import { checkoutMode, readCapture } from './capture';
 import { projectFor } from '../project/project-key';
 import { leftText, pausedAt, readPauses, readSessionFacts } from './local';
 import { renderStatus, type StatusCache } from './render';

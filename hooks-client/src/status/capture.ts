@@ -1,7 +1,7 @@
 // The capture policy on this machine (issue 38, docs/contracts.md "Capture policy"): per checkout (its git top
 // level), the mode the team's admins set as the last session start heard it (`x-cairn-capture`), and the person's
 // own answer (`/cairn:capture on|off`). One small JSON file in the state dir, bounded; read by the hooks and the
-// status line. The person's pause and excluded projects are judged where they always were (hook/handle.ts, gate.ts).
+// status line. The person's pause and excluded projects are judged where they always were (hook/handle.ts, hook/gate.ts).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CAPTURE_HEADER, parseCaptureMode, type CaptureMode } from '#shared/capture';

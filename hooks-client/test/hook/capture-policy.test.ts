@@ -1,6 +1,7 @@
 // The capture policy on this machine (issue 38): the mode a session start hears (x-cairn-capture) is kept for the
 // checkout and obeyed by every hook; `ask` blocks the session's first prompt with how to answer, `/cairn:capture on`
 // lets events flow; the status line says so. Against a fake API on 127.0.0.1, every hook through run(argv, io).
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../../src/run';
 import { fakeServer, hookJson, machine, memIo, tempDir, type FakeServer } from '../support';
@@ -20,6 +21,14 @@ beforeEach(() => {
     if (req.path.startsWith('/api/observer/state')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ state: 'ok', code: null, notice: null }));
+      return true;
+    }
+    if (req.method === 'POST' && req.path === '/api/context') {
+      // The index with a checkout report (a git checkout, evidence on): the same header on the JSON answer.
+      res.writeHead(200, { 'content-type': 'application/json', ...(mode ? { 'x-cairn-capture': mode } : {}) });
+      const watch = { files: [], branches: [] };
+      const checkout = { digest: null, need: false, unreported: 0 };
+      res.end(JSON.stringify({ text: server.context.index, checkout, watch, watch_digest: '' }));
       return true;
     }
     if (!req.path.startsWith('/api/context?')) return false;
@@ -52,7 +61,8 @@ async function cairn(m: { env: Record<string, string | undefined>; cwd: string }
   return { code, out: io.stdout, err: io.stderr };
 }
 
-const sent = () => server.requests.filter((r) => r.method === 'POST').map((r) => r.path);
+/** Ingest requests (POST /api/context is the index, asked with a checkout report). */
+const sent = () => server.requests.filter((r) => r.method === 'POST' && r.path !== '/api/context').map((r) => r.path);
 
 /** A session's recording hooks after its start: a prompt, a tool call, the turn's end, the session's end. */
 async function work(m: { env: Record<string, string | undefined>; cwd: string }, session: string) {
@@ -93,6 +103,19 @@ describe('capture off', () => {
     await work(m, 's-on');
     expect(sent().length).toBeGreaterThanOrEqual(4);
     expect(await statusline(m, 's-on')).not.toContain('capture');
+  });
+
+  it('hears it from the index with a checkout report too (a git checkout)', async () => {
+    const m = checkout();
+    execFileSync('git', ['init', '-q'], { cwd: m.cwd });
+    mode = 'off';
+    const start = (await hook(m, 'session-start', { session_id: 'g-1' })) as {
+      hookSpecificOutput: { additionalContext: string };
+    };
+    expect(server.requests.some((r) => r.method === 'POST' && r.path === '/api/context')).toBe(true);
+    expect(start.hookSpecificOutput.additionalContext).toContain('fixed the login race');
+    await work(m, 'g-1');
+    expect(sent()).toEqual([]);
   });
 
   it('keeps the last mode heard when the server cannot be reached, and takes a server without the header as on', async () => {

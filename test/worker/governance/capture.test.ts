@@ -84,6 +84,10 @@ describe('capture policy', { timeout: 60_000 }, () => {
 
     await json(await settings(owner.token, { capture: 'off' }));
     expect(await sessionStartMode(member.token, project)).toBe('off');
+    // The index with a checkout report (a git checkout's session start) says the same.
+    const posted = await call('/api/context', { token: member.token, json: { project } });
+    expect(posted.status).toBe(200);
+    expect(posted.headers.get('x-cairn-capture')).toBe('off');
 
     // An old client that ignores the header: every event acked skipped, and nothing of it anywhere.
     const word = secretWord();

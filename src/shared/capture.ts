@@ -21,9 +21,10 @@ export function parseCaptureMode(v: unknown): CaptureMode | null {
 }
 
 /**
- * The admins' mode for a project: its own entry in `capture_projects` when one of the keys it goes by has one (the
- * most restrictive of those), else the team's `capture`, else `on`. The more specific decision of the same admins
- * wins over the team's default, so a project can be asked about or left on inside a team that is otherwise off.
+ * The admins' mode for a project: the most restrictive of the team's `capture` and the project's own entries in
+ * `capture_projects` (under any key it goes by); absent = `on`. A project's entry can ask or stop recording inside a
+ * team that records, never record inside a team that is off (issue 38: the most restrictive wins), so turning the
+ * team off is one switch that holds everywhere.
  */
 export function capturePolicy(
   settings: { capture?: CaptureMode; capture_projects?: Readonly<Record<string, CaptureMode>> },
@@ -35,5 +36,5 @@ export function capturePolicy(
     if (own && Object.hasOwn(settings.capture_projects ?? {}, key))
       project = project ? stricterCapture(project, own) : own;
   }
-  return project ?? settings.capture ?? 'on';
+  return stricterCapture(settings.capture ?? 'on', project ?? 'on');
 }

@@ -108,7 +108,7 @@ describe('capture policy', { timeout: 60_000 }, () => {
     expect(await count('SELECT COUNT(*) AS n FROM sessions WHERE session_key = ?', again.sid)).toBe(1);
   });
 
-  it("lets a project's own mode override the team's, including a renamed project's old key", async () => {
+  it("combines a project's own mode with the team's, the more restrictive winning, under a renamed project's old key too", async () => {
     const { owner, member } = await team();
     const quiet = `github.com/acme/${fresh('quiet')}`;
     const asked = `github.com/acme/${fresh('asked')}`;
@@ -116,7 +116,8 @@ describe('capture policy', { timeout: 60_000 }, () => {
     await json(await settings(owner.token, { capture: 'ask', capture_projects: { [quiet]: 'off', [open]: 'on' } }));
     expect(await sessionStartMode(member.token, quiet)).toBe('off');
     expect(await sessionStartMode(member.token, asked)).toBe('ask');
-    expect(await sessionStartMode(member.token, open)).toBe('on');
+    // The team asks: a project's `on` does not lift it.
+    expect(await sessionStartMode(member.token, open)).toBe('ask');
     // `ask` is the client's to ask; the server takes what an answered client sends.
     expect((await session(member.token, asked, secretWord())).acks[0]).toBe('accepted');
     expect((await session(member.token, quiet, secretWord())).acks).toEqual([

@@ -32,6 +32,7 @@ import { memoryRoutes } from './personal/routes';
 import { handoffRoutes } from './handoff/routes';
 import { standupRoutes } from './digest/routes';
 import { contextRoutes, observationRoutes, projectRoutes, timelineRoutes } from './recall/routes';
+import { receiptRoutes } from './receipts/routes';
 import { primeRoutes } from './recall/prime';
 import { benchRoutes } from './search/bench-routes';
 import { backfillRoutes, searchRoutes } from './search/routes';
@@ -106,6 +107,7 @@ const TOKEN_MOUNTS: Mount[] = [
   { at: '/api/observations', guards: [requireScope('read')], routes: observationRoutes },
   { at: '/api/projects', guards: [requireScope('read')], routes: projectRoutes },
   { at: '/api/search', guards: [requireScope('read')], routes: searchRoutes },
+  { at: '/api/receipts', guards: [requireScope('read')], routes: receiptRoutes },
   { at: '/api/viewer', guards: [requireScope('read')], routes: viewerApi },
   { at: '/api/live', guards: [requireScope('read')], routes: liveRoutes },
   // Whether the team's observer runs on its model or the heuristic fallback (`cairn status`): any device token.

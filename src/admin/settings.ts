@@ -60,6 +60,7 @@ export const SettingsPatch = z
     /** The digest's receiver (https; http on 127.0.0.1 only in local runs: checked with the config) and schedule. */
     digest_webhook_url: z.string().trim().min(1).max(2_000).nullable(),
     digest_schedule: z.enum(['daily', 'weekly']).nullable(),
+    fade_after_days: z.number().int().min(1).max(36_500).nullable(),
   })
   .partial()
   .strict();

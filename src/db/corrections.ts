@@ -22,8 +22,9 @@ import { insertAudit } from './audit';
 import { runBatch, type BatchItem } from './batch';
 import { db as dbOf, type Db } from './client';
 import { observationEvents, observationSignals, observations, projects, users } from './schema';
-import { byIds, excluded, fetchedSignalRows, inJsonList, plus, versionEventRow } from './sqlite';
+import { byIds, excluded, fetchedSignalRows, inJsonList, plus, usedSignalRows, versionEventRow } from './sqlite';
 import { canReadObservation, type Viewer } from './visibility';
+import { renewRows } from './fading';
 
 export type FeedbackKind = 'wrong' | 'outdated' | 'useful';
 export type CorrectionActor = 'user' | 'observer';
@@ -242,7 +243,7 @@ export async function addFeedback(
   const s = observationSignals;
   const flags = f.kind !== 'useful';
   const counter = { useful: s.useful, wrong: s.wrong, outdated: s.outdated }[f.kind];
-  await d.batch([
+  const counted = [
     insertEvent(d, {
       teamId: f.teamId,
       observationId: f.id,
@@ -260,20 +261,42 @@ export async function addFeedback(
         // A new flag re-opens a record an admin restored or kept; `useful` leaves the review state alone.
         set: { [f.kind]: plus(counter, 1), ...(flags ? { review: 'pending' } : {}), updatedAt: f.at },
       }),
-  ]);
+  ] as const;
+  // Marked useful is a use: its fading clock moves on (db/fading.ts).
+  if (f.kind === 'useful') await d.batch([...counted, renewRows(d, f.teamId, [f.id], f.at)]);
+  else await d.batch(counted);
   return { counted: true };
 }
 
-/** One more fetch of each of `ids` by a session (MCP get_observations, timeline), ids outside the team ignored. One statement. */
+/**
+ * One more fetch of each of `ids` by a session (MCP get_observations, timeline), ids outside the team ignored; a
+ * fetch is a use, so their fading clocks move on (db/fading.ts). One batch of two statements.
+ */
 export async function bumpFetched(d1: D1Database | Db, teamId: number, ids: number[], at: number): Promise<void> {
   if (!ids.length) return;
-  await intoSignals(dbOf(d1))
-    .select(fetchedSignalRows(teamId, ids, at))
+  const d = dbOf(d1);
+  await d.batch([
+    intoSignals(d)
+      .select(fetchedSignalRows(teamId, ids, at))
+      .onConflictDoUpdate({
+        target: observationSignals.observationId,
+        set: { fetched: plus(observationSignals.fetched, 1), updatedAt: at },
+      }),
+    renewRows(d, teamId, ids, at),
+  ]);
+}
+
+/**
+ * Records a session was given by an injection and then fetched (db/receipts.ts markUsed, ids as a subquery): one
+ * more `used` each, once per session; a record without signals yet gets its row. Batchable.
+ */
+export const bumpUsed = (d: Db, teamId: number, ids: SQLWrapper, at: number) =>
+  intoSignals(d)
+    .select(usedSignalRows(teamId, ids, at))
     .onConflictDoUpdate({
       target: observationSignals.observationId,
-      set: { fetched: plus(observationSignals.fetched, 1), updatedAt: at },
+      set: { used: plus(observationSignals.used, 1), updatedAt: at },
     });
-}
 
 /** Corrections and feedback of the ids that have any, for ranking and rendering (one statement). */
 export interface RecordSignal {

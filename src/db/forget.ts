@@ -20,6 +20,7 @@ import {
   primeTombstones,
 } from './schema';
 import { deleteProjectCheckouts } from './evidence';
+import { deleteProjectReceipts, deleteSessionReceipts } from './receipts';
 
 /** A memory row the caller named, with what the permission check needs. */
 export interface ForgettableRow {
@@ -345,15 +346,17 @@ export async function countProject(d1: D1Database, teamId: number, projectId: nu
 
 /**
  * Deletes everything a session remembered, and the session row, in one batch; with it the observations of other
- * sessions in `merged` (merged into the session's by consolidation: their text stands behind the session's records).
+ * sessions in `merged` (merged into the session's by consolidation: their text stands behind the session's records),
+ * and the session's receipts (which memories went into it: db/receipts.ts).
  */
 export async function deleteSession(
   d1: D1Database,
   teamId: number,
-  sessionId: number,
+  session: { id: number; sessionKey: string },
   merged: number[],
   audit: ForgetAudit,
 ): Promise<ForgetCounts> {
+  const sessionId = session.id;
   const d = db(d1);
   const ofSession = <T extends typeof observations | typeof summaries | typeof prompts>(t: T) =>
     d
@@ -412,6 +415,7 @@ export async function deleteSession(
       .where(and(eq(sessions.teamId, teamId), eq(sessions.id, sessionId)))
       .returning({ id: sessions.id }),
     auditRow(d, teamId, audit),
+    deleteSessionReceipts(d, teamId, session.sessionKey),
   ]);
   return { observations: m.length + o.length, summaries: s.length, prompts: p.length, sessions: se.length };
 }
@@ -490,6 +494,7 @@ export async function deleteProject(
     d.delete(projects).where(and(eq(projects.teamId, teamId), eq(projects.id, projectId))),
     d.delete(primeTombstones).where(and(eq(primeTombstones.teamId, teamId), eq(primeTombstones.projectId, projectId))),
     deleteProjectCheckouts(d, teamId, projectId),
+    deleteProjectReceipts(d, teamId, projectId),
   ]);
   return { observations: o.length, summaries: s.length, prompts: p.length, sessions: se.length };
 }

@@ -8,7 +8,7 @@ import { runBatch } from './batch';
 import { notMerged } from './consolidation';
 import { db } from './client';
 import type { RecordKind } from './forget';
-import { observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
+import { fadeEpoch, observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
 import { byIds, inJsonList, jsonListIntersects } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, type Viewer } from './visibility';
 
@@ -83,6 +83,10 @@ const FIELDS = {
     author: u.handle,
     tokens: sql<number>`CAST((length(coalesce(${o.title}, '')) + length(coalesce(${o.subtitle}, '')) + length(coalesce(${o.narrative}, '')) + length(${o.facts}) + 3) / 4 AS INTEGER)`,
     supersededBy: o.supersededBy,
+    // The fading clock (src/db/fading.ts): made, stored or last used, and never before the database's epoch.
+    liveAt: sql<
+      number | null
+    >`max(${o.createdAt}, coalesce(${o.renewedAt}, 0), coalesce((SELECT ${fadeEpoch.at} FROM ${fadeEpoch} WHERE ${fadeEpoch.id} = 1), 0))`,
   },
   summary: {
     id: s.id,
@@ -95,6 +99,7 @@ const FIELDS = {
     author: u.handle,
     tokens: sql<number>`CAST((length(${s.request}) + length(${s.investigated}) + length(${s.learned}) + length(${s.completed}) + length(${s.nextSteps}) + length(coalesce(${s.notes}, '')) + 3) / 4 AS INTEGER)`,
     supersededBy: sql<number | null>`NULL`,
+    liveAt: sql<number | null>`NULL`,
   },
   prompt: {
     id: pm.id,
@@ -105,6 +110,7 @@ const FIELDS = {
     author: u.handle,
     tokens: sql<number>`CAST((length(${pm.text}) + 3) / 4 AS INTEGER)`,
     supersededBy: sql<number | null>`NULL`,
+    liveAt: sql<number | null>`NULL`,
   },
 } as const;
 
@@ -122,6 +128,8 @@ export interface RecordRow {
   tokens: number;
   /** Observations: what replaced it (its own id: outdated, nothing in its place); null or absent when current. */
   supersededBy?: number | null;
+  /** Observations: its fading clock (src/db/fading.ts); null for summaries and prompts. */
+  liveAt?: number | null;
 }
 
 /** Filters on the kind's table; observation-only ones (type, concept, file) only for observations. */

@@ -18,6 +18,7 @@ import {
   projectAliases,
   projects,
   prompts,
+  receipts,
   sessions,
   summaries,
   teams,
@@ -63,6 +64,7 @@ export async function teamProjectIds(d1: D1Database, teamId: number): Promise<nu
 export async function deleteTeamRows(d1: D1Database, teamId: number, opts: { copies: boolean }): Promise<void> {
   const d = db(d1);
   await runBatch(d, [
+    d.delete(receipts).where(eq(receipts.teamId, teamId)),
     d.delete(observationEvents).where(eq(observationEvents.teamId, teamId)),
     d.delete(observationSignals).where(eq(observationSignals.teamId, teamId)),
     d.delete(observationFiles).where(eq(observationFiles.teamId, teamId)),
@@ -115,6 +117,8 @@ export async function projectIdsByKeys(d1: D1Database, teamId: number, keys: str
 
 /** The team's tables in the order their rows can go (rows that reference others first). */
 const TEAM_TABLES = [
+  // Not copied by a move (which memories went into which session, db/receipts.ts): sessions carry on without them.
+  'receipts',
   'observation_events',
   'observation_signals',
   'observation_files',

@@ -98,6 +98,8 @@ export function observationRow(
     agentType: provenance(place.agentType),
     importedAuthor: provenance(place.importedAuthor),
     promptId: provenance(place.promptId),
+    // Use-based fading (src/db/fading.ts): a record's clock starts when it is stored.
+    renewedAt: place.storedAt,
     type: o.type,
     title: o.title,
     subtitle: o.subtitle,

@@ -2,12 +2,12 @@
 // the visibility rule (src/db/visibility.ts). Newest-first reads take ONE project at a time: `project_id = ?`
 // lets SQLite walk the (team, project, time) index and stop after `limit` rows, where an IN-list would scan
 // the whole team's time index.
-import { and, count, desc, eq, inArray, isNull, ne, or } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, isNull, lt, ne, or, type SQL } from 'drizzle-orm';
 import { db as dbOf, type Db } from './client';
 import { devices, observationFiles, observations, projects, prompts, sessions, summaries, users } from './schema';
 import { notPendingReview } from './corrections';
 import { TODOS_SOURCE } from './observations';
-import { byIds, inJsonList, jsonListIntersects, whileUnreleased } from './sqlite';
+import { byIds, inJsonList, jsonListIntersects, unindexed, whileUnreleased } from './sqlite';
 import { canReadObservation, canReadPrompt, canReadSummary, type Viewer } from './visibility';
 
 /** A row's held kinds while it is held (null once released or never held): the reader is its author or an admin. */
@@ -16,7 +16,10 @@ const stillHeld = (t: typeof observations | typeof summaries) => whileUnreleased
 /**
  * Newest observations of one project that pass the allow-lists: the type must be one of `types`, and a row
  * that has concepts needs at least one of `concepts` (rows without concepts pass). Superseded rows and rows
- * flagged wrong or outdated (pending review) are left out.
+ * flagged wrong or outdated (pending review) are left out. With `fadedBefore` (src/db/fading.ts) faded rows are
+ * left out too: the rows made since the cutoff (a range of the time index), and only when they do not fill
+ * `limit` the older rows renewed since it (a range of idx_obs_renewed), so a project whose history has faded is
+ * not walked to its first row.
  */
 export async function contextObservationsOf(
   d1: D1Database | Db,
@@ -25,42 +28,55 @@ export async function contextObservationsOf(
   types: string[],
   concepts: string[],
   limit: number,
+  fadedBefore: number | null = null,
 ) {
-  return dbOf(d1)
-    .select({
-      id: observations.id,
-      createdAt: observations.createdAt,
-      type: observations.type,
-      title: observations.title,
-      subtitle: observations.subtitle,
-      narrative: observations.narrative,
-      facts: observations.facts,
-      discoveryTokens: observations.discoveryTokens,
-      author: users.handle,
-      device: devices.name,
-      gitBranch: observations.gitBranch,
-      gitCommit: observations.gitCommit,
-      held: stillHeld(observations),
-      source: observations.source,
-    })
-    .from(observations)
-    .innerJoin(users, eq(users.id, observations.authorUserId))
-    .leftJoin(devices, eq(devices.id, observations.deviceId))
-    .where(
-      and(
-        eq(observations.projectId, projectId),
-        canReadObservation(viewer),
-        isNull(observations.supersededBy),
-        isNull(observations.mergedInto),
-        notPendingReview(viewer.teamId),
-        // A session's open todos are its state, not something learned: its handoff shows them.
-        ne(observations.source, TODOS_SOURCE),
-        inJsonList(observations.type, types),
-        or(eq(observations.concepts, '[]'), jsonListIntersects(observations.concepts, concepts)),
-      ),
-    )
-    .orderBy(desc(observations.createdAt), desc(observations.id))
-    .limit(limit);
+  const d = dbOf(d1);
+  const rows = (...more: SQL[]) =>
+    d
+      .select({
+        id: observations.id,
+        createdAt: observations.createdAt,
+        type: observations.type,
+        title: observations.title,
+        subtitle: observations.subtitle,
+        narrative: observations.narrative,
+        facts: observations.facts,
+        discoveryTokens: observations.discoveryTokens,
+        author: users.handle,
+        device: devices.name,
+        gitBranch: observations.gitBranch,
+        gitCommit: observations.gitCommit,
+        held: stillHeld(observations),
+        source: observations.source,
+      })
+      .from(observations)
+      .innerJoin(users, eq(users.id, observations.authorUserId))
+      .leftJoin(devices, eq(devices.id, observations.deviceId))
+      .where(
+        and(
+          eq(observations.projectId, projectId),
+          canReadObservation(viewer),
+          isNull(observations.supersededBy),
+          isNull(observations.mergedInto),
+          notPendingReview(viewer.teamId),
+          // A session's open todos are its state, not something learned: its handoff shows them.
+          ne(observations.source, TODOS_SOURCE),
+          inJsonList(observations.type, types),
+          or(eq(observations.concepts, '[]'), jsonListIntersects(observations.concepts, concepts)),
+          ...more,
+        ),
+      )
+      .orderBy(desc(observations.createdAt), desc(observations.id));
+  if (fadedBefore === null) return rows().limit(limit);
+  const recent = await rows(gte(observations.createdAt, fadedBefore)).limit(limit);
+  if (recent.length >= limit) return recent;
+  // The range of renewed rows drives (the time index would walk every older row to find the few renewed).
+  const renewed = await rows(
+    eq(observations.teamId, viewer.teamId),
+    gte(observations.renewedAt, fadedBefore),
+    unindexed(lt(observations.createdAt, fadedBefore)),
+  ).limit(limit - recent.length);
+  return [...recent, ...renewed];
 }
 
 /** Newest session summaries of one project. */

@@ -4,7 +4,17 @@
 // the migrations, and scripts/check-migrations.mjs fails when drizzle-kit would generate a new migration.
 // FTS5 tables and their triggers are hand-written SQL migrations (drizzle-kit cannot express them).
 import { desc, sql } from 'drizzle-orm';
-import { blob, check, index, integer, primaryKey, sqliteTable, text, unique } from 'drizzle-orm/sqlite-core';
+import {
+  blob,
+  check,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  unique,
+  uniqueIndex,
+} from 'drizzle-orm/sqlite-core';
 
 export const teams = sqliteTable('teams', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -269,6 +279,13 @@ export const observations = sqliteTable(
     names: text('names').notNull().default('[]'),
     /** Embedding calls that refused this record alone; at MAX_EMBED_FAILURES (3) it is skipped (db/vectors.ts). */
     embedFailures: integer('embed_failures').notNull().default(0),
+    /**
+     * Use-based fading (src/db/fading.ts): when it was stored or last used (fetched, marked useful, injected and
+     * then fetched). Set by the one insert, moved on by each use; NULL for rows stored before migration 0027, whose
+     * clock starts at the database's `fade_epoch`. A record whose clock is older than the team's fade_after_days
+     * leaves the context index; nothing is deleted.
+     */
+    renewedAt: integer('renewed_at'),
   },
   (t) => [
     unique().on(t.sessionId, t.contentHash),
@@ -298,6 +315,8 @@ export const observations = sqliteTable(
     index('idx_obs_superseded').on(t.teamId, t.id).where(sql`superseded_by IS NOT NULL`),
     index('idx_obs_held').on(t.teamId, t.id).where(sql`held_kinds IS NOT NULL AND released_at IS NULL`),
     index('idx_obs_merged').on(t.teamId, t.mergedInto).where(sql`merged_into IS NOT NULL`),
+    // The context index's older rows that are still alive (renewed within the fade window): a range, not a walk.
+    index('idx_obs_renewed').on(t.teamId, t.projectId, t.renewedAt).where(sql`renewed_at IS NOT NULL`),
   ],
 );
 
@@ -572,6 +591,8 @@ export const observationSignals = sqliteTable(
     outdated: integer('outdated').notNull().default(0),
     review: text('review'),
     updatedAt: integer('updated_at').notNull(),
+    /** Sessions that were given the record (index, prompt or file context) and then fetched it (src/receipts/). */
+    used: integer('used').notNull().default(0),
   },
   (t) => [index('idx_obs_signals_review').on(t.teamId, t.review).where(sql`review IS NOT NULL`)],
 );
@@ -708,6 +729,52 @@ export const digestRuns = sqliteTable('digest_runs', {
   sentUntil: integer('sent_until'),
 });
 
+/**
+ * When this database began keeping use times (migration 0027, one row): no record's fading clock starts earlier, so
+ * an upgrade does not drop every older record from the index at once (nothing recorded their use before).
+ */
+export const fadeEpoch = sqliteTable('fade_epoch', {
+  id: integer('id').primaryKey(),
+  at: integer('at').notNull(),
+});
+
+/**
+ * Receipts (src/receipts/): which records each injection of a session sent (SessionStart index, prompt context, file
+ * context, MCP answers) and how each was judged then (src/shared/evidence.ts). One row per session and record, at
+ * most SESSION_RECEIPTS_MAX a session (oldest dropped), plus the session's start mark (`observation_id` NULL: who,
+ * which device and project, when). Memory metadata: deleted with the record (ON DELETE CASCADE), with its session
+ * and with the session's project (db/forget.ts); read only through the visibility rule. `channels`: bits of
+ * RECEIPT_CHANNELS.
+ */
+export const receipts = sqliteTable(
+  'receipts',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    teamId: integer('team_id').notNull(),
+    sessionKey: text('session_key').notNull(),
+    projectId: integer('project_id').notNull(),
+    userId: integer('user_id').notNull(),
+    deviceId: integer('device_id').notNull().default(0),
+    observationId: integer('observation_id').references(() => observations.id, { onDelete: 'cascade' }),
+    channels: integer('channels').notNull().default(0),
+    evidence: text('evidence').notNull().default('unknown'),
+    reasons: text('reasons').notNull().default(''),
+    sent: integer('sent').notNull().default(1),
+    firstAt: integer('first_at').notNull(),
+    lastAt: integer('last_at').notNull(),
+    /** When the session fetched it after an injection had sent it (counted once as `used` in its signals). */
+    usedAt: integer('used_at'),
+  },
+  (t) => [
+    uniqueIndex('idx_receipts_record').on(t.teamId, t.sessionKey, t.observationId),
+    // A deleted observation's receipts go with it (the cascade looks them up by id).
+    index('idx_receipts_observation').on(t.observationId),
+    index('idx_receipts_project').on(t.teamId, t.projectId),
+    // A device's latest session (MCP answers carry no session id; `cairn why` without one).
+    index('idx_receipts_start').on(t.teamId, t.userId, t.deviceId, t.firstAt).where(sql`observation_id IS NULL`),
+  ],
+);
+
 export const allTables = {
   teams,
   users,
@@ -734,6 +801,8 @@ export const allTables = {
   proposals,
   checkouts,
   digestRuns,
+  fadeEpoch,
+  receipts,
 };
 
 export type Team = typeof teams.$inferSelect;

@@ -205,11 +205,17 @@ export async function databaseBytes(d1: D1Database): Promise<number | null> {
 
 /**
  * Rows for `observation_signals` in its column order (observation, team, fetched, useful, wrong, outdated, review,
- * updated): one fetch each of the team's observations among `ids`, for an upsert that counts them in one statement.
+ * updated, used): one fetch each of the team's observations among `ids`, for an upsert that counts them in one
+ * statement.
  */
 export const fetchedSignalRows = (teamId: number, ids: readonly number[], at: number): SQL =>
-  sql`SELECT ${observations.id}, ${observations.teamId}, 1, 0, 0, 0, NULL, ${at} FROM ${observations}
+  sql`SELECT ${observations.id}, ${observations.teamId}, 1, 0, 0, 0, NULL, ${at}, 0 FROM ${observations}
        WHERE ${observations.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND +${observations.teamId} = ${teamId}`;
+
+/** Rows for `observation_signals` in its column order: one use each of the team's observations among `ids` (a subquery). */
+export const usedSignalRows = (teamId: number, ids: SQLWrapper, at: number): SQL =>
+  sql`SELECT ${observations.id}, ${observations.teamId}, 0, 0, 0, 0, NULL, ${at}, 1 FROM ${observations}
+       WHERE ${observations.id} IN (${ids}) AND +${observations.teamId} = ${teamId}`;
 
 /**
  * One statement deleting at most `limit` of a team's rows of `table` (a team move empties a database a chunk at
@@ -370,9 +376,17 @@ export const versionEventRow = (
 export const signalCopy = (
   teamId: number,
   observation: SQL<number | null>,
-  v: { fetched: number; useful: number; wrong: number; outdated: number; review: string | null; updatedAt: number },
+  v: {
+    fetched: number;
+    useful: number;
+    wrong: number;
+    outdated: number;
+    review: string | null;
+    updatedAt: number;
+    used?: number;
+  },
 ): SQL =>
-  sql`SELECT o.id, ${teamId}, ${v.fetched}, ${v.useful}, ${v.wrong}, ${v.outdated}, ${v.review}, ${v.updatedAt}
+  sql`SELECT o.id, ${teamId}, ${v.fetched}, ${v.useful}, ${v.wrong}, ${v.outdated}, ${v.review}, ${v.updatedAt}, ${v.used ?? 0}
         FROM ${oneId(observation)} WHERE o.id IS NOT NULL`;
 
 /**
@@ -410,3 +424,37 @@ export const countWhileSame = (col: AnyColumn, key: AnyColumn, value: string): S
 
 /** The column's value, or `value` when it is NULL (keeps the first time something happened). */
 export const firstOf = (col: AnyColumn, value: number): SQL<number> => sql<number>`COALESCE(${col}, ${value})`;
+/**
+ * Rows for `receipts` in its column order (id, team, session, project, user, device, observation, channels,
+ * evidence, reasons, sent, first, last, used): one per `[id, evidence, reasons]` of `items` (one JSON parameter)
+ * that is an observation of the team. For the one receipts insert (db/receipts.ts).
+ */
+export const receiptRows = (
+  r: { teamId: number; sessionKey: string; projectId: number; userId: number; deviceId: number; channels: number },
+  items: readonly (readonly [number, string, string])[],
+  at: number,
+): SQL =>
+  sql`SELECT NULL, ${r.teamId}, ${r.sessionKey}, ${r.projectId}, ${r.userId}, ${r.deviceId}, ${observations.id},
+        ${r.channels}, json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), 1, ${at}, ${at}, NULL
+       FROM json_each(${JSON.stringify(items)}) j JOIN ${observations}
+         ON ${observations.id} = json_extract(j.value, '$[0]') AND +${observations.teamId} = ${r.teamId}
+      WHERE 1`;
+
+/** A session's start mark for `receipts` (no observation), in its column order, unless the session has one. */
+export const receiptStartRow = (
+  r: { teamId: number; sessionKey: string; projectId: number; userId: number; deviceId: number },
+  at: number,
+  exists: SQLWrapper,
+): SQL =>
+  sql`SELECT NULL, ${r.teamId}, ${r.sessionKey}, ${r.projectId}, ${r.userId}, ${r.deviceId}, NULL, 0, 'unknown', '', 1,
+        ${at}, ${at}, NULL WHERE NOT EXISTS ${exists}`;
+
+/** `col | excluded.col`: in an upsert, the stored bits and the ones the refused insert carried. */
+export const orExcluded = (col: AnyColumn): SQL<number> => sql<number>`${col} | excluded.${sql.identifier(col.name)}`;
+
+/** `(col & mask) != 0`: any of the bits of `mask` set. */
+export const anyBit = (col: AnyColumn, mask: number): SQL => sql`(${col} & ${Math.trunc(mask)}) != 0`;
+
+/** How many rows of a group have `col` among `values` (0 for none), the values bound as one JSON parameter. */
+export const countIn = (col: AnyColumn, values: readonly string[]): SQL<number> =>
+  sql<number>`coalesce(sum(${inJsonList(col, values)}), 0)`;

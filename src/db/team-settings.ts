@@ -45,6 +45,8 @@ export const TeamSettings = z
     /** Whether sessions are recorded (#shared/capture.ts): the team's mode, and per project key its own. */
     capture: z.enum(CAPTURE_MODES).optional(),
     capture_projects: z.record(z.string(), z.enum(CAPTURE_MODES)).optional(),
+    /** A record none of the team used for this many days leaves the context index (absent = 90; src/db/fading.ts). */
+    fade_after_days: z.number().int().min(1).max(36_500).optional(),
   })
   .passthrough();
 export type TeamSettings = z.infer<typeof TeamSettings>;

@@ -41,7 +41,14 @@ export async function loadItemsByIds(
   return (await feedItemsByIds(db, viewer, observationIds, summaryIds)).sort(compareItems).reverse();
 }
 
-/** A session with its summaries and observations, oldest first; null when missing or not visible. */
-export function loadSession(db: D1Database, viewer: Viewer, sessionId: number): Promise<SessionView | null> {
+/**
+ * A session with its summaries and observations, oldest first; null when missing or not visible. Its receipts are
+ * added by the viewer's route (src/viewer/api.ts).
+ */
+export function loadSession(
+  db: D1Database,
+  viewer: Viewer,
+  sessionId: number,
+): Promise<Omit<SessionView, 'receipts'> | null> {
   return sessionView(db, viewer, sessionId);
 }

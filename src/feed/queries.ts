@@ -162,6 +162,7 @@ export async function sessionView(d1: D1Database | Db, viewer: Viewer, sessionId
   const session = await d
     .select({
       id: sessions.id,
+      key: sessions.sessionKey,
       projectKey: projects.key,
       author: users.handle,
       platform: sessions.platform,

@@ -154,7 +154,8 @@ export const forgetProjectJob: JobKind<Params, Cursor> = {
         for (const s of batch) await sessionStub(ctx.env, teamId, s.key).forgetAll();
         c.afterSession = batch[batch.length - 1]!.id;
       } else {
-        if (!ctx.fits({ statements: 10, subrequests: 2 })) break;
+        // The last batch: the audit row and 13 deletes (db/forget.ts deleteProject).
+        if (!ctx.fits({ statements: 14, subrequests: 2 })) break;
         const last = await deleteProject(d, teamId, p.projectId, {
           actorUserId: ctx.actorUserId ?? 0,
           target: `project:${p.projectId}`,

@@ -165,7 +165,7 @@ export async function forgetSession(
   const own = new Set(ids.observations);
   const merged = (await sourcesOf(d, auth.teamId, ids.observations)).filter((x) => !own.has(x));
   const holders = (await sessionKeysOfRecords(d, auth.teamId, 'observation', merged)).filter((k) => k !== sessionKey);
-  const counts = await deleteSession(d, auth.teamId, session.id, merged, {
+  const counts = await deleteSession(d, auth.teamId, session, merged, {
     actorUserId: auth.userId,
     target: `session:${session.id}`,
     detail: { project_id: session.projectId, user_id: session.userId },

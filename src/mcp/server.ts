@@ -34,6 +34,8 @@ import { EVIDENCE_VALUES } from '#shared/evidence';
 import type { WireEvidence } from '#shared/wire/records';
 import { recordRef } from '../search/render';
 import { wireEvidence } from '../evidence/checkout';
+import { recordMcpAnswer } from '../receipts/record';
+import { teamDb } from '../db/shards';
 
 export interface McpDeps {
   /** Runs work after the answer (vector upsert/removal); Workers pass ctx.waitUntil. */
@@ -67,6 +69,10 @@ const evidenceOut = (ref: string, e: WireEvidence): EvidenceOut => ({
   reasons: e.reasons,
   missing_names: e.missing_names,
 });
+
+/** Files an answer's observations under the device's latest session (src/receipts/record.ts). */
+const receipted = async (env: CairnEnv, auth: AuthContext, o: Parameters<typeof recordMcpAnswer>[2]) =>
+  recordMcpAnswer(await teamDb(env, auth.teamId), auth, o);
 
 /** Tool failures become readable tool errors (the agent can correct itself); unknown ones are logged. */
 async function guarded(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
@@ -145,7 +151,7 @@ export function buildMcpServer(env: CairnEnv, auth: AuthContext, deps: McpDeps):
 }
 
 /** Step 1: one line per match across observations (and summaries, prompts). */
-function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
+function registerSearch(server: McpServer, { env, auth, deps }: ToolContext): void {
   server.registerTool(
     'search',
     {
@@ -201,6 +207,13 @@ function registerSearch(server: McpServer, { env, auth }: ToolContext): void {
           offset: a.offset,
           kind: a.kind,
         });
+        // The observations it lists went into the agent's session: their receipts (src/receipts/).
+        deps.defer(
+          receipted(env, auth, {
+            sent: res.results.filter((r) => r.kind === 'observation'),
+            now: deps.now(),
+          }),
+        );
         const results = res.results.map((r) =>
           r.kind === 'observation'
             ? evidenceOut(recordRef(r.kind, r.id), wireEvidence(r.evidence))
@@ -257,9 +270,17 @@ function registerTimeline(server: McpServer, { env, auth, deps }: ToolContext): 
           after: a.after ?? DEFAULT_DEPTH,
           projects,
         });
-        // The anchor is what the session came for: counted as fetched (feedback, src/corrections/).
-        if (result.anchor.kind === 'observation' && result.anchor.id !== null)
-          deps.defer(recordFetched(env, auth, [result.anchor.id], deps.now()));
+        // The anchor is what the session came for: counted as fetched (feedback, src/corrections/), and as used
+        // when an injection had sent it to the session; the observations listed are the answer's receipts.
+        const anchor = result.anchor.kind === 'observation' && result.anchor.id !== null ? [result.anchor.id] : [];
+        if (anchor.length) deps.defer(recordFetched(env, auth, anchor, deps.now()));
+        deps.defer(
+          receipted(env, auth, {
+            sent: result.items.filter((i) => i.kind === 'observation'),
+            fetched: anchor,
+            now: deps.now(),
+          }),
+        );
         const items = result.items.map((i) =>
           i.kind === 'observation'
             ? evidenceOut(`#${i.id}`, wireEvidence(i.evidence))
@@ -301,13 +322,15 @@ function registerGetObservations(server: McpServer, { env, auth, deps }: ToolCon
           ...refs.summaries.filter((id) => !s.has(id)).map((id) => `S${id}`),
           ...refs.prompts.filter((id) => !p.has(id)).map((id) => `P${id}`),
         ];
+        const fetched = records.map((r) => r.id);
+        deps.defer(recordFetched(env, auth, fetched, deps.now()));
+        // Fetched in full: used, where an injection had sent it to the session before; and sent by this answer.
         deps.defer(
-          recordFetched(
-            env,
-            auth,
-            records.map((r) => r.id),
-            deps.now(),
-          ),
+          receipted(env, auth, {
+            sent: records,
+            fetched,
+            now: deps.now(),
+          }),
         );
         const structured = records.map((r) => evidenceOut(`#${r.id}`, r.evidence ?? wireEvidence(undefined)));
         return textAnd(renderRecords(records, missing, mode, 'UTC', { summaries, prompts }), { records: structured });

@@ -11,6 +11,7 @@ import {
 import { isTimeZone } from './format';
 import { isBlobId, isWsId } from '#shared/evidence';
 import { MAX_CHECKOUT_ENTRIES } from '#shared/wire/checkout';
+import { SessionKey } from '../receipts/params';
 
 /** A value that may arrive once or repeated (also comma-separated for project keys); blanks dropped. */
 const keys = (max: number) =>
@@ -63,6 +64,7 @@ const historyList = z.array(z.string()).refine((v) => v.length <= MAX_HISTORY_CO
 
 export const ContextQuery = z.object({
   project,
+  session: SessionKey.optional(),
   observations: int(0, 500),
   sessions: int(0, 100),
   full: int(0, 50),
@@ -138,11 +140,13 @@ export const ContextBody = z.object({
     })
     .nullish(),
   checkout: CheckoutReport.optional(),
+  session: SessionKey.optional(),
 });
 export type ContextBody = z.infer<typeof ContextBody>;
 
 export const FileContextQuery = z.object({
   project,
+  session: SessionKey.optional(),
   path: z
     .array(z.string().max(1024, 'at most 1024 characters'))
     .transform((v) => v.map((s) => s.trim()).filter(Boolean))
@@ -163,6 +167,7 @@ export type FileContextQuery = z.infer<typeof FileContextQuery>;
 
 export const PromptContextQuery = z.object({
   project,
+  session: SessionKey.optional(),
   q: z
     .string()
     .max(4000, 'at most 4000 characters')

@@ -30,7 +30,8 @@ export async function newestPerProject<T extends { id: number }>(
 /**
  * Newest observations of the projects that pass the mode's allow-lists: the type must be one of the mode's,
  * and a row that has concepts needs at least one of the mode's (rows without concepts — e.g. saved with
- * `remember` — pass, since they were never classified). Superseded rows are left out of the index.
+ * `remember` — pass, since they were never classified). Superseded rows are left out of the index, and with
+ * `fadedBefore` faded ones (src/db/fading.ts).
  */
 export async function contextObservations(
   db: D1Database,
@@ -38,6 +39,7 @@ export async function contextObservations(
   projectIds: number[],
   mode: RecallMode,
   limit: number,
+  fadedBefore: number | null = null,
 ): Promise<ContextObservation[]> {
   if (!projectIds.length || limit <= 0) return [];
   const types = mode.types.map((t) => t.id);
@@ -45,7 +47,7 @@ export async function contextObservations(
     projectIds,
     limit,
     (r: ContextObservation) => r.createdAt,
-    (projectId) => contextObservationsOf(db, viewer, projectId, types, mode.conceptIds, limit),
+    (projectId) => contextObservationsOf(db, viewer, projectId, types, mode.conceptIds, limit, fadedBefore),
   );
 }
 

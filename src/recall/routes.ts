@@ -50,6 +50,7 @@ contextRoutes.get('/', query(ContextQuery, { lists: ['project'] }), async (c) =>
     full: q.full,
     timeZone: q.tz,
     now: Date.now(),
+    session: q.session,
     git:
       q.branch || q.head || q.history.length
         ? { branch: q.branch ?? null, head: q.head ?? null, trunk: q.trunk ?? null, history: q.history }
@@ -86,6 +87,7 @@ contextRoutes.post('/', jsonBody(ContextBody, CONTEXT_BODY_BYTES), async (c) => 
     now: Date.now(),
     git: git && (git.branch || git.head || git.history.length) ? git : null,
     checkout: b.checkout,
+    session: b.session,
   });
   const answer: WireContextAnswer = {
     text: r.text,
@@ -108,13 +110,22 @@ contextRoutes.get('/file', query(FileContextQuery, { lists: ['project', 'path'] 
     ws: q.ws,
     timeZone: q.tz,
     now: Date.now(),
+    session: q.session,
   });
   return c.text(text);
 });
 
 contextRoutes.get('/prompt', query(PromptContextQuery, { lists: ['project'] }), async (c) => {
   const q = c.req.valid('query');
-  return c.text(await promptContextText(c.env, c.get('auth'), { projects: q.project, q: q.q, timeZone: q.tz }));
+  return c.text(
+    await promptContextText(c.env, c.get('auth'), {
+      projects: q.project,
+      q: q.q,
+      timeZone: q.tz,
+      session: q.session,
+      now: Date.now(),
+    }),
+  );
 });
 
 /**

@@ -28,9 +28,13 @@ import type { GitView } from '#shared/git';
 import { contextEvidence, type ContextEvidence } from './context-evidence';
 import { checkoutsOf, judgeStored, ownerOf, wireEvidence } from '../evidence/checkout';
 import { fileEntry, fileKey } from '#shared/evidence';
+import { fadeCutoff, fadeEpochOf, indexCutoff } from '../db/fading';
 import type { CheckoutReport } from './params';
 import { capturePolicy, type CaptureMode } from '#shared/capture';
 import { storedProjectKey } from '../db/write-policy';
+import { recordInjection } from '../receipts/record';
+import { receiptCounts } from '../db/receipts';
+import type { WireReceiptCounts } from '#shared/wire/receipts';
 
 export const DEFAULT_CONTEXT_OBSERVATIONS = 50;
 export const DEFAULT_CONTEXT_SESSIONS = 10;
@@ -80,6 +84,8 @@ export interface ContextOptions {
   git?: GitView | null;
   /** The checkout report of POST /api/context (src/recall/context-evidence.ts). */
   checkout?: CheckoutReport;
+  /** The agent's session the index goes into: its receipts (src/receipts/) and start mark are filed under it. */
+  session?: string;
 }
 
 /**
@@ -118,13 +124,15 @@ export async function contextText(env: CairnEnv, auth: AuthContext, o: ContextOp
  */
 export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: ContextOptions): Promise<ContextAnswer> {
   const { d, viewer, settings, mode } = await scopeOf(env, auth);
-  const projects = await resolveVisibleProjects(d, auth, o.projects);
+  const [projects, epoch] = await Promise.all([resolveVisibleProjects(d, auth, o.projects), fadeEpochOf(d)]);
   const ids = projects.map((p) => p.id);
+  // Records none of the team used within fade_after_days leave the index (src/db/fading.ts); search still finds them.
+  const fadedBefore = indexCutoff(fadeCutoff(settings, o.now), epoch);
   const obsLimit = o.observations ?? settings.context_observations ?? DEFAULT_CONTEXT_OBSERVATIONS;
   const sumLimit = o.sessions ?? settings.context_sessions ?? DEFAULT_CONTEXT_SESSIONS;
   const widen = !!o.git || !!o.checkout;
   const [observations, summaries, stored, budget, memory, personal] = await Promise.all([
-    contextObservations(d, viewer, ids, narrowedMode(mode, settings), candidates(obsLimit, widen)),
+    contextObservations(d, viewer, ids, narrowedMode(mode, settings), candidates(obsLimit, widen), fadedBefore),
     contextSummaries(d, viewer, ids, candidates(sumLimit, !!o.git)),
     // The device's checkouts, beside the candidates rather than after them (one round trip less).
     checkoutsOf(d, ownerOf(auth), ids),
@@ -147,10 +155,11 @@ export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: Context
     ...o.projects.map((k) => storedProjectKey(k, auth.handle)),
     ...projects.map((p) => p.key.replace(/#[^#]*$/, '')),
   ]);
+  const shown = preferMerged(judged, o.git ?? null, obsLimit, observations);
   const text = renderContext({
     personal: personalLines(personal),
     projects: projects.length ? projects.map((p) => p.key) : o.projects,
-    observations: preferMerged(judged, o.git ?? null, obsLimit, observations),
+    observations: shown,
     summaries: preferMerged(summaries, o.git ?? null, sumLimit, summaryTips(observations, summaries)),
     mode,
     viewer: auth.handle,
@@ -158,6 +167,14 @@ export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: Context
     now: o.now,
     timeZone: o.timeZone,
     notice: [memory, budget ? budgetNotice(budget) : null].filter(Boolean).join(' ') || null,
+  });
+  await recordInjection(d, auth, {
+    sessionKey: o.session,
+    projectId: projects[0]?.id,
+    channel: 'index',
+    sent: shown,
+    now: o.now,
+    start: true,
   });
   return { text, exchange: ev.exchange, capture };
 }
@@ -173,6 +190,8 @@ export interface FileContextOptions {
   ws?: string;
   timeZone: string;
   now: number;
+  /** The agent's session the notes go into (their receipts). */
+  session?: string;
 }
 
 export async function fileContextText(env: CairnEnv, auth: AuthContext, o: FileContextOptions): Promise<string> {
@@ -200,7 +219,22 @@ export async function fileContextText(env: CairnEnv, auth: AuthContext, o: FileC
     .filter((r) => r.evidence?.value !== 'gone');
   const scored = scoreFileHistory(kept, candidates.all);
   const shown = rel ?? candidates.all[0] ?? o.paths[0] ?? '';
-  return renderFileContext({ path: shown, rows: scored, mode, viewer: auth.handle, now: o.now, timeZone: o.timeZone });
+  const text = renderFileContext({
+    path: shown,
+    rows: scored,
+    mode,
+    viewer: auth.handle,
+    now: o.now,
+    timeZone: o.timeZone,
+  });
+  await recordInjection(d, auth, {
+    sessionKey: o.session,
+    projectId: projects[0]?.id,
+    channel: 'file',
+    sent: text ? scored : [],
+    now: o.now,
+  });
+  return text;
 }
 
 export const PROMPT_CONTEXT_LIMIT = 5;
@@ -210,7 +244,7 @@ export const PROMPT_MIN_CHARS = 4;
 export async function promptContextText(
   env: CairnEnv,
   auth: AuthContext,
-  o: { projects: string[]; q: string; timeZone: string },
+  o: { projects: string[]; q: string; timeZone: string; session?: string; now: number },
 ): Promise<string> {
   const q = o.q.trim();
   if ([...q].length < PROMPT_MIN_CHARS || !o.projects.length) return '';
@@ -227,7 +261,17 @@ export async function promptContextText(
   const [records, evidence] = await Promise.all([observationsByIds(d, viewer, ids), judgeStored(d, auth, ids)]);
   // Notes on code that is gone from the checkout are left out; changed ones are marked.
   const kept = records.filter((r) => evidence.get(r.id)?.value !== 'gone');
-  return renderPromptContext({ records: kept, evidence, mode, viewer: auth.handle, timeZone: o.timeZone });
+  const text = renderPromptContext({ records: kept, evidence, mode, viewer: auth.handle, timeZone: o.timeZone });
+  // Its project is read only to file the receipts (search resolved the same keys).
+  if (text && o.session)
+    await recordInjection(d, auth, {
+      sessionKey: o.session,
+      projectId: (await resolveVisibleProjects(d, auth, o.projects))[0]?.id,
+      channel: 'prompt',
+      sent: kept.map((r) => ({ id: r.id, evidence: evidence.get(r.id) })),
+      now: o.now,
+    });
+  return text;
 }
 
 export interface TimelineOptions {
@@ -314,6 +358,8 @@ export interface SessionSoFar {
   observations: number;
   summarized: boolean;
   text: string;
+  /** The memories given to the session (its receipts) and how many were stale when sent: the status line's counts. */
+  memories: WireReceiptCounts;
 }
 
 /** One session's record so far, by its agent-side key; zeros and '' for a session not stored (yet) or not visible. */
@@ -323,8 +369,9 @@ export async function sessionSoFar(
   o: { key: string; timeZone: string; maxChars: number },
 ): Promise<SessionSoFar> {
   const { d, viewer, mode } = await scopeOf(env, auth);
-  const id = await findVisibleSession(d, viewer, o.key);
-  if (id === undefined) return { session: o.key, observations: 0, summarized: false, text: '' };
+  // Receipts are filed by the agent's session id, before the session's first event may have arrived.
+  const [id, memories] = await Promise.all([findVisibleSession(d, viewer, o.key), receiptCounts(d, viewer, o.key)]);
+  if (id === undefined) return { session: o.key, observations: 0, summarized: false, text: '', memories };
   const rec = await sessionRecordOf(d, viewer, id, SESSION_SO_FAR_ROWS);
   const text = renderSessionSoFar({
     observations: rec.observations,
@@ -334,5 +381,5 @@ export async function sessionSoFar(
     timeZone: o.timeZone,
     maxChars: o.maxChars,
   });
-  return { session: o.key, observations: rec.total, summarized: rec.summary !== null, text };
+  return { session: o.key, observations: rec.total, summarized: rec.summary !== null, text, memories };
 }

@@ -17,15 +17,21 @@ const PREFIX: Record<RecordKind, string> = { observation: '#', summary: 'S', pro
 /** How a result is named in text: `#12` observation, `S12` session summary, `P12` user prompt. */
 export const recordRef = (kind: RecordKind, id: number) => `${PREFIX[kind]}${id}`;
 
-/** ` [superseded by #N]`, ` [outdated]`, ` [flagged for review]` or ` [promoted]` after a result line; empty for a current record. */
+/**
+ * ` [superseded by #N]`, ` [outdated]`, ` [flagged for review]` or ` [promoted]` after a result line, then ` [faded]`
+ * for a record nobody used within the team's fade_after_days; empty for a current record in use.
+ */
 export function correctionNote(r: {
   id: number;
   supersededBy?: number | null;
   flagged?: boolean;
   promoted?: boolean;
+  faded?: boolean;
 }): string {
-  if (r.supersededBy != null) return r.supersededBy === r.id ? ' [outdated]' : ` [superseded by #${r.supersededBy}]`;
-  return r.flagged ? ' [flagged for review]' : r.promoted ? ' [promoted]' : '';
+  const faded = r.faded ? ' [faded]' : '';
+  if (r.supersededBy != null)
+    return `${r.supersededBy === r.id ? ' [outdated]' : ` [superseded by #${r.supersededBy}]`}${faded}`;
+  return `${r.flagged ? ' [flagged for review]' : r.promoted ? ' [promoted]' : ''}${faded}`;
 }
 
 /** Renders results as `#id|S<id>|P<id>  time  type  title  (project, @author, ~N tok)` lines plus a one-line header. */

@@ -68,6 +68,8 @@ searchRoutes.get('/', async (c) => {
       ...(r.supersededBy != null ? { superseded_by: r.supersededBy } : {}),
       ...(r.flagged ? { flagged: true } : {}),
       ...(r.promoted ? { promoted: true } : {}),
+      // Nobody used it within the team's fade_after_days: out of the context index, found here all the same.
+      ...(r.faded ? { faded: true } : {}),
       // Observations: how their evidence stands in the caller's checkout (src/shared/evidence.ts).
       ...(r.kind === 'observation' ? { evidence: wireEvidence(r.evidence) } : {}),
     })),

@@ -31,7 +31,9 @@ import { appliesTo, hasFilter, kindsOf, SearchParams, type RecordKind, type Sear
 import { DIVERSIFY, diversify } from './diversify';
 import { dayWindow, liftDated, namedDays } from './dates';
 import { reciprocalRankFusion } from './rrf';
-import { teamDb } from '../db/shards';
+import { directoryDb, teamDb } from '../db/shards';
+import { settingsFor } from '../db/team-settings';
+import { fadeCutoff } from '../db/fading';
 import { signalsOf, type RecordSignal } from '../db/corrections';
 import { applyCorrections } from './corrections-rank';
 import { judgeStored } from '../evidence/checkout';
@@ -47,6 +49,8 @@ export interface SearchResult extends RecordRow {
   flagged?: boolean;
   /** Written into the repository's instruction file (`cairn promote`): out of the context index, still found here. */
   promoted?: boolean;
+  /** Observations none of the team used within fade_after_days (src/db/fading.ts): out of the context index. */
+  faded?: boolean;
   /**
    * Observations: its evidence against the caller's last reported checkout of its project (src/shared/evidence.ts);
    * a `gone` one ranks after every other.
@@ -394,6 +398,23 @@ export async function searchObservations(
   auth: AuthContext,
   input: SearchInput,
   deps: SearchDeps = {},
+): Promise<SearchResponse> {
+  const res = await searchRanked(env, auth, input, deps);
+  // Faded records are found all the same, and say so (their clock comes with the row: db/fts.ts liveAt). The
+  // team's setting is read (normally with the token, no statement) only when a result is old enough to have faded.
+  const now = deps.now ?? Date.now();
+  if (!res.results.some((r) => r.liveAt != null && r.liveAt < fadeCutoff({ fade_after_days: 1 }, now))) return res;
+  const cutoff = fadeCutoff(await settingsFor(directoryDb(env), auth), now);
+  const faded = (r: SearchResult) => r.kind === 'observation' && r.liveAt != null && r.liveAt < cutoff;
+  if (!res.results.some(faded)) return res;
+  return { ...res, results: res.results.map((r) => (faded(r) ? { ...r, faded: true } : r)) };
+}
+
+async function searchRanked(
+  env: CairnEnv,
+  auth: AuthContext,
+  input: SearchInput,
+  deps: SearchDeps,
 ): Promise<SearchResponse> {
   const p = parseWith(SearchParams, input);
   if (!p.q && !hasFilter(p)) throw new AppError(400, 'query_required', 'Give a query (q) or at least one filter.');

@@ -12,6 +12,8 @@ import { parseWith, query } from '../lib/validate';
 import { hubStub } from '../live/hub-do';
 import { loadFeed, loadSession, parseCursor } from '../feed/feed';
 import { teamDb } from '../db/shards';
+import { sessionReceipts } from '../receipts/service';
+import type { SessionView } from '#shared/wire/feed';
 
 /** Mounted at /api/viewer (scope `read`, declared in src/app.ts). */
 export const viewerApi = new Hono<AppEnv>();
@@ -65,13 +67,21 @@ viewerApi.get('/feed', query(FeedQuery, { lists: ['project'], blankIsAbsent: tru
 
 const SessionParam = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
+/**
+ * A session and the memories that went into it (its receipts), each only if the reader may read it: a record of
+ * someone's private project never shows on a session page another member opens.
+ */
+async function sessionPage(env: CairnEnv, auth: AuthContext, id: number | undefined): Promise<SessionView> {
+  const d = await teamDb(env, auth.teamId);
+  const viewer = await loadViewer(d, auth);
+  const view = id === undefined ? null : await loadSession(d, viewer, id);
+  if (!view) throw notFound('session');
+  return { ...view, receipts: await sessionReceipts(d, viewer, view.session.key) };
+}
+
 viewerApi.get('/sessions/:id', async (c) => {
   const id = parseWith(SessionParam, c.req.param('id'));
-  const auth = c.get('auth');
-  const d = await teamDb(c.env, auth.teamId);
-  const view = await loadSession(d, await loadViewer(d, auth), id);
-  if (!view) throw notFound('session');
-  return c.json(view);
+  return c.json(await sessionPage(c.env, c.get('auth'), id));
 });
 
 /** A session by its agent-side key (what full observation records carry). */
@@ -80,11 +90,8 @@ const SessionKeyQuery = z.object({ key: z.string().trim().min(1).max(200) });
 viewerApi.get('/sessions', query(SessionKeyQuery), async (c) => {
   const { key } = c.req.valid('query');
   const auth = c.get('auth');
-  const d = await teamDb(c.env, auth.teamId);
-  const id = await sessionIdByKey(d, auth.teamId, key);
-  const view = id === undefined ? null : await loadSession(d, await loadViewer(d, auth), id);
-  if (!view) throw notFound('session');
-  return c.json(view);
+  const id = await sessionIdByKey(await teamDb(c.env, auth.teamId), auth.teamId, key);
+  return c.json(await sessionPage(c.env, auth, id));
 });
 
 viewerApi.get('/authors', async (c) => {

@@ -42,6 +42,8 @@ export interface WireContextRequest {
   tz?: string;
   git?: Partial<GitView> | null;
   checkout?: WireCheckoutReport;
+  /** The agent's session id: the index's receipts are filed under it (src/shared/wire/receipts.ts). */
+  session?: string;
 }
 
 export interface WireContextAnswer {

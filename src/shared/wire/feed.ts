@@ -1,5 +1,6 @@
 // Feed shapes shared by the Worker (src/feed/feed.ts) and the browser viewer (client/api.ts): types only.
 import type { SummaryContent } from './records';
+import type { WireReceipt } from './receipts';
 
 export interface ObservationItem {
   kind: 'observation';
@@ -33,6 +34,8 @@ export type FeedItem = ObservationItem | SummaryItem;
 export interface SessionView {
   session: {
     id: number;
+    /** The agent's session id. */
+    key: string;
     projectKey: string;
     author: string;
     platform: string;
@@ -42,4 +45,6 @@ export interface SessionView {
   };
   summaries: SummaryItem[];
   observations: ObservationItem[];
+  /** The memories that went into the session (its receipts) that the reader may read, with their evidence then. */
+  receipts: WireReceipt[];
 }

@@ -128,6 +128,7 @@ const LAYERS: [string, string[]][] = [
       'src/personal',
       'src/handoff',
       'src/digest',
+      'src/receipts',
     ],
   ],
   [

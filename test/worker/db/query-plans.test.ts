@@ -10,7 +10,9 @@ import { feedItemsByIds } from '../../../src/feed/queries';
 import { deleteObservations } from '../../../src/db/forget';
 import { ftsRanked, observationsTouching, recordRows, recordScope } from '../../../src/db/fts';
 import { listVisibleProjects, projectsWithActivity } from '../../../src/db/projects';
-import { observationsWithContext, promptsByIds, summariesByIds } from '../../../src/db/recall';
+import { contextObservationsOf, observationsWithContext, promptsByIds, summariesByIds } from '../../../src/db/recall';
+import { latestSession, markUsed, receiptsOf, receiptWrites } from '../../../src/db/receipts';
+import { db } from '../../../src/db/client';
 import { sweepRecords } from '../../../src/db/retention';
 import {
   countUnembedded,
@@ -277,5 +279,42 @@ describe('what D1 counts as read', () => {
     const walked = await rowsRead(before, [team, ids]);
     expect(walked.rows).toBe(3);
     expect(walked.read).toBeGreaterThanOrEqual(300);
+  });
+});
+
+describe('the context index with fading (src/db/fading.ts)', () => {
+  it('reads the rows made since the cutoff as a range of the time index, and older rows renewed since it through idx_obs_renewed', async () => {
+    const [recent, renewed] = await statementsOf((d1) =>
+      contextObservationsOf(d1, viewer, 5, ['discovery'], ['how-it-works'], 50, 1_000),
+    );
+    // A faded history is never walked: both statements are ranges bounded by the cutoff.
+    expect(await planOf(recent!)).toMatch(
+      /SEARCH observations USING INDEX idx_obs_project_time \(team_id=\? AND project_id=\? AND created_at>\?\)/,
+    );
+    expect(await planOf(renewed!)).toMatch(
+      /SEARCH observations USING INDEX idx_obs_renewed \(team_id=\? AND project_id=\? AND renewed_at>\?\)/,
+    );
+  });
+});
+
+describe('receipts (src/db/receipts.ts)', () => {
+  it("find a session's receipts, a device's latest session and what to trim by index, never by scanning the table", async () => {
+    const s = { teamId: viewer.teamId, sessionKey: 'plan-session', projectId: 5, userId: viewer.userId, deviceId: 3 };
+    const statements = [
+      ...(await statementsOf((d1) => receiptsOf(d1, viewer, 'plan-session', viewer.userId))),
+      ...(await statementsOf((d1) => latestSession(d1, s, 5))),
+      ...(await statementsOf((d1) => markUsed(d1, s, ids, 1))),
+      ...(await statementsOf(async (d1) => {
+        const d = db(d1);
+        for (const q of receiptWrites(d, s, { channel: 'index', items: [[11, 'current', '']], at: 1, start: true }))
+          await q;
+      })),
+    ];
+    expect(statements.length).toBeGreaterThan(5);
+    for (const st of statements) {
+      const plan = await planOf(st);
+      expect(plan, st.sql).not.toMatch(/\bSCAN receipts\b/);
+      if (/from "receipts"/i.test(st.sql)) expect(plan, st.sql).toMatch(/idx_receipts_(record|start)/);
+    }
   });
 });

@@ -23,6 +23,7 @@ const NEEDS: { prefix: string; need: (method: string) => Need }[] = [
   { prefix: '/api/observations', need: () => 'read' },
   { prefix: '/api/projects', need: () => 'read' },
   { prefix: '/api/search', need: () => 'read' },
+  { prefix: '/api/receipts', need: () => 'read' },
   { prefix: '/api/viewer', need: () => 'read' },
   { prefix: '/api/live', need: () => 'read' },
   { prefix: '/api/observer', need: (m) => (m === 'GET' ? 'ingest-or-read' : 'ingest') },

@@ -20,6 +20,8 @@ const USAGE = `cairn ${VERSION}: memory for coding agents
   cairn resume [--session ID | --folder PATH]        record it again
   cairn capture [on|off]                             answer whether this checkout's sessions are recorded
   cairn statusline                                   Claude Code's status line (reads its JSON on stdin)
+  cairn why [SESSION] [--json]                       the memories that went into a session (default: the
+                                                     latest in this checkout) and their evidence
   cairn prime [--dry-run]                            first notes from this repository's docs headings,
                                                      recent commits and open TODOs (safe to repeat)
   cairn search <query> [--all | --project <key>] [--platform <agent>] [--limit N] [--json]
@@ -72,6 +74,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   resume: async () => (await import('./commands/pause')).resume,
   capture: async () => (await import('./commands/capture')).capture,
   statusline: async () => (await import('./status/statusline')).statusline,
+  why: async () => (await import('./commands/why')).why,
   prime: async () => (await import('./commands/prime')).prime,
   supersede: async () => (await import('./commands/supersede')).supersede,
   feedback: async () => (await import('./commands/supersede')).feedback,

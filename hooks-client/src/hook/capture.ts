@@ -11,7 +11,7 @@ import { toolSkipped } from './gate';
 import { inject, makeEvent, type HookContext } from './context';
 import type { HookOutput } from '../hook-events';
 import { duringPrivatePrompt, notePrompt } from './prompt-log';
-import { localTimeZone } from './recall';
+import { localTimeZone, receiptSession } from './recall';
 import { bumpSessionFact, readPauses, resumedAt } from '../status/local';
 import { noteSeenCall, seenCalls } from './seen-calls';
 import { eventFileIds } from './evidence';
@@ -40,6 +40,8 @@ async function promptRecall(ctx: HookContext, prompt: string): Promise<string> {
   const { url, token, device } = ctx.delivery;
   if (!url || !token) return '';
   const q = new URLSearchParams({ project: ctx.project, q: prompt.slice(0, 500), tz: localTimeZone() });
+  const session = receiptSession(ctx.input.sessionId);
+  if (session) q.set('session', session);
   try {
     const r = await call(url, `/api/context/prompt?${q.toString()}`, {
       token,

@@ -152,6 +152,8 @@ export async function contextWithReport(
   repo: RepoInfo,
   git: GitView | null,
   timeoutMs: number,
+  /** The agent's session the index goes into (its receipts), or null. */
+  session: string | null = null,
 ): Promise<string | null> {
   const until = ctx.io.now() + timeoutMs;
   const cache = readCheckoutCache(ctx.paths.stateDir, repo.root);
@@ -163,7 +165,13 @@ export async function contextWithReport(
       ...reportFor(entries, cache.acked, whole),
       ...(cache.watchDigest ? { watch: cache.watchDigest } : {}),
     };
-    const body: WireContextRequest = { project: ctx.project, tz: localTimeZone(), git, checkout };
+    const body: WireContextRequest = {
+      project: ctx.project,
+      tz: localTimeZone(),
+      git,
+      checkout,
+      ...(session ? { session } : {}),
+    };
     const answer = await postContext(ctx, body, until - ctx.io.now());
     if (!answer) return attempt ? '' : null;
     cache.acked = answer.checkout.digest === checkout.digest ? { digest: checkout.digest, entries } : null;

@@ -77,14 +77,25 @@ function soFarPath(ctx: HookContext): string {
  */
 async function indexText(ctx: HookContext, git: GitView | null, timeoutMs: number): Promise<string> {
   const repo = ctx.config.evidence && git ? checkoutOf(ctx.projectRoot, ctx.io.env) : null;
+  const session = receiptSession(ctx.input.sessionId);
   const until = ctx.io.now() + timeoutMs;
-  const reported = repo ? await contextWithReport(ctx, repo, git, timeoutMs) : null;
-  return reported ?? getIndex(ctx, contextPath(ctx.project, git), until - ctx.io.now());
+  const reported = repo ? await contextWithReport(ctx, repo, git, timeoutMs, session) : null;
+  return reported ?? getIndex(ctx, contextPath(ctx.project, git, session), until - ctx.io.now());
+}
+
+/**
+ * The session id an injection names, so the server files its receipts under it (which memories went into the
+ * session: `cairn why`, the status line); null for one the server would refuse (it would refuse the context too).
+ */
+export function receiptSession(sessionId: string | null): string | null {
+  const s = sessionId?.trim() ?? '';
+  return s && s.length <= 200 && !/^(manual|import):/.test(s) ? s : null;
 }
 
 /** GET /api/context with the checkout's git view (docs/contracts.md: branch, head, trunk, history). */
-export function contextPath(project: string, git: GitView | null): string {
+export function contextPath(project: string, git: GitView | null, session: string | null = null): string {
   const q = new URLSearchParams({ project, tz: localTimeZone() });
+  if (session) q.set('session', session);
   if (git?.branch) q.set('branch', git.branch);
   if (git?.head) q.set('head', git.head);
   if (git?.trunk) q.set('trunk', git.trunk);
@@ -221,6 +232,8 @@ export async function preToolUse(ctx: HookContext): Promise<HookOutput | null> {
     if (ids.ws) q.set('ws', ids.ws);
   }
   q.set('tz', localTimeZone());
+  const session = receiptSession(input.sessionId);
+  if (session) q.set('session', session);
   const text = await getText(ctx, `/api/context/file?${q.toString()}`, ctx.deadline - ctx.io.now());
   if (text.trim()) bumpSessionFact(ctx.paths.stateDir, input.sessionId, 'recalled');
   return inject('PreToolUse', text);

@@ -5,8 +5,11 @@ import { termLine } from '../util/terminal';
 export interface StatusCache {
   /** The team's observer as the server last said (GET /api/observer/state). */
   observer: { at: number; state: string; code: string | null; notice: string | null } | null;
-  /** Per session: how many observations the server holds for it, and when it said so. */
-  sessions: Record<string, { at: number; observations: number }>;
+  /**
+   * Per session: how many observations the server holds for it, how many memories went into it and how many of
+   * those were stale when sent (its receipts; absent from servers before them), and when it said so.
+   */
+  sessions: Record<string, { at: number; observations: number; memories?: { used: number; stale: number } }>;
   /** When a status line last asked the server (claimed before asking). */
   askedAt: number;
 }
@@ -15,7 +18,10 @@ export interface StatusFacts {
   configured: boolean;
   /** null: the server has not said yet. */
   remembered: number | null;
+  /** Injections this machine made into the session (a server without receipts: the line shows this instead). */
   recalled: number;
+  /** The server's receipts of the session: memories it was given, and how many were stale (code changed or gone). */
+  memories?: { used: number; stale: number } | null;
   /** Events on this machine not yet taken by the server (spool and inbox). */
   backlog: number;
   /** Why recording is paused here ("this session, until resumed"), or null. */
@@ -40,11 +46,18 @@ function observerPart(cached: StatusCache['observer']): string {
   return `${what}${o.code ? `: ${o.code.slice(0, CODE_MAX)}` : ''}`;
 }
 
+/** `14 memories used, 2 stale`: what went into the session and how much of it the code no longer bears out. */
+function memoriesPart(m: { used: number; stale: number }): string {
+  const used = Math.max(0, Math.trunc(m.used));
+  const stale = Math.min(used, Math.max(0, Math.trunc(m.stale)));
+  return `${used} ${used === 1 ? 'memory' : 'memories'} used${stale ? `, ${stale} stale` : ''}`;
+}
+
 export function renderStatus(f: StatusFacts): string {
   if (!f.configured) return 'cairn: not logged in (cairn login)';
   const parts = [
     `${f.remembered === null ? '?' : f.remembered} remembered`,
-    `${f.recalled} recalled`,
+    f.memories ? memoriesPart(f.memories) : `${f.recalled} recalled`,
     `${f.backlog} waiting`,
   ];
   const state = f.pause

@@ -92,8 +92,15 @@ async function refresh(
       cache.observer = { at: now, state: state ? `http_${state.status}` : 'unreachable', code: null, notice: null };
     }
     if (sessionId && session?.status === 200) {
-      const b = JSON.parse(session.text) as { observations?: number };
-      cache.sessions[sessionId] = { at: now, observations: typeof b.observations === 'number' ? b.observations : 0 };
+      const b = JSON.parse(session.text) as { observations?: unknown; memories?: { used?: unknown; stale?: unknown } };
+      const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+      cache.sessions[sessionId] = {
+        at: now,
+        observations: n(b.observations),
+        ...(b.memories && typeof b.memories === 'object'
+          ? { memories: { used: n(b.memories.used), stale: n(b.memories.stale) } }
+          : {}),
+      };
     }
   } catch {
     // an answer that is not JSON: the cache keeps what it had
@@ -157,6 +164,7 @@ export async function statusline(args: string[], io: Io): Promise<number> {
     configured: Boolean(config.url && config.token),
     remembered: input.sessionId ? (cache.sessions[input.sessionId]?.observations ?? null) : null,
     recalled: input.sessionId ? readSessionFacts(paths.stateDir, input.sessionId).recalled : 0,
+    memories: input.sessionId ? (cache.sessions[input.sessionId]?.memories ?? null) : null,
     backlog: stats.pendingEvents + inboxCount(paths.stateDir),
     pause: pause
       ? `${pause.scope === 'session' ? 'this session' : 'this folder'}, ${leftText(pause.until, now)}`

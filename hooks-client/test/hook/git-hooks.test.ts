@@ -90,6 +90,6 @@ describe('git branch and commit on the wire', () => {
   it('asks for the index without git fields outside a repository', async () => {
     await hook('session-start', { cwd: tempDir(), source: 'startup' });
     const q = new URL(server.requests.find((x) => x.path.startsWith('/api/context?'))!.path, 'http://x').searchParams;
-    expect([...q.keys()].sort()).toEqual(['project', 'tz']);
+    expect([...q.keys()].sort()).toEqual(['project', 'session', 'tz']);
   });
 });

@@ -12,6 +12,8 @@ let server: FakeServer;
 let observations = 0;
 let soFar = '';
 let observerState: Record<string, unknown> = { state: 'ok', code: null, notice: null };
+let memories: { used: number; stale: number } | undefined;
+let receipts: unknown = null;
 beforeAll(async () => {
   server = await fakeServer();
 });
@@ -22,6 +24,8 @@ beforeEach(() => {
   observations = 0;
   soFar = '';
   observerState = { state: 'ok', code: null, notice: null };
+  memories = undefined;
+  receipts = null;
   server.handler = (req, res) => {
     const send = (body: string, type: string) => {
       res.writeHead(200, { 'content-type': type });
@@ -31,8 +35,9 @@ beforeEach(() => {
     if (req.path.startsWith('/api/observer/state')) return send(JSON.stringify(observerState), 'application/json');
     if (req.path.startsWith('/api/context/session?')) {
       if (req.path.includes('format=text')) return send(soFar, 'text/plain');
-      return send(JSON.stringify({ observations, summarized: false, text: '' }), 'application/json');
+      return send(JSON.stringify({ observations, summarized: false, text: '', memories }), 'application/json');
     }
+    if (req.path.startsWith('/api/receipts?') && receipts) return send(JSON.stringify(receipts), 'application/json');
     return false;
   };
 });
@@ -73,6 +78,18 @@ describe('cairn statusline', () => {
     await hook(env, 'session-start', { session_id: 'sl-1', cwd: tempDir(), source: 'startup' });
     const line = await statusline(env, { session_id: 'sl-1', cwd: '/tmp', workspace: { current_dir: '/tmp' } });
     expect(line).toBe('cairn ● 7 remembered · 1 recalled · 0 waiting · ok\n');
+  });
+
+  it("says how many memories the session used and how many were stale, from the server's receipts, and names the session when it injects", async () => {
+    const { env } = machine(server.url);
+    observations = 2;
+    memories = { used: 14, stale: 2 };
+    server.context.index = '<cairn-context>\nindex\n</cairn-context>';
+    await hook(env, 'session-start', { session_id: 'sl-m', cwd: tempDir(), source: 'startup' });
+    const start = server.requests.find((r) => r.path.startsWith('/api/context'));
+    expect(start?.path.includes('session=sl-m') || start?.body.includes('"session":"sl-m"')).toBe(true);
+    const line = await statusline(env, { session_id: 'sl-m' });
+    expect(line).toBe('cairn ● 2 remembered · 14 memories used, 2 stale · 0 waiting · ok\n');
   });
 
   it('asks the server at most once in STALE_MS: later refreshes read the cached answer', async () => {
@@ -333,5 +350,58 @@ describe('slash commands and the skill', () => {
     expect(readFileSync(join(claude, 'commands', 'cairn', 'status.md'), 'utf8')).toBe('my own status command\n');
     expect(readFileSync(join(claude, 'commands', 'cairn', 'resume.md'), 'utf8')).toBe('edited by the user\n');
     expect(existsSync(join(claude, 'commands', 'cairn', 'pause.md'))).toBe(false);
+  });
+});
+
+describe('cairn why', () => {
+  const memory = (id: number, value: string, reasons: string[], fetched: boolean) => ({
+    id,
+    title: `Record ${id}`,
+    type: 'decision',
+    project: 'github.com/acme/app',
+    author: 'ada',
+    created_at: '2026-11-30T10:02:00.000Z',
+    channels: ['index', 'mcp'],
+    evidence: { value, reasons },
+    sent: 2,
+    first_sent_at: '2026-12-01T09:00:00.000Z',
+    last_sent_at: '2026-12-01T09:05:00.000Z',
+    fetched_at: fetched ? '2026-12-01T09:06:00.000Z' : null,
+  });
+
+  it("lists the session's memories with the evidence each was sent with, asking for the session it is given", async () => {
+    const { env } = machine(server.url);
+    receipts = {
+      session: 'why-1',
+      project: 'github.com/acme/app',
+      started_at: '2026-12-01T09:00:00.000Z',
+      used: 2,
+      stale: 1,
+      memories: [memory(12, 'changed', ['code_changed'], true), memory(13, 'current', [], false)],
+    };
+    const io = memIo({ env });
+    expect(await run(['why', 'why-1'], io)).toBe(0);
+    expect(server.requests.find((r) => r.path.startsWith('/api/receipts?'))?.path).toBe('/api/receipts?session=why-1');
+    expect(io.stdout.split('\n')).toEqual([
+      'cairn why: session why-1 (github.com/acme/app), started 2026-12-01 09:00 UTC',
+      '2 memories used, 1 stale (code changed or gone when sent)',
+      '#12  index, mcp  changed (code_changed)  Record 12  (@ada, 2026-11-30 10:02)  fetched',
+      '#13  index, mcp  current  Record 13  (@ada, 2026-11-30 10:02)',
+      '',
+    ]);
+  });
+
+  it('asks for the latest session in this checkout without one, and refuses two sessions with a usage error', async () => {
+    const { env } = machine(server.url);
+    receipts = { session: null, project: null, started_at: null, used: 0, stale: 0, memories: [] };
+    const io = memIo({ env, cwd: tempDir() });
+    expect(await run(['why'], io)).toBe(0);
+    expect(server.requests.find((r) => r.path.startsWith('/api/receipts?'))?.path).toMatch(
+      /^\/api\/receipts\?project=/,
+    );
+    expect(io.stdout).toBe('cairn why: no session of this device has asked for memory here yet.\n');
+    const bad = memIo({ env });
+    expect(await run(['why', 'a', 'b'], bad)).toBe(2);
+    expect(bad.stderr).toContain('usage: cairn why');
   });
 });

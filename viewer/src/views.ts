@@ -1,5 +1,6 @@
 // Pure-ish renderers: data in, DOM out (text only), callbacks for navigation.
 import type { FeedItem, ObservationItem, ObservationRecord, SessionView, SummaryItem } from './api';
+import { isStale, type WireReceipt } from '#shared/wire/receipts';
 import { h, on, type Child } from './dom';
 import { absoluteTime, relativeTime, translate, typeLabel, type Key, type Lang } from './i18n';
 
@@ -183,5 +184,75 @@ export function sessionDetail(ctx: ViewCtx, v: SessionView, onOpen: (item: Obser
         ...v.observations.map((o) => feedCard(ctx, o, (i) => onOpen(i as ObservationItem))),
       ),
     ),
+    sessionMemories(ctx, v.receipts ?? [], onOpen),
+  );
+}
+
+const EVIDENCE_KEY: Record<WireReceipt['evidence']['value'], Key> = {
+  current: 'evidenceCurrent',
+  changed: 'evidenceChanged',
+  gone: 'evidenceGone',
+  unknown: 'evidenceUnknown',
+};
+const CHANNEL_KEY: Record<WireReceipt['channels'][number], Key> = {
+  index: 'channelIndex',
+  prompt: 'channelPrompt',
+  file: 'channelFile',
+  mcp: 'channelMcp',
+};
+
+/**
+ * The memories that went into the session (its receipts), each with how its code stood when it was sent and
+ * whether the session fetched it in full; only those the reader may read (the server filters them).
+ */
+function sessionMemories(
+  ctx: ViewCtx,
+  receipts: readonly WireReceipt[],
+  onOpen: (item: ObservationItem) => void,
+): HTMLElement {
+  const stale = receipts.filter((r) => isStale(r.evidence.value)).length;
+  const cards = receipts.map((r) => {
+    const item: ObservationItem = {
+      kind: 'observation',
+      id: r.id,
+      sessionId: null,
+      projectKey: r.project,
+      type: r.type,
+      title: r.title,
+      subtitle: null,
+      author: r.author,
+      createdAt: Date.parse(r.created_at),
+    };
+    const button = h(
+      'button',
+      { class: 'card-body', type: 'button' },
+      h(
+        'div',
+        { class: 'card-top' },
+        badge(ctx, r.type),
+        h('span', {
+          class: 'badge evidence',
+          'data-evidence': r.evidence.value,
+          title: r.evidence.reasons.join(', '),
+          text: t(ctx, EVIDENCE_KEY[r.evidence.value] ?? 'evidenceUnknown'),
+        }),
+        h('span', { class: 'card-id', text: `#${r.id}` }),
+      ),
+      h('div', { class: 'card-title', text: r.title?.trim() || t(ctx, 'untitled') }),
+      meta(
+        r.channels.map((c) => t(ctx, CHANNEL_KEY[c] ?? 'channelMcp')).join(', '),
+        `@${r.author}`,
+        r.fetched_at ? t(ctx, 'memoryFetched') : '',
+      ),
+    );
+    on(button, 'click', () => onOpen(item));
+    return h('li', { class: 'card', 'data-receipt': String(r.id) }, button);
+  });
+  return section(
+    t(ctx, 'sessionMemories'),
+    receipts.length
+      ? h('p', { class: 'memories-count', text: t(ctx, 'memoriesSummary', { n: receipts.length, s: stale }) })
+      : h('p', { class: 'memories-count', text: t(ctx, 'noMemories') }),
+    h('ul', { class: 'cards compact memories' }, ...cards),
   );
 }

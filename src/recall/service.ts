@@ -57,6 +57,25 @@ async function scopeOf(env: CairnEnv, auth: AuthContext): Promise<Scope> {
 }
 
 /**
+ * The agent session whose receipts an injection is filed under, or null when the admins' capture policy for the
+ * projects is `off`: a team that records nothing of its sessions keeps no list of what went into them either.
+ */
+function receiptSession(
+  settings: TeamSettings,
+  auth: AuthContext,
+  keys: readonly string[],
+  projects: readonly { key: string }[],
+  session: string | null | undefined,
+): string | null {
+  if (!session) return null;
+  const mode = capturePolicy(settings, [
+    ...keys.map((k) => storedProjectKey(k, auth.handle)),
+    ...projects.map((p) => p.key.replace(/#[^#]*$/, '')),
+  ]);
+  return mode === 'off' ? null : session;
+}
+
+/**
  * The mode's types and concepts, narrowed by the team's `observation_types` / `observation_concepts`
  * allow-lists for the context index (ids the mode does not know are ignored; an absent list keeps the mode's).
  */
@@ -169,7 +188,7 @@ export async function contextAnswer(env: CairnEnv, auth: AuthContext, o: Context
     notice: [memory, budget ? budgetNotice(budget) : null].filter(Boolean).join(' ') || null,
   });
   await recordInjection(d, auth, {
-    sessionKey: o.session,
+    sessionKey: capture === 'off' ? null : o.session,
     projectId: projects[0]?.id,
     channel: 'index',
     sent: shown,
@@ -195,7 +214,7 @@ export interface FileContextOptions {
 }
 
 export async function fileContextText(env: CairnEnv, auth: AuthContext, o: FileContextOptions): Promise<string> {
-  const { d, viewer, mode } = await scopeOf(env, auth);
+  const { d, viewer, mode, settings } = await scopeOf(env, auth);
   const projects = await resolveVisibleProjects(d, auth, o.projects);
   const candidates = pathCandidates(o.paths, o.cwd);
   const rows = await fileHistory(
@@ -228,7 +247,7 @@ export async function fileContextText(env: CairnEnv, auth: AuthContext, o: FileC
     timeZone: o.timeZone,
   });
   await recordInjection(d, auth, {
-    sessionKey: o.session,
+    sessionKey: receiptSession(settings, auth, o.projects, projects, o.session),
     projectId: projects[0]?.id,
     channel: 'file',
     sent: text ? scored : [],
@@ -248,7 +267,7 @@ export async function promptContextText(
 ): Promise<string> {
   const q = o.q.trim();
   if ([...q].length < PROMPT_MIN_CHARS || !o.projects.length) return '';
-  const { d, viewer, mode } = await scopeOf(env, auth);
+  const { d, viewer, mode, settings } = await scopeOf(env, auth);
   const found = await searchObservations(env, auth, {
     q: q.slice(0, 1000),
     project: o.projects,
@@ -263,14 +282,16 @@ export async function promptContextText(
   const kept = records.filter((r) => evidence.get(r.id)?.value !== 'gone');
   const text = renderPromptContext({ records: kept, evidence, mode, viewer: auth.handle, timeZone: o.timeZone });
   // Its project is read only to file the receipts (search resolved the same keys).
-  if (text && o.session)
+  if (text && o.session) {
+    const projects = await resolveVisibleProjects(d, auth, o.projects);
     await recordInjection(d, auth, {
-      sessionKey: o.session,
-      projectId: (await resolveVisibleProjects(d, auth, o.projects))[0]?.id,
+      sessionKey: receiptSession(settings, auth, o.projects, projects, o.session),
+      projectId: projects[0]?.id,
       channel: 'prompt',
       sent: kept.map((r) => ({ id: r.id, evidence: evidence.get(r.id) })),
       now: o.now,
     });
+  }
   return text;
 }
 

@@ -311,6 +311,26 @@ describe('receipts', () => {
     expect((await receipts(mate.token, `session=${key}`)).status).toBe(404);
   });
 
+  it("keeps no receipts of a session whose project the admins' capture policy turned off", async () => {
+    const w = await world();
+    const off = await call('/api/admin/settings', { token: w.me.token, method: 'PATCH', json: { capture: 'off' } });
+    expect(off.status).toBe(200);
+    const session = fresh('sess');
+    expect(await sessionStart(w, session)).toContain(`${w.rows.changed} `);
+    await call(`/api/context/prompt?project=${encodeURIComponent(w.key)}&q=theme+lives&session=${session}`, {
+      token: w.me.token,
+    });
+    await call(
+      `/api/context/file?project=${encodeURIComponent(w.key)}&path=src/render.ts&blob=${B}&session=${session}`,
+      {
+        token: w.me.token,
+      },
+    );
+    expect(await one<{ n: number }>('SELECT COUNT(*) AS n FROM receipts WHERE team_id = ?', w.ids.teamId)).toEqual({
+      n: 0,
+    });
+  });
+
   it('refuses a session id the server makes or one too long with a 400, and stores nothing', async () => {
     const w = await world();
     const before = await one<{ n: number }>('SELECT COUNT(*) AS n FROM receipts WHERE team_id = ?', w.ids.teamId);

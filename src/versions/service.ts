@@ -18,7 +18,7 @@ import { AppError } from '../lib/errors';
 import { jsonList } from '../lib/json-list';
 import { normalizePath } from '../recall/file-context';
 import { modeIdFor, recallMode } from '../recall/mode';
-import { writableTeamDb } from '../slots/enter-write';
+import { movingRefusal, writableTeamDb } from '../slots/enter-write';
 import { deleteRecordVectors, indexObservations } from '../vectors/index-records';
 import { getVectorAdapters } from '../vectors/adapters';
 import {
@@ -241,6 +241,9 @@ async function applyVersion(
       changes: JSON.stringify(changes),
     },
     audit,
+  }).catch((err: unknown) => {
+    // A record's text stays as it is while a move copies the team (migration 0032): 503 team_moving, sent again later.
+    throw movingRefusal(err, event.at);
   });
   if (!landed)
     throw new AppError(409, 'edit_conflict', `#${target.id} changed while you edited it; read it again and retry.`);

@@ -99,6 +99,17 @@ describe('a team move that copies while the team writes', { timeout: 600_000 }, 
         });
         expect(rename.status, await rename.clone().text()).toBe(503);
         expect(((await rename.json()) as { error: { code: string } }).error.code).toBe('team_moving');
+        // So does a record's text: the change log notes its state, not its words (migration 0032).
+        const before = await one<{ title: string }>(env.DB, 'SELECT title FROM observations WHERE id = ?', useful);
+        const edit = await call('/api/corrections/edit', {
+          token: a.token,
+          json: { id: useful, title: `Edited during the copy ${word}`, reason: 'clearer' },
+        });
+        expect(edit.status, await edit.clone().text()).toBe(503);
+        expect(((await edit.json()) as { error: { code: string } }).error.code).toBe('team_moving');
+        expect(await one<{ title: string }>(env.DB, 'SELECT title FROM observations WHERE id = ?', useful)).toEqual(
+          before,
+        );
       });
       await once('extras', phase === 'extras', async () => {
         const res = await call('/api/forget', { token: a.token, json: { kind: 'session', session_id: gone } });

@@ -31,6 +31,12 @@ import type { JobProgress } from '#shared/jobs';
 
 /** Leaf pages one merge command writes at most (~4 KB each): a statement of tens of milliseconds at any size. */
 export const MERGE_PAGES = 256;
+/**
+ * A cycle that ended capped (writes during it kept restarting the merge: FTS5's negative-count merge puts a segment
+ * written meanwhile on the merging level) asks for another this much later, so the deleted rows' terms a capped
+ * cycle left in the segments go with a later one instead of waiting for the next delete or the daily cron.
+ */
+export const CAPPED_FOLLOW_UP_MS = 60_000;
 /** Content ids one refill statement covers. */
 export const REFILL_WINDOW = 1_000;
 
@@ -142,6 +148,11 @@ export const ftsUpkeepJob: JobKind<Params, Cursor> = {
     if (c.phase !== 'done') return { cursor: c, done: false, progress: progress(c) };
     const segments: Record<string, number> = {};
     for (const t of ALL_FTS) segments[t] = await ftsSegments(d, t);
+    // Queued behind this one (afterRunning) even though this cycle is still the running one.
+    if (c.capped)
+      await startJob(ctx.env, ftsUpkeepJob, null, { shard: params.shard, check: false }, null, {
+        notBefore: ctx.now + CAPPED_FOLLOW_UP_MS,
+      });
     return {
       cursor: c,
       done: true,

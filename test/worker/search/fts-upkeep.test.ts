@@ -6,10 +6,13 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { watchInvocations, type Usage } from '../../../src/db/meter';
 import { ftsMerge, ftsSegments } from '../../../src/db/fts';
-import { startDailyFtsUpkeep } from '../../../src/search/fts-upkeep';
+import { CAPPED_FOLLOW_UP_MS, ftsUpkeepJob, startDailyFtsUpkeep } from '../../../src/search/fts-upkeep';
+import { stepContext } from '../../../src/jobs/step';
+import { configOf } from '../../../src/config';
+import { runInDurableObject } from 'cloudflare:test';
 import { call } from '../support/http';
 import { jobRecord } from '../../../src/jobs/job-do';
-import { jobOf, lane, runJob } from '../support/jobs';
+import { finishJob, jobOf, lane, runJob } from '../support/jobs';
 import { seedWorld } from '../support/seed';
 
 // Ends in a digit: FTS5's porter stemmer leaves it as written, and segments store a word's tail contiguously.
@@ -106,6 +109,32 @@ describe('FTS upkeep', { timeout: 120_000 }, () => {
     await w.add({ title: `after the merge ${word()}` });
     expect(await ftsSegments(env.DB, 'observations_fts')).toBe(2);
     expect(await ftsMerge(env.DB, 'observations_fts', 4)).toBe(true);
+  });
+
+  it('asks for another cycle a minute later when one ends capped, so what it left in the segments goes too', async () => {
+    // A cycle whose merges reached their cap (writes during it kept restarting the merge) before its last index.
+    const now = Date.now();
+    const ctx = stepContext({
+      env,
+      jobId: 'inline',
+      teamId: null,
+      actorUserId: null,
+      budget: configOf(env).jobStep,
+      clock: () => now,
+    });
+    const { cursor } = ftsUpkeepJob.init({ shard: 'DB', check: false }, { teamId: null, now });
+    const out = await ftsUpkeepJob.step(ctx, { shard: 'DB', check: false }, { ...cursor, cap: 0 });
+    expect(out).toMatchObject({ done: true, result: { capped: true } });
+    const next = await runInDurableObject(lane(null), async (_o, state) =>
+      state.storage.sql
+        .exec<{ id: string; next_at: number }>(
+          "SELECT id, next_at FROM jobs WHERE kind = 'fts-upkeep' AND status = 'queued' AND dedupe = 'fts-upkeep:DB:merge'",
+        )
+        .toArray(),
+    );
+    expect(next).toHaveLength(1);
+    expect(next[0]!.next_at).toBeGreaterThanOrEqual(now + CAPPED_FOLLOW_UP_MS);
+    expect((await finishJob(null, next[0]!.id)).status).toBe('done');
   });
 
   it('refills an index a restore emptied, a window at a time, so search finds the rows again', async () => {

@@ -51,6 +51,23 @@ export async function runOpenJobs(teamId: number | null, kind: string): Promise<
   return done;
 }
 
+/**
+ * Runs the FTS upkeep cycles open on the server's lane to their end, and again the follow-up a capped cycle queues
+ * (writes of other files during it kept restarting its merge), at most `rounds` times: each cycle's status and result.
+ */
+export async function settleFtsUpkeep(rounds = 4): Promise<unknown[]> {
+  const cycles: unknown[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const open = (await lane(null).list(200, 'fts-upkeep')).filter((j) => !isFinished(j.status));
+    if (!open.length) break;
+    for (const j of open) {
+      const done = await finishJob(null, j.id);
+      cycles.push([done.status, done.result]);
+    }
+  }
+  return cycles;
+}
+
 /** Runs the lane's steps until job `id` is finished, each waiting step made due at once (a move's pauses). */
 export async function finishJob(teamId: number | null, id: string, maxRounds = 2_000): Promise<JobRecord> {
   const stub = lane(teamId);

@@ -4,7 +4,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import { sessionStub } from '../pipeline/support';
-import { runOpenJobs } from './jobs';
+import { settleFtsUpkeep } from './jobs';
 
 // Ends in a digit so FTS5's porter stemmer leaves the tail the storage scan looks for as it was written.
 export const secretWord = () => `qzx${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}7`;
@@ -47,8 +47,8 @@ export async function d1Holding(word: string, d: D1Database = env.DB): Promise<s
  */
 export async function expectForgotten(word: string): Promise<void> {
   expect((await d1Holding(word)).filter((h) => !h.endsWith('_fts_data.block'))).toEqual([]);
-  await runOpenJobs(null, 'fts-upkeep');
-  expect(await d1Holding(word)).toEqual([]);
+  const cycles = await settleFtsUpkeep();
+  expect(await d1Holding(word), JSON.stringify(cycles)).toEqual([]);
 }
 
 /** Tables of the session's Durable Object whose rows contain `word`. */

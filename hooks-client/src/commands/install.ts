@@ -20,6 +20,7 @@ import type { FileEdit } from '../agents/file-edit';
 import { geminiEdits } from '../agents/gemini';
 import { opencodeEdits } from '../agents/opencode';
 import { loadConfig, pathsFor } from '../config';
+import { NATIVE_CHOICES, nativeMemoryStep, parseNativeChoice } from './native-memory';
 import type { Io } from '../io';
 import { renewDoorSettings } from '../door/close';
 import { forgetDoorSettings, planDoor, portOverride, writeDoor } from '../door/state';
@@ -69,6 +70,7 @@ const OPTIONS = {
   client: { type: 'string' },
   'no-mcp': { type: 'boolean' },
   'no-statusline': { type: 'boolean' },
+  'native-memory': { type: 'string' },
 } as const;
 
 /** The edits for an agent other than Claude Code (user scope only: their project files are committed). */
@@ -105,6 +107,11 @@ export async function install(args: string[], io: Io): Promise<number> {
   const { values } = parseArgs({ args, options: OPTIONS });
   const agent = chosenAgent(io, values.agent, Boolean(values.project));
   if (!agent) return 2;
+  const native = parseNativeChoice(values['native-memory']);
+  if (values['native-memory'] !== undefined && (!native || agent !== 'claude-code')) {
+    io.err(`cairn: --native-memory takes ${NATIVE_CHOICES.join(', ')} (Claude Code's auto memory)\n`);
+    return 2;
+  }
   const paths = pathsFor(io.env);
   const config = loadConfig(io.env, paths);
   const dry = Boolean(values['dry-run']);
@@ -164,6 +171,8 @@ export async function install(args: string[], io: Io): Promise<number> {
   if (!dry) {
     if (viaCli) io.out(`cairn: registered the MCP server with \`claude mcp add-json\` (${where.scope} scope)\n`);
     io.out(`cairn: hooks run ${clientPath}. Restart Claude Code to load them.\n`);
+    // Beside Claude Code's own memory: found, said, and kept, imported or left (issue 36).
+    return nativeMemoryStep(io, paths, native);
   }
   return 0;
 }

@@ -16,6 +16,7 @@ import { contextWithReport } from './checkout';
 import { checkoutOf, readFileIds, relativePath } from './evidence';
 import { ensurePrivateDir, safeWriteFile } from '../util/safe-write';
 import { noteLastSession, takePendingHandoff } from '../handoff/state';
+import { keptNativeFacts, leaveOutKnown } from '../native-memory/keep';
 
 /** Files smaller than this are cheaper to read than any note about them. */
 export const FILE_CONTEXT_MIN_BYTES = 1_500;
@@ -152,9 +153,19 @@ export async function sessionStart(ctx: HookContext): Promise<HookOutput | null>
   const warning = spoolWarning(ctx);
   // One budget for all of it: the block first (it is this session's thread), the index in what is left.
   const head = [warning, soFar.slice(0, SO_FAR_MAX_CHARS), handoff].filter(Boolean).join('\n\n');
-  const index = cutToFit(context.trim(), MAX_CONTEXT_CHARS - head.length - 2);
+  const index = cutToFit(withoutNative(ctx, context.trim()), MAX_CONTEXT_CHARS - head.length - 2);
   if (soFar || handoff || context.trim()) bumpSessionFact(ctx.paths.stateDir, ctx.input.sessionId, 'recalled');
   return inject('SessionStart', joinFrames([head, index].filter(Boolean).join('\n\n')));
+}
+
+/**
+ * The index without what Claude Code's own auto memory already gives the agent, where the person chose to keep both
+ * (`cairn install --native-memory keep`, native-memory/keep.ts). Only in Claude Code: another agent is not given
+ * Claude Code's memory, so cairn's rows stay.
+ */
+function withoutNative(ctx: HookContext, index: string): string {
+  if (ctx.platform !== 'claude-code') return index;
+  return leaveOutKnown(index, keptNativeFacts(ctx.paths.stateDir, ctx.projectRoot)).text;
 }
 
 /**

@@ -6,6 +6,7 @@ import { lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeConfigDir } from '../agents/claude-code';
 import type { Io } from '../io';
+import { locateRepo } from '../repo/locate';
 import { pathSegments, readRegularFile } from '../repo/read';
 import { claudeProjectSlug, nativeFacts, type NativeFact } from './format';
 
@@ -44,11 +45,21 @@ function realFolder(root: string, rel: string): string | null {
 }
 
 /**
+ * The folder Claude Code names a project's memory after: for a linked git worktree the main checkout's (the CLI's
+ * canonical root: a `.git` file's gitdir under `<common>/worktrees/`, checked back, gives `dirname(<common>)` when
+ * `<common>` is a `.git` folder), so every worktree of a repository shares one memory; else `root` itself.
+ */
+export function claudeProjectBase(root: string): string {
+  const repo = locateRepo(root);
+  return repo && !('refused' in repo) && repo.root === root ? repo.mainRoot : root;
+}
+
+/**
  * Claude Code's auto memory for the project whose root is `root`, or null when there is none (no folder, a link
  * on the way, or a root past the CLI's slug cut).
  */
 export function readNativeMemory(env: Io['env'], home: string, root: string): NativeMemory | null {
-  const slug = claudeProjectSlug(root);
+  const slug = claudeProjectSlug(claudeProjectBase(root));
   if (!slug) return null;
   const config = claudeConfigDir(env, home);
   const rel = `projects/${slug}/memory`;

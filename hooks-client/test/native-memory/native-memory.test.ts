@@ -135,6 +135,20 @@ describe("Claude Code's auto memory, as 2.1.332 writes it", () => {
   });
 });
 
+describe('the memory folder of a linked worktree', () => {
+  it("is the main checkout's, as Claude Code names it (every worktree of a repository shares one memory)", () => {
+    const s = setup({ 'MEMORY.md': INDEX, 'feedback_pnpm.md': PNPM });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x', ...args], { cwd: s.repo });
+    git('commit', '-q', '--allow-empty', '-m', 'first');
+    const wt = `${s.repo}-wt`;
+    git('worktree', 'add', '-q', wt);
+    const found = readNativeMemory(s.env, s.home, wt)!;
+    expect(found.dir).toBe(s.dir);
+    expect(found.facts.map((f) => f.file)).toEqual(['feedback_pnpm.md', 'MEMORY.md', 'MEMORY.md']);
+  });
+});
+
 describe('cairn install --native-memory import', () => {
   it('sends each memory once, personal or the project by its type; importing twice stores nothing more', async () => {
     const s = setup({

@@ -45,7 +45,7 @@ export function claudeProjectSlug(root: string): string | null {
 export function withoutPromoted(text: string): string {
   const out: string[] = [];
   let inside = false;
-  for (const line of text.split(/\r?\n/)) {
+  for (const line of text.split('\n')) {
     const t = line.trim();
     if (!inside && t === BLOCK_START) inside = true;
     else if (inside && t === BLOCK_END) inside = false;
@@ -66,7 +66,7 @@ const POINTER = /^[-*]\s+\[([^\]\n]{0,300})\]\(([^)\s]{1,255})\)\s*(?:[—–:-]
 /** The index's entries: its first INDEX_LINES_MAX lines, headings and blank lines left out. */
 export function parseIndex(text: string): IndexEntry[] {
   const out: IndexEntry[] = [];
-  const lines = withoutPromoted(text).split(/\r?\n/, INDEX_LINES_MAX);
+  const lines = withoutPromoted(text).split('\n', INDEX_LINES_MAX);
   for (const raw of lines) {
     const line = raw.trim();
     if (!line || line.startsWith('#') || line.startsWith('<!--')) continue;
@@ -89,14 +89,14 @@ export interface TopicFile {
 /** A memory file: its frontmatter (`name`, `description`, `metadata: type`, or an older top-level `type`) and body. */
 export function parseTopic(text: string): TopicFile {
   const clean = withoutPromoted(text).replace(/^\uFEFF/, '');
-  const lines = clean.split(/\r?\n/);
+  const lines = clean.split('\n');
   const fields: Record<string, string> = {};
   let bodyFrom = 0;
   if (lines[0]?.trim() === '---') {
     const end = lines.findIndex((l, i) => i > 0 && l.trim() === '---');
     if (end > 0) {
       for (const l of lines.slice(1, end)) {
-        const m = /^\s*(name|description|type)\s*:\s*(.*)$/.exec(l);
+        const m = /^\s*(name|description|type)\s*:\s*(.*)$/.exec(l.trimEnd());
         if (m) fields[m[1]!] = unquote(m[2]!.trim());
       }
       bodyFrom = end + 1;
@@ -153,7 +153,7 @@ export const FACT_MIN_WORDS = 3;
 export function factLines(facts: readonly NativeFact[]): string[] {
   const out = new Set<string>();
   for (const f of facts)
-    for (const line of [f.title, ...f.text.split(/\r?\n/)]) {
+    for (const line of [f.title, ...f.text.split('\n')]) {
       const n = normalizeFact(line.replace(/^\s*(?:[-*]|\d+\.)\s+/, '').replace(/^\*\*[^*]{1,40}:\*\*\s*/, ''));
       if (n.split(' ').length >= FACT_MIN_WORDS) out.add(n.slice(0, FACT_MAX));
     }

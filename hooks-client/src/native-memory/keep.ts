@@ -58,8 +58,21 @@ export function keptNativeFacts(stateDir: string, root: string): string[] {
   return readAll(stateDir)[root]?.facts ?? [];
 }
 
-/** A row of cairn's index (an observation, a full one, a session, a personal note); not a heading or the frame. */
-const ROW = /^(?:\*\*\d{1,15}\*\*|S?\d{1,15}) /;
+/**
+ * A row of cairn's index (`12 …` an observation or a personal note, `**12** …` a full one, `S12 …` a session); not a
+ * heading, a body line or the frame. Read by hand: it runs on every line of every index.
+ */
+function isRow(line: string): boolean {
+  let i = line.startsWith('**') ? 2 : line.startsWith('S') ? 1 : 0;
+  const from = i;
+  while (i < line.length && i - from < 15 && line.charCodeAt(i) >= 48 && line.charCodeAt(i) <= 57) i++;
+  if (i === from) return false;
+  if (from === 2) {
+    if (!line.startsWith('**', i)) return false;
+    i += 2;
+  }
+  return line[i] === ' ';
+}
 
 /**
  * The index without the rows whose text is already a fact of `facts`, word for word after normalising: a fact found
@@ -85,7 +98,7 @@ export function leaveOutKnown(index: string, facts: readonly string[]): { text: 
   for (const line of index.split('\n')) {
     if (dropBody && line.startsWith(' ')) continue;
     dropBody = false;
-    if (ROW.test(line) && known(normalizeFact(line), byFirst, all)) {
+    if (isRow(line) && known(normalizeFact(line), byFirst, all)) {
       left++;
       dropBody = line.startsWith('**');
       continue;

@@ -6,9 +6,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claudeProjectSlug, normalizeFact } from '../../src/native-memory/format';
+import { claudeProjectSlug, factLines, nativeFacts, normalizeFact } from '../../src/native-memory/format';
+import { leaveOutKnown } from '../../src/native-memory/keep';
 import { readNativeMemory } from '../../src/native-memory/read';
 import { run } from '../../src/run';
+import { withBacktrackBudget } from '../backtrack-budget';
 import { fakeServer, hookJson, machine, memIo, tempDir, type FakeServer } from '../support';
 
 const INDEX = [
@@ -281,5 +283,37 @@ describe('cairn install, not at a terminal', () => {
     const bad = await install(s, '--native-memory', 'both');
     expect(bad.code).toBe(2);
     expect(bad.err).toContain('--native-memory takes keep, import, leave');
+  });
+});
+
+describe('hostile native memory text', () => {
+  it('is parsed and compared within a fixed regex budget per character, and short or lone words leave no row out', () => {
+    const long = 20_000;
+    const texts = [
+      `- [${'['.repeat(long)}`,
+      `- [a](${'('.repeat(long)}`,
+      `- [a](b.md) ${'—'.repeat(long)}x`,
+      `---\n${'name:'.repeat(long)}\n---\n`,
+      `---\n${' '.repeat(long)}description: x\n`,
+      `${'-'.repeat(long)} [`,
+    ];
+    for (const text of texts) {
+      const r = withBacktrackBudget(256, () => {
+        const facts = nativeFacts(text, new Map([['a.md', text]]));
+        return leaveOutKnown(`41 ${text}\n**42** 10:01 x\n ${text}`, factLines(facts)).left;
+      });
+      expect(
+        r.over.map((o) => o.pattern),
+        text.slice(0, 20),
+      ).toEqual([]);
+      expect(r.probed).toBeGreaterThan(0);
+    }
+    // A fact of one or two words ("pnpm", "## Notes") is no fact of its own: nothing is left out for it.
+    const kept = factLines([{ file: 'a.md', title: 'pnpm', text: 'Notes\nuse pnpm', type: null }]);
+    expect(kept).toEqual([]);
+    const index = '<cairn-context>\n## Sat 5 Dec\n41 10:00 🔵 use pnpm for the widgets\n</cairn-context>';
+    expect(leaveOutKnown(index, kept).left).toBe(0);
+    // The frame and headings are never rows, whatever the facts.
+    expect(leaveOutKnown(index, ['cairn context', 'sat 5 dec 41']).text).toContain('<cairn-context>\n## Sat 5 Dec');
   });
 });

@@ -55,8 +55,8 @@ const progress = (c: BackupCursor, phase: string): JobProgress => ({
   phase,
 });
 
-/** Statements one export page costs at most (the page, its session keys, a project row). */
-const PAGE_STATEMENTS = 3;
+/** Statements one export page costs at most (the page, its session keys, a project row, an observation page's evidence ids). */
+const PAGE_STATEMENTS = 4;
 
 export const backupJob: JobKind<BackupParams, BackupCursor> = {
   name: 'backup',

@@ -1,4 +1,4 @@
-// The team export in resumable pages: each call reads ONE page (at most PAGE rows, three statements) from a small JSON
+// The team export in resumable pages: each call reads ONE page (at most PAGE rows, four statements) from a small JSON
 // cursor and answers the cursor to go on from, so a job (the backup) can spread a team of any size over many
 // bounded steps and survive a restart between any two, and a client (GET /api/admin/export?cursor=…,
 // export-resume.ts) can read it over many bounded requests and resume after a cut connection. Projects are followed by id, not by position, so a project

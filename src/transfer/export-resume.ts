@@ -12,8 +12,8 @@ import { AppError } from '../lib/errors';
 import { exportStart, type ExportCursor, type ExportPager } from './export-cursor';
 import type { HistoryStage } from './history';
 
-/** Statements one export page costs at most (the page, its session keys, a project row). */
-export const PAGE_STATEMENTS = 3;
+/** Statements one export page costs at most (the page, its session keys, a project row, an observation page's evidence ids). */
+export const PAGE_STATEMENTS = 4;
 /** Record bytes between two cursor lines at most (plus one record): what a cut connection loses. */
 export const CURSOR_BYTES = 32 * 1024;
 /** Bytes one response carries at most (a cut connection repeats no more than this). */

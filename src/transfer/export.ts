@@ -3,7 +3,9 @@
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
 import {
+  fileIdsByObservation,
   sessionKeysByIds,
+  type FileIdsOut,
   type exportPage,
   type ExportedTable,
   type projectRow,
@@ -87,7 +89,8 @@ export const toRecord = {
     ...base(r, keyOf, who),
     text: r.text,
   }),
-  observation: (o: Row<'observations'>, keyOf: KeyOf, who: Who): ExportRecord => ({
+  /** `ids`: the record's evidence ids by path (fileIdsByObservation); the field is left out when it has none. */
+  observation: (o: Row<'observations'>, keyOf: KeyOf, who: Who, ids?: Record<string, FileIdsOut>): ExportRecord => ({
     kind: 'observation',
     ...base(o, keyOf, who),
     type: o.type,
@@ -105,6 +108,7 @@ export const toRecord = {
     source: o.source,
     git_branch: o.gitBranch,
     git_commit: o.gitCommit,
+    ...(ids ? { file_ids: ids } : {}),
   }),
   summary: (s: Row<'summaries'>, keyOf: KeyOf, who: Who): ExportRecord => ({
     kind: 'summary',
@@ -136,7 +140,16 @@ export async function pageRecords(
   ]);
   const keyOf: KeyOf = (id) => keys.get(id) ?? `session-${id}`;
   if (table === 'prompts') return (rows as Row<'prompts'>[]).map((r) => toRecord.prompt(r, keyOf, who));
-  if (table === 'observations') return (rows as Row<'observations'>[]).map((o) => toRecord.observation(o, keyOf, who));
+  if (table === 'observations') {
+    // One statement more an observation page: the page's evidence ids.
+    const obs = rows as Row<'observations'>[];
+    const ids = await fileIdsByObservation(
+      d1,
+      teamId,
+      obs.map((o) => o.id),
+    );
+    return obs.map((o) => toRecord.observation(o, keyOf, who, ids.get(o.id)));
+  }
   return (rows as Row<'summaries'>[]).map((r) => toRecord.summary(r, keyOf, who));
 }
 

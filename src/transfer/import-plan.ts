@@ -369,6 +369,7 @@ async function planRows(
         source: r.source,
         gitBranch: r.git_branch ?? null,
         gitCommit: r.git_commit ?? null,
+        ...(r.file_ids ? { fileIds: new Map(Object.entries(r.file_ids)) } : {}),
       } satisfies ObservationIn);
     } else {
       out.summaries.push({

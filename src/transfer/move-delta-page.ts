@@ -3,7 +3,7 @@
 // (their sessions and projects, the records their links name, the team's handles); and the fate of every key the log
 // noted for a row that changed or went (gone from the old database, or given to another row since).
 import { whoOf, type KeyOf, type Who } from './export';
-import { teamUsers } from './queries/transfer';
+import { fileIdsByObservation, teamUsers } from './queries/transfer';
 import {
   extraRows,
   idsByKeys,
@@ -153,12 +153,14 @@ export interface Page {
   projectsById: Map<number, ProjectRowFull>;
   who: Who;
   keyOf: KeyOf;
+  /** The observations' evidence ids by path, carried on their lines (`file_ids`). */
+  fileIds: Awaited<ReturnType<typeof fileIdsByObservation>>;
 }
 
 /** Reads what `entries` name on `source`: two or three round trips (the reads of each go together). */
 export async function readPage(source: D1Database, teamId: number, entries: readonly LogEntry[]): Promise<Page> {
   const n = named(entries);
-  const [rows, fates, extras, people] = await Promise.all([
+  const [rows, fates, extras, people, fileIds] = await Promise.all([
     rowsByIds(source, teamId, {
       projects: [...n.ids.projects],
       sessions: [...n.ids.sessions],
@@ -174,6 +176,7 @@ export async function readPage(source: D1Database, teamId: number, entries: read
       tombstones: [...n.tombstones.values()],
     }),
     teamUsers(source, teamId),
+    fileIdsByObservation(source, teamId, [...n.ids.observations]),
   ]);
   const records = [...rows.prompts, ...rows.observations, ...rows.summaries];
   // What the records need beside them: their sessions and projects (lines of the part), what their links name.
@@ -210,5 +213,6 @@ export async function readPage(source: D1Database, teamId: number, entries: read
     projectsById,
     who: whoOf(people),
     keyOf: (id) => sessionsById.get(id)?.sessionKey ?? `session-${id}`,
+    fileIds,
   };
 }

@@ -29,15 +29,16 @@ import type { TeamDbs } from '../db/shards';
 
 /** Statements one log entry may cost at most: its record written (2), its fields set (2), what hangs off it. */
 export const STATEMENTS_PER_ENTRY = 5;
-/** Statements a page costs besides its entries: reads on both databases, the import's plan, a round's start. */
-export const PAGE_OVERHEAD = 34;
+/** Statements a page costs besides its entries: reads on both databases (the observations' evidence ids one of
+ * them), the import's plan, a round's start. */
+export const PAGE_OVERHEAD = 35;
 
 const KIND = { prompts: 'prompt', observations: 'observation', summaries: 'summary' } as const;
 type RecordRow = PromptRowFull | ObservationRowFull | SummaryRowFull;
 
 /** The page's rows as the import's lines: each record with its session and project (a line the target has is skipped). */
 function linesOf(page: Page): ExportRecord[] {
-  const { rows, sessionsById, projectsById, who, keyOf } = page;
+  const { rows, sessionsById, projectsById, who, keyOf, fileIds } = page;
   const lines: ExportRecord[] = [];
   const projectLine = new Set<number>();
   const addProject = (id: number) => {
@@ -65,7 +66,7 @@ function linesOf(page: Page): ExportRecord[] {
   }
   for (const o of rows.observations) {
     addSession(o.sessionId);
-    lines.push(toRecord.observation(o, keyOf, who));
+    lines.push(toRecord.observation(o, keyOf, who, fileIds.get(o.id)));
   }
   for (const s of rows.summaries) {
     addSession(s.sessionId);

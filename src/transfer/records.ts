@@ -5,6 +5,7 @@
 // held row, provenance) is read only by the operator's restore of a whole team (the move, a backup's restore).
 import * as z from 'zod';
 import { isBranchName, isCommitId, MAX_BRANCH_CHARS } from '#shared/git';
+import { isBlobId, isWsId } from '#shared/evidence';
 import { inertText } from '#shared/inert';
 import { Name } from '../lib/names';
 
@@ -69,24 +70,42 @@ const inSession = {
   ...kept,
 };
 export const PromptRecord = z.object({ kind: z.literal('prompt'), ...inSession, text: text(100_000) });
-export const ObservationRecord = z.object({
-  kind: z.literal('observation'),
-  ...inSession,
-  type: text(60, 1),
-  title: text(2_000).nullable(),
-  subtitle: text(2_000).nullable(),
-  facts: list,
-  narrative: text(100_000).nullable(),
-  concepts: list,
-  files_read: list,
-  files_modified: list,
-  discovery_tokens: z.number().int().nonnegative(),
-  content_hash: text(200, 1),
-  agent_id: text(200).nullable(),
-  agent_type: text(200).nullable(),
-  source: text(50, 1),
-  ...git,
-});
+/** A file's evidence ids as ingest takes them (src/shared/evidence.ts): git blob ids, a 16-hex whitespace id. */
+const blobId = z.string().max(64).refine(isBlobId, 'expected a blob id').nullable();
+const wsId = z.string().max(16).refine(isWsId, 'expected a whitespace id').nullable();
+/**
+ * `file_ids`: the evidence ids of the record's files by path (absent in older files: the rows get none). Paths as
+ * the files lists allow them, made well-formed the same way so each meets its list's entry (rebuilt by
+ * `Object.fromEntries`, so a path named `__proto__` stays a key). At most as many entries as the record has files.
+ */
+const fileIds = z
+  .record(z.string().max(4_000), z.strictObject({ blob: blobId, ws: wsId, base: blobId }))
+  .refine((r) => Object.keys(r).length <= 400, 'too many file_ids')
+  .transform((r) => Object.fromEntries(Object.entries(r).map(([path, ids]) => [wellFormed(path), ids])));
+export const ObservationRecord = z
+  .object({
+    kind: z.literal('observation'),
+    ...inSession,
+    type: text(60, 1),
+    title: text(2_000).nullable(),
+    subtitle: text(2_000).nullable(),
+    facts: list,
+    narrative: text(100_000).nullable(),
+    concepts: list,
+    files_read: list,
+    files_modified: list,
+    discovery_tokens: z.number().int().nonnegative(),
+    content_hash: text(200, 1),
+    agent_id: text(200).nullable(),
+    agent_type: text(200).nullable(),
+    source: text(50, 1),
+    ...git,
+    file_ids: fileIds.optional(),
+  })
+  .refine((o) => !o.file_ids || Object.keys(o.file_ids).length <= o.files_read.length + o.files_modified.length, {
+    message: 'more file_ids than files',
+    path: ['file_ids'],
+  });
 export const SummaryRecord = z.object({
   kind: z.literal('summary'),
   ...inSession,

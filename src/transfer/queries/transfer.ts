@@ -3,7 +3,7 @@
 // and the statements that write a planned part (an import piece) in ONE batch (all or nothing). Every row goes in through its
 // table's one insert (teams.ts, projects.ts, sessions.ts, observations.ts, summaries.ts, audit.ts); which rows
 // and where is the write policy's (write-policy.ts) and the planner's (src/transfer/import-plan.ts).
-import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, isNotNull, isNull, or, type SQL } from 'drizzle-orm';
 import { tallied, type RedactionTally } from '#shared/redact';
 import { insertAudit, redactionAudit, type AuditEntry } from '../../db/audit';
 import { runBatch, type BatchItem } from '../../db/batch';
@@ -11,9 +11,17 @@ import { db, type Db } from '../../db/client';
 import { insertObservation as insertObservationRow, insertObservationFiles, type FileRef } from '../../db/observations';
 import type { ObservationContent } from '#shared/wire/records';
 import { insertProject } from '../../db/projects';
-import { observations, projects, prompts, sessions, summaries, users } from '../../db/schema';
+import {
+  observationFiles as observationFileTable,
+  observations,
+  projects,
+  prompts,
+  sessions,
+  summaries,
+  users,
+} from '../../db/schema';
 import { insertPrompt as insertPromptRow, sessionUpsert, type NewSessionRow } from '../../db/sessions';
-import { inJsonList, projectIdByKey, projectOfSession, sessionIdByKey } from '../../db/sqlite';
+import { byIds, inJsonList, projectIdByKey, projectOfSession, sessionIdByKey } from '../../db/sqlite';
 import type { SummaryContent } from '#shared/wire/records';
 import { insertSummary as insertSummaryRow } from '../../db/summaries';
 import { insertUser } from '../../db/teams';
@@ -163,6 +171,45 @@ export async function sessionKeysByIds(
   return new Map(rows.map((r) => [r.id, r.key]));
 }
 
+/** A file's evidence ids as the export carries them (`file_ids` of an observation line, records.ts). */
+export interface FileIdsOut {
+  blob: string | null;
+  ws: string | null;
+  base: string | null;
+}
+
+/**
+ * The evidence ids of the observations `ids` by observation and path: ONE statement a page (the ids bound as one
+ * JSON parameter), only file rows that hold an id. A path read and modified has two rows: blob and ws are the
+ * same on both (the turn's one reading), `base` is the modified row's.
+ */
+export async function fileIdsByObservation(
+  d1: D1Database,
+  teamId: number,
+  ids: readonly number[],
+): Promise<Map<number, Record<string, FileIdsOut>>> {
+  const out = new Map<number, Record<string, FileIdsOut>>();
+  if (ids.length === 0) return out;
+  const f = observationFileTable;
+  const rows = await db(d1)
+    .select({ id: f.observationId, path: f.path, blob: f.blob, ws: f.ws, base: f.base })
+    .from(f)
+    .where(
+      byIds(f.observationId, ids, eq(f.teamId, teamId), or(isNotNull(f.blob), isNotNull(f.ws), isNotNull(f.base))),
+    );
+  for (const r of rows) {
+    let byPath = out.get(r.id);
+    if (!byPath) out.set(r.id, (byPath = Object.create(null) as Record<string, FileIdsOut>));
+    const had = byPath[r.path];
+    byPath[r.path] = {
+      blob: had?.blob ?? r.blob,
+      ws: had?.ws ?? r.ws,
+      base: had?.base ?? r.base,
+    };
+  }
+  return out;
+}
+
 /** Ids of the team's members by handle. */
 export async function memberIds(d1: D1Database, teamId: number): Promise<Map<string, number>> {
   const rows = await db(d1).select({ id: users.id, handle: users.handle }).from(users).where(eq(users.teamId, teamId));
@@ -235,6 +282,8 @@ export interface ObservationIn extends ObservationContent, RowBase {
   source: string;
   gitBranch: string | null;
   gitCommit: string | null;
+  /** Evidence ids by path (an export's `file_ids`), given to the file rows written; absent: none known. */
+  fileIds?: ReadonlyMap<string, FileIdsOut>;
 }
 
 export interface SummaryIn extends SummaryContent, RowBase {
@@ -358,10 +407,19 @@ export async function writePart(
   return ids;
 }
 
-const observationFiles = (o: ObservationIn): FileRef[] => [
-  ...[...new Set(o.filesModified)].map((path) => ({ path, kind: 'modified' as const })),
-  ...[...new Set(o.filesRead)].map((path) => ({ path, kind: 'read' as const })),
-];
+/** The observation's file rows, each with the ids the line carried for its path (`base` only on a modified row,
+ * as ingest writes them: src/store/turn-store.ts `fileRows`). */
+const observationFiles = (o: ObservationIn): FileRef[] => {
+  const row = (path: string, kind: 'read' | 'modified'): FileRef => {
+    const id = o.fileIds?.get(path);
+    if (!id) return { path, kind };
+    return { path, kind, blob: id.blob, ws: id.ws, ...(kind === 'modified' ? { base: id.base } : {}) };
+  };
+  return [
+    ...[...new Set(o.filesModified)].map((path) => row(path, 'modified')),
+    ...[...new Set(o.filesRead)].map((path) => row(path, 'read')),
+  ];
+};
 
 // --- export by cursor (the backup job) ------------------------------------------------------------------
 

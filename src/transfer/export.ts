@@ -2,10 +2,9 @@
 // team never sits in memory. Projects the caller may not read (others' private ones) are left out.
 import type { AuthContext } from '../auth/types';
 import { resolveVisibleProjects } from '../db/projects';
+import { fileIdsByObservation, type FileIdsOut } from './queries/file-ids';
 import {
-  fileIdsByObservation,
   sessionKeysByIds,
-  type FileIdsOut,
   type exportPage,
   type ExportedTable,
   type projectRow,

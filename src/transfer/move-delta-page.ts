@@ -3,7 +3,8 @@
 // (their sessions and projects, the records their links name, the team's handles); and the fate of every key the log
 // noted for a row that changed or went (gone from the old database, or given to another row since).
 import { whoOf, type KeyOf, type Who } from './export';
-import { fileIdsByObservation, teamUsers } from './queries/transfer';
+import { fileIdsByObservation } from './queries/file-ids';
+import { teamUsers } from './queries/transfer';
 import {
   extraRows,
   idsByKeys,

@@ -3,7 +3,7 @@
 // and the statements that write a planned part (an import piece) in ONE batch (all or nothing). Every row goes in through its
 // table's one insert (teams.ts, projects.ts, sessions.ts, observations.ts, summaries.ts, audit.ts); which rows
 // and where is the write policy's (write-policy.ts) and the planner's (src/transfer/import-plan.ts).
-import { and, asc, eq, gt, isNotNull, isNull, or, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm';
 import { tallied, type RedactionTally } from '#shared/redact';
 import { insertAudit, redactionAudit, type AuditEntry } from '../../db/audit';
 import { runBatch, type BatchItem } from '../../db/batch';
@@ -21,10 +21,11 @@ import {
   users,
 } from '../../db/schema';
 import { insertPrompt as insertPromptRow, sessionUpsert, type NewSessionRow } from '../../db/sessions';
-import { byIds, inJsonList, projectIdByKey, projectOfSession, sessionIdByKey } from '../../db/sqlite';
+import { inJsonList, projectIdByKey, projectOfSession, sessionIdByKey } from '../../db/sqlite';
 import type { SummaryContent } from '#shared/wire/records';
 import { insertSummary as insertSummaryRow } from '../../db/summaries';
 import { insertUser } from '../../db/teams';
+import type { FileIdsOut } from './file-ids';
 
 export const PAGE = 500;
 
@@ -169,45 +170,6 @@ export async function sessionKeysByIds(
     .from(sessions)
     .where(and(eq(sessions.teamId, teamId), inJsonList(sessions.id, ids)));
   return new Map(rows.map((r) => [r.id, r.key]));
-}
-
-/** A file's evidence ids as the export carries them (`file_ids` of an observation line, records.ts). */
-export interface FileIdsOut {
-  blob: string | null;
-  ws: string | null;
-  base: string | null;
-}
-
-/**
- * The evidence ids of the observations `ids` by observation and path: ONE statement a page (the ids bound as one
- * JSON parameter), only file rows that hold an id. A path read and modified has two rows: blob and ws are the
- * same on both (the turn's one reading), `base` is the modified row's.
- */
-export async function fileIdsByObservation(
-  d1: D1Database,
-  teamId: number,
-  ids: readonly number[],
-): Promise<Map<number, Record<string, FileIdsOut>>> {
-  const out = new Map<number, Record<string, FileIdsOut>>();
-  if (ids.length === 0) return out;
-  const f = observationFileTable;
-  const rows = await db(d1)
-    .select({ id: f.observationId, path: f.path, blob: f.blob, ws: f.ws, base: f.base })
-    .from(f)
-    .where(
-      byIds(f.observationId, ids, eq(f.teamId, teamId), or(isNotNull(f.blob), isNotNull(f.ws), isNotNull(f.base))),
-    );
-  for (const r of rows) {
-    let byPath = out.get(r.id);
-    if (!byPath) out.set(r.id, (byPath = Object.create(null) as Record<string, FileIdsOut>));
-    const had = byPath[r.path];
-    byPath[r.path] = {
-      blob: had?.blob ?? r.blob,
-      ws: had?.ws ?? r.ws,
-      base: had?.base ?? r.base,
-    };
-  }
-  return out;
 }
 
 /** Ids of the team's members by handle. */

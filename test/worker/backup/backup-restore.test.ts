@@ -48,6 +48,24 @@ describe('backups', { timeout: 60_000 }, () => {
       filesRead: ['src/router.ts'],
       createdAt: T0 + 60_000,
     });
+    // Both records cite their files with evidence ids (issue 34): a restore keeps them (`file_ids`).
+    await env.DB.prepare(
+      "UPDATE observation_files SET blob = ?, ws = ?, base = CASE kind WHEN 'modified' THEN ? END WHERE team_id = ? AND path IN ('src/cache.ts', 'src/router.ts')",
+    )
+      .bind('a'.repeat(40), '1'.repeat(16), 'c'.repeat(40), w.ids.teamId)
+      .run();
+    const evidence = async (teamId: number) =>
+      (
+        await env.DB.prepare(
+          `SELECT o.title, f.path, f.kind, f.blob, f.ws, f.base FROM observation_files f
+             JOIN observations o ON o.id = f.observation_id WHERE f.team_id = ? AND f.blob IS NOT NULL
+            ORDER BY o.title, f.path, f.kind`,
+        )
+          .bind(teamId)
+          .all()
+      ).results;
+    const evidenceBefore = await evidence(w.ids.teamId);
+    expect(evidenceBefore.length).toBeGreaterThanOrEqual(2);
     await w.add({
       type: 'discovery',
       title: `The mate found ${word} retries`,
@@ -146,6 +164,7 @@ describe('backups', { timeout: 60_000 }, () => {
       records: 42,
       imported: { users: 2, projects: 2, sessions: 2, prompts: 1, observations: 34, summaries: 1 },
     });
+    expect(await evidence(newTeamId)).toEqual(evidenceBefore);
     const embedAfter = await runJob(newTeamId, (restored.result as { embed_job: string }).embed_job);
     expect(embedAfter.status).toBe('done');
 

@@ -115,13 +115,22 @@ describe('memory paused by a refused observer key', () => {
       }
     }
 
-    const health = await cairn(env, 'admin', 'health');
+    // Every event waits; the team's view of a session's backlog follows the session's reports, so it may lag a moment.
+    const health = await until(
+      'cairn admin health',
+      () => cairn(env, 'admin', 'health'),
+      (r) => /events: 3 pending in 1 session\(s\)/.test(r.out),
+    );
     expect(health.code).toBe(0);
     expect(health.out).toMatch(/observer: anthropic \(.+\): FAILING since .+ \(401 authentication_error\); next try /);
     expect(health.out).toMatch(/provider said: anthropic 401 authentication_error: .*invalid x-api-key/);
     expect(health.out).toMatch(/events: 3 pending in 1 session\(s\)/);
     expect(health.out).toMatch(/database DB: [\d.]+ MB of 10\.00 GB/);
-    const operator = await cairn({ ...env, CAIRN_ADMIN_SECRET: SECRET }, 'admin', 'health', '--operator');
+    const operator = await until(
+      'cairn admin health --operator',
+      () => cairn({ ...env, CAIRN_ADMIN_SECRET: SECRET }, 'admin', 'health', '--operator'),
+      (r) => /3 pending/.test(r.out),
+    );
     expect(operator.out).toMatch(/health: observer failing \(401 authentication_error\); 3 pending/);
 
     // The key works again; an admin says so.

@@ -180,10 +180,15 @@ describe(`Claude Code ${pinnedClaudeVersion()}: cairn inside the session`, () =>
       await onScreen('the interactive prompt', /❯/, 60_000);
       type('SCENARIO:e2e-flow print a marker');
       await onScreen('the first turn', /mark-c1/);
-      // The status line: Claude Code runs `cairn statusline` and shows its line under the prompt.
+      // The status line: Claude Code runs `cairn statusline` and shows its line under the prompt; with the server's
+      // receipts (issue 34) it says how many memories the session used (and how many were stale) instead of `recalled`.
       expect(
-        await onScreen('the status line', /cairn [●○] \S+ remembered · \d+ recalled · \d+ waiting · \S+/, 60_000),
-      ).toMatch(/recalled/);
+        await onScreen(
+          'the status line',
+          /cairn [●○] \S+ remembered · (?:\d+ recalled|\d+ memor(?:y|ies) used(?:, \d+ stale)?) · \d+ waiting · \S+/,
+          60_000,
+        ),
+      ).toMatch(/recalled|used/);
       sessionId = await waitFor('the session id in the transcript', async () => {
         const r = await runProcess(
           '/bin/sh',
